@@ -1,0 +1,27 @@
+/** Every default of the config file, in one place (README "Configuration" lists the same). */
+export const defaults = {
+  /** Port the server listens on (`omnigate serve --port` overrides it; 0 picks a free port). */
+  port: 5000,
+  /** Upstreams that must agree on a confirmable request, unless the chain or the path says otherwise. */
+  confirmations: 1,
+  /** Seconds between health probes of each upstream. */
+  refreshInterval: 60,
+  timeouts: {
+    /** One upstream call (connect + answer), in ms. */
+    upstreamMs: 10_000,
+    /** The whole request, every escalation included, in ms. */
+    requestMs: 30_000,
+  },
+  limits: {
+    /** Largest request body, in bytes (5 MiB). */
+    bodyBytes: 5 * 1024 * 1024,
+    /** Most calls in one batch. */
+    batchSize: 100,
+    /** Largest upstream answer, in bytes (64 MiB). */
+    responseBytes: 64 * 1024 * 1024,
+  },
+  /** Show redacted URLs in X-Checked-URLS / X-Forwarded-From too (logs are always redacted). */
+  redactHeaders: false,
+  /** Methods added to the confirmable class on every chain (they carry no block parameter). */
+  confirmableMethods: [] as string[],
+} as const;

@@ -1,0 +1,77 @@
+/**
+ * Loading: YAML text → validated, deep-frozen config. Problems carry the YAML path, the line
+ * and a fix, and all of them are reported at once (ConfigError.problems).
+ */
+import { readFile } from 'node:fs/promises';
+import { LineCounter, isMap, isSeq, isScalar, parseDocument, type Node } from 'yaml';
+import { ConfigError } from '../lib/errors.js';
+import { validateConfig, type OmnigateConfig } from './schema.js';
+
+export type { OmnigateConfig, ChainConfig } from './schema.js';
+export { validateConfig } from './schema.js';
+export { defaults } from './defaults.js';
+
+export async function loadConfigFile(file: string): Promise<OmnigateConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`cannot read the config file: ${(err as Error).message}`], file);
+  }
+  return parseConfig(text, file);
+}
+
+/** Parses YAML text (comments allowed). Integers are read exactly, so large chain ids never wrap. */
+export function parseConfig(text: string, source = 'config'): OmnigateConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      doc.errors.map((e) => {
+        const at = e.linePos?.[0];
+        return `${at ? `line ${at.line}:${at.col}: ` : ''}YAML syntax: ${e.message.split('\n')[0]}`;
+      }),
+      source,
+    );
+  }
+  const result = validateConfig(doc.toJS());
+  if ('problems' in result) {
+    throw new ConfigError(
+      result.problems.map((p) => {
+        const line = lineOf(doc.contents, p.path, lineCounter);
+        return `${p.path}${line ? ` (line ${line})` : ''}: ${p.message}`;
+      }),
+      source,
+    );
+  }
+  return deepFreeze(result.config);
+}
+
+/** The line of the node a path such as `chains.1338.rpcs[2]` names, or of its nearest parent. */
+function lineOf(root: unknown, path: string, counter: LineCounter): number | undefined {
+  const segments = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
+  let node = root as Node | null | undefined;
+  let line: number | undefined;
+  for (const segment of segments) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === segment);
+      if (!pair) break;
+      const keyRange = isScalar(pair.key) ? pair.key.range : undefined;
+      if (keyRange) line = counter.linePos(keyRange[0]).line;
+      node = pair.value as Node | null;
+    } else if (isSeq(node)) {
+      node = node.items[Number(segment)] as Node | undefined;
+    } else break;
+    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+    if (range && !isMap(node)) line = counter.linePos(range[0]).line;
+  }
+  return line;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

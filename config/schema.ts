@@ -1,0 +1,176 @@
+/**
+ * The config's type and its validation: raw YAML value → typed config, or the list of every
+ * problem, each naming its YAML path and how to fix it. Pure (no file I/O).
+ */
+import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
+import { defaults } from './defaults.js';
+
+export interface ChainConfig {
+  /** Upstream URLs, in priority order. */
+  readonly rpcs: readonly string[];
+  readonly confirmations: number;
+  readonly confirmableMethods: readonly string[];
+}
+
+export interface OmnigateConfig {
+  readonly port: number;
+  readonly confirmations: number;
+  readonly refreshInterval: number;
+  readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number };
+  readonly limits: { readonly bodyBytes: number; readonly batchSize: number; readonly responseBytes: number };
+  readonly redactHeaders: boolean;
+  readonly confirmableMethods: readonly string[];
+  /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
+  readonly chains: Readonly<Record<string, ChainConfig>>;
+}
+
+/** One problem: the YAML path and the message. */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
+
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'redactHeaders', 'confirmableMethods', 'chains'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods'];
+const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
+const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
+const methodName = /^[a-z][a-z0-9]*_[A-Za-z0-9_]+$/;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const show = (v: unknown) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v));
+
+export function validateConfig(raw: unknown): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  const report = (path: string, message: string) => problems.push({ path, message });
+  if (!isObj(raw)) {
+    report('(root)', 'the config must be a YAML mapping with at least a `chains:` key');
+    return { problems };
+  }
+  unknownKeys(raw, topKeys, '', report);
+
+  const int = (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
+    const v = obj[key];
+    if (v === undefined || v === null) return fallback;
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+      report(path, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
+      return fallback;
+    }
+    return n;
+  };
+  const section = (key: string): Obj => {
+    const v = raw[key];
+    if (v === undefined || v === null) return {};
+    if (!isObj(v)) {
+      report(key, `must be a mapping, got ${show(v)}`);
+      return {};
+    }
+    return v;
+  };
+
+  const port = int(raw, 'port', 'port', defaults.port, 0, 65535, 'Example: port: 5000');
+  const confirmations = int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
+  const refreshInterval = int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
+  const t = section('timeouts');
+  unknownKeys(t, ['upstreamMs', 'requestMs'], 'timeouts', report);
+  const timeouts = {
+    upstreamMs: int(t, 'upstreamMs', 'timeouts.upstreamMs', defaults.timeouts.upstreamMs, 1, 600_000, 'In milliseconds. Example: upstreamMs: 10000'),
+    requestMs: int(t, 'requestMs', 'timeouts.requestMs', defaults.timeouts.requestMs, 1, 3_600_000, 'In milliseconds. Example: requestMs: 30000'),
+  };
+  const l = section('limits');
+  unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes'], 'limits', report);
+  const limits = {
+    bodyBytes: int(l, 'bodyBytes', 'limits.bodyBytes', defaults.limits.bodyBytes, 1, 1 << 30, 'In bytes. Example: bodyBytes: 5242880'),
+    batchSize: int(l, 'batchSize', 'limits.batchSize', defaults.limits.batchSize, 1, 100_000, 'Example: batchSize: 100'),
+    responseBytes: int(l, 'responseBytes', 'limits.responseBytes', defaults.limits.responseBytes, 1, 1 << 30, 'In bytes. Example: responseBytes: 67108864'),
+  };
+  let redactHeaders: boolean = defaults.redactHeaders;
+  if (raw.redactHeaders !== undefined && raw.redactHeaders !== null) {
+    if (typeof raw.redactHeaders !== 'boolean') report('redactHeaders', `${show(raw.redactHeaders)} is not true or false`);
+    else redactHeaders = raw.redactHeaders;
+  }
+  const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
+
+  const chains: Record<string, ChainConfig> = {};
+  const rawChains = raw.chains;
+  if (!isObj(rawChains) || Object.keys(rawChains).length === 0) {
+    report('chains', 'needs at least one chain. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]');
+  } else {
+    for (const [key, value] of Object.entries(rawChains)) {
+      const path = `chains.${key}`;
+      if (!/^\d+$/.test(key)) {
+        report(path, `"${key}" is not a chain id: use the decimal chain id as the key, e.g. chains.1 for Ethereum mainnet`);
+        continue;
+      }
+      const id = BigInt(key).toString();
+      if (!isObj(value)) {
+        report(path, 'must be a mapping with an `rpcs:` list');
+        continue;
+      }
+      unknownKeys(value, chainKeys, path, report);
+      const rpcs = urlList(value.rpcs, `${path}.rpcs`, report);
+      const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
+      if (rpcs.length > 0 && chainConfirmations > rpcs.length) {
+        report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${rpcs.length}: add upstreams or lower it`);
+      }
+      chains[id] = { rpcs, confirmations: chainConfirmations, confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report) };
+    }
+  }
+  if (problems.length > 0) return { problems };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, redactHeaders, confirmableMethods, chains } };
+}
+
+function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue;
+    const path = base ? `${base}.${key}` : key;
+    const alias = aliases[key];
+    const near = alias && known.includes(alias) ? alias : known.find((k) => k.toLowerCase() === key.toLowerCase());
+    report(path, `unknown key${near ? `: did you mean "${near}"?` : `; known keys here: ${known.join(', ')}`}`);
+  }
+}
+
+function urlList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+  if (!Array.isArray(value) || value.length === 0) {
+    report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
+    return [];
+  }
+  const seen = new Set<string>();
+  const urls: string[] = [];
+  value.forEach((item, i) => {
+    const where = `${path}[${i}]`;
+    if (typeof item !== 'string') return report(where, `${show(item)} is not a URL string`);
+    let url: URL | undefined;
+    try {
+      url = new URL(item);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !urlSchemes.has(url.protocol) || !url.hostname) {
+      return report(where, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
+    }
+    if (/\$\{|%7B/i.test(item)) return report(where, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
+    if (seen.has(url.href)) return report(where, `"${item}" is listed twice: a duplicate would vote twice`);
+    seen.add(url.href);
+    urls.push(item);
+  });
+  return urls;
+}
+
+function methodList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    report(path, 'must be a list of method names. Example: confirmableMethods: [eth_getBlockByHash, eth_getTransactionReceipt]');
+    return [];
+  }
+  const out: string[] = [];
+  value.forEach((m, i) => {
+    const where = `${path}[${i}]`;
+    if (typeof m !== 'string' || !methodName.test(m)) return report(where, `${show(m)} is not a JSON-RPC method name such as eth_getBlockByHash`);
+    if (neverConfirmable.has(m)) return report(where, `${m} is never confirmable: its answer depends on the chain head or the node`);
+    if (pinnedMethods.includes(m)) return report(where, `${m} is already confirmable when pinned to a block: remove it from the list`);
+    out.push(m);
+  });
+  return out;
+}

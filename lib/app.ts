@@ -1,0 +1,70 @@
+/**
+ * The `omnigate serve` application: one connect app with the balancer routes, the indexer API
+ * when one is given, a JSON 404 for anything else and the JSON-RPC error handler, on a Node
+ * HTTP server with bounded header, request and keep-alive times.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import connect from 'connect';
+import type { OmnigateConfig } from '../config/schema.js';
+import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/index.js';
+import { pathOf } from '../middleware/parse-jsonrpc.js';
+import type { Middleware } from './compose.js';
+import { RouteNotFoundError } from './errors.js';
+import { silentLogger, type Logger } from './log.js';
+
+export interface ServeOptions {
+  logger?: Logger;
+  /** Extra handlers mounted after the balancer (the indexer API). */
+  extraHandlers?: Middleware[];
+  /** Called on close(), after the server stopped (e.g. close the database). */
+  onClose?: () => Promise<void>;
+}
+
+export interface RunningServer {
+  server: http.Server;
+  rpc: RpcPipeline;
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** Stops accepting, ends idle keep-alive connections, closes upstreams. */
+  close(): Promise<void>;
+}
+
+export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
+  const logger = options.logger ?? silentLogger;
+  const rpc = rpcPipeline(config, { logger });
+  const app = connect();
+  app.use(rpc as connect.NextHandleFunction);
+  for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
+  app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${pathOf(req)}`, { id: null }))) as connect.NextHandleFunction);
+  app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
+  return { app, rpc };
+}
+
+export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
+  const { app, rpc } = createApp(config, options);
+  const server = http.createServer(app);
+  server.headersTimeout = 10_000;
+  server.requestTimeout = config.timeouts.requestMs + 30_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    server,
+    rpc,
+    port: (server.address() as AddressInfo).port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await rpc.close();
+      await options.onClose?.();
+    },
+  };
+}

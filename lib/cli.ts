@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * `omnigate` command line. The only module that reads argv, the environment and files.
+ *   omnigate serve --config FILE [--port P]
+ * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use…), 2 on a bad config
+ * or bad arguments.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { loadConfigFile } from '../config/index.js';
+import { startServer } from './app.js';
+import { ConfigError } from './errors.js';
+import { createCliLogger } from './logger.js';
+import { redactUrl, secretsOf } from './upstream/redact.js';
+
+const program = new Command('omnigate')
+  .description('Verifying JSON-RPC balancer and bridge-event indexer API')
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+function portArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port)');
+  return n;
+}
+
+program
+  .command('serve')
+  .description('serve the balancer (and the indexer API) as configured in a YAML file')
+  .requiredOption('-c, --config <file>', 'YAML config file (see config/omnigate.example.yaml)')
+  .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
+  .action(async (opts: { config: string; port?: number }) => {
+    const config = await loadConfigFile(opts.config);
+    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level: process.env.LOG_LEVEL });
+    const running = await startServer(config, opts.port ?? config.port, { logger });
+    for (const [id, chain] of Object.entries(config.chains)) {
+      logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
+    }
+    logger.info({ port: running.port, url: `http://localhost:${running.port}` }, 'omnigate listening');
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      const force = setTimeout(() => process.exit(1), 10_000);
+      force.unref();
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`omnigate: ${err.message}\n`);
+    process.exit(2);
+  }
+  const e = err as NodeJS.ErrnoException;
+  process.stderr.write(`omnigate: ${e.code === 'EADDRINUSE' ? 'the port is already in use: pick another with --port' : e.message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,71 @@
+/**
+ * The per-request state the pipeline stages share. Each stage reads what earlier stages wrote
+ * and writes its own fields; a field missing when a stage needs it means the stages were
+ * assembled out of order, which is a programming error (InternalError), never recovered from.
+ */
+import type { IncomingMessage } from 'node:http';
+import { InternalError } from './errors.js';
+import type { RpcPayload } from './jsonrpc/types.js';
+import type { FanOut } from './upstream/fanout.js';
+import type { Chain, Upstream } from './upstream/registry.js';
+import type { UpstreamResponse } from './upstream/transport.js';
+import type { Logger } from './log.js';
+
+/** An upstream's answer after canonicalization: a vote, or why it is not one. */
+export type Assessed =
+  | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number }
+  | { upstream: Upstream; ok: false; reason: string; ms: number };
+
+export interface Verdict {
+  hash: string;
+  /** The N agreeing upstreams, in arrival order; the first is the one whose bytes are returned. */
+  members: Extract<Assessed, { ok: true }>[];
+}
+
+export interface RpcContext {
+  /** parse */
+  requestId: string;
+  log: Logger;
+  chain?: Chain;
+  /** The `<n>` of the path, when given. */
+  confirmationsOverride?: number;
+  payload?: RpcPayload;
+  /** classify */
+  confirmable?: boolean;
+  required?: number;
+  /** select */
+  candidates?: Upstream[];
+  /** fetch */
+  fanout?: FanOut<Upstream, UpstreamResponse>;
+  deadlinePassed?: boolean;
+  /** canonicalize */
+  assessed?: AsyncIterable<Assessed>;
+  /** verify */
+  verdict?: Verdict;
+}
+
+const contexts = new WeakMap<IncomingMessage, RpcContext>();
+
+export function initContext(req: IncomingMessage, requestId: string, log: Logger): RpcContext {
+  const ctx: RpcContext = { requestId, log };
+  contexts.set(req, ctx);
+  return ctx;
+}
+
+/** The context, if the pipeline has started on this request (the error handler uses it). */
+export function findContext(req: IncomingMessage): RpcContext | undefined {
+  return contexts.get(req);
+}
+
+export function getContext(req: IncomingMessage): RpcContext {
+  const ctx = contexts.get(req);
+  if (!ctx) throw new InternalError('pipeline stage ran before parse: no request context');
+  return ctx;
+}
+
+/** Reads a field an earlier stage must have written. */
+export function need<K extends keyof RpcContext>(ctx: RpcContext, key: K, stage: string): NonNullable<RpcContext[K]> {
+  const value = ctx[key];
+  if (value === undefined || value === null) throw new InternalError(`${stage} needs ctx.${String(key)}: stages are out of order`);
+  return value as NonNullable<RpcContext[K]>;
+}

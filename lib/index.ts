@@ -1,0 +1,28 @@
+/**
+ * omnigate's public API: the balancer pipeline and its stages, the error catalogue, the config
+ * loader, and the server used by `omnigate serve`.
+ */
+export {
+  rpcPipeline,
+  rpcErrorHandler,
+  parseJsonRpc,
+  classify,
+  selectUpstreams,
+  fetchParallel,
+  canonicalize,
+  verify,
+  emitHeaders,
+  serviceRoutes,
+  type RpcPipeline,
+  type RpcPipelineDeps,
+} from '../middleware/index.js';
+export { loadConfigFile, parseConfig, validateConfig, defaults, type OmnigateConfig, type ChainConfig } from '../config/index.js';
+export * from './errors.js';
+export { RpcCode } from './jsonrpc/codes.js';
+export { Header } from './headers.js';
+export { createApp, startServer, type RunningServer, type ServeOptions } from './app.js';
+export { canonicalJson, comparable, sha256Hex } from './verify/canonical.js';
+export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
+export { redactUrl } from './upstream/redact.js';
+export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
+export { silentLogger, type Logger } from './log.js';

@@ -1,0 +1,85 @@
+/**
+ * Options of `indexerApi()` resolved once into the context every handler shares: the database,
+ * the logger, the limits, and a clock from which each request derives its own QueryContext (time
+ * windows are computed per request, never at start-up).
+ */
+import type { IncomingMessage } from 'node:http';
+import { silentLogger, type Logger } from '../log.js';
+import type { IndexerDb } from './db.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
+import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
+
+export interface IndexerApiOptions {
+  /** `development` turns on detailed error bodies (messages, stacks, causes). */
+  nodeEnv?: string;
+  logger?: Logger;
+  /** Optional floor (unix seconds): requests older than it are left out of request-based lists. */
+  lookbackFloor?: number;
+  /** Clock in unix seconds (tests pin it). Default: the system clock. */
+  now?: () => number;
+  /** Page size when `limit` is not given (default 100). */
+  defaultLimit?: number;
+  /** Largest accepted `limit` (default 1000). */
+  maxLimit?: number;
+  /** Age separating missing-relay from exceed-deadline, seconds (default 7 days). */
+  missingRelayWindowSeconds?: number;
+  /** Look-back of invalid-relays, seconds (default 14 days). */
+  invalidRelayWindowSeconds?: number;
+  /** Serve the GraphiQL page on GET /graphql from a browser (default true). */
+  graphiql?: boolean;
+  /** Deepest selection a GraphQL operation may have, introspection excluded (default 6). */
+  graphqlMaxDepth?: number;
+  /** Most rows one GraphQL operation may ask for: the sum of its list fields' limits (default 5 × maxLimit). */
+  graphqlMaxCost?: number;
+}
+
+export interface ApiContext {
+  db: IndexerDb;
+  dev: boolean;
+  logger: Logger;
+  limits: LimitSettings;
+  graphiql: boolean;
+  graphqlMaxDepth: number;
+  graphqlMaxCost: number;
+  queryContext(): QueryContext;
+}
+
+export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {}): ApiContext {
+  const maxLimit = options.maxLimit ?? MAX_LIMIT;
+  const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, maxLimit);
+  const now = options.now ?? (() => Math.floor(Date.now() / 1000));
+  const windows = {
+    missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
+    invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
+  };
+  return {
+    db,
+    dev: options.nodeEnv === 'development',
+    logger: options.logger ?? silentLogger,
+    limits: { defaultLimit, maxLimit },
+    graphiql: options.graphiql ?? true,
+    graphqlMaxDepth: options.graphqlMaxDepth ?? 6,
+    graphqlMaxCost: options.graphqlMaxCost ?? 5 * maxLimit,
+    queryContext: () => ({
+      now: now(),
+      ...windows,
+      ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
+    }),
+  };
+}
+
+/** The path prefix the host app mounted us under ('' at the root), from connect/express's originalUrl. */
+export function mountPrefix(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const original = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? url;
+  const path = url.split('?')[0] ?? '';
+  const originalPath = original.split('?')[0] ?? '';
+  if (path === '/' && !originalPath.endsWith('/')) return originalPath;
+  return originalPath.endsWith(path) ? originalPath.slice(0, originalPath.length - path.length) : '';
+}
+
+export function splitUrl(req: IncomingMessage): { path: string; search: string } {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? { path: url, search: '' } : { path: url.slice(0, q), search: url.slice(q + 1) };
+}

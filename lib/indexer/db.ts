@@ -1,0 +1,87 @@
+/**
+ * The pg-promise connection pool the indexer reads through. Every connection carries a server
+ * `statement_timeout`, a client-side `query_timeout` a little above it (for a server that stops
+ * answering), and a `connectionTimeoutMillis`, so a dead database gives an error in seconds and a
+ * request never hangs. All SQL goes through `sql()` below: text with $n placeholders plus a
+ * values array, bound by the server (no string interpolation of values anywhere).
+ */
+import pgPromise from 'pg-promise';
+
+/** A pg-promise database object; pass your own if you already use pg-promise. */
+export type IndexerDb = pgPromise.IDatabase<object>;
+
+export interface DbOptions {
+  /** Server-side limit for one statement, ms (default 5000). */
+  statementTimeoutMs?: number;
+  /** Limit for opening a connection, ms (default 2000). */
+  connectTimeoutMs?: number;
+  /** Maximum connections in the pool (default 10). */
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export const DB_DEFAULTS = {
+  statementTimeoutMs: 5000,
+  connectTimeoutMs: 2000,
+  poolSize: 10,
+  applicationName: 'omnigate',
+} as const;
+
+// One library instance per process, as pg-promise recommends. `noWarnings` silences its
+// "duplicate database object" warning, which fires legitimately when tests open the same URL twice.
+const pgp = pgPromise({ noWarnings: true });
+
+export function createIndexerDb(databaseUrl: string, options: DbOptions = {}): IndexerDb {
+  const statementTimeout = options.statementTimeoutMs ?? DB_DEFAULTS.statementTimeoutMs;
+  return pgp({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? DB_DEFAULTS.poolSize,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DB_DEFAULTS.connectTimeoutMs,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + 1000,
+    idleTimeoutMillis: 10_000,
+    keepAlive: true,
+    application_name: options.applicationName ?? DB_DEFAULTS.applicationName,
+  });
+}
+
+/** Ends the pool; safe to call twice. */
+export async function closeIndexerDb(db: IndexerDb): Promise<void> {
+  const pool = db.$pool as { ended?: boolean; end(): Promise<void> };
+  if (!pool.ended) await pool.end();
+}
+
+/** A parameterised statement: `text` uses $1…$n, `values` are bound by the server. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Builds a statement by pushing values and getting their placeholders back, with an optional
+ * cast so Postgres knows each parameter's type without guessing.
+ */
+export class SqlBuilder {
+  readonly values: unknown[] = [];
+  param(value: unknown, cast?: 'integer' | 'text' | 'numeric'): string {
+    this.values.push(value);
+    return `$${this.values.length}${cast ? `::${cast}` : ''}`;
+  }
+  statement(text: string): Statement {
+    return { text, values: this.values };
+  }
+}
+
+export function statement(text: string, values: unknown[] = []): Statement {
+  return { text, values };
+}
+
+/** The pg-promise form of a statement: sent with the extended protocol, values bound server-side. */
+export function bound(st: Statement): pgPromise.ParameterizedQuery {
+  return new pgp.ParameterizedQuery({ text: st.text, values: st.values });
+}
+
+/** Runs a statement and returns its rows. */
+export async function rows<T>(db: pgPromise.IBaseProtocol<object>, st: Statement): Promise<T[]> {
+  return db.any<T>(bound(st));
+}

@@ -1,0 +1,85 @@
+/**
+ * Bounds on what one GraphQL operation may cost. Depth is checked as a validation rule (fragments
+ * followed, introspection fields skipped so GraphiQL's own deep introspection query passes). Cost
+ * is checked before execution, once variables are known: it is the number of rows the operation
+ * can return, i.e. the sum of the `limit` of every list field (its default when absent) plus one
+ * per single-transaction lookup. Nested fields add nothing: items are fetched whole, no N+1.
+ */
+import {
+  GraphQLError, GraphQLInt, Kind, getOperationAST, valueFromAST,
+  type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext,
+} from 'graphql';
+
+type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
+
+/** Depth of a selection set: a field with sub-selections is one level deeper than its parent. */
+export function selectionDepth(set: SelectionSetNode, fragment: FragmentLookup, seen: ReadonlySet<string> = new Set()): number {
+  let max = 0;
+  for (const sel of set.selections) {
+    if (sel.kind === Kind.FIELD) {
+      if (sel.name.value.startsWith('__')) continue;
+      max = Math.max(max, 1 + (sel.selectionSet ? selectionDepth(sel.selectionSet, fragment, seen) : 0));
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      max = Math.max(max, selectionDepth(sel.selectionSet, fragment, seen));
+    } else {
+      const name = sel.name.value;
+      const def = fragment(name);
+      // A fragment cycle is reported by the spec's NoFragmentCycles rule; just stop here.
+      if (def && !seen.has(name)) max = Math.max(max, selectionDepth(def.selectionSet, fragment, new Set([...seen, name])));
+    }
+  }
+  return max;
+}
+
+export function depthLimitRule(maxDepth: number): (context: ValidationContext) => ASTVisitor {
+  return (context) => ({
+    OperationDefinition(node) {
+      const depth = selectionDepth(node.selectionSet, (name) => context.getFragment(name));
+      if (depth > maxDepth) {
+        context.reportError(new GraphQLError(`Query depth ${depth} exceeds the maximum of ${maxDepth}`, {
+          nodes: [node], extensions: { code: 'QUERY_TOO_DEEP', depth, maxDepth },
+        }));
+      }
+    },
+  });
+}
+
+export interface CostSettings {
+  /** Root fields that return a list and take `limit`. */
+  listFields: ReadonlySet<string>;
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+/**
+ * Rows an operation may return. `variables` are the coerced variable values. An invalid or
+ * out-of-range limit counts as `maxLimit` here; argument validation rejects it anyway.
+ */
+export function operationCost(
+  document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, settings: CostSettings,
+): number {
+  const op = getOperationAST(document, operationName);
+  if (!op) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+
+  const costOf = (set: SelectionSetNode, seen: ReadonlySet<string>): number => {
+    let total = 0;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, seen);
+      else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        const def = fragments.get(sel.name.value);
+        if (def && !seen.has(def.name.value)) total += costOf(def.selectionSet, new Set([...seen, def.name.value]));
+      } else if (settings.listFields.has(sel.name.value)) {
+        const arg = sel.arguments?.find((a) => a.name.value === 'limit');
+        const value = arg ? valueFromAST(arg.value, GraphQLInt, variables) : undefined;
+        const limit = value === undefined || value === null ? settings.defaultLimit : Number(value);
+        total += Number.isInteger(limit) && limit >= 1 && limit <= settings.maxLimit ? limit : settings.maxLimit;
+      } else if (!sel.name.value.startsWith('__')) {
+        total += 1;
+      }
+    }
+    return total;
+  };
+  return costOf(op.selectionSet, new Set());
+}

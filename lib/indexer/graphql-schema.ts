@@ -1,0 +1,179 @@
+/**
+ * The GraphQL schema (SDL). Type names follow the reference API's schema (`Transaction`,
+ * `Deposit`, `Relay`, …) so existing fragments keep matching; its bugs are fixed: block numbers
+ * are exact strings, `sendChainGas` is a Boolean, every list takes the REST parameters, and each
+ * item has a `cursor` to pass back as `cursor` for the next page.
+ */
+import { buildSchema, type GraphQLSchema } from 'graphql';
+import { LIST_ROUTES } from './catalog.js';
+
+const EVENT = `
+  "Exact decimal string (the column is numeric(78,0))."
+  blockNumber: String!
+  "Unix seconds."
+  blockTimestamp: Int!
+  transactionHash: String!`;
+
+const LIST_ARGS = `(
+    "Page size (default and maximum in the API docs)."
+    limit: Int
+    "The cursor of the last item already seen (from an item's cursor field)."
+    cursor: String
+    originChainId: Int
+    destChainId: Int
+    "Inclusive lower bound (unix seconds) on the timestamp the list is ordered by."
+    since: Int
+    "Exclusive upper bound (unix seconds) on the timestamp the list is ordered by."
+    until: Int
+  )`;
+
+const ITEM_CURSOR = `
+  "Pass as cursor to get the items after this one."
+  cursor: String!`;
+
+export const SDL = `
+"The bridge as requested on the origin chain (REST: Bridge)."
+type Transaction {
+  transactionId: String!
+  originChain: String!
+  destChain: String!
+  originChainId: Int!
+  destChainId: Int!
+  originToken: String!
+  destToken: String!
+  originAmountFormatted: String!
+  destAmountFormatted: String!
+  sender: String!
+  request: String!
+  sendChainGas: Boolean!
+  "Raw amount in token units, exact decimal string; null when the indexer did not store it."
+  originAmount: String
+  "Raw amount in token units, exact decimal string."
+  destAmount: String!
+}
+
+"A transactionId alone (disputes are not joined to requests)."
+type TransactionRef {
+  transactionId: String!
+}
+
+"The BridgeRequested event (REST: BridgeRequest)."
+type Deposit {${EVENT}
+}
+
+"The BridgeRelayed event on the destination chain (REST: BridgeRelay)."
+type Relay {${EVENT}
+  relayer: String!
+  to: String!
+}
+
+"The BridgeProofProvided event (REST: BridgeProof)."
+type Proof {${EVENT}
+  relayer: String!
+}
+
+"The BridgeDepositClaimed event (REST: BridgeClaim)."
+type Claim {${EVENT}
+  to: String!
+  relayer: String!
+  amountFormatted: String!
+  token: String!
+  amount: String!
+}
+
+"The BridgeDepositRefunded event (REST: BridgeRefund)."
+type Refund {${EVENT}
+  to: String!
+  amountFormatted: String!
+  token: String!
+  amount: String!
+}
+
+"The BridgeProofDisputed event (REST: BridgeDispute)."
+type Dispute {${EVENT}
+  originChainId: Int!
+  originChain: String!
+  relayer: String!
+}
+
+type PendingTransactionMissingRelay {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+}
+
+type PendingTransactionMissingProof {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+}
+
+type PendingTransactionMissingClaim {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeProof: Proof!
+}
+
+type RefundedAndRelayedTransaction {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeRefund: Refund!
+}
+
+type ConflictingProof {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeProof: Proof!
+}
+
+type ActiveDispute {${ITEM_CURSOR}
+  Bridge: TransactionRef!
+  BridgeDispute: Dispute!
+}
+
+"A relay whose transactionId has no request (flat, as in REST)."
+type InvalidRelay {${ITEM_CURSOR}
+  transactionId: String!
+  blockNumber: String!
+  blockTimestamp: Int!
+  transactionHash: String!
+  originChain: String!
+  destChain: String!
+  originChainId: Int!
+  destChainId: Int!
+  originToken: String!
+  destToken: String!
+  originAmountFormatted: String!
+  destAmountFormatted: String!
+  to: String!
+  relayer: String!
+}
+
+"Everything known about one bridge; phases that did not happen are null."
+type CompleteTransaction {
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay
+  "The latest proof, even if a later dispute voided it."
+  BridgeProof: Proof
+  BridgeClaim: Claim
+  BridgeRefund: Refund
+  "The latest dispute, only if no proof came after it."
+  BridgeDispute: Dispute
+}
+
+type Query {
+${LIST_ROUTES.map((r) => `  """${r.summary}. ${r.description} Ordered by ${r.sortedBy}, newest first. REST: GET ${r.paths[0]}"""
+  ${r.graphqlField}${LIST_ARGS}: [${r.itemType}!]!`).join('\n')}
+  "One bridge by transactionId or by the hash of the origin transaction that requested it; null when unknown. REST: GET /api/transaction-id/{id}"
+  transaction(id: String!): CompleteTransaction
+  "The reference API's lookup, as a list of zero or one item."
+  transactionById(transactionId: String!): [CompleteTransaction!]! @deprecated(reason: "Use transaction(id).")
+}
+`;
+
+export function buildIndexerSchema(): GraphQLSchema {
+  return buildSchema(SDL);
+}

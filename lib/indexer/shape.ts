@@ -1,0 +1,127 @@
+/**
+ * Rows → the nested JSON of the reference API. The SQL in queries.ts aliases event columns with a
+ * phase prefix (`relay_blockNumber`); these functions pick them out explicitly, so key order and
+ * types are fixed here: block numbers and raw amounts stay exact strings, timestamps and chain ids
+ * are numbers, `sendChainGas` (stored by Ponder as integer 0/1) becomes a boolean.
+ */
+import type {
+  Bridge, BridgeClaim, BridgeDispute, BridgeProof, BridgeRefund, BridgeRelay, BridgeRequest, DisputeItem,
+  InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
+} from './types.js';
+
+export type Row = Record<string, unknown>;
+
+export type Phase = 'request' | 'relay' | 'proof' | 'claim' | 'refund' | 'dispute';
+
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v);
+}
+function nullableText(v: unknown): string | null {
+  return v === null || v === undefined ? null : text(v);
+}
+function int(v: unknown): number {
+  return typeof v === 'number' ? v : Number(v);
+}
+/** Ponder stores booleans as integer 0/1; a database with a real boolean column also works. */
+export function toBoolean(v: unknown): boolean {
+  return v === true || v === 1 || v === '1' || v === 't' || v === 'true';
+}
+
+export function bridgeOf(row: Row): Bridge {
+  return {
+    transactionId: text(row.transactionId),
+    originChain: text(row.originChain),
+    destChain: text(row.destChain),
+    originChainId: int(row.originChainId),
+    destChainId: int(row.destChainId),
+    originToken: text(row.originToken),
+    destToken: text(row.destToken),
+    originAmountFormatted: text(row.originAmountFormatted),
+    destAmountFormatted: text(row.destAmountFormatted),
+    sender: text(row.sender),
+    request: text(row.request),
+    sendChainGas: toBoolean(row.sendChainGas),
+    originAmount: nullableText(row.originAmount),
+    destAmount: text(row.destAmount),
+  };
+}
+
+function eventOf(row: Row, phase: Phase): BridgeRequest {
+  return {
+    blockNumber: text(row[`${phase}_blockNumber`]),
+    blockTimestamp: int(row[`${phase}_blockTimestamp`]),
+    transactionHash: text(row[`${phase}_transactionHash`]),
+  };
+}
+
+/** Whether a LEFT JOINed phase exists in the row (its NOT NULL transactionHash is present). */
+export function hasPhase(row: Row, phase: Phase): boolean {
+  const v = row[`${phase}_transactionHash`];
+  return v !== null && v !== undefined;
+}
+
+export const requestOf = (row: Row): BridgeRequest => eventOf(row, 'request');
+export const relayOf = (row: Row): BridgeRelay => ({
+  ...eventOf(row, 'relay'), relayer: text(row.relay_relayer), to: text(row.relay_to),
+});
+export const proofOf = (row: Row): BridgeProof => ({ ...eventOf(row, 'proof'), relayer: text(row.proof_relayer) });
+export const claimOf = (row: Row): BridgeClaim => ({
+  ...eventOf(row, 'claim'),
+  to: text(row.claim_to),
+  relayer: text(row.claim_relayer),
+  amountFormatted: text(row.claim_amountFormatted),
+  token: text(row.claim_token),
+  amount: text(row.claim_amount),
+});
+export const refundOf = (row: Row): BridgeRefund => ({
+  ...eventOf(row, 'refund'),
+  to: text(row.refund_to),
+  amountFormatted: text(row.refund_amountFormatted),
+  token: text(row.refund_token),
+  amount: text(row.refund_amount),
+});
+export const disputeOf = (row: Row): BridgeDispute => ({
+  ...eventOf(row, 'dispute'),
+  originChainId: int(row.dispute_originChainId),
+  originChain: text(row.dispute_originChain),
+  relayer: text(row.dispute_relayer),
+});
+
+export const missingRelayItem = (row: Row): MissingRelayItem => ({ Bridge: bridgeOf(row), BridgeRequest: requestOf(row) });
+export const missingProofItem = (row: Row): MissingProofItem => ({ ...missingRelayItem(row), BridgeRelay: relayOf(row) });
+export const missingClaimItem = (row: Row): MissingClaimItem => ({ ...missingProofItem(row), BridgeProof: proofOf(row) });
+export const refundedAndRelayedItem = (row: Row): RefundedAndRelayedItem => ({ ...missingProofItem(row), BridgeRefund: refundOf(row) });
+export const disputeItem = (row: Row): DisputeItem => ({
+  Bridge: { transactionId: text(row.transactionId) },
+  BridgeDispute: disputeOf(row),
+});
+
+export function invalidRelayItem(row: Row): InvalidRelayItem {
+  return {
+    transactionId: text(row.transactionId),
+    blockNumber: text(row.blockNumber),
+    blockTimestamp: int(row.blockTimestamp),
+    transactionHash: text(row.transactionHash),
+    originChain: text(row.originChain),
+    destChain: text(row.destChain),
+    originChainId: int(row.originChainId),
+    destChainId: int(row.destChainId),
+    originToken: text(row.originToken),
+    destToken: text(row.destToken),
+    originAmountFormatted: text(row.originAmountFormatted),
+    destAmountFormatted: text(row.destAmountFormatted),
+    to: text(row.to),
+    relayer: text(row.relayer),
+  };
+}
+
+/** The full record of one bridge; phases that did not happen are left out. */
+export function transactionDetail(row: Row): TransactionDetail {
+  const detail: TransactionDetail = { Bridge: bridgeOf(row), BridgeRequest: requestOf(row) };
+  if (hasPhase(row, 'relay')) detail.BridgeRelay = relayOf(row);
+  if (hasPhase(row, 'proof')) detail.BridgeProof = proofOf(row);
+  if (hasPhase(row, 'claim')) detail.BridgeClaim = claimOf(row);
+  if (hasPhase(row, 'refund')) detail.BridgeRefund = refundOf(row);
+  if (hasPhase(row, 'dispute')) detail.BridgeDispute = disputeOf(row);
+  return detail;
+}

@@ -1,0 +1,84 @@
+/**
+ * Body bytes → validated JSON-RPC payload. Pure: no I/O. Every rejection is a GatewayError that
+ * carries the client's id when the id itself was readable, so the error answer can echo it.
+ */
+import { InvalidRequestError, ParseError, BatchTooLargeError } from '../errors.js';
+import type { RpcCall, RpcId, RpcPayload } from './types.js';
+
+export interface ParseOptions {
+  /** Largest batch accepted; a larger one is rejected before any upstream is called. */
+  maxBatchSize: number;
+}
+
+/** Returns the id to echo for a single request object, or null when it is not a valid id. */
+export function readableId(value: unknown): RpcId | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const id = (value as Record<string, unknown>).id;
+  return isValidId(id) ? id : null;
+}
+
+function isValidId(id: unknown): id is RpcId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id));
+}
+
+/** Parses the raw body; the first byte decides between a single request and a batch. */
+export function parsePayload(raw: Buffer, options: ParseOptions): RpcPayload {
+  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+  if (text.trim() === '') throw new ParseError('Parse error: the request body is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ParseError(`Parse error: the body is not valid JSON (${(err as Error).message})`);
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) throw new InvalidRequestError('Invalid request: empty batch');
+    if (value.length > options.maxBatchSize) {
+      throw new BatchTooLargeError(
+        `Batch too large: ${value.length} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`,
+      );
+    }
+    const calls = value.map((member, index) => toCall(member, `batch[${index}]`));
+    const seen = new Set<string>();
+    for (const [index, call] of calls.entries()) {
+      const key = `${typeof call.id}:${call.id}`;
+      if (seen.has(key)) {
+        throw new InvalidRequestError(
+          `Invalid request: batch[${index}] repeats id ${JSON.stringify(call.id)}; ids in a batch must be unique so answers can be matched`,
+        );
+      }
+      seen.add(key);
+    }
+    return { calls, batch: true, raw };
+  }
+  const call = toCall(value, 'request');
+  return { calls: [call], batch: false, raw };
+}
+
+function toCall(value: unknown, where: string): RpcCall {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidRequestError(`Invalid request: ${where} must be a JSON object, got ${describe(value)}`);
+  }
+  const obj = value as Record<string, unknown>;
+  const id = where === 'request' ? readableId(obj) : null;
+  const fail = (reason: string) => new InvalidRequestError(`Invalid request: ${where} ${reason}`, { id });
+  if (!('id' in obj)) throw fail('has no id (notifications are not supported: every call needs an answer)');
+  if (!isValidId(obj.id)) throw fail(`has an invalid id ${describe(obj.id)}: it must be a string or a safe integer`);
+  if (obj.jsonrpc !== '2.0') throw fail(`must have "jsonrpc": "2.0", got ${describe(obj.jsonrpc)}`);
+  if (typeof obj.method !== 'string' || obj.method === '') {
+    throw fail(`must have a non-empty string "method", got ${describe(obj.method)}`);
+  }
+  if (obj.params !== undefined && !Array.isArray(obj.params)) {
+    throw fail(`"params" must be an array (by-position), got ${describe(obj.params)}`);
+  }
+  return { id: obj.id, method: obj.method, params: (obj.params as unknown[] | undefined) ?? [] };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value);
+  return `${typeof value} ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`;
+}

@@ -1,0 +1,40 @@
+/**
+ * The balancer's RPC routes: `/rpc/<chainId>` and `/confirmations/<n>/rpc/<chainId>`
+ * (a trailing slash is accepted). Pure: path → raw route parameters, checked later by the
+ * parse stage so the error can carry the client's id.
+ */
+export interface RpcRoute {
+  chainId: string;
+  /** The `<n>` segment as written, when the path has one. */
+  confirmations?: string;
+}
+
+const rpcPath = /^\/(?:confirmations\/([^/]*)\/)?rpc\/([^/]*)\/?$/;
+
+export function matchRpcRoute(pathname: string): RpcRoute | undefined {
+  const m = rpcPath.exec(pathname);
+  if (!m) return undefined;
+  const route: RpcRoute = { chainId: safeDecode(m[2]!) };
+  if (m[1] !== undefined) route.confirmations = safeDecode(m[1]);
+  return route;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** A chain id is a non-negative decimal integer; returns its canonical form (no leading zeros). */
+export function canonicalChainId(text: string): string | undefined {
+  return /^\d{1,30}$/.test(text) ? BigInt(text).toString() : undefined;
+}
+
+/** `<n>` must be a positive decimal integer. */
+export function parseConfirmations(text: string): number | undefined {
+  if (!/^\d{1,6}$/.test(text)) return undefined;
+  const n = Number(text);
+  return n >= 1 ? n : undefined;
+}

@@ -1,0 +1,53 @@
+/**
+ * Passive health of one upstream, fed by the outcome of every call. The ranking reads it.
+ * Each field is documented because /chains shows them as they are.
+ */
+export interface Health {
+  /** Calls that returned a usable answer (a vote). */
+  successes: number;
+  /** Calls that failed (transport, timeout, HTTP error, unusable body). */
+  failures: number;
+  /** Failures since the last success; 0 when the last call succeeded. */
+  consecutiveFailures: number;
+  /** Times this upstream was in the winning group. */
+  agreements: number;
+  /** Times this upstream answered something the winning group did not. */
+  disagreements: number;
+  /** Exponentially weighted latency of successful calls, in ms (undefined before the first). */
+  latencyMs: number | undefined;
+  /** Until when (epoch ms) the upstream is ranked last after repeated failures. */
+  coolingUntil: number;
+  /** Last failure reason, for /chains. */
+  lastError: string | undefined;
+}
+
+export function newHealth(): Health {
+  return {
+    successes: 0,
+    failures: 0,
+    consecutiveFailures: 0,
+    agreements: 0,
+    disagreements: 0,
+    latencyMs: undefined,
+    coolingUntil: 0,
+    lastError: undefined,
+  };
+}
+
+/** After this many failures in a row an upstream is ranked last for a while. */
+export const failureThreshold = 2;
+const coolDownMs = (failures: number) => Math.min(1_000 * 2 ** (failures - failureThreshold), 60_000);
+
+export function recordSuccess(h: Health, latencyMs: number): void {
+  h.successes += 1;
+  h.consecutiveFailures = 0;
+  h.coolingUntil = 0;
+  h.latencyMs = h.latencyMs === undefined ? latencyMs : h.latencyMs * 0.8 + latencyMs * 0.2;
+}
+
+export function recordFailure(h: Health, reason: string, now: number): void {
+  h.failures += 1;
+  h.consecutiveFailures += 1;
+  h.lastError = reason;
+  if (h.consecutiveFailures >= failureThreshold) h.coolingUntil = now + coolDownMs(h.consecutiveFailures);
+}

@@ -1,0 +1,81 @@
+/**
+ * Upstream body → a vote (canonical form and hash) or the reason it cannot vote. Pure.
+ * A body counts as a vote only if it is JSON-RPC in the right shape for the request: the same id
+ * (every member of a batch, matched by id and put in request order) and a result or an error.
+ * An error that says the provider itself is in trouble (rate limit, internal error) is a
+ * failure, not a vote, so another upstream is asked instead.
+ */
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { canonicalJson, comparable, sha256Hex, type Answer } from './canonical.js';
+
+export type Assessment = { ok: true; canonical: string; hash: string } | { ok: false; reason: string };
+
+/** JSON-RPC error codes that describe the provider's state rather than the answer. */
+const providerTroubleCodes = new Set([-32005, -32603, 429]);
+const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
+
+export function assessBody(body: Buffer | string, payload: RpcPayload): Assessment {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch {
+    return { ok: false, reason: `not JSON: ${preview(body)}` };
+  }
+  if (!payload.batch) {
+    const call = payload.calls[0]!;
+    const answer = answerOf(value, call);
+    if (typeof answer === 'string') return { ok: false, reason: answer };
+    const canonical = canonicalJson(comparable(call.method, answer));
+    return { ok: true, canonical, hash: sha256Hex(canonical) };
+  }
+  if (!Array.isArray(value)) {
+    const message = errorMessage(value);
+    return { ok: false, reason: message ? `answered the batch with one error: ${message}` : 'answered a batch with a non-array' };
+  }
+  const byId = new Map<string, unknown>();
+  for (const member of value) {
+    if (member !== null && typeof member === 'object' && 'id' in member) byId.set(idKey((member as { id: unknown }).id), member);
+  }
+  const members: unknown[] = [];
+  for (const call of payload.calls) {
+    const member = byId.get(idKey(call.id));
+    if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
+    const answer = answerOf(member, call);
+    if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
+    members.push(comparable(call.method, answer));
+  }
+  const canonical = canonicalJson(members);
+  return { ok: true, canonical, hash: sha256Hex(canonical) };
+}
+
+function idKey(id: unknown): string {
+  return `${typeof id}:${String(id)}`;
+}
+
+/** The answer in a response object, or a string saying what is wrong with it. */
+function answerOf(value: unknown, call: RpcCall): Answer | string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON-RPC response object';
+  const obj = value as Record<string, unknown>;
+  if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
+  if ('error' in obj && obj.error !== undefined && obj.error !== null) {
+    const error = obj.error as Record<string, unknown>;
+    if (typeof error !== 'object' || typeof error.code !== 'number') return 'error without a numeric code';
+    if (providerTroubleCodes.has(error.code) || providerTroubleMessage.test(String(error.message ?? ''))) {
+      return `provider error ${error.code}: ${String(error.message ?? '').slice(0, 200)}`;
+    }
+    return { error: { code: error.code, data: error.data } };
+  }
+  if (!('result' in obj)) return 'neither result nor error';
+  return { result: obj.result };
+}
+
+function errorMessage(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const error = (value as { error?: { message?: unknown } }).error;
+  return typeof error?.message === 'string' ? error.message : undefined;
+}
+
+function preview(body: Buffer | string): string {
+  const text = (typeof body === 'string' ? body : body.subarray(0, 120).toString('utf8')).replace(/\s+/g, ' ').trim();
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}

@@ -1,0 +1,33 @@
+/**
+ * Stage 7, emit headers. Writes the answer: the raw bytes of the first upstream of the agreeing
+ * group and the seven headers of spec 2.4. The only stage that writes the X-* headers of a
+ * success (the error handler writes X-Request-Id on errors).
+ * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId
+ */
+import type { Middleware } from '../lib/compose.js';
+import { getContext, need } from '../lib/context.js';
+import { Header } from '../lib/headers.js';
+
+export interface EmitHeadersOptions {
+  /** Show redacted upstream URLs in X-Checked-URLS and X-Forwarded-From. */
+  redactHeaders: boolean;
+}
+
+export function emitHeaders(options: EmitHeadersOptions): Middleware {
+  return function emitHeaders(req, res) {
+    const ctx = getContext(req);
+    const verdict = need(ctx, 'verdict', 'emitHeaders');
+    const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
+    const forwarded = verdict.members[0]!;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', forwarded.body.length);
+    res.setHeader(Header.CheckedUrls, verdict.members.map((m) => shown(m.upstream)).join(','));
+    res.setHeader(Header.Confirmable, String(need(ctx, 'confirmable', 'emitHeaders')));
+    res.setHeader(Header.ForwardedFrom, shown(forwarded.upstream));
+    res.setHeader(Header.JsonHash, verdict.hash);
+    res.setHeader(Header.RequestId, ctx.requestId);
+    res.setHeader(Header.RequiredConfirmations, String(need(ctx, 'required', 'emitHeaders')));
+    res.end(forwarded.body);
+  };
+}

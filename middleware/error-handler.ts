@@ -1,0 +1,46 @@
+/**
+ * The JSON-RPC error handler: any error → `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`
+ * with the error's HTTP status, Content-Type application/json and X-Request-Id. The id is the
+ * client's when it could be read (a batch's error has id null). An error that is not one of
+ * ours is logged with its stack and answered as a -32603 internal error without internals.
+ * Exactly four parameters: connect and express pick error handlers by arity.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Next } from '../lib/compose.js';
+import { findContext } from '../lib/context.js';
+import { GatewayError, InternalError } from '../lib/errors.js';
+import { Header } from '../lib/headers.js';
+import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
+import { silentLogger, type Logger } from '../lib/log.js';
+
+export type ErrorMiddleware = (err: unknown, req: IncomingMessage, res: ServerResponse, next: Next) => void;
+
+export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddleware {
+  const logger = options.logger ?? silentLogger;
+  return function rpcErrorHandler(err, req, res, next) {
+    if (res.headersSent) return next(err);
+    const ctx = findContext(req);
+    const log = ctx?.log ?? logger;
+    const error = err instanceof GatewayError ? err : new InternalError('Internal error', { cause: err });
+    if (error.status >= 500 && !(err instanceof GatewayError)) log.error({ err }, 'unexpected error');
+    else log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
+    const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0]?.id : undefined;
+    const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single ?? null);
+    const body: { jsonrpc: '2.0'; id: RpcId | null; error: RpcErrorObject } = {
+      jsonrpc: '2.0',
+      id,
+      error: { code: error.rpcCode, message: error.message },
+    };
+    if (error.data !== undefined) body.error.data = error.data;
+    const text = JSON.stringify(body);
+    res.statusCode = error.status;
+    for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.setHeader(Header.RequestId, ctx?.requestId ?? randomUUID());
+    if (ctx?.confirmable !== undefined) res.setHeader(Header.Confirmable, String(ctx.confirmable));
+    if (ctx?.required !== undefined) res.setHeader(Header.RequiredConfirmations, String(ctx.required));
+    res.end(text);
+  };
+}

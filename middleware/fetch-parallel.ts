@@ -1,0 +1,54 @@
+/**
+ * Stage 4, fetch in parallel. Starts the first N upstream calls at once and arms the request
+ * deadline; the verify stage asks for more calls when answers fail or disagree. This is the
+ * only stage that does network I/O. Every call stops when the answer is decided, when the
+ * client goes away or when the deadline passes.
+ * Reads: ctx.payload, ctx.candidates, ctx.required   Writes: ctx.fanout, ctx.deadlinePassed
+ */
+import type { Middleware } from '../lib/compose.js';
+import { getContext, need } from '../lib/context.js';
+import { FanOut } from '../lib/upstream/fanout.js';
+import type { Upstream } from '../lib/upstream/registry.js';
+import type { UpstreamResponse } from '../lib/upstream/transport.js';
+
+export interface FetchParallelOptions {
+  /** Per-attempt timeout, ms. */
+  upstreamTimeoutMs: number;
+  /** Whole-request deadline, ms. */
+  requestTimeoutMs: number;
+  /** Largest upstream answer, bytes. */
+  maxResponseBytes: number;
+}
+
+export function fetchParallel(options: FetchParallelOptions): Middleware {
+  for (const key of ['upstreamTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes'] as const) {
+    if (!(options[key] > 0)) throw new TypeError(`fetchParallel: ${key} must be a positive number`);
+  }
+  return function fetchParallel(req, res, next) {
+    const ctx = getContext(req);
+    const payload = need(ctx, 'payload', 'fetchParallel');
+    const candidates = need(ctx, 'candidates', 'fetchParallel');
+    const required = need(ctx, 'required', 'fetchParallel');
+    const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, (upstream, signal) =>
+      upstream.transport.send({
+        payload,
+        requestId: ctx.requestId,
+        signal,
+        timeoutMs: options.upstreamTimeoutMs,
+        maxBytes: options.maxResponseBytes,
+      }),
+    );
+    ctx.fanout = fanout;
+    const deadline = setTimeout(() => {
+      ctx.deadlinePassed = true;
+      fanout.abort();
+    }, options.requestTimeoutMs);
+    // 'close' fires when the response is done or the client went away: either way, stop.
+    res.once('close', () => {
+      clearTimeout(deadline);
+      fanout.abort();
+    });
+    fanout.launch(required);
+    next();
+  };
+}

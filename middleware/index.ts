@@ -1,0 +1,101 @@
+/**
+ * The balancer as one mountable handler. The stage list below is the pipeline:
+ * parse → classify → select upstreams → fetch in parallel → canonicalize and hash → verify →
+ * emit headers. Each stage factory and the error handler are exported on their own too.
+ *
+ * @example
+ * // connect
+ * const rpc = rpcPipeline(config);
+ * connect().use(rpc).listen(5000);
+ * // express, next to other routes
+ * express().use('/gateway', rpcPipeline(config)).listen(5000); // POST /gateway/rpc/1
+ * // on shutdown
+ * await rpc.close();
+ */
+import type { OmnigateConfig } from '../config/schema.js';
+import { compose, type Middleware } from '../lib/compose.js';
+import { findContext } from '../lib/context.js';
+import { exposedHeaders } from '../lib/headers.js';
+import { silentLogger, type Logger } from '../lib/log.js';
+import { matchRpcRoute } from '../lib/route.js';
+import { createRegistry, type Registry } from '../lib/upstream/registry.js';
+import { canonicalize } from './canonicalize.js';
+import { classify } from './classify.js';
+import { emitHeaders } from './emit-headers.js';
+import { rpcErrorHandler } from './error-handler.js';
+import { fetchParallel } from './fetch-parallel.js';
+import { parseJsonRpc, pathOf } from './parse-jsonrpc.js';
+import { selectUpstreams } from './select-upstreams.js';
+import { serviceRoutes } from './service-routes.js';
+import { verify } from './verify.js';
+
+export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, serviceRoutes, verify };
+
+export interface RpcPipelineDeps {
+  logger?: Logger;
+  /** Upstreams to use instead of building them from the config (tests, embedding). */
+  registry?: Registry;
+}
+
+export type RpcPipeline = Middleware & {
+  readonly registry: Registry;
+  /** Closes every upstream pool and socket. */
+  close(): Promise<void>;
+};
+
+export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}): RpcPipeline {
+  const logger = deps.logger ?? silentLogger;
+  const registry = deps.registry ?? createRegistry(config);
+  const stages = [
+    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, logger }),
+    classify(),
+    selectUpstreams(),
+    fetchParallel({
+      upstreamTimeoutMs: config.timeouts.upstreamMs,
+      requestTimeoutMs: config.timeouts.requestMs,
+      maxResponseBytes: config.limits.responseBytes,
+    }),
+    canonicalize(),
+    verify(),
+    emitHeaders({ redactHeaders: config.redactHeaders }),
+  ];
+  const run = compose(stages);
+  const onError = rpcErrorHandler({ logger });
+  const services = serviceRoutes({ registry });
+
+  const handler: Middleware = function rpcPipeline(req, res, next) {
+    const fail = (err?: unknown) => (err === undefined ? next() : onError(err, req, res, next));
+    if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    if (req.method === 'OPTIONS') {
+      res.statusCode = 204;
+      res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type, x-request-id');
+      res.setHeader('Access-Control-Max-Age', '86400');
+      return res.end();
+    }
+    const started = performance.now();
+    res.once('finish', () => logRequest(req, res.statusCode, performance.now() - started));
+    run(req, res, fail);
+  };
+  return Object.assign(handler, { registry, close: () => registry.close() });
+}
+
+function logRequest(req: Parameters<Middleware>[0], status: number, ms: number): void {
+  const ctx = findContext(req);
+  if (!ctx) return;
+  ctx.log.info(
+    {
+      chain: ctx.chain?.id,
+      methods: ctx.payload?.calls.map((c) => c.method),
+      confirmable: ctx.confirmable,
+      required: ctx.required,
+      checked: ctx.verdict?.members.map((m) => m.upstream.label),
+      called: ctx.fanout?.called.length,
+      status,
+      ms: Math.round(ms * 10) / 10,
+    },
+    'rpc request',
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * Stage 1, parse. Gives the request its id, reads the body (bounded), parses and validates the
+ * JSON-RPC payload, then checks the route parameters (chain id, `<n>`) so that their errors
+ * can already echo the client's id.
+ * Reads: req   Writes: ctx.requestId, ctx.log, ctx.payload, ctx.chain, ctx.confirmationsOverride
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { asyncStage } from '../lib/async-middleware.js';
+import type { Middleware } from '../lib/compose.js';
+import { initContext } from '../lib/context.js';
+import {
+  BodyTooLargeError,
+  InvalidChainIdError,
+  InvalidConfirmationsError,
+  MethodNotAllowedError,
+  RouteNotFoundError,
+  UnknownChainError,
+} from '../lib/errors.js';
+import { Header } from '../lib/headers.js';
+import { parsePayload } from '../lib/jsonrpc/parse.js';
+import { silentLogger, type Logger } from '../lib/log.js';
+import { canonicalChainId, matchRpcRoute, parseConfirmations } from '../lib/route.js';
+import type { Registry } from '../lib/upstream/registry.js';
+
+export interface ParseJsonRpcOptions {
+  registry: Registry;
+  bodyLimit: number;
+  maxBatchSize: number;
+  logger?: Logger;
+}
+
+/** A client's X-Request-Id is kept when it is 1–200 visible ASCII characters; else a UUID is made. */
+export function pickRequestId(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && /^[\x21-\x7e]{1,200}$/.test(value) ? value : randomUUID();
+}
+
+export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
+  if (!(options.bodyLimit > 0)) throw new TypeError('parseJsonRpc: bodyLimit must be a positive number of bytes');
+  const logger = options.logger ?? silentLogger;
+  return asyncStage(async function parseJsonRpc(req, res) {
+    const requestId = pickRequestId(req.headers['x-request-id']);
+    const ctx = initContext(req, requestId, logger.child({ reqId: requestId }));
+    res.setHeader(Header.RequestId, requestId);
+    if (req.method !== 'POST') {
+      throw new MethodNotAllowedError(`Method not allowed: ${req.method} ${pathOf(req)}; JSON-RPC calls are POSTed`, {
+        headers: { Allow: 'POST, OPTIONS' },
+        id: null,
+      });
+    }
+    const raw = await readBody(req, options.bodyLimit);
+    ctx.payload = parsePayload(raw, { maxBatchSize: options.maxBatchSize });
+
+    const route = matchRpcRoute(pathOf(req));
+    if (!route) throw new RouteNotFoundError(`No route for ${pathOf(req)}`);
+    const chainId = canonicalChainId(route.chainId);
+    if (chainId === undefined) {
+      throw new InvalidChainIdError(`Invalid chain id ${JSON.stringify(route.chainId)}: use a non-negative decimal integer, as in /rpc/1`);
+    }
+    if (route.confirmations !== undefined) {
+      const n = parseConfirmations(route.confirmations);
+      if (n === undefined) {
+        throw new InvalidConfirmationsError(
+          `Invalid confirmations ${JSON.stringify(route.confirmations)}: use a positive decimal integer, as in /confirmations/2/rpc/${chainId}`,
+        );
+      }
+      ctx.confirmationsOverride = n;
+    }
+    const chain = options.registry.chains.get(chainId);
+    if (!chain) {
+      throw new UnknownChainError(`Unknown chain ${chainId}: configured chains are ${[...options.registry.chains.keys()].join(', ')}`);
+    }
+    ctx.chain = chain;
+  });
+}
+
+export function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Reads the body, refusing more than `limit` bytes. A host app that already parsed JSON
+ * (express.json()) leaves `req.body`; it is re-serialized then, since the bytes are gone.
+ */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const parsed = (req as { body?: unknown }).body;
+  if (parsed !== undefined && req.readableEnded) {
+    return Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
+  }
+  const tooLarge = () => {
+    req.resume(); // drain what the client still sends, so it can read the 413
+    return new BodyTooLargeError(`Request body too large: the limit is ${limit} bytes (limits.bodyBytes)`, {
+      headers: { Connection: 'close' },
+      id: null,
+    });
+  };
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) throw tooLarge();
+  // Events rather than for-await: leaving a for-await early destroys the socket, and the client
+  // would never read the 413.
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onAborted = () => onError(new Error('client closed the connection while sending the body'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * The balancer's non-RPC routes: GET /health (liveness), GET /chains (chains and upstream
+ * health, URLs redacted) and GET /collection.json (Postman v2.1). Anything else goes to next().
+ */
+import type { Middleware } from '../lib/compose.js';
+import { buildCollection } from '../lib/collection.js';
+import { MethodNotAllowedError } from '../lib/errors.js';
+import type { Registry } from '../lib/upstream/registry.js';
+import { pathOf } from './parse-jsonrpc.js';
+
+export function serviceRoutes(options: { registry: Registry; startedAt?: number }): Middleware {
+  const startedAt = options.startedAt ?? Date.now();
+  const routes: Record<string, (host: string) => unknown> = {
+    '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
+    '/chains': () => describeChains(options.registry),
+    '/collection.json': (host) => buildCollection({ baseUrl: `http://${host}` }),
+  };
+  return function serviceRoutes(req, res, next) {
+    const path = pathOf(req).replace(/(.)\/$/, '$1');
+    const route = routes[path];
+    if (!route) return next();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return next(new MethodNotAllowedError(`Method not allowed: ${req.method} ${path} (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));
+    }
+    const text = `${JSON.stringify(route(req.headers.host ?? 'localhost'), null, 2)}\n`;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(req.method === 'HEAD' ? undefined : text);
+  };
+}
+
+function describeChains(registry: Registry) {
+  const now = Date.now();
+  return [...registry.chains.values()].map((chain) => ({
+    chainId: chain.id,
+    confirmations: chain.confirmations,
+    confirmableMethods: [...chain.extraConfirmable],
+    upstreams: chain.upstreams.map((u) => ({
+      url: u.label,
+      transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
+      state: u.health.coolingUntil > now ? 'cooling-down' : u.health.successes + u.health.failures === 0 ? 'unknown' : 'healthy',
+      latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
+      successes: u.health.successes,
+      failures: u.health.failures,
+      consecutiveFailures: u.health.consecutiveFailures,
+      agreements: u.health.agreements,
+      disagreements: u.health.disagreements,
+      lastError: u.health.lastError ?? null,
+    })),
+  }));
+}

@@ -1,0 +1,235 @@
+/**
+ * Fake JSON-RPC upstreams on real sockets (HTTP and WebSocket), with named profiles, in the
+ * spirit of erpc's fake_server: `honest` (compact JSON), `pretty` (indented), `reordered`
+ * (keys in reverse order), `extras` (provider-only fields added), `liar` (a different answer),
+ * `error500` (HTML with HTTP 500), `hang` (never answers), and a `delayMs` for any profile.
+ * Each fake counts the calls it received, so tests can assert how many upstreams were asked.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+export type Profile = 'honest' | 'pretty' | 'reordered' | 'extras' | 'liar' | 'error500' | 'hang';
+
+export interface RpcCallIn {
+  jsonrpc?: string;
+  id: unknown;
+  method: string;
+  params?: unknown[];
+}
+
+export type AnswerFn = (call: RpcCallIn) => { result: unknown } | { error: { code: number; message: string; data?: unknown } };
+
+export interface FakeOptions {
+  profile?: Profile;
+  delayMs?: number;
+  answer?: AnswerFn;
+  /** Path the fake serves (any other path gets 404), e.g. '/v2/KEY'. */
+  path?: string;
+}
+
+export interface FakeUpstream {
+  url: string;
+  /** HTTP requests (or ws messages) received. */
+  calls: number;
+  /** Every request received: headers and parsed body. */
+  requests: { headers: http.IncomingHttpHeaders; body: unknown; path: string }[];
+  /** Calls whose connection the gateway closed before the fake answered. */
+  aborted: number;
+  profile: Profile;
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+/** A deterministic chain: the same call always gets the same answer. */
+export const defaultAnswer: AnswerFn = (call) => {
+  const p = call.params ?? [];
+  switch (call.method) {
+    case 'eth_chainId':
+      return { result: '0x539' };
+    case 'eth_blockNumber':
+      return { result: '0x10' };
+    case 'eth_getBalance':
+      return { result: `0x${(BigInt(1e18) + BigInt(String(p[0] ?? '0').length)).toString(16)}` };
+    case 'eth_getBlockByNumber':
+      return { result: block(String(p[0]), p[1] === true) };
+    case 'eth_call':
+      return { error: { code: 3, message: 'execution reverted: nope', data: '0x08c379a0' } };
+    case 'eth_getLogs':
+      return { result: [log(1), log(2)] };
+    default:
+      return { result: `${call.method}:${JSON.stringify(p)}` };
+  }
+};
+
+export function block(number: string, full: boolean) {
+  const n = number.startsWith('0x') ? number : '0x1';
+  const hash = `0x${'ab'.repeat(31)}${n.slice(2).padStart(2, '0').slice(-2)}`;
+  return {
+    number: n,
+    hash,
+    parentHash: `0x${'cd'.repeat(32)}`,
+    miner: '0x00000000000000000000000000000000000000AA',
+    timestamp: '0x6553f100',
+    gasLimit: '0x1c9c380',
+    gasUsed: '0x5208',
+    transactions: full
+      ? [{ hash: `0x${'ef'.repeat(32)}`, from: '0x1111111111111111111111111111111111111111', to: null, value: '0x1', blockNumber: n, blockHash: hash }]
+      : [`0x${'ef'.repeat(32)}`],
+    uncles: [],
+  };
+}
+
+export function log(i: number) {
+  return {
+    address: '0x5523d3c98809dddb82c686e152f5c58b1b0fb59e',
+    topics: [`0x${'12'.repeat(32)}`, `0x${i.toString(16).padStart(64, '0')}`],
+    data: `0x${'00'.repeat(63)}${(i % 256).toString(16).padStart(2, '0')}`,
+    blockNumber: '0x1312d00',
+    blockHash: `0x${'34'.repeat(32)}`,
+    transactionHash: `0x${i.toString(16).padStart(64, '5')}`,
+    transactionIndex: '0x0',
+    logIndex: `0x${i.toString(16)}`,
+    removed: false,
+  };
+}
+
+function reorder(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reorder);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reorder(v)]));
+  }
+  return value;
+}
+
+function addExtras(result: unknown): unknown {
+  if (Array.isArray(result)) return result.map(addExtras);
+  if (result !== null && typeof result === 'object') return { ...result, l1BlockNumber: '0x99', totalDifficulty: '0x1' };
+  return result;
+}
+
+function lie(answer: ReturnType<AnswerFn>): ReturnType<AnswerFn> {
+  if ('error' in answer) return { result: '0xdead' };
+  return { result: typeof answer.result === 'string' ? `${answer.result}ff` : { lie: true, was: answer.result } };
+}
+
+/** Serializes one response (or a batch) as the profile does. */
+export function render(profile: Profile, body: unknown, answer: AnswerFn): string {
+  const respond = (call: RpcCallIn) => {
+    let a = answer(call);
+    if (profile === 'liar') a = lie(a);
+    if (profile === 'extras' && 'result' in a) a = { result: addExtras(a.result) };
+    return { jsonrpc: '2.0', id: call.id, ...a };
+  };
+  const out = Array.isArray(body) ? body.map((c) => respond(c as RpcCallIn)) : respond(body as RpcCallIn);
+  if (profile === 'pretty') return JSON.stringify(out, null, 2);
+  if (profile === 'reordered') return JSON.stringify(reorder(out), null, ' ');
+  return JSON.stringify(out);
+}
+
+export async function startFakeUpstream(options: FakeOptions = {}): Promise<FakeUpstream> {
+  const answer = options.answer ?? defaultAnswer;
+  const sockets = new Set<import('node:net').Socket>();
+  const fake: FakeUpstream = {
+    url: '',
+    calls: 0,
+    requests: [],
+    aborted: 0,
+    profile: options.profile ?? 'honest',
+    delayMs: options.delayMs ?? 0,
+    close: async () => {},
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      fake.calls += 1;
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      fake.requests.push({ headers: req.headers, body, path: req.url ?? '' });
+      if (options.path && req.url !== options.path) {
+        res.writeHead(404).end('not found');
+        return;
+      }
+      let answered = false;
+      res.on('close', () => {
+        if (!answered) fake.aborted += 1;
+      });
+      if (fake.profile === 'hang') return;
+      const send = () => {
+        answered = true;
+        if (res.destroyed) return;
+        if (fake.profile === 'error500') {
+          res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(render(fake.profile, body, answer));
+      };
+      if (fake.delayMs > 0) setTimeout(send, fake.delayMs);
+      else send();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `http://127.0.0.1:${port}${options.path ?? '/'}`;
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    });
+  return fake;
+}
+
+/** A WebSocket upstream: answers each message (single or batch) with the profile's rendering. */
+export async function startFakeWsUpstream(options: FakeOptions = {}): Promise<FakeUpstream> {
+  const answer = options.answer ?? defaultAnswer;
+  const server = http.createServer((_req, res) => res.writeHead(426).end());
+  const wss = new WebSocketServer({ server });
+  const fake: FakeUpstream = {
+    url: '',
+    calls: 0,
+    requests: [],
+    aborted: 0,
+    profile: options.profile ?? 'honest',
+    delayMs: options.delayMs ?? 0,
+    close: async () => {},
+  };
+  wss.on('connection', (ws, req) => {
+    ws.on('message', (data) => {
+      fake.calls += 1;
+      const body = JSON.parse(data.toString()) as unknown;
+      fake.requests.push({ headers: req.headers, body, path: req.url ?? '' });
+      if (fake.profile === 'hang') return;
+      const send = () => ws.send(render(fake.profile, body, answer));
+      if (fake.delayMs > 0) setTimeout(send, fake.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `ws://127.0.0.1:${port}${options.path ?? '/'}`;
+  fake.close = () =>
+    new Promise<void>((resolve) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      server.close(() => resolve());
+    });
+  return fake;
+}
+
+/** A URL where nothing listens (a port that was free a moment ago). */
+export async function deadUrl(): Promise<string> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/`;
+}

@@ -1,0 +1,91 @@
+/**
+ * Starts the real pipeline in a real connect (or express) app on port 0, and a tiny HTTP
+ * client that returns status, headers and the parsed body (no keep-alive, so nothing lingers).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import connect from 'connect';
+import express from 'express';
+import { validateConfig, type OmnigateConfig } from '../../config/schema.js';
+import type { Logger } from '../../lib/log.js';
+import { rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  body: any;
+}
+
+export function makeConfig(raw: Record<string, unknown>): OmnigateConfig {
+  const result = validateConfig(raw);
+  if ('problems' in result) throw new Error(`test config invalid: ${JSON.stringify(result.problems)}`);
+  return result.config;
+}
+
+export interface Gateway {
+  url: string;
+  rpc: RpcPipeline;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply>;
+  request(method: string, path: string, body?: string | Buffer, headers?: Record<string, string>): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(
+  raw: Record<string, unknown>,
+  options: { framework?: 'connect' | 'express'; logger?: Logger; mountPath?: string } = {},
+): Promise<Gateway> {
+  const config = makeConfig(raw);
+  const rpc = rpcPipeline(config, options.logger ? { logger: options.logger } : {});
+  const handler: http.RequestListener =
+    options.framework === 'express'
+      ? (options.mountPath ? express().use(options.mountPath, rpc) : express().use(rpc))
+      : (options.mountPath ? connect().use(options.mountPath, rpc as connect.NextHandleFunction) : connect().use(rpc as connect.NextHandleFunction));
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const request = (method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}) =>
+    send(url, method, path, body, headers);
+  return {
+    url,
+    rpc,
+    request,
+    post: (path, body, headers = {}) =>
+      request('POST', path, typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body), {
+        'content-type': 'application/json',
+        ...headers,
+      }),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await rpc.close();
+    },
+  };
+}
+
+export function send(base: string, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A JSON-RPC request body. */
+export const rpc = (method: string, params: unknown[] = [], id: unknown = 1) => ({ jsonrpc: '2.0', id, method, params });
