@@ -1,0 +1,96 @@
+/**
+ * The built CLI as a user runs it: `omnigate serve --config FILE --port 0` against a YAML file,
+ * real requests, a clean exit on SIGTERM; a bad config exits 2 and lists every problem with its
+ * YAML path; a provider key never reaches stdout or stderr.
+ */
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { rpc, send } from '../support/gateway.js';
+
+const cli = resolve('dist/lib/cli.js');
+
+interface Run {
+  child: ChildProcess;
+  out: string[];
+  err: string[];
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
+  child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, out, err, exited };
+}
+
+async function listeningPort(r: Run): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const line = r.out.join('').split('\n').find((l) => l.includes('omnigate listening'));
+    if (line) return (JSON.parse(line) as { port: number }).port;
+    if (r.child.exitCode !== null) throw new Error(`exited: ${r.err.join('')}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`never listened: ${r.out.join('')} ${r.err.join('')}`);
+}
+
+test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async (t) => {
+  const key = 'c0ffee00c0ffee00c0ffee00c0ffee00';
+  const fakes = await Promise.all([startFakeUpstream({ path: `/v3/${key}` }), startFakeUpstream({ path: `/v3/${key}`, profile: 'pretty' })]);
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(
+    file,
+    ['# two upstreams that must agree', 'confirmations: 2', 'refreshInterval: 60', 'port: 1', 'chains:', '  1338:', '    rpcs:', ...fakes.map((f) => `      - ${f.url}`), ''].join('\n'),
+  );
+  const r = run(['serve', '--config', file, '--port', '0']);
+  const port = await listeningPort(r);
+  const base = `http://127.0.0.1:${port}`;
+  const ok = await send(base, 'POST', '/rpc/1338', JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1'])), { 'content-type': 'application/json' });
+  t.is(ok.status, 200);
+  t.is(ok.headers['x-required-confirmations'], '2');
+  t.is(fakes[0]!.requests[0]!.path, `/v3/${key}`);
+  const nf = await send(base, 'GET', '/nowhere');
+  t.is(nf.status, 404);
+  t.is(nf.body.error.code, -32008);
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const output = r.out.join('') + r.err.join('');
+  t.false(output.includes(key), 'the provider key is in the output');
+  t.regex(output, /"msg":"rpc request"/);
+  t.regex(output, /\/v3\/\*\*\*/);
+  await rm(dir, { recursive: true });
+  await Promise.all(fakes.map((f) => f.close()));
+});
+
+test('should exit 2 and list every config problem with its YAML path and a fix', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'bad.yaml');
+  await writeFile(
+    file,
+    ['refresh_interval: 60', 'confirmations: 0', 'chains:', '  1338:', '    rpcs:', '      - https://a.example', '      - https://b.example', '      - htp://x', '  abc:', '    rpcs: []', ''].join('\n'),
+  );
+  const r = run(['serve', '--config', file]);
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.regex(err, /chains\.1338\.rpcs\[2\] \(line 8\): "htp:\/\/x" is not an http\(s\)\/ws\(s\) URL/);
+  t.regex(err, /refresh_interval.*did you mean "refreshInterval"/);
+  t.regex(err, /confirmations \(line 2\): 0 is not an integer from 1/);
+  t.regex(err, /chains\.abc.*not a chain id/);
+  await rm(dir, { recursive: true });
+});
+
+test('should exit 2 on a missing config file or a bad --port', async (t) => {
+  const missing = run(['serve', '--config', '/nonexistent/omnigate.yaml']);
+  t.is(await missing.exited, 2);
+  t.regex(missing.err.join(''), /cannot read the config file/);
+  const badPort = run(['serve', '--config', 'config/omnigate.example.yaml', '--port', 'http']);
+  t.is(await badPort.exited, 2);
+  t.regex(badPort.err.join(''), /--port/);
+});
