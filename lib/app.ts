@@ -43,6 +43,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
+  rpc.startHealthChecks();
   const server = http.createServer(app);
   server.headersTimeout = 10_000;
   server.requestTimeout = config.timeouts.requestMs + 30_000;

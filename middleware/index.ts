@@ -18,6 +18,7 @@ import { findContext } from '../lib/context.js';
 import { exposedHeaders } from '../lib/headers.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
+import { startProber, type Prober } from '../lib/upstream/probe.js';
 import { createRegistry, type Registry } from '../lib/upstream/registry.js';
 import { canonicalize } from './canonicalize.js';
 import { classify } from './classify.js';
@@ -39,7 +40,13 @@ export interface RpcPipelineDeps {
 
 export type RpcPipeline = Middleware & {
   readonly registry: Registry;
-  /** Closes every upstream pool and socket. */
+  /**
+   * Starts the health probes (every `refreshInterval` seconds, first round at once). Not
+   * started by rpcPipeline() itself, so mounting a handler never sends traffic on its own;
+   * `omnigate serve` starts them.
+   */
+  startHealthChecks(): Prober;
+  /** Stops the probes and closes every upstream pool and socket. */
   close(): Promise<void>;
 };
 
@@ -79,7 +86,22 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     res.once('finish', () => logRequest(req, res.statusCode, performance.now() - started));
     run(req, res, fail);
   };
-  return Object.assign(handler, { registry, close: () => registry.close() });
+  let prober: Prober | undefined;
+  return Object.assign(handler, {
+    registry,
+    startHealthChecks() {
+      prober ??= startProber(registry, {
+        intervalSeconds: config.refreshInterval,
+        timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
+        logger,
+      });
+      return prober;
+    },
+    close() {
+      prober?.stop();
+      return registry.close();
+    },
+  });
 }
 
 function logRequest(req: Parameters<Middleware>[0], status: number, ms: number): void {

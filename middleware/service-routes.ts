@@ -5,7 +5,9 @@
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
+import type { Health } from '../lib/upstream/health.js';
 import type { Registry } from '../lib/upstream/registry.js';
+import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from './parse-jsonrpc.js';
 
 export function serviceRoutes(options: { registry: Registry; startedAt?: number }): Middleware {
@@ -31,6 +33,14 @@ export function serviceRoutes(options: { registry: Registry; startedAt?: number 
   };
 }
 
+/** One word for /chains: wrong-chain (out of rotation), cooling-down, lagging, healthy or unknown. */
+function stateOf(h: Health, now: number): string {
+  if (h.wrongChainId !== undefined) return 'wrong-chain';
+  if (h.coolingUntil > now) return 'cooling-down';
+  if (h.lag > maxLagBlocks) return 'lagging';
+  return h.successes + h.failures + h.lastProbeAt === 0 ? 'unknown' : 'healthy';
+}
+
 function describeChains(registry: Registry) {
   const now = Date.now();
   return [...registry.chains.values()].map((chain) => ({
@@ -40,7 +50,11 @@ function describeChains(registry: Registry) {
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
-      state: u.health.coolingUntil > now ? 'cooling-down' : u.health.successes + u.health.failures === 0 ? 'unknown' : 'healthy',
+      state: stateOf(u.health, now),
+      lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
+      head: u.health.head === undefined ? null : u.health.head.toString(),
+      lag: u.health.lag,
+      reportedChainId: u.health.wrongChainId ?? null,
       latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
       successes: u.health.successes,
       failures: u.health.failures,

@@ -1,6 +1,7 @@
 /**
- * Passive health of one upstream, fed by the outcome of every call. The ranking reads it.
- * Each field is documented because /chains shows them as they are.
+ * Health of one upstream: passive (fed by the outcome of every call) and active (fed by the
+ * periodic probe, probe.ts). The ranking reads it. Each field is documented because /chains
+ * shows them as they are.
  */
 export interface Health {
   /** Calls that returned a usable answer (a vote). */
@@ -19,6 +20,14 @@ export interface Health {
   coolingUntil: number;
   /** Last failure reason, for /chains. */
   lastError: string | undefined;
+  /** When the last probe finished (epoch ms; 0 before the first). */
+  lastProbeAt: number;
+  /** Head block number reported by the last successful probe. */
+  head: bigint | undefined;
+  /** Blocks behind the best head of the chain's upstreams at the last probe. */
+  lag: number;
+  /** The chain id the upstream reported when it differs from the configured one: out of rotation. */
+  wrongChainId: string | undefined;
 }
 
 export function newHealth(): Health {
@@ -31,6 +40,10 @@ export function newHealth(): Health {
     latencyMs: undefined,
     coolingUntil: 0,
     lastError: undefined,
+    lastProbeAt: 0,
+    head: undefined,
+    lag: 0,
+    wrongChainId: undefined,
   };
 }
 

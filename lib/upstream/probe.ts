@@ -1,0 +1,114 @@
+/**
+ * Active health checks: every `refreshInterval` seconds each upstream is asked `eth_chainId`
+ * and `eth_blockNumber` under a short timeout. A chain id other than the configured one takes
+ * the upstream out of rotation (and is logged); a failed probe counts as a failure; a head
+ * behind the chain's best head sets the upstream's lag. Probes of a chain run in parallel,
+ * chains one after another, so a large config never opens hundreds of connections at once.
+ */
+import type { RpcPayload } from '../jsonrpc/types.js';
+import { silentLogger, type Logger } from '../log.js';
+import { recordFailure, recordSuccess } from './health.js';
+import type { Chain, Registry, Upstream } from './registry.js';
+
+export interface ProbeResult {
+  chainId?: bigint;
+  head?: bigint;
+  error?: string;
+  ms: number;
+}
+
+function call(method: string, id: number): RpcPayload {
+  const body = { jsonrpc: '2.0', id, method, params: [] };
+  return { calls: [body], batch: false, raw: Buffer.from(JSON.stringify(body)) };
+}
+
+async function ask(upstream: Upstream, method: string, id: number, timeoutMs: number): Promise<bigint> {
+  const { body } = await upstream.transport.send({
+    payload: call(method, id),
+    requestId: `probe-${method}`,
+    signal: new AbortController().signal,
+    timeoutMs,
+    maxBytes: 64 * 1024,
+  });
+  const value = JSON.parse(body.toString('utf8')) as { result?: unknown; error?: { message?: string } };
+  if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
+    throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
+  }
+  return BigInt(value.result);
+}
+
+export async function probeUpstream(upstream: Upstream, timeoutMs: number): Promise<ProbeResult> {
+  const started = performance.now();
+  try {
+    const [chainId, head] = await Promise.all([ask(upstream, 'eth_chainId', 1, timeoutMs), ask(upstream, 'eth_blockNumber', 2, timeoutMs)]);
+    return { chainId, head, ms: performance.now() - started };
+  } catch (err) {
+    return { error: (err as Error).message, ms: performance.now() - started };
+  }
+}
+
+/** Probes every upstream of a chain and updates their health. */
+export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger): Promise<void> {
+  const results = await Promise.all(chain.upstreams.map((u) => probeUpstream(u, timeoutMs)));
+  const now = Date.now();
+  const heads = results.flatMap((r) => (r.head !== undefined && r.chainId === BigInt(chain.id) ? [r.head] : []));
+  const best = heads.reduce((a, b) => (b > a ? b : a), 0n);
+  results.forEach((r, i) => {
+    const u = chain.upstreams[i]!;
+    const h = u.health;
+    h.lastProbeAt = now;
+    if (r.error !== undefined) {
+      recordFailure(h, `probe: ${r.error}`, now);
+      logger.warn({ chain: chain.id, upstream: u.label, reason: r.error }, 'health probe failed');
+      return;
+    }
+    const reported = r.chainId!.toString();
+    if (reported !== chain.id) {
+      if (h.wrongChainId !== reported) logger.error({ chain: chain.id, upstream: u.label, reportedChainId: reported }, 'upstream serves another chain: out of rotation');
+      h.wrongChainId = reported;
+      return;
+    }
+    if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
+    h.wrongChainId = undefined;
+    recordSuccess(h, r.ms);
+    h.head = r.head;
+    h.lag = Number(best - r.head!);
+  });
+}
+
+export interface Prober {
+  /** Probes every chain once (used at start and by each tick). */
+  runOnce(): Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Starts periodic probing: one round at once, then every `intervalSeconds`. Timers are unref'd,
+ * so probing never keeps a process alive; stop() ends it.
+ */
+export function startProber(registry: Registry, options: { intervalSeconds: number; timeoutMs: number; logger?: Logger }): Prober {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const runOnce = async () => {
+    for (const chain of registry.chains.values()) {
+      if (stopped) return;
+      await probeChain(chain, options.timeoutMs, options.logger);
+    }
+  };
+  const tick = () => {
+    runOnce().finally(() => {
+      if (!stopped) {
+        timer = setTimeout(tick, options.intervalSeconds * 1000);
+        timer.unref();
+      }
+    });
+  };
+  tick();
+  return {
+    runOnce,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
