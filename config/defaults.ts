@@ -15,8 +15,8 @@ export const defaults = {
   limits: {
     /** Largest request body, in bytes (5 MiB). */
     bodyBytes: 5 * 1024 * 1024,
-    /** Most calls in one batch. */
-    batchSize: 100,
+    /** Most calls in one batch (viem batches up to 1,000 calls, ethers up to 100). */
+    batchSize: 1000,
     /** Largest upstream answer, in bytes (64 MiB). */
     responseBytes: 64 * 1024 * 1024,
   },

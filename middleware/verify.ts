@@ -50,6 +50,8 @@ export function verify(): Middleware {
       required,
       groups: [...tally(votes)].map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
       failures: failures.map((f) => ({ upstream: f.upstream.label, reason: f.reason })),
+      // called, but given up on before they answered (the decision could no longer change)
+      unanswered: fanout.called.filter((u) => !votes.some((v) => v.item.upstream === u) && !failures.some((f) => f.upstream === u)).map((u) => u.label),
     };
     if (ctx.deadlinePassed) {
       throw new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });

@@ -73,13 +73,29 @@ export function classifyCall(call: RpcCall, extraConfirmable: ReadonlySet<string
   return { confirmable: false, reason: `${call.method} is not in the confirmable list` };
 }
 
-/** A batch is confirmable only if every member is. */
+/**
+ * Methods whose answer is fixed for a chain (every honest node of the chain gives the same one),
+ * so they do not make a batch unconfirmable. ethers v6 adds `eth_chainId` to its batches; without
+ * this, every batch of pinned reads it sends would fall to one upstream. On their own they stay
+ * unconfirmable (one upstream), as spec B2 says.
+ */
+export const batchNeutral: ReadonlySet<string> = new Set(['eth_chainId', 'net_version']);
+
+/**
+ * A batch is confirmable only if every member is, `batchNeutral` members aside (they are then
+ * checked by the N upstreams with the rest); a batch of neutral members only is not.
+ */
 export function classifyCalls(calls: readonly RpcCall[], extraConfirmable: ReadonlySet<string>): Classification {
+  if (calls.length === 1) return classifyCall(calls[0]!, extraConfirmable);
+  let pinnedMembers = 0;
   for (const call of calls) {
-    const c = calls.length > 1 ? inBatch(call, () => classifyCall(call, extraConfirmable)) : classifyCall(call, extraConfirmable);
-    if (!c.confirmable) return calls.length > 1 ? { confirmable: false, reason: `batch member ${JSON.stringify(call.id)}: ${c.reason}` } : c;
+    const c = inBatch(call, () => classifyCall(call, extraConfirmable));
+    if (c.confirmable) pinnedMembers += 1;
+    else if (!batchNeutral.has(call.method)) return { confirmable: false, reason: `batch member ${JSON.stringify(call.id)}: ${c.reason}` };
   }
-  return { confirmable: true, reason: calls.length > 1 ? 'every batch member is confirmable' : 'pinned to a fixed block' };
+  return pinnedMembers > 0
+    ? { confirmable: true, reason: 'every batch member is confirmable or fixed for the chain' }
+    : { confirmable: false, reason: 'the batch has only chain constants (eth_chainId, net_version)' };
 }
 
 /** Runs a batch member's check; its error names the member and echoes no id (the batch has none). */

@@ -67,6 +67,10 @@ const cases: [string, unknown, boolean][] = [
   ['a method the chain config adds is confirmable', rpc('eth_getTransactionReceipt', [hash]), true],
   ['a batch of confirmable calls', [rpc('eth_getBalance', [addr, '0x1'], 1), rpc('eth_getCode', [addr, '0x1'], 2)], true],
   ['a batch with one latest member', [rpc('eth_getBalance', [addr, '0x1'], 1), rpc('eth_blockNumber', [], 2)], false],
+  ['a batch of pinned reads with eth_chainId (as ethers sends it)', [rpc('eth_chainId', [], 0), rpc('eth_getBalance', [addr, '0x1'], 1)], true],
+  ['a batch of eth_chainId and net_version only', [rpc('eth_chainId', [], 0), rpc('net_version', [], 1)], false],
+  ['a lone eth_chainId', rpc('eth_chainId'), false],
+  ['a batch of 150 pinned reads (viem batches up to 1,000)', Array.from({ length: 150 }, (_, i) => rpc('eth_getBalance', [addr, `0x${i + 1}`], i)), true],
 ];
 
 for (const [title, body, confirmable] of cases) {
