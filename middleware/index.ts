@@ -71,7 +71,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const services = serviceRoutes({ registry });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
-    const fail = (err?: unknown) => (err === undefined ? next() : onError(err, req, res, next));
+    const fail = (err?: unknown) => (err ? onError(err, req, res, next) : next());
     if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
     res.setHeader('Access-Control-Allow-Origin', '*');
     res.setHeader('Access-Control-Expose-Headers', exposedHeaders);

@@ -74,8 +74,11 @@ export function mountPrefix(req: IncomingMessage): string {
   const original = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? url;
   const path = url.split('?')[0] ?? '';
   const originalPath = original.split('?')[0] ?? '';
-  if (path === '/' && !originalPath.endsWith('/')) return originalPath;
-  return originalPath.endsWith(path) ? originalPath.slice(0, originalPath.length - path.length) : '';
+  const prefix = path === '/' && !originalPath.endsWith('/')
+    ? originalPath
+    : originalPath.endsWith(path) ? originalPath.slice(0, originalPath.length - path.length) : '';
+  // It is written into HTML, a script string and a Link header: accept plain path characters only.
+  return /^[\w\-./~%]*$/.test(prefix) ? prefix : '';
 }
 
 export function splitUrl(req: IncomingMessage): { path: string; search: string } {

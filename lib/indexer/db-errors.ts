@@ -59,6 +59,7 @@ export function redactUrl(url: string): string {
     }
     return u.toString();
   } catch {
-    return url.replace(/\/\/[^@/]*@/, '//***@');
+    // Not a URL: free text (an error message) that may contain one.
+    return url.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
   }
 }

@@ -15,6 +15,8 @@ export interface DbOptions {
   statementTimeoutMs?: number;
   /** Limit for opening a connection, ms (default 2000). */
   connectTimeoutMs?: number;
+  /** Called when an idle pooled connection fails (the pool has already dropped it). */
+  onIdleError?: (err: Error) => void;
   /** Maximum connections in the pool (default 10). */
   poolSize?: number;
   applicationName?: string;
@@ -33,7 +35,7 @@ const pgp = pgPromise({ noWarnings: true });
 
 export function createIndexerDb(databaseUrl: string, options: DbOptions = {}): IndexerDb {
   const statementTimeout = options.statementTimeoutMs ?? DB_DEFAULTS.statementTimeoutMs;
-  return pgp({
+  const db = pgp({
     connectionString: databaseUrl,
     max: options.poolSize ?? DB_DEFAULTS.poolSize,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DB_DEFAULTS.connectTimeoutMs,
@@ -43,12 +45,50 @@ export function createIndexerDb(databaseUrl: string, options: DbOptions = {}): I
     keepAlive: true,
     application_name: options.applicationName ?? DB_DEFAULTS.applicationName,
   });
+  // An idle connection that the server drops (restart, failover, shutdown) makes the pool emit
+  // 'error'; without a listener that would crash the process. The pool discards the connection
+  // and the next query opens a new one (or answers 503), so noting it is all there is to do.
+  (db.$pool as unknown as { on(event: 'error', fn: (err: Error) => void): void }).on('error', (err) => {
+    options.onIdleError?.(err);
+  });
+  return db;
 }
 
-/** Ends the pool; safe to call twice. */
+interface PoolState {
+  ended?: boolean;
+  ending?: boolean;
+  totalCount: number;
+  end(): Promise<void>;
+  on(event: 'remove', listener: () => void): unknown;
+  off(event: 'remove', listener: () => void): unknown;
+}
+
+/**
+ * Ends the pool and waits until every connection has really closed (pg's `end()` resolves as
+ * soon as it has *asked* them to), so stopping the server next cannot surprise a closing socket
+ * with a "terminating connection" error. Safe to call twice.
+ */
 export async function closeIndexerDb(db: IndexerDb): Promise<void> {
-  const pool = db.$pool as { ended?: boolean; end(): Promise<void> };
-  if (!pool.ended) await pool.end();
+  const pool = db.$pool as unknown as PoolState;
+  if (pool.ended || pool.ending) return;
+  let remaining = pool.totalCount;
+  let onRemove: () => void = () => {};
+  const allClosed = new Promise<void>((resolve) => {
+    if (remaining === 0) resolve();
+    onRemove = () => {
+      remaining -= 1;
+      if (remaining <= 0) resolve();
+    };
+    pool.on('remove', onRemove);
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await pool.end();
+    await Promise.race([allClosed, new Promise<void>((resolve) => { timer = setTimeout(resolve, 2000); })]);
+  } finally {
+    clearTimeout(timer);
+    pool.off('remove', onRemove);
+  }
 }
 
 /** A parameterised statement: `text` uses $1…$n, `values` are bound by the server. */

@@ -61,6 +61,7 @@ function formatError(ctx: ApiContext) {
       return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', parameter: original.parameter } };
     }
     if (isDatabaseUnavailable(original) || (original instanceof IndexerError && original.status === 503)) {
+      ctx.logger.warn({ err: { name: original.name, message: redactUrl(original.message) }, path: error.path }, 'graphql: database unavailable');
       return {
         ...formatted,
         message: 'The database is unavailable or did not answer in time',

@@ -87,9 +87,11 @@ export const batchNeutral: ReadonlySet<string> = new Set(['eth_chainId', 'net_ve
  */
 export function classifyCalls(calls: readonly RpcCall[], extraConfirmable: ReadonlySet<string>): Classification {
   if (calls.length === 1) return classifyCall(calls[0]!, extraConfirmable);
+  // Every member is checked (and may throw) before any verdict, whatever its position.
+  const verdicts = calls.map((call) => inBatch(call, () => classifyCall(call, extraConfirmable)));
   let pinnedMembers = 0;
-  for (const call of calls) {
-    const c = inBatch(call, () => classifyCall(call, extraConfirmable));
+  for (const [i, c] of verdicts.entries()) {
+    const call = calls[i]!;
     if (c.confirmable) pinnedMembers += 1;
     else if (!batchNeutral.has(call.method)) return { confirmable: false, reason: `batch member ${JSON.stringify(call.id)}: ${c.reason}` };
   }

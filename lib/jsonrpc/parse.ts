@@ -22,8 +22,10 @@ function isValidId(id: unknown): id is RpcId {
 }
 
 /** Parses the raw body; the first byte decides between a single request and a batch. */
-export function parsePayload(raw: Buffer, options: ParseOptions): RpcPayload {
-  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
+  // A UTF-8 byte-order mark is dropped from the bytes forwarded too: Go nodes reject it.
+  const raw = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+  const text = raw.toString('utf8');
   if (text.trim() === '') throw new ParseError('Parse error: the request body is empty');
   let value: unknown;
   try {

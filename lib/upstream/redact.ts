@@ -12,6 +12,15 @@
  */
 const wordSegment = /^[a-z][a-z0-9_-]{0,11}$/i;
 
+/** decodeURIComponent that never throws (a malformed escape is kept as written). */
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 function keepSegment(segment: string): boolean {
   return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
 }
@@ -26,7 +35,7 @@ export function redactUrl(raw: string): string {
   const auth = url.username || url.password ? '***@' : '';
   const path = url.pathname
     .split('/')
-    .map((s) => (keepSegment(decodeURIComponent(s)) ? s : '***'))
+    .map((s) => (keepSegment(decode(s)) ? s : '***'))
     .join('/');
   const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join('&');
   return `${url.protocol}//${auth}${url.host}${path === '/' ? '' : path}${query ? `?${query}` : ''}`;
@@ -45,10 +54,10 @@ export function secretsOf(raw: string): string[] {
     return raw.length >= 6 ? [raw] : [];
   }
   const parts = [
-    ...url.pathname.split('/').filter((s) => !keepSegment(decodeURIComponent(s))),
+    ...url.pathname.split('/').filter((s) => !keepSegment(decode(s))),
     ...[...url.searchParams.values()],
-    decodeURIComponent(url.password),
-    decodeURIComponent(url.username),
+    decode(url.password),
+    decode(url.username),
   ];
-  return [...new Set(parts.flatMap((p) => [p, decodeURIComponent(p)]))].filter((p) => p.length >= 6);
+  return [...new Set(parts.flatMap((p) => [p, decode(p)]))].filter((p) => p.length >= 6);
 }

@@ -30,6 +30,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
   let failures = 0;
   let retryAt = 0;
   let closed = false;
+  let tooLarge = false;
   let nextId = 1;
   const pending = new Map<number, Pending>();
 
@@ -49,7 +50,15 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     const members = Array.isArray(value) ? value : [value];
     const first = members.find((m) => m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'number');
     const request = first ? pending.get((first as { id: number }).id) : undefined;
-    if (!request) return; // a subscription notification or an answer to a call already given up
+    if (!request) {
+      // An error with id null answers a message the upstream could not read; it cannot say which,
+      // so every call in flight fails (and is asked elsewhere) rather than wait for its timeout.
+      const orphan = members[0] as { id?: unknown; error?: { message?: unknown } } | undefined;
+      if (!Array.isArray(value) && orphan?.id === null && orphan.error) {
+        failAll(new UpstreamCallError('transport', `upstream error with id null: ${String(orphan.error.message ?? '')}`));
+      }
+      return; // otherwise a subscription notification or an answer to a call already given up
+    }
     for (const id of request.ids.keys()) pending.delete(id);
     for (const m of members) {
       if (m !== null && typeof m === 'object') {
@@ -79,7 +88,8 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         resolve(ws);
       });
       ws.on('message', onMessage);
-      ws.on('error', (err) => {
+      ws.on('error', (err: Error & { code?: string }) => {
+        if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') tooLarge = true;
         if (socket !== ws) {
           failures += 1;
           retryAt = Date.now() + Math.min(250 * 2 ** (failures - 1), 30_000);
@@ -89,7 +99,14 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
       });
       ws.on('close', (code) => {
         if (socket === ws) socket = undefined;
-        failAll(new UpstreamCallError('closed', `websocket closed (code ${code})`));
+        // ws drops the connection (1009, or 1006 as seen here) when a message is over maxPayload.
+        const overLimit = tooLarge || code === 1009;
+        tooLarge = false;
+        failAll(
+          overLimit
+            ? new UpstreamCallError('too-large', `answer over the ${options.maxBytes}-byte limit (the connection is reopened)`)
+            : new UpstreamCallError('closed', `websocket closed (code ${code})`),
+        );
       });
     });
     return opening;

@@ -60,8 +60,11 @@ function answerOf(value: unknown, call: RpcCall): Answer | string {
   if ('error' in obj && obj.error !== undefined && obj.error !== null) {
     const error = obj.error as Record<string, unknown>;
     if (typeof error !== 'object' || typeof error.code !== 'number') return 'error without a numeric code';
-    if (providerTroubleCodes.has(error.code) || providerTroubleMessage.test(String(error.message ?? ''))) {
-      return `provider error ${error.code}: ${String(error.message ?? '').slice(0, 200)}`;
+    const message = String(error.message ?? '');
+    // A contract's revert reason may say "rate limit" too: that is an answer, not provider trouble.
+    const trouble = providerTroubleCodes.has(error.code) || (error.code !== 3 && !/revert/i.test(message) && providerTroubleMessage.test(message));
+    if (trouble) {
+      return `provider error ${error.code}: ${message.slice(0, 200)}`;
     }
     return { error: { code: error.code, data: error.data } };
   }

@@ -101,7 +101,7 @@ export type Answer = { result: unknown } | { error: { code: unknown; data?: unkn
 export function comparable(method: string, answer: Answer): unknown {
   if ('error' in answer) {
     const { code, data } = answer.error;
-    return { error: data === undefined ? { code } : { code, data: plain(data) } };
+    return { error: data === undefined || data === null ? { code } : { code, data: plain(data) } };
   }
   return { result: shapers[resultShape[method] ?? 'any'](answer.result) };
 }

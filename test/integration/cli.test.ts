@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startFakeUpstream } from '../support/fake-upstream.js';
@@ -44,18 +44,23 @@ test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async
   const key = 'c0ffee00c0ffee00c0ffee00c0ffee00';
   const fakes = await Promise.all([startFakeUpstream({ path: `/v3/${key}` }), startFakeUpstream({ path: `/v3/${key}`, profile: 'pretty' })]);
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  await chmod(dir, 0o755); // as root, PostgreSQL runs as the postgres user, which must reach pgdata
   const file = join(dir, 'omnigate.yaml');
   await writeFile(
     file,
-    ['# two upstreams that must agree', 'confirmations: 2', 'refreshInterval: 60', 'port: 1', 'chains:', '  1338:', '    rpcs:', ...fakes.map((f) => `      - ${f.url}`), ''].join('\n'),
+    ['# two upstreams that must agree', 'confirmations: 2', 'refreshInterval: 60', 'port: 1', 'chains:', '  1337:', '    rpcs:', ...fakes.map((f) => `      - ${f.url}`), ''].join('\n'),
   );
-  const r = run(['serve', '--config', file, '--port', '0']);
+  // The full app: balancer and indexer API on one port, the indexer on an embedded PostgreSQL.
+  const r = run(['serve', '--config', file, '--port', '0'], { OMNIGATE_PGDATA: join(dir, 'pgdata'), DATABASE_URL: '' });
   const port = await listeningPort(r);
   const base = `http://127.0.0.1:${port}`;
-  const ok = await send(base, 'POST', '/rpc/1338', JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1'])), { 'content-type': 'application/json' });
-  t.is(ok.status, 200);
+  const ok = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1'])), { 'content-type': 'application/json' });
+  t.is(ok.status, 200, ok.text);
   t.is(ok.headers['x-required-confirmations'], '2');
   t.is(fakes[0]!.requests[0]!.path, `/v3/${key}`);
+  const api = await send(base, 'GET', '/api/pending-transactions/missing-relay');
+  t.is(api.status, 200);
+  t.deepEqual(api.body, []);
   const nf = await send(base, 'GET', '/nowhere');
   t.is(nf.status, 404);
   t.is(nf.body.error.code, -32008);
@@ -90,7 +95,25 @@ test('should exit 2 on a missing config file or a bad --port', async (t) => {
   const missing = run(['serve', '--config', '/nonexistent/omnigate.yaml']);
   t.is(await missing.exited, 2);
   t.regex(missing.err.join(''), /cannot read the config file/);
-  const badPort = run(['serve', '--config', 'config/omnigate.example.yaml', '--port', 'http']);
+  const badPort = run(['serve', '--config', 'config/omnigate.example.yaml', '--port', 'http', '--no-indexer']);
   t.is(await badPort.exited, 2);
   t.regex(badPort.err.join(''), /--port/);
+  const badEnv = run(['serve', '--config', 'config/omnigate.example.yaml'], { DATABASE_URL: 'mysql://x' });
+  t.is(await badEnv.exited, 2);
+  t.regex(badEnv.err.join(''), /DATABASE_URL must be a postgres/);
+});
+
+test('should serve the balancer alone with --no-indexer', async (t) => {
+  const fake = await startFakeUpstream();
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  t.is((await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber')))).status, 200);
+  t.is((await send(base, 'GET', '/api/disputes')).status, 404);
+  r.child.kill('SIGINT');
+  t.is(await r.exited, 0);
+  await rm(dir, { recursive: true });
+  await fake.close();
 });

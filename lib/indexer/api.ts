@@ -1,0 +1,66 @@
+/**
+ * `indexerApi(db)`: one connect/express handler, mounted at the app root, that serves the indexer
+ * paths and passes every other request on with `next()`:
+ *   /api/*          REST (routes.ts)
+ *   /graphql        GraphQL + GraphiQL (graphql.ts)
+ *   /openapi.json   OpenAPI 3.1 (openapi.ts)
+ *   /api-docs[/…]   Redoc page and its locally served bundle (docs.ts)
+ * Async failures are caught here and rendered as problem+json, so a rejected promise never
+ * leaves a request hanging in connect (which does not handle promises).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createApiContext, splitUrl, type ApiContext, type IndexerApiOptions } from './context.js';
+import type { IndexerDb } from './db.js';
+import { redactUrl } from './db-errors.js';
+import { docsHandler } from './docs.js';
+import { graphqlHandler } from './graphql.js';
+import { sendProblem, toProblem } from './problem.js';
+import { restHandler } from './routes.js';
+
+export type { IndexerApiOptions } from './context.js';
+
+export type IndexerHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  const { path } = splitUrl(req);
+  const problem = toProblem(err, { dev: ctx.dev, instance: path });
+  if (problem.severity !== 'none') {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const cause = e.cause instanceof Error ? redactUrl(e.cause.message) : undefined;
+    ctx.logger[problem.severity]({
+      status: problem.status, code: problem.body.code, method: req.method, path,
+      err: { name: e.name, message: redactUrl(e.message), ...(cause ? { cause } : {}), ...(problem.status === 500 ? { stack: e.stack } : {}) },
+    }, 'indexer request failed');
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendProblem(res, problem);
+}
+
+/**
+ * @example
+ * // connect
+ * const app = connect(); app.use(indexerApi(db, { nodeEnv: process.env.NODE_ENV }));
+ * // express
+ * const app = express(); app.use(indexerApi(db));
+ */
+export function indexerApi(db: IndexerDb, options: IndexerApiOptions = {}): IndexerHandler {
+  const ctx = createApiContext(db, options);
+  const rest = restHandler(ctx);
+  const graphql = graphqlHandler(ctx);
+  const docs = docsHandler(ctx);
+  return function indexerApi(req, res, next) {
+    const { path } = splitUrl(req);
+    let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
+    if (path === '/graphql' || path === '/graphql/') handler = graphql;
+    else if (path === '/openapi.json' || path === '/api-docs' || path.startsWith('/api-docs/')) handler = docs;
+    else if (path === '/api' || path.startsWith('/api/')) handler = rest;
+    if (!handler) {
+      next();
+      return;
+    }
+    handler(req, res).catch((err: unknown) => fail(ctx, req, res, err));
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * `omnigate db migrate` and `omnigate db seed-demo [--count N]`. Both use DATABASE_URL when set,
+ * else the embedded PostgreSQL in OMNIGATE_PGDATA (default .omnigate/pgdata), which is started
+ * for the command and stopped afterwards (or shared, if `omnigate serve` already runs it).
+ */
+import type { Command } from 'commander';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { bound, statement } from './db.js';
+import { redactUrl } from './db-errors.js';
+import { readIndexerEnv, type IndexerEnv } from './env.js';
+import { migrate } from './migrate.js';
+import { openIndexerDb, type OpenIndexerDb } from './open.js';
+import { seedDemo } from './seed.js';
+
+export interface DbCommandDeps {
+  /** Environment to read (default process.env). */
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+  /** Where results are printed (default stdout). */
+  print?: (line: string) => void;
+}
+
+async function withDatabase<T>(env: IndexerEnv, deps: DbCommandDeps, fn: (open: OpenIndexerDb) => Promise<T>): Promise<T> {
+  const open = await openIndexerDb({
+    ...(env.databaseUrl ? { databaseUrl: env.databaseUrl } : {}),
+    dataDir: env.dataDir,
+    ...(env.port === undefined ? {} : { port: env.port }),
+    ...(env.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: env.statementTimeoutMs }),
+    ...(env.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: env.connectTimeoutMs }),
+    logger: deps.logger ?? silentLogger,
+  });
+  try {
+    return await fn(open);
+  } finally {
+    await open.close();
+  }
+}
+
+function where(env: IndexerEnv): string {
+  return env.databaseUrl ? redactUrl(env.databaseUrl) : `embedded PostgreSQL in ${env.dataDir}`;
+}
+
+function message(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return redactUrl(text);
+}
+
+export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): void {
+  const print = deps.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const envOf = (cmd: Command, dataDir?: string): IndexerEnv => {
+    try {
+      const env = readIndexerEnv(deps.env ?? process.env);
+      return dataDir ? { ...env, dataDir } : env;
+    } catch (err) {
+      return cmd.error(`omnigate db: ${message(err)}`, { exitCode: 2, code: 'omnigate.db.config' });
+    }
+  };
+
+  const db = program.command('db').description('Manage the indexer database (DATABASE_URL, or the embedded PostgreSQL when unset)');
+
+  db.command('migrate')
+    .description('Create the indexer tables if absent and add the indexes the API needs')
+    .option('--data-dir <dir>', 'embedded PostgreSQL data directory (env OMNIGATE_PGDATA, default .omnigate/pgdata)')
+    .action(async (opts: { dataDir?: string }, cmd: Command) => {
+      const env = envOf(cmd, opts.dataDir);
+      try {
+        const applied = await withDatabase(env, deps, async (open) => [...open.applied, ...(await migrate(open.db, { logger: deps.logger ?? silentLogger }))]);
+        print(applied.length === 0
+          ? `Database is up to date (${where(env)}).`
+          : `Applied ${applied.length} migration(s) to ${where(env)}: ${applied.join(', ')}`);
+      } catch (err) {
+        cmd.error(`omnigate db migrate failed (${where(env)}): ${message(err)}`, { exitCode: 1, code: 'omnigate.db.migrate' });
+      }
+    });
+
+  db.command('seed-demo')
+    .description('Fill the database with a generated demo dataset (every bridge state, 12 chains)')
+    .option('--count <n>', 'number of bridge transactions to generate', '500')
+    .option('--force', 'seed even if the database already holds bridge events')
+    .option('--data-dir <dir>', 'embedded PostgreSQL data directory (env OMNIGATE_PGDATA, default .omnigate/pgdata)')
+    .action(async (opts: { count: string; force?: boolean; dataDir?: string }, cmd: Command) => {
+      const count = Number(opts.count);
+      if (!/^\d+$/.test(opts.count) || count < 1 || count > 1_000_000) {
+        cmd.error(`omnigate db seed-demo: --count must be an integer from 1 to 1000000 (got "${opts.count}")`, { exitCode: 2, code: 'omnigate.db.args' });
+      }
+      const env = envOf(cmd, opts.dataDir);
+      try {
+        const inserted = await withDatabase(env, deps, async (open) => {
+          await migrate(open.db, { logger: deps.logger ?? silentLogger });
+          const existing = await open.db.one<{ n: number }>(bound(statement('SELECT count(*)::int AS n FROM "BridgeRequestEvents"')));
+          if (existing.n > 0 && !opts.force) {
+            throw new Error(`the database already holds ${existing.n} bridge requests; refusing to mix demo data in (pass --force to add anyway)`);
+          }
+          return seedDemo(open.db, { count });
+        });
+        print(`Seeded ${inserted} demo bridge transactions into ${where(env)}.`);
+      } catch (err) {
+        cmd.error(`omnigate db seed-demo failed (${where(env)}): ${message(err)}`, { exitCode: 1, code: 'omnigate.db.seed' });
+      }
+    });
+}

@@ -1,0 +1,58 @@
+/**
+ * The environment variables the indexer understands, read in one pure function so the CLI is
+ * the only place that touches `process.env` (it passes it in).
+ */
+import { DEFAULT_DATA_DIR } from './embedded.js';
+
+export interface IndexerEnv {
+  databaseUrl?: string;
+  dataDir: string;
+  port?: number;
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  lookbackFloor?: number;
+  nodeEnv?: string;
+}
+
+/** Names of the variables, for docs and error messages. */
+export const INDEXER_ENV_KEYS = {
+  databaseUrl: 'DATABASE_URL',
+  dataDir: 'OMNIGATE_PGDATA',
+  port: 'OMNIGATE_PG_PORT',
+  statementTimeoutMs: 'OMNIGATE_DB_STATEMENT_TIMEOUT_MS',
+  connectTimeoutMs: 'OMNIGATE_DB_CONNECT_TIMEOUT_MS',
+  lookbackFloor: 'OMNIGATE_LOOKBACK_FLOOR',
+  nodeEnv: 'NODE_ENV',
+} as const;
+
+function positiveInt(env: Record<string, string | undefined>, key: string, allowZero = false): number | undefined {
+  const raw = env[key];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new Error(`${key} must be a ${allowZero ? 'non-negative' : 'positive'} integer (got "${raw}")`);
+  return n;
+}
+
+/** Reads and validates the indexer's variables; throws an Error naming the bad variable. */
+export function readIndexerEnv(env: Record<string, string | undefined>): IndexerEnv {
+  const k = INDEXER_ENV_KEYS;
+  const out: IndexerEnv = { dataDir: env[k.dataDir]?.trim() || DEFAULT_DATA_DIR };
+  const url = env[k.databaseUrl]?.trim();
+  if (url) {
+    if (!/^postgres(?:ql)?:\/\//.test(url)) throw new Error(`${k.databaseUrl} must be a postgres:// or postgresql:// URL`);
+    out.databaseUrl = url;
+  }
+  const port = positiveInt(env, k.port);
+  if (port !== undefined) {
+    if (port > 65535) throw new Error(`${k.port} must be a port number (got "${env[k.port]}")`);
+    out.port = port;
+  }
+  const statementTimeoutMs = positiveInt(env, k.statementTimeoutMs);
+  if (statementTimeoutMs !== undefined) out.statementTimeoutMs = statementTimeoutMs;
+  const connectTimeoutMs = positiveInt(env, k.connectTimeoutMs);
+  if (connectTimeoutMs !== undefined) out.connectTimeoutMs = connectTimeoutMs;
+  const lookbackFloor = positiveInt(env, k.lookbackFloor, true);
+  if (lookbackFloor !== undefined) out.lookbackFloor = lookbackFloor;
+  if (env[k.nodeEnv]) out.nodeEnv = env[k.nodeEnv];
+  return out;
+}

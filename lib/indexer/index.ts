@@ -1,0 +1,26 @@
+/**
+ * Component A, the bridge-event indexer API.
+ *
+ * Contract: `indexerApi(db)` is one connect/express handler for the app root serving /api/*,
+ * /graphql, /openapi.json and /api-docs, calling `next()` for anything else; it never leaves a
+ * request hanging (database failures become 503 problem+json within the pool's timeouts).
+ * `openIndexerDb()` yields the database: DATABASE_URL, or an embedded PostgreSQL with migrations
+ * applied. Only the CLI reads the environment (`readIndexerEnv(process.env)`).
+ */
+export { indexerApi, type IndexerApiOptions, type IndexerHandler } from './api.js';
+export { openIndexerDb, type OpenIndexerDb, type OpenIndexerDbOptions } from './open.js';
+export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db.js';
+export { migrate, loadMigrations, defaultMigrationsDir } from './migrate.js';
+export { seedDemo, generateDemo, DEMO_STATES, type DemoState } from './seed.js';
+export { registerDbCommands, type DbCommandDeps } from './cli.js';
+export { readIndexerEnv, INDEXER_ENV_KEYS, type IndexerEnv } from './env.js';
+export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
+export { buildOpenApi } from './openapi.js';
+export { buildIndexerSchema } from './graphql-schema.js';
+export {
+  missingRelay, exceedDeadline, missingProof, missingClaim, refundedAndRelayed, conflictingProofs, activeDisputes,
+  invalidRelays, findTransaction, WINDOW_DEFAULTS, type QueryContext, type Page,
+} from './queries.js';
+export { DEFAULT_LIMIT, MAX_LIMIT, type ListFilter } from './params.js';
+export { IndexerError, InvalidParameterError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError } from './errors.js';
+export type * from './types.js';

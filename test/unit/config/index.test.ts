@@ -1,0 +1,154 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { loadConfigFile, parseConfig } from '../../../config/index.js';
+import { ConfigError } from '../../../lib/errors.js';
+
+/** The problems a YAML text is refused with. */
+const problemsOf = (yaml: string): readonly string[] => {
+  const err = (() => {
+    try {
+      parseConfig(yaml);
+    } catch (e) {
+      return e;
+    }
+    throw new Error('the config was accepted');
+  })();
+  if (!(err instanceof ConfigError)) throw err;
+  return err.problems;
+};
+
+test('should parse the documented fields with comments and apply the defaults', (t) => {
+  const config = parseConfig(`
+# the balancer
+port: 8545   # trailing comment
+chains:
+  # mainnet
+  1:
+    rpcs:
+      - https://mainnet.infura.io/v3/KEY   # Infura
+      - wss://eth.example/ws
+`);
+  t.is(config.port, 8545);
+  t.is(config.confirmations, 1);
+  t.is(config.refreshInterval, 60);
+  t.deepEqual(config.timeouts, { upstreamMs: 10_000, requestMs: 30_000 });
+  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [] });
+});
+
+test('should parse the example config shipped in config/', async (t) => {
+  const config = await loadConfigFile(new URL('../../../config/omnigate.example.yaml', import.meta.url).pathname);
+  t.is(config.chains['1']!.confirmations, 2);
+  t.deepEqual(config.chains['1']!.confirmableMethods, ['eth_getBlockByHash', 'eth_getTransactionReceipt']);
+});
+
+test('should keep a chain id larger than 2^53 exact', (t) => {
+  const config = parseConfig('chains:\n  18446744073709551617:\n    rpcs: [https://a.example]\n  9007199254740993:\n    rpcs: [https://b.example]\n');
+  t.deepEqual(Object.keys(config.chains).sort(), ['18446744073709551617', '9007199254740993']);
+});
+
+test('should deep-freeze the result', (t) => {
+  const config = parseConfig('confirmableMethods: [eth_getBlockByHash]\nchains:\n  1:\n    rpcs: [https://a.example]\n');
+  for (const part of [config, config.timeouts, config.limits, config.chains, config.chains['1']!, config.chains['1']!.rpcs, config.confirmableMethods]) {
+    t.true(Object.isFrozen(part));
+  }
+  t.throws(() => {
+    (config as { port: number }).port = 1;
+  }, { instanceOf: TypeError });
+  t.throws(() => (config.chains['1']!.rpcs as string[]).push('https://evil.example'), { instanceOf: TypeError });
+});
+
+test('should report the YAML path, the line and a fix for a bad URL', (t) => {
+  const problems = problemsOf(`chains:
+  1338:
+    rpcs:
+      - https://a.example/v1/KEY
+      - https://b.example
+      - htp://x
+`);
+  t.deepEqual(problems, ['chains.1338.rpcs[2] (line 6): "htp://x" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"']);
+});
+
+test('should report several problems at once, each with its line', (t) => {
+  const problems = problemsOf(`refresh_interval: 30
+port: 99999
+chains:
+  1:
+    rpcs:
+      - https://mainnet.infura.io/v3/\${INFURA_API_KEY}
+      - https://a.example
+      - https://a.example
+    confirmableMethods: [eth_blockNumber]
+`);
+  t.is(problems.length, 5, problems.join('\n'));
+  const expected: [RegExp, number][] = [
+    [/^refresh_interval \(line 1\): unknown key: did you mean "refreshInterval"\?$/, 0],
+    [/^port \(line 2\): 99999 is not an integer from 0 to 65535/, 1],
+    [/^chains\.1\.rpcs\[0\] \(line 6\): .* is a template/, 2],
+    [/^chains\.1\.rpcs\[2\] \(line 8\): "https:\/\/a\.example" is listed twice/, 3],
+    [/^chains\.1\.confirmableMethods\[0\] \(line 9\): eth_blockNumber is never confirmable/, 4],
+  ];
+  for (const [pattern, index] of expected) t.regex(problems[index]!, pattern);
+});
+
+test('should name the line of the key for a problem about a whole chain', (t) => {
+  const problems = problemsOf('port: 1\nchains:\n  1:\n    rpcs: [https://a.example]\n    confirmations: 2\n');
+  t.deepEqual(problems, ['chains.1.confirmations (line 5): 2 confirmations need at least 2 upstreams, but rpcs has 1: add upstreams or lower it']);
+});
+
+test('should report confirmations above the number of rpcs', (t) => {
+  const problems = problemsOf('confirmations: 3\nchains:\n  1:\n    rpcs: [https://a.example, https://b.example]\n');
+  t.is(problems.length, 1);
+  t.regex(problems[0]!, /^chains\.1\.confirmations \(line 3\): 3 confirmations need at least 3 upstreams, but rpcs has 2/);
+});
+
+test('should reject a never-confirmable method in the top-level confirmableMethods', (t) => {
+  const problems = problemsOf('confirmableMethods:\n  - eth_getBlockByHash\n  - eth_gasPrice\nchains:\n  1:\n    rpcs: [https://a.example]\n');
+  t.deepEqual(problems, ['confirmableMethods[1] (line 3): eth_gasPrice is never confirmable: its answer depends on the chain head or the node']);
+});
+
+test('should report a YAML syntax error with its line', (t) => {
+  const problems = problemsOf('chains:\n  1: {rpcs: [https://a.example]\n');
+  t.is(problems.length, 1);
+  t.regex(problems[0]!, /^line 3:1: YAML syntax: /);
+});
+
+test('should report a duplicate key as a YAML error with its line', (t) => {
+  const problems = problemsOf('port: 1\nport: 2\nchains:\n  1:\n    rpcs: [https://a.example]\n');
+  t.regex(problems[0]!, /^line 2:\d+: YAML syntax: .*[Mm]ap keys must be unique/);
+});
+
+test('should refuse an empty file with a fix', (t) => {
+  t.regex(problemsOf('')[0]!, /must be a YAML mapping with at least a `chains:` key/);
+  t.regex(problemsOf('# only a comment\n')[0]!, /must be a YAML mapping/);
+});
+
+test('should name the source in the ConfigError message', (t) => {
+  const err = t.throws(() => parseConfig('port: x\nchains:\n  1:\n    rpcs: [https://a.example]\n', 'my.yaml'), { instanceOf: ConfigError })!;
+  t.is(err.code, 'OMNI_ERR_CONFIG');
+  t.is(err.name, 'ConfigError');
+  t.regex(err.message, /^my\.yaml: invalid config:\n {2}- port \(line 1\): "x" is not an integer/);
+});
+
+test('should report an unreadable file as a ConfigError', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-config-'));
+  try {
+    const missing = join(dir, 'missing.yaml');
+    const err = await t.throwsAsync(loadConfigFile(missing), { instanceOf: ConfigError });
+    t.regex(err!.problems[0]!, /^cannot read the config file: /);
+    t.regex(err!.message, new RegExp(`^${missing}: `));
+    const file = join(dir, 'ok.yaml');
+    await writeFile(file, 'chains:\n  1:\n    rpcs: [https://a.example]\n');
+    t.deepEqual((await loadConfigFile(file)).chains['1']!.rpcs, ['https://a.example']);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// `1:` is read as a number and `"1":` as a string, so YAML's own unique-key check misses them;
+// the second chain then silently replaces the first.
+test('should report chain 1 written twice as 1 and "1"', (t) => {
+  const problems = problemsOf('chains:\n  1:\n    rpcs: [https://a.example]\n  "1":\n    rpcs: [https://b.example]\n');
+  t.true(problems.length > 0);
+});

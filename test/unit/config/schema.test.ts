@@ -1,0 +1,151 @@
+import test from 'ava';
+import { defaults } from '../../../config/defaults.js';
+import { validateConfig, type ConfigProblem, type OmnigateConfig } from '../../../config/schema.js';
+
+const ok = (raw: unknown): OmnigateConfig => {
+  const r = validateConfig(raw);
+  if ('problems' in r) throw new Error(r.problems.map((p) => `${p.path}: ${p.message}`).join('\n'));
+  return r.config;
+};
+const problems = (raw: unknown): ConfigProblem[] => {
+  const r = validateConfig(raw);
+  if (!('problems' in r)) throw new Error('expected problems');
+  return r.problems;
+};
+const minimal = { chains: { '1': { rpcs: ['https://a.example/v2/KEY'] } } };
+
+test('should use the documented defaults: N=1, probes every 60 s', (t) => {
+  t.is(defaults.confirmations, 1);
+  t.is(defaults.refreshInterval, 60);
+  t.true(defaults.timeouts.upstreamMs < defaults.timeouts.requestMs, 'one upstream call fits in the request deadline');
+});
+
+test('should apply every default to a minimal config', (t) => {
+  t.deepEqual(ok(minimal), {
+    port: defaults.port,
+    confirmations: defaults.confirmations,
+    refreshInterval: defaults.refreshInterval,
+    timeouts: { ...defaults.timeouts },
+    limits: { ...defaults.limits },
+    redactHeaders: defaults.redactHeaders,
+    confirmableMethods: [],
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [] } },
+  });
+});
+
+test('should read null values as "use the default"', (t) => {
+  const c = ok({ ...minimal, port: null, timeouts: null, limits: { batchSize: null }, redactHeaders: null });
+  t.is(c.port, defaults.port);
+  t.is(c.limits.batchSize, defaults.limits.batchSize);
+  t.false(c.redactHeaders);
+});
+
+test('should let a chain inherit the top-level confirmations and override it', (t) => {
+  const c = ok({
+    confirmations: 2,
+    chains: { '1': { rpcs: ['https://a.example', 'https://b.example'] }, '10': { rpcs: ['https://c.example', 'https://d.example', 'https://e.example'], confirmations: 3 } },
+  });
+  t.is(c.confirmations, 2);
+  t.is(c.chains['1']!.confirmations, 2);
+  t.is(c.chains['10']!.confirmations, 3);
+});
+
+test('should accept http, https, ws and wss upstreams, keeping them as written', (t) => {
+  const rpcs = ['http://10.0.0.5:8545', 'https://a.example/v2/KEY', 'ws://10.0.0.5:8546', 'wss://b.example/ws/v3/KEY'];
+  t.deepEqual(ok({ chains: { '1': { rpcs } } }).chains['1']!.rpcs, rpcs);
+});
+
+test('should read bigint integers (as the YAML loader gives them)', (t) => {
+  const c = ok({ port: 8080n, confirmations: 1n, chains: { '1': { rpcs: ['https://a.example'], confirmations: 1n } } });
+  t.is(c.port, 8080);
+  t.is(c.chains['1']!.confirmations, 1);
+});
+
+test('should key chains by canonical decimal id, exact beyond 2^53', (t) => {
+  const c = ok({ chains: { '18446744073709551617': { rpcs: ['https://a.example'] }, '007': { rpcs: ['https://b.example'] } } });
+  t.deepEqual(Object.keys(c.chains).sort(), ['18446744073709551617', '7']);
+});
+
+test('should accept chain id 0', (t) => {
+  t.truthy(ok({ chains: { '0': { rpcs: ['https://a.example'] } } }).chains['0']);
+});
+
+test('should keep the configured confirmable methods', (t) => {
+  const c = ok({ confirmableMethods: ['eth_getBlockByHash'], chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getTransactionReceipt'] } } });
+  t.deepEqual(c.confirmableMethods, ['eth_getBlockByHash']);
+  t.deepEqual(c.chains['1']!.confirmableMethods, ['eth_getTransactionReceipt']);
+});
+
+/** raw config → the path and a piece of the message of the problem it must report. */
+const invalid: [string, unknown, string, RegExp][] = [
+  ['a non-mapping root', 'chains', '(root)', /must be a YAML mapping/],
+  ['a null root', null, '(root)', /must be a YAML mapping/],
+  ['no chains', {}, 'chains', /needs at least one chain/],
+  ['empty chains', { chains: {} }, 'chains', /needs at least one chain/],
+  ['a non-numeric chain key', { chains: { mainnet: { rpcs: ['https://a.example'] } } }, 'chains.mainnet', /not a chain id/],
+  ['a negative chain key', { chains: { '-1': { rpcs: ['https://a.example'] } } }, 'chains.-1', /not a chain id/],
+  ['a chain that is a list', { chains: { '1': ['https://a.example'] } }, 'chains.1', /must be a mapping with an `rpcs:` list/],
+  ['no rpcs', { chains: { '1': {} } }, 'chains.1.rpcs', /non-empty list of upstream URLs/],
+  ['empty rpcs', { chains: { '1': { rpcs: [] } } }, 'chains.1.rpcs', /non-empty list/],
+  ['rpcs as a string', { chains: { '1': { rpcs: 'https://a.example' } } }, 'chains.1.rpcs', /non-empty list/],
+  ['a misspelt scheme', { chains: { '1338': { rpcs: ['https://a.example', 'https://b.example', 'htp://x'] } } }, 'chains.1338.rpcs[2]', /^"htp:\/\/x" is not an http\(s\)\/ws\(s\) URL\. Example: "https:\/\/rpc\.example\/v1\/KEY"$/],
+  ['a non-URL', { chains: { '1': { rpcs: ['localhost:8545'] } } }, 'chains.1.rpcs[0]', /is not an http\(s\)\/ws\(s\) URL/],
+  ['an ftp URL', { chains: { '1': { rpcs: ['ftp://a.example'] } } }, 'chains.1.rpcs[0]', /is not an http\(s\)\/ws\(s\) URL/],
+  ['a number as URL', { chains: { '1': { rpcs: [5] } } }, 'chains.1.rpcs[0]', /5 is not a URL string/],
+  ['a template URL', { chains: { '1': { rpcs: ['https://mainnet.infura.io/v3/${INFURA_API_KEY}'] } } }, 'chains.1.rpcs[0]', /is a template/],
+  ['a duplicate URL', { chains: { '1': { rpcs: ['https://a.example/v2/K', 'https://a.example/v2/K'] } } }, 'chains.1.rpcs[1]', /listed twice/],
+  ['a duplicate URL in another case and with a trailing slash', { chains: { '1': { rpcs: ['https://a.example', 'HTTPS://A.EXAMPLE/'] } } }, 'chains.1.rpcs[1]', /listed twice/],
+  ['port out of range', { ...minimal, port: 70000 }, 'port', /not an integer from 0 to 65535/],
+  ['a string port', { ...minimal, port: '5000' }, 'port', /"5000" is not an integer/],
+  ['confirmations 0', { ...minimal, confirmations: 0 }, 'confirmations', /not an integer from 1/],
+  ['fractional confirmations', { ...minimal, confirmations: 1.5 }, 'confirmations', /1\.5 is not an integer/],
+  ['refreshInterval 0', { ...minimal, refreshInterval: 0 }, 'refreshInterval', /in seconds/i],
+  ['chain confirmations above its rpcs', { chains: { '1': { rpcs: ['https://a.example', 'https://b.example'], confirmations: 3 } } }, 'chains.1.confirmations', /3 confirmations need at least 3 upstreams, but rpcs has 2/],
+  ['inherited confirmations above a chain\'s rpcs', { confirmations: 2, chains: { '1': { rpcs: ['https://a.example'] } } }, 'chains.1.confirmations', /need at least 2 upstreams, but rpcs has 1/],
+  ['timeouts as a list', { ...minimal, timeouts: [1] }, 'timeouts', /must be a mapping/],
+  ['a zero upstream timeout', { ...minimal, timeouts: { upstreamMs: 0 } }, 'timeouts.upstreamMs', /not an integer/],
+  ['a zero batch size', { ...minimal, limits: { batchSize: 0 } }, 'limits.batchSize', /not an integer/],
+  ['redactHeaders as a string', { ...minimal, redactHeaders: 'yes' }, 'redactHeaders', /is not true or false/],
+  ['a never-confirmable method', { ...minimal, confirmableMethods: ['eth_blockNumber'] }, 'confirmableMethods[0]', /eth_blockNumber is never confirmable/],
+  ['eth_sendRawTransaction on a chain', { chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getBlockByHash', 'eth_sendRawTransaction'] } } }, 'chains.1.confirmableMethods[1]', /never confirmable/],
+  ['a pinned method', { ...minimal, confirmableMethods: ['eth_getBalance'] }, 'confirmableMethods[0]', /already confirmable when pinned/],
+  ['a non-method name', { ...minimal, confirmableMethods: ['getBalance'] }, 'confirmableMethods[0]', /not a JSON-RPC method name/],
+  ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of method names/],
+  ['refresh_interval', { ...minimal, refresh_interval: 30 }, 'refresh_interval', /did you mean "refreshInterval"\?/],
+  ['Port (case)', { ...minimal, Port: 1 }, 'Port', /did you mean "port"\?/],
+  ['an unknown top-level key', { ...minimal, foo: 1 }, 'foo', /known keys here: port, confirmations, refreshInterval/],
+  ['urls instead of rpcs', { chains: { '1': { rpcs: ['https://a.example'], urls: [] } } }, 'chains.1.urls', /did you mean "rpcs"\?/],
+  ['confirmation instead of confirmations', { chains: { '1': { rpcs: ['https://a.example'], confirmation: 1 } } }, 'chains.1.confirmation', /did you mean "confirmations"\?/],
+  ['an unknown timeouts key', { ...minimal, timeouts: { upstream: 1 } }, 'timeouts.upstream', /known keys here: upstreamMs, requestMs/],
+];
+for (const [name, raw, path, message] of invalid) {
+  test(`should report ${name} at ${path}`, (t) => {
+    const found = problems(raw).find((p) => p.path === path);
+    t.truthy(found, `no problem at ${path}: ${JSON.stringify(problems(raw))}`);
+    t.regex(found!.message, message);
+  });
+}
+
+test('should report every problem at once', (t) => {
+  const list = problems({
+    port: -1,
+    refresh_interval: 5,
+    chains: { '1': { rpcs: ['htp://x', 'https://a.example', 'https://a.example'] }, abc: { rpcs: [] } },
+  });
+  t.deepEqual(
+    list.map((p) => p.path),
+    ['refresh_interval', 'port', 'chains.1.rpcs[0]', 'chains.1.rpcs[2]', 'chains.abc'],
+  );
+});
+
+test('should give a fix or an example with every problem', (t) => {
+  const list = problems({ port: 'x', confirmations: 0, refresh_interval: 1, chains: { '1': { rpcs: ['htp://x'] } } });
+  for (const p of list) t.regex(p.message, /Example|did you mean|e\.g\.|use |put |add |remove /, `${p.path}: ${p.message}`);
+});
+
+// YAML reads `1:` as a number and `"1":` as a string; both name chain 1. One of the two chains'
+// rpcs silently disappearing would change who votes.
+test('should report a chain listed twice under two spellings of its id', (t) => {
+  const r = validateConfig({ chains: { '1': { rpcs: ['https://a.example'] }, '01': { rpcs: ['https://b.example'] } } });
+  t.true('problems' in r, `accepted: ${JSON.stringify(r)}`);
+});

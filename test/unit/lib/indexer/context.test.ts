@@ -1,0 +1,35 @@
+import type { IncomingMessage } from 'node:http';
+import test from 'ava';
+import { createApiContext, mountPrefix, splitUrl } from '../../../../lib/indexer/context.js';
+import type { IndexerDb } from '../../../../lib/indexer/db.js';
+
+const req = (url: string, originalUrl?: string) => ({ url, ...(originalUrl === undefined ? {} : { originalUrl }) }) as unknown as IncomingMessage;
+
+test('mount prefix from connect/express originalUrl', (t) => {
+  t.is(mountPrefix(req('/api/disputes?limit=1')), '');
+  t.is(mountPrefix(req('/api/disputes', '/api/disputes')), '');
+  t.is(mountPrefix(req('/api/disputes?x=1', '/indexer/api/disputes?x=1')), '/indexer');
+  t.is(mountPrefix(req('/', '/indexer')), '/indexer');
+  t.is(mountPrefix(req('/api-docs', '/a"b/api-docs')), '', 'unsafe characters are never echoed');
+  t.is(mountPrefix(req('/x', '/unrelated')), '');
+});
+
+test('splitUrl separates path and query', (t) => {
+  t.deepEqual(splitUrl(req('/api/x?a=1&b=2')), { path: '/api/x', search: 'a=1&b=2' });
+  t.deepEqual(splitUrl(req('/api/x')), { path: '/api/x', search: '' });
+});
+
+test('defaults and per-request clock', (t) => {
+  let now = 100;
+  const ctx = createApiContext({} as IndexerDb, { now: () => now, nodeEnv: 'development', maxLimit: 50 });
+  t.true(ctx.dev);
+  t.deepEqual(ctx.limits, { defaultLimit: 50, maxLimit: 50 });
+  t.is(ctx.graphqlMaxCost, 250);
+  t.like(ctx.queryContext(), { now: 100, missingRelayWindowSeconds: 604800, invalidRelayWindowSeconds: 1209600 });
+  now = 200;
+  t.is(ctx.queryContext().now, 200);
+  t.false('lookbackFloor' in ctx.queryContext());
+  t.false(createApiContext({} as IndexerDb, { nodeEnv: 'production' }).dev);
+  t.is(createApiContext({} as IndexerDb, { lookbackFloor: 5 }).queryContext().lookbackFloor, 5);
+  t.is(createApiContext({} as IndexerDb).limits.defaultLimit, 100);
+});

@@ -1,0 +1,175 @@
+import test from 'ava';
+import { BatchTooLargeError, GatewayError, InvalidRequestError, ParseError } from '../../../../lib/errors.js';
+import { parsePayload, readableId } from '../../../../lib/jsonrpc/parse.js';
+
+const options = { maxBatchSize: 3 };
+const parse = (text: string | Buffer) => parsePayload(typeof text === 'string' ? Buffer.from(text) : text, options);
+
+/** What every rejection must carry; `rpcId` is the id the error answer echoes (null when unreadable). */
+interface Rejection {
+  rpcCode: number;
+  status: number;
+  code: string;
+  rpcId: string | number | null;
+  message?: RegExp;
+}
+
+const parseError: Omit<Rejection, 'rpcId'> = { rpcCode: -32700, status: 400, code: 'OMNI_ERR_PARSE' };
+const invalid: Omit<Rejection, 'rpcId'> = { rpcCode: -32600, status: 400, code: 'OMNI_ERR_INVALID_REQUEST' };
+
+const rejections: [string, string | Buffer, Rejection][] = [
+  ['an empty body', '', { ...parseError, rpcId: null, message: /empty/ }],
+  ['a whitespace-only body', ' \r\n\t ', { ...parseError, rpcId: null, message: /empty/ }],
+  ['a BOM-only body', '\uFEFF', { ...parseError, rpcId: null }],
+  ['non-JSON', '{"jsonrpc":"2.0",', { ...parseError, rpcId: null, message: /not valid JSON/ }],
+  ['HTML', '<html><body>hi</body></html>', { ...parseError, rpcId: null }],
+  ['an empty batch []', '[]', { ...invalid, rpcId: null, message: /empty batch/ }],
+  ['a number', '42', { ...invalid, rpcId: null, message: /JSON object/ }],
+  ['a string', '"eth_chainId"', { ...invalid, rpcId: null }],
+  ['null', 'null', { ...invalid, rpcId: null }],
+  ['true', 'true', { ...invalid, rpcId: null }],
+  ['a missing jsonrpc', '{"id":7,"method":"eth_chainId","params":[]}', { ...invalid, rpcId: 7, message: /"jsonrpc": "2.0"/ }],
+  ['jsonrpc "1.0"', '{"jsonrpc":"1.0","id":7,"method":"eth_chainId"}', { ...invalid, rpcId: 7 }],
+  ['jsonrpc as the number 2', '{"jsonrpc":2,"id":"x","method":"eth_chainId"}', { ...invalid, rpcId: 'x' }],
+  ['a missing id (notification)', '{"jsonrpc":"2.0","method":"eth_chainId","params":[]}', { ...invalid, rpcId: null, message: /no id/ }],
+  ['a float id', '{"jsonrpc":"2.0","id":1.5,"method":"eth_chainId"}', { ...invalid, rpcId: null, message: /invalid id/ }],
+  ['an id above 2^53', '{"jsonrpc":"2.0","id":9007199254740993,"method":"eth_chainId"}', { ...invalid, rpcId: null }],
+  ['a null id', '{"jsonrpc":"2.0","id":null,"method":"eth_chainId"}', { ...invalid, rpcId: null }],
+  ['an object id', '{"jsonrpc":"2.0","id":{"a":1},"method":"eth_chainId"}', { ...invalid, rpcId: null }],
+  ['a boolean id', '{"jsonrpc":"2.0","id":true,"method":"eth_chainId"}', { ...invalid, rpcId: null }],
+  ['a missing method', '{"jsonrpc":"2.0","id":3}', { ...invalid, rpcId: 3, message: /"method"/ }],
+  ['an empty method', '{"jsonrpc":"2.0","id":3,"method":""}', { ...invalid, rpcId: 3 }],
+  ['a numeric method', '{"jsonrpc":"2.0","id":3,"method":5}', { ...invalid, rpcId: 3 }],
+  ['params as an object', '{"jsonrpc":"2.0","id":"a","method":"eth_getBalance","params":{"address":"0x0"}}', { ...invalid, rpcId: 'a', message: /"params" must be an array/ }],
+  ['params as a string', '{"jsonrpc":"2.0","id":4,"method":"eth_chainId","params":"x"}', { ...invalid, rpcId: 4 }],
+  ['params null', '{"jsonrpc":"2.0","id":4,"method":"eth_chainId","params":null}', { ...invalid, rpcId: 4 }],
+  [
+    'a batch with an invalid member',
+    '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2}]',
+    { ...invalid, rpcId: null, message: /batch\[1\]/ },
+  ],
+  ['a batch with a scalar member', '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},5]', { ...invalid, rpcId: null, message: /batch\[1\] must be a JSON object/ }],
+  ['a batch of one empty batch', '[[]]', { ...invalid, rpcId: null }],
+  [
+    'a batch with duplicate ids',
+    '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}]',
+    { ...invalid, rpcId: null, message: /batch\[1\] repeats id 1/ },
+  ],
+  [
+    'a batch over maxBatchSize',
+    JSON.stringify([1, 2, 3, 4].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId' }))),
+    { rpcCode: -32007, status: 400, code: 'OMNI_ERR_BATCH_TOO_LARGE', rpcId: null, message: /4 calls, the limit is 3/ },
+  ],
+];
+
+for (const [name, body, expected] of rejections) {
+  test(`should reject ${name} with ${expected.rpcCode}`, (t) => {
+    const err = t.throws(() => parse(body));
+    t.true(err instanceof GatewayError, `${err?.name} is a GatewayError`);
+    const e = err as GatewayError;
+    t.is(e.rpcCode, expected.rpcCode);
+    t.is(e.status, expected.status);
+    t.is(e.code, expected.code);
+    // undefined means "the error handler works it out", which is null before the payload exists.
+    t.is(e.rpcId ?? null, expected.rpcId);
+    if (expected.message) t.regex(e.message, expected.message);
+  });
+}
+
+test('should use the error classes of the catalogue', (t) => {
+  t.true(t.throws(() => parse('{'))! instanceof ParseError);
+  t.true(t.throws(() => parse('[]'))! instanceof InvalidRequestError);
+  t.true(t.throws(() => parse('[{},{},{},{}]'))! instanceof BatchTooLargeError);
+});
+
+test('should check the batch size before looking at the members', (t) => {
+  const err = t.throws(() => parse('[1,2,3,4]')) as GatewayError;
+  t.is(err.rpcCode, -32007);
+});
+
+const accepted: [string, string, { id: string | number; method: string; params: unknown[] }][] = [
+  ['a numeric id', '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', { id: 1, method: 'eth_chainId', params: [] }],
+  ['a string id', '{"jsonrpc":"2.0","id":"abc-1","method":"eth_chainId","params":[]}', { id: 'abc-1', method: 'eth_chainId', params: [] }],
+  ['an empty string id', '{"jsonrpc":"2.0","id":"","method":"eth_chainId"}', { id: '', method: 'eth_chainId', params: [] }],
+  ['id 0', '{"jsonrpc":"2.0","id":0,"method":"eth_chainId"}', { id: 0, method: 'eth_chainId', params: [] }],
+  ['a negative id', '{"jsonrpc":"2.0","id":-5,"method":"eth_chainId"}', { id: -5, method: 'eth_chainId', params: [] }],
+  ['the largest safe integer id', '{"jsonrpc":"2.0","id":9007199254740991,"method":"eth_chainId"}', { id: 9007199254740991, method: 'eth_chainId', params: [] }],
+  ['absent params as []', '{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber"}', { id: 2, method: 'eth_blockNumber', params: [] }],
+  [
+    'params kept as sent',
+    '{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0xAbC","0x10"]}',
+    { id: 2, method: 'eth_getBalance', params: ['0xAbC', '0x10'] },
+  ],
+  ['a body with a BOM', '\uFEFF{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', { id: 1, method: 'eth_chainId', params: [] }],
+  ['surrounding whitespace', '\n  {"jsonrpc":"2.0","id":1,"method":"eth_chainId"}\n', { id: 1, method: 'eth_chainId', params: [] }],
+];
+
+for (const [name, body, call] of accepted) {
+  test(`should accept ${name}`, (t) => {
+    const payload = parse(body);
+    t.false(payload.batch);
+    t.deepEqual(payload.calls, [call]);
+  });
+}
+
+test('should keep the raw bytes exactly as sent', (t) => {
+  const raw = Buffer.from(' {"jsonrpc":"2.0",  "id":1,"method":"eth_chainId"} ');
+  t.is(parse(raw).raw, raw);
+});
+
+// raw is what HTTP upstreams receive byte for byte, and geth (Go encoding/json) rejects a leading
+// BOM with -32700: an accepted BOM must not be forwarded, or every upstream fails the call.
+test('should not forward a BOM it accepted to the upstreams', (t) => {
+  const raw = Buffer.from('\uFEFF{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}');
+  const payload = parse(raw);
+  t.not(payload.raw.subarray(0, 3).toString('hex'), 'efbbbf', 'payload.raw still starts with the UTF-8 BOM');
+});
+
+test('should parse a batch in order, with params defaulted per member', (t) => {
+  const payload = parse('[{"jsonrpc":"2.0","id":"a","method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_getBalance","params":["0x1","0x2"]}]');
+  t.true(payload.batch);
+  t.deepEqual(payload.calls, [
+    { id: 'a', method: 'eth_chainId', params: [] },
+    { id: 2, method: 'eth_getBalance', params: ['0x1', '0x2'] },
+  ]);
+});
+
+test('should treat a one-member batch as a batch', (t) => {
+  t.true(parse('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}]').batch);
+});
+
+test('should accept a batch exactly at maxBatchSize', (t) => {
+  const body = JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId' })));
+  t.is(parse(body).calls.length, 3);
+});
+
+test('should allow the number 1 and the string "1" as two different ids of one batch', (t) => {
+  const payload = parse('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":"1","method":"eth_chainId"}]');
+  t.deepEqual(
+    payload.calls.map((c) => c.id),
+    [1, '1'],
+  );
+});
+
+test('should reject duplicate string ids in a batch', (t) => {
+  const err = t.throws(() => parse('[{"jsonrpc":"2.0","id":"x","method":"a_b"},{"jsonrpc":"2.0","id":"x","method":"a_b"}]')) as GatewayError;
+  t.is(err.rpcCode, -32600);
+  t.is(err.rpcId ?? null, null);
+});
+
+const readable: [unknown, string | number | null][] = [
+  [{ id: 1 }, 1],
+  [{ id: 'x' }, 'x'],
+  [{ id: 1.5 }, null],
+  [{ id: null }, null],
+  [{ id: [1] }, null],
+  [{}, null],
+  [[{ id: 1 }], null],
+  [null, null],
+  ['x', null],
+];
+for (const [value, id] of readable) {
+  test(`should read id ${JSON.stringify(id)} from ${JSON.stringify(value)}`, (t) => {
+    t.is(readableId(value), id);
+  });
+}

@@ -1,0 +1,50 @@
+import test from 'ava';
+import { newHealth, type Health } from '../../../../lib/upstream/health.js';
+import { maxLagBlocks, rankUpstreams } from '../../../../lib/upstream/select.js';
+
+const now = 1_000_000;
+const up = (index: number, health: Partial<Health> = {}) => ({ index, name: `u${index}`, health: { ...newHealth(), ...health } });
+const names = (list: { name: string }[]) => list.map((u) => u.name);
+
+const cases: [string, ReturnType<typeof up>[], string[]][] = [
+  ['keep the configured order when all are healthy', [up(0), up(1), up(2)], ['u0', 'u1', 'u2']],
+  ['sort by configured position whatever the input order', [up(2), up(0), up(1)], ['u0', 'u1', 'u2']],
+  ['put a cooling-down upstream last', [up(0, { coolingUntil: now + 1 }), up(1), up(2)], ['u1', 'u2', 'u0']],
+  ['keep cooling-down upstreams in configured order among themselves', [up(2, { coolingUntil: now + 5 }), up(0, { coolingUntil: now + 50_000 }), up(1)], ['u1', 'u0', 'u2']],
+  ['rank an upstream whose cool-down has ended as healthy', [up(0, { coolingUntil: now }), up(1)], ['u0', 'u1']],
+  ['rank an upstream whose cool-down ended in the past as healthy', [up(0, { coolingUntil: now - 1 }), up(1)], ['u0', 'u1']],
+  ['ignore latency and failure counts (configured order stands)', [up(0, { latencyMs: 900, failures: 9, consecutiveFailures: 1 }), up(1, { latencyMs: 5 })], ['u0', 'u1']],
+  ['keep the configured order when all are cooling down', [up(1, { coolingUntil: now + 9 }), up(0, { coolingUntil: now + 9 })], ['u0', 'u1']],
+  ['return an empty list for no candidates', [], []],
+  ['put a lagging upstream after the ones that keep up', [up(0, { lag: maxLagBlocks + 1 }), up(1), up(2)], ['u1', 'u2', 'u0']],
+  ['not count a lag of exactly maxLagBlocks as lagging', [up(0, { lag: maxLagBlocks }), up(1)], ['u0', 'u1']],
+  ['rank cooling down after lagging', [up(0, { coolingUntil: now + 1 }), up(1, { lag: 100 }), up(2)], ['u2', 'u1', 'u0']],
+  ['leave out an upstream that reported another chain id', [up(0, { wrongChainId: '5' }), up(1), up(2, { coolingUntil: now + 1 })], ['u1', 'u2']],
+  ['return an empty list when every upstream is on another chain', [up(0, { wrongChainId: '5' })], []],
+];
+
+for (const [name, candidates, expected] of cases) {
+  test(`should ${name}`, (t) => {
+    t.deepEqual(names(rankUpstreams(candidates, now)), expected);
+  });
+}
+
+test('should give the same ranking for the same state, every time', (t) => {
+  const candidates = [up(3), up(1, { coolingUntil: now + 1 }), up(0), up(2)];
+  const first = names(rankUpstreams(candidates, now));
+  for (let i = 0; i < 20; i++) t.deepEqual(names(rankUpstreams([...candidates].reverse(), now)), first);
+  t.deepEqual(first, ['u0', 'u2', 'u3', 'u1']);
+});
+
+test('should not reorder the caller\'s array', (t) => {
+  const candidates = [up(1), up(0)];
+  rankUpstreams(candidates, now);
+  t.deepEqual(names(candidates), ['u1', 'u0']);
+});
+
+test('should return the same objects it was given', (t) => {
+  const candidates = [up(1), up(0)];
+  const ranked = rankUpstreams(candidates, now);
+  t.is(ranked[0], candidates[1]);
+  t.is(ranked[1], candidates[0]);
+});

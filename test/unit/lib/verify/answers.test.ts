@@ -1,0 +1,212 @@
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
+import { assessBody, type Assessment } from '../../../../lib/verify/answers.js';
+import { canonicalJson, comparable, sha256Hex } from '../../../../lib/verify/canonical.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../../../fixtures/replies/${name}.json`, import.meta.url));
+
+const single = (method: string, params: unknown[] = [], id: string | number = 1): RpcPayload => ({
+  calls: [{ id, method, params }],
+  batch: false,
+  raw: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params })),
+});
+const batch = (calls: RpcCall[]): RpcPayload => ({
+  calls,
+  batch: true,
+  raw: Buffer.from(JSON.stringify(calls.map((c) => ({ jsonrpc: '2.0', ...c })))),
+});
+
+const vote = (a: Assessment) => {
+  if (!a.ok) throw new Error(`expected a vote, got: ${a.reason}`);
+  return a;
+};
+const reasonOf = (a: Assessment) => {
+  if (a.ok) throw new Error(`expected no vote, got hash ${a.hash}`);
+  return a.reason;
+};
+
+/** Fixture kind → the request it answers, the variants that must hash as `compact`, and the liars. */
+const kinds: Record<string, { payload: RpcPayload; same: string[]; liars: string[] }> = {
+  block: { payload: single('eth_getBlockByNumber', ['0x12a05f2', true]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
+  receipt: { payload: single('eth_getTransactionReceipt', ['0x' + '11'.repeat(32)]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
+  logs: { payload: single('eth_getLogs', [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
+  error: { payload: single('eth_call', [{ to: '0x' + '22'.repeat(20), data: '0x8da5cb5b' }, '0x12a05f2']), same: ['pretty', 'reordered', 'other-message', 'checksum-case'], liars: ['liar', 'liar-code'] },
+};
+
+for (const [kind, { payload, same, liars }] of Object.entries(kinds)) {
+  const reference = vote(assessBody(fixture(`${kind}.compact`), payload));
+  for (const variant of same) {
+    test(`should hash the ${variant} ${kind} reply like the compact one`, (t) => {
+      const a = vote(assessBody(fixture(`${kind}.${variant}`), payload));
+      t.is(a.hash, reference.hash);
+      t.is(a.canonical, reference.canonical);
+    });
+  }
+  for (const variant of liars) {
+    test(`should not hash the ${variant} ${kind} reply like the compact one`, (t) => {
+      t.not(vote(assessBody(fixture(`${kind}.${variant}`), payload)).hash, reference.hash);
+    });
+  }
+  test(`should make the ${kind} hash the SHA-256 of the canonical form of {result} or {error}`, (t) => {
+    const body = JSON.parse(fixture(`${kind}.compact`).toString()) as { result?: unknown; error?: { code: number; data?: unknown } };
+    const answer = body.error ? { error: body.error } : { result: body.result };
+    const canonical = canonicalJson(comparable(payload.calls[0]!.method, answer));
+    t.is(reference.canonical, canonical);
+    t.is(reference.hash, sha256Hex(canonical));
+    t.false(/\s/.test(canonical.replace(/"[^"]*"/g, '')), 'no whitespace outside strings');
+  });
+}
+
+test('should give the same hash whatever the request id', (t) => {
+  const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"result":"0x539"}', single('eth_chainId', [], 1)));
+  const b = vote(assessBody('{"jsonrpc":"2.0","id":"abc","result":"0x539"}', single('eth_chainId', [], 'abc')));
+  t.is(a.hash, b.hash);
+  t.is(a.canonical, '{"result":"0x539"}');
+});
+
+test('should accept a Buffer or a string body alike', (t) => {
+  const text = '{"jsonrpc":"2.0","id":1,"result":"0x1"}';
+  t.is(vote(assessBody(text, single('eth_chainId'))).hash, vote(assessBody(Buffer.from(text), single('eth_chainId'))).hash);
+});
+
+test('should tell a [] result from a null result', (t) => {
+  const p = single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x1' }]);
+  t.not(vote(assessBody('{"jsonrpc":"2.0","id":1,"result":[]}', p)).hash, vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null}', p)).hash);
+});
+
+test('should count a null result as a vote', (t) => {
+  t.is(vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null}', single('eth_getTransactionReceipt', ['0x01']))).canonical, '{"result":null}');
+});
+
+test('should count a revert as a vote', (t) => {
+  const a = vote(assessBody(fixture('error.compact'), kinds.error!.payload));
+  t.regex(a.canonical, /^\{"error":\{"code":3,"data":"0x08c379a0/);
+});
+
+test('should read an error with "result": null next to it as the error', (t) => {
+  const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32000,"message":"header not found"}}', single('eth_getBalance')));
+  t.is(a.canonical, '{"error":{"code":-32000}}');
+});
+
+// Bridges are full of rate-limited contracts: their revert reasons say "rate limit". Such a revert
+// is the chain's answer (spec B4: "a revert that N upstreams agree on is a valid answer"), not the
+// provider's trouble; only the code (3 = execution reverted) tells them apart.
+test('should count a revert whose reason mentions a rate limit as a vote', (t) => {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: 3, message: 'execution reverted: RateLimiter: rate limit exceeded', data: '0x08c379a0' },
+  });
+  const a = assessBody(body, single('eth_call', [{ to: '0x' + '22'.repeat(20) }, '0x1']));
+  t.true(a.ok, a.ok ? '' : `not a vote: ${a.reason}`);
+});
+
+/** Bodies that are not a vote, with a readable reason. */
+const failures: [string, string, RegExp][] = [
+  ['an empty body', '', /^not JSON: ""$/],
+  ['non-JSON', '{"jsonrpc":"2.0","id":1,"result":', /^not JSON: /],
+  ['an HTML error page', '<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>', /^not JSON: "<html> <head><title>502 Bad Gateway/],
+  ['a JSON string', '"ok"', /not a JSON-RPC response object/],
+  ['an array for a single call', '[{"jsonrpc":"2.0","id":1,"result":"0x1"}]', /not a JSON-RPC response object/],
+  ['neither result nor error', '{"jsonrpc":"2.0","id":1}', /neither result nor error/],
+  ['a wrong id', '{"jsonrpc":"2.0","id":2,"result":"0x1"}', /wrong id 2 \(expected 1\)/],
+  ['the id as a string', '{"jsonrpc":"2.0","id":"1","result":"0x1"}', /wrong id "1" \(expected 1\)/],
+  ['a null id (the upstream could not parse the call)', '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}', /wrong id null/],
+  ['a rate limit (-32005)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded, request rate limited"}}', /provider error -32005: daily request count exceeded/],
+  ['HTTP-style 429 code', '{"jsonrpc":"2.0","id":1,"error":{"code":429,"message":"Too Many Requests"}}', /provider error 429/],
+  ['an internal error (-32603)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}', /provider error -32603/],
+  ['a -32000 with a capacity message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Your app has exceeded its compute units per second capacity"}}', /provider error -32000/],
+  ['a -32001 with a quota message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Monthly quota reached"}}', /provider error -32001/],
+  ['an error without a code', '{"jsonrpc":"2.0","id":1,"error":{"message":"boom"}}', /error without a numeric code/],
+  ['a string code', '{"jsonrpc":"2.0","id":1,"error":{"code":"3","message":"boom"}}', /error without a numeric code/],
+  ['an error that is a string', '{"jsonrpc":"2.0","id":1,"error":"boom"}', /error without a numeric code/],
+];
+for (const [name, body, reason] of failures) {
+  test(`should not count ${name} as a vote`, (t) => {
+    t.regex(reasonOf(assessBody(body, single('eth_getBalance', ['0x' + '33'.repeat(20), '0x1']))), reason);
+  });
+}
+
+test('should keep the reason short for a long body', (t) => {
+  const reason = reasonOf(assessBody(`<html>${'x'.repeat(5000)}</html>`, single('eth_chainId')));
+  t.true(reason.length < 120, reason);
+  t.true(reason.endsWith('…"'), reason);
+});
+
+// ---- batches ----
+
+const block = JSON.parse(fixture('block.compact').toString()).result as unknown;
+const logs = JSON.parse(fixture('logs.compact').toString()).result as unknown;
+const calls: RpcCall[] = [
+  { id: 1, method: 'eth_getBlockByNumber', params: ['0x12a05f2', true] },
+  { id: 'logs', method: 'eth_getLogs', params: [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }] },
+  { id: 3, method: 'eth_chainId', params: [] },
+];
+const payload = batch(calls);
+const members = {
+  1: { jsonrpc: '2.0', id: 1, result: block },
+  logs: { jsonrpc: '2.0', id: 'logs', result: logs },
+  3: { jsonrpc: '2.0', id: 3, result: '0x1' },
+};
+const answer = (...order: (keyof typeof members)[]) => JSON.stringify(order.map((k) => members[k]));
+const inOrder = vote(assessBody(answer(1, 'logs', 3), payload));
+
+const orders: (keyof typeof members)[][] = [
+  [3, 'logs', 1],
+  ['logs', 3, 1],
+  [1, 3, 'logs'],
+];
+for (const order of orders) {
+  test(`should match batch answers by id whatever the upstream's order (${order.join(', ')})`, (t) => {
+    t.is(vote(assessBody(answer(...order), payload)).hash, inOrder.hash);
+  });
+}
+
+test('should compare a batch in request order, member by member', (t) => {
+  const expected = canonicalJson([
+    comparable('eth_getBlockByNumber', { result: block }),
+    comparable('eth_getLogs', { result: logs }),
+    comparable('eth_chainId', { result: '0x1' }),
+  ]);
+  t.is(inOrder.canonical, expected);
+  t.is(inOrder.hash, sha256Hex(expected));
+});
+
+test('should hash a pretty batch with provider extras like the compact one', (t) => {
+  const extras = JSON.parse(fixture('block.extras').toString()).result as unknown;
+  const body = JSON.stringify([members[3], { ...members[1], result: extras }, members.logs], null, 2);
+  t.is(vote(assessBody(body, payload)).hash, inOrder.hash);
+});
+
+test('should tell a batch apart when one member lies', (t) => {
+  const liar = JSON.parse(fixture('logs.liar').toString()).result as unknown;
+  t.not(vote(assessBody(JSON.stringify([members[1], { ...members.logs, result: liar }, members[3]]), payload)).hash, inOrder.hash);
+});
+
+test('should give a batch a different hash from its members answered one by one', (t) => {
+  t.not(vote(assessBody(JSON.stringify([members[3]]), batch([calls[2]!]))).hash, vote(assessBody(JSON.stringify(members[3]), single('eth_chainId', [], 3))).hash);
+});
+
+const batchFailures: [string, string, RegExp][] = [
+  ['a missing member', answer(1, 3), /no answer for batch id "logs"/],
+  ['a wrong id', JSON.stringify([members[1], members.logs, { ...members[3], id: 4 }]), /no answer for batch id 3/],
+  ['an id of the wrong type', JSON.stringify([members[1], members.logs, { ...members[3], id: '3' }]), /no answer for batch id 3/],
+  ['one error object for the whole batch', '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}', /answered the batch with one error: batch too large/],
+  ['an object without error', '{"jsonrpc":"2.0","id":1,"result":"0x1"}', /answered a batch with a non-array/],
+  ['non-JSON', '<html>502</html>', /^not JSON: "<html>502<\/html>"/],
+  ['a member rate-limited', JSON.stringify([members[1], { jsonrpc: '2.0', id: 'logs', error: { code: -32005, message: 'limit exceeded' } }, members[3]]), /batch id "logs": provider error -32005/],
+  ['a member with neither result nor error', JSON.stringify([members[1], { jsonrpc: '2.0', id: 'logs' }, members[3]]), /batch id "logs": neither result nor error/],
+];
+for (const [name, body, reason] of batchFailures) {
+  test(`should not count a batch answer with ${name} as a vote`, (t) => {
+    t.regex(reasonOf(assessBody(body, payload)), reason);
+  });
+}
+
+test('should count a batch member error (a revert) as part of the vote', (t) => {
+  const revert = { jsonrpc: '2.0', id: 3, error: { code: 3, message: 'execution reverted', data: '0x' } };
+  const a = vote(assessBody(JSON.stringify([members[1], members.logs, revert]), payload));
+  t.not(a.hash, inOrder.hash);
+  t.true(a.canonical.endsWith(',{"error":{"code":3,"data":"0x"}}]'));
+});

@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import test from 'ava';
+import { canonicalJson, comparable, sha256Hex, type Answer } from '../../../../lib/verify/canonical.js';
+
+const canon = (method: string, answer: Answer) => canonicalJson(comparable(method, answer));
+
+test('should sort keys recursively and drop whitespace', (t) => {
+  t.is(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[2,{"y":2,"z":1}]},"b":1}');
+});
+
+test('should keep array order', (t) => {
+  t.is(canonicalJson([3, 1, 2]), '[3,1,2]');
+});
+
+test('should write undefined as null', (t) => {
+  t.is(canonicalJson(undefined), 'null');
+});
+
+const vectors: [string, string][] = [
+  ['', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+  ['abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
+];
+for (const [text, hex] of vectors) {
+  test(`should hash ${JSON.stringify(text)} to the SHA-256 test vector`, (t) => {
+    t.is(sha256Hex(text), hex);
+  });
+}
+
+test('should hash the UTF-8 bytes of non-ASCII text', (t) => {
+  t.is(sha256Hex('\u00e9'), createHash('sha256').update(Buffer.from([0xc3, 0xa9])).digest('hex'));
+});
+
+const forms: [string, string, Answer, string][] = [
+  ['a scalar result', 'eth_chainId', { result: '0x539' }, '{"result":"0x539"}'],
+  ['a null result', 'eth_getTransactionByHash', { result: null }, '{"result":null}'],
+  ['a boolean result', 'eth_syncing', { result: false }, '{"result":false}'],
+  ['an upper-case hex result, lower-cased', 'eth_call', { result: '0xABCDEF' }, '{"result":"0xabcdef"}'],
+  ['a non-hex string, kept as is', 'web3_clientVersion', { result: 'Geth/v1.14.0-ABC' }, '{"result":"Geth/v1.14.0-ABC"}'],
+  ['a 0x string that is not hex, kept as is', 'web3_clientVersion', { result: '0xZZ' }, '{"result":"0xZZ"}'],
+  ['an error without data', 'eth_call', { error: { code: -32000 } }, '{"error":{"code":-32000}}'],
+  ['an error with hex data, lower-cased', 'eth_call', { error: { code: 3, data: '0x08C379A0' } }, '{"error":{"code":3,"data":"0x08c379a0"}}'],
+  ['an error with object data, sorted', 'eth_call', { error: { code: 3, data: { b: 1, a: '0xAA' } } }, '{"error":{"code":3,"data":{"a":"0xaa","b":1}}}'],
+];
+for (const [name, method, answer, expected] of forms) {
+  test(`should write ${name} as ${expected}`, (t) => {
+    t.is(canon(method, answer), expected);
+  });
+}
+
+test('should ignore the error message', (t) => {
+  const a = { error: { code: 3, message: 'execution reverted', data: '0x01' } } as Answer;
+  const b = { error: { code: 3, message: 'VM Exception while processing transaction: revert', data: '0x01' } } as Answer;
+  t.is(canon('eth_call', a), canon('eth_call', b));
+});
+
+test('should tell errors apart by code and by data', (t) => {
+  const base = canon('eth_call', { error: { code: 3, data: '0x01' } });
+  t.not(canon('eth_call', { error: { code: -32000, data: '0x01' } }), base);
+  t.not(canon('eth_call', { error: { code: 3, data: '0x02' } }), base);
+  t.not(canon('eth_call', { error: { code: 3 } }), base);
+});
+
+test('should tell a result from an error', (t) => {
+  t.not(canon('eth_call', { result: '0x' }), canon('eth_call', { error: { code: 3 } }));
+});
+
+// JSON-RPC 2.0 lets a server omit `data`; some clients write `"data": null` instead. Neither
+// carries anything, so two honest nodes would otherwise "disagree" on the same error.
+test('should treat error data null as absent', (t) => {
+  t.is(canon('eth_call', { error: { code: -32000, data: null } }), canon('eth_call', { error: { code: -32000 } }));
+});
+
+test('should tell [] from null', (t) => {
+  t.not(canon('eth_getLogs', { result: [] }), canon('eth_getLogs', { result: null }));
+  t.is(canon('eth_getLogs', { result: [] }), '{"result":[]}');
+});
+
+const tx = {
+  hash: '0xAA',
+  from: '0x95222290DD7278Aa3Ddd389Cc1E1d165CC4BAfe5',
+  to: null,
+  value: '0x1',
+  input: '0x',
+  l1Fee: '0x5',
+};
+const shaped: [string, string, unknown, unknown][] = [
+  [
+    'a block, dropping extras and shaping its transactions',
+    'eth_getBlockByNumber',
+    { number: '0x1', hash: '0xAB', totalDifficulty: '0x10', l1BlockNumber: '0x2', transactions: [tx] },
+    { number: '0x1', hash: '0xab', transactions: [{ hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }] },
+  ],
+  ['a block with transaction hashes', 'eth_getBlockByHash', { number: '0x1', transactions: ['0xAB', '0xCD'] }, { number: '0x1', transactions: ['0xab', '0xcd'] }],
+  ['a null block', 'eth_getBlockByNumber', null, null],
+  ['a transaction', 'eth_getTransactionByHash', tx, { hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }],
+  [
+    'a receipt with logs',
+    'eth_getTransactionReceipt',
+    { status: '0x1', l1GasUsed: '0x1', contractAddress: null, logs: [{ address: '0xAB', data: '0x', blockTimestamp: '0x1' }] },
+    { status: '0x1', logs: [{ address: '0xab', data: '0x' }] },
+  ],
+  ['block receipts', 'eth_getBlockReceipts', [{ status: '0x0', l1Fee: '0x1' }], [{ status: '0x0' }]],
+  ['logs', 'eth_getLogs', [{ address: '0xAB', removed: false, blockTimestamp: '0x1' }], [{ address: '0xab', removed: false }]],
+  ['filter logs', 'eth_getFilterLogs', [{ address: '0xAB', extra: 1 }], [{ address: '0xab' }]],
+  ['an unshaped method, keeping every field', 'eth_feeHistory', { oldestBlock: '0xA', extra: 1 }, { oldestBlock: '0xa', extra: 1 }],
+];
+for (const [name, method, result, expected] of shaped) {
+  test(`should reduce ${name} to its spec fields`, (t) => {
+    t.deepEqual(comparable(method, { result }), { result: expected });
+  });
+}
+
+test('should not mutate the answer it reduces', (t) => {
+  const result = { number: '0xAB', totalDifficulty: '0x1', transactions: [{ ...tx }] };
+  const copy = structuredClone(result);
+  comparable('eth_getBlockByNumber', { result });
+  t.deepEqual(result, copy);
+});
