@@ -1,6 +1,6 @@
 /**
  * Real local Ethereum nodes for integration tests: N anvil processes (the binary shipped in the
- * `@foundry-rs/anvil` npm package) with the same genesis, so that they answer every pinned
+ * `@foundry-rs/anvil-linux-amd64` npm package) with the same genesis, so that they answer every pinned
  * query identically. Each listens on its own free port on 127.0.0.1, mines only on demand
  * (`--no-mining`, no `--block-time`) and is silent.
  *
@@ -82,7 +82,7 @@ export function anvilBinary(): { command: string; prefix: string[] } {
   if (existsSync(direct)) return { command: direct, prefix: [] };
   const wrapper = path.join(projectRoot, 'node_modules', '@foundry-rs', 'anvil', 'bin.mjs');
   if (existsSync(wrapper)) return { command: process.execPath, prefix: [wrapper] };
-  throw new Error(`anvil not found: neither ${direct} nor ${wrapper} exists (is @foundry-rs/anvil installed?)`);
+  throw new Error(`anvil not found: neither ${direct} nor ${wrapper} exists (is @foundry-rs/anvil-linux-amd64 installed? only linux x64 binaries are in the registry this project uses)`);
 }
 
 const running = new Set<ChildProcess>();
