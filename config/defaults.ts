@@ -11,6 +11,8 @@ export const defaults = {
     upstreamMs: 10_000,
     /** The whole request, every escalation included, in ms. */
     requestMs: 30_000,
+    /** Ask one more upstream when none answered for this long, in ms (0: no hedging). */
+    hedgeMs: 1_000,
   },
   limits: {
     /** Largest request body, in bytes (5 MiB). */

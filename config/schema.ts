@@ -16,7 +16,7 @@ export interface OmnigateConfig {
   readonly port: number;
   readonly confirmations: number;
   readonly refreshInterval: number;
-  readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number };
+  readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number; readonly hedgeMs: number };
   readonly limits: { readonly bodyBytes: number; readonly batchSize: number; readonly responseBytes: number };
   readonly redactHeaders: boolean;
   readonly confirmableMethods: readonly string[];
@@ -73,10 +73,11 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   const confirmations = int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
   const refreshInterval = int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
   const t = section('timeouts');
-  unknownKeys(t, ['upstreamMs', 'requestMs'], 'timeouts', report);
+  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs'], 'timeouts', report);
   const timeouts = {
     upstreamMs: int(t, 'upstreamMs', 'timeouts.upstreamMs', defaults.timeouts.upstreamMs, 1, 600_000, 'In milliseconds. Example: upstreamMs: 10000'),
     requestMs: int(t, 'requestMs', 'timeouts.requestMs', defaults.timeouts.requestMs, 1, 3_600_000, 'In milliseconds. Example: requestMs: 30000'),
+    hedgeMs: int(t, 'hedgeMs', 'timeouts.hedgeMs', defaults.timeouts.hedgeMs, 0, 600_000, 'In milliseconds, 0 turns hedging off. Example: hedgeMs: 1000'),
   };
   const l = section('limits');
   unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes'], 'limits', report);

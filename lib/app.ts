@@ -32,7 +32,7 @@ export interface RunningServer {
 
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
-  const rpc = rpcPipeline(config, { logger });
+  const rpc = rpcPipeline(config, { logger, processMetrics: true });
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);

@@ -42,6 +42,8 @@ export interface RpcContext {
   assessed?: AsyncIterable<Assessed>;
   /** verify */
   verdict?: Verdict;
+  /** error handler: the error code the request ended with (for logs and metrics) */
+  errorCode?: string;
 }
 
 const contexts = new WeakMap<IncomingMessage, RpcContext>();

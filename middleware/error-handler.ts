@@ -25,6 +25,7 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const error = err instanceof GatewayError ? err : new InternalError('Internal error', { cause: err });
     if (error.status >= 500 && !(err instanceof GatewayError)) log.error({ err }, 'unexpected error');
     else log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
+    if (ctx) ctx.errorCode = error.code;
     const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0]?.id : undefined;
     const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single ?? null);
     const body: { jsonrpc: '2.0'; id: RpcId | null; error: RpcErrorObject } = {

@@ -15,6 +15,7 @@
 import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
+import { createMetrics, methodLabel, type Metrics } from '../lib/metrics.js';
 import { exposedHeaders } from '../lib/headers.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
@@ -34,12 +35,15 @@ export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcEr
 
 export interface RpcPipelineDeps {
   logger?: Logger;
+  /** Also export process metrics (CPU, memory, event loop) at /metrics. */
+  processMetrics?: boolean;
   /** Upstreams to use instead of building them from the config (tests, embedding). */
   registry?: Registry;
 }
 
 export type RpcPipeline = Middleware & {
   readonly registry: Registry;
+  readonly metrics: Metrics;
   /**
    * Starts the health probes (every `refreshInterval` seconds, first round at once). Not
    * started by rpcPipeline() itself, so mounting a handler never sends traffic on its own;
@@ -53,6 +57,7 @@ export type RpcPipeline = Middleware & {
 export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}): RpcPipeline {
   const logger = deps.logger ?? silentLogger;
   const registry = deps.registry ?? createRegistry(config);
+  const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, logger }),
     classify(),
@@ -63,12 +68,12 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       maxResponseBytes: config.limits.responseBytes,
     }),
     canonicalize(),
-    verify(),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });
-  const services = serviceRoutes({ registry });
+  const services = serviceRoutes({ registry, metrics });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     const fail = (err?: unknown) => (err ? onError(err, req, res, next) : next());
@@ -83,12 +88,21 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       return res.end();
     }
     const started = performance.now();
-    res.once('finish', () => logRequest(req, res.statusCode, performance.now() - started));
+    res.once('finish', () => {
+      const ctx = findContext(req);
+      metrics.requests.inc({
+        chain: ctx?.chain?.id ?? 'none',
+        method: methodLabel(ctx?.payload?.calls.map((c) => c.method)),
+        outcome: ctx?.verdict ? 'ok' : (ctx?.errorCode ?? 'unknown'),
+      });
+      logRequest(req, res.statusCode, performance.now() - started);
+    });
     run(req, res, fail);
   };
   let prober: Prober | undefined;
   return Object.assign(handler, {
     registry,
+    metrics,
     startHealthChecks() {
       prober ??= startProber(registry, {
         intervalSeconds: config.refreshInterval,
@@ -116,6 +130,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       checked: ctx.verdict?.members.map((m) => m.upstream.label),
       called: ctx.fanout?.called.length,
       status,
+      error: ctx.errorCode,
       ms: Math.round(ms * 10) / 10,
     },
     'rpc request',

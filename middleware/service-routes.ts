@@ -1,17 +1,20 @@
 /**
  * The balancer's non-RPC routes: GET /health (liveness), GET /chains (chains and upstream
- * health, URLs redacted) and GET /collection.json (Postman v2.1). Anything else goes to next().
+ * health, URLs redacted), GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
+ * Anything else goes to next().
  */
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
+import type { Metrics } from '../lib/metrics.js';
 import type { Health } from '../lib/upstream/health.js';
 import type { Registry } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from './parse-jsonrpc.js';
 
-export function serviceRoutes(options: { registry: Registry; startedAt?: number }): Middleware {
+export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number }): Middleware {
   const startedAt = options.startedAt ?? Date.now();
+  const metrics = options.metrics;
   const routes: Record<string, (host: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
     '/chains': () => describeChains(options.registry),
@@ -20,9 +23,18 @@ export function serviceRoutes(options: { registry: Registry; startedAt?: number 
   return function serviceRoutes(req, res, next) {
     const path = pathOf(req).replace(/(.)\/$/, '$1');
     const route = routes[path];
-    if (!route) return next();
+    if (!route && !(path === '/metrics' && metrics)) return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return next(new MethodNotAllowedError(`Method not allowed: ${req.method} ${path} (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));
+    }
+    if (!route) {
+      metrics!.registry.metrics().then((text) => {
+        res.statusCode = 200;
+        res.setHeader('Content-Type', metrics!.registry.contentType);
+        res.setHeader('Cache-Control', 'no-store');
+        res.end(req.method === 'HEAD' ? undefined : text);
+      }, next);
+      return;
     }
     const text = `${JSON.stringify(route(req.headers.host ?? 'localhost'), null, 2)}\n`;
     res.statusCode = 200;

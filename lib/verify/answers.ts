@@ -32,9 +32,16 @@ export function assessBody(body: Buffer | string, payload: RpcPayload): Assessme
     const message = errorMessage(value);
     return { ok: false, reason: message ? `answered the batch with one error: ${message}` : 'answered a batch with a non-array' };
   }
+  // Every member must answer a call that was asked, once: a repeated id could smuggle a second
+  // answer past the check (clients read the first), and an id nobody asked is not an answer.
+  const asked = new Set(payload.calls.map((c) => idKey(c.id)));
   const byId = new Map<string, unknown>();
   for (const member of value) {
-    if (member !== null && typeof member === 'object' && 'id' in member) byId.set(idKey((member as { id: unknown }).id), member);
+    const id = member !== null && typeof member === 'object' ? (member as { id?: unknown }).id : undefined;
+    const key = idKey(id);
+    if (!asked.has(key)) return { ok: false, reason: `batch answer has id ${JSON.stringify(id ?? null)}, which was not asked (an extra member)` };
+    if (byId.has(key)) return { ok: false, reason: `batch answer has id ${JSON.stringify(id)} more than once (a duplicate member)` };
+    byId.set(key, member);
   }
   const members: unknown[] = [];
   for (const call of payload.calls) {

@@ -190,8 +190,8 @@ test('should give a batch a different hash from its members answered one by one'
 
 const batchFailures: [string, string, RegExp][] = [
   ['a missing member', answer(1, 3), /no answer for batch id "logs"/],
-  ['a wrong id', JSON.stringify([members[1], members.logs, { ...members[3], id: 4 }]), /no answer for batch id 3/],
-  ['an id of the wrong type', JSON.stringify([members[1], members.logs, { ...members[3], id: '3' }]), /no answer for batch id 3/],
+  ['a wrong id', JSON.stringify([members[1], members.logs, { ...members[3], id: 4 }]), /batch answer has id 4, which was not asked/],
+  ['an id of the wrong type', JSON.stringify([members[1], members.logs, { ...members[3], id: '3' }]), /batch answer has id "3", which was not asked/],
   ['one error object for the whole batch', '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}', /answered the batch with one error: batch too large/],
   ['an object without error', '{"jsonrpc":"2.0","id":1,"result":"0x1"}', /answered a batch with a non-array/],
   ['non-JSON', '<html>502</html>', /^not JSON: "<html>502<\/html>"/],

@@ -1,0 +1,86 @@
+/**
+ * Prometheus metrics of one pipeline (prom-client), in a registry of its own so several
+ * pipelines in one process never collide. Served as text at GET /metrics.
+ *
+ * Label values are bounded: `method` is a known Ethereum method name or `other` (a client could
+ * otherwise create one series per random string), `upstream` is the redacted URL.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { supportedMethods } from './collection.js';
+import type { Registry as Upstreams, Upstream } from './upstream/registry.js';
+import { maxLagBlocks } from './upstream/select.js';
+
+const knownMethods = new Set(supportedMethods.map((m) => m.method));
+
+/** The method label of a request: the method, `batch` for a batch, `other` for names we do not know. */
+export function methodLabel(methods: readonly string[] | undefined): string {
+  if (!methods || methods.length === 0) return 'none';
+  if (methods.length > 1) return 'batch';
+  return knownMethods.has(methods[0]!) ? methods[0]! : 'other';
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly requests: Counter<'chain' | 'method' | 'outcome'>;
+  readonly upstreamSeconds: Histogram<'chain' | 'upstream' | 'outcome'>;
+  readonly disagreements: Counter<'chain' | 'upstream'>;
+}
+
+export function createMetrics(upstreams: Upstreams, options: { processMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'omnigate_' });
+  const requests = new Counter({
+    name: 'omnigate_requests_total',
+    help: 'JSON-RPC requests answered, by chain, method and outcome (ok, or the error code such as OMNI_ERR_NO_QUORUM).',
+    labelNames: ['chain', 'method', 'outcome'] as const,
+    registers: [registry],
+  });
+  const upstreamSeconds = new Histogram({
+    name: 'omnigate_upstream_request_duration_seconds',
+    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote or failure).',
+    labelNames: ['chain', 'upstream', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const disagreements = new Counter({
+    name: 'omnigate_upstream_disagreements_total',
+    help: 'Answers of an upstream that differed from the agreeing group.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+  });
+  const each = (fn: (chain: string, label: string, u: Upstream) => void) => {
+    for (const chain of upstreams.chains.values()) for (const u of chain.upstreams) fn(chain.id, u.label, u);
+  };
+  new Gauge({
+    name: 'omnigate_upstream_up',
+    help: '1 when the upstream is in rotation and not cooling down after failures, else 0.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      const now = Date.now();
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined && u.health.coolingUntil <= now ? 1 : 0));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_lag_blocks',
+    help: `Blocks behind the chain's best head at the last probe (ranked last above ${maxLagBlocks}).`,
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.lag));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_wrong_chain',
+    help: '1 when the last probe reported another chain id (out of rotation).',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined ? 0 : 1));
+    },
+  });
+  return { registry, requests, upstreamSeconds, disagreements };
+}

@@ -1,0 +1,26 @@
+/** GET /metrics in Prometheus text: requests by chain/method/outcome, upstream latency, disagreements, health. */
+import test from 'ava';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { rpc, startGateway } from '../support/gateway.js';
+
+test('should count requests, upstream latency, disagreements and health at /metrics', async (t) => {
+  const key = 'feedfacefeedfacefeedfacefeedface';
+  const fakes = await Promise.all([startFakeUpstream({ profile: 'liar', path: `/v2/${key}` }), startFakeUpstream(), startFakeUpstream()]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  await gw.post('/rpc/1', rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1']));
+  await gw.post('/rpc/1', rpc('eth_blockNumber'));
+  await gw.post('/rpc/1', rpc('web3_madeUpMethod'));
+  await gw.post('/rpc/1', 'nope');
+  const m = await gw.request('GET', '/metrics');
+  t.is(m.status, 200);
+  t.regex(m.headers['content-type'] as string, /^text\/plain/);
+  t.regex(m.text, /omnigate_requests_total\{chain="1",method="eth_getBalance",outcome="ok"\} 1/);
+  t.regex(m.text, /omnigate_requests_total\{chain="1",method="eth_blockNumber",outcome="ok"\} 1/);
+  t.regex(m.text, /omnigate_requests_total\{chain="1",method="other",outcome="ok"\} 1/, 'unknown method names are bucketed');
+  t.regex(m.text, /omnigate_requests_total\{chain="none",method="none",outcome="OMNI_ERR_PARSE"\} 1/);
+  t.regex(m.text, /omnigate_upstream_disagreements_total\{chain="1",upstream="http:\/\/127\.0\.0\.1:\d+\/v2\/\*\*\*"\} 1/);
+  t.regex(m.text, /omnigate_upstream_request_duration_seconds_count\{chain="1",upstream="[^"]+",outcome="vote"\} \d/);
+  t.regex(m.text, /omnigate_upstream_up\{chain="1",upstream="[^"]+"\} 1/);
+  t.false(m.text.includes(key), 'metrics labels are redacted');
+  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
+});
