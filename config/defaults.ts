@@ -22,6 +22,16 @@ export const defaults = {
     /** Largest upstream answer, in bytes (64 MiB). */
     responseBytes: 64 * 1024 * 1024,
   },
+  server: {
+    /** Time a client has to send the request headers, in ms (slowloris protection). */
+    headersTimeoutMs: 10_000,
+    /** Time a client has to send the whole request, in ms (0: timeouts.requestMs + 30 s). */
+    requestTimeoutMs: 0,
+    /** How long an idle keep-alive connection stays open, in ms. */
+    keepAliveTimeoutMs: 5_000,
+    /** On SIGTERM/SIGINT: how long in-flight requests may finish before the process exits, in ms. */
+    shutdownMs: 10_000,
+  },
   /** Show redacted URLs in X-Checked-URLS / X-Forwarded-From too (logs are always redacted). */
   redactHeaders: false,
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */

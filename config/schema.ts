@@ -18,6 +18,12 @@ export interface OmnigateConfig {
   readonly refreshInterval: number;
   readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number; readonly hedgeMs: number };
   readonly limits: { readonly bodyBytes: number; readonly batchSize: number; readonly responseBytes: number };
+  readonly server: {
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    readonly shutdownMs: number;
+  };
   readonly redactHeaders: boolean;
   readonly confirmableMethods: readonly string[];
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
@@ -30,7 +36,7 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'redactHeaders', 'confirmableMethods', 'chains'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'confirmableMethods', 'chains'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -86,6 +92,15 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     batchSize: int(l, 'batchSize', 'limits.batchSize', defaults.limits.batchSize, 1, 100_000, 'Example: batchSize: 100'),
     responseBytes: int(l, 'responseBytes', 'limits.responseBytes', defaults.limits.responseBytes, 1, 1 << 30, 'In bytes. Example: responseBytes: 67108864'),
   };
+  const sv = section('server');
+  unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs'], 'server', report);
+  const d = defaults.server;
+  const server = {
+    headersTimeoutMs: int(sv, 'headersTimeoutMs', 'server.headersTimeoutMs', d.headersTimeoutMs, 1, 600_000, 'In milliseconds. Example: headersTimeoutMs: 10000'),
+    requestTimeoutMs: int(sv, 'requestTimeoutMs', 'server.requestTimeoutMs', d.requestTimeoutMs, 0, 3_600_000, 'In milliseconds, 0 for timeouts.requestMs + 30 s. Example: requestTimeoutMs: 60000'),
+    keepAliveTimeoutMs: int(sv, 'keepAliveTimeoutMs', 'server.keepAliveTimeoutMs', d.keepAliveTimeoutMs, 1, 600_000, 'In milliseconds. Example: keepAliveTimeoutMs: 5000'),
+    shutdownMs: int(sv, 'shutdownMs', 'server.shutdownMs', d.shutdownMs, 0, 600_000, 'In milliseconds. Example: shutdownMs: 10000'),
+  };
   let redactHeaders: boolean = defaults.redactHeaders;
   if (raw.redactHeaders !== undefined && raw.redactHeaders !== null) {
     if (typeof raw.redactHeaders !== 'boolean') report('redactHeaders', `${show(raw.redactHeaders)} is not true or false`);
@@ -126,7 +141,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, redactHeaders, confirmableMethods, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, confirmableMethods, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {

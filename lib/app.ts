@@ -45,9 +45,9 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   const { app, rpc } = createApp(config, options);
   rpc.startHealthChecks();
   const server = http.createServer(app);
-  server.headersTimeout = 10_000;
-  server.requestTimeout = config.timeouts.requestMs + 30_000;
-  server.keepAliveTimeout = 5_000;
+  server.headersTimeout = config.server.headersTimeoutMs;
+  server.requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, () => {
@@ -59,6 +59,11 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     server,
     rpc,
     port: (server.address() as AddressInfo).port,
+    /**
+     * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections
+     * are closed at once, busy ones as their response ends: Node 19+ does that on close()),
+     * then closes upstream pools, sockets and the database.
+     */
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -80,7 +80,10 @@ program
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, 'shutting down');
-      const force = setTimeout(() => process.exit(1), 10_000);
+      const force = setTimeout(() => {
+        logger.warn({ afterMs: config.server.shutdownMs }, 'in-flight requests did not finish in time: exiting');
+        process.exit(1);
+      }, config.server.shutdownMs);
       force.unref();
       running.close().then(
         () => process.exit(0),

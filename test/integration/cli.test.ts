@@ -117,3 +117,28 @@ test('should serve the balancer alone with --no-indexer', async (t) => {
   await rm(dir, { recursive: true });
   await fake.close();
 });
+
+test('should finish in-flight requests on SIGTERM, refuse new connections, and exit 0', async (t) => {
+  const slow = await startFakeUpstream({ delayMs: 1_500 });
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `timeouts:\n  hedgeMs: 0\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
+  const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const inFlight = send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'slow')));
+  // wait until the upstream has the call, then stop the server
+  for (let i = 0; i < 100 && slow.calls < 2; i++) await new Promise((res) => setTimeout(res, 20));
+  r.child.kill('SIGTERM');
+  await new Promise((res) => setTimeout(res, 200));
+  const refused = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber'))).then(
+    () => false,
+    () => true,
+  );
+  t.true(refused, 'a new connection after SIGTERM is refused');
+  const answer = await inFlight;
+  t.is(answer.status, 200);
+  t.is(answer.body.id, 'slow');
+  t.is(await r.exited, 0);
+  await rm(dir, { recursive: true });
+  await slow.close();
+});
