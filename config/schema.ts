@@ -148,7 +148,7 @@ function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;
     const path = base ? `${base}.${key}` : key;
-    const alias = aliases[key];
+    const alias = Object.hasOwn(aliases, key) ? aliases[key] : undefined;
     const near = alias && known.includes(alias) ? alias : known.find((k) => k.toLowerCase() === key.toLowerCase());
     report(path, `unknown key${near ? `: did you mean "${near}"?` : `; known keys here: ${known.join(', ')}`}`);
   }

@@ -5,12 +5,14 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/index.js';
 import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
 import { RouteNotFoundError } from './errors.js';
+import { RpcCode } from './jsonrpc/codes.js';
 import { silentLogger, type Logger } from './log.js';
 
 export interface ServeOptions {
@@ -48,6 +50,7 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, () => {
@@ -73,4 +76,20 @@ export async function startServer(config: OmnigateConfig, port: number, options:
       await options.onClose?.();
     },
   };
+}
+
+/**
+ * A request Node's HTTP parser refuses (bad bytes in the path, headers too large, a client too
+ * slow to send its request) never reaches the app; Node would answer a bare 400. Answer a
+ * JSON-RPC error body instead, so every answer of omnigate is JSON.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RpcCode.InvalidRequest, message: `Bad HTTP request (${err.code ?? 'malformed'})` } });
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

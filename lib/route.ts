@@ -29,12 +29,13 @@ function safeDecode(segment: string): string {
 
 /** A chain id is a non-negative decimal integer; returns its canonical form (no leading zeros). */
 export function canonicalChainId(text: string): string | undefined {
-  return /^\d{1,30}$/.test(text) ? BigInt(text).toString() : undefined;
+  return /^\d{1,1000}$/.test(text) ? BigInt(text).toString() : undefined;
 }
 
 /** `<n>` must be a positive decimal integer. */
 export function parseConfirmations(text: string): number | undefined {
-  if (!/^\d{1,15}$/.test(text)) return undefined;
+  // Any positive integer is valid here; one above the upstreams is refused later (-32003).
+  if (!/^\d{1,1000}$/.test(text)) return undefined;
   const n = Number(text);
   return n >= 1 ? n : undefined;
 }

@@ -22,7 +22,7 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
   };
   return function serviceRoutes(req, res, next) {
     const path = pathOf(req).replace(/(.)\/$/, '$1');
-    const route = routes[path];
+    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
     if (!route && !(path === '/metrics' && metrics)) return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return next(new MethodNotAllowedError(`Method not allowed: ${req.method} ${path} (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));

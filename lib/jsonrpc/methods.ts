@@ -66,7 +66,8 @@ export interface Classification {
  * @param extraConfirmable methods the config adds to the confirmable class (no block parameter).
  */
 export function classifyCall(call: RpcCall, extraConfirmable: ReadonlySet<string>): Classification {
-  const rule = pinned[call.method];
+  // Object.hasOwn: a client's method name "constructor" or "__proto__" must not find Object's members.
+  const rule = Object.hasOwn(pinned, call.method) ? pinned[call.method] : undefined;
   if (rule) return classifyPinned(call, rule);
   if (neverConfirmable.has(call.method)) return { confirmable: false, reason: `${call.method} is never confirmable` };
   if (extraConfirmable.has(call.method)) return { confirmable: true, reason: `${call.method} is configured as confirmable` };
@@ -144,7 +145,7 @@ function classifyBlock(
     }
   }
   const shapes = allowObject ? 'a hex block number, a block tag or an EIP-1898 object {"blockHash"} / {"blockNumber"}' : 'a hex block number or a block tag';
-  throw bad(`${where} must be ${shapes}, got ${JSON.stringify(value)}`);
+  throw bad(`${where} must be ${shapes}, got ${preview(value)}`);
 }
 
 function classifyFilter(filter: unknown, bad: (m: string) => Error): Classification {
@@ -152,7 +153,7 @@ function classifyFilter(filter: unknown, bad: (m: string) => Error): Classificat
   const f = filter as Record<string, unknown>;
   if (f.blockHash !== undefined) {
     if (f.fromBlock !== undefined || f.toBlock !== undefined) throw bad('a filter with blockHash cannot also have fromBlock or toBlock (EIP-234)');
-    if (typeof f.blockHash !== 'string' || !hash32.test(f.blockHash)) throw bad(`blockHash must be a 32-byte hex hash, got ${JSON.stringify(f.blockHash)}`);
+    if (typeof f.blockHash !== 'string' || !hash32.test(f.blockHash)) throw bad(`blockHash must be a 32-byte hex hash, got ${preview(f.blockHash)}`);
     return { confirmable: true, reason: `filter pins block hash ${f.blockHash}` };
   }
   const from = classifyBlock(f.fromBlock, 'fromBlock', false, bad);
@@ -160,4 +161,20 @@ function classifyFilter(filter: unknown, bad: (m: string) => Error): Classificat
   if (!from.confirmable) return from;
   if (!to.confirmable) return to;
   return { confirmable: true, reason: 'filter pins fromBlock and toBlock' };
+}
+
+/** A short JSON preview of a client value for an error message; never throws on deep nesting. */
+function preview(value: unknown): string {
+  if (typeof value === 'object' && value !== null) {
+    const kind = Array.isArray(value) ? 'an array' : 'an object';
+    let text: string;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      return kind;
+    }
+    return text.length > 80 ? `${kind} ${text.slice(0, 80)}…` : text;
+  }
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }

@@ -15,6 +15,15 @@ const providerTroubleCodes = new Set([-32005, -32603, 429]);
 const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
 
 export function assessBody(body: Buffer | string, payload: RpcPayload): Assessment {
+  try {
+    return assess(body, payload);
+  } catch (err) {
+    // RangeError from a pathologically nested answer: not a vote, and never a crash.
+    return { ok: false, reason: `unusable answer: ${(err as Error).message}` };
+  }
+}
+
+function assess(body: Buffer | string, payload: RpcPayload): Assessment {
   let value: unknown;
   try {
     value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));

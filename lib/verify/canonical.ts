@@ -103,7 +103,8 @@ export function comparable(method: string, answer: Answer): unknown {
     const { code, data } = answer.error;
     return { error: data === undefined || data === null ? { code } : { code, data: plain(data) } };
   }
-  return { result: shapers[resultShape[method] ?? 'any'](answer.result) };
+  const shape = Object.hasOwn(resultShape, method) ? resultShape[method]! : 'any';
+  return { result: shapers[shape](answer.result) };
 }
 
 /** Canonical JSON text of a value: sorted keys, no whitespace. */

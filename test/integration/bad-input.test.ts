@@ -88,3 +88,29 @@ test.serial('should leave unknown paths to the host app (the pipeline calls next
   const r = await gw.request('POST', '/not-rpc', '{}');
   t.is(r.status, 404);
 });
+
+test.serial('should forward a method named like an Object member (constructor, __proto__) as an unknown method', async (t) => {
+  for (const method of ['constructor', '__proto__', 'hasOwnProperty', 'toString']) {
+    const r = await gw.post('/rpc/1', rpc(method, [], method));
+    t.is(r.status, 200, `${method}: ${r.text}`);
+    t.is(r.body.id, method);
+    t.is(r.headers['x-confirmable'], 'false');
+  }
+});
+
+test.serial('should refuse a block parameter nested thousands of levels deep with -32602, not crash', async (t) => {
+  const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+  const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+  t.is(r.status, 400, r.text);
+  t.is(r.body.id, 'deep');
+  t.is(r.body.error.code, -32602);
+});
+
+test.serial('should refuse <n> above the upstreams however many digits it has with -32003', async (t) => {
+  const r = await gw.post('/confirmations/18446744073709551617/rpc/1', balance(31));
+  t.is(r.status, 400);
+  t.is(r.body.error.code, -32003);
+  const chain = await gw.post(`/rpc/${'9'.repeat(40)}`, balance(32));
+  t.is(chain.status, 404);
+  t.is(chain.body.error.code, -32001);
+});
