@@ -43,6 +43,7 @@ async function listeningPort(r: Run): Promise<number> {
 test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async (t) => {
   const key = 'c0ffee00c0ffee00c0ffee00c0ffee00';
   const fakes = await Promise.all([startFakeUpstream({ path: `/v3/${key}` }), startFakeUpstream({ path: `/v3/${key}`, profile: 'pretty' })]);
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
   await chmod(dir, 0o755); // as root, PostgreSQL runs as the postgres user, which must reach pgdata
   const file = join(dir, 'omnigate.yaml');
@@ -71,7 +72,6 @@ test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async
   t.regex(output, /"msg":"rpc request"/);
   t.regex(output, /\/v3\/\*\*\*/);
   await rm(dir, { recursive: true });
-  await Promise.all(fakes.map((f) => f.close()));
 });
 
 test('should exit 2 and list every config problem with its YAML path and a fix', async (t) => {
@@ -105,6 +105,7 @@ test('should exit 2 on a missing config file or a bad --port', async (t) => {
 
 test('should serve the balancer alone with --no-indexer', async (t) => {
   const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
   const file = join(dir, 'omnigate.yaml');
   await writeFile(file, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
@@ -115,19 +116,22 @@ test('should serve the balancer alone with --no-indexer', async (t) => {
   r.child.kill('SIGINT');
   t.is(await r.exited, 0);
   await rm(dir, { recursive: true });
-  await fake.close();
 });
 
 test('should finish in-flight requests on SIGTERM, refuse new connections, and exit 0', async (t) => {
   const slow = await startFakeUpstream({ delayMs: 1_500 });
+  t.teardown(() => slow.close());
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
   const file = join(dir, 'omnigate.yaml');
   await writeFile(file, `timeouts:\n  hedgeMs: 0\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
   const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
+  t.teardown(() => r.child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
   const inFlight = send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'slow')));
-  // wait until the upstream has the call, then stop the server
-  for (let i = 0; i < 100 && slow.calls < 2; i++) await new Promise((res) => setTimeout(res, 20));
+  // wait until the upstream has this very call (not just the health probes), then stop the server
+  const arrived = () => slow.requests.some((q) => (q.body as { id?: unknown } | undefined)?.id === 'slow');
+  for (let i = 0; i < 250 && !arrived(); i++) await new Promise((res) => setTimeout(res, 20));
+  t.true(arrived(), 'the request reached the upstream');
   r.child.kill('SIGTERM');
   await new Promise((res) => setTimeout(res, 200));
   const refused = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber'))).then(
@@ -140,5 +144,4 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   t.is(answer.body.id, 'slow');
   t.is(await r.exited, 0);
   await rm(dir, { recursive: true });
-  await slow.close();
 });

@@ -27,6 +27,7 @@ test('should apply every default to a minimal config', (t) => {
     refreshInterval: defaults.refreshInterval,
     timeouts: { ...defaults.timeouts },
     limits: { ...defaults.limits },
+    server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
     confirmableMethods: [],
     chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [] } },
@@ -148,4 +149,12 @@ test('should give a fix or an example with every problem', (t) => {
 test('should report a chain listed twice under two spellings of its id', (t) => {
   const r = validateConfig({ chains: { '1': { rpcs: ['https://a.example'] }, '01': { rpcs: ['https://b.example'] } } });
   t.true('problems' in r, `accepted: ${JSON.stringify(r)}`);
+});
+
+test('should read the server section and refuse a zero headers timeout at server.headersTimeoutMs', (t) => {
+  t.deepEqual(ok({ ...minimal, server: { shutdownMs: 0, requestTimeoutMs: 60_000 } }).server, { ...defaults.server, shutdownMs: 0, requestTimeoutMs: 60_000 });
+  const r = validateConfig({ ...minimal, server: { headersTimeoutMs: 0, keepalive: 1 } });
+  t.true('problems' in r);
+  const paths = 'problems' in r ? r.problems.map((p) => p.path) : [];
+  t.deepEqual(paths.sort(), ['server.headersTimeoutMs', 'server.keepalive']);
 });
