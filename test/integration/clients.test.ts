@@ -26,6 +26,7 @@ import {
 import { anvilWallet, seedChain, signTx, startAnvils, stopAllAnvils, type AnvilCluster, type AnvilNode, type SeededChain } from '../support/anvil.js';
 import { block as fakeBlock, defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream, type RpcCallIn } from '../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway, type Reply } from '../support/gateway.js';
+import { blockParam } from '../support/spec-tables.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fake upstreams: a small deterministic chain (id 1337) whose answers ethers' and viem's
@@ -86,17 +87,6 @@ async function fakeSetup(count = 3): Promise<Fakes> {
 
 const calls = (fakes: FakeUpstream[]) => fakes.map((f) => f.calls);
 
-/** Where each pinned method carries its block (spec B2), as an independent oracle for the tests. */
-const blockParam: Record<string, number | 'filter'> = {
-  eth_getBlockByNumber: 0,
-  eth_getBlockTransactionCountByNumber: 0,
-  eth_getBalance: 1,
-  eth_getCode: 1,
-  eth_getTransactionCount: 1,
-  eth_call: 1,
-  eth_getStorageAt: 2,
-  eth_getLogs: 'filter',
-};
 const isHexNumber = (v: unknown) => typeof v === 'string' && /^0x[0-9a-f]+$/i.test(v);
 function pinned(call: { method: string; params?: unknown[] }): boolean {
   const where = blockParam[call.method];

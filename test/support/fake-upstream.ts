@@ -127,18 +127,14 @@ export function render(profile: Profile, body: unknown, answer: AnswerFn): strin
   return JSON.stringify(out);
 }
 
+function newFake(options: FakeOptions): FakeUpstream {
+  return { url: '', calls: 0, requests: [], aborted: 0, profile: options.profile ?? 'honest', delayMs: options.delayMs ?? 0, close: async () => {} };
+}
+
 export async function startFakeUpstream(options: FakeOptions = {}): Promise<FakeUpstream> {
   const answer = options.answer ?? defaultAnswer;
   const sockets = new Set<import('node:net').Socket>();
-  const fake: FakeUpstream = {
-    url: '',
-    calls: 0,
-    requests: [],
-    aborted: 0,
-    profile: options.profile ?? 'honest',
-    delayMs: options.delayMs ?? 0,
-    close: async () => {},
-  };
+  const fake = newFake(options);
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -193,15 +189,7 @@ export async function startFakeWsUpstream(options: FakeOptions = {}): Promise<Fa
   const answer = options.answer ?? defaultAnswer;
   const server = http.createServer((_req, res) => res.writeHead(426).end());
   const wss = new WebSocketServer({ server });
-  const fake: FakeUpstream = {
-    url: '',
-    calls: 0,
-    requests: [],
-    aborted: 0,
-    profile: options.profile ?? 'honest',
-    delayMs: options.delayMs ?? 0,
-    close: async () => {},
-  };
+  const fake = newFake(options);
   wss.on('connection', (ws, req) => {
     ws.on('message', (data) => {
       fake.calls += 1;

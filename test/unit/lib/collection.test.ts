@@ -2,21 +2,10 @@ import test from 'ava';
 import { buildCollection, supportedMethods, type PostmanFolder, type PostmanRequestItem } from '../../../lib/collection.js';
 import { classifyCall, neverConfirmable, pinnedMethods } from '../../../lib/jsonrpc/methods.js';
 import { matchRpcRoute } from '../../../lib/route.js';
+import { blockParam } from '../../support/spec-tables.js';
 
 const CONFIRMATIONS = 'eth (confirmations)';
 const byHash = ['eth_getBlockByHash', 'eth_getTransactionReceipt', 'eth_getTransactionByHash'];
-/** Where each pinned method carries its block (spec B2); 'filter' = fromBlock and toBlock. */
-const blockIndex: Record<string, number | 'filter'> = {
-  eth_getBlockByNumber: 0,
-  eth_getBlockTransactionCountByNumber: 0,
-  eth_getBalance: 1,
-  eth_getCode: 1,
-  eth_getTransactionCount: 1,
-  eth_call: 1,
-  eth_getStorageAt: 2,
-  eth_getLogs: 'filter',
-};
-
 interface Body {
   jsonrpc: unknown;
   id: unknown;
@@ -108,7 +97,7 @@ test('the confirmations folder has the 8 pinned methods plus the 3 commonly conf
 test('every pinned example in the confirmations folder uses a hex block number and is confirmable', (t) => {
   for (const item of folder(CONFIRMATIONS).item) {
     t.false(/"(latest|pending|safe|finalized)"/i.test(item.request.body.raw), item.name);
-    const index = blockIndex[item.name];
+    const index = blockParam[item.name];
     if (index === undefined) continue;
     const { params } = body(item);
     const blocks = index === 'filter' ? [(params[0] as Record<string, unknown>).fromBlock, (params[0] as Record<string, unknown>).toBlock] : [params[index]];
