@@ -66,3 +66,12 @@ test('should bring an upstream back when its probe succeeds again', async (t) =>
   t.is((await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'], fake.url);
   await Promise.all([gw.close(), fake.close(), other.close()]);
 });
+
+test('should rank a slow upstream after the fast ones once its latency is known', async (t) => {
+  const fakes = await Promise.all([startFakeUpstream({ answer: withChain('0x1'), delayMs: 400 }), startFakeUpstream({ answer: withChain('0x1') })]);
+  const gw = await startGateway({ timeouts: { hedgeMs: 0 }, chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
+  t.is((await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'], fakes[0]!.url, 'configured order before any measurement');
+  await gw.rpc.startHealthChecks().runOnce(); // the probe measures both
+  t.is((await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'], fakes[1]!.url);
+  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
+});
