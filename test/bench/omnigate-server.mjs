@@ -1,0 +1,47 @@
+/**
+ * Bench child: the real `omnigate serve` server (`startServer`: the whole pipeline, no logger,
+ * i.e. the silent default, quieter than LOG_LEVEL=warn) on port 0, from the build (dist/), as
+ * users run it: plain JavaScript, so no TypeScript loader sits in the measured process (tsx
+ * alone adds about 27 MB of RSS). `npm run bench` builds first.
+ * argv[2]: the raw config (JSON), validated as the CLI would.
+ * Protocol (see ipc.ts): { ready, info } once listening; { cmd: 'shutdown' } or a closed IPC
+ * channel closes the server and exits 0, so `--cpu-prof` writes its profile.
+ */
+import { validateConfig } from '../../dist/config/schema.js';
+import { startServer } from '../../dist/lib/app.js';
+
+if (!process.send) throw new Error('this script is a bench child: start it with child_process.fork()');
+const result = validateConfig(JSON.parse(process.argv[2] ?? '{}'));
+if ('problems' in result) throw new Error(`bench config invalid: ${JSON.stringify(result.problems)}`);
+
+/** @type {Awaited<ReturnType<typeof startServer>> | undefined} */
+let running;
+let stopping = false;
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  setTimeout(() => process.exit(0), 8000).unref();
+  try {
+    running?.server.closeAllConnections();
+    await running?.close();
+  } catch (err) {
+    console.error('omnigate bench child: close failed:', err);
+  }
+  process.exit(0);
+}
+process.on('message', (/** @type {{ cmd: string, seq: number }} */ m) => {
+  if (m.cmd === 'shutdown') {
+    process.send?.({ seq: m.seq, ok: true });
+    void stop();
+  } else if (m.cmd === 'memory') {
+    process.send?.({ seq: m.seq, ok: true, value: process.memoryUsage() });
+  } else {
+    process.send?.({ seq: m.seq, ok: false, error: `unknown command ${m.cmd}` });
+  }
+});
+process.on('disconnect', () => void stop());
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
+
+running = await startServer(result.config, 0);
+process.send({ seq: 0, ready: true, info: { port: running.port, pid: process.pid } });

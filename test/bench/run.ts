@@ -1,0 +1,550 @@
+/**
+ * `npm run bench` (issue 7): in one run, side by side, with autocannon in this process and every
+ * server in its own child process:
+ *   1. the fake upstream called directly (fixed service time: the physical limit);
+ *   2. a plain http-proxy reverse proxy in front of it (what a user would run instead);
+ *   3. omnigate, non-confirmable eth_blockNumber (N=1);
+ *   4. omnigate, confirmable eth_getBalance at a hex block, N=3 of 5 agreeing upstreams;
+ *   5. omnigate, a 2.5 MB eth_getLogs reply (5,000 logs) at N=3;
+ *   6. the indexer API's three pending queries on a real PostgreSQL with 1,000,000 bridge events;
+ * plus upstream calls per request (asserted exactly N), canonicalize+hash of the 2.5 MB reply in
+ * isolation, and the omnigate process's peak RSS at 500 concurrent connections.
+ *
+ * Env: BENCH_SECONDS (default 8), BENCH_WARMUP (1), BENCH_CONNECTIONS (50),
+ * BENCH_LOGS_CONNECTIONS (10), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
+ * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
+ * results.md), BENCH_PROFILE=n1|n3|logs (only that scenario, omnigate under --cpu-prof, then
+ * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler), BENCH_RESULTS (where to write the table; default
+ * test/bench/results.md, none in smoke mode).
+ */
+import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assessBody } from '../../lib/verify/answers.js';
+import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
+import type { RpcPayload } from '../../lib/jsonrpc/types.js';
+import { startChild, stopAll, type Child } from './children.js';
+import { runLoad, type LoadResult } from './load.js';
+import { LOG_COUNT, replyText, requests } from './payloads.js';
+import { summarizeProfile } from './profile.js';
+
+const env = process.env;
+const SMOKE = env.BENCH_SMOKE === '1';
+const num = (key: string, normal: number, smoke: number) => {
+  const v = env[key];
+  if (v !== undefined && v !== '') {
+    const n = Number(v);
+    if (!(n > 0)) throw new Error(`${key} must be a positive number, got ${JSON.stringify(v)}`);
+    return n;
+  }
+  return SMOKE ? smoke : normal;
+};
+// autocannon stops on its 1 s ticker: shorter runs last 1 s anyway.
+const SECONDS = num('BENCH_SECONDS', 8, 1);
+const WARMUP = env.BENCH_WARMUP === '0' || (SMOKE && env.BENCH_WARMUP === undefined) ? 0 : num('BENCH_WARMUP', 1, 1);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 8);
+const LOGS_CONNECTIONS = num('BENCH_LOGS_CONNECTIONS', 10, 2);
+const RSS_CONNECTIONS = num('BENCH_RSS_CONNECTIONS', 500, 50);
+const INDEXER_CONNECTIONS = num('BENCH_INDEXER_CONNECTIONS', 10, 4);
+const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
+const PROFILE = env.BENCH_PROFILE;
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const RESULTS = env.BENCH_RESULTS ?? (SMOKE || PROFILE ? '' : path.join(HERE, 'results.md'));
+
+/** Upstream service times (ms): U0 alone; the five of the N=3 chain, in configured (priority) order. */
+const U0_DELAY = 2;
+const FIVE_DELAYS = [2, 3, 4, 5, 6];
+/** Third-fastest of the five: what an N=3 answer must wait for at least. */
+const THIRD = [...FIVE_DELAYS].map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d)[2]!;
+
+type Stats = Record<string, number>[];
+const children = new Set<Child<any>>();
+const T0 = performance.now();
+const log = (...args: unknown[]) => console.error(`[bench +${((performance.now() - T0) / 1000).toFixed(1)}s]`, ...args);
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+interface Row {
+  key: string;
+  scenario: string;
+  result: LoadResult;
+  callsPerRequest?: string;
+}
+
+async function post(url: string, body: string): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(`bench check failed: ${message}`);
+}
+
+/** Sends `total` requests, `concurrency` at a time; every answer must be 200 and pass `verify`. */
+async function sendMany(url: string, body: string, total: number, concurrency: number, verify: (r: Awaited<ReturnType<typeof post>>) => void) {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      next += 1;
+      const r = await post(url, body);
+      check(r.status === 200, `${url}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+      verify(r);
+    }
+  }));
+}
+
+const sum = (stats: Stats, method: string, ports: number[]) => ports.reduce((a, p) => a + (stats[p]?.[method] ?? 0), 0);
+
+async function waitHealthy(omnigateUrl: string, upstreams: number) {
+  for (let i = 0; i < 200; i += 1) {
+    const res = await fetch(`${omnigateUrl}/chains`);
+    const chains = (await res.json()) as { upstreams: { state: string }[] }[];
+    const healthy = chains.flatMap((c) => c.upstreams).filter((u) => u.state === 'healthy').length;
+    if (healthy === upstreams) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('omnigate upstreams never became healthy');
+}
+
+function readProcStatus(pid: number, key: 'VmRSS' | 'VmHWM'): Promise<number> {
+  return readFile(`/proc/${pid}/status`, 'utf8').then((text) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
+    return m ? Number(m[1]) / 1024 : NaN;
+  });
+}
+
+async function machine() {
+  const cpuinfo = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
+  return {
+    cores: os.availableParallelism?.() ?? os.cpus().length,
+    model,
+    node: process.version,
+    memGb: os.totalmem() / 1024 ** 3,
+    os: `${os.type()} ${os.release()}`,
+  };
+}
+
+/** canonicalize+hash of the 2.5 MB reply, in isolation (no load running). */
+function timeCanonicalize(runs: number) {
+  const bodyText = replyText('eth_getLogs', 2, 1);
+  const body = Buffer.from(bodyText);
+  const raw = Buffer.from(JSON.stringify(requests.getLogs));
+  const payload: RpcPayload = { calls: [{ id: 1, method: 'eth_getLogs', params: requests.getLogs.params }], batch: false, raw };
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const measure = (fn: () => unknown) => {
+    for (let i = 0; i < 5; i += 1) fn();
+    const times: number[] = [];
+    for (let i = 0; i < runs; i += 1) {
+      const t = performance.now();
+      fn();
+      times.push(performance.now() - t);
+    }
+    return { median: median(times), min: Math.min(...times), max: Math.max(...times) };
+  };
+  const parsed = JSON.parse(bodyText) as { result: unknown };
+  const assess = measure(() => {
+    const a = assessBody(body, payload);
+    if (!a.ok) throw new Error(a.reason);
+  });
+  const canon = measure(() => sha256Hex(canonicalJson(comparable('eth_getLogs', { result: parsed.result }))));
+  const parse = measure(() => JSON.parse(body.toString('utf8')));
+  return { bytes: body.length, logs: LOG_COUNT, assess, canon, parse, runs };
+}
+
+/** BENCH_PROFILE=canon: 30 × assessBody(2.5 MB reply) under the inspector's CPU profiler. */
+async function profileCanonicalize() {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  const timing = timeCanonicalize(30);
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
+  const file = path.join(dir, 'canonicalize.cpuprofile');
+  await writeFile(file, JSON.stringify(profile));
+  const summary = await summarizeProfile(file, 20);
+  console.log(`assessBody median ${fmt(timing.assess.median)} ms; canonicalJson(comparable())+sha256Hex ${fmt(timing.canon.median)} ms; JSON.parse ${fmt(timing.parse.median)} ms`);
+  console.log(`Profile: ${file} (busy ${fmt(summary.busyMs, 0)} ms)\n`);
+  console.log('| self ms | share of busy | function | where |\n|---:|---:|---|---|');
+  for (const s of summary.spots) console.log(`| ${fmt(s.selfMs, 1)} | ${fmt(s.share * 100, 1)}% | ${s.name} | ${s.where} |`);
+}
+
+async function main() {
+  const startedAt = performance.now();
+  const box = await machine();
+  log(`mode: ${SMOKE ? 'smoke' : PROFILE ? `profile ${PROFILE}` : 'full'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${CONNECTIONS} connections`);
+  log(`machine: ${box.cores} cores, ${box.model}, Node ${box.node}`);
+  const built = await stat(path.join(HERE, '../../dist/lib/app.js')).catch(() => undefined);
+  if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
+  let profileDir: string | undefined;
+  if (PROFILE) {
+    if (!['n1', 'n3', 'logs', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs or canon');
+    if (PROFILE === 'canon') return profileCanonicalize();
+    profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
+  }
+
+  // In smoke mode PostgreSQL starts and seeds while the HTTP scenarios run (the figures mean
+  // nothing there); in a full run it starts only after them, so it never steals CPU from them.
+  type IndexerInfo = { port: number; events: number; bridges: number; perTable: Record<string, number>; startedDbS: number; insertS: number; analyzeS: number };
+  const startIndexer = () => {
+    const t = performance.now();
+    return startChild<IndexerInfo>('indexer', './indexer-server.ts', [JSON.stringify({ events: EVENTS })], { readyTimeoutMs: 30 * 60_000 })
+      .then((c) => {
+        children.add(c);
+        return { child: c, wallS: (performance.now() - t) / 1000 };
+      });
+  };
+  let indexerEarly: ReturnType<typeof startIndexer> | undefined;
+  if (SMOKE && !PROFILE) {
+    indexerEarly = startIndexer();
+    indexerEarly.catch(() => {});
+  }
+
+  // --- upstreams, proxy, omnigate: each its own process -------------------------------------
+  const [upA, upB] = await Promise.all([
+    startChild<{ ports: number[] }>('upstream-a', './upstream-server.ts', [JSON.stringify([{ chainId: 1, delayMs: U0_DELAY }])]),
+    startChild<{ ports: number[] }>('upstream-b', './upstream-server.ts', [JSON.stringify(FIVE_DELAYS.map((d) => ({ chainId: 2, delayMs: d })))]),
+  ]);
+  children.add(upA);
+  children.add(upB);
+  const u0 = `http://127.0.0.1:${upA.info.ports[0]}/`;
+  const five = upB.info.ports.map((p) => `http://127.0.0.1:${p}/`);
+  const config = {
+    port: 0,
+    refreshInterval: 86_400, // probes once at start only: they would count as upstream calls
+    timeouts: { hedgeMs: 0 },
+    chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
+  };
+  const [proxy, omni] = await Promise.all([
+    startChild<{ port: number }>('proxy', './proxy-server.ts', [u0]),
+    startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
+      plainJs: true,
+      execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    }),
+  ]);
+  children.add(proxy);
+  children.add(omni);
+  const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
+  const omniBase = `http://127.0.0.1:${omni.info.port}`;
+  const n1Url = `${omniBase}/rpc/1`;
+  const n3Url = `${omniBase}/rpc/2`;
+  await waitHealthy(omniBase, 6);
+  log(`up: upstream ${u0}, five ${five.join(' ')}, proxy ${proxyUrl}, omnigate ${omniBase} (pid ${omni.pid})`);
+
+  const bodies = {
+    blockNumber: JSON.stringify(requests.blockNumber),
+    getBalance: JSON.stringify(requests.getBalance),
+    getLogs: JSON.stringify(requests.getLogs),
+  };
+
+  // --- correctness first: every path answers what it should --------------------------------
+  const expectN1 = replyText('eth_blockNumber', 1);
+  for (const url of [u0, proxyUrl, n1Url]) {
+    const r = await post(url, bodies.blockNumber);
+    check(r.status === 200 && r.text === expectN1, `${url} answered ${r.status} ${r.text.slice(0, 200)}`);
+  }
+  {
+    const r = await post(n1Url, bodies.blockNumber);
+    check(r.headers.get('x-confirmable') === 'false' && r.headers.get('x-required-confirmations') === '1', 'N=1 headers');
+    const r3 = await post(n3Url, bodies.getBalance);
+    check(r3.status === 200 && r3.text === replyText('eth_getBalance', 2), `N=3 answered ${r3.status} ${r3.text.slice(0, 200)}`);
+    check(r3.headers.get('x-confirmable') === 'true' && r3.headers.get('x-required-confirmations') === '3', 'N=3 headers');
+    check(r3.headers.get('x-checked-urls')?.split(',').length === 3, `N=3 X-Checked-URLS: ${r3.headers.get('x-checked-urls')}`);
+    const rl = await post(n3Url, bodies.getLogs);
+    check(rl.status === 200 && rl.text === replyText('eth_getLogs', 2), `logs answered ${rl.status} (${rl.text.length} bytes)`);
+    const expectHash = sha256Hex(canonicalJson(comparable('eth_getLogs', { result: JSON.parse(rl.text).result })));
+    check(rl.headers.get('x-json-hash') === expectHash, 'logs X-Json-Hash');
+  }
+
+  // --- upstream calls per request, exactly (no load in flight when counted) ------------------
+  const exact = async (url: string, body: string, method: string, upstream: Child<any>, ports: number[], n: number, total: number) => {
+    await upstream.call('reset');
+    await sendMany(url, body, total, Math.min(10, total), (r) => {
+      check(r.headers.get('x-required-confirmations') === String(n), 'X-Required-Confirmations');
+    });
+    const stats = await upstream.call<Stats>('stats');
+    const calls = sum(stats, method, ports);
+    const perPort = ports.map((p) => stats[p]?.[method] ?? 0);
+    check(calls === n * total, `${method}: ${calls} upstream calls for ${total} requests, expected exactly ${n * total} (per upstream: ${perPort.join('/')})`);
+    return { requests: total, calls, perRequest: calls / total, perPort };
+  };
+  // (Under BENCH_PROFILE only the profiled scenario's check runs: the others would pollute the profile.)
+  const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
+  const only = (key: string) => !PROFILE || PROFILE === key;
+  const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
+  const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
+  const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
+  log(`exact upstream calls/request: N=1 ${exactN1.perRequest}, N=3 ${exactN3.perRequest} (${exactN3.perPort.join('/')}), logs ${exactLogs.perRequest}`);
+
+  const rows: Row[] = [];
+  /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows) => {
+    if (PROFILE && !key.startsWith(PROFILE)) return undefined;
+    log(`running ${label} (${connections} connections)…`);
+    const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP });
+    check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    check(result.ok > 0, `${label}: no answers`);
+    const row: Row = { key, scenario: label, result };
+    into.push(row);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms`);
+    return row;
+  };
+  /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
+  const counted = async (
+    key: string, label: string, url: string, body: string, connections: number,
+    upstream: Child<any>, method: string, ports: number[], n: number,
+  ) => {
+    if (PROFILE && !key.startsWith(PROFILE)) return undefined;
+    if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
+    // A saturated omnigate may still be working through warm-up requests whose clients are gone:
+    // wait until the upstream counters stand still before resetting them.
+    for (let i = 0, last = -1; i < 50; i += 1) {
+      const now = sum(await upstream.call<Stats>('stats'), method, ports);
+      if (now === last) break;
+      last = now;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await upstream.call('reset');
+    log(`running ${label} (${connections} connections)…`);
+    const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: 0 });
+    // Let the last in-flight calls land (the counters stand still).
+    let calls = -1;
+    for (let i = 0; i < 50; i += 1) {
+      await new Promise((r) => setTimeout(r, 250));
+      const now = sum(await upstream.call<Stats>('stats'), method, ports);
+      if (now === calls) break;
+      calls = now;
+    }
+    check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    check(result.ok > 0, `${label}: no answers`);
+    // Requests cut off when autocannon stops may have reached the upstreams without an answer
+    // being counted, and some sent ones never reached omnigate: the truth is in [calls/sent, calls/ok].
+    const low = calls / Math.max(result.sent, result.ok);
+    const high = calls / result.ok;
+    if (low > n + 0.01) {
+      // More calls than N: some upstream call failed or disagreed; say which and why.
+      const chains = (await (await fetch(`${omniBase}/chains`)).json()) as { upstreams: Record<string, unknown>[] }[];
+      for (const u of chains.flatMap((c) => c.upstreams)) {
+        if (u.failures || u.disagreements) log(`  ${u.url}: ${u.failures} failures, ${u.disagreements} disagreements, last error: ${u.lastError}`);
+      }
+    }
+    const row: Row = { key, scenario: label, result, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
+    rows.push(row);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}`);
+    return row;
+  };
+
+  const third = `http://127.0.0.1:${upB.info.ports[THIRD.i]}/`;
+  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS);
+  const rProxy = await scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS);
+  const rN1 = await counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1);
+  const rThird = await scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS);
+  const rN3 = await counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3);
+  const rLogs = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
+
+  // Unloaded latency (1 connection): the overhead per request without queueing.
+  const lat: Record<string, Row | undefined> = {};
+  const latRows: Row[] = [];
+  if (!SMOKE && !PROFILE) {
+    lat.up = await scenario('up1', '1. upstream direct', u0, bodies.blockNumber, 1, latRows);
+    lat.proxy = await scenario('proxy1', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, 1, latRows);
+    lat.n1 = await scenario('n1-1', '3. omnigate N=1', n1Url, bodies.blockNumber, 1, latRows);
+    lat.third = await scenario('third1', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, 1, latRows);
+    lat.n3 = await scenario('n3-1', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, 1, latRows);
+  }
+
+  // RSS of the long-running omnigate process after every scenario above (2.5 MB replies included).
+  const afterAllMb = PROFILE ? NaN : await readProcStatus(omni.pid, 'VmHWM');
+  await omni.stop();
+  children.delete(omni);
+
+  // Peak RSS of a fresh omnigate process at RSS_CONNECTIONS concurrent connections (N=3
+  // requests: three upstream calls in flight per client request); VmHWM is its peak since start.
+  let rss: { hwmMb: number; maxRssMb: number; idleMb: number; afterAllMb: number; result: LoadResult } | undefined;
+  if (!PROFILE) {
+    const fresh = await startChild<{ port: number }>('omnigate-rss', './omnigate-server.mjs', [JSON.stringify(config)], { plainJs: true });
+    children.add(fresh);
+    const freshBase = `http://127.0.0.1:${fresh.info.port}`;
+    await waitHealthy(freshBase, 6);
+    const pid = fresh.pid;
+    const idleMb = await readProcStatus(pid, 'VmRSS');
+    let maxRssMb = idleMb;
+    const samples: Promise<void>[] = [];
+    log(`running RSS at ${RSS_CONNECTIONS} connections (fresh omnigate process, pid ${pid})…`);
+    const result = await runLoad({
+      url: `${freshBase}/rpc/2`, body: bodies.getBalance, connections: RSS_CONNECTIONS, seconds: SECONDS, warmupSeconds: 0,
+      sample: () => {
+        samples.push(readProcStatus(pid, 'VmRSS').then((mb) => {
+          if (mb > maxRssMb) maxRssMb = mb;
+        }, () => {}));
+      },
+    });
+    await Promise.all(samples);
+    const hwmMb = await readProcStatus(pid, 'VmHWM');
+    check(result.non2xx === 0 && result.errors === 0, `RSS run: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    rss = { hwmMb, maxRssMb, idleMb, afterAllMb, result };
+    rows.push({ key: 'rss', scenario: `   omnigate N=3 at ${RSS_CONNECTIONS} connections (RSS run, fresh process)`, result });
+    log(`  VmHWM ${fmt(hwmMb, 1)} MB, max sampled VmRSS ${fmt(maxRssMb, 1)} MB (idle ${fmt(idleMb, 1)} MB)`);
+    await fresh.stop();
+    children.delete(fresh);
+  }
+
+  await stopAll([upA, upB, proxy]);
+  for (const c of [upA, upB, proxy]) children.delete(c);
+
+  let hotSpots = '';
+  if (profileDir) {
+    const files = (await readdir(profileDir)).filter((f) => f.endsWith('.cpuprofile'));
+    check(files.length > 0, `no .cpuprofile written in ${profileDir}`);
+    const file = path.join(profileDir, files[0]!);
+    const summary = await summarizeProfile(file);
+    hotSpots = [
+      `Profile of the omnigate process (${PROFILE}): ${file}`,
+      `busy ${fmt(summary.busyMs, 0)} ms, idle ${fmt(summary.idleMs, 0)} ms`,
+      '',
+      '| self ms | share of busy | function | where |',
+      '|---:|---:|---|---|',
+      ...summary.spots.map((s) => `| ${fmt(s.selfMs, 1)} | ${fmt(s.share * 100, 1)}% | ${s.name} | ${s.where} |`),
+    ].join('\n');
+  }
+
+  // --- canonicalize+hash of the 2.5 MB reply, in isolation -----------------------------------
+  const canon = PROFILE ? undefined : timeCanonicalize(SMOKE ? 5 : 30);
+
+  // --- indexer API on 1M events --------------------------------------------------------------
+  const indexerRows: Row[] = [];
+  let seeding: (IndexerInfo & { wallS: number }) | undefined;
+  let plans: Record<string, string> | undefined;
+  if (!PROFILE) {
+    if (!indexerEarly) log(`starting PostgreSQL and seeding ${fmtInt(EVENTS)} events…`);
+    const { child: idx, wallS } = await (indexerEarly ?? startIndexer());
+    seeding = { ...idx.info, wallS };
+    log(`seeded ${fmtInt(idx.info.events)} events (${fmtInt(idx.info.bridges)} bridges) in ${fmt(idx.info.insertS, 1)} s + ANALYZE ${fmt(idx.info.analyzeS, 1)} s`);
+    const base = `http://127.0.0.1:${idx.info.port}`;
+    for (const q of ['missing-relay', 'missing-proof', 'missing-claim']) {
+      const url = `${base}/api/pending-transactions/${q}`;
+      const probe = await fetch(url);
+      const items = (await probe.json()) as unknown[];
+      check(probe.status === 200 && Array.isArray(items), `${q}: HTTP ${probe.status}`);
+      if (!SMOKE) check(items.length === 100, `${q}: ${items.length} items on the first page, expected a full page of 100`);
+      for (const c of SMOKE ? [INDEXER_CONNECTIONS] : [1, INDEXER_CONNECTIONS]) {
+        log(`running ${q} (${c} connections)…`);
+        const result = await runLoad({ url, method: 'GET', connections: c, seconds: SECONDS, warmupSeconds: WARMUP });
+        check(result.non2xx === 0 && result.errors === 0, `${q}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+        const row = { key: `idx-${q}-${c}`, scenario: `6. indexer /api/pending-transactions/${q}`, result };
+        indexerRows.push(row);
+        log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms`);
+      }
+    }
+    if (!SMOKE) plans = await idx.call<Record<string, string>>('explain');
+    await idx.stop();
+    children.delete(idx);
+  }
+
+  // --- report --------------------------------------------------------------------------------
+  const totalS = (performance.now() - startedAt) / 1000;
+  const line = (r: Row) =>
+    `| ${r.scenario} | ${r.result.connections} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.callsPerRequest ?? ''} |`;
+  const table = [
+    '| Scenario | Conns | Req/s | p50 ms | p99 ms | Upstream calls / answer |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(line),
+    ...indexerRows.map(line),
+  ].join('\n');
+  const latTable = latRows.length > 0
+    ? [
+        '| Scenario (1 connection, no queueing) | Req/s | p50 ms | p99 ms |',
+        '|---|---:|---:|---:|',
+        ...latRows.map((r) => `| ${r.scenario} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} |`),
+      ].join('\n')
+    : '';
+
+  const targets: { name: string; value: string; target: string; pass: boolean }[] = [];
+  if (rN1 && rProxy && rUp) {
+    const ratio = rN1.result.rps / rProxy.result.rps;
+    targets.push({ name: `N=1 throughput vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (vs upstream direct ${fmt(rN1.result.rps / rUp.result.rps)}×)`, target: '≥ 1.00×', pass: ratio >= 1 });
+    const added = rN1.result.p50 - rProxy.result.p50;
+    targets.push({ name: `N=1 added p50 vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(added)} ms`, target: '≤ 0.50 ms', pass: added <= 0.5 });
+    if (lat.n1 && lat.proxy) {
+      const added1 = lat.n1.result.p50 - lat.proxy.result.p50;
+      targets.push({ name: 'N=1 added p50 vs http-proxy (1 conn)', value: `${fmt(added1)} ms`, target: '≤ 0.50 ms', pass: added1 <= 0.5 });
+    }
+  }
+  if (rN3 && rThird) {
+    const ratio = rN3.result.p50 / rThird.result.p50;
+    targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (${fmt(rN3.result.p50)} vs ${fmt(rThird.result.p50)} ms)`, target: '≤ 1.10×', pass: ratio <= 1.1 });
+    if (lat.n3 && lat.third) {
+      const r1 = lat.n3.result.p50 / lat.third.result.p50;
+      targets.push({ name: 'N=3 p50 vs 3rd-fastest upstream p50 (1 conn)', value: `${fmt(r1)}× (${fmt(lat.n3.result.p50)} vs ${fmt(lat.third.result.p50)} ms)`, target: '≤ 1.10×', pass: r1 <= 1.1 });
+    }
+  }
+  if (canon) {
+    targets.push({ name: 'canonicalize+hash of the 2.5 MB reply (assessBody, median)', value: `${fmt(canon.assess.median)} ms`, target: '≤ 25 ms', pass: canon.assess.median <= 25 });
+  }
+  if (rss) targets.push({ name: `omnigate peak RSS at ${RSS_CONNECTIONS} connections (VmHWM)`, value: `${fmt(rss.hwmMb, 1)} MB`, target: '< 200 MB', pass: rss.hwmMb < 200 });
+  for (const r of indexerRows.filter((x) => x.result.connections === (SMOKE ? INDEXER_CONNECTIONS : 1))) {
+    targets.push({ name: `${r.scenario.replace('6. indexer ', '')} p50 at ${fmtInt(seeding?.events ?? 0)} events (${r.result.connections} conn)`, value: `${fmt(r.result.p50)} ms`, target: '≤ 5 ms', pass: r.result.p50 <= 5 });
+  }
+  const targetTable = [
+    '| Target | Measured | Goal | |',
+    '|---|---:|---:|---|',
+    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? 'pass' : '**miss**'} |`),
+  ].join('\n');
+
+  const ratios: string[] = [];
+  if (rN1 && rProxy) ratios.push(`- omnigate N=1 vs http-proxy: ${fmt(rN1.result.rps / rProxy.result.rps)}× throughput, ${fmt(rN1.result.p50 - rProxy.result.p50)} ms added p50 (${CONNECTIONS} connections)` + (lat.n1 && lat.proxy ? `; ${fmt(lat.n1.result.p50 - lat.proxy.result.p50)} ms added p50 at 1 connection` : ''));
+  if (rN3 && rN1) ratios.push(`- omnigate N=3 vs N=1: ${fmt(rN3.result.rps / rN1.result.rps)}× throughput, p50 ${fmt(rN3.result.p50 / rN1.result.p50)}×`);
+  ratios.push(`- upstream calls per request, exact (all upstreams agree, no load in flight): N=1 ${exactN1.perRequest} over ${exactN1.requests} requests; N=3 ${exactN3.perRequest} over ${exactN3.requests} (per upstream ${exactN3.perPort.join('/')}); 2.5 MB logs ${exactLogs.perRequest} over ${exactLogs.requests}`);
+  if (canon) {
+    ratios.push(`- canonicalize+hash of the ${fmtInt(canon.bytes)}-byte eth_getLogs reply (${fmtInt(canon.logs)} logs), median of ${canon.runs}: assessBody (parse + comparable + canonicalJson + sha256) ${fmt(canon.assess.median)} ms; canonicalJson(comparable())+sha256Hex alone ${fmt(canon.canon.median)} ms; JSON.parse alone ${fmt(canon.parse.median)} ms`);
+  }
+  if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s; the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
+  if (seeding) {
+    ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s)`);
+  }
+
+  const header = [
+    `Machine: ${box.cores} cores, ${box.model}, ${fmt(box.memGb, 0)} GB RAM, ${box.os}, Node ${box.node}. ` +
+      `autocannon (in the bench process) → each server in its own process; ${SECONDS} s per scenario after ${WARMUP} s warm-up; ` +
+      `upstreams: lean fake JSON-RPC servers with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
+    `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
+  ].join('\n');
+  const report = [
+    header, '', table, '', ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
+    ...(hotSpots ? ['', hotSpots] : []),
+  ].join('\n');
+  console.log(report);
+  if (plans) {
+    console.log('\nIndexer query plans (EXPLAIN ANALYZE, default limit):');
+    for (const [name, plan] of Object.entries(plans)) console.log(`\n${name}:\n${plan}`);
+  }
+  if (RESULTS) {
+    await writeFile(RESULTS, `<!-- written by npm run bench (test/bench/run.ts) -->\n${report}\n`);
+    log(`wrote ${path.relative(process.cwd(), RESULTS)}`);
+  }
+}
+
+const onSignal = (signal: NodeJS.Signals) => {
+  log(`${signal}: stopping children`);
+  void stopAll(children).finally(() => process.exit(130));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+
+try {
+  await main();
+  await stopAll(children);
+  process.exitCode = 0;
+} catch (err) {
+  console.error('[bench] failed:', err);
+  await stopAll(children);
+  process.exitCode = 1;
+}
