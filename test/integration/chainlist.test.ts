@@ -8,53 +8,16 @@
  * test-only preload (the cleaning rightly drops `127.0.0.1` and `localhost` URLs).
  */
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseConfig } from '../../config/index.js';
 import { defaultAnswer, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { rpc, send } from '../support/gateway.js';
+import { listeningPort, logLines, runCli, type Run } from '../support/cli.js';
 
-const cli = resolve('dist/lib/cli.js');
 const preload = resolve('test/fixtures/chainlist/resolve-test-hosts.mjs');
-
-interface Run {
-  child: ChildProcess;
-  out: string[];
-  err: string[];
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string>): Run {
-  const child = spawn(process.execPath, ['--import', preload, cli, ...args], {
-    env: { ...process.env, NODE_ENV: '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out: string[] = [];
-  const err: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out, err, exited };
-}
-
-const logLines = (r: Run) =>
-  r.out
-    .join('')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-
-async function listeningPort(r: Run): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const line = logLines(r).find((l) => l.msg === 'omnigate listening');
-    if (line) return line.port as number;
-    if (r.child.exitCode !== null) throw new Error(`exited: ${r.err.join('')}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error(`never listened: ${r.out.join('')} ${r.err.join('')}`);
-}
+const run = (args: string[], env: Record<string, string>) => runCli(args, { NODE_ENV: '', LOG_LEVEL: 'info', ...env }, { preload });
 
 /** A fake upstream of one chain: eth_chainId answers that chain's id, the rest as usual. */
 const fakeOf = (chainId: bigint) =>

@@ -4,41 +4,14 @@
  * YAML path; a provider key never reaches stdout or stderr.
  */
 import test from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startFakeUpstream } from '../support/fake-upstream.js';
 import { rpc, send } from '../support/gateway.js';
+import { listeningPort, runCli } from '../support/cli.js';
 
-const cli = resolve('dist/lib/cli.js');
-
-interface Run {
-  child: ChildProcess;
-  out: string[];
-  err: string[];
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const out: string[] = [];
-  const err: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out, err, exited };
-}
-
-async function listeningPort(r: Run): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const line = r.out.join('').split('\n').find((l) => l.includes('omnigate listening'));
-    if (line) return (JSON.parse(line) as { port: number }).port;
-    if (r.child.exitCode !== null) throw new Error(`exited: ${r.err.join('')}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error(`never listened: ${r.out.join('')} ${r.err.join('')}`);
-}
+const run = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
 test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async (t) => {
   const key = 'c0ffee00c0ffee00c0ffee00c0ffee00';
