@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { parseConfig } from '../../config/index.js';
 import { defaultAnswer, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { rpc, send } from '../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run } from '../support/cli.js';
+import { listeningPort, logLines, runCli } from '../support/cli.js';
 
 const preload = resolve('test/fixtures/chainlist/resolve-test-hosts.mjs');
 const run = (args: string[], env: Record<string, string>) => runCli(args, { NODE_ENV: '', LOG_LEVEL: 'info', ...env }, { preload });
