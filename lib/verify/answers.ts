@@ -6,7 +6,7 @@
  * failure, not a vote, so another upstream is asked instead.
  */
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
-import { canonicalJson, comparable, sha256Hex, type Answer } from './canonical.js';
+import { canonicalForm, sha256Hex, type Answer } from './canonical.js';
 
 export type Assessment = { ok: true; canonical: string; hash: string } | { ok: false; reason: string };
 
@@ -34,7 +34,7 @@ function assess(body: Buffer | string, payload: RpcPayload): Assessment {
     const call = payload.calls[0]!;
     const answer = answerOf(value, call);
     if (typeof answer === 'string') return { ok: false, reason: answer };
-    const canonical = canonicalJson(comparable(call.method, answer));
+    const canonical = canonicalForm(call.method, answer);
     return { ok: true, canonical, hash: sha256Hex(canonical) };
   }
   if (!Array.isArray(value)) {
@@ -52,15 +52,15 @@ function assess(body: Buffer | string, payload: RpcPayload): Assessment {
     if (byId.has(key)) return { ok: false, reason: `batch answer has id ${JSON.stringify(id)} more than once (a duplicate member)` };
     byId.set(key, member);
   }
-  const members: unknown[] = [];
+  const members: string[] = [];
   for (const call of payload.calls) {
     const member = byId.get(idKey(call.id));
     if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
     const answer = answerOf(member, call);
     if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
-    members.push(comparable(call.method, answer));
+    members.push(canonicalForm(call.method, answer));
   }
-  const canonical = canonicalJson(members);
+  const canonical = `[${members.join(',')}]`;
   return { ok: true, canonical, hash: sha256Hex(canonical) };
 }
 

@@ -3,7 +3,7 @@
  *
  * - A result is compared as `{"result":R}`, an error as `{"error":{"code":C,"data":D}}`: the
  *   message is human text that differs between node clients, so it does not count.
- * - Keys are sorted recursively and there is no whitespace (json-stable-stringify).
+ * - Keys are sorted recursively and there is no whitespace (the form json-stable-stringify gives).
  * - Hex strings (`0x…`) are lower-cased: an address in checksum case and the same address in
  *   lower case are the same answer.
  * - Blocks, transactions, receipts and logs keep only the fields of the Ethereum JSON-RPC spec
@@ -14,7 +14,6 @@
  * are returned or on the request id.
  */
 import { createHash } from 'node:crypto';
-import stringify from 'json-stable-stringify';
 
 const blockFields = new Set([
   'baseFeePerGas', 'blobGasUsed', 'difficulty', 'excessBlobGas', 'extraData', 'gasLimit', 'gasUsed', 'hash',
@@ -55,13 +54,39 @@ const resultShape: Record<string, Shape> = {
 
 const hexString = /^0x[0-9a-fA-F]*$/;
 
-/** Lower-cases hex strings, everywhere in the value. */
+/**
+ * Set while comparable() builds its value when some object has an array-index key ("0", "7"):
+ * V8 enumerates such keys numerically whatever the insertion order, so the native
+ * JSON.stringify fast path of canonicalForm() would not give sorted keys for it.
+ */
+let indexKeys = false;
+const arrayIndex = /^(?:0|[1-9]\d{0,9})$/;
+
+/** The object's keys in canonical (sorted) order; notes array-index keys. */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value).sort();
+  if (!indexKeys) {
+    for (const k of keys) {
+      const c = k.charCodeAt(0);
+      if (c >= 48 && c <= 57 && arrayIndex.test(k)) {
+        indexKeys = true;
+        break;
+      }
+    }
+  }
+  return keys;
+}
+
+/**
+ * Lower-cases hex strings, everywhere in the value. Objects are rebuilt with their keys inserted
+ * in sorted order, and with a null prototype, so an answer's own "__proto__" key stays data.
+ */
 function plain(value: unknown): unknown {
   if (typeof value === 'string') return hexString.test(value) ? value.toLowerCase() : value;
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = plain(v);
+    const out: Record<string, unknown> = Object.create(null);
+    for (const k of sortedKeys(value)) out[k] = plain((value as Record<string, unknown>)[k]);
     return out;
   }
   return value;
@@ -70,8 +95,9 @@ function plain(value: unknown): unknown {
 /** Keeps the spec fields of an object (dropping nulls); leaves anything else to `plain`. */
 function pick(value: unknown, fields: ReadonlySet<string>, inner?: (key: string, v: unknown) => unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return plain(value);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
+  const out: Record<string, unknown> = Object.create(null);
+  for (const k of sortedKeys(value)) {
+    const v = (value as Record<string, unknown>)[k];
     if (!fields.has(k) || v === null || v === undefined) continue;
     out[k] = inner ? inner(k, v) : plain(v);
   }
@@ -107,9 +133,61 @@ export function comparable(method: string, answer: Answer): unknown {
   return { result: shapers[shape](answer.result) };
 }
 
-/** Canonical JSON text of a value: sorted keys, no whitespace. */
+/**
+ * The canonical text of one answer: exactly canonicalJson(comparable(method, answer)), faster.
+ * comparable() inserts keys in sorted order, so V8's own JSON.stringify already writes them
+ * sorted; only when an object has array-index keys (enumerated numerically) does it fall back.
+ */
+export function canonicalForm(method: string, answer: Answer): string {
+  indexKeys = false;
+  const value = comparable(method, answer);
+  return indexKeys ? canonicalJson(value) : JSON.stringify(value);
+}
+
+/**
+ * Canonical JSON text of a value: keys sorted (by UTF-16 code units, as Array#sort does), no
+ * whitespace, `undefined` members left out (in arrays: null). It gives exactly what
+ * json-stable-stringify gives for JSON data (the unit tests check that on generated values), in
+ * about a third of the time: it is the hot path of every answer, 2.5 MB log lists included.
+ */
 export function canonicalJson(value: unknown): string {
-  return stringify(value) ?? 'null';
+  return write(value) ?? 'null';
+}
+
+function write(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ',';
+          out += write(value[i]) ?? 'null';
+        }
+        return `${out}]`;
+      }
+      if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return write((value as { toJSON(): unknown }).toJSON());
+      const keys = Object.keys(value).sort();
+      let out = '{';
+      for (const key of keys) {
+        const member = write((value as Record<string, unknown>)[key]);
+        if (member === undefined) continue;
+        if (out.length > 1) out += ',';
+        out += `${JSON.stringify(key)}:${member}`;
+      }
+      return `${out}}`;
+    }
+    case 'bigint':
+      throw new TypeError('canonicalJson: a bigint is not JSON');
+    default:
+      return undefined;
+  }
 }
 
 /** SHA-256 hex of a string's UTF-8 bytes. */
