@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assessBody } from '../../lib/verify/answers.js';
-import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
+import { canonicalForm, canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
 import type { RpcPayload } from '../../lib/jsonrpc/types.js';
 import { startChild, stopAll, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
@@ -151,7 +151,7 @@ function timeCanonicalize(runs: number) {
     const a = assessBody(body, payload);
     if (!a.ok) throw new Error(a.reason);
   });
-  const canon = measure(() => sha256Hex(canonicalJson(comparable('eth_getLogs', { result: parsed.result }))));
+  const canon = measure(() => sha256Hex(canonicalForm('eth_getLogs', { result: parsed.result })));
   const parse = measure(() => JSON.parse(body.toString('utf8')));
   return { bytes: body.length, logs: LOG_COUNT, assess, canon, parse, runs };
 }
@@ -171,7 +171,7 @@ async function profileCanonicalize() {
   const file = path.join(dir, 'canonicalize.cpuprofile');
   await writeFile(file, JSON.stringify(profile));
   const summary = await summarizeProfile(file, 20);
-  console.log(`assessBody median ${fmt(timing.assess.median)} ms; canonicalJson(comparable())+sha256Hex ${fmt(timing.canon.median)} ms; JSON.parse ${fmt(timing.parse.median)} ms`);
+  console.log(`assessBody median ${fmt(timing.assess.median)} ms; canonicalForm()+sha256Hex ${fmt(timing.canon.median)} ms; JSON.parse ${fmt(timing.parse.median)} ms`);
   console.log(`Profile: ${file} (busy ${fmt(summary.busyMs, 0)} ms)\n`);
   console.log('| self ms | share of busy | function | where |\n|---:|---:|---|---|');
   for (const s of summary.spots) console.log(`| ${fmt(s.selfMs, 1)} | ${fmt(s.share * 100, 1)}% | ${s.name} | ${s.where} |`);
@@ -504,7 +504,7 @@ async function main() {
   if (rN3 && rN1) ratios.push(`- omnigate N=3 vs N=1: ${fmt(rN3.result.rps / rN1.result.rps)}× throughput, p50 ${fmt(rN3.result.p50 / rN1.result.p50)}×`);
   ratios.push(`- upstream calls per request, exact (all upstreams agree, no load in flight): N=1 ${exactN1.perRequest} over ${exactN1.requests} requests; N=3 ${exactN3.perRequest} over ${exactN3.requests} (per upstream ${exactN3.perPort.join('/')}); 2.5 MB logs ${exactLogs.perRequest} over ${exactLogs.requests}`);
   if (canon) {
-    ratios.push(`- canonicalize+hash of the ${fmtInt(canon.bytes)}-byte eth_getLogs reply (${fmtInt(canon.logs)} logs), median of ${canon.runs}: assessBody (parse + comparable + canonicalJson + sha256) ${fmt(canon.assess.median)} ms; canonicalJson(comparable())+sha256Hex alone ${fmt(canon.canon.median)} ms; JSON.parse alone ${fmt(canon.parse.median)} ms`);
+    ratios.push(`- canonicalize+hash of the ${fmtInt(canon.bytes)}-byte eth_getLogs reply (${fmtInt(canon.logs)} logs), median of ${canon.runs}: assessBody (parse + canonicalForm + sha256) ${fmt(canon.assess.median)} ms; canonicalForm()+sha256Hex alone ${fmt(canon.canon.median)} ms; JSON.parse alone ${fmt(canon.parse.median)} ms`);
   }
   if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s; the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
   if (seeding) {
