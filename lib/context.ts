@@ -16,6 +16,12 @@ export type Assessed =
   | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number }
   | { upstream: Upstream; ok: false; reason: string; ms: number };
 
+/** The assessed outcomes of a request's upstream calls, pushed as they arrive. */
+export interface AssessedStream {
+  /** One listener: each outcome as it is assessed, then `undefined` if the fan-out is aborted. */
+  subscribe(listener: (assessed: Assessed | undefined) => void): void;
+}
+
 export interface Verdict {
   hash: string;
   /** The N agreeing upstreams, in arrival order; the first is the one whose bytes are returned. */
@@ -39,7 +45,7 @@ export interface RpcContext {
   fanout?: FanOut<Upstream, UpstreamResponse>;
   deadlinePassed?: boolean;
   /** canonicalize */
-  assessed?: AsyncIterable<Assessed>;
+  assessed?: AssessedStream;
   /** verify */
   verdict?: Verdict;
   /** error handler: the error code the request ended with (for logs and metrics) */

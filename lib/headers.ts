@@ -10,3 +10,6 @@ export const Header = {
 
 /** Headers a browser client may read (CORS `Access-Control-Expose-Headers`). */
 export const exposedHeaders = Object.values(Header).join(', ');
+
+/** The CORS headers of every balancer answer (success or error), as a flat name/value list. */
+export const corsHeaders: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders];

@@ -15,6 +15,8 @@ export interface Logger {
   warn: LogFn;
   error: LogFn;
   child(bindings: Record<string, unknown>): Logger;
+  /** pino's: lets a caller skip building a line nobody will see. Absent means every level is on. */
+  isLevelEnabled?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 const noop = (() => {}) as LogFn;
@@ -26,4 +28,5 @@ export const silentLogger: Logger = {
   warn: noop,
   error: noop,
   child: () => silentLogger,
+  isLevelEnabled: () => false,
 };

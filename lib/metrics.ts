@@ -13,10 +13,11 @@ import { maxLagBlocks } from './upstream/select.js';
 const knownMethods = new Set(supportedMethods.map((m) => m.method));
 
 /** The method label of a request: the method, `batch` for a batch, `other` for names we do not know. */
-export function methodLabel(methods: readonly string[] | undefined): string {
-  if (!methods || methods.length === 0) return 'none';
-  if (methods.length > 1) return 'batch';
-  return knownMethods.has(methods[0]!) ? methods[0]! : 'other';
+export function methodLabel(calls: readonly { method: string }[] | undefined): string {
+  if (!calls || calls.length === 0) return 'none';
+  if (calls.length > 1) return 'batch';
+  const method = calls[0]!.method;
+  return knownMethods.has(method) ? method : 'other';
 }
 
 export interface Metrics {

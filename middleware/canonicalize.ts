@@ -6,6 +6,10 @@
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed } from '../lib/context.js';
+import type { RpcPayload } from '../lib/jsonrpc/types.js';
+import type { Outcome } from '../lib/upstream/fanout.js';
+import type { Upstream } from '../lib/upstream/registry.js';
+import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
 
 export function canonicalize(): Middleware {
@@ -13,18 +17,20 @@ export function canonicalize(): Middleware {
     const ctx = getContext(req);
     const fanout = need(ctx, 'fanout', 'canonicalize');
     const payload = need(ctx, 'payload', 'canonicalize');
-    ctx.assessed = (async function* assess(): AsyncGenerator<Assessed> {
-      for (let o = await fanout.nextOutcome(); o; o = await fanout.nextOutcome()) {
-        if (!o.ok) {
-          yield { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms };
-          continue;
-        }
-        const a = assessBody(o.value.body, payload);
-        yield a.ok
-          ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }
-          : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
-      }
-    })();
+    ctx.assessed = {
+      subscribe(listener) {
+        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload)));
+      },
+    };
     next();
   };
+}
+
+/** One outcome → a vote with its hash, or a failure with its reason. */
+export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
+  if (!o.ok) return { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms };
+  const a = assessBody(o.value.body, payload);
+  return a.ok
+    ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }
+    : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
 }

@@ -16,7 +16,7 @@ export function classify(): Middleware {
     const verdict = classifyCalls(payload.calls, chain.extraConfirmable);
     ctx.confirmable = verdict.confirmable;
     ctx.required = verdict.confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
-    ctx.log.debug({ confirmable: verdict.confirmable, required: ctx.required, why: verdict.reason }, 'classified');
+    if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable: verdict.confirmable, required: ctx.required, why: verdict.reason }, 'classified');
     next();
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The JSON-RPC error handler: any error → `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`
- * with the error's HTTP status, Content-Type application/json and X-Request-Id. The id is the
- * client's when it could be read (a batch's error has id null). An error that is not one of
- * ours is logged with its stack and answered as a -32603 internal error without internals.
+ * with the error's HTTP status, Content-Type application/json, X-Request-Id and (for a request
+ * that reached the pipeline) the CORS headers. The id is the client's when it could be read (a
+ * batch's error has id null). An error that is not one of ours is logged with its stack and answered as a -32603 internal error without internals.
  * Exactly four parameters: connect and express pick error handlers by arity.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Next } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
 import { GatewayError, InternalError } from '../lib/errors.js';
-import { Header } from '../lib/headers.js';
+import { corsHeaders, Header } from '../lib/headers.js';
 import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 
@@ -36,6 +36,8 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     if (error.data !== undefined) body.error.data = error.data;
     const text = JSON.stringify(body);
     res.statusCode = error.status;
+    // An answer of the balancer (the request reached the pipeline): readable from a browser too.
+    if (ctx) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -78,10 +78,11 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const handler: Middleware = function rpcPipeline(req, res, next) {
     const fail = (err?: unknown) => (err ? onError(err, req, res, next) : next());
     if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
+    // CORS: emitHeaders and the error handler write the headers of answers; a preflight is here.
     if (req.method === 'OPTIONS') {
       res.statusCode = 204;
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
       res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
       res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type, x-request-id');
       res.setHeader('Access-Control-Max-Age', '86400');
@@ -92,7 +93,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       const ctx = findContext(req);
       metrics.requests.inc({
         chain: ctx?.chain?.id ?? 'none',
-        method: methodLabel(ctx?.payload?.calls.map((c) => c.method)),
+        method: methodLabel(ctx?.payload?.calls),
         outcome: ctx?.verdict ? 'ok' : (ctx?.errorCode ?? 'unknown'),
       });
       logRequest(req, res.statusCode, performance.now() - started);
@@ -120,7 +121,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
 
 function logRequest(req: Parameters<Middleware>[0], status: number, ms: number): void {
   const ctx = findContext(req);
-  if (!ctx) return;
+  if (!ctx || ctx.log.isLevelEnabled?.('info') === false) return;
   ctx.log.info(
     {
       chain: ctx.chain?.id,

@@ -5,12 +5,13 @@
  * first usable answers win (the others are aborted). No group of N → 502 (NoQuorum when answers
  * disagreed, UpstreamsFailed when too few answered); deadline → 504.
  * Every outcome feeds the upstream's health record and the metrics.
+ * Driven by callbacks (no promise per outcome) and one hedge timer per request, which re-arms
+ * itself for the rest of the quiet period when an outcome came meanwhile.
  * Reads: ctx.assessed, ctx.fanout, ctx.required   Writes: ctx.verdict
  */
-import { asyncStage } from '../lib/async-middleware.js';
 import type { Middleware } from '../lib/compose.js';
-import { getContext, need, type Assessed } from '../lib/context.js';
-import { DeadlineExceededError, NoQuorumError, UpstreamsFailedError } from '../lib/errors.js';
+import { getContext, need, type Assessed, type RpcContext } from '../lib/context.js';
+import { DeadlineExceededError, NoQuorumError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
 import { recordFailure, recordSuccess } from '../lib/upstream/health.js';
 import type { Metrics } from '../lib/metrics.js';
 import { decide, tally, type Vote } from '../lib/verify/quorum.js';
@@ -24,29 +25,44 @@ export interface VerifyOptions {
   metrics?: Metrics;
 }
 
-const hedgeTick = Symbol('hedge');
-
 export function verify(options: VerifyOptions = {}): Middleware {
   const hedgeMs = options.hedgeMs ?? 0;
   if (!(hedgeMs >= 0)) throw new TypeError('verify: hedgeMs must be 0 (off) or a positive number of ms');
   const metrics = options.metrics;
-  return asyncStage(async function verify(req) {
+  return function verify(req, _res, next) {
     const ctx = getContext(req);
     const fanout = need(ctx, 'fanout', 'verify');
-    const assessed = need(ctx, 'assessed', 'verify')[Symbol.asyncIterator]();
+    const assessed = need(ctx, 'assessed', 'verify');
     const required = need(ctx, 'required', 'verify');
     const votes: Vote<Good>[] = [];
     const failures: Bad[] = [];
-    let pending = assessed.next();
-    for (;;) {
-      const step = hedgeMs > 0 && fanout.remaining > 0 ? await raceTimer(pending, hedgeMs) : await pending;
-      if (step === hedgeTick) {
+    let done = false;
+    let hedgeTimer: NodeJS.Timeout | undefined;
+    let quietSince = performance.now();
+
+    const finish = (err?: unknown) => {
+      done = true;
+      if (hedgeTimer) clearTimeout(hedgeTimer);
+      fanout.abort();
+      next(err);
+    };
+    const onHedgeTimer = () => {
+      hedgeTimer = undefined;
+      if (done || fanout.remaining === 0 || fanout.inFlight === 0) return;
+      const quietMs = performance.now() - quietSince;
+      if (quietMs >= hedgeMs) {
         ctx.log.debug({ afterMs: hedgeMs }, 'hedging: asking one more upstream');
         fanout.launch(1);
-        continue;
+        quietSince = performance.now();
+        hedgeTimer = setTimeout(onHedgeTimer, hedgeMs);
+      } else {
+        hedgeTimer = setTimeout(onHedgeTimer, hedgeMs - quietMs);
       }
-      if (step.done) break;
-      const a = step.value;
+    };
+
+    const onAssessed = (a: Assessed | undefined) => {
+      if (!a) return finish(failureError(ctx, required, votes, failures, fanout.called));
+      quietSince = performance.now();
       const chain = a.upstream.chainId;
       metrics?.upstreamSeconds.observe({ chain, upstream: a.upstream.label, outcome: a.ok ? 'vote' : 'failure' }, a.ms / 1000);
       if (a.ok) {
@@ -59,7 +75,6 @@ export function verify(options: VerifyOptions = {}): Middleware {
       }
       const d = decide(votes, required, { inFlight: fanout.inFlight, remaining: fanout.remaining });
       if (d.kind === 'agreed') {
-        fanout.abort();
         for (const v of votes) {
           const u = v.item.upstream;
           if (v.hash === d.hash) u.health.agreements += 1;
@@ -69,39 +84,42 @@ export function verify(options: VerifyOptions = {}): Middleware {
           }
         }
         ctx.verdict = { hash: d.hash, members: d.members };
-        return;
+        return finish();
       }
+      if (d.kind === 'failed') return finish(failureError(ctx, required, votes, failures, fanout.called));
       if (d.kind === 'launch') fanout.launch(d.count);
-      if (d.kind === 'failed') break;
-      // Only now: asked before the launch above, the stream would see nothing in flight and end.
-      pending = assessed.next();
-    }
-    fanout.abort();
-    const data = {
-      required,
-      groups: [...tally(votes)].map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
-      failures: failures.map((f) => ({ upstream: f.upstream.label, reason: f.reason })),
-      // called, but given up on before they answered (the decision could no longer change)
-      unanswered: fanout.called.filter((u) => !votes.some((v) => v.item.upstream === u) && !failures.some((f) => f.upstream === u)).map((u) => u.label),
     };
-    if (ctx.deadlinePassed) {
-      throw new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });
-    }
-    if (votes.length > 0 && data.groups.length > 1) {
-      throw new NoQuorumError(`No quorum: ${required} agreeing answers needed, the upstreams disagreed`, { data });
-    }
-    throw new UpstreamsFailedError(
-      `Upstreams failed: ${required} agreeing answer${required > 1 ? 's' : ''} needed, ${votes.length} usable answer${votes.length === 1 ? '' : 's'} received`,
-      { data },
-    );
-  });
+    // Outcomes arrive from promise callbacks: a throw here must become the request's error, not
+    // an unhandled rejection.
+    assessed.subscribe((a) => {
+      if (done) return;
+      try {
+        onAssessed(a);
+      } catch (err) {
+        if (!done) finish(err);
+      }
+    });
+    if (!done && hedgeMs > 0) hedgeTimer = setTimeout(onHedgeTimer, hedgeMs);
+  };
 }
 
-/** Resolves to the promise's value, or to `hedgeTick` after `ms` (the promise stays pending). */
-function raceTimer<T>(promise: Promise<T>, ms: number): Promise<T | typeof hedgeTick> {
-  let timer: NodeJS.Timeout | undefined;
-  const tick = new Promise<typeof hedgeTick>((resolve) => {
-    timer = setTimeout(() => resolve(hedgeTick), ms);
-  });
-  return Promise.race([promise, tick]).finally(() => clearTimeout(timer));
+/** The error of a request that got no group of N: 504 past the deadline, else 502 with the tally. */
+function failureError(ctx: RpcContext, required: number, votes: Vote<Good>[], failures: Bad[], called: readonly Good['upstream'][]): GatewayError {
+  const data = {
+    required,
+    groups: [...tally(votes)].map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
+    failures: failures.map((f) => ({ upstream: f.upstream.label, reason: f.reason })),
+    // called, but given up on before they answered (the decision could no longer change)
+    unanswered: called.filter((u) => !votes.some((v) => v.item.upstream === u) && !failures.some((f) => f.upstream === u)).map((u) => u.label),
+  };
+  if (ctx.deadlinePassed) {
+    return new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });
+  }
+  if (votes.length > 0 && data.groups.length > 1) {
+    return new NoQuorumError(`No quorum: ${required} agreeing answers needed, the upstreams disagreed`, { data });
+  }
+  return new UpstreamsFailedError(
+    `Upstreams failed: ${required} agreeing answer${required > 1 ? 's' : ''} needed, ${votes.length} usable answer${votes.length === 1 ? '' : 's'} received`,
+    { data },
+  );
 }

@@ -1,18 +1,25 @@
 /**
  * A fan-out of calls over ranked candidates: start k more calls on demand, receive outcomes in
  * completion order, abort whatever is still running. It decides nothing; the verify stage
- * drives it. Guarantees: every call gets an AbortSignal; after abort() no outcome is delivered
+ * drives it. Guarantees: every call gets a cancel signal; after abort() no outcome is delivered
  * and every running call's signal has fired, so nothing is left running past the request.
+ * Calls are only ever aborted together, so they share one signal.
+ *
+ * Outcomes are pushed to one listener (callbacks, no promise per outcome: this is the hot path
+ * of every request); the listener hears `undefined` once, when the fan-out is aborted.
  */
+import { Cancellation, type CancelSignal } from './transport.js';
 
 export type Outcome<U, R> =
   | { upstream: U; ok: true; value: R; ms: number }
   | { upstream: U; ok: false; error: Error; ms: number };
 
+export type OutcomeListener<U, R> = (outcome: Outcome<U, R> | undefined) => void;
+
 export class FanOut<U, R> {
-  private readonly queue: Outcome<U, R>[] = [];
-  private waiter: ((o: Outcome<U, R> | undefined) => void) | undefined;
-  private readonly controllers = new Set<AbortController>();
+  private readonly cancellation = new Cancellation();
+  private queue: Outcome<U, R>[] = [];
+  private listener: OutcomeListener<U, R> | undefined;
   private next = 0;
   private running = 0;
   private aborted = false;
@@ -21,8 +28,7 @@ export class FanOut<U, R> {
 
   constructor(
     private readonly candidates: readonly U[],
-    private readonly call: (upstream: U, signal: AbortSignal) => Promise<R>,
-    private readonly onOutcome?: (outcome: Outcome<U, R>) => void,
+    private readonly call: (upstream: U, signal: CancelSignal) => Promise<R>,
   ) {}
 
   get inFlight(): number {
@@ -44,47 +50,45 @@ export class FanOut<U, R> {
   }
 
   private start(upstream: U): void {
-    const controller = new AbortController();
-    this.controllers.add(controller);
     this.running += 1;
     this.called.push(upstream);
     const began = performance.now();
-    const settle = (outcome: Outcome<U, R>) => {
-      this.controllers.delete(controller);
-      this.running -= 1;
-      if (this.aborted) return;
-      this.onOutcome?.(outcome);
-      if (this.waiter) {
-        const w = this.waiter;
-        this.waiter = undefined;
-        w(outcome);
-      } else this.queue.push(outcome);
-    };
-    this.call(upstream, controller.signal).then(
-      (value) => settle({ upstream, ok: true, value, ms: performance.now() - began }),
-      (error: unknown) => settle({ upstream, ok: false, error: error instanceof Error ? error : new Error(String(error)), ms: performance.now() - began }),
+    this.call(upstream, this.cancellation).then(
+      (value) => this.settle({ upstream, ok: true, value, ms: performance.now() - began }),
+      (error: unknown) =>
+        this.settle({ upstream, ok: false, error: error instanceof Error ? error : new Error(String(error)), ms: performance.now() - began }),
     );
   }
 
-  /** The next outcome, or undefined when nothing is queued or running (or after abort). */
-  nextOutcome(): Promise<Outcome<U, R> | undefined> {
-    const queued = this.queue.shift();
-    if (queued) return Promise.resolve(queued);
-    if (this.running === 0 || this.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      this.waiter = resolve;
-    });
+  private settle(outcome: Outcome<U, R>): void {
+    this.running -= 1;
+    if (this.aborted) return;
+    if (this.listener) this.listener(outcome);
+    else this.queue.push(outcome);
   }
 
-  /** Aborts every running call; pending nextOutcome() resolves to undefined. */
+  /**
+   * Sets the one listener: it hears the outcomes settled so far at once, then each as it
+   * settles, and `undefined` when the fan-out is aborted (at once if it already was).
+   */
+  onOutcome(listener: OutcomeListener<U, R>): void {
+    if (this.listener) throw new Error('FanOut: a listener is already set');
+    this.listener = listener;
+    const queued = this.queue;
+    this.queue = [];
+    for (const outcome of queued) {
+      if (this.aborted) break;
+      listener(outcome);
+    }
+    if (this.aborted && queued.length === 0) listener(undefined);
+  }
+
+  /** Aborts every running call; the listener hears `undefined`. Later calls do nothing. */
   abort(reason?: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
-    for (const c of this.controllers) c.abort(reason);
-    this.controllers.clear();
+    this.cancellation.abort(reason);
     this.queue.length = 0;
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.(undefined);
+    this.listener?.(undefined);
   }
 }

@@ -4,11 +4,48 @@
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 
+/**
+ * The part of AbortSignal a transport uses. An AbortSignal is one; the fan-out passes a
+ * Cancellation instead, because creating a Node AbortSignal per call was a measurable share of a
+ * request's CPU (`BENCH_PROFILE=n1 npm run bench`).
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** A one-shot cancel signal: abort() runs every listener once, in order. */
+export class Cancellation implements CancelSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: (() => void)[] = [];
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i !== -1) this.listeners.splice(i, 1);
+  }
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
+  }
+}
+
 export interface UpstreamRequest {
   payload: RpcPayload;
   requestId: string;
   /** Aborted when the answer is decided elsewhere, the client leaves or the deadline passes. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   /** Per-attempt timeout. */
   timeoutMs: number;
   /** Largest response accepted, in bytes. */
@@ -40,7 +77,7 @@ export class UpstreamCallError extends Error {
  * The timer is always cleared.
  */
 export async function withTimeout<T>(
-  outer: AbortSignal,
+  outer: CancelSignal,
   timeoutMs: number,
   fn: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {

@@ -29,6 +29,8 @@ export interface LoadOptions {
   connections: number;
   seconds: number;
   warmupSeconds: number;
+  /** Awaited between the warm-up and the measured run (e.g. to read a process's CPU time). */
+  onMeasureStart?: () => Promise<void>;
   /** Called every 50 ms while measuring (e.g. to sample a process's RSS). */
   sample?: () => void;
 }
@@ -90,6 +92,7 @@ const at = (sorted: Float64Array, q: number) => (sorted.length === 0 ? NaN : sor
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (options.warmupSeconds > 0) await once(options, options.warmupSeconds, false);
+  await options.onMeasureStart?.();
   const { result, times, n, bytes } = await once(options, options.seconds, true);
   const sorted = times.subarray(0, n).sort();
   return {

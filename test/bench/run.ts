@@ -13,9 +13,11 @@
  * Env: BENCH_SECONDS (default 8), BENCH_WARMUP (1), BENCH_CONNECTIONS (50),
  * BENCH_LOGS_CONNECTIONS (10), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
- * results.md), BENCH_PROFILE=n1|n3|logs (only that scenario, omnigate under --cpu-prof, then
- * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler), BENCH_RESULTS (where to write the table; default
- * test/bench/results.md, none in smoke mode).
+ * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
+ * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler),
+ * BENCH_ONLY=key,key (only those parts, for quick comparisons: up proxy n1 third n3 logs up1 proxy1
+ * n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -49,8 +51,11 @@ const RSS_CONNECTIONS = num('BENCH_RSS_CONNECTIONS', 500, 50);
 const INDEXER_CONNECTIONS = num('BENCH_INDEXER_CONNECTIONS', 10, 4);
 const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
 const PROFILE = env.BENCH_PROFILE;
+const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((k) => k.trim()) : undefined;
+/** Whether this part of the bench runs (BENCH_PROFILE and BENCH_ONLY narrow it). */
+const wants = (key: string) => (PROFILE ? key.startsWith(PROFILE) : ONLY ? ONLY.includes(key) : true);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const RESULTS = env.BENCH_RESULTS ?? (SMOKE || PROFILE ? '' : path.join(HERE, 'results.md'));
+const RESULTS = env.BENCH_RESULTS ?? (SMOKE || PROFILE || ONLY ? '' : path.join(HERE, 'results.md'));
 
 /** Upstream service times (ms): U0 alone; the five of the N=3 chain, in configured (priority) order. */
 const U0_DELAY = 2;
@@ -70,6 +75,8 @@ interface Row {
   scenario: string;
   result: LoadResult;
   callsPerRequest?: string;
+  /** CPU time the measured server process spent per answer, µs (what caps throughput on a busy machine). */
+  cpuUs?: number;
 }
 
 async function post(url: string, body: string): Promise<{ status: number; headers: Headers; text: string }> {
@@ -112,6 +119,13 @@ function readProcStatus(pid: number, key: 'VmRSS' | 'VmHWM'): Promise<number> {
     const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
     return m ? Number(m[1]) / 1024 : NaN;
   });
+}
+
+/** CPU time (user + system, ms) a process has used so far; /proc/<pid>/stat counts in clock ticks (100 Hz). */
+async function cpuMs(pid: number): Promise<number> {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function machine() {
@@ -186,7 +200,7 @@ async function main() {
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {
-    if (!['n1', 'n3', 'logs', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs or canon');
+    if (!['n1', 'n3', 'logs', 'proxy', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy or canon');
     if (PROFILE === 'canon') return profileCanonicalize();
     profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
   }
@@ -203,7 +217,7 @@ async function main() {
       });
   };
   let indexerEarly: ReturnType<typeof startIndexer> | undefined;
-  if (SMOKE && !PROFILE) {
+  if (SMOKE && wants('idx')) {
     indexerEarly = startIndexer();
     indexerEarly.catch(() => {});
   }
@@ -224,10 +238,12 @@ async function main() {
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
   };
   const [proxy, omni] = await Promise.all([
-    startChild<{ port: number }>('proxy', './proxy-server.ts', [u0]),
+    startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
+      execArgv: profileDir && PROFILE === 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    }),
     startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
       plainJs: true,
-      execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profileDir && PROFILE !== 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     }),
   ]);
   children.add(proxy);
@@ -278,7 +294,7 @@ async function main() {
   };
   // (Under BENCH_PROFILE only the profiled scenario's check runs: the others would pollute the profile.)
   const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
-  const only = (key: string) => !PROFILE || PROFILE === key;
+  const only = (key: string) => (PROFILE ? PROFILE === key : ONLY ? ONLY.includes(key) : true);
   const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
   const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
   const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
@@ -286,23 +302,28 @@ async function main() {
 
   const rows: Row[] = [];
   /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
-  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows) => {
-    if (PROFILE && !key.startsWith(PROFILE)) return undefined;
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows, serverPid?: number) => {
+    if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
-    const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP });
+    let cpuStart = NaN;
+    const result = await runLoad({
+      url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP,
+      onMeasureStart: serverPid ? async () => { cpuStart = await cpuMs(serverPid); } : undefined,
+    });
+    const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
-    const row: Row = { key, scenario: label, result };
+    const row: Row = { key, scenario: label, result, cpuUs };
     into.push(row);
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
   const counted = async (
     key: string, label: string, url: string, body: string, connections: number,
-    upstream: Child<any>, method: string, ports: number[], n: number,
+    upstream: Child<any>, method: string, ports: number[], n: number, serverPid?: number,
   ) => {
-    if (PROFILE && !key.startsWith(PROFILE)) return undefined;
+    if (!wants(key)) return undefined;
     if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
     // A saturated omnigate may still be working through warm-up requests whose clients are gone:
     // wait until the upstream counters stand still before resetting them.
@@ -314,7 +335,9 @@ async function main() {
     }
     await upstream.call('reset');
     log(`running ${label} (${connections} connections)…`);
+    const cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
     const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: 0 });
+    const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     // Let the last in-flight calls land (the counters stand still).
     let calls = -1;
     for (let i = 0; i < 50; i += 1) {
@@ -336,24 +359,24 @@ async function main() {
         if (u.failures || u.disagreements) log(`  ${u.url}: ${u.failures} failures, ${u.disagreements} disagreements, last error: ${u.lastError}`);
       }
     }
-    const row: Row = { key, scenario: label, result, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
+    const row: Row = { key, scenario: label, result, cpuUs, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
     rows.push(row);
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}`);
     return row;
   };
 
   const third = `http://127.0.0.1:${upB.info.ports[THIRD.i]}/`;
-  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS);
-  const rProxy = await scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS);
-  const rN1 = await counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1);
+  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, rows, upA.pid);
+  const rProxy = await scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, rows, proxy.pid);
+  const rN1 = await counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni.pid);
   const rThird = await scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS);
-  const rN3 = await counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3);
+  const rN3 = await counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni.pid);
   const rLogs = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
 
   // Unloaded latency (1 connection): the overhead per request without queueing.
   const lat: Record<string, Row | undefined> = {};
   const latRows: Row[] = [];
-  if (!SMOKE && !PROFILE) {
+  if (!SMOKE) {
     lat.up = await scenario('up1', '1. upstream direct', u0, bodies.blockNumber, 1, latRows);
     lat.proxy = await scenario('proxy1', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, 1, latRows);
     lat.n1 = await scenario('n1-1', '3. omnigate N=1', n1Url, bodies.blockNumber, 1, latRows);
@@ -369,7 +392,7 @@ async function main() {
   // Peak RSS of a fresh omnigate process at RSS_CONNECTIONS concurrent connections (N=3
   // requests: three upstream calls in flight per client request); VmHWM is its peak since start.
   let rss: { hwmMb: number; maxRssMb: number; idleMb: number; afterAllMb: number; result: LoadResult } | undefined;
-  if (!PROFILE) {
+  if (wants('rss')) {
     const fresh = await startChild<{ port: number }>('omnigate-rss', './omnigate-server.mjs', [JSON.stringify(config)], { plainJs: true });
     children.add(fresh);
     const freshBase = `http://127.0.0.1:${fresh.info.port}`;
@@ -407,7 +430,7 @@ async function main() {
     const file = path.join(profileDir, files[0]!);
     const summary = await summarizeProfile(file);
     hotSpots = [
-      `Profile of the omnigate process (${PROFILE}): ${file}`,
+      `Profile of the ${PROFILE === 'proxy' ? 'http-proxy' : 'omnigate'} process (${PROFILE}): ${file}`,
       `busy ${fmt(summary.busyMs, 0)} ms, idle ${fmt(summary.idleMs, 0)} ms`,
       '',
       '| self ms | share of busy | function | where |',
@@ -417,13 +440,13 @@ async function main() {
   }
 
   // --- canonicalize+hash of the 2.5 MB reply, in isolation -----------------------------------
-  const canon = PROFILE ? undefined : timeCanonicalize(SMOKE ? 5 : 30);
+  const canon = !wants('canon') ? undefined : timeCanonicalize(SMOKE ? 5 : 30);
 
   // --- indexer API on 1M events --------------------------------------------------------------
   const indexerRows: Row[] = [];
   let seeding: (IndexerInfo & { wallS: number }) | undefined;
   let plans: Record<string, string> | undefined;
-  if (!PROFILE) {
+  if (wants('idx')) {
     if (!indexerEarly) log(`starting PostgreSQL and seeding ${fmtInt(EVENTS)} events…`);
     const { child: idx, wallS } = await (indexerEarly ?? startIndexer());
     seeding = { ...idx.info, wallS };
@@ -452,10 +475,10 @@ async function main() {
   // --- report --------------------------------------------------------------------------------
   const totalS = (performance.now() - startedAt) / 1000;
   const line = (r: Row) =>
-    `| ${r.scenario} | ${r.result.connections} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.callsPerRequest ?? ''} |`;
+    `| ${r.scenario} | ${r.result.connections} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.callsPerRequest ?? ''} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} |`;
   const table = [
-    '| Scenario | Conns | Req/s | p50 ms | p99 ms | Upstream calls / answer |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| Scenario | Conns | Req/s | p50 ms | p99 ms | Upstream calls / answer | Server CPU µs / answer |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...rows.map(line),
     ...indexerRows.map(line),
   ].join('\n');
