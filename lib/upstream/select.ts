@@ -25,11 +25,20 @@ export const slowFactor = 3;
 export const slowMarginMs = 100;
 
 export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now: number): T[] {
-  const usable = candidates.filter((u) => u.health.wrongChainId === undefined);
-  const latencies = usable.flatMap((u) => (u.health.latencyMs === undefined ? [] : [u.health.latencyMs]));
-  const fastest = latencies.length > 0 ? Math.min(...latencies) : undefined;
-  const cooling = (u: T) => (u.health.coolingUntil > now ? 1 : 0);
-  const lagging = (u: T) => ((u.health.lag ?? 0) > maxLagBlocks ? 1 : 0);
-  const slow = (u: T) => (fastest !== undefined && (u.health.latencyMs ?? 0) > fastest * slowFactor + slowMarginMs ? 1 : 0);
-  return usable.sort((a, b) => cooling(a) - cooling(b) || lagging(a) - lagging(b) || slow(a) - slow(b) || a.index - b.index);
+  let fastest = Infinity;
+  for (const u of candidates) {
+    const ms = u.health.latencyMs;
+    if (ms !== undefined && u.health.wrongChainId === undefined && ms < fastest) fastest = ms;
+  }
+  const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
+  const tier = (u: T) =>
+    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove ? 1 : 0);
+  // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
+  let plain = true;
+  for (let i = 0; i < candidates.length && plain; i += 1) {
+    const u = candidates[i]!;
+    plain = u.health.wrongChainId === undefined && tier(u) === 0 && (i === 0 || candidates[i - 1]!.index < u.index);
+  }
+  if (plain) return candidates.slice();
+  return candidates.filter((u) => u.health.wrongChainId === undefined).sort((a, b) => tier(a) - tier(b) || a.index - b.index);
 }

@@ -5,6 +5,7 @@
  * milliseconds, too coarse for a 0.5 ms budget.
  */
 import { createRequire } from 'node:module';
+import { Pool } from 'undici';
 
 const require = createRequire(import.meta.url);
 
@@ -29,6 +30,11 @@ export interface LoadOptions {
   connections: number;
   seconds: number;
   warmupSeconds: number;
+  /**
+   * Offered load in requests/s, spread evenly (open loop, runFixedRate below); unset: a closed
+   * loop, each connection sending its next request when the answer came (autocannon).
+   */
+  rate?: number;
   /** Awaited between the warm-up and the measured run (e.g. to read a process's CPU time). */
   onMeasureStart?: () => Promise<void>;
   /** Called every 50 ms while measuring (e.g. to sample a process's RSS). */
@@ -91,17 +97,23 @@ function once(options: LoadOptions, seconds: number, record: boolean): Promise<{
 const at = (sorted: Float64Array, q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!);
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.rate) return runFixedRate(options, options.rate);
   if (options.warmupSeconds > 0) await once(options, options.warmupSeconds, false);
   await options.onMeasureStart?.();
   const { result, times, n, bytes } = await once(options, options.seconds, true);
-  const sorted = times.subarray(0, n).sort();
+  return summary(options, times.subarray(0, n), result.requests.sent, result.non2xx, result.errors + result.timeouts, bytes);
+}
+
+function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx: number, errors: number, bytes: number): LoadResult {
+  const n = times.length;
+  const sorted = times.sort();
   return {
     connections: options.connections,
     seconds: options.seconds,
     ok: n,
-    sent: result.requests.sent,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
+    sent,
+    non2xx,
+    errors,
     rps: n / options.seconds,
     p50: at(sorted, 0.5),
     p90: at(sorted, 0.9),
@@ -109,4 +121,66 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     max: at(sorted, 1),
     bytesPerResponse: n > 0 ? bytes / n : 0,
   };
+}
+
+/**
+ * Open-loop load: requests leave on an even schedule (checked every millisecond) over a keep-alive
+ * pool of `connections`, whether or not earlier answers came back. Latency is measured from the
+ * scheduled time, so a stall is charged to every request it delayed (no coordinated omission).
+ * autocannon's own rate option sends each second's requests in one burst, which measures the
+ * burst's queueing instead.
+ */
+async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadResult> {
+  const url = new URL(options.url);
+  const pool = new Pool(url.origin, { connections: options.connections, keepAliveTimeout: 60_000 });
+  const headers = options.body ? { 'content-type': 'application/json' } : {};
+  const run = (seconds: number, record: boolean) =>
+    new Promise<{ times: number[]; sent: number; non2xx: number; errors: number; bytes: number }>((resolve) => {
+      const times: number[] = [];
+      let sent = 0, non2xx = 0, errors = 0, bytes = 0, pending = 0;
+      const gap = 1000 / rate;
+      const start = performance.now();
+      const end = start + seconds * 1000;
+      let due = start;
+      let ticking = true;
+      const done = () => {
+        if (!ticking && pending === 0) resolve({ times, sent, non2xx, errors, bytes });
+      };
+      const fire = (at: number) => {
+        sent += 1;
+        pending += 1;
+        pool
+          .request({ path: `${url.pathname}${url.search}`, method: options.method ?? 'POST', headers, body: options.body })
+          .then(async (res) => {
+            const text = await res.body.text();
+            if (res.statusCode < 200 || res.statusCode >= 300) non2xx += 1;
+            else if (record) {
+              times.push(performance.now() - at);
+              bytes += text.length;
+            }
+          })
+          .catch(() => { errors += 1; })
+          .finally(() => { pending -= 1; done(); });
+      };
+      const timer = setInterval(() => {
+        const now = performance.now();
+        while (due <= now && due < end) {
+          fire(due);
+          due += gap;
+        }
+        if (due >= end) {
+          clearInterval(timer);
+          ticking = false;
+          done();
+        }
+      }, 1);
+    });
+  try {
+    if (options.warmupSeconds > 0) await run(options.warmupSeconds, false);
+    await options.onMeasureStart?.();
+    const r = await run(options.seconds, true);
+    return summary(options, Float64Array.from(r.times), r.sent, r.non2xx, r.errors, r.bytes);
+  } finally {
+    await pool.close();
+  }
 }

@@ -7,6 +7,7 @@
  * Protocol (see ipc.ts): { ready, info } once listening; { cmd: 'shutdown' } or a closed IPC
  * channel closes the server and exits 0, so `--cpu-prof` writes its profile.
  */
+import v8 from 'node:v8';
 import { validateConfig } from '../../dist/config/schema.js';
 import { startServer } from '../../dist/lib/app.js';
 
@@ -34,7 +35,8 @@ process.on('message', (/** @type {{ cmd: string, seq: number }} */ m) => {
     process.send?.({ seq: m.seq, ok: true });
     void stop();
   } else if (m.cmd === 'memory') {
-    process.send?.({ seq: m.seq, ok: true, value: process.memoryUsage() });
+    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 2 ** 20)]));
+    process.send?.({ seq: m.seq, ok: true, value: { ...process.memoryUsage(), spaces } });
   } else {
     process.send?.({ seq: m.seq, ok: false, error: `unknown command ${m.cmd}` });
   }

@@ -11,7 +11,7 @@
  * isolation, and the omnigate process's peak RSS at 500 concurrent connections.
  *
  * Env: BENCH_SECONDS (default 8), BENCH_WARMUP (1), BENCH_CONNECTIONS (50),
- * BENCH_LOGS_CONNECTIONS (10), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
+ * BENCH_LOGS_CONNECTIONS (10), BENCH_RATE (1000: the offered req/s of the fixed-rate runs), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler),
@@ -48,6 +48,7 @@ const WARMUP = env.BENCH_WARMUP === '0' || (SMOKE && env.BENCH_WARMUP === undefi
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 8);
 const LOGS_CONNECTIONS = num('BENCH_LOGS_CONNECTIONS', 10, 2);
 const RSS_CONNECTIONS = num('BENCH_RSS_CONNECTIONS', 500, 50);
+const RATE = num('BENCH_RATE', 1000, 200);
 const INDEXER_CONNECTIONS = num('BENCH_INDEXER_CONNECTIONS', 10, 4);
 const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
 const PROFILE = env.BENCH_PROFILE;
@@ -243,7 +244,7 @@ async function main() {
     }),
     startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
       plainJs: true,
-      execArgv: profileDir && PROFILE !== 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profileDir && PROFILE !== 'proxy' ? (env.BENCH_HEAP_PROFILE === '1' ? ['--heap-prof', `--heap-prof-dir=${profileDir}`] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]) : [],
     }),
   ]);
   children.add(proxy);
@@ -302,12 +303,12 @@ async function main() {
 
   const rows: Row[] = [];
   /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
-  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows, serverPid?: number) => {
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows, serverPid?: number, rate?: number) => {
     if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
     let cpuStart = NaN;
     const result = await runLoad({
-      url, body, connections, seconds: SECONDS, warmupSeconds: WARMUP,
+      url, body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
       onMeasureStart: serverPid ? async () => { cpuStart = await cpuMs(serverPid); } : undefined,
     });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
@@ -373,6 +374,15 @@ async function main() {
   const rN3 = await counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni.pid);
   const rLogs = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
 
+  // Fixed offered load at 50 connections, below every path's saturation: latency without the
+  // queueing that a closed loop on 2 shared cores adds (there p50 ≈ connections ÷ throughput).
+  const fixed: Record<string, Row | undefined> = {};
+  const fixedRows: Row[] = [];
+  fixed.proxy = await scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, fixedRows, proxy.pid, RATE);
+  fixed.n1 = await scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, fixedRows, omni.pid, RATE);
+  fixed.third = await scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, fixedRows, undefined, RATE);
+  fixed.n3 = await scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, fixedRows, omni.pid, RATE);
+
   // Unloaded latency (1 connection): the overhead per request without queueing.
   const lat: Record<string, Row | undefined> = {};
   const latRows: Row[] = [];
@@ -391,7 +401,7 @@ async function main() {
 
   // Peak RSS of a fresh omnigate process at RSS_CONNECTIONS concurrent connections (N=3
   // requests: three upstream calls in flight per client request); VmHWM is its peak since start.
-  let rss: { hwmMb: number; maxRssMb: number; idleMb: number; afterAllMb: number; result: LoadResult } | undefined;
+  let rss: { hwmMb: number; maxRssMb: number; idleMb: number; afterAllMb: number; result: LoadResult; usage?: string } | undefined;
   if (wants('rss')) {
     const fresh = await startChild<{ port: number }>('omnigate-rss', './omnigate-server.mjs', [JSON.stringify(config)], { plainJs: true });
     children.add(fresh);
@@ -401,6 +411,9 @@ async function main() {
     const idleMb = await readProcStatus(pid, 'VmRSS');
     let maxRssMb = idleMb;
     const samples: Promise<void>[] = [];
+    // What the memory is, at the sample with the largest heap: V8 heap vs buffers and the rest.
+    let peakUsage: NodeJS.MemoryUsage | undefined;
+    let tick = 0;
     log(`running RSS at ${RSS_CONNECTIONS} connections (fresh omnigate process, pid ${pid})…`);
     const result = await runLoad({
       url: `${freshBase}/rpc/2`, body: bodies.getBalance, connections: RSS_CONNECTIONS, seconds: SECONDS, warmupSeconds: 0,
@@ -408,6 +421,11 @@ async function main() {
         samples.push(readProcStatus(pid, 'VmRSS').then((mb) => {
           if (mb > maxRssMb) maxRssMb = mb;
         }, () => {}));
+        if (tick++ % 10 === 0) {
+          samples.push(fresh.call<NodeJS.MemoryUsage>('memory').then((u) => {
+            if (!peakUsage || u.rss > peakUsage.rss) peakUsage = u;
+          }, () => {}));
+        }
       },
     });
     await Promise.all(samples);
@@ -415,7 +433,12 @@ async function main() {
     check(result.non2xx === 0 && result.errors === 0, `RSS run: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     rss = { hwmMb, maxRssMb, idleMb, afterAllMb, result };
     rows.push({ key: 'rss', scenario: `   omnigate N=3 at ${RSS_CONNECTIONS} connections (RSS run, fresh process)`, result });
-    log(`  VmHWM ${fmt(hwmMb, 1)} MB, max sampled VmRSS ${fmt(maxRssMb, 1)} MB (idle ${fmt(idleMb, 1)} MB)`);
+    const mb = (n: number | undefined) => fmt((n ?? NaN) / 2 ** 20, 1);
+    const usage = peakUsage
+      ? `heap ${mb(peakUsage.heapUsed)} used of ${mb(peakUsage.heapTotal)}, external ${mb(peakUsage.external)} (array buffers ${mb(peakUsage.arrayBuffers)}) at the largest sampled RSS, ${mb(peakUsage.rss)} MB; V8 spaces (MB) ${JSON.stringify((peakUsage as { spaces?: unknown }).spaces)}`
+      : 'no memoryUsage sample';
+    rss = { ...rss!, usage };
+    log(`  VmHWM ${fmt(hwmMb, 1)} MB, max sampled VmRSS ${fmt(maxRssMb, 1)} MB (idle ${fmt(idleMb, 1)} MB); ${usage}`);
     await fresh.stop();
     children.delete(fresh);
   }
@@ -482,6 +505,13 @@ async function main() {
     ...rows.map(line),
     ...indexerRows.map(line),
   ].join('\n');
+  const fixedTable = fixedRows.length > 0
+    ? [
+        `| Scenario (${CONNECTIONS} connections, ${fmtInt(RATE)} req/s offered) | Req/s | p50 ms | p99 ms | Server CPU µs / answer |`,
+        '|---|---:|---:|---:|---:|',
+        ...fixedRows.map((r) => `| ${r.scenario} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} |`),
+      ].join('\n')
+    : '';
   const latTable = latRows.length > 0
     ? [
         '| Scenario (1 connection, no queueing) | Req/s | p50 ms | p99 ms |',
@@ -496,6 +526,10 @@ async function main() {
     targets.push({ name: `N=1 throughput vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (vs upstream direct ${fmt(rN1.result.rps / rUp.result.rps)}×)`, target: '≥ 1.00×', pass: ratio >= 1 });
     const added = rN1.result.p50 - rProxy.result.p50;
     targets.push({ name: `N=1 added p50 vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(added)} ms`, target: '≤ 0.50 ms', pass: added <= 0.5 });
+    if (fixed.n1 && fixed.proxy) {
+      const addedR = fixed.n1.result.p50 - fixed.proxy.result.p50;
+      targets.push({ name: `N=1 added p50 vs http-proxy (${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered)`, value: `${fmt(addedR)} ms`, target: '≤ 0.50 ms', pass: addedR <= 0.5 });
+    }
     if (lat.n1 && lat.proxy) {
       const added1 = lat.n1.result.p50 - lat.proxy.result.p50;
       targets.push({ name: 'N=1 added p50 vs http-proxy (1 conn)', value: `${fmt(added1)} ms`, target: '≤ 0.50 ms', pass: added1 <= 0.5 });
@@ -504,6 +538,10 @@ async function main() {
   if (rN3 && rThird) {
     const ratio = rN3.result.p50 / rThird.result.p50;
     targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (${fmt(rN3.result.p50)} vs ${fmt(rThird.result.p50)} ms)`, target: '≤ 1.10×', pass: ratio <= 1.1 });
+    if (fixed.n3 && fixed.third) {
+      const rR = fixed.n3.result.p50 / fixed.third.result.p50;
+      targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered)`, value: `${fmt(rR)}× (${fmt(fixed.n3.result.p50)} vs ${fmt(fixed.third.result.p50)} ms)`, target: '≤ 1.10×', pass: rR <= 1.1 });
+    }
     if (lat.n3 && lat.third) {
       const r1 = lat.n3.result.p50 / lat.third.result.p50;
       targets.push({ name: 'N=3 p50 vs 3rd-fastest upstream p50 (1 conn)', value: `${fmt(r1)}× (${fmt(lat.n3.result.p50)} vs ${fmt(lat.third.result.p50)} ms)`, target: '≤ 1.10×', pass: r1 <= 1.1 });
@@ -529,7 +567,7 @@ async function main() {
   if (canon) {
     ratios.push(`- canonicalize+hash of the ${fmtInt(canon.bytes)}-byte eth_getLogs reply (${fmtInt(canon.logs)} logs), median of ${canon.runs}: assessBody (parse + canonicalForm + sha256) ${fmt(canon.assess.median)} ms; canonicalForm()+sha256Hex alone ${fmt(canon.canon.median)} ms; JSON.parse alone ${fmt(canon.parse.median)} ms`);
   }
-  if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s; the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
+  if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s (${rss.usage}); the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
   if (seeding) {
     ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s)`);
   }
@@ -541,7 +579,7 @@ async function main() {
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');
   const report = [
-    header, '', table, '', ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
+    header, '', table, '', ...(fixedTable ? [fixedTable, ''] : []), ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
     ...(hotSpots ? ['', hotSpots] : []),
   ].join('\n');
   console.log(report);
