@@ -20,6 +20,7 @@ export function matchRpcRoute(pathname: string): RpcRoute | undefined {
 }
 
 function safeDecode(segment: string): string {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
@@ -29,7 +30,9 @@ function safeDecode(segment: string): string {
 
 /** A chain id is a non-negative decimal integer; returns its canonical form (no leading zeros). */
 export function canonicalChainId(text: string): string | undefined {
-  return /^\d{1,1000}$/.test(text) ? BigInt(text).toString() : undefined;
+  if (!/^\d{1,1000}$/.test(text)) return undefined;
+  // Without a leading zero the digits are already canonical: no BigInt round trip per request.
+  return text.length === 1 || text[0] !== '0' ? text : BigInt(text).toString();
 }
 
 /** `<n>` must be a positive decimal integer. */

@@ -46,6 +46,7 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   for (const row of ['1. upstream direct', '2. http-proxy', '3. omnigate N=1', '4. omnigate N=3 of 5', '5. omnigate N=3, 2.5 MB eth_getLogs', 'missing-relay', 'missing-proof', 'missing-claim']) {
     t.true(out.includes(row), `no row for ${row}`);
   }
+  t.regex(out, /\| Scenario \(\d+ connections, [\d,]+ req\/s offered\) \|/);
   t.regex(out, /\| Target \| Measured \| Goal \|/);
   t.regex(out, /Machine: \d+ cores/);
   t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
