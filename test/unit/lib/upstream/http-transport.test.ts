@@ -296,3 +296,35 @@ test('should serve concurrent calls', async (t) => {
     },
   );
 });
+
+test('should fail a call aborted while it waits for a pool connection, and never send it', async (t) => {
+  const up = await upstream(() => {}); // never answers: the one connection stays busy
+  const transport = createHttpTransport(`${up.origin}/`, { connections: 1 });
+  t.teardown(async () => {
+    await transport.close().catch(() => {});
+    await up.close();
+  });
+  const first = new AbortController();
+  const busy = failure(transport.send(request({ signal: first.signal, timeoutMs: 10_000 })));
+  const queued = new AbortController();
+  const waiting = failure(transport.send(request({ signal: queued.signal, timeoutMs: 10_000 })));
+  await new Promise((r) => setTimeout(r, 100));
+  queued.abort();
+  const err = await waiting;
+  t.is(err.kind, 'aborted');
+  first.abort();
+  t.is((await busy).kind, 'aborted');
+  await new Promise((r) => setTimeout(r, 100));
+  t.is(up.received.length, 1, 'the queued call was never sent');
+});
+
+test('should fail with kind http-status on a 3xx or an error status, without following redirects', async (t) => {
+  for (const status of [302, 404, 503]) {
+    await withUpstream(answer(status, '{"jsonrpc":"2.0","id":1,"result":"0x1"}', { location: 'http://127.0.0.1:1/', 'content-type': 'application/json' }), async (transport, up) => {
+      const err = await failure(transport.send(request()));
+      t.is(err.kind, 'http-status');
+      t.is(err.message, `HTTP ${status}`);
+      t.is(up.received.length, 1);
+    });
+  }
+});

@@ -1,0 +1,121 @@
+import test from 'ava';
+import { FanOut, type Outcome } from '../../../../lib/upstream/fanout.js';
+import { Cancellation, type CancelSignal } from '../../../../lib/upstream/transport.js';
+
+/** A call per upstream name that settles when the test says so. */
+function deferredCalls() {
+  const pending = new Map<string, { resolve: (v: string) => void; reject: (e: Error) => void; signal: CancelSignal }>();
+  const call = (upstream: string, signal: CancelSignal) =>
+    new Promise<string>((resolve, reject) => {
+      pending.set(upstream, { resolve, reject, signal });
+    });
+  return { pending, call };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+const summary = (o: Outcome<string, string> | undefined) => (o === undefined ? 'end' : o.ok ? `${o.upstream}:${o.value}` : `${o.upstream}!${o.error.message}`);
+
+test('launches calls in candidate order, up to what is asked and what is left', (t) => {
+  const { pending, call } = deferredCalls();
+  const fan = new FanOut(['a', 'b', 'c'], call);
+  t.is(fan.launch(2), 2);
+  t.deepEqual([...pending.keys()], ['a', 'b']);
+  t.is(fan.inFlight, 2);
+  t.is(fan.remaining, 1);
+  t.is(fan.launch(5), 1);
+  t.deepEqual(fan.called, ['a', 'b', 'c']);
+  t.is(fan.launch(1), 0);
+});
+
+test('delivers outcomes in completion order, queued ones at subscribe time', async (t) => {
+  const { pending, call } = deferredCalls();
+  const fan = new FanOut(['a', 'b', 'c'], call);
+  fan.launch(3);
+  pending.get('b')!.resolve('B');
+  await flush();
+  const seen: string[] = [];
+  fan.onOutcome((o) => seen.push(summary(o)));
+  t.deepEqual(seen, ['b:B']);
+  pending.get('c')!.reject(new Error('boom'));
+  pending.get('a')!.resolve('A');
+  await flush();
+  t.deepEqual(seen, ['b:B', 'c!boom', 'a:A']);
+  t.is(fan.inFlight, 0);
+});
+
+test('abort fires the shared signal once, ends the listener once, and drops later outcomes', async (t) => {
+  const { pending, call } = deferredCalls();
+  const fan = new FanOut(['a', 'b'], call);
+  fan.launch(2);
+  const seen: string[] = [];
+  fan.onOutcome((o) => seen.push(summary(o)));
+  const signal = pending.get('a')!.signal;
+  t.is(pending.get('b')!.signal, signal, 'calls share one signal');
+  let fired = 0;
+  signal.addEventListener('abort', () => (fired += 1));
+  fan.abort('decided');
+  fan.abort('again');
+  t.true(signal.aborted);
+  t.is(signal.reason, 'decided');
+  t.is(fired, 1);
+  pending.get('a')!.resolve('late');
+  await flush();
+  t.deepEqual(seen, ['end']);
+  t.is(fan.launch(1), 0, 'nothing starts after abort');
+});
+
+test('a listener set after abort hears the end at once', (t) => {
+  const fan = new FanOut(['a'], deferredCalls().call);
+  fan.launch(1);
+  fan.abort();
+  const seen: string[] = [];
+  fan.onOutcome((o) => seen.push(summary(o)));
+  t.deepEqual(seen, ['end']);
+});
+
+test('a listener that aborts while queued outcomes are delivered hears the end once, and no more outcomes', async (t) => {
+  const { pending, call } = deferredCalls();
+  const fan = new FanOut(['a', 'b'], call);
+  fan.launch(2);
+  pending.get('a')!.resolve('A');
+  pending.get('b')!.resolve('B');
+  await flush();
+  const seen: string[] = [];
+  fan.onOutcome((o) => {
+    seen.push(summary(o));
+    if (o) fan.abort();
+  });
+  t.deepEqual(seen, ['a:A', 'end']);
+});
+
+test('refuses a second listener', (t) => {
+  const fan = new FanOut(['a'], deferredCalls().call);
+  fan.onOutcome(() => {});
+  t.throws(() => fan.onOutcome(() => {}), { message: /already set/ });
+});
+
+test('turns a non-Error rejection into an Error outcome', async (t) => {
+  const fan = new FanOut(['a'], () => Promise.reject('plain string'));
+  const seen: string[] = [];
+  fan.onOutcome((o) => seen.push(summary(o)));
+  fan.launch(1);
+  await flush();
+  t.deepEqual(seen, ['a!plain string']);
+});
+
+test('Cancellation runs each listener once, in order, and forgets removed and late ones', (t) => {
+  const c = new Cancellation();
+  const seen: string[] = [];
+  const one = () => seen.push('one');
+  const two = () => seen.push('two');
+  c.addEventListener('abort', one);
+  c.addEventListener('abort', two);
+  c.addEventListener('abort', () => seen.push('three'));
+  c.removeEventListener('abort', two);
+  c.abort(new Error('stop'));
+  c.abort(new Error('again'));
+  c.addEventListener('abort', () => seen.push('late'));
+  t.deepEqual(seen, ['one', 'three']);
+  t.true(c.aborted);
+  t.is((c.reason as Error).message, 'stop');
+});
