@@ -2,8 +2,11 @@
  * The pg-promise connection pool the indexer reads through. Every connection carries a server
  * `statement_timeout`, a client-side `query_timeout` a little above it (for a server that stops
  * answering), and a `connectionTimeoutMillis`, so a dead database gives an error in seconds and a
- * request never hangs. All SQL goes through `sql()` below: text with $n placeholders plus a
- * values array, bound by the server (no string interpolation of values anywhere).
+ * request never hangs. All SQL is a `Statement` (`statement()`, `SqlBuilder` below): text with
+ * $n placeholders plus a values array, bound by the server (no string interpolation of values anywhere; the one
+ * exception, a LIMIT written as a checked integer, is explained at `SqlBuilder.integer`).
+ * The API's lists run as named prepared statements when they have no parameters (`prepared()`),
+ * so PostgreSQL plans them once per connection instead of once per request.
  */
 import pgPromise from 'pg-promise';
 
@@ -107,6 +110,16 @@ export class SqlBuilder {
     this.values.push(value);
     return `$${this.values.length}${cast ? `::${cast}` : ''}`;
   }
+  /**
+   * An integer written into the text instead of bound, for LIMIT only, so that an unfiltered list
+   * has no parameters and its plan can be made once (see `prepared()`): a plan made without the
+   * value of a bound LIMIT assumes "a tenth of the rows" and turns the 101-row index walk into a
+   * parallel scan of the table. Only a safe integer passes, so nothing but digits reach the SQL.
+   */
+  integer(value: number): string {
+    if (!Number.isSafeInteger(value)) throw new TypeError(`expected an integer, got ${String(value)}`);
+    return String(value);
+  }
   statement(text: string): Statement {
     return { text, values: this.values };
   }
@@ -121,7 +134,42 @@ export function bound(st: Statement): pgPromise.ParameterizedQuery {
   return new pgp.ParameterizedQuery({ text: st.text, values: st.values });
 }
 
-/** Runs a statement and returns its rows. */
-export async function rows<T>(db: pgPromise.IBaseProtocol<object>, st: Statement): Promise<T[]> {
-  return db.any<T>(bound(st));
+/**
+ * At most this many statement texts get a prepared-statement name (per process). PostgreSQL keeps
+ * each one, with its plan (about 100 kB for a list query), in every pooled connection that ran it
+ * until the connection closes, so the set must stay bounded even if a client walks through every
+ * page size; the lists a dashboard polls take a handful. Later texts simply run unnamed.
+ */
+export const MAX_PREPARED_STATEMENTS = 64;
+const preparedNames = new Map<string, string>();
+
+/**
+ * The pg-promise form of a statement, as a named prepared statement when it has no parameters:
+ * pg then parses it once per connection, and PostgreSQL plans it once and reuses the plan (with
+ * no parameters a custom plan could not be better). This takes the planning out of every request:
+ * 0.4-1.8 ms for the pending lists on 1,000,000 events, comparable to executing them.
+ *
+ * A statement with parameters runs unnamed and is planned for its values each time, as before:
+ * PostgreSQL would switch a named one to a generic plan after five runs whenever that plan's
+ * *estimated* cost is no higher, and for lists filtered by chain id such generic plans were
+ * measured 2 to 13 times slower than the custom ones (on 1,000,000 events, e.g. missing-claim
+ * filtered by originChainId: 0.13 s custom, 1 s generic).
+ *
+ * The name is derived from the text and stable for the process, so one name never stands for
+ * two texts.
+ */
+export function prepared(st: Statement): pgPromise.PreparedStatement | pgPromise.ParameterizedQuery {
+  if (st.values.length > 0) return bound(st);
+  let name = preparedNames.get(st.text);
+  if (name === undefined) {
+    if (preparedNames.size >= MAX_PREPARED_STATEMENTS) return bound(st);
+    name = `omnigate_q${preparedNames.size + 1}`;
+    preparedNames.set(st.text, name);
+  }
+  return new pgp.PreparedStatement({ name, text: st.text });
+}
+
+/** Runs a statement and returns its rows; `prepare` lets it run as a named prepared statement (`prepared()`). */
+export async function rows<T>(db: pgPromise.IBaseProtocol<object>, st: Statement, options: { prepare?: boolean } = {}): Promise<T[]> {
+  return db.any<T>(options.prepare ? prepared(st) : bound(st));
 }

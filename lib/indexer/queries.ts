@@ -121,15 +121,19 @@ export const LIST_QUERIES = {
     shape: missingProofItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}`, from: WITH_RELAY, ...requestKeys,
-      where: [`NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = r."transactionId" AND ${PROOF_ACTIVE})`, ...floor(s, ctx)],
+      // Correlated on the relay (the same id as the request's): the planner can then drop relays
+      // with an active proof before it fetches their wide request rows.
+      where: [`NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = l."transactionId" AND ${PROOF_ACTIVE})`, ...floor(s, ctx)],
       sortTs: 'l."blockTimestamp"', sortId: 'l."transactionId"',
     }),
   },
   missingClaim: {
     shape: missingClaimItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      // Both checks on the proof that drives the walk, so claimed proofs drop out before the
+      // request and relay rows are fetched (as in missingProof).
       select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: WITH_PROOF, ...requestKeys,
-      where: [PROOF_ACTIVE, `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = r."transactionId")`, ...floor(s, ctx)],
+      where: [PROOF_ACTIVE, `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`, ...floor(s, ctx)],
       sortTs: 'p."blockTimestamp"', sortId: 'p."transactionId"',
     }),
   },
@@ -191,26 +195,37 @@ export function listStatement(name: ListQueryName, filter: ListFilter, ctx: Quer
   if (filter.cursor) {
     where.push(`(${plan.sortTs}, ${plan.sortId}) < (${s.param(filter.cursor.ts, 'integer')}, ${s.param(filter.cursor.id, 'text')})`);
   }
-  // One row more than asked tells whether a next page exists.
+  // One row more than asked tells whether a next page exists. The LIMIT is a literal (the page
+  // size is a validated integer), so an unfiltered list has no parameters (see SqlBuilder.integer).
   return s.statement(`SELECT ${plan.select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
 FROM ${plan.from}
 WHERE ${where.length > 0 ? where.join('\n  AND ') : 'TRUE'}
 ORDER BY ${plan.sortTs} DESC, ${plan.sortId} DESC
-LIMIT ${s.param(filter.limit + 1, 'integer')}`);
+LIMIT ${s.integer(filter.limit + 1)}`);
 }
 
 export async function runList<N extends ListQueryName>(
   db: IndexerDb, name: N, filter: ListFilter, ctx: QueryContext,
 ): Promise<Page<ListItemOf<N>>> {
-  const result = await rows<Row>(db, listStatement(name, filter, ctx));
+  // A list's text depends only on the query, the filters present and the page size; unfiltered
+  // (no parameters), it runs as a prepared statement, planned once per connection (see prepared()).
+  const result = await rows<Row>(db, listStatement(name, filter, ctx), { prepare: true });
   const page = result.slice(0, filter.limit);
-  const cursors = page.map((row) => encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) }));
   const shape = LIST_QUERIES[name].shape as (row: Row) => ListItemOf<N>;
+  const last = page[page.length - 1];
+  // Every item's cursor is encoded only when asked for (GraphQL edges); REST needs the last one.
+  let cursors: string[] | undefined;
   return {
     items: page.map(shape),
-    cursors,
-    nextCursor: result.length > filter.limit ? (cursors[cursors.length - 1] ?? null) : null,
+    get cursors() {
+      return (cursors ??= page.map(cursorOf));
+    },
+    nextCursor: result.length > filter.limit && last ? cursorOf(last) : null,
   };
+}
+
+function cursorOf(row: Row): string {
+  return encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) });
 }
 
 /** Requested, not relayed, not refunded, requested within the window. */

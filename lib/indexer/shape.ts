@@ -46,27 +46,38 @@ export function bridgeOf(row: Row): Bridge {
   };
 }
 
-function eventOf(row: Row, phase: Phase): BridgeRequest {
-  return {
-    blockNumber: text(row[`${phase}_blockNumber`]),
-    blockTimestamp: int(row[`${phase}_blockTimestamp`]),
-    transactionHash: text(row[`${phase}_transactionHash`]),
-  };
-}
-
 /** Whether a LEFT JOINed phase exists in the row (its NOT NULL transactionHash is present). */
 export function hasPhase(row: Row, phase: Phase): boolean {
   const v = row[`${phase}_transactionHash`];
   return v !== null && v !== undefined;
 }
 
-export const requestOf = (row: Row): BridgeRequest => eventOf(row, 'request');
-export const relayOf = (row: Row): BridgeRelay => ({
-  ...eventOf(row, 'relay'), relayer: text(row.relay_relayer), to: text(row.relay_to),
+// Each phase and item is one object literal with its keys in output order, columns read by their
+// static names. (Spreading a shared part into a bigger object, the obvious factoring, made the
+// shaping of a 100-row page about 20 times slower and its JSON.stringify slower too.)
+
+export const requestOf = (row: Row): BridgeRequest => ({
+  blockNumber: text(row.request_blockNumber),
+  blockTimestamp: int(row.request_blockTimestamp),
+  transactionHash: text(row.request_transactionHash),
 });
-export const proofOf = (row: Row): BridgeProof => ({ ...eventOf(row, 'proof'), relayer: text(row.proof_relayer) });
+export const relayOf = (row: Row): BridgeRelay => ({
+  blockNumber: text(row.relay_blockNumber),
+  blockTimestamp: int(row.relay_blockTimestamp),
+  transactionHash: text(row.relay_transactionHash),
+  relayer: text(row.relay_relayer),
+  to: text(row.relay_to),
+});
+export const proofOf = (row: Row): BridgeProof => ({
+  blockNumber: text(row.proof_blockNumber),
+  blockTimestamp: int(row.proof_blockTimestamp),
+  transactionHash: text(row.proof_transactionHash),
+  relayer: text(row.proof_relayer),
+});
 export const claimOf = (row: Row): BridgeClaim => ({
-  ...eventOf(row, 'claim'),
+  blockNumber: text(row.claim_blockNumber),
+  blockTimestamp: int(row.claim_blockTimestamp),
+  transactionHash: text(row.claim_transactionHash),
   to: text(row.claim_to),
   relayer: text(row.claim_relayer),
   amountFormatted: text(row.claim_amountFormatted),
@@ -74,23 +85,33 @@ export const claimOf = (row: Row): BridgeClaim => ({
   amount: text(row.claim_amount),
 });
 export const refundOf = (row: Row): BridgeRefund => ({
-  ...eventOf(row, 'refund'),
+  blockNumber: text(row.refund_blockNumber),
+  blockTimestamp: int(row.refund_blockTimestamp),
+  transactionHash: text(row.refund_transactionHash),
   to: text(row.refund_to),
   amountFormatted: text(row.refund_amountFormatted),
   token: text(row.refund_token),
   amount: text(row.refund_amount),
 });
 export const disputeOf = (row: Row): BridgeDispute => ({
-  ...eventOf(row, 'dispute'),
+  blockNumber: text(row.dispute_blockNumber),
+  blockTimestamp: int(row.dispute_blockTimestamp),
+  transactionHash: text(row.dispute_transactionHash),
   originChainId: int(row.dispute_originChainId),
   originChain: text(row.dispute_originChain),
   relayer: text(row.dispute_relayer),
 });
 
 export const missingRelayItem = (row: Row): MissingRelayItem => ({ Bridge: bridgeOf(row), BridgeRequest: requestOf(row) });
-export const missingProofItem = (row: Row): MissingProofItem => ({ ...missingRelayItem(row), BridgeRelay: relayOf(row) });
-export const missingClaimItem = (row: Row): MissingClaimItem => ({ ...missingProofItem(row), BridgeProof: proofOf(row) });
-export const refundedAndRelayedItem = (row: Row): RefundedAndRelayedItem => ({ ...missingProofItem(row), BridgeRefund: refundOf(row) });
+export const missingProofItem = (row: Row): MissingProofItem => ({
+  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row),
+});
+export const missingClaimItem = (row: Row): MissingClaimItem => ({
+  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeProof: proofOf(row),
+});
+export const refundedAndRelayedItem = (row: Row): RefundedAndRelayedItem => ({
+  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeRefund: refundOf(row),
+});
 export const disputeItem = (row: Row): DisputeItem => ({
   Bridge: { transactionId: text(row.transactionId) },
   BridgeDispute: disputeOf(row),

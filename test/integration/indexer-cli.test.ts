@@ -37,7 +37,7 @@ test.serial('db migrate applies the migrations once, then reports the database u
   const first = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
   t.is(first.exitCode, 0, first.err);
   t.is(first.out.length, 1);
-  t.regex(first.out[0]!, /^Applied 2 migration\(s\) to postgres:\/\/omnigate:\*\*\*@127\.0\.0\.1:\d+\/omnigate: 0001_ponder_tables, 0002_query_indexes$/);
+  t.regex(first.out[0]!, /^Applied 3 migration\(s\) to postgres:\/\/omnigate:\*\*\*@127\.0\.0\.1:\d+\/omnigate: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes$/);
   const second = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
   t.regex(second.out[0]!, /^Database is up to date/);
   t.false([...first.out, ...second.out].join().includes(new URL(pg.url).password));
@@ -85,7 +85,7 @@ test('without DATABASE_URL the commands use the embedded PostgreSQL in OMNIGATE_
     const dataDir = path.join(base, 'pgdata');
     const migrated = await omnigate(['db', 'migrate'], { OMNIGATE_PGDATA: dataDir });
     t.is(migrated.exitCode, 0, migrated.err);
-    t.is(migrated.out[0], `Applied 2 migration(s) to embedded PostgreSQL in ${dataDir}: 0001_ponder_tables, 0002_query_indexes`);
+    t.is(migrated.out[0], `Applied 3 migration(s) to embedded PostgreSQL in ${dataDir}: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes`);
     const seeded = await omnigate(['db', 'seed-demo', '--count', '20', '--data-dir', dataDir], {});
     t.is(seeded.exitCode, 0, seeded.err);
     t.is(seeded.out[0], `Seeded 20 demo bridge transactions into embedded PostgreSQL in ${dataDir}.`);
