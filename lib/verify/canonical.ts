@@ -79,23 +79,31 @@ function sortedKeys(value: object): string[] {
 
 /**
  * Lower-cases hex strings, everywhere in the value. Objects are rebuilt with their keys inserted
- * in sorted order, and with a null prototype, so an answer's own "__proto__" key stays data.
+ * in sorted order. They are ordinary objects (a null-prototype object starts in V8's slow
+ * dictionary mode, which JSON.stringify then walks slowly); an answer's own "__proto__" key is
+ * defined as a data property, so it stays data and never sets the prototype.
  */
 function plain(value: unknown): unknown {
   if (typeof value === 'string') return hexString.test(value) ? value.toLowerCase() : value;
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = Object.create(null);
-    for (const k of sortedKeys(value)) out[k] = plain((value as Record<string, unknown>)[k]);
+    const out: Record<string, unknown> = {};
+    for (const k of sortedKeys(value)) put(out, k, plain((value as Record<string, unknown>)[k]));
     return out;
   }
   return value;
 }
 
+/** out[key] = v, as an own data property even for "__proto__". */
+function put(out: Record<string, unknown>, key: string, v: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[key] = v;
+}
+
 /** Keeps the spec fields of an object (dropping nulls); leaves anything else to `plain`. */
 function pick(value: unknown, fields: ReadonlySet<string>, inner?: (key: string, v: unknown) => unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return plain(value);
-  const out: Record<string, unknown> = Object.create(null);
+  const out: Record<string, unknown> = {};
   for (const k of sortedKeys(value)) {
     const v = (value as Record<string, unknown>)[k];
     if (!fields.has(k) || v === null || v === undefined) continue;
