@@ -244,7 +244,7 @@ async function main() {
     }),
     startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
       plainJs: true,
-      execArgv: profileDir && PROFILE !== 'proxy' ? (env.BENCH_HEAP_PROFILE === '1' ? ['--heap-prof', `--heap-prof-dir=${profileDir}`] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]) : [],
+      execArgv: profileDir && PROFILE !== 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     }),
   ]);
   children.add(proxy);
