@@ -20,6 +20,9 @@ export interface FetchParallelOptions {
   maxResponseBytes: number;
 }
 
+/** The latency an upstream's calls have been taking (for the order of one launch's writes). */
+const expectedLatency = (upstream: Upstream) => upstream.health.latencyMs;
+
 export function fetchParallel(options: FetchParallelOptions): Middleware {
   for (const key of ['upstreamTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes'] as const) {
     if (!(options[key] > 0)) throw new TypeError(`fetchParallel: ${key} must be a positive number`);
@@ -37,6 +40,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
         timeoutMs: options.upstreamTimeoutMs,
         maxBytes: options.maxResponseBytes,
       }),
+      expectedLatency,
     );
     ctx.fanout = fanout;
     const deadline = setTimeout(() => {

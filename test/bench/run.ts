@@ -15,7 +15,7 @@
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler),
- * BENCH_ONLY=key,key (only those parts, for quick comparisons: up proxy n1 third n3 logs up1 proxy1
+ * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 logs up1 proxy1
  * n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
@@ -54,7 +54,7 @@ const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
 const PROFILE = env.BENCH_PROFILE;
 const ONLY = env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((k) => k.trim()) : undefined;
 /** Whether this part of the bench runs (BENCH_PROFILE and BENCH_ONLY narrow it). */
-const wants = (key: string) => (PROFILE ? key.startsWith(PROFILE) : ONLY ? ONLY.includes(key) : true);
+const wants = (key: string) => (PROFILE ? key.startsWith(PROFILE) : true) && (ONLY ? ONLY.includes(key) : true);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const RESULTS = env.BENCH_RESULTS ?? (SMOKE || PROFILE || ONLY ? '' : path.join(HERE, 'results.md'));
 
@@ -141,6 +141,32 @@ async function machine() {
   };
 }
 
+/** Fake upstreams, one process each; `call` fans the `reset` and `stats` commands out to all. */
+interface Upstreams {
+  children: Child<{ ports: number[] }>[];
+  ports: number[];
+  pids: number[];
+  call<T = unknown>(cmd: 'reset' | 'stats'): Promise<T>;
+}
+
+async function startUpstreams(name: string, specs: { chainId: number; delayMs: number }[]): Promise<Upstreams> {
+  const started = await Promise.allSettled(specs.map((spec, i) =>
+    startChild<{ ports: number[] }>(`${name}${specs.length > 1 ? i : ''}`, './upstream-server.ts', [JSON.stringify([spec])])));
+  const ok = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  for (const c of ok) children.add(c);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return {
+    children: ok,
+    ports: ok.map((c) => c.info.ports[0]!),
+    pids: ok.map((c) => c.pid),
+    async call<T>(cmd: 'reset' | 'stats') {
+      const answers = await Promise.all(ok.map((c) => c.call<Stats | boolean>(cmd)));
+      return (cmd === 'stats' ? (answers as Stats[]).flat() : true) as T;
+    },
+  };
+}
+
 /** canonicalize+hash of the 2.5 MB reply, in isolation (no load running). */
 function timeCanonicalize(runs: number) {
   const bodyText = replyText('eth_getLogs', 2, 1);
@@ -224,14 +250,14 @@ async function main() {
   }
 
   // --- upstreams, proxy, omnigate: each its own process -------------------------------------
+  // Each fake upstream is its own process, as each provider is its own machine: five upstreams
+  // in one event loop would queue the three calls of an N=3 request behind each other.
   const [upA, upB] = await Promise.all([
-    startChild<{ ports: number[] }>('upstream-a', './upstream-server.ts', [JSON.stringify([{ chainId: 1, delayMs: U0_DELAY }])]),
-    startChild<{ ports: number[] }>('upstream-b', './upstream-server.ts', [JSON.stringify(FIVE_DELAYS.map((d) => ({ chainId: 2, delayMs: d })))]),
+    startUpstreams('upstream-a', [{ chainId: 1, delayMs: U0_DELAY }]),
+    startUpstreams('upstream-b', FIVE_DELAYS.map((d) => ({ chainId: 2, delayMs: d }))),
   ]);
-  children.add(upA);
-  children.add(upB);
-  const u0 = `http://127.0.0.1:${upA.info.ports[0]}/`;
-  const five = upB.info.ports.map((p) => `http://127.0.0.1:${p}/`);
+  const u0 = `http://127.0.0.1:${upA.ports[0]}/`;
+  const five = upB.ports.map((p) => `http://127.0.0.1:${p}/`);
   const config = {
     port: 0,
     refreshInterval: 86_400, // probes once at start only: they would count as upstream calls
@@ -282,7 +308,7 @@ async function main() {
   }
 
   // --- upstream calls per request, exactly (no load in flight when counted) ------------------
-  const exact = async (url: string, body: string, method: string, upstream: Child<any>, ports: number[], n: number, total: number) => {
+  const exact = async (url: string, body: string, method: string, upstream: Upstreams, ports: number[], n: number, total: number) => {
     await upstream.call('reset');
     await sendMany(url, body, total, Math.min(10, total), (r) => {
       check(r.headers.get('x-required-confirmations') === String(n), 'X-Required-Confirmations');
@@ -295,7 +321,7 @@ async function main() {
   };
   // (Under BENCH_PROFILE only the profiled scenario's check runs: the others would pollute the profile.)
   const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
-  const only = (key: string) => (PROFILE ? PROFILE === key : ONLY ? ONLY.includes(key) : true);
+  const only = (key: string) => (PROFILE ? PROFILE === key : true) && (ONLY ? ONLY.includes(key) : true);
   const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
   const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
   const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
@@ -322,7 +348,7 @@ async function main() {
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
   const counted = async (
     key: string, label: string, url: string, body: string, connections: number,
-    upstream: Child<any>, method: string, ports: number[], n: number, serverPid?: number,
+    upstream: Upstreams, method: string, ports: number[], n: number, serverPid?: number,
   ) => {
     if (!wants(key)) return undefined;
     if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
@@ -366,8 +392,8 @@ async function main() {
     return row;
   };
 
-  const third = `http://127.0.0.1:${upB.info.ports[THIRD.i]}/`;
-  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, rows, upA.pid);
+  const third = `http://127.0.0.1:${upB.ports[THIRD.i]}/`;
+  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, rows, upA.pids[0]);
   const rProxy = await scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, rows, proxy.pid);
   const rN1 = await counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni.pid);
   const rThird = await scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS);
@@ -443,8 +469,8 @@ async function main() {
     children.delete(fresh);
   }
 
-  await stopAll([upA, upB, proxy]);
-  for (const c of [upA, upB, proxy]) children.delete(c);
+  await stopAll([...upA.children, ...upB.children, proxy]);
+  for (const c of [...upA.children, ...upB.children, proxy]) children.delete(c);
 
   let hotSpots = '';
   if (profileDir) {

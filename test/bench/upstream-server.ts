@@ -1,7 +1,8 @@
 /**
- * Bench child: lean fake JSON-RPC upstreams, one per spec, all in this process. Each parses the
- * request (to echo its id and count its method), waits `delayMs` (the fixed service time) and
- * answers a precomputed body. Commands: `stats` (calls per port and method), `reset`.
+ * Bench child: lean fake JSON-RPC upstreams, one per spec, in this process (the bench starts one
+ * process per upstream, as each provider is its own machine). Each parses the request (to echo
+ * its id and count its method), waits `delayMs` (the fixed service time) and answers a
+ * precomputed body. Commands: `stats` (calls per port and method), `reset`.
  * argv[2]: JSON array of { chainId, delayMs }.
  */
 import http from 'node:http';

@@ -27,6 +27,22 @@ test('launches calls in candidate order, up to what is asked and what is left', 
   t.is(fan.launch(1), 0);
 });
 
+test('starts the calls of one launch slowest-expected first, same upstreams, ties in rank order', (t) => {
+  const { pending, call } = deferredCalls();
+  const expected: Record<string, number | undefined> = { a: 2, b: 9, c: 9, d: undefined, e: 1 };
+  const fan = new FanOut(['a', 'b', 'c', 'd', 'e'], call, (u) => expected[u]);
+  t.is(fan.launch(3), 3);
+  // b and c (9 ms, in rank order) before a (2 ms)
+  t.deepEqual([...pending.keys()], ['b', 'c', 'a']);
+  t.is(fan.launch(2), 2);
+  // e (1 ms) before d (no latency known yet: counts as 0)
+  t.deepEqual(fan.called, ['b', 'c', 'a', 'e', 'd']);
+  t.is(fan.launch(1), 0);
+  t.is(fan.launch(0), 0);
+  fan.abort();
+  t.is(fan.launch(1), 0);
+});
+
 test('delivers outcomes in completion order, queued ones at subscribe time', async (t) => {
   const { pending, call } = deferredCalls();
   const fan = new FanOut(['a', 'b', 'c'], call);
