@@ -14,7 +14,7 @@
  * BENCH_LOGS_CONNECTIONS (10), BENCH_RATE (1000: the offered req/s of the fixed-rate runs), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
- * the top self-time functions; `canon`: assessBody of the 2.5 MB reply under the in-process profiler),
+ * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 logs up1 proxy1
  * n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
@@ -23,12 +23,11 @@ import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { assessBody } from '../../lib/verify/answers.js';
-import { canonicalForm, canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
-import type { RpcPayload } from '../../lib/jsonrpc/types.js';
+import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
+import type { CanonTimings } from './canon-server.js';
 import { startChild, stopAll, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
-import { LOG_COUNT, replyText, requests } from './payloads.js';
+import { replyText, requests } from './payloads.js';
 import { summarizeProfile } from './profile.js';
 
 const env = process.env;
@@ -167,50 +166,25 @@ async function startUpstreams(name: string, specs: { chainId: number; delayMs: n
   };
 }
 
-/** canonicalize+hash of the 2.5 MB reply, in isolation (no load running). */
-function timeCanonicalize(runs: number) {
-  const bodyText = replyText('eth_getLogs', 2, 1);
-  const body = Buffer.from(bodyText);
-  const raw = Buffer.from(JSON.stringify(requests.getLogs));
-  const payload: RpcPayload = { calls: [{ id: 1, method: 'eth_getLogs', params: requests.getLogs.params }], batch: false, raw };
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
-  const measure = (fn: () => unknown) => {
-    for (let i = 0; i < 5; i += 1) fn();
-    const times: number[] = [];
-    for (let i = 0; i < runs; i += 1) {
-      const t = performance.now();
-      fn();
-      times.push(performance.now() - t);
-    }
-    return { median: median(times), min: Math.min(...times), max: Math.max(...times) };
-  };
-  const parsed = JSON.parse(bodyText) as { result: unknown };
-  const assess = measure(() => {
-    const a = assessBody(body, payload);
-    if (!a.ok) throw new Error(a.reason);
-  });
-  const canon = measure(() => sha256Hex(canonicalForm('eth_getLogs', { result: parsed.result })));
-  const parse = measure(() => JSON.parse(body.toString('utf8')));
-  return { bytes: body.length, logs: LOG_COUNT, assess, canon, parse, runs };
+/** canonicalize+hash of the 2.5 MB reply, in isolation: in a fresh child process (canon-server.ts). */
+async function timeCanonicalize(runs: number, execArgv: string[] = []): Promise<CanonTimings> {
+  const child = await startChild('canon', './canon-server.ts', [], { execArgv });
+  children.add(child);
+  try {
+    return await child.call<CanonTimings>('time', { runs });
+  } finally {
+    await child.stop();
+    children.delete(child);
+  }
 }
 
-/** BENCH_PROFILE=canon: 30 × assessBody(2.5 MB reply) under the inspector's CPU profiler. */
+/** BENCH_PROFILE=canon: 30 × assessBody(2.5 MB reply) in a child under --cpu-prof. */
 async function profileCanonicalize() {
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 100 });
-  await session.post('Profiler.start');
-  const timing = timeCanonicalize(30);
-  const { profile } = await session.post('Profiler.stop');
-  session.disconnect();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
-  const file = path.join(dir, 'canonicalize.cpuprofile');
-  await writeFile(file, JSON.stringify(profile));
+  const timing = await timeCanonicalize(30, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
+  check(files.length > 0, `no .cpuprofile written in ${dir}`);
+  const file = path.join(dir, files[0]!);
   const summary = await summarizeProfile(file, 20);
   console.log(`assessBody median ${fmt(timing.assess.median)} ms; canonicalForm()+sha256Hex ${fmt(timing.canon.median)} ms; JSON.parse ${fmt(timing.parse.median)} ms`);
   console.log(`Profile: ${file} (busy ${fmt(summary.busyMs, 0)} ms)\n`);
@@ -489,7 +463,7 @@ async function main() {
   }
 
   // --- canonicalize+hash of the 2.5 MB reply, in isolation -----------------------------------
-  const canon = !wants('canon') ? undefined : timeCanonicalize(SMOKE ? 5 : 30);
+  const canon = !wants('canon') ? undefined : await timeCanonicalize(SMOKE ? 5 : 30);
 
   // --- indexer API on 1M events --------------------------------------------------------------
   const indexerRows: Row[] = [];
@@ -499,7 +473,7 @@ async function main() {
     if (!indexerEarly) log(`starting PostgreSQL and seeding ${fmtInt(EVENTS)} events…`);
     const { child: idx, wallS } = await (indexerEarly ?? startIndexer());
     seeding = { ...idx.info, wallS };
-    log(`seeded ${fmtInt(idx.info.events)} events (${fmtInt(idx.info.bridges)} bridges) in ${fmt(idx.info.insertS, 1)} s + ANALYZE ${fmt(idx.info.analyzeS, 1)} s`);
+    log(`seeded ${fmtInt(idx.info.events)} events (${fmtInt(idx.info.bridges)} bridges) in ${fmt(idx.info.insertS, 1)} s + VACUUM ANALYZE ${fmt(idx.info.analyzeS, 1)} s`);
     const base = `http://127.0.0.1:${idx.info.port}`;
     for (const q of ['missing-relay', 'missing-proof', 'missing-claim']) {
       const url = `${base}/api/pending-transactions/${q}`;
@@ -595,7 +569,7 @@ async function main() {
   }
   if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s (${rss.usage}); the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
   if (seeding) {
-    ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s)`);
+    ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, VACUUM ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s)`);
   }
 
   const header = [
