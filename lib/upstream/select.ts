@@ -3,10 +3,10 @@
  *
  * An upstream that reported another chain id is out of rotation (left out). The others are
  * ordered by: not cooling down after repeated failures first; then not lagging (more than
- * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average
- * above `slowFactor` × the fastest upstream's plus `slowMarginMs`) first; then the configured
- * position. The tiers are coarse on purpose: ordinary jitter never reorders upstreams.
- * The tie-break is the configured position, never arrival order or a random draw, so the same
+ * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average,
+ * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
+ * `slowMarginMs`) first; then the configured position. The tiers are coarse on purpose: ordinary
+ * jitter never reorders upstreams. The tie-break is the configured position, never arrival order or a random draw, so the same
  * state always gives the same choice (and so the same headers for the same request).
  */
 import type { Health } from './health.js';
@@ -23,6 +23,12 @@ export const maxLagBlocks = 3;
 /** An upstream is slow when its latency average exceeds slowFactor × the fastest one's + slowMarginMs. */
 export const slowFactor = 3;
 export const slowMarginMs = 100;
+/**
+ * ...and that average rests on at least this many answers (calls and probes): one outlier, such
+ * as a first call that pays for the connection or a machine that stalled for a moment, is not
+ * evidence, and the first sample alone would otherwise set the average.
+ */
+export const slowMinSamples = 5;
 
 export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now: number): T[] {
   let fastest = Infinity;
@@ -32,7 +38,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   }
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const tier = (u: T) =>
-    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove ? 1 : 0);
+    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {

@@ -15,23 +15,26 @@
  */
 import { hash } from 'node:crypto';
 
-const blockFields = new Set([
+/** Spec field lists, sorted as canonical keys are (UTF-16 code units, as Array#sort does). */
+const sorted = (fields: string[]): readonly string[] => Object.freeze([...fields].sort());
+
+const blockFields = sorted([
   'baseFeePerGas', 'blobGasUsed', 'difficulty', 'excessBlobGas', 'extraData', 'gasLimit', 'gasUsed', 'hash',
   'logsBloom', 'miner', 'mixHash', 'nonce', 'number', 'parentBeaconBlockRoot', 'parentHash', 'receiptsRoot',
   'requestsHash', 'sha3Uncles', 'size', 'stateRoot', 'timestamp', 'transactions', 'transactionsRoot', 'uncles',
   'withdrawals', 'withdrawalsRoot',
 ]);
-const transactionFields = new Set([
+const transactionFields = sorted([
   'accessList', 'authorizationList', 'blobVersionedHashes', 'blockHash', 'blockNumber', 'chainId', 'from', 'gas',
   'gasPrice', 'hash', 'input', 'maxFeePerBlobGas', 'maxFeePerGas', 'maxPriorityFeePerGas', 'nonce', 'r', 's', 'to',
   'transactionIndex', 'type', 'v', 'value', 'yParity',
 ]);
-const receiptFields = new Set([
+const receiptFields = sorted([
   'blobGasPrice', 'blobGasUsed', 'blockHash', 'blockNumber', 'contractAddress', 'cumulativeGasUsed',
   'effectiveGasPrice', 'from', 'gasUsed', 'logs', 'logsBloom', 'root', 'status', 'to', 'transactionHash',
   'transactionIndex', 'type',
 ]);
-const logFields = new Set([
+const logFields = sorted([
   'address', 'blockHash', 'blockNumber', 'data', 'logIndex', 'removed', 'topics', 'transactionHash', 'transactionIndex',
 ]);
 
@@ -84,7 +87,7 @@ function sortedKeys(value: object): string[] {
  * defined as a data property, so it stays data and never sets the prototype.
  */
 function plain(value: unknown): unknown {
-  if (typeof value === 'string') return hexString.test(value) ? value.toLowerCase() : value;
+  if (typeof value === 'string') return lowerHex(value);
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
@@ -100,13 +103,28 @@ function put(out: Record<string, unknown>, key: string, v: unknown): void {
   else out[key] = v;
 }
 
-/** Keeps the spec fields of an object (dropping nulls); leaves anything else to `plain`. */
-function pick(value: unknown, fields: ReadonlySet<string>, inner?: (key: string, v: unknown) => unknown): unknown {
+/**
+ * A hex string in lower case (answers differ only in the case of checksummed addresses); any
+ * other string as it is. Most hex in an answer is lower case already: then toLowerCase gives the
+ * same string back and the hex test is skipped.
+ */
+function lowerHex(value: string): string {
+  if (value.charCodeAt(0) !== 48 || value.charCodeAt(1) !== 120) return value; // not "0x…"
+  const lower = value.toLowerCase();
+  return lower === value || hexString.test(value) ? lower : value;
+}
+
+/**
+ * Keeps the spec fields of an object (dropping nulls); leaves anything else to `plain`. Walks the
+ * field list (sorted), not the object's keys: no key list to build and sort per object, and a
+ * spec field name is never an array index or an Object.prototype member.
+ */
+function pick(value: unknown, fields: readonly string[], inner?: (key: string, v: unknown) => unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return plain(value);
   const out: Record<string, unknown> = {};
-  for (const k of sortedKeys(value)) {
+  for (const k of fields) {
     const v = (value as Record<string, unknown>)[k];
-    if (!fields.has(k) || v === null || v === undefined) continue;
+    if (v === null || v === undefined) continue;
     out[k] = inner ? inner(k, v) : plain(v);
   }
   return out;

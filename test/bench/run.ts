@@ -10,8 +10,10 @@
  * plus upstream calls per request (asserted exactly N), canonicalize+hash of the 2.5 MB reply in
  * isolation, and the omnigate process's peak RSS at 500 concurrent connections.
  *
- * Env: BENCH_SECONDS (default 8), BENCH_WARMUP (1), BENCH_CONNECTIONS (50),
- * BENCH_LOGS_CONNECTIONS (10), BENCH_RATE (1000: the offered req/s of the fixed-rate runs), BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
+ * Env: BENCH_SECONDS (default 5), BENCH_WARMUP (1), BENCH_CONNECTIONS (50),
+ * BENCH_LOGS_CONNECTIONS (10), BENCH_RATE (1000: the offered req/s of the fixed-rate runs), BENCH_ROUNDS (5: interleaved
+ * rounds of the compared load scenarios; 1 in smoke mode), BENCH_PIN=0 (no CPU pinning, see pin()),
+ * BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
@@ -19,10 +21,12 @@
  * n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
 import type { CanonTimings } from './canon-server.js';
 import { startChild, stopAll, type Child } from './children.js';
@@ -42,12 +46,13 @@ const num = (key: string, normal: number, smoke: number) => {
   return SMOKE ? smoke : normal;
 };
 // autocannon stops on its 1 s ticker: shorter runs last 1 s anyway.
-const SECONDS = num('BENCH_SECONDS', 8, 1);
+const SECONDS = num('BENCH_SECONDS', 5, 1);
 const WARMUP = env.BENCH_WARMUP === '0' || (SMOKE && env.BENCH_WARMUP === undefined) ? 0 : num('BENCH_WARMUP', 1, 1);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 8);
 const LOGS_CONNECTIONS = num('BENCH_LOGS_CONNECTIONS', 10, 2);
 const RSS_CONNECTIONS = num('BENCH_RSS_CONNECTIONS', 500, 50);
 const RATE = num('BENCH_RATE', 1000, 200);
+const ROUNDS = num('BENCH_ROUNDS', 5, 1);
 const INDEXER_CONNECTIONS = num('BENCH_INDEXER_CONNECTIONS', 10, 4);
 const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
 const PROFILE = env.BENCH_PROFILE;
@@ -192,6 +197,67 @@ async function profileCanonicalize() {
   for (const s of summary.spots) console.log(`| ${fmt(s.selfMs, 1)} | ${fmt(s.share * 100, 1)}% | ${s.name} | ${s.where} |`);
 }
 
+/**
+ * CPU pinning (BENCH_PIN=0 turns it off): the server under test (omnigate or the proxy) gets the
+ * last core to itself; the load generator (this process) and the fake upstreams share the others.
+ * Unpinned, three busy processes on two cores are placed by the scheduler from moment to moment,
+ * and a closed-loop comparison measured that placement as much as the servers (the same build
+ * gave 0.6× to 1.35× of http-proxy from one run to the next).
+ */
+const CORES = os.availableParallelism?.() ?? os.cpus().length;
+const PIN = env.BENCH_PIN !== '0' && CORES >= 2;
+const SERVER_CPUS = String(CORES - 1);
+const OTHER_CPUS = CORES > 2 ? `0-${CORES - 2}` : '0';
+const ALL_CPUS = `0-${CORES - 1}`;
+let pinned = PIN;
+
+/** Sets the CPU affinity of every thread of each process; on failure (no taskset) goes on unpinned. */
+async function pin(pids: number[], cpus: string): Promise<void> {
+  if (!pinned) return;
+  try {
+    for (const pid of pids) await promisify(execFile)('taskset', ['-a', '-p', '-c', cpus, String(pid)]);
+  } catch (err) {
+    pinned = false;
+    log(`CPU pinning failed, going on unpinned: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+/**
+ * Runs a group of load scenarios ROUNDS times, interleaved (a b c, a b c, …). This machine's speed
+ * drifts by tens of percent from one minute to the next (a shared VM), so a comparison is made
+ * within a round, between back-to-back runs, and the median round reported (see medianOf). Pushes
+ * each scenario's median round (by `by`) into `into`, in the order given; returns every round's row.
+ */
+async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', runs: Record<K, () => Promise<Row | undefined>>): Promise<Partial<Record<K, Row[]>>> {
+  const all: Partial<Record<K, Row[]>> = {};
+  const keys = Object.keys(runs) as K[];
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    let ran = 0;
+    for (const key of keys) {
+      const row = await runs[key]();
+      if (!row) continue;
+      (all[key] ??= []).push(row);
+      ran += 1;
+    }
+    if (ran === 0) break; // none of them wanted (BENCH_ONLY, BENCH_PROFILE)
+    if (ROUNDS > 1) log(`round ${round} of ${ROUNDS} done`);
+  }
+  for (const key of keys) {
+    const rs = all[key];
+    if (rs) into.push([...rs].sort((a, b) => a.result[by] - b.result[by])[(rs.length - 1) >> 1]!);
+  }
+  return all;
+}
+
+/** The median over rounds of f(a's row, b's row) taken within each round (undefined when either is missing). */
+function medianOf(a: Row[] | undefined, b: Row[] | undefined, f: (a: Row, b: Row) => number): { median: number; all: number[] } | undefined {
+  if (!a || !b || a.length === 0 || a.length !== b.length) return undefined;
+  const all = a.map((x, i) => f(x, b[i]!));
+  const sorted = [...all].sort((x, y) => x - y);
+  const m = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+  return { median: m, all };
+}
+
 async function main() {
   const startedAt = performance.now();
   const box = await machine();
@@ -249,6 +315,8 @@ async function main() {
   ]);
   children.add(proxy);
   children.add(omni);
+  await pin([proxy.pid, omni.pid], SERVER_CPUS);
+  await pin([process.pid, ...upA.pids, ...upB.pids], OTHER_CPUS);
   const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
   const omniBase = `http://127.0.0.1:${omni.info.port}`;
   const n1Url = `${omniBase}/rpc/1`;
@@ -303,20 +371,24 @@ async function main() {
 
   const rows: Row[] = [];
   /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
-  const scenario = async (key: string, label: string, url: string, body: string, connections: number, into: Row[] = rows, serverPid?: number, rate?: number) => {
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, serverPid?: number, rate?: number) => {
     if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
     let cpuStart = NaN;
+    let loadStart = NaN;
     const result = await runLoad({
       url, body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
-      onMeasureStart: serverPid ? async () => { cpuStart = await cpuMs(serverPid); } : undefined,
+      onMeasureStart: async () => {
+        loadStart = await cpuMs(process.pid);
+        if (serverPid) cpuStart = await cpuMs(serverPid);
+      },
     });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
     const row: Row = { key, scenario: label, result, cpuUs };
-    into.push(row);
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}, load generator CPU ${fmt(loadUs, 0)} µs/answer`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
@@ -337,8 +409,12 @@ async function main() {
     await upstream.call('reset');
     log(`running ${label} (${connections} connections)…`);
     const cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
+    const loadStart = await cpuMs(process.pid);
+    const upStart = await Promise.all(upstream.pids.map(cpuMs));
     const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: 0 });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
+    const upUs = ((await Promise.all(upstream.pids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok;
     // Let the last in-flight calls land (the counters stand still).
     let calls = -1;
     for (let i = 0; i < 50; i += 1) {
@@ -361,38 +437,40 @@ async function main() {
       }
     }
     const row: Row = { key, scenario: label, result, cpuUs, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
-    rows.push(row);
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs`);
     return row;
   };
 
   const third = `http://127.0.0.1:${upB.ports[THIRD.i]}/`;
-  const rUp = await scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, rows, upA.pids[0]);
-  const rProxy = await scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, rows, proxy.pid);
-  const rN1 = await counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni.pid);
-  const rThird = await scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS);
-  const rN3 = await counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni.pid);
-  const rLogs = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
+  const closed = await interleaved(rows, 'rps', {
+    up: () => scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, upA.pids[0]),
+    proxy: () => scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy.pid),
+    n1: () => counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni.pid),
+    third: () => scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS),
+    n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni.pid),
+  });
+  const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
+  if (logsRow) rows.push(logsRow);
 
   // Fixed offered load at 50 connections, below every path's saturation: latency without the
   // queueing that a closed loop on 2 shared cores adds (there p50 ≈ connections ÷ throughput).
-  const fixed: Record<string, Row | undefined> = {};
   const fixedRows: Row[] = [];
-  fixed.proxy = await scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, fixedRows, proxy.pid, RATE);
-  fixed.n1 = await scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, fixedRows, omni.pid, RATE);
-  fixed.third = await scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, fixedRows, undefined, RATE);
-  fixed.n3 = await scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, fixedRows, omni.pid, RATE);
+  const fixed = await interleaved(fixedRows, 'p50', {
+    proxy: () => scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy.pid, RATE),
+    n1: () => scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, omni.pid, RATE),
+    third: () => scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, undefined, RATE),
+    n3: () => scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, omni.pid, RATE),
+  });
 
   // Unloaded latency (1 connection): the overhead per request without queueing.
-  const lat: Record<string, Row | undefined> = {};
   const latRows: Row[] = [];
-  if (!SMOKE) {
-    lat.up = await scenario('up1', '1. upstream direct', u0, bodies.blockNumber, 1, latRows);
-    lat.proxy = await scenario('proxy1', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, 1, latRows);
-    lat.n1 = await scenario('n1-1', '3. omnigate N=1', n1Url, bodies.blockNumber, 1, latRows);
-    lat.third = await scenario('third1', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, 1, latRows);
-    lat.n3 = await scenario('n3-1', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, 1, latRows);
-  }
+  const lat = SMOKE ? {} : await interleaved(latRows, 'p50', {
+    up: () => scenario('up1', '1. upstream direct', u0, bodies.blockNumber, 1),
+    proxy: () => scenario('proxy1', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, 1),
+    n1: () => scenario('n1-1', '3. omnigate N=1', n1Url, bodies.blockNumber, 1),
+    third: () => scenario('third1', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, 1),
+    n3: () => scenario('n3-1', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, 1),
+  });
 
   // RSS of the long-running omnigate process after every scenario above (2.5 MB replies included).
   const afterAllMb = PROFILE ? NaN : await readProcStatus(omni.pid, 'VmHWM');
@@ -408,6 +486,7 @@ async function main() {
     const freshBase = `http://127.0.0.1:${fresh.info.port}`;
     await waitHealthy(freshBase, 6);
     const pid = fresh.pid;
+    await pin([pid], SERVER_CPUS);
     const idleMb = await readProcStatus(pid, 'VmRSS');
     let maxRssMb = idleMb;
     const samples: Promise<void>[] = [];
@@ -461,6 +540,9 @@ async function main() {
       ...summary.spots.map((s) => `| ${fmt(s.selfMs, 1)} | ${fmt(s.share * 100, 1)}% | ${s.name} | ${s.where} |`),
     ].join('\n');
   }
+
+  // PostgreSQL, the indexer and the canonicalize child (forked from here) get every core again.
+  await pin([process.pid], ALL_CPUS);
 
   // --- canonicalize+hash of the 2.5 MB reply, in isolation -----------------------------------
   const canon = !wants('canon') ? undefined : await timeCanonicalize(SMOKE ? 5 : 30);
@@ -521,31 +603,23 @@ async function main() {
     : '';
 
   const targets: { name: string; value: string; target: string; pass: boolean }[] = [];
-  if (rN1 && rProxy && rUp) {
-    const ratio = rN1.result.rps / rProxy.result.rps;
-    targets.push({ name: `N=1 throughput vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (vs upstream direct ${fmt(rN1.result.rps / rUp.result.rps)}×)`, target: '≥ 1.00×', pass: ratio >= 1 });
-    const added = rN1.result.p50 - rProxy.result.p50;
-    targets.push({ name: `N=1 added p50 vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(added)} ms`, target: '≤ 0.50 ms', pass: added <= 0.5 });
-    if (fixed.n1 && fixed.proxy) {
-      const addedR = fixed.n1.result.p50 - fixed.proxy.result.p50;
-      targets.push({ name: `N=1 added p50 vs http-proxy (${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered)`, value: `${fmt(addedR)} ms`, target: '≤ 0.50 ms', pass: addedR <= 0.5 });
-    }
-    if (lat.n1 && lat.proxy) {
-      const added1 = lat.n1.result.p50 - lat.proxy.result.p50;
-      targets.push({ name: 'N=1 added p50 vs http-proxy (1 conn)', value: `${fmt(added1)} ms`, target: '≤ 0.50 ms', pass: added1 <= 0.5 });
-    }
+  // Each comparison is the median of its per-round values (back-to-back runs), listed after it.
+  const rounds = (m: { all: number[] }, digits = 2) => (m.all.length > 1 ? `; rounds ${m.all.map((x) => fmt(x, digits)).join(', ')}` : '');
+  const rps = (a: Row, b: Row) => a.result.rps / b.result.rps;
+  const addedP50 = (a: Row, b: Row) => a.result.p50 - b.result.p50;
+  const p50Ratio = (a: Row, b: Row) => a.result.p50 / b.result.p50;
+  const n1Rps = medianOf(closed.n1, closed.proxy, rps);
+  if (n1Rps) {
+    const vsUp = medianOf(closed.n1, closed.up, rps);
+    targets.push({ name: `N=1 throughput vs http-proxy (${CONNECTIONS} conns)`, value: `${fmt(n1Rps.median)}×${vsUp ? ` (vs upstream direct ${fmt(vsUp.median)}×)` : ''}${rounds(n1Rps)}`, target: '≥ 1.00×', pass: n1Rps.median >= 1 });
   }
-  if (rN3 && rThird) {
-    const ratio = rN3.result.p50 / rThird.result.p50;
-    targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns)`, value: `${fmt(ratio)}× (${fmt(rN3.result.p50)} vs ${fmt(rThird.result.p50)} ms)`, target: '≤ 1.10×', pass: ratio <= 1.1 });
-    if (fixed.n3 && fixed.third) {
-      const rR = fixed.n3.result.p50 / fixed.third.result.p50;
-      targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered)`, value: `${fmt(rR)}× (${fmt(fixed.n3.result.p50)} vs ${fmt(fixed.third.result.p50)} ms)`, target: '≤ 1.10×', pass: rR <= 1.1 });
-    }
-    if (lat.n3 && lat.third) {
-      const r1 = lat.n3.result.p50 / lat.third.result.p50;
-      targets.push({ name: 'N=3 p50 vs 3rd-fastest upstream p50 (1 conn)', value: `${fmt(r1)}× (${fmt(lat.n3.result.p50)} vs ${fmt(lat.third.result.p50)} ms)`, target: '≤ 1.10×', pass: r1 <= 1.1 });
-    }
+  for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
+    const added = medianOf(runs.n1, runs.proxy, addedP50);
+    if (added) targets.push({ name: `N=1 added p50 vs http-proxy (${where})`, value: `${fmt(added.median)} ms${rounds(added)}`, target: '≤ 0.50 ms', pass: added.median <= 0.5 });
+  }
+  for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
+    const ratio = medianOf(runs.n3, runs.third, p50Ratio);
+    if (ratio) targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${where})`, value: `${fmt(ratio.median)}×${rounds(ratio)}`, target: '≤ 1.10×', pass: ratio.median <= 1.1 });
   }
   if (canon) {
     targets.push({ name: 'canonicalize+hash of the 2.5 MB reply (assessBody, median)', value: `${fmt(canon.assess.median)} ms`, target: '≤ 25 ms', pass: canon.assess.median <= 25 });
@@ -561,8 +635,9 @@ async function main() {
   ].join('\n');
 
   const ratios: string[] = [];
-  if (rN1 && rProxy) ratios.push(`- omnigate N=1 vs http-proxy: ${fmt(rN1.result.rps / rProxy.result.rps)}× throughput, ${fmt(rN1.result.p50 - rProxy.result.p50)} ms added p50 (${CONNECTIONS} connections)` + (lat.n1 && lat.proxy ? `; ${fmt(lat.n1.result.p50 - lat.proxy.result.p50)} ms added p50 at 1 connection` : ''));
-  if (rN3 && rN1) ratios.push(`- omnigate N=3 vs N=1: ${fmt(rN3.result.rps / rN1.result.rps)}× throughput, p50 ${fmt(rN3.result.p50 / rN1.result.p50)}×`);
+  const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
+  if (n3VsN1) ratios.push(`- omnigate N=3 vs N=1 (${CONNECTIONS} connections): ${fmt(n3VsN1.median)}× throughput, p50 ${fmt(medianOf(closed.n3, closed.n1, p50Ratio)!.median)}×`);
+  if (ROUNDS > 1) ratios.push(`- each load scenario ran ${ROUNDS} times, interleaved (every scenario of a table once, then again): the tables show each scenario's median round, the targets the median of the per-round comparisons`);
   ratios.push(`- upstream calls per request, exact (all upstreams agree, no load in flight): N=1 ${exactN1.perRequest} over ${exactN1.requests} requests; N=3 ${exactN3.perRequest} over ${exactN3.requests} (per upstream ${exactN3.perPort.join('/')}); 2.5 MB logs ${exactLogs.perRequest} over ${exactLogs.requests}`);
   if (canon) {
     ratios.push(`- canonicalize+hash of the ${fmtInt(canon.bytes)}-byte eth_getLogs reply (${fmtInt(canon.logs)} logs), median of ${canon.runs}: assessBody (parse + canonicalForm + sha256) ${fmt(canon.assess.median)} ms; canonicalForm()+sha256Hex alone ${fmt(canon.canon.median)} ms; JSON.parse alone ${fmt(canon.parse.median)} ms`);
@@ -574,7 +649,7 @@ async function main() {
 
   const header = [
     `Machine: ${box.cores} cores, ${box.model}, ${fmt(box.memGb, 0)} GB RAM, ${box.os}, Node ${box.node}. ` +
-      `autocannon (in the bench process) → each server in its own process; ${SECONDS} s per scenario after ${WARMUP} s warm-up; ` +
+      `autocannon (in the bench process) → each server in its own process${pinned ? `, the server under test pinned to CPU ${SERVER_CPUS} and the load generator and fake upstreams to CPU ${OTHER_CPUS}` : ', unpinned'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${ROUNDS} interleaved round${ROUNDS > 1 ? 's' : ''} of each compared scenario; ` +
       `upstreams: lean fake JSON-RPC servers with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');

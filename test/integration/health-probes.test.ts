@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { defaultAnswer, startFakeUpstream, type AnswerFn } from '../support/fake-upstream.js';
+import { slowMinSamples } from '../../lib/upstream/select.js';
 import { rpc, startGateway } from '../support/gateway.js';
 
 const withChain = (chainId: string, head = '0x100'): AnswerFn => (call) =>
@@ -67,11 +68,16 @@ test('should bring an upstream back when its probe succeeds again', async (t) =>
   await Promise.all([gw.close(), fake.close(), other.close()]);
 });
 
-test('should rank a slow upstream after the fast ones once its latency is known', async (t) => {
+test('should rank a slow upstream after the fast ones once its latency rests on enough answers', async (t) => {
   const fakes = await Promise.all([startFakeUpstream({ answer: withChain('0x1'), delayMs: 400 }), startFakeUpstream({ answer: withChain('0x1') })]);
   const gw = await startGateway({ timeouts: { hedgeMs: 0 }, chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
-  t.is((await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'], fakes[0]!.url, 'configured order before any measurement');
-  await gw.rpc.startHealthChecks().runOnce(); // the probe measures both
-  t.is((await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'], fakes[1]!.url);
+  const forwardedFrom = async () => (await gw.post('/rpc/1', rpc('eth_blockNumber'))).headers['x-forwarded-from'];
+  t.is(await forwardedFrom(), fakes[0]!.url, 'configured order before any measurement');
+  const prober = gw.rpc.startHealthChecks();
+  await prober.runOnce(); // the probe measures both: 2 slow answers from fakes[0] so far
+  t.is(await forwardedFrom(), fakes[0]!.url, 'a slow average on too few answers does not reorder');
+  // The call above was the 3rd answer: probes until fakes[0] has answered slowMinSamples times.
+  for (let answers = 3; answers < slowMinSamples; answers += 1) await prober.runOnce();
+  t.is(await forwardedFrom(), fakes[1]!.url);
   await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { newHealth, type Health } from '../../../../lib/upstream/health.js';
-import { maxLagBlocks, rankUpstreams } from '../../../../lib/upstream/select.js';
+import { maxLagBlocks, rankUpstreams, slowMinSamples } from '../../../../lib/upstream/select.js';
 
 const now = 1_000_000;
 const up = (index: number, health: Partial<Health> = {}) => ({ index, name: `u${index}`, health: { ...newHealth(), ...health } });
@@ -14,9 +14,10 @@ const cases: [string, ReturnType<typeof up>[], string[]][] = [
   ['rank an upstream whose cool-down has ended as healthy', [up(0, { coolingUntil: now }), up(1)], ['u0', 'u1']],
   ['rank an upstream whose cool-down ended in the past as healthy', [up(0, { coolingUntil: now - 1 }), up(1)], ['u0', 'u1']],
   ['ignore failure counts below the cool-down threshold', [up(0, { failures: 9, consecutiveFailures: 1 }), up(1)], ['u0', 'u1']],
-  ['put a slow upstream (latency over 3× the fastest + 100 ms) after the fast ones', [up(0, { latencyMs: 900 }), up(1, { latencyMs: 5 }), up(2)], ['u1', 'u2', 'u0']],
+  ['put a slow upstream (latency over 3× the fastest + 100 ms) after the fast ones', [up(0, { latencyMs: 900, successes: slowMinSamples }), up(1, { latencyMs: 5 }), up(2)], ['u1', 'u2', 'u0']],
+  ['not call an upstream slow on fewer answers than slowMinSamples (one cold-start outlier)', [up(0, { latencyMs: 900, successes: slowMinSamples - 1 }), up(1, { latencyMs: 5, successes: 1 })], ['u0', 'u1']],
   ['ignore ordinary latency differences (configured order stands)', [up(0, { latencyMs: 90 }), up(1, { latencyMs: 5 })], ['u0', 'u1']],
-  ['rank slow after lagging', [up(0, { lag: 100 }), up(1, { latencyMs: 900 }), up(2, { latencyMs: 5 })], ['u2', 'u1', 'u0']],
+  ['rank slow after lagging', [up(0, { lag: 100 }), up(1, { latencyMs: 900, successes: 50 }), up(2, { latencyMs: 5 })], ['u2', 'u1', 'u0']],
   ['keep the configured order when all are cooling down', [up(1, { coolingUntil: now + 9 }), up(0, { coolingUntil: now + 9 })], ['u0', 'u1']],
   ['return an empty list for no candidates', [], []],
   ['put a lagging upstream after the ones that keep up', [up(0, { lag: maxLagBlocks + 1 }), up(1), up(2)], ['u1', 'u2', 'u0']],
