@@ -11,5 +11,13 @@ export const Header = {
 /** Headers a browser client may read (CORS `Access-Control-Expose-Headers`). */
 export const exposedHeaders = Object.values(Header).join(', ');
 
-/** The CORS headers of every balancer answer (success or error), as a flat name/value list. */
+/**
+ * The CORS headers of a balancer answer (success or error), as a flat name/value list. Only a
+ * request with an `Origin` header (a browser's cross-origin request) gets them, as with the
+ * reference's gin-contrib/cors: other clients never read them, and they are a quarter of an
+ * answer's header bytes.
+ */
 export const corsHeaders: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders];
+
+/** Whether an answer to this request carries the CORS headers. */
+export const wantsCors = (req: { headers: { origin?: string } }): boolean => req.headers.origin !== undefined;

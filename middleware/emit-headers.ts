@@ -6,7 +6,7 @@
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
-import { corsHeaders, Header } from '../lib/headers.js';
+import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
 
 export interface EmitHeadersOptions {
   /** Show redacted upstream URLs in X-Checked-URLS and X-Forwarded-From. */
@@ -21,8 +21,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const forwarded = verdict.members[0]!;
     // One writeHead with a flat list: Node's fast path when no header was set before (a host app's
     // own setHeader calls are merged in, as Node documents).
-    res.writeHead(200, [
-      ...corsHeaders,
+    const headers = [
       'Content-Type', 'application/json',
       'Content-Length', String(forwarded.body.length),
       Header.CheckedUrls, verdict.members.map((m) => shown(m.upstream)).join(','),
@@ -31,7 +30,8 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.JsonHash, verdict.hash,
       Header.RequestId, ctx.requestId,
       Header.RequiredConfirmations, String(need(ctx, 'required', 'emitHeaders')),
-    ]);
+    ];
+    res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     res.end(forwarded.body);
   };
 }

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Next } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
 import { GatewayError, InternalError } from '../lib/errors.js';
-import { corsHeaders, Header } from '../lib/headers.js';
+import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
 import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 
@@ -37,7 +37,7 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const text = JSON.stringify(body);
     res.statusCode = error.status;
     // An answer of the balancer (the request reached the pipeline): readable from a browser too.
-    if (ctx) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
+    if (ctx && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -5,7 +5,8 @@
  * alone adds about 27 MB of RSS). `npm run bench` builds first.
  * argv[2]: the raw config (JSON), validated as the CLI would.
  * Protocol (see ipc.ts): { ready, info } once listening; { cmd: 'shutdown' } or a closed IPC
- * channel closes the server and exits 0, so `--cpu-prof` writes its profile.
+ * channel closes the server and exits 0, so `--cpu-prof` writes its profile; `memory` and `elu`
+ * report process.memoryUsage() with V8's spaces and the event-loop utilization so far.
  */
 import v8 from 'node:v8';
 import { validateConfig } from '../../dist/config/schema.js';
@@ -34,6 +35,10 @@ process.on('message', (/** @type {{ cmd: string, seq: number }} */ m) => {
   if (m.cmd === 'shutdown') {
     process.send?.({ seq: m.seq, ok: true });
     void stop();
+  } else if (m.cmd === 'elu') {
+    // Event-loop utilization so far (idle and active ms): the parent diffs two of them.
+    const { idle, active } = performance.eventLoopUtilization();
+    process.send?.({ seq: m.seq, ok: true, value: { idle, active } });
   } else if (m.cmd === 'memory') {
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 2 ** 20)]));
     process.send?.({ seq: m.seq, ok: true, value: { ...process.memoryUsage(), spaces } });

@@ -1,10 +1,11 @@
 /**
  * Bench child: what a user would run instead of omnigate, a plain reverse proxy built on
  * http-proxy with a keep-alive agent (its best configuration), in front of one upstream.
- * argv[2]: the target URL.
+ * argv[2]: the target URL. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import httpProxy from 'http-proxy';
 import { childMain } from './ipc.js';
 
@@ -25,6 +26,14 @@ server.on('connection', (s: Socket) => {
 });
 
 const child = childMain({
+  onCommand(command) {
+    // Event-loop utilization so far (idle and active ms): the parent diffs two of them.
+    if (command.cmd === 'elu') {
+      const { idle, active } = performance.eventLoopUtilization();
+      return { idle, active };
+    }
+    throw new Error(`unknown command ${command.cmd}`);
+  },
   async onShutdown() {
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => server.close(() => r()));

@@ -82,6 +82,8 @@ interface Row {
   callsPerRequest?: string;
   /** CPU time the measured server process spent per answer, µs (what caps throughput on a busy machine). */
   cpuUs?: number;
+  /** Share of the measured time the server's event loop was busy (performance.eventLoopUtilization). */
+  loopBusy?: number;
 }
 
 async function post(url: string, body: string): Promise<{ status: number; headers: Headers; text: string }> {
@@ -124,6 +126,20 @@ function readProcStatus(pid: number, key: 'VmRSS' | 'VmHWM'): Promise<number> {
     const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
     return m ? Number(m[1]) / 1024 : NaN;
   });
+}
+
+type Elu = { idle: number; active: number };
+/** A server child's event-loop utilization so far, if it reports one (`elu` command). */
+async function elu(server: Child<any> | undefined): Promise<Elu | undefined> {
+  if (!server) return undefined;
+  return server.call<Elu>('elu').catch(() => undefined);
+}
+/** The share of wall time the event loop was busy between two readings. */
+function eluShare(a: Elu | undefined, b: Elu | undefined): number | undefined {
+  if (!a || !b) return undefined;
+  const active = b.active - a.active;
+  const total = active + (b.idle - a.idle);
+  return total > 0 ? active / total : undefined;
 }
 
 /** CPU time (user + system, ms) a process has used so far; /proc/<pid>/stat counts in clock ticks (100 Hz). */
@@ -371,31 +387,36 @@ async function main() {
 
   const rows: Row[] = [];
   /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
-  const scenario = async (key: string, label: string, url: string, body: string, connections: number, serverPid?: number, rate?: number) => {
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, server?: Child<any>, rate?: number) => {
+    const serverPid = server?.pid;
     if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
     let cpuStart = NaN;
     let loadStart = NaN;
+    let eluStart: Elu | undefined;
     const result = await runLoad({
       url, body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
       onMeasureStart: async () => {
         loadStart = await cpuMs(process.pid);
         if (serverPid) cpuStart = await cpuMs(serverPid);
+        eluStart = await elu(server);
       },
     });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
-    const row: Row = { key, scenario: label, result, cpuUs };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}, load generator CPU ${fmt(loadUs, 0)} µs/answer`);
+    const row: Row = { key, scenario: label, result, cpuUs, loopBusy };
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
   const counted = async (
     key: string, label: string, url: string, body: string, connections: number,
-    upstream: Upstreams, method: string, ports: number[], n: number, serverPid?: number,
+    upstream: Upstreams, method: string, ports: number[], n: number, server?: Child<any>,
   ) => {
+    const serverPid = server?.pid;
     if (!wants(key)) return undefined;
     if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
     // A saturated omnigate may still be working through warm-up requests whose clients are gone:
@@ -409,10 +430,12 @@ async function main() {
     await upstream.call('reset');
     log(`running ${label} (${connections} connections)…`);
     const cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
+    const eluStart = await elu(server);
     const loadStart = await cpuMs(process.pid);
     const upStart = await Promise.all(upstream.pids.map(cpuMs));
     const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: 0 });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     const upUs = ((await Promise.all(upstream.pids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok;
     // Let the last in-flight calls land (the counters stand still).
@@ -436,18 +459,18 @@ async function main() {
         if (u.failures || u.disagreements) log(`  ${u.url}: ${u.failures} failures, ${u.disagreements} disagreements, last error: ${u.lastError}`);
       }
     }
-    const row: Row = { key, scenario: label, result, cpuUs, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs`);
+    const row: Row = { key, scenario: label, result, cpuUs, loopBusy, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs`);
     return row;
   };
 
   const third = `http://127.0.0.1:${upB.ports[THIRD.i]}/`;
   const closed = await interleaved(rows, 'rps', {
-    up: () => scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, upA.pids[0]),
-    proxy: () => scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy.pid),
-    n1: () => counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni.pid),
+    up: () => scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, upA.children[0]),
+    proxy: () => scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy),
+    n1: () => counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
     third: () => scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS),
-    n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni.pid),
+    n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni),
   });
   const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
   if (logsRow) rows.push(logsRow);
@@ -456,10 +479,10 @@ async function main() {
   // queueing that a closed loop on 2 shared cores adds (there p50 ≈ connections ÷ throughput).
   const fixedRows: Row[] = [];
   const fixed = await interleaved(fixedRows, 'p50', {
-    proxy: () => scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy.pid, RATE),
-    n1: () => scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, omni.pid, RATE),
+    proxy: () => scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy, RATE),
+    n1: () => scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, omni, RATE),
     third: () => scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, undefined, RATE),
-    n3: () => scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, omni.pid, RATE),
+    n3: () => scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, omni, RATE),
   });
 
   // Unloaded latency (1 connection): the overhead per request without queueing.
@@ -579,19 +602,20 @@ async function main() {
 
   // --- report --------------------------------------------------------------------------------
   const totalS = (performance.now() - startedAt) / 1000;
+  const busy = (r: Row) => (r.loopBusy === undefined ? '' : `${fmt(r.loopBusy * 100, 0)} %`);
   const line = (r: Row) =>
-    `| ${r.scenario} | ${r.result.connections} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.callsPerRequest ?? ''} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} |`;
+    `| ${r.scenario} | ${r.result.connections} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.callsPerRequest ?? ''} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} | ${busy(r)} |`;
   const table = [
-    '| Scenario | Conns | Req/s | p50 ms | p99 ms | Upstream calls / answer | Server CPU µs / answer |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| Scenario | Conns | Req/s | p50 ms | p99 ms | Upstream calls / answer | Server CPU µs / answer | Server loop busy |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(line),
     ...indexerRows.map(line),
   ].join('\n');
   const fixedTable = fixedRows.length > 0
     ? [
-        `| Scenario (${CONNECTIONS} connections, ${fmtInt(RATE)} req/s offered) | Req/s | p50 ms | p99 ms | Server CPU µs / answer |`,
-        '|---|---:|---:|---:|---:|',
-        ...fixedRows.map((r) => `| ${r.scenario} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} |`),
+        `| Scenario (${CONNECTIONS} connections, ${fmtInt(RATE)} req/s offered) | Req/s | p50 ms | p99 ms | Server CPU µs / answer | Server loop busy |`,
+        '|---|---:|---:|---:|---:|---:|',
+        ...fixedRows.map((r) => `| ${r.scenario} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} | ${busy(r)} |`),
       ].join('\n')
     : '';
   const latTable = latRows.length > 0

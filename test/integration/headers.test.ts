@@ -74,6 +74,19 @@ test.serial('should put X-Request-Id on errors too', async (t) => {
   t.is(r.headers['x-request-id'], 'err-1');
 });
 
+test.serial('should put the CORS headers only on answers to a request with an Origin (success and error)', async (t) => {
+  for (const [body, status] of [[rpc('eth_blockNumber'), 200], ['nope', 400]] as const) {
+    const plain = await gw.post('/rpc/5', body);
+    t.is(plain.status, status);
+    t.is(plain.headers['access-control-allow-origin'], undefined, `no CORS for a client without Origin (${status})`);
+    t.is(plain.headers['access-control-expose-headers'], undefined);
+    const browser = await gw.post('/rpc/5', body, { Origin: 'https://app.example' });
+    t.is(browser.status, status);
+    t.is(browser.headers['access-control-allow-origin'], '*');
+    t.regex(browser.headers['access-control-expose-headers'] as string, /X-Request-Id/);
+  }
+});
+
 test.serial('should answer a CORS preflight and expose the headers to browsers', async (t) => {
   const pre = await gw.request('OPTIONS', '/rpc/5', undefined, { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST' });
   t.is(pre.status, 204);
