@@ -6,8 +6,9 @@
  * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average,
  * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
  * `slowMarginMs`) first; then the configured position. The tiers are coarse on purpose: ordinary
- * jitter never reorders upstreams. The tie-break is the configured position, never arrival order or a random draw, so the same
- * state always gives the same choice (and so the same headers for the same request).
+ * jitter never reorders upstreams. The tie-break is the configured position, never arrival order
+ * or a random draw, so the same state always gives the same choice (and so the same headers for
+ * the same request).
  */
 import type { Health } from './health.js';
 

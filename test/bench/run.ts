@@ -217,8 +217,9 @@ async function profileCanonicalize() {
  * CPU pinning (BENCH_PIN=0 turns it off): the server under test (omnigate or the proxy) gets the
  * last core to itself; the load generator (this process) and the fake upstreams share the others.
  * Unpinned, three busy processes on two cores are placed by the scheduler from moment to moment,
- * and a closed-loop comparison measured that placement as much as the servers (the same build
- * gave 0.6× to 1.35× of http-proxy from one run to the next).
+ * and the server under test shares its core with the load generator part of the time; pinned,
+ * its CPU and event-loop figures are its own. Pinning does not remove the VM's drift from one
+ * minute to the next: interleaved() deals with that.
  */
 const CORES = os.availableParallelism?.() ?? os.cpus().length;
 const PIN = env.BENCH_PIN !== '0' && CORES >= 2;
