@@ -1,0 +1,41 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import test from 'ava';
+import { initContext } from '../../../lib/context.js';
+import { silentLogger } from '../../../lib/log.js';
+import { newHealth } from '../../../lib/upstream/health.js';
+import type { Upstream } from '../../../lib/upstream/registry.js';
+import type { UpstreamRequest } from '../../../lib/upstream/transport.js';
+import { fetchParallel } from '../../../middleware/fetch-parallel.js';
+
+test('should start the N calls slowest-expected first, and call exactly the N best-ranked upstreams', (t) => {
+  const started: string[] = [];
+  const signals: UpstreamRequest['signal'][] = [];
+  const upstream = (index: number, latencyMs: number | undefined): Upstream => ({
+    chainId: '1', index, url: `http://u${index}/`, label: `u${index}`,
+    health: { ...newHealth(), latencyMs },
+    transport: {
+      send(request) {
+        started.push(`u${index}`);
+        signals.push(request.signal);
+        return new Promise(() => {});
+      },
+      close: async () => {},
+    } as Upstream['transport'],
+  });
+  const req = {} as IncomingMessage;
+  const res = new EventEmitter() as unknown as ServerResponse;
+  const ctx = initContext(req, 'r1', silentLogger);
+  ctx.payload = { calls: [{ id: 1, method: 'eth_getBalance', params: [] }], batch: false, raw: Buffer.from('{}') };
+  // Ranked order u0, u1, u2, u3; the launch of 3 leaves u3 out and starts u1 (9 ms) first.
+  ctx.candidates = [upstream(0, 2), upstream(1, 9), upstream(2, undefined), upstream(3, 50)];
+  ctx.required = 3;
+  let nexted = false;
+  fetchParallel({ upstreamTimeoutMs: 1000, requestTimeoutMs: 1000, maxResponseBytes: 1000 })(req, res, () => {
+    nexted = true;
+  });
+  t.true(nexted);
+  t.deepEqual(started, ['u1', 'u0', 'u2']);
+  res.emit('close'); // the request ends: every call is stopped, the deadline cleared
+  t.true(signals.every((s) => s.aborted));
+});
