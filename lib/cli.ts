@@ -14,6 +14,7 @@ import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toY
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
 import { createCliLogger } from './logger.js';
+import { tuneRuntime } from './runtime.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
 
 const program = new Command('omnigate')
@@ -57,6 +58,7 @@ program
         logger,
       });
     }
+    tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
       extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
@@ -144,6 +146,7 @@ program
       },
       'chain list loaded',
     );
+    tuneRuntime();
     const running = await startServer(config, config.port, { logger });
     logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off' }, 'omnigate listening');
     exitOnSignal(running, logger, config.server.shutdownMs);

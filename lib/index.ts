@@ -26,6 +26,7 @@ export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
 export { redactUrl } from './upstream/redact.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
 export { silentLogger, type Logger } from './log.js';
+export { tuneRuntime, runtimeFlags } from './runtime.js';
 export {
   indexerApi,
   openIndexerDb,

@@ -1,6 +1,7 @@
 /**
  * The contract between the fetch stage and an upstream connection. Two implementations:
- * http-transport.ts (undici keep-alive pool) and ws-transport.ts (one multiplexed socket).
+ * http-transport.ts (a pool of keep-alive HTTP/1.1 connections) and ws-transport.ts (one
+ * multiplexed socket).
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 
@@ -102,7 +103,7 @@ export async function withTimeout<T>(
   }
 }
 
-/** A one-line description of a network error, without the URL (undici puts hosts in some). */
+/** A one-line description of a network error: its code and message (an address at most, never the URL). */
 export function describeError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e?.code ?? e?.cause?.code;

@@ -11,6 +11,7 @@
 import v8 from 'node:v8';
 import { validateConfig } from '../../dist/config/schema.js';
 import { startServer } from '../../dist/lib/app.js';
+import { tuneRuntime } from '../../dist/lib/runtime.js';
 
 if (!process.send) throw new Error('this script is a bench child: start it with child_process.fork()');
 const result = validateConfig(JSON.parse(process.argv[2] ?? '{}'));
@@ -50,5 +51,6 @@ process.on('disconnect', () => void stop());
 process.on('SIGTERM', () => void stop());
 process.on('SIGINT', () => void stop());
 
+tuneRuntime(); // as `omnigate serve` does
 running = await startServer(result.config, 0);
 process.send({ seq: 0, ready: true, info: { port: running.port, pid: process.pid } });

@@ -1,14 +1,16 @@
 /**
  * Bench child: lean fake JSON-RPC upstreams, one per spec, in this process (the bench starts one
  * process per upstream, as each provider is its own machine). Each parses the request (to echo
- * its id and count its method), waits `delayMs` (the fixed service time) and answers a
- * precomputed body. Commands: `stats` (calls per port and method), `reset`.
+ * its id and count its method), waits `delayMs` (the fixed service time, timed to a few µs by
+ * precise-delay.ts: setTimeout's whole milliseconds would favour some traffic patterns) and
+ * answers a precomputed body. Commands: `stats` (calls per port and method), `reset`.
  * argv[2]: JSON array of { chainId, delayMs }.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { childMain } from './ipc.js';
+import { preciseDelay } from './precise-delay.js';
 import { resultJson } from './payloads.js';
 
 interface Spec {
@@ -21,6 +23,7 @@ const servers: http.Server[] = [];
 const sockets = new Set<Socket>();
 const counts: Record<string, number>[] = specs.map(() => ({}));
 
+const delay = preciseDelay();
 const HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 
 function serve(spec: Spec, index: number): http.Server {
@@ -55,7 +58,7 @@ function serve(spec: Spec, index: number): http.Server {
         res.write(Buffer.concat([HEAD, id]));
         res.end(body);
       };
-      if (spec.delayMs > 0) setTimeout(send, spec.delayMs);
+      if (spec.delayMs > 0) delay.after(spec.delayMs, send);
       else send();
     });
   });
@@ -73,6 +76,7 @@ const child = childMain({
   async onShutdown() {
     for (const s of sockets) s.destroy();
     await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    await delay.close();
   },
 });
 

@@ -92,7 +92,7 @@ interface FaultCase {
   timesOut?: boolean;
 }
 
-const socketClosed = /UND_ERR_SOCKET|other side closed|ECONNRESET|EPIPE/;
+const socketClosed = /connection closed before the answer was complete|ECONNRESET|EPIPE/;
 const cases: FaultCase[] = [
   { mode: 'die-mid-response', reason: socketClosed },
   { mode: 'die-mid-chunked', reason: socketClosed },
@@ -100,7 +100,7 @@ const cases: FaultCase[] = [
   { mode: 'reset', reason: socketClosed },
   { mode: 'slowloris', reason: /no answer within 500 ms/, timesOut: true },
   { mode: 'stall-headers', reason: /no answer within 500 ms/, timesOut: true },
-  { mode: 'not-http', reason: /HTTP\/1\.1 protocol|HPE_|parse/i },
+  { mode: 'not-http', reason: /^invalid HTTP response: malformed status line "SSH-2\.0/ },
   { mode: 'truncated-json', reason: /^not JSON/ },
   { mode: 'trailing-garbage', reason: /^not JSON/ },
   { mode: 'redirect-302', reason: /^HTTP 302$/ },
@@ -113,7 +113,7 @@ const cases: FaultCase[] = [
   { mode: 'garbage-status', reason: /^not JSON: "<!doctype html>/ },
   { mode: 'empty', reason: /^not JSON: ""$/ },
   { mode: 'array-for-single', reason: /not a JSON-RPC response object/ },
-  { mode: 'huge-header', reason: /UND_ERR_HEADERS_OVERFLOW/ },
+  { mode: 'huge-header', reason: /^invalid HTTP response: response head over 16384 bytes$/ },
   { mode: 'oversize', reason: /over the 16384-byte limit/ },
   { mode: 'oversize-chunked', reason: /over the 16384-byte limit/ },
   { mode: 'batch-missing-id', reason: /no answer for batch id "b"/, batch: true },

@@ -19,7 +19,7 @@ test('should take an upstream that serves another chain out of rotation', async 
   const before = fakes.map((f) => f.calls);
   const r = await gw.post('/confirmations/2/rpc/1', pinned);
   t.is(r.status, 200);
-  t.is(fakes[0]!.calls, before[0], 'the wrong-chain upstream was not asked');
+  t.is(fakes[0]!.calls, before[0]!, 'the wrong-chain upstream was not asked');
   const three = await gw.post('/confirmations/3/rpc/1', pinned);
   t.is(three.status, 400);
   t.is(three.body.error.code, -32003);

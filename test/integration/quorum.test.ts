@@ -26,8 +26,8 @@ test('should make exactly N upstream calls when the first N agree', async (t) =>
   t.is(r.headers['x-confirmable'], 'true');
   t.is(r.headers['x-required-confirmations'], '3');
   t.deepEqual(calls(fakes), [1, 1, 1, 0, 0]);
-  t.deepEqual(r.headers['x-checked-urls']!.split(','), fakes.slice(0, 3).map((f) => f.url));
-  t.is(r.headers['x-forwarded-from'], fakes[r.headers['x-checked-urls']!.split(',').indexOf(r.headers['x-forwarded-from'] as string)]!.url);
+  t.deepEqual(String(r.headers['x-checked-urls']).split(','), fakes.slice(0, 3).map((f) => f.url));
+  t.is(r.headers['x-forwarded-from'], fakes[String(r.headers['x-checked-urls']).split(',').indexOf(r.headers['x-forwarded-from'] as string)]!.url);
   await close();
 });
 
@@ -37,7 +37,7 @@ test('should answer without waiting for upstreams it does not need', async (t) =
   const r = await gw.post('/rpc/1', pinnedBalance);
   t.is(r.status, 200);
   t.deepEqual(calls(fakes), [1, 1, 1, 0, 0]);
-  t.deepEqual(r.headers['x-checked-urls']!.split(','), fakes.slice(0, 3).map((f) => f.url));
+  t.deepEqual(String(r.headers['x-checked-urls']).split(','), fakes.slice(0, 3).map((f) => f.url));
   await close();
 });
 
@@ -46,7 +46,7 @@ test('should agree across compact, pretty, reordered and extra-field answers wit
   const r = await gw.post('/rpc/1', rpc('eth_getBlockByNumber', ['0x20', true]));
   t.is(r.status, 200, r.text);
   t.deepEqual(calls(fakes), [1, 1, 1, 1]);
-  t.is(r.headers['x-checked-urls']!.split(',').length, 4);
+  t.is(String(r.headers['x-checked-urls']).split(',').length, 4);
   await close();
 });
 

@@ -23,7 +23,7 @@
  * - `garbage-status`            : 200 with an HTML page.
  * - `empty`                     : 200 with an empty body.
  * - `array-for-single`          : a single call answered with a batch of one.
- * - `huge-header`               : a valid answer with a 64 KiB header (over Node's/undici's 16 KiB limit).
+ * - `huge-header`               : a valid answer with a 64 KiB header (over the transport's 16 KiB limit, Node's too).
  * - `oversize` / `oversize-chunked`: a valid answer of `oversizeBytes` (default 1 MiB), with / without Content-Length.
  * - `batch-missing-id`          : a batch answer with the last member left out.
  * - `batch-foreign-id`          : a batch answer whose last member carries an id that was not asked.
@@ -35,8 +35,7 @@
  * requests it finished, and `aborted`: requests whose connection the client closed before the
  * server finished answering (a fault the server causes itself does not count). `openSockets`
  * is the number of connections open right now, and `openRequestSockets` the number of those that
- * carried a request (undici opens a fresh idle connection after an aborted call: that one does
- * not count).
+ * carried a request (an idle connection opened ahead of need would not count).
  *
  * WebSocket modes (startFaultyWsUpstream): `ws-drop` (terminates the connection when a call
  * arrives), `ws-close-1011` (closes it with 1011), `ws-wrong-id`, `ws-not-json`,
