@@ -37,6 +37,7 @@ const hintMarginMs = 1_000;
 const drainLimit = 64 * 1024;
 /** Bodies below this are copied behind the head for a single write. */
 const coalesceLimit = 16 * 1024;
+const visibleAscii = /^[\x21-\x7e]*$/;
 
 class Call {
   settled = false;
@@ -106,7 +107,9 @@ class Pool {
   /** The bytes of a call's request: one buffer when small. */
   requestBytes(request: UpstreamRequest): Buffer | [Buffer, Buffer] {
     const body = request.payload.raw;
-    const head = `${this.headPrefix}${request.requestId}\r\nContent-Length: ${body.length}\r\n\r\n`;
+    // The parse stage only lets visible ASCII through; anything else would break the head.
+    const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
+    const head = `${this.headPrefix}${id}\r\nContent-Length: ${body.length}\r\n\r\n`;
     if (body.length >= coalesceLimit) return [Buffer.from(head, 'latin1'), body];
     const bytes = Buffer.allocUnsafe(head.length + body.length);
     bytes.write(head, 0, 'latin1');

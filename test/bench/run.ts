@@ -388,28 +388,31 @@ async function main() {
 
   const rows: Row[] = [];
   /** A load run (not counted: the upstream direct, the proxy, the 1-connection runs). */
-  const scenario = async (key: string, label: string, url: string, body: string, connections: number, server?: Child<any>, rate?: number) => {
+  const scenario = async (key: string, label: string, url: string, body: string, connections: number, server?: Child<any>, rate?: number, upstreamPids: number[] = []) => {
     const serverPid = server?.pid;
     if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
     let cpuStart = NaN;
     let loadStart = NaN;
     let eluStart: Elu | undefined;
+    let upStart: number[] = [];
     const result = await runLoad({
       url, body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
       onMeasureStart: async () => {
         loadStart = await cpuMs(process.pid);
         if (serverPid) cpuStart = await cpuMs(serverPid);
         eluStart = await elu(server);
+        upStart = await Promise.all(upstreamPids.map(cpuMs));
       },
     });
+    const upUs = upstreamPids.length ? ((await Promise.all(upstreamPids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok : undefined;
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
     const row: Row = { key, scenario: label, result, cpuUs, loopBusy };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer${upUs === undefined ? '' : `, upstreams ${fmt(upUs, 0)} µs`}`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
@@ -468,7 +471,7 @@ async function main() {
   const third = `http://127.0.0.1:${upB.ports[THIRD.i]}/`;
   const closed = await interleaved(rows, 'rps', {
     up: () => scenario('up', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, CONNECTIONS, upA.children[0]),
-    proxy: () => scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy),
+    proxy: () => scenario('proxy', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy, undefined, upA.pids),
     n1: () => counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
     third: () => scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS),
     n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni),

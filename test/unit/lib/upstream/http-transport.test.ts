@@ -679,3 +679,12 @@ test('should call an https upstream, verify its certificate and resume the TLS s
     server.close();
   }
 });
+
+test('should keep a request id with line breaks from adding header lines', async (t) => {
+  await withRaw((s) => s.write(okBytes('{}')), async (transport, up) => {
+    await transport.send(request({ requestId: 'abc\r\nX-Injected: 1' }));
+    const lines = up.requests[0]!.split('\r\n\r\n')[0]!.split('\r\n');
+    t.true(lines.includes('X-Request-Id: abcX-Injected:1'));
+    t.false(lines.some((l) => l.startsWith('X-Injected')));
+  });
+});
