@@ -304,7 +304,8 @@ class Connection implements ResponseSink {
     const call = this.call;
     if (!call || this.gone) return;
     const chunks = this.chunks;
-    this.pool.settle(call, undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    // (Settled already when it was an error status whose body was read only to keep the connection.)
+    if (!call.settled) this.pool.settle(call, undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
     this.call = undefined;
     call.connection = undefined;
     this.chunks = [];

@@ -42,7 +42,6 @@ export const maxHeadBytes = 16 * 1024;
 const maxLineBytes = 4 * 1024;
 const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
-const statusLine = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: [^\r\n]*)?$/;
 /** The characters of a header name (RFC 9110 token), by char code. */
 const tokenChars = new Uint8Array(128);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") tokenChars[c.charCodeAt(0)] = 1;
@@ -203,11 +202,19 @@ interface ParsedHead extends ResponseHead {
 
 /** Status line and header lines (no final CRLF CRLF). Exported for tests. */
 export function parseHead(text: string): ParsedHead {
+  // Every line ends in CRLF: a CR or LF alone anywhere is an error (checked here once, natively).
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+    if (text.charCodeAt(i - 1) !== 13) throw new Http1ParseError('bare CR or LF in the response head');
+  }
+  for (let i = text.indexOf('\r'); i !== -1; i = text.indexOf('\r', i + 1)) {
+    if (text.charCodeAt(i + 1) !== 10) throw new Http1ParseError('bare CR or LF in the response head');
+  }
   const lines = text.split('\r\n');
-  const m = statusLine.exec(lines[0]!);
-  if (!m) throw new Http1ParseError(`malformed status line ${JSON.stringify(lines[0]!.slice(0, 80))}`);
-  const http10 = m[1] === '0';
-  const head: ParsedHead = { status: Number(m[2]), keepAlive: true, contentLength: -1, keepAliveMs: 0, chunked: false };
+  const first = lines[0]!;
+  const status = statusOf(first);
+  if (status === 0) throw new Http1ParseError(`malformed status line ${JSON.stringify(first.slice(0, 80))}`);
+  const http10 = first.charCodeAt(7) === 48; // HTTP/1.0
+  const head: ParsedHead = { status, keepAlive: true, contentLength: -1, keepAliveMs: 0, chunked: false };
   let length: number | undefined;
   let transferEncoding = false;
   let close = false;
@@ -220,7 +227,6 @@ export function parseHead(text: string): ParsedHead {
       const code = line.charCodeAt(c);
       if (code > 127 || tokenChars[code] === 0) throw new Http1ParseError(`malformed header name ${JSON.stringify(line.slice(0, Math.min(colon, 80)))}`);
     }
-    if (line.includes('\n') || line.includes('\r')) throw new Http1ParseError('bare CR or LF in a header line');
     // Only four headers matter here; the others are checked for form and skipped.
     if (colon !== 10 && colon !== 14 && colon !== 17) continue;
     const value = trimOws(line.slice(colon + 1));
@@ -273,6 +279,21 @@ export function parseHead(text: string): ParsedHead {
     head.keepAlive = false; // read until close
   }
   return head;
+}
+
+/** The status code of `HTTP/1.x NNN[ reason]`, 0 when the line is not one. */
+function statusOf(line: string): number {
+  if (!line.startsWith('HTTP/1.') || line.length < 12) return 0;
+  const minor = line.charCodeAt(7);
+  if ((minor !== 48 && minor !== 49) || line.charCodeAt(8) !== 32) return 0;
+  if (line.length > 12 && line.charCodeAt(12) !== 32) return 0;
+  let status = 0;
+  for (let i = 9; i < 12; i++) {
+    const d = line.charCodeAt(i) - 48;
+    if (d < 0 || d > 9 || (i === 9 && d === 0)) return 0;
+    status = status * 10 + d;
+  }
+  return status;
 }
 
 /** Trims HTTP's optional whitespace (space and tab) only. */

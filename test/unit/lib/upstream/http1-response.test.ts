@@ -493,7 +493,7 @@ test('should reject a bare LF or CR inside a header line', (t) => {
   rejectsEveryWay(t, head('HTTP/1.1 200 OK', 'Content-Length: 5\nX-A: a') + 'hello', /bare CR or LF/);
   rejectsEveryWay(t, head('HTTP/1.1 200 OK', 'X-A: a\rb', 'Content-Length: 0'), /bare CR or LF/);
   rejectsEveryWay(t, head('HTTP/1.1 200 OK', 'Content-Length: 0', 'X-A: a\n'), /bare CR or LF/);
-  rejectsEveryWay(t, head('HTTP/1.1 200 OK\n', 'Content-Length: 0'), /status line/);
+  rejectsEveryWay(t, head('HTTP/1.1 200 OK\n', 'Content-Length: 0'), /bare CR or LF/);
 });
 
 test('should reject a Content-Length that is not digits', (t) => {
