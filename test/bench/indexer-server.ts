@@ -11,6 +11,7 @@ import path from 'node:path';
 import pgPromise from 'pg-promise';
 import { validateConfig } from '../../config/schema.js';
 import { startServer } from '../../lib/app.js';
+import { tuneRuntime } from '../../lib/runtime.js';
 import { indexerApi, openIndexerDb } from '../../lib/indexer/index.js';
 import { DEFAULT_LIMIT } from '../../lib/indexer/params.js';
 import { listStatement, WINDOW_DEFAULTS, type ListQueryName } from '../../lib/indexer/queries.js';
@@ -96,5 +97,6 @@ const analyzeS = (performance.now() - analyzeStart) / 1000;
 
 const result = validateConfig({ port: 0, refreshInterval: 86_400, chains: { '1': { rpcs: ['http://127.0.0.1:9/'] } } });
 if ('problems' in result) throw new Error(JSON.stringify(result.problems));
+tuneRuntime(); // as `omnigate serve` does
 running = await startServer(result.config, 0, { extraHandlers: [indexerApi(opened.db)] });
 child.ready({ port: running.port, pid: process.pid, events: total, bridges, perTable, startedDbS, insertS, analyzeS });
