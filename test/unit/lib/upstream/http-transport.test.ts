@@ -418,6 +418,9 @@ test('should write the request as one HTTP/1.1 message with Host, length and our
     t.is(lines[0], 'POST / HTTP/1.1');
     t.true(lines.includes(`Host: ${new URL(up.origin).host}`));
     t.true(lines.includes('X-Request-Id: id-7'));
+    t.true(lines.includes('User-Agent: omnigate'));
+    t.true(lines.includes('Content-Type: application/json'));
+    t.true(lines.includes('Accept: application/json'));
     t.true(lines.includes(`Content-Length: ${Buffer.byteLength(body!)}`));
     t.is(body, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
   });
