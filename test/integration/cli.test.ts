@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeUpstream } from '../support/fake-upstream.js';
 import { rpc, send } from '../support/gateway.js';
-import { listeningPort, runCli } from '../support/cli.js';
+import { listeningPort, logLines, runCli } from '../support/cli.js';
 
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
@@ -117,4 +117,23 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   t.is(answer.body.id, 'slow');
   t.is(await r.exited, 0);
   await rm(dir, { recursive: true });
+});
+
+test('should turn V8 allocation-site pretenuring off when serving, unless node was started with the flag', async (t) => {
+  const fake = await startFakeUpstream();
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['chains:', '  1337:', '    rpcs:', `      - ${fake.url}`, ''].join('\n'));
+  t.teardown(async () => {
+    await fake.close();
+    await rm(dir, { recursive: true });
+  });
+  for (const [nodeArgs, expected] of [[[], ['--no-allocation-site-pretenuring']], [['--allocation-site-pretenuring'], []]] as const) {
+    const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], {}, { nodeArgs: [...nodeArgs] });
+    await listeningPort(r);
+    const listening = logLines(r).find((l) => l.msg === 'omnigate listening')!;
+    t.deepEqual(listening.v8Flags, expected, `node ${nodeArgs.join(' ')}`);
+    r.child.kill('SIGTERM');
+    t.is(await r.exited, 0);
+  }
 });

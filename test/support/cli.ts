@@ -11,9 +11,9 @@ export interface Run {
   exited: Promise<number | null>;
 }
 
-/** Starts `node [--import preload] dist/lib/cli.js ...args` with the given extra environment. */
-export function runCli(args: string[], env: Record<string, string> = {}, options: { preload?: string } = {}): Run {
-  const node = options.preload ? ['--import', options.preload] : [];
+/** Starts `node [nodeArgs] [--import preload] dist/lib/cli.js ...args` with the given extra environment. */
+export function runCli(args: string[], env: Record<string, string> = {}, options: { preload?: string; nodeArgs?: string[] } = {}): Run {
+  const node = [...(options.nodeArgs ?? []), ...(options.preload ? ['--import', options.preload] : [])];
   const child = spawn(process.execPath, [...node, cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const out: string[] = [];
   const err: string[] = [];
