@@ -418,7 +418,7 @@ async function main() {
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
   const counted = async (
     key: string, label: string, url: string, body: string, connections: number,
-    upstream: Upstreams, method: string, ports: number[], n: number, server?: Child<any>,
+    upstream: Upstreams, method: string, ports: number[], n: number, server?: Child<any>, seconds = SECONDS,
   ) => {
     const serverPid = server?.pid;
     if (!wants(key)) return undefined;
@@ -437,7 +437,7 @@ async function main() {
     const eluStart = await elu(server);
     const loadStart = await cpuMs(process.pid);
     const upStart = await Promise.all(upstream.pids.map(cpuMs));
-    const result = await runLoad({ url, body, connections, seconds: SECONDS, warmupSeconds: 0 });
+    const result = await runLoad({ url, body, connections, seconds, warmupSeconds: 0 });
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
@@ -476,7 +476,8 @@ async function main() {
     third: () => scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS),
     n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni),
   });
-  const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3);
+  // (In smoke mode 3 s, not 1: on a machine busy with the test suite one answer can take over 1 s.)
+  const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, undefined, SMOKE ? Math.max(SECONDS, 3) : SECONDS);
   if (logsRow) rows.push(logsRow);
 
   // Fixed offered load at 50 connections, below every path's saturation: latency without the
