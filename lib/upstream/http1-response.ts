@@ -65,7 +65,6 @@ export class Http1ResponseParser {
   private pending: Buffer | undefined;
   /** Body bytes still to come (Length, ChunkData). */
   private remaining = 0;
-  private head: ResponseHead | undefined;
   /** A byte of a response came since the last reset() (an interim 1xx head counts). */
   private started = false;
 
@@ -76,7 +75,6 @@ export class Http1ResponseParser {
     this.state = State.Head;
     this.pending = undefined;
     this.remaining = 0;
-    this.head = undefined;
     this.started = false;
   }
 
@@ -112,7 +110,6 @@ export class Http1ResponseParser {
             if (head.status === 101) throw new Http1ParseError('unexpected protocol switch (101)');
             continue; // 100 Continue, 103 Early Hints: the real head follows
           }
-          this.head = head;
           this.sink.onHead(head);
           if (head.contentLength === 0) {
             this.finish(buf, at);
@@ -168,7 +165,8 @@ export class Http1ResponseParser {
               this.finish(buf, at);
               return;
             }
-            if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:/.test(line)) throw new Http1ParseError('malformed trailer line');
+            const colon = line.indexOf(':');
+            if (colon <= 0 || !isToken(line, colon)) throw new Http1ParseError('malformed trailer line');
             break;
           }
           const m = chunkSize.exec(line);
@@ -223,10 +221,7 @@ export function parseHead(text: string): ParsedHead {
     const line = lines[i]!;
     const colon = line.indexOf(':');
     if (colon <= 0) throw new Http1ParseError(`malformed header line ${JSON.stringify(line.slice(0, 80))}`);
-    for (let c = 0; c < colon; c++) {
-      const code = line.charCodeAt(c);
-      if (code > 127 || tokenChars[code] === 0) throw new Http1ParseError(`malformed header name ${JSON.stringify(line.slice(0, Math.min(colon, 80)))}`);
-    }
+    if (!isToken(line, colon)) throw new Http1ParseError(`malformed header name ${JSON.stringify(line.slice(0, Math.min(colon, 80)))}`);
     // Only four headers matter here; the others are checked for form and skipped.
     if (colon !== 10 && colon !== 14 && colon !== 17) continue;
     const value = trimOws(line.slice(colon + 1));
@@ -279,6 +274,15 @@ export function parseHead(text: string): ParsedHead {
     head.keepAlive = false; // read until close
   }
   return head;
+}
+
+/** Whether `line` up to `end` is a token (RFC 9110 §5.6.2), e.g. a header name. */
+function isToken(line: string, end: number): boolean {
+  for (let i = 0; i < end; i++) {
+    const code = line.charCodeAt(i);
+    if (code > 127 || tokenChars[code] === 0) return false;
+  }
+  return true;
 }
 
 /** The status code of `HTTP/1.x NNN[ reason]`, 0 when the line is not one. */
