@@ -52,7 +52,14 @@ const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 8);
 const LOGS_CONNECTIONS = num('BENCH_LOGS_CONNECTIONS', 10, 2);
 const RSS_CONNECTIONS = num('BENCH_RSS_CONNECTIONS', 500, 50);
 const RATE = num('BENCH_RATE', 1000, 200);
+/** Offered rates of the N=3 latency sweep (BENCH_SWEEP=2000,4000; `0`: none), each run BENCH_SWEEP_ROUNDS times. */
+const SWEEP = (env.BENCH_SWEEP ?? (SMOKE ? '400' : '2000,3000,4000,5000,6000')).split(',').map((v) => v.trim()).filter((v) => v !== '' && v !== '0').map((v) => {
+  const n = Number(v);
+  if (!(n > 0)) throw new Error(`BENCH_SWEEP must list positive rates, got ${JSON.stringify(v)}`);
+  return n;
+});
 const ROUNDS = num('BENCH_ROUNDS', 5, 1);
+const SWEEP_ROUNDS = num('BENCH_SWEEP_ROUNDS', Math.min(ROUNDS, 3), 1);
 const INDEXER_CONNECTIONS = num('BENCH_INDEXER_CONNECTIONS', 10, 4);
 const EVENTS = num('BENCH_EVENTS', 1_000_000, 2_000);
 const PROFILE = env.BENCH_PROFILE;
@@ -84,6 +91,8 @@ interface Row {
   cpuUs?: number;
   /** Share of the measured time the server's event loop was busy (performance.eventLoopUtilization). */
   loopBusy?: number;
+  /** Share of the measured time each CPU was busy (/proc/stat), all processes together. */
+  cpuBusy?: number[];
 }
 
 async function post(url: string, body: string): Promise<{ status: number; headers: Headers; text: string }> {
@@ -148,6 +157,20 @@ async function cpuMs(pid: number): Promise<number> {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
+
+/** Busy and total clock ticks of each CPU so far (/proc/stat `cpuN` lines; idle and iowait are not busy). */
+async function cpuTicks(): Promise<{ busy: number; total: number }[]> {
+  const text = await readFile('/proc/stat', 'utf8').catch(() => '');
+  return [...text.matchAll(/^cpu\d+ (.+)$/gm)].map((m) => {
+    const f = m[1]!.trim().split(/\s+/).map(Number);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busy: total - f[3]! - f[4]!, total };
+  });
+}
+/** Each CPU's busy share between two cpuTicks() readings. */
+const cpuShares = (a: Awaited<ReturnType<typeof cpuTicks>>, b: Awaited<ReturnType<typeof cpuTicks>>) =>
+  b.map((x, i) => (x.busy - (a[i]?.busy ?? 0)) / Math.max(1, x.total - (a[i]?.total ?? 0)));
+const fmtCpus = (shares: number[] | undefined) => (shares ?? []).map((x, i) => `${i}: ${fmt(x * 100, 0)} %`).join(', ');
 
 async function machine() {
   const cpuinfo = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
@@ -245,10 +268,10 @@ async function pin(pids: number[], cpus: string): Promise<void> {
  * within a round, between back-to-back runs, and the median round reported (see medianOf). Pushes
  * each scenario's median round (by `by`) into `into`, in the order given; returns every round's row.
  */
-async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', runs: Record<K, () => Promise<Row | undefined>>): Promise<Partial<Record<K, Row[]>>> {
+async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', runs: Record<K, () => Promise<Row | undefined>>, rounds = ROUNDS): Promise<Partial<Record<K, Row[]>>> {
   const all: Partial<Record<K, Row[]>> = {};
   const keys = Object.keys(runs) as K[];
-  for (let round = 1; round <= ROUNDS; round += 1) {
+  for (let round = 1; round <= rounds; round += 1) {
     let ran = 0;
     for (const key of keys) {
       const row = await runs[key]();
@@ -257,7 +280,7 @@ async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', run
       ran += 1;
     }
     if (ran === 0) break; // none of them wanted (BENCH_ONLY, BENCH_PROFILE)
-    if (ROUNDS > 1) log(`round ${round} of ${ROUNDS} done`);
+    if (rounds > 1) log(`round ${round} of ${rounds} done`);
   }
   for (const key of keys) {
     const rs = all[key];
@@ -274,6 +297,10 @@ function medianOf(a: Row[] | undefined, b: Row[] | undefined, f: (a: Row, b: Row
   const m = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
   return { median: m, all };
 }
+
+const rps = (a: Row, b: Row) => a.result.rps / b.result.rps;
+const addedP50 = (a: Row, b: Row) => a.result.p50 - b.result.p50;
+const p50Ratio = (a: Row, b: Row) => a.result.p50 / b.result.p50;
 
 async function main() {
   const startedAt = performance.now();
@@ -396,23 +423,26 @@ async function main() {
     let loadStart = NaN;
     let eluStart: Elu | undefined;
     let upStart: number[] = [];
+    let ticksStart: Awaited<ReturnType<typeof cpuTicks>> = [];
     const result = await runLoad({
       url, body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
       onMeasureStart: async () => {
+        ticksStart = await cpuTicks();
         loadStart = await cpuMs(process.pid);
         if (serverPid) cpuStart = await cpuMs(serverPid);
         eluStart = await elu(server);
         upStart = await Promise.all(upstreamPids.map(cpuMs));
       },
     });
+    const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const upUs = upstreamPids.length ? ((await Promise.all(upstreamPids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok : undefined;
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
-    const row: Row = { key, scenario: label, result, cpuUs, loopBusy };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer${upUs === undefined ? '' : `, upstreams ${fmt(upUs, 0)} µs`}`);
+    const row: Row = { key, scenario: label, result, cpuUs, loopBusy, cpuBusy };
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer${upUs === undefined ? '' : `, upstreams ${fmt(upUs, 0)} µs`}; CPUs busy ${fmtCpus(cpuBusy)}`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
@@ -437,7 +467,9 @@ async function main() {
     const eluStart = await elu(server);
     const loadStart = await cpuMs(process.pid);
     const upStart = await Promise.all(upstream.pids.map(cpuMs));
+    const ticksStart = await cpuTicks();
     const result = await runLoad({ url, body, connections, seconds, warmupSeconds: 0 });
+    const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
@@ -463,8 +495,8 @@ async function main() {
         if (u.failures || u.disagreements) log(`  ${u.url}: ${u.failures} failures, ${u.disagreements} disagreements, last error: ${u.lastError}`);
       }
     }
-    const row: Row = { key, scenario: label, result, cpuUs, loopBusy, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs`);
+    const row: Row = { key, scenario: label, result, cpuUs, loopBusy, cpuBusy, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs; CPUs busy ${fmtCpus(cpuBusy)}`);
     return row;
   };
 
@@ -489,6 +521,23 @@ async function main() {
     third: () => scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, undefined, RATE),
     n3: () => scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, omni, RATE),
   });
+
+  // N=3 latency against the 3rd-fastest upstream's at rising offered loads (the same rate for
+  // both): up to which load the N=3 answer costs no more than waiting for that upstream, and,
+  // where it stops, which CPU was full (omnigate's own, or the one the load generator and the
+  // fake upstreams share).
+  const sweep: { rate: number; third: Row; n3: Row; ratio: { median: number; all: number[] } }[] = [];
+  for (const rate of SWEEP) {
+    const rowsAt: Row[] = [];
+    const runs = await interleaved(rowsAt, 'p50', {
+      third: () => scenario('thirdS', `   3rd-fastest of the five direct (${THIRD.d} ms), ${fmtInt(rate)} req/s offered`, third, bodies.getBalance, CONNECTIONS, undefined, rate),
+      n3: () => scenario('n3S', `4. omnigate N=3 of 5, ${fmtInt(rate)} req/s offered`, n3Url, bodies.getBalance, CONNECTIONS, omni, rate),
+    }, SWEEP_ROUNDS);
+    const ratio = medianOf(runs.n3, runs.third, p50Ratio);
+    if (!ratio) break;
+    sweep.push({ rate, third: rowsAt[0]!, n3: rowsAt[1]!, ratio });
+    log(`  sweep ${fmtInt(rate)} req/s: N=3 p50 ${fmt(ratio.median)}× the 3rd-fastest's`);
+  }
 
   // Unloaded latency (1 connection): the overhead per request without queueing.
   const latRows: Row[] = [];
@@ -623,6 +672,16 @@ async function main() {
         ...fixedRows.map((r) => `| ${r.scenario} | ${fmtInt(r.result.rps)} | ${fmt(r.result.p50)} | ${fmt(r.result.p99)} | ${r.cpuUs ? fmtInt(r.cpuUs) : ''} | ${busy(r)} |`),
       ].join('\n')
     : '';
+  const rounds = (m: { all: number[] }, digits = 2) => (m.all.length > 1 ? `; rounds ${m.all.map((x) => fmt(x, digits)).join(', ')}` : '');
+  const pct = (x: number | undefined) => (x === undefined ? '' : `${fmt(x * 100, 0)} %`);
+  const sweepTable = sweep.length > 0
+    ? [
+        `| N=3 at rising load (${CONNECTIONS} connections, req/s offered) | 3rd-fastest direct p50 ms | N=3 p50 ms | N=3 p99 ms | N=3 ÷ 3rd-fastest p50 | N=3 req/s answered | omnigate CPU µs / answer | omnigate loop busy | CPU ${SERVER_CPUS} busy (omnigate) | CPU ${OTHER_CPUS} busy (load generator, upstreams) |`,
+        '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+        ...sweep.map(({ rate, third: t, n3, ratio }) =>
+          `| ${fmtInt(rate)} | ${fmt(t.result.p50)} | ${fmt(n3.result.p50)} | ${fmt(n3.result.p99)} | ${fmt(ratio.median)}×${ratio.all.length > 1 ? ` (${ratio.all.map((x) => fmt(x)).join(', ')})` : ''} | ${fmtInt(n3.result.rps)} | ${n3.cpuUs ? fmtInt(n3.cpuUs) : ''} | ${busy(n3)} | ${pct(n3.cpuBusy?.[CORES - 1])} | ${pct(n3.cpuBusy?.[0])} |`),
+      ].join('\n')
+    : '';
   const latTable = latRows.length > 0
     ? [
         '| Scenario (1 connection, no queueing) | Req/s | p50 ms | p99 ms |',
@@ -633,10 +692,6 @@ async function main() {
 
   const targets: { name: string; value: string; target: string; pass: boolean }[] = [];
   // Each comparison is the median of its per-round values (back-to-back runs), listed after it.
-  const rounds = (m: { all: number[] }, digits = 2) => (m.all.length > 1 ? `; rounds ${m.all.map((x) => fmt(x, digits)).join(', ')}` : '');
-  const rps = (a: Row, b: Row) => a.result.rps / b.result.rps;
-  const addedP50 = (a: Row, b: Row) => a.result.p50 - b.result.p50;
-  const p50Ratio = (a: Row, b: Row) => a.result.p50 / b.result.p50;
   const n1Rps = medianOf(closed.n1, closed.proxy, rps);
   if (n1Rps) {
     const vsUp = medianOf(closed.n1, closed.up, rps);
@@ -666,6 +721,10 @@ async function main() {
   const ratios: string[] = [];
   const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
   if (n3VsN1) ratios.push(`- omnigate N=3 vs N=1 (${CONNECTIONS} connections): ${fmt(n3VsN1.median)}× throughput, p50 ${fmt(medianOf(closed.n3, closed.n1, p50Ratio)!.median)}×`);
+  if (sweep.length > 0) {
+    const held = sweep.filter((x) => x.ratio.median <= 1.1).map((x) => x.rate);
+    ratios.push(`- N=3 p50 within 1.10× of the 3rd-fastest upstream's, at the same offered load: ${held.length > 0 ? `up to ${fmtInt(Math.max(...held))} req/s` : 'at none'} of the swept ${sweep.map((x) => fmtInt(x.rate)).join(', ')} req/s (median of ${SWEEP_ROUNDS} interleaved rounds each)`);
+  }
   if (ROUNDS > 1) ratios.push(`- each load scenario ran ${ROUNDS} times, interleaved (every scenario of a table once, then again): the tables show each scenario's median round, the targets the median of the per-round comparisons`);
   ratios.push(`- upstream calls per request, exact (all upstreams agree, no load in flight): N=1 ${exactN1.perRequest} over ${exactN1.requests} requests; N=3 ${exactN3.perRequest} over ${exactN3.requests} (per upstream ${exactN3.perPort.join('/')}); 2.5 MB logs ${exactLogs.perRequest} over ${exactLogs.requests}`);
   if (canon) {
@@ -683,7 +742,7 @@ async function main() {
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');
   const report = [
-    header, '', table, '', ...(fixedTable ? [fixedTable, ''] : []), ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
+    header, '', table, '', ...(fixedTable ? [fixedTable, ''] : []), ...(sweepTable ? [sweepTable, ''] : []), ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
     ...(hotSpots ? ['', hotSpots] : []),
   ].join('\n');
   console.log(report);
