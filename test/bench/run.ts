@@ -737,8 +737,8 @@ async function main() {
 
   const header = [
     `Machine: ${box.cores} cores, ${box.model}, ${fmt(box.memGb, 0)} GB RAM, ${box.os}, Node ${box.node}. ` +
-      `autocannon (in the bench process) → each server in its own process${pinned ? `, the server under test pinned to CPU ${SERVER_CPUS} and the load generator and fake upstreams to CPU ${OTHER_CPUS}` : ', unpinned'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${ROUNDS} interleaved round${ROUNDS > 1 ? 's' : ''} of each compared scenario; ` +
-      `upstreams: lean fake JSON-RPC servers with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
+      `autocannon (closed loop) and omnigate's own HTTP pool (open loop), in the bench process → each server in its own process${pinned ? `, the server under test pinned to CPU ${SERVER_CPUS} and the load generator and fake upstreams to CPU ${OTHER_CPUS}` : ', unpinned'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${ROUNDS} interleaved round${ROUNDS > 1 ? 's' : ''} of each compared scenario; ` +
+      `upstreams: lean fake JSON-RPC servers (HTTP/1.1 over raw TCP) with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');
   const report = [
