@@ -37,6 +37,11 @@ export interface LoadOptions {
    * loop, each connection sending its next request when the answer came (autocannon).
    */
   rate?: number;
+  /**
+   * Open loop only: each request goes to every one of these URLs at once (`url` is ignored) and
+   * counts as answered when the last of them answers: a client doing N-of-N itself.
+   */
+  fanOut?: string[];
   /** Awaited between the warm-up and the measured run (e.g. to read a process's CPU time). */
   onMeasureStart?: () => Promise<void>;
   /** Called every 50 ms while measuring (e.g. to sample a process's RSS). */
@@ -140,7 +145,7 @@ function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx
  */
 async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadResult> {
   if (options.method === 'GET') throw new Error('fixed-rate load sends POST requests only');
-  const pool = createHttpTransport(options.url, { connections: options.connections });
+  const pools = (options.fanOut ?? [options.url]).map((url) => createHttpTransport(url, { connections: options.connections }));
   const payload = parsePayload(Buffer.from(options.body ?? ''), { maxBatchSize: 1 });
   const never = new Cancellation();
   const run = (seconds: number, record: boolean) =>
@@ -163,12 +168,12 @@ async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadRes
         const at = performance.now();
         sent += 1;
         pending += 1;
-        pool
-          .send({ payload, requestId: `bench-${sent}`, signal: never, timeoutMs: 30_000, maxBytes: 64 * 2 ** 20 })
-          .then((res) => {
+        const call = { payload, requestId: `bench-${sent}`, signal: never, timeoutMs: 30_000, maxBytes: 64 * 2 ** 20 };
+        Promise.all(pools.map((pool) => pool.send(call)))
+          .then((answers) => {
             if (record) {
               times.push(performance.now() - at);
-              bytes += res.body.length;
+              bytes += answers[0]!.body.length;
             }
           })
           // The transport fails a call on HTTP ≥ 300 as on any other error.
@@ -197,6 +202,6 @@ async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadRes
     const r = await run(options.seconds, true);
     return summary(options, Float64Array.from(r.times), r.sent, r.non2xx, r.errors, r.bytes);
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((pool) => pool.close()));
   }
 }
