@@ -139,9 +139,10 @@ function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx
  *
  * The client is omnigate's own HTTP/1.1 pool (lib/upstream/http-transport.ts, POST only): this
  * process spent 26–45 µs per request with it at 4,000–8,000 req/s, ticker included. undici's
- * Pool.request, used here before, cost 84–91 µs per request at 4,000 req/s, which filled the core this process shares with the fake
- * upstreams before any server under test was busy, and it holds requests on reused sockets until
- * the check phase (see http-transport.ts), which adds to every latency measured.
+ * Pool.request, used here before, cost 84–91 µs per request at 4,000 req/s, which filled the
+ * core this process shares with the fake upstreams before any server under test was busy, and it
+ * holds requests on reused sockets until the check phase (see http-transport.ts), which adds to
+ * every latency measured.
  */
 async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadResult> {
   if (options.method === 'GET') throw new Error('fixed-rate load sends POST requests only');
