@@ -51,6 +51,8 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   t.regex(out, /^\| 400 \| [\d.]+ \/ [\d.]+ \| [\d.]+ \/ [\d.]+ \| [\d.]+ \|/m);
   t.regex(out, /N=3 p50 within 1\.10× of the 3rd-fastest upstream's, at the same offered load: (up to [\d,]+ req\/s|at none) of the swept 400 req\/s/);
   t.regex(out, /\| Target \| Measured \| Goal \|/);
+  t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns\) \| [\d.]+×/m);
+  t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns, server saturated\) \| [\d.]+×/m);
   t.regex(out, /Machine: \d+ cores/);
   t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
 
