@@ -353,7 +353,9 @@ async function main() {
     timeouts: { hedgeMs: 0 },
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
   };
-  const [proxy, omni] = await Promise.all([
+  // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
+  const fastest3 = FIVE_DELAYS.map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d).slice(0, 3).map(({ i }) => `http://127.0.0.1:${upB.ports[i]}/`);
+  const [proxy, omni, fanout] = await Promise.all([
     startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
       execArgv: profileDir && PROFILE === 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     }),
@@ -361,12 +363,15 @@ async function main() {
       plainJs: true,
       execArgv: profileDir && PROFILE !== 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     }),
+    startChild<{ port: number }>('fanout', './fanout-server.ts', [JSON.stringify(fastest3)]),
   ]);
   children.add(proxy);
   children.add(omni);
-  await pin([proxy.pid, omni.pid], SERVER_CPUS);
+  children.add(fanout);
+  await pin([proxy.pid, omni.pid, fanout.pid], SERVER_CPUS);
   await pin([process.pid, ...upA.pids, ...upB.pids], OTHER_CPUS);
   const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
+  const fanUrl = `http://127.0.0.1:${fanout.info.port}/`;
   const omniBase = `http://127.0.0.1:${omni.info.port}`;
   const n1Url = `${omniBase}/rpc/1`;
   const n3Url = `${omniBase}/rpc/2`;
@@ -512,6 +517,7 @@ async function main() {
     n1: () => counted('n1', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
     third: () => scenario('third', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS),
     n3: () => counted('n3', `4. omnigate N=3 of 5 (eth_getBalance; upstreams ${FIVE_DELAYS.join('/')} ms)`, n3Url, bodies.getBalance, CONNECTIONS, upB, 'eth_getBalance', [0, 1, 2, 3, 4], 3, omni),
+    fan: () => scenario('fanProxy', '   plain fan-out to the 3 fastest, no verification (fanout-server.ts)', fanUrl, bodies.getBalance, CONNECTIONS, fanout, undefined, upB.pids),
   });
   // Throughput at saturation. At 50 connections a closed loop cannot pass 50 ÷ 2 ms (the
   // upstream's service time) = 25,000 req/s, and each server's rate is mostly that bound: the
@@ -546,7 +552,6 @@ async function main() {
   // once a floor run has that core 85 % busy, the floor measures the generator, and it is not
   // run at the higher rates.
   let floorRuns = true;
-  const fastest3 = FIVE_DELAYS.map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d).slice(0, 3).map(({ i }) => `http://127.0.0.1:${upB.ports[i]}/`);
   const sweep: { rate: number; third: Row; fan?: Row; n3: Row; ratio: { median: number; all: number[] }; vsFan?: { median: number; all: number[] } }[] = [];
   for (const rate of SWEEP) {
     const rowsAt: Row[] = [];
@@ -629,8 +634,8 @@ async function main() {
     children.delete(fresh);
   }
 
-  await stopAll([...upA.children, ...upB.children, proxy]);
-  for (const c of [...upA.children, ...upB.children, proxy]) children.delete(c);
+  await stopAll([...upA.children, ...upB.children, proxy, fanout]);
+  for (const c of [...upA.children, ...upB.children, proxy, fanout]) children.delete(c);
 
   let hotSpots = '';
   if (profileDir) {
@@ -736,6 +741,10 @@ async function main() {
     const ratio = medianOf(runs.n3, runs.third, p50Ratio);
     if (ratio) targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${where})`, value: `${fmt(ratio.median)}×${rounds(ratio)}`, target: '≤ 1.10×', pass: ratio.median <= 1.1 });
   }
+  // The cheapest N=3 gateway (fan-out, no verification) against the same 3rd-fastest upstream:
+  // where it misses too, the miss is this machine's, and N=3 ÷ it is what verifying costs.
+  const fanVsThird = medianOf(closed.fan, closed.third, p50Ratio);
+  if (fanVsThird) targets.push({ name: `   plain fan-out (no verification) p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns), for reference`, value: `${fmt(fanVsThird.median)}×${rounds(fanVsThird)}`, target: '≤ 1.10×', pass: fanVsThird.median <= 1.1 });
   if (canon) {
     targets.push({ name: 'canonicalize+hash of the 2.5 MB reply (assessBody, median)', value: `${fmt(canon.assess.median)} ms`, target: '≤ 25 ms', pass: canon.assess.median <= 25 });
   }
@@ -751,6 +760,8 @@ async function main() {
 
   const ratios: string[] = [];
   const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
+  const n3VsFan = medianOf(closed.n3, closed.fan, p50Ratio);
+  if (n3VsFan) ratios.push(`- omnigate N=3 vs the plain fan-out to the same 3 upstreams (${CONNECTIONS} connections): p50 ${fmt(n3VsFan.median)}×, throughput ${fmt(medianOf(closed.n3, closed.fan, rps)!.median)}×${rounds(n3VsFan)} (p50 rounds)`);
   if (n3VsN1) ratios.push(`- omnigate N=3 vs N=1 (${CONNECTIONS} connections): ${fmt(n3VsN1.median)}× throughput, p50 ${fmt(medianOf(closed.n3, closed.n1, p50Ratio)!.median)}×`);
   if (sweep.length > 0) {
     // The rates it held at, from the lowest up to the first that missed (a later pass after a

@@ -1,0 +1,64 @@
+/**
+ * Bench child: the cheapest N=3 gateway, against which omnigate's N=3 path is read. It sends each
+ * request's bytes to every upstream at once and answers with the first upstream's bytes once all
+ * of them answered: the waiting of an N=3 answer with none of the verifying (no JSON parse, no
+ * classification, no canonical form or hash, no health or metrics). Same parts as omnigate where
+ * they are shared: node:http for the clients, omnigate's own upstream pool for the upstreams.
+ * argv[2]: JSON array of upstream URLs. Command: `elu` (event-loop utilization so far).
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Cancellation } from '../../lib/upstream/transport.js';
+import { createHttpTransport } from '../../lib/upstream/http-transport.js';
+import { childMain } from './ipc.js';
+
+const urls = JSON.parse(process.argv[2] ?? '[]') as string[];
+if (!Array.isArray(urls) || urls.length === 0) throw new Error('fanout-server: argv[2] must be a JSON array of upstream URLs');
+const pools = urls.map((url) => createHttpTransport(url, { connections: 256 }));
+const never = new Cancellation();
+let seq = 0;
+
+const sockets = new Set<Socket>();
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    // The pool sends `payload.raw` as the body; nothing else of the payload is read on HTTP.
+    const call = { payload: { calls: [], batch: false, raw }, requestId: `fan-${(seq += 1)}`, signal: never, timeoutMs: 30_000, maxBytes: 64 * 2 ** 20 };
+    Promise.all(pools.map((pool) => pool.send(call))).then(
+      (answers) => {
+        const body = answers[0]!.body;
+        res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', String(body.length)]);
+        res.end(body);
+      },
+      (err: Error) => {
+        res.writeHead(502, ['Content-Type', 'application/json']);
+        res.end(JSON.stringify({ error: err.message }));
+      },
+    );
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.on('connection', (s: Socket) => {
+  sockets.add(s);
+  s.on('close', () => sockets.delete(s));
+});
+
+const child = childMain({
+  onCommand(command) {
+    if (command.cmd === 'elu') {
+      const { idle, active } = performance.eventLoopUtilization();
+      return { idle, active };
+    }
+    throw new Error(`unknown command ${command.cmd}`);
+  },
+  async onShutdown() {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+    await Promise.all(pools.map((p) => p.close()));
+  },
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+child.ready({ port: (server.address() as AddressInfo).port, pid: process.pid });
