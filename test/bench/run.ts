@@ -18,8 +18,8 @@
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
- * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 logs
- * upMax proxyMax n1Max up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
+ * upMax proxyMax n1Max proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
 import { execFile } from 'node:child_process';
