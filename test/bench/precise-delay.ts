@@ -11,25 +11,57 @@
  * Here a worker thread sleeps in Atomics.wait (sub-millisecond timeouts) until the earliest
  * deadline and pings the main thread, which runs what is due. Error: the wake-up latency of a
  * thread plus `earlyMs`, independent of the traffic's pattern.
+ *
+ * The worker keeps its own copy of the deadlines, fed through a ring in shared memory, so that
+ * the main thread wakes it only when a new deadline is earlier than the one it sleeps towards
+ * (with one fixed delay: only when it sleeps with nothing to wait for). Before, the main thread
+ * re-armed the worker after every ping, a futex wake and a context switch per answer: measured
+ * at 6,000 answers/s, about 10 µs of the fake upstream's 28 µs per answer went to timing it.
  */
 import { Worker } from 'node:worker_threads';
 
 /** Due callbacks run up to this early, so close deadlines share one wake-up. */
 const earlyMs = 0.02;
+/** Deadlines in flight the ring holds (more would be a fake upstream with 65,536 calls pending). */
+const ringSize = 1 << 16;
 
+// Shared memory: Int32 [0] deadlines written (main), [1] deadlines read (worker);
+// Float64 [1] the deadline the worker sleeps towards (Infinity: none), [2…] the ring.
 const workerSource = `
 const { workerData, parentPort } = require('node:worker_threads');
-const gen = new Int32Array(workerData, 0, 1);
-const next = new Float64Array(workerData, 8, 1);
+const { shared, ringSize, earlyMs } = workerData;
+const counts = new Int32Array(shared, 0, 2);
+const sleepsUntil = new Float64Array(shared, 8, 1);
+const ring = new Float64Array(shared, 16, ringSize);
 const now = () => performance.timeOrigin + performance.now();
+const pending = []; // deadlines, earliest first
+let read = 0;
 for (;;) {
-  const g = Atomics.load(gen, 0);
-  const deadline = next[0];
-  if (deadline === 0) { Atomics.wait(gen, 0, g); continue; }
-  const wait = deadline - now();
-  if (wait > 0) { Atomics.wait(gen, 0, g, wait); continue; }
-  parentPort.postMessage(0);
-  Atomics.wait(gen, 0, g); // until the main thread arms the next deadline
+  const written = Atomics.load(counts, 0);
+  while (read !== written) {
+    const at = ring[read & (ringSize - 1)];
+    read = (read + 1) | 0;
+    let i = pending.length;
+    while (i > 0 && pending[i - 1] > at) i -= 1;
+    pending.splice(i, 0, at);
+  }
+  Atomics.store(counts, 1, read);
+  if (pending.length === 0) {
+    sleepsUntil[0] = Infinity;
+    Atomics.wait(counts, 0, written); // until a deadline is written
+    continue;
+  }
+  const wait = pending[0] - now();
+  if (wait > 0) {
+    sleepsUntil[0] = pending[0];
+    Atomics.wait(counts, 0, written, wait); // until then, or until a deadline is written
+    continue;
+  }
+  const limit = now() + earlyMs;
+  let due = 0;
+  while (due < pending.length && pending[due] <= limit) due += 1;
+  pending.splice(0, due);
+  parentPort.postMessage(due);
 }
 `;
 
@@ -42,35 +74,44 @@ export interface PreciseDelay {
 }
 
 export function preciseDelay(): PreciseDelay {
-  const shared = new SharedArrayBuffer(16);
-  const gen = new Int32Array(shared, 0, 1);
-  const next = new Float64Array(shared, 8, 1);
-  const worker = new Worker(workerSource, { eval: true, workerData: shared });
+  const shared = new SharedArrayBuffer(16 + 8 * ringSize);
+  const counts = new Int32Array(shared, 0, 2);
+  const sleepsUntil = new Float64Array(shared, 8, 1);
+  const ring = new Float64Array(shared, 16, ringSize);
+  sleepsUntil[0] = Infinity;
+  const worker = new Worker(workerSource, { eval: true, workerData: { shared, ringSize, earlyMs } });
   worker.unref();
+  let written = 0;
   /** Pending callbacks, earliest deadline first. */
   const queue: { at: number; fn: () => void }[] = [];
-  const arm = (at: number) => {
-    next[0] = at;
-    Atomics.add(gen, 0, 1);
-    Atomics.notify(gen, 0);
-  };
+  let head = 0; // queue[head…] are pending; the array is compacted now and then
   worker.on('message', () => {
     const limit = now() + earlyMs;
-    let due = 0;
-    while (due < queue.length && queue[due]!.at <= limit) due += 1;
-    const ready = queue.splice(0, due);
-    if (queue.length > 0) arm(queue[0]!.at);
-    else arm(0);
+    let end = head;
+    while (end < queue.length && queue[end]!.at <= limit) end += 1;
+    const ready = queue.slice(head, end);
+    head = end;
+    if (head > 1024 && head * 2 > queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
     for (const item of ready) item.fn();
   });
   return {
     after(ms, fn) {
       const at = now() + ms;
+      if (((written - Atomics.load(counts, 1)) | 0) >= ringSize) throw new Error('precise-delay: more than 65,536 deadlines pending');
       // Deadlines mostly come in order (one fixed delay per upstream): insert from the end.
       let i = queue.length;
-      while (i > 0 && queue[i - 1]!.at > at) i -= 1;
+      while (i > head && queue[i - 1]!.at > at) i -= 1;
       queue.splice(i, 0, { at, fn });
-      if (i === 0) arm(at);
+      ring[written & (ringSize - 1)] = at;
+      written = (written + 1) | 0;
+      Atomics.store(counts, 0, written);
+      // A worker that sleeps towards a later deadline (or none) must look again; one that is
+      // awake, or already sleeps towards an earlier one, reads the ring on its next turn: its
+      // wait returns at once when the count it read has changed since.
+      if (at < sleepsUntil[0]!) Atomics.notify(counts, 0);
     },
     async close() {
       await worker.terminate();
