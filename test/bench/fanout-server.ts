@@ -7,11 +7,9 @@
  * argv[2]: JSON array of upstream URLs. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import { Cancellation } from '../../lib/upstream/transport.js';
 import { createHttpTransport } from '../../lib/upstream/http-transport.js';
-import { childMain } from './ipc.js';
+import { serveHttpChild } from './ipc.js';
 
 const urls = JSON.parse(process.argv[2] ?? '[]') as string[];
 if (!Array.isArray(urls) || urls.length === 0) throw new Error('fanout-server: argv[2] must be a JSON array of upstream URLs');
@@ -19,7 +17,6 @@ const pools = urls.map((url) => createHttpTransport(url, { connections: 256 }));
 const never = new Cancellation();
 let seq = 0;
 
-const sockets = new Set<Socket>();
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
@@ -40,25 +37,4 @@ const server = http.createServer((req, res) => {
     );
   });
 });
-server.keepAliveTimeout = 60_000;
-server.on('connection', (s: Socket) => {
-  sockets.add(s);
-  s.on('close', () => sockets.delete(s));
-});
-
-const child = childMain({
-  onCommand(command) {
-    if (command.cmd === 'elu') {
-      const { idle, active } = performance.eventLoopUtilization();
-      return { idle, active };
-    }
-    throw new Error(`unknown command ${command.cmd}`);
-  },
-  async onShutdown() {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
-    await Promise.all(pools.map((p) => p.close()));
-  },
-});
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-child.ready({ port: (server.address() as AddressInfo).port, pid: process.pid });
+await serveHttpChild(server, () => Promise.all(pools.map((p) => p.close())));

@@ -3,6 +3,10 @@
  * it is ready with `ready(info)`, answers `{ cmd }` requests with `onCommand`, and exits cleanly
  * (so `--cpu-prof` can write its profile) on `{ cmd: 'shutdown' }` or when the parent goes away.
  */
+import type { Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
 export interface Command {
   cmd: string;
   seq: number;
@@ -49,4 +53,35 @@ export function childMain(options: { onCommand?: Handler; onShutdown?: () => Pro
       process.send?.({ seq: 0, ready: true, info });
     },
   };
+}
+
+/**
+ * A bench child that is one HTTP server (the proxy, the plain fan-out): keep-alive for a minute,
+ * `elu` answered with the event-loop utilization so far (the parent diffs two of them), and on
+ * shutdown its sockets destroyed, the server closed, then `cleanup`. Listens on a free port and
+ * reports `{ port, pid }`.
+ */
+export async function serveHttpChild(server: Server, cleanup: () => Promise<unknown> | void = () => {}): Promise<void> {
+  const sockets = new Set<Socket>();
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const child = childMain({
+    onCommand(command) {
+      if (command.cmd === 'elu') {
+        const { idle, active } = performance.eventLoopUtilization();
+        return { idle, active };
+      }
+      throw new Error(`unknown command ${command.cmd}`);
+    },
+    async onShutdown() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+      await cleanup();
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  child.ready({ port: (server.address() as AddressInfo).port, pid: process.pid });
 }
