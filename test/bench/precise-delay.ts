@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 
 /** Due callbacks run up to this early, so close deadlines share one wake-up. */
 const earlyMs = 0.02;
-/** Deadlines in flight the ring holds (more would be a fake upstream with 65,536 calls pending). */
+/** Deadlines the ring holds before the worker has copied them to its own list (it does so on every turn). */
 const ringSize = 1 << 16;
 
 // Shared memory: Int32 [0] deadlines written (main), [1] deadlines read (worker);
@@ -100,7 +100,7 @@ export function preciseDelay(): PreciseDelay {
   return {
     after(ms, fn) {
       const at = now() + ms;
-      if (((written - Atomics.load(counts, 1)) | 0) >= ringSize) throw new Error('precise-delay: more than 65,536 deadlines pending');
+      if (((written - Atomics.load(counts, 1)) | 0) >= ringSize) throw new Error('precise-delay: more than 65,536 deadlines not yet read by the timer thread');
       // Deadlines mostly come in order (one fixed delay per upstream): insert from the end.
       let i = queue.length;
       while (i > head && queue[i - 1]!.at > at) i -= 1;
