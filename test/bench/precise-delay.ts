@@ -22,20 +22,21 @@ import { Worker } from 'node:worker_threads';
 
 /** Due callbacks run up to this early, so close deadlines share one wake-up. */
 const earlyMs = 0.02;
-/** Deadlines the ring holds before the worker has copied them to its own list (it does so on every turn). */
-const ringSize = 1 << 16;
+/** Deadlines the ring holds by default before the worker has copied them to its own list (it does so on every turn). */
+const defaultRingSize = 1 << 16;
 
-// Shared memory: Int32 [0] deadlines written (main), [1] deadlines read (worker);
-// Float64 [1] the deadline the worker sleeps towards (Infinity: none), [2…] the ring.
+// Shared memory: Int32 [0] deadlines written (main), [1] deadlines read (worker), [2] 1 once the
+// worker may run; Float64 [2] the deadline the worker sleeps towards (Infinity: none), [3…] the ring.
 const workerSource = `
 const { workerData, parentPort } = require('node:worker_threads');
 const { shared, ringSize, earlyMs } = workerData;
-const counts = new Int32Array(shared, 0, 2);
-const sleepsUntil = new Float64Array(shared, 8, 1);
-const ring = new Float64Array(shared, 16, ringSize);
+const counts = new Int32Array(shared, 0, 3);
+const sleepsUntil = new Float64Array(shared, 16, 1);
+const ring = new Float64Array(shared, 24, ringSize);
 const now = () => performance.timeOrigin + performance.now();
 const pending = []; // deadlines, earliest first
 let read = 0;
+while (Atomics.load(counts, 2) === 0) Atomics.wait(counts, 2, 0);
 for (;;) {
   const written = Atomics.load(counts, 0);
   while (read !== written) {
@@ -68,17 +69,34 @@ for (;;) {
 const now = () => performance.timeOrigin + performance.now();
 
 export interface PreciseDelay {
-  /** Runs `fn` `ms` milliseconds from now. */
+  /** Runs `fn` `ms` milliseconds from now. Throws when the ring is full (see `ringSize`). */
   after(ms: number, fn: () => void): void;
+  /** Lets a delay made with `held: true` start reading deadlines. */
+  release(): void;
   close(): Promise<void>;
 }
 
-export function preciseDelay(): PreciseDelay {
-  const shared = new SharedArrayBuffer(16 + 8 * ringSize);
-  const counts = new Int32Array(shared, 0, 2);
-  const sleepsUntil = new Float64Array(shared, 8, 1);
-  const ring = new Float64Array(shared, 16, ringSize);
+export interface PreciseDelayOptions {
+  /** Deadlines written and not yet read by the worker, at most; a power of two (default 65,536). */
+  ringSize?: number;
+  /** The worker reads nothing until `release()` (for tests of a full ring). */
+  held?: boolean;
+}
+
+export function preciseDelay({ ringSize = defaultRingSize, held = false }: PreciseDelayOptions = {}): PreciseDelay {
+  if (!Number.isInteger(ringSize) || ringSize < 1 || (ringSize & (ringSize - 1)) !== 0) {
+    throw new RangeError(`precise-delay: ringSize must be a power of two, got ${ringSize}`);
+  }
+  const shared = new SharedArrayBuffer(24 + 8 * ringSize);
+  const counts = new Int32Array(shared, 0, 3);
+  const sleepsUntil = new Float64Array(shared, 16, 1);
+  const ring = new Float64Array(shared, 24, ringSize);
   sleepsUntil[0] = Infinity;
+  const release = () => {
+    Atomics.store(counts, 2, 1);
+    Atomics.notify(counts, 2);
+  };
+  if (!held) release();
   const worker = new Worker(workerSource, { eval: true, workerData: { shared, ringSize, earlyMs } });
   worker.unref();
   let written = 0;
@@ -100,7 +118,9 @@ export function preciseDelay(): PreciseDelay {
   return {
     after(ms, fn) {
       const at = now() + ms;
-      if (((written - Atomics.load(counts, 1)) | 0) >= ringSize) throw new Error('precise-delay: more than 65,536 deadlines not yet read by the timer thread');
+      if (((written - Atomics.load(counts, 1)) | 0) >= ringSize) {
+        throw new Error(`precise-delay: more than ${ringSize} deadlines not yet read by the timer thread`);
+      }
       // Deadlines mostly come in order (one fixed delay per upstream): insert from the end.
       let i = queue.length;
       while (i > head && queue[i - 1]!.at > at) i -= 1;
@@ -113,6 +133,7 @@ export function preciseDelay(): PreciseDelay {
       // wait returns at once when the count it read has changed since.
       if (at < sleepsUntil[0]!) Atomics.notify(counts, 0);
     },
+    release,
     async close() {
       await worker.terminate();
     },

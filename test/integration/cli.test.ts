@@ -137,3 +137,25 @@ test('should turn V8 allocation-site pretenuring off when serving, unless node w
     t.is(await r.exited, 0);
   }
 });
+
+test('should exit 0 on a SIGTERM sent the moment the listening line appears', async (t) => {
+  // The listening line is the cue a supervisor or a script waits for: the signal handlers must
+  // be in place by then, or the default action kills the process (exit by signal, no close).
+  const fake = await startFakeUpstream();
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['chains:', '  1337:', '    rpcs:', `      - ${fake.url}`, ''].join('\n'));
+  t.teardown(async () => {
+    await fake.close();
+    await rm(dir, { recursive: true });
+  });
+  for (let i = 0; i < 5; i += 1) {
+    const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer']);
+    let seen = '';
+    r.child.stdout!.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes('"msg":"omnigate listening"')) r.child.kill('SIGTERM');
+    });
+    t.is(await r.exited, 0, `run ${i}: ${r.err.join('')}`);
+  }
+});

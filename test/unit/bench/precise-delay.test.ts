@@ -1,7 +1,7 @@
 /**
  * The bench's fixed service time (test/bench/precise-delay.ts): every callback runs, none before
  * its deadline (less the documented 0.02 ms of batching), in deadline order even when deadlines
- * are added out of order, and the ring of pending deadlines refuses to overflow. Lower bounds and
+ * are added out of order, and a full ring of unread deadlines refuses the next one. Lower bounds and
  * order only: how late a callback runs depends on this machine's load and is not asserted.
  */
 import test from 'ava';
@@ -55,10 +55,24 @@ test('a second burst after the worker went idle is timed too', async (t) => {
   }
 });
 
-test('more than 65,536 deadlines the timer thread has not read is refused, not silently overwritten', async (t) => {
-  // Before its worker thread is up, nothing is read from the ring.
-  const delay = preciseDelay();
+test('a full ring of unread deadlines refuses the next one, not overwriting any, and takes more once read', async (t) => {
+  // Held: the worker reads nothing until released, so the ring is full after exactly 4.
+  const delay = preciseDelay({ ringSize: 4, held: true });
   t.teardown(() => delay.close());
-  for (let i = 0; i < 65_536; i += 1) delay.after(60_000, () => {});
-  t.throws(() => delay.after(60_000, () => {}), { message: /more than 65,536 deadlines not yet read/ });
+  const ran: number[] = [];
+  let allRan!: () => void;
+  const done = new Promise<void>((resolve) => (allRan = resolve));
+  for (let i = 0; i < 4; i += 1) delay.after(1 + i * 0.1, () => ran.push(i) === 4 && allRan());
+  t.throws(() => delay.after(1, () => ran.push(99)), { message: /more than 4 deadlines not yet read/ });
+  delay.release();
+  await done; // each ran after the worker read it from the ring
+  await new Promise((r) => setTimeout(r, 5)); // the refused one would have run by now
+  t.deepEqual(ran, [0, 1, 2, 3], 'the four accepted callbacks ran, in order; the refused one never did');
+  // All four were read: the ring takes a full ring's worth again.
+  await Promise.all(Array.from({ length: 4 }, (_, i) => new Promise<void>((resolve) => delay.after(i * 0.1, resolve))));
+  t.pass();
+});
+
+test('a ring size that is not a power of two is refused', (t) => {
+  t.throws(() => preciseDelay({ ringSize: 3 }), { instanceOf: RangeError, message: /power of two/ });
 });
