@@ -298,12 +298,18 @@ async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', run
 function medianOf(a: Row[] | undefined, b: Row[] | undefined, f: (a: Row, b: Row) => number): { median: number; all: number[] } | undefined {
   if (!a || !b || a.length === 0 || a.length !== b.length) return undefined;
   const all = a.map((x, i) => f(x, b[i]!));
-  const sorted = [...all].sort((x, y) => x - y);
-  const m = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-  return { median: m, all };
+  return { median: median(all), all };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const rps = (a: Row, b: Row) => a.result.rps / b.result.rps;
+/** The median req/s of a scenario's rounds. */
+const medianRps = (rows: Row[]) => median(rows.map((r) => r.result.rps));
 const addedP50 = (a: Row, b: Row) => a.result.p50 - b.result.p50;
 const p50Ratio = (a: Row, b: Row) => a.result.p50 / b.result.p50;
 
@@ -725,7 +731,8 @@ async function main() {
       ].join('\n')
     : '';
 
-  const targets: { name: string; value: string; target: string; pass: boolean }[] = [];
+  /** `machineBound`: a miss that a gateway doing none of omnigate's work misses too on this machine. */
+  const targets: { name: string; value: string; target: string; pass: boolean; machineBound?: boolean }[] = [];
   // Each comparison is the median of its per-round values (back-to-back runs), listed after it.
   for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [saturated, `${MAX_CONNECTIONS} conns, server saturated`]] as const) {
     const n1Rps = medianOf(runs.n1, runs.proxy, rps);
@@ -737,13 +744,18 @@ async function main() {
     const added = medianOf(runs.n1, runs.proxy, addedP50);
     if (added) targets.push({ name: `N=1 added p50 vs http-proxy (${where})`, value: `${fmt(added.median)} ms${rounds(added)}`, target: '≤ 0.50 ms', pass: added.median <= 0.5 });
   }
-  for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
-    const ratio = medianOf(runs.n3, runs.third, p50Ratio);
-    if (ratio) targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${where})`, value: `${fmt(ratio.median)}×${rounds(ratio)}`, target: '≤ 1.10×', pass: ratio.median <= 1.1 });
-  }
   // The cheapest N=3 gateway (fan-out, no verification) against the same 3rd-fastest upstream:
   // where it misses too, the miss is this machine's, and N=3 ÷ it is what verifying costs.
   const fanVsThird = medianOf(closed.fan, closed.third, p50Ratio);
+  for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
+    const ratio = medianOf(runs.n3, runs.third, p50Ratio);
+    if (!ratio) continue;
+    // A closed loop's p50 is about connections ÷ throughput (Little's law): unlike the open
+    // loop's, its two p50s are taken at different loads, so say which.
+    const loads = runs === closed ? ` (at ${fmtInt(medianRps(runs.n3!))} against ${fmtInt(medianRps(runs.third!))} req/s)` : '';
+    const pass = ratio.median <= 1.1;
+    targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${where})`, value: `${fmt(ratio.median)}×${loads}${rounds(ratio)}`, target: '≤ 1.10×', pass, machineBound: !pass && runs === closed && fanVsThird !== undefined && fanVsThird.median > 1.1 });
+  }
   if (fanVsThird) targets.push({ name: `   plain fan-out (no verification) p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns), for reference`, value: `${fmt(fanVsThird.median)}×${rounds(fanVsThird)}`, target: '≤ 1.10×', pass: fanVsThird.median <= 1.1 });
   if (canon) {
     targets.push({ name: 'canonicalize+hash of the 2.5 MB reply (assessBody, median)', value: `${fmt(canon.assess.median)} ms`, target: '≤ 25 ms', pass: canon.assess.median <= 25 });
@@ -755,7 +767,7 @@ async function main() {
   const targetTable = [
     '| Target | Measured | Goal | |',
     '|---|---:|---:|---|',
-    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? 'pass' : '**miss**'} |`),
+    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? 'pass' : t.machineBound ? '**miss**, machine-bound: the plain fan-out misses too' : '**miss**'} |`),
   ].join('\n');
 
   const ratios: string[] = [];

@@ -53,6 +53,8 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   t.regex(out, /\| Target \| Measured \| Goal \|/);
   t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns\) \| [\d.]+×/m);
   t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns, server saturated\) \| [\d.]+×/m);
+  // The closed loop's N=3 row names the two loads its p50s were taken at.
+  t.regex(out, /^\| N=3 p50 vs 3rd-fastest upstream p50 \(\d+ conns\) \| [\d.]+× \(at [\d,]+ against [\d,]+ req\/s\) \| ≤ 1\.10× \| (pass|\*\*miss\*\*[^|]*) \|$/m);
   t.regex(out, /Machine: \d+ cores/);
   t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
 
