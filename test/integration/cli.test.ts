@@ -13,6 +13,15 @@ import { listeningPort, logLines, runCli } from '../support/cli.js';
 
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
+/** Writes `yaml` to omnigate.yaml in a fresh temporary directory, removed after the test. */
+async function configFile(t: { teardown(fn: () => Promise<void>): void }, yaml: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, yaml);
+  return file;
+}
+
 test('should serve a YAML config, answer requests, and exit 0 on SIGTERM', async (t) => {
   const key = 'c0ffee00c0ffee00c0ffee00c0ffee00';
   const fakes = await Promise.all([startFakeUpstream({ path: `/v3/${key}` }), startFakeUpstream({ path: `/v3/${key}`, profile: 'pretty' })]);
@@ -79,24 +88,19 @@ test('should exit 2 on a missing config file or a bad --port', async (t) => {
 test('should serve the balancer alone with --no-indexer', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
   const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
   t.is((await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber')))).status, 200);
   t.is((await send(base, 'GET', '/api/disputes')).status, 404);
   r.child.kill('SIGINT');
   t.is(await r.exited, 0);
-  await rm(dir, { recursive: true });
 });
 
 test('should finish in-flight requests on SIGTERM, refuse new connections, and exit 0', async (t) => {
   const slow = await startFakeUpstream({ delayMs: 1_500 });
   t.teardown(() => slow.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `timeouts:\n  hedgeMs: 0\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
+  const file = await configFile(t, `timeouts:\n  hedgeMs: 0\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
   const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
   t.teardown(() => r.child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
@@ -116,18 +120,12 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   t.is(answer.status, 200);
   t.is(answer.body.id, 'slow');
   t.is(await r.exited, 0);
-  await rm(dir, { recursive: true });
 });
 
 test('should turn V8 allocation-site pretenuring off when serving, unless node was started with the flag', async (t) => {
   const fake = await startFakeUpstream();
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['chains:', '  1337:', '    rpcs:', `      - ${fake.url}`, ''].join('\n'));
-  t.teardown(async () => {
-    await fake.close();
-    await rm(dir, { recursive: true });
-  });
+  t.teardown(() => fake.close());
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
   for (const [nodeArgs, expected] of [[[], ['--no-allocation-site-pretenuring']], [['--allocation-site-pretenuring'], []]] as const) {
     const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], {}, { nodeArgs: [...nodeArgs] });
     await listeningPort(r);
@@ -142,13 +140,8 @@ test('should exit 0 on a SIGTERM sent the moment the listening line appears', as
   // The listening line is the cue a supervisor or a script waits for: the signal handlers must
   // be in place by then, or the default action kills the process (exit by signal, no close).
   const fake = await startFakeUpstream();
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-cli-'));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['chains:', '  1337:', '    rpcs:', `      - ${fake.url}`, ''].join('\n'));
-  t.teardown(async () => {
-    await fake.close();
-    await rm(dir, { recursive: true });
-  });
+  t.teardown(() => fake.close());
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
   for (let i = 0; i < 5; i += 1) {
     const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer']);
     let seen = '';
