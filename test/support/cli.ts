@@ -30,12 +30,14 @@ export interface RunOptions {
   /** The test: the child is stopped in its teardown, whatever failed. */
   t?: Teardown;
   cwd?: string;
+  /** Another copy of the CLI to run (default: this project's dist/lib/cli.js). */
+  cli?: string;
 }
 
 /** Starts `node [nodeArgs] [--import preload] dist/lib/cli.js ...args` with the given extra environment. */
 export function runCli(args: string[], env: Record<string, string> = {}, options: RunOptions = {}): Run {
   const node = [...(options.nodeArgs ?? []), ...(options.preload ? ['--import', options.preload] : [])];
-  const child = spawnGroup(options.t, process.execPath, [...node, cli, ...args], {
+  const child = spawnGroup(options.t, process.execPath, [...node, options.cli ?? cli, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.cwd ? { cwd: options.cwd } : {}),

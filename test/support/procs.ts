@@ -94,6 +94,27 @@ export async function processes(match: (argv: string[]) => boolean): Promise<Pro
   return out;
 }
 
+/** Every live process below `pid` (children, their children…). */
+export async function descendants(pid: number): Promise<ProcessInfo[]> {
+  const all = await processes(() => true);
+  const out: ProcessInfo[] = [];
+  const parents = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of all) {
+      if (parents.has(p.ppid) && !parents.has(p.pid)) {
+        parents.add(p.pid);
+        out.push(p);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
+/** Which of `pids` still run. */
+export const stillRunning = async (pids: number[]) => processes(() => true).then((all) => all.filter((p) => pids.includes(p.pid)));
+
 /** The postmaster (and its workers) serving `dataDir`: `postgres -D <dataDir>`. */
 export const postgresFor = (dataDir: string) =>
   processes((argv) => /(^|\/)postgres$/.test(argv[0] ?? '') && argv.includes('-D') && argv[argv.indexOf('-D') + 1] === dataDir);
