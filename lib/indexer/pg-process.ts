@@ -46,8 +46,9 @@ function spawnError(file: string, user: PgUser | undefined, err: NodeJS.ErrnoExc
 
 /** Makes a binary executable if an unpacker dropped the mode bits (never touches a good file). */
 async function ensureExecutable(file: string): Promise<void> {
-  const { mode } = await stat(file);
-  if ((mode & 0o555) !== 0o555) await chmod(file, mode | 0o555);
+  const mode = await stat(file).then((s) => (s.isFile() ? s.mode : undefined), () => undefined);
+  // Missing or not a file: the spawn reports it, with a clear message.
+  if (mode !== undefined && (mode & 0o555) !== 0o555) await chmod(file, mode | 0o555).catch(() => {});
 }
 
 function lines(onLine: (line: string) => void): (chunk: Buffer) => void {
