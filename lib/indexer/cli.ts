@@ -21,6 +21,16 @@ export interface DbCommandDeps {
   print?: (line: string) => void;
 }
 
+/** Without a logger, warnings (e.g. where the embedded PostgreSQL keeps its data as root) still reach stderr. */
+const stderrWarnings: Logger = {
+  ...silentLogger,
+  warn: ((obj: Record<string, unknown> | string, msg?: string) => {
+    process.stderr.write(`omnigate: ${typeof obj === 'string' ? obj : msg ?? ''}\n`);
+  }) as Logger['warn'],
+  child: () => stderrWarnings,
+  isLevelEnabled: (level) => level === 'warn' || level === 'error',
+};
+
 async function withDatabase<T>(env: IndexerEnv, deps: DbCommandDeps, fn: (open: OpenIndexerDb) => Promise<T>): Promise<T> {
   const open = await openIndexerDb({
     ...(env.databaseUrl ? { databaseUrl: env.databaseUrl } : {}),
@@ -28,7 +38,7 @@ async function withDatabase<T>(env: IndexerEnv, deps: DbCommandDeps, fn: (open: 
     ...(env.port === undefined ? {} : { port: env.port }),
     ...(env.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: env.statementTimeoutMs }),
     ...(env.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: env.connectTimeoutMs }),
-    logger: deps.logger ?? silentLogger,
+    logger: deps.logger ?? (deps.print ? silentLogger : stderrWarnings),
   });
   try {
     return await fn(open);

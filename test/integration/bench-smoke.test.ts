@@ -5,8 +5,8 @@
  * The figures of a smoke run mean nothing (PostgreSQL seeds during the HTTP scenarios).
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
+import { spawnGroup, stopGroup } from '../support/procs.js';
 
 /** Pids of processes whose parent is `pid`, recursively. */
 async function descendants(pid: number): Promise<number[]> {
@@ -23,19 +23,20 @@ async function descendants(pid: number): Promise<number[]> {
 test('the bench runs end to end in smoke mode and prints its table', async (t) => {
   t.timeout(60_000);
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/run.ts'], {
+  // Its own process group, stopped in teardown whatever failed (the bench forks its servers).
+  const child = spawnGroup(t, process.execPath, ['--import', 'tsx', 'test/bench/run.ts'], {
     env: { ...process.env, BENCH_SMOKE: '1', BENCH_RESULTS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const pids = new Set<number>();
   const watch = setInterval(() => {
     if (child.pid) void descendants(child.pid).then((list) => list.forEach((p) => pids.add(p)));
   }, 500);
-  const killer = setTimeout(() => child.kill('SIGKILL'), 55_000);
+  const killer = setTimeout(() => void stopGroup(child, 2_000), 55_000);
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
   clearTimeout(killer);
   clearInterval(watch);

@@ -33,7 +33,7 @@ export interface AnvilOptions {
   mnemonic?: string;
   /** More anvil arguments, the same for every node. */
   args?: string[];
-  /** How long to wait for a node to answer eth_chainId, ms (default 15 s). */
+  /** How long to wait for a node to answer eth_chainId, ms (default 60 s: generous, for a loaded machine). */
   readyTimeoutMs?: number;
 }
 
@@ -226,7 +226,7 @@ export async function startAnvils(count: number, options: AnvilOptions = {}): Pr
     '--mnemonic', options.mnemonic ?? anvilMnemonic,
     ...(options.args ?? []),
   ];
-  const settled = await Promise.allSettled(Array.from({ length: count }, () => startNode(args, options.readyTimeoutMs ?? 15_000)));
+  const settled = await Promise.allSettled(Array.from({ length: count }, () => startNode(args, options.readyTimeoutMs ?? 60_000)));
   const nodes = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {

@@ -1,6 +1,17 @@
-/** Runs the built CLI (`dist/lib/cli.js`) as a child process, as a user would, and reads its output. */
-import { spawn, type ChildProcess } from 'node:child_process';
+/**
+ * Runs the built CLI (`dist/lib/cli.js`) as a child process, as a user would, and reads its output.
+ * The child runs in its own process group and cannot outlive the test: pass the test as `t` and
+ * its stop (SIGTERM, SIGKILL after a grace period) is registered with `t.teardown` at spawn;
+ * without one, it is stopped after the test file (`test.after.always`), and any group still
+ * alive is SIGKILLed when the test worker exits. See ./procs.ts.
+ */
+import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import test from 'ava';
+import { spawnGroup, stopAllGroups, stopGroup, type Teardown } from './procs.js';
+
+// A test that did not pass `t` (or stop its child) still leaves nothing running after its file.
+test.after.always('stop CLI children still running', () => stopAllGroups());
 
 const cli = resolve('dist/lib/cli.js');
 
@@ -9,35 +20,82 @@ export interface Run {
   out: string[];
   err: string[];
   exited: Promise<number | null>;
+  /** SIGTERM to the process group, SIGKILL after `graceMs`; resolves when it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface RunOptions {
+  preload?: string;
+  nodeArgs?: string[];
+  /** The test: the child is stopped in its teardown, whatever failed. */
+  t?: Teardown;
+  cwd?: string;
+  /** Another copy of the CLI to run (default: this project's dist/lib/cli.js). */
+  cli?: string;
 }
 
 /** Starts `node [nodeArgs] [--import preload] dist/lib/cli.js ...args` with the given extra environment. */
-export function runCli(args: string[], env: Record<string, string> = {}, options: { preload?: string; nodeArgs?: string[] } = {}): Run {
+export function runCli(args: string[], env: Record<string, string> = {}, options: RunOptions = {}): Run {
   const node = [...(options.nodeArgs ?? []), ...(options.preload ? ['--import', options.preload] : [])];
-  const child = spawn(process.execPath, [...node, cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnGroup(options.t, process.execPath, [...node, options.cli ?? cli, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   const out: string[] = [];
   const err: string[] = [];
   child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
   child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out, err, exited };
+  const exited = new Promise<number | null>((r) => {
+    child.once('exit', (code) => r(code));
+    child.once('error', (e) => {
+      err.push(`spawn failed: ${e.message}`);
+      r(null);
+    });
+  });
+  return { child, out, err, exited, stop: (graceMs) => stopGroup(child, graceMs) };
 }
 
-/** The JSON log lines printed so far. */
+/** The JSON log lines printed so far (complete lines only). */
 export const logLines = (r: Run) =>
   r.out
     .join('')
     .split('\n')
+    .slice(0, -1)
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-/** Waits for the `omnigate listening` log line and returns its port. */
-export async function listeningPort(r: Run): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const line = logLines(r).find((l) => l.msg === 'omnigate listening');
-    if (line) return line.port as number;
-    if (r.child.exitCode !== null) throw new Error(`exited: ${r.err.join('')}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error(`never listened: ${r.out.join('')} ${r.err.join('')}`);
+/**
+ * Waits for the `omnigate listening` log line and returns its port: on each output chunk, not
+ * on a timer. Fails when the process exits first, or after `budgetMs` (generous: a loaded
+ * machine starting PostgreSQL can take many seconds).
+ */
+export function listeningPort(r: Run, budgetMs = 90_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const line = logLines(r).find((l) => l.msg === 'omnigate listening');
+      if (line) {
+        done();
+        resolve(line.port as number);
+      }
+    };
+    const exited = () => {
+      check();
+      done();
+      reject(new Error(`exited (${r.child.exitCode ?? r.child.signalCode}) before listening: ${r.err.join('')}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`never listened within ${budgetMs} ms: ${r.out.join('')} ${r.err.join('')}`));
+    }, budgetMs);
+    const done = () => {
+      clearTimeout(timer);
+      r.child.stdout!.off('data', check);
+      r.child.off('exit', exited);
+    };
+    r.child.stdout!.on('data', check);
+    r.child.once('exit', exited);
+    check();
+    if (r.child.exitCode !== null || r.child.signalCode !== null) exited();
+  });
 }
