@@ -10,8 +10,8 @@ import { isMap, isScalar, isSeq, Scalar, type LineCounter, type Node } from 'yam
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export interface EnvSubstitution {
-  /** Problems, each already formatted as `path (line N): message`. */
-  problems: string[];
+  /** One problem per value that could not be substituted (the value is left as written). */
+  problems: { path: string; line: number | undefined; message: string }[];
   /** What each variable was replaced with (environment values only, not defaults). */
   used: Map<string, string>;
 }
@@ -31,10 +31,9 @@ export function substituteEnv(root: unknown, env: Env, counter: LineCounter): En
     } else if (isSeq(node)) {
       node.items.forEach((item, i) => walk(item, `${path}[${i}]`));
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('${')) {
-      const where = `${path || '(root)'}${node.range ? ` (line ${counter.linePos(node.range[0]).line})` : ''}`;
       const result = expand(node.value, env, out.used);
       if ('problem' in result) {
-        out.problems.push(`${where}: ${result.problem}`);
+        out.problems.push({ path: path || '(root)', line: node.range ? counter.linePos(node.range[0]).line : undefined, message: result.problem });
         return;
       }
       node.value = node.type === Scalar.PLAIN ? retype(result.value) : result.value;

@@ -44,7 +44,6 @@ export function parseConfig(text: string, source = 'config', options: ParseOptio
   const twice = chainIdsListedTwice(doc.contents, lineCounter);
   if (twice.length > 0) throw new ConfigError(twice, source);
   const substituted = substituteEnv(doc.contents, options.env ?? process.env, lineCounter);
-  if (substituted.problems.length > 0) throw new ConfigError(substituted.problems, source);
   let raw: unknown;
   try {
     raw = doc.toJS({ maxAliasCount: 100 });
@@ -59,12 +58,18 @@ export function parseConfig(text: string, source = 'config', options: ParseOptio
     );
   }
   const result = validateConfig(raw);
-  if ('problems' in result) {
+  // A value whose ${VAR} could not be substituted is reported for that, not for what it then
+  // looks like (a template URL, not an integer…); every other problem is reported as well.
+  const unset = new Map(substituted.problems.map((p) => [p.path, p]));
+  const problems = ('problems' in result ? result.problems : []).map((p) => {
+    const envProblem = unset.get(p.path);
+    unset.delete(p.path);
+    return envProblem ?? { ...p, line: lineOf(doc.contents, p.path, lineCounter) };
+  });
+  problems.push(...unset.values());
+  if (problems.length > 0 || 'problems' in result) {
     throw new ConfigError(
-      result.problems.map((p) => {
-        const line = lineOf(doc.contents, p.path, lineCounter);
-        return hideUsed(`${p.path}${line ? ` (line ${line})` : ''}: ${p.message}`, substituted.used);
-      }),
+      problems.map((p) => hideUsed(`${p.path}${p.line ? ` (line ${p.line})` : ''}: ${p.message}`, substituted.used)),
       source,
     );
   }
