@@ -5,44 +5,71 @@
 import { readFile } from 'node:fs/promises';
 import { LineCounter, isMap, isSeq, isScalar, parseDocument, type Node } from 'yaml';
 import { ConfigError } from '../lib/errors.js';
+import { hideUsed, substituteEnv, type Env } from './env.js';
 import { validateConfig, type OmnigateConfig } from './schema.js';
 
 export type { OmnigateConfig, ChainConfig } from './schema.js';
-export { validateConfig } from './schema.js';
+export { chainsBelowConfirmations, validateConfig } from './schema.js';
 export { defaults } from './defaults.js';
 
-export async function loadConfigFile(file: string): Promise<OmnigateConfig> {
+export interface ParseOptions {
+  /** Where `${VAR}` references are read from (default process.env). */
+  env?: Env;
+}
+
+export async function loadConfigFile(file: string, options: ParseOptions = {}): Promise<OmnigateConfig> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     throw new ConfigError([`cannot read the config file: ${(err as Error).message}`], file);
   }
-  return parseConfig(text, file);
+  return parseConfig(text, file, options);
 }
 
-/** Parses YAML text (comments allowed). Integers are read exactly, so large chain ids never wrap. */
-export function parseConfig(text: string, source = 'config'): OmnigateConfig {
+/**
+ * Parses YAML text (comments allowed). Integers are read exactly, so large chain ids never wrap.
+ * `${VAR}` / `${VAR:-default}` in values are replaced from the environment (config/env.ts).
+ */
+export function parseConfig(text: string, source = 'config', options: ParseOptions = {}): OmnigateConfig {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(
-      doc.errors.map((e) => {
-        const at = e.linePos?.[0];
-        return `${at ? `line ${at.line}:${at.col}: ` : ''}YAML syntax: ${e.message.split('\n')[0]}`;
-      }),
-      source,
-    );
+    // One mistake often yields several errors (each later one a consequence): the first is the one to fix.
+    const first = doc.errors[0]!;
+    const at = first.linePos?.[0];
+    const what = first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ConfigError([`${at ? `line ${at.line}, column ${at.col}: ` : ''}YAML syntax error: ${what}`], source);
   }
   const twice = chainIdsListedTwice(doc.contents, lineCounter);
   if (twice.length > 0) throw new ConfigError(twice, source);
-  const result = validateConfig(doc.toJS());
-  if ('problems' in result) {
+  const substituted = substituteEnv(doc.contents, options.env ?? process.env, lineCounter);
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    if (!(err instanceof ReferenceError)) throw err;
+    const bomb = /excessive alias/i.test(err.message);
     throw new ConfigError(
-      result.problems.map((p) => {
-        const line = lineOf(doc.contents, p.path, lineCounter);
-        return `${p.path}${line ? ` (line ${line})` : ''}: ${p.message}`;
-      }),
+      [bomb
+        ? 'YAML aliases expand to a huge document (nested *aliases, a "billion laughs"): refused. Write the values out instead of nesting aliases'
+        : `YAML aliases: ${err.message}`],
+      source,
+    );
+  }
+  const result = validateConfig(raw);
+  // A value whose ${VAR} could not be substituted is reported for that, not for what it then
+  // looks like (a template URL, not an integer…); every other problem is reported as well.
+  const unset = new Map(substituted.problems.map((p) => [p.path, p]));
+  const problems = ('problems' in result ? result.problems : []).map((p) => {
+    const envProblem = unset.get(p.path);
+    unset.delete(p.path);
+    return envProblem ?? { ...p, line: lineOf(doc.contents, p.path, lineCounter) };
+  });
+  problems.push(...unset.values());
+  if (problems.length > 0 || 'problems' in result) {
+    throw new ConfigError(
+      problems.map((p) => hideUsed(`${p.path}${p.line ? ` (line ${p.line})` : ''}: ${p.message}`, substituted.used)),
       source,
     );
   }

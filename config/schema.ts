@@ -134,7 +134,10 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       const rpcs = urlList(value.rpcs, `${path}.rpcs`, report);
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
       const listed = Array.isArray(value.rpcs) ? value.rpcs.length : 0;
-      if (listed > 0 && chainConfirmations > listed) {
+      // Only the chain's own key is an error: a global default above a small chain is a warning
+      // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests.
+      const explicit = value.confirmations !== undefined && value.confirmations !== null;
+      if (explicit && listed > 0 && chainConfirmations > listed) {
         report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${listed}: add upstreams or lower it`);
       }
       chains[id] = { rpcs, confirmations: chainConfirmations, confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report) };
@@ -176,7 +179,9 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
     if (/\$\{|%7B/i.test(item)) return report(where, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
     if (seen.has(url.href)) return report(where, `"${item}" is listed twice: a duplicate would vote twice`);
     seen.add(url.href);
-    urls.push(item);
+    // Characters outside printable ASCII (a non-ASCII path, an IDN host) cannot go into a
+    // header or a request line as written: keep the WHATWG-normalized form (percent-encoded).
+    urls.push(/[^\x21-\x7e]/.test(item) ? url.href : item);
   });
   return urls;
 }
@@ -196,4 +201,11 @@ function methodList(value: unknown, path: string, report: (p: string, m: string)
     out.push(m);
   });
   return out;
+}
+
+/** Chains whose confirmations (inherited from the global default) exceed their upstreams. */
+export function chainsBelowConfirmations(config: OmnigateConfig): { chain: string; confirmations: number; upstreams: number }[] {
+  return Object.entries(config.chains)
+    .filter(([, c]) => c.confirmations > c.rpcs.length)
+    .map(([chain, c]) => ({ chain, confirmations: c.confirmations, upstreams: c.rpcs.length }));
 }

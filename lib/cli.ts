@@ -7,20 +7,46 @@
  * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, database down…),
  * 2 on a bad config, environment or arguments.
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { loadConfigFile, validateConfig } from '../config/index.js';
+import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../config/index.js';
 import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
-import { createCliLogger } from './logger.js';
+import { createCliLogger, logLevels } from './logger.js';
+import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
 
 const program = new Command('omnigate')
   .description('Verifying JSON-RPC balancer and bridge-event indexer API')
+  .version(packageVersion(), '-V, --version', 'print the omnigate version')
   .exitOverride()
   .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+/** The version in omnigate's package.json (found upwards from this file: lib/ or dist/lib/). */
+function packageVersion(): string {
+  for (const up of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'omnigate' && pkg.version) return pkg.version;
+    } catch {
+      // not there: try the next level
+    }
+  }
+  return 'unknown';
+}
+
+/** LOG_LEVEL, checked: a typo is a config error naming the allowed levels, not a stack. */
+function logLevel(): string | undefined {
+  const level = process.env.LOG_LEVEL;
+  if (level === undefined || level === '') return undefined;
+  if (!logLevels.includes(level)) {
+    throw new ConfigError([`LOG_LEVEL="${level}" is not a log level: use one of ${logLevels.join(', ')} (default info)`], 'environment');
+  }
+  return level;
+}
 
 function portArg(value: string): number {
   const n = Number(value);
@@ -35,7 +61,8 @@ program
   .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
   .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
   .action(async (opts: { config: string; port?: number; indexer: boolean }) => {
-    const config = await loadConfigFile(opts.config);
+    const config = await loadConfigFile(opts.config, { env: process.env });
+    const level = logLevel();
     let env;
     try {
       env = readIndexerEnv(process.env);
@@ -46,7 +73,14 @@ program
       ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
       ...(env.databaseUrl ? secretsOf(env.databaseUrl) : []),
     ];
-    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level: process.env.LOG_LEVEL });
+    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level });
+    const small = chainsBelowConfirmations(config);
+    if (small.length > 0) {
+      logger.warn(
+        { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
+        'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
+      );
+    }
     let indexer: OpenIndexerDb | undefined;
     if (opts.indexer) {
       indexer = await openIndexerDb({
@@ -131,8 +165,9 @@ program
       process.stdout.write(toYaml(raw, { origin: loaded.origin, cleaned }));
       return;
     }
+    const level = logLevel();
     const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
-    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level: process.env.LOG_LEVEL });
+    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level });
     const served = Object.values(config.chains);
     logger.info(
       {
@@ -148,6 +183,7 @@ program
     const v8Flags = tuneRuntime();
     const running = await startServer(config, config.port, { logger });
     exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
+    reportProbeRound(running.rpc.registry, logger);
     logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
   });
 
@@ -163,7 +199,9 @@ try {
     process.stderr.write(`omnigate: ${err.message}\n`);
     process.exit(2);
   }
-  const e = err as NodeJS.ErrnoException;
-  process.stderr.write(`omnigate: ${e.code === 'EADDRINUSE' ? 'the port is already in use: pick another with --port' : e.message}\n`);
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  process.stderr.write(
+    `omnigate: ${e.code === 'EADDRINUSE' ? `port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with --port` : e.message}\n`,
+  );
   process.exit(1);
 }

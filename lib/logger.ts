@@ -7,6 +7,9 @@
 import pino from 'pino';
 import type { Logger } from './log.js';
 
+/** The levels LOG_LEVEL may name (pino's), most to least severe, and `silent`. */
+export const logLevels: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
 export interface CliLoggerOptions {
   /** Strings that must never be written (provider keys and the like). */
   secrets?: readonly string[];

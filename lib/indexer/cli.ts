@@ -19,6 +19,22 @@ export interface DbCommandDeps {
   logger?: Logger;
   /** Where results are printed (default stdout). */
   print?: (line: string) => void;
+  /** Where progress lines of long commands go (default stderr, so stdout keeps the result). */
+  progress?: (line: string) => void;
+}
+
+/** Seeds of at least this many bridges report their progress (smaller ones take a second or two). */
+const progressFromCount = 2_000;
+
+/** Reports progress at each tenth of the total: at most ten lines, whatever the size. */
+function tenths(report: (line: string) => void): (done: number, total: number) => void {
+  let shown = 0;
+  return (done, total) => {
+    const tenth = Math.floor((10 * done) / total);
+    if (tenth <= shown) return;
+    shown = tenth;
+    report(`seed-demo: ${done}/${total} rows inserted (${tenth * 10}%)`);
+  };
 }
 
 /** Without a logger, warnings (e.g. where the embedded PostgreSQL keeps its data as root) still reach stderr. */
@@ -58,6 +74,7 @@ function message(err: unknown): string {
 
 export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): void {
   const print = deps.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const progress = deps.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const envOf = (cmd: Command, dataDir?: string): IndexerEnv => {
     try {
       const env = readIndexerEnv(deps.env ?? process.env);
@@ -102,7 +119,9 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
           if (existing.n > 0 && !opts.force) {
             throw new Error(`the database already holds ${existing.n} bridge requests; refusing to mix demo data in (pass --force to add anyway)`);
           }
-          return seedDemo(open.db, { count });
+          if (count < progressFromCount) return seedDemo(open.db, { count });
+          progress(`seed-demo: generating ${count} demo bridge transactions…`);
+          return seedDemo(open.db, { count, onProgress: tenths(progress) });
         });
         print(`Seeded ${inserted} demo bridge transactions into ${where(env)}.`);
       } catch (err) {

@@ -206,8 +206,11 @@ const TABLES: [keyof Omit<DemoData, 'states'>, string][] = [
   ['disputes', 'BridgeProofDisputedEvents'], ['claims', 'BridgeDepositClaimedEvents'], ['refunds', 'BridgeDepositRefundedEvents'],
 ];
 
-/** Inserts rows into one of the six tables (names are constants, values are bound parameters). */
-export async function insertRows(db: Pick<IndexerDb, 'none'>, table: string, rows: readonly DemoRow[]): Promise<void> {
+/**
+ * Inserts rows into one of the six tables (names are constants, values are bound parameters).
+ * `inserted` is told how many rows each statement added.
+ */
+export async function insertRows(db: Pick<IndexerDb, 'none'>, table: string, rows: readonly DemoRow[], inserted?: (rows: number) => void): Promise<void> {
   const first = rows[0];
   if (!first) return;
   const columns = Object.keys(first);
@@ -216,15 +219,30 @@ export async function insertRows(db: Pick<IndexerDb, 'none'>, table: string, row
     const s = new SqlBuilder();
     const tuples = rows.slice(i, i + perStatement).map((row) => `(${columns.map((c) => s.param(row[c] ?? null)).join(', ')})`);
     await db.none(bound(s.statement(`INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) VALUES ${tuples.join(', ')}`)));
+    inserted?.(tuples.length);
   }
 }
 
+export interface SeedOptions {
+  count: number;
+  now?: number;
+  seed?: number;
+  /** Told the rows inserted so far (all six tables) and the total, after each statement. */
+  onProgress?: (done: number, total: number) => void;
+}
+
 /** Generates `count` demo bridges and inserts them in one transaction; returns how many. */
-export async function seedDemo(db: IndexerDb, options: { count: number; now?: number; seed?: number }): Promise<number> {
+export async function seedDemo(db: IndexerDb, options: SeedOptions): Promise<number> {
   if (!Number.isInteger(options.count) || options.count < 1) throw new Error('count must be a positive integer');
   const data = generateDemo({ ...options, seed: options.seed ?? Math.floor(Math.random() * 2 ** 31) });
+  const total = TABLES.reduce((n, [key]) => n + data[key].length, 0);
+  let done = 0;
+  const inserted = (rows: number) => {
+    done += rows;
+    options.onProgress?.(done, total);
+  };
   await db.tx('omnigate-seed-demo', async (t) => {
-    for (const [key, table] of TABLES) await insertRows(t, table, data[key]);
+    for (const [key, table] of TABLES) await insertRows(t, table, data[key], inserted);
   });
   return data.states.size;
 }

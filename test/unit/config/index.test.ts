@@ -2,14 +2,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { loadConfigFile, parseConfig } from '../../../config/index.js';
+import { chainsBelowConfirmations, loadConfigFile, parseConfig } from '../../../config/index.js';
 import { ConfigError } from '../../../lib/errors.js';
 
 /** The problems a YAML text is refused with. */
 const problemsOf = (yaml: string): readonly string[] => {
   const err = (() => {
     try {
-      parseConfig(yaml);
+      parseConfig(yaml, 'config', { env: {} });
     } catch (e) {
       return e;
     }
@@ -85,7 +85,7 @@ chains:
   const expected: [RegExp, number][] = [
     [/^refresh_interval \(line 1\): unknown key: did you mean "refreshInterval"\?$/, 0],
     [/^port \(line 2\): 99999 is not an integer from 0 to 65535/, 1],
-    [/^chains\.1\.rpcs\[0\] \(line 6\): .* is a template/, 2],
+    [/^chains\.1\.rpcs\[0\] \(line 6\): \$\{INFURA_API_KEY\} is not set in the environment/, 2],
     [/^chains\.1\.rpcs\[2\] \(line 8\): "https:\/\/a\.example" is listed twice/, 3],
     [/^chains\.1\.confirmableMethods\[0\] \(line 9\): eth_blockNumber is never confirmable/, 4],
   ];
@@ -97,10 +97,16 @@ test('should name the line of the key for a problem about a whole chain', (t) =>
   t.deepEqual(problems, ['chains.1.confirmations (line 5): 2 confirmations need at least 2 upstreams, but rpcs has 1: add upstreams or lower it']);
 });
 
-test('should report confirmations above the number of rpcs', (t) => {
-  const problems = problemsOf('confirmations: 3\nchains:\n  1:\n    rpcs: [https://a.example, https://b.example]\n');
+test('should report a chain\'s own confirmations above the number of its rpcs', (t) => {
+  const problems = problemsOf('confirmations: 1\nchains:\n  1:\n    rpcs: [https://a.example, https://b.example]\n    confirmations: 3\n');
   t.is(problems.length, 1);
-  t.regex(problems[0]!, /^chains\.1\.confirmations \(line 3\): 3 confirmations need at least 3 upstreams, but rpcs has 2/);
+  t.regex(problems[0]!, /^chains\.1\.confirmations \(line 5\): 3 confirmations need at least 3 upstreams, but rpcs has 2/);
+});
+
+test('should accept a global confirmations above a small chain, and list that chain', (t) => {
+  const config = parseConfig('confirmations: 3\nchains:\n  1:\n    rpcs: [https://a.example, https://b.example]\n  10:\n    rpcs: [https://a.example, https://b.example, https://c.example]\n');
+  t.is(config.chains['1']!.confirmations, 3);
+  t.deepEqual(chainsBelowConfirmations(config), [{ chain: '1', confirmations: 3, upstreams: 2 }]);
 });
 
 test('should reject a never-confirmable method in the top-level confirmableMethods', (t) => {
@@ -108,15 +114,34 @@ test('should reject a never-confirmable method in the top-level confirmableMetho
   t.deepEqual(problems, ['confirmableMethods[1] (line 3): eth_gasPrice is never confirmable: its answer depends on the chain head or the node']);
 });
 
-test('should report a YAML syntax error with its line', (t) => {
+test('should report a YAML syntax error once, with its line and column', (t) => {
   const problems = problemsOf('chains:\n  1: {rpcs: [https://a.example]\n');
   t.is(problems.length, 1);
-  t.regex(problems[0]!, /^line 3:1: YAML syntax: /);
+  t.regex(problems[0]!, /^line 3, column 1: YAML syntax error: /);
+  // One unclosed bracket: the parser reports two errors, the second a consequence of the first.
+  const cascade = problemsOf('port: 0\nchains:\n  1:\n    rpcs: ["https://a.example/x"\n  2: [\n');
+  t.deepEqual(cascade, ['line 5, column 3: YAML syntax error: Flow sequence in block collection must be sufficiently indented and end with a ]']);
+});
+
+test('should refuse a YAML alias bomb with a clear problem', (t) => {
+  const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+  for (const [i, name] of ['b', 'c', 'd', 'e', 'f', 'g'].entries()) {
+    const prev = String.fromCharCode(97 + i);
+    levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+  }
+  const problems = problemsOf(`${levels.join('\n')}\nchains:\n  1:\n    rpcs: [https://a.example]\n`);
+  t.is(problems.length, 1);
+  t.regex(problems[0]!, /aliases expand to a huge document.*billion laughs/);
+});
+
+test('should keep a non-ASCII upstream URL percent-encoded (WHATWG form), and ASCII ones as written', (t) => {
+  const config = parseConfig('chains:\n  1:\n    rpcs: ["https://x.example/ключ", "https://ключ.example/a", "https://y.example"]\n');
+  t.deepEqual(config.chains['1']!.rpcs, ['https://x.example/%D0%BA%D0%BB%D1%8E%D1%87', 'https://xn--j1ac0b1a.example/a', 'https://y.example']);
 });
 
 test('should report a duplicate key as a YAML error with its line', (t) => {
   const problems = problemsOf('port: 1\nport: 2\nchains:\n  1:\n    rpcs: [https://a.example]\n');
-  t.regex(problems[0]!, /^line 2:\d+: YAML syntax: .*[Mm]ap keys must be unique/);
+  t.regex(problems[0]!, /^line 2, column \d+: YAML syntax error: .*[Mm]ap keys must be unique/);
 });
 
 test('should refuse an empty file with a fix', (t) => {

@@ -102,7 +102,6 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['fractional confirmations', { ...minimal, confirmations: 1.5 }, 'confirmations', /1\.5 is not an integer/],
   ['refreshInterval 0', { ...minimal, refreshInterval: 0 }, 'refreshInterval', /in seconds/i],
   ['chain confirmations above its rpcs', { chains: { '1': { rpcs: ['https://a.example', 'https://b.example'], confirmations: 3 } } }, 'chains.1.confirmations', /3 confirmations need at least 3 upstreams, but rpcs has 2/],
-  ['inherited confirmations above a chain\'s rpcs', { confirmations: 2, chains: { '1': { rpcs: ['https://a.example'] } } }, 'chains.1.confirmations', /need at least 2 upstreams, but rpcs has 1/],
   ['timeouts as a list', { ...minimal, timeouts: [1] }, 'timeouts', /must be a mapping/],
   ['a zero upstream timeout', { ...minimal, timeouts: { upstreamMs: 0 } }, 'timeouts.upstreamMs', /not an integer/],
   ['a zero batch size', { ...minimal, limits: { batchSize: 0 } }, 'limits.batchSize', /not an integer/],
