@@ -6,6 +6,7 @@
  */
 import pino from 'pino';
 import type { Logger } from './log.js';
+import { scrubberOf } from './upstream/redact.js';
 
 export interface CliLoggerOptions {
   /** Strings that must never be written (provider keys and the like). */
@@ -17,9 +18,8 @@ export interface CliLoggerOptions {
 }
 
 export function createCliLogger(options: CliLoggerOptions = {}): Logger {
-  const secrets = [...new Set(options.secrets ?? [])].sort((a, b) => b.length - a.length);
   const write = options.write ?? ((line: string) => process.stdout.write(line));
-  const scrub = (line: string) => secrets.reduce((text, s) => text.split(s).join('***'), line);
+  const scrub = scrubberOf(options.secrets ?? []);
   const format = options.pretty ? prettyLine : (line: string) => line;
   return pino(
     {
