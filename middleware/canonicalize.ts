@@ -9,6 +9,7 @@ import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed } from '../lib/context.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
+import { loopReason } from '../lib/upstream/loop.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
@@ -35,7 +36,11 @@ export function canonicalize(): Middleware {
  */
 export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
   const { upstream } = o;
-  if (!o.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(o.error.message), ms: o.ms };
+  if (!o.ok) {
+    // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
+    const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
+    return { upstream, ok: false, reason, ms: o.ms };
+  }
   const a = assessBody(o.value.body, payload);
   if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
   if (upstream.secrets.echoedIn(o.value.body)) {
