@@ -13,7 +13,7 @@ import { maxHops, viaEntry } from '../../lib/upstream/loop.js';
 import { redactUrl } from '../../lib/upstream/redact.js';
 import { probeChain } from '../../lib/upstream/probe.js';
 import { rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
-import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startFakeUpstream, startFakeWsUpstream } from '../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../support/gateway.js';
 
 interface Node {
@@ -150,4 +150,17 @@ test('should refuse a request that went through more than maxHops gateways, and 
   t.is(ok.status, 200, ok.text);
   const token = gw.rpc.registry.chains.get('1337')!.upstreams[0]!.hopToken;
   t.is(fake.requests.at(-1)!.headers.via, `${entries(2)}, ${viaEntry(token)}`, 'omnigate entries passed on, ours last, others dropped');
+});
+
+test('should send its Via entry on a ws upstream\'s handshake, one token per upstream', async (t) => {
+  const [ws, plain] = await Promise.all([startFakeWsUpstream(), startFakeUpstream()]);
+  t.teardown(() => Promise.all([ws.close(), plain.close()]).then(() => undefined));
+  const gw = await startGateway({ chains: { 1337: { rpcs: [ws.url, plain.url], confirmations: 2 } } });
+  t.teardown(() => gw.close());
+  const pinned = rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1']);
+  t.is((await gw.post('/rpc/1337', pinned)).headers['x-required-confirmations'], '2');
+  const [first, second] = gw.rpc.registry.chains.get('1337')!.upstreams;
+  t.not(first!.hopToken, second!.hopToken);
+  t.is(ws.requests[0]!.headers.via, viaEntry(first!.hopToken));
+  t.is(plain.requests[0]!.headers.via, viaEntry(second!.hopToken));
 });
