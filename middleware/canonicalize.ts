@@ -41,7 +41,7 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
     return { upstream, ok: false, reason, ms: o.ms };
   }
-  const a = assessBody(o.value.body, payload);
+  const a = assessBody(o.value.body, payload, upstream.secrets.scrub);
   if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
   if (upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };

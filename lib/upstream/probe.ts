@@ -31,7 +31,13 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
     timeoutMs,
     maxBytes: 64 * 1024,
   });
-  const value = JSON.parse(body.toString('utf8')) as { result?: unknown; error?: { message?: string } };
+  let value: { result?: unknown; error?: { message?: string } };
+  try {
+    value = JSON.parse(body.toString('utf8')) as typeof value;
+  } catch {
+    // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
+    throw new Error(`${method}: the answer is not JSON`);
+  }
   if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
     throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
   }

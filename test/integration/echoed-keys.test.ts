@@ -69,6 +69,10 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
     echoToo: 'f00dfeedf00dfeedf00dfeedf00dfeed',
     honest: 'a11ce5a11ce5a11ce5a11ce5a11ce5a1',
     ws: 'w5k3yw5k3yw5k3yw5k3yw5k3y',
+    // Quoted where a reason cuts the text (the 80-character preview, V8's JSON error snippet):
+    // a key must be hidden before the cut, or its first half would remain.
+    cut: 'Zq8Xw3Rt6Yu1Io4Pa7Sd0Fg2Hj5Kl9Mn',
+    first: 'Lp3Ok6Ij9Uh2Yg5Tf8Rd1Es4Wa7Qz0Xc',
   };
   const hostKey = 'abc123def456ghi789jk';
   const bad = [
@@ -78,6 +82,8 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
     await echoing(t, `/${keys.quota}`, (url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, 429, `key ${keys.quota} exceeded quota (${url})`) })),
     await echoing(t, `/v2/${keys.echo}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `invalid api key ${keys.echo}`) })),
     await wsEchoing(t, keys.ws),
+    await echoing(t, `/v1/${keys.cut}`, () => ({ status: 200, type: 'text/plain', body: `${'x'.repeat(70)} ${keys.cut} is not a valid key` })),
+    await echoing(t, `/v1/${keys.first}`, () => ({ status: 200, type: 'text/plain', body: `${keys.first} is not a valid key` })),
     `http://${hostKey}.provider.invalid:9/rpc`,
   ];
   const echoToo = await echoing(t, `/v2/${keys.echoToo}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `unknown key ${keys.echoToo}`) }));
@@ -137,5 +143,8 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
   ];
   for (const secret of [...Object.values(keys), hostKey]) {
     for (const [where, text] of outputs) t.false(text.toLowerCase().includes(secret.toLowerCase()), `${secret} in ${where}`);
+  }
+  for (const half of [keys.cut.slice(0, 8), keys.first.slice(0, 8)]) {
+    for (const [where, text] of outputs) t.false(text.includes(half), `the first half of a key, ${half}, in ${where}`);
   }
 });
