@@ -32,8 +32,11 @@ export const defaults = {
     /** On SIGTERM/SIGINT: how long in-flight requests may finish before the process exits, in ms. */
     shutdownMs: 10_000,
   },
-  /** Show redacted URLs in X-Checked-URLS / X-Forwarded-From too (logs are always redacted). */
-  redactHeaders: false,
+  /**
+   * X-Checked-URLS / X-Forwarded-From name each upstream with its key masked, as logs do. Any web
+   * page can read these headers (CORS is `*`), so showing raw URLs is an explicit opt-out (false).
+   */
+  redactHeaders: true,
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */
   confirmableMethods: [] as string[],
 } as const;

@@ -36,6 +36,8 @@ export interface RpcContext {
   /** The `<n>` of the path, when given. */
   confirmationsOverride?: number;
   payload?: RpcPayload;
+  /** The omnigate Via entries the request came with (lib/upstream/loop.ts), passed on upstream. */
+  via?: string;
   /** classify */
   confirmable?: boolean;
   required?: number;

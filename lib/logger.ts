@@ -6,6 +6,7 @@
  */
 import pino from 'pino';
 import type { Logger } from './log.js';
+import { scrubberOf } from './upstream/redact.js';
 
 /** The levels LOG_LEVEL may name (pino's), most to least severe, and `silent`. */
 export const logLevels: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -20,9 +21,8 @@ export interface CliLoggerOptions {
 }
 
 export function createCliLogger(options: CliLoggerOptions = {}): Logger {
-  const secrets = [...new Set(options.secrets ?? [])].sort((a, b) => b.length - a.length);
   const write = options.write ?? ((line: string) => process.stdout.write(line));
-  const scrub = (line: string) => secrets.reduce((text, s) => text.split(s).join('***'), line);
+  const scrub = scrubberOf(options.secrets ?? []);
   const format = options.pretty ? prettyLine : (line: string) => line;
   return pino(
     {

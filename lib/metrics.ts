@@ -54,13 +54,13 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   };
   new Gauge({
     name: 'omnigate_upstream_up',
-    help: '1 when the upstream is in rotation and not cooling down after failures, else 0.',
+    help: '1 when the upstream is in rotation (right chain, not a request loop) and not cooling down after failures, else 0.',
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {
       const now = Date.now();
       this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined && u.health.coolingUntil <= now ? 1 : 0));
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined && !u.health.loop && u.health.coolingUntil <= now ? 1 : 0));
     },
   });
   new Gauge({

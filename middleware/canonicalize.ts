@@ -1,13 +1,15 @@
 /**
  * Stage 5, canonicalize and hash. Turns each upstream outcome, as it arrives, into a vote (the
  * canonical form's SHA-256, lib/verify/canonical.ts) or a failure with its reason: transport
- * errors, HTTP errors, non-JSON, a wrong id or shape, a provider error.
+ * errors, HTTP errors, non-JSON, a wrong id or shape, a provider error, an answer that quotes
+ * the upstream's own key. Reasons are scrubbed of provider keys.
  * Reads: ctx.fanout, ctx.payload   Writes: ctx.assessed
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed } from '../lib/context.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
+import { loopReason } from '../lib/upstream/loop.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
@@ -26,11 +28,23 @@ export function canonicalize(): Middleware {
   };
 }
 
-/** One outcome → a vote with its hash, or a failure with its reason. */
+/**
+ * One outcome → a vote with its hash, or a failure with its reason. A reason quotes what the
+ * upstream sent (an error message, a body's start), so it is scrubbed of every configured
+ * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
+ * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
+ */
 export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
-  if (!o.ok) return { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms };
-  const a = assessBody(o.value.body, payload);
-  return a.ok
-    ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }
-    : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
+  const { upstream } = o;
+  if (!o.ok) {
+    // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
+    const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
+    return { upstream, ok: false, reason, ms: o.ms };
+  }
+  const a = assessBody(o.value.body, payload, upstream.secrets.scrub);
+  if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
+  if (upstream.secrets.echoedIn(o.value.body)) {
+    return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
+  }
+  return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms };
 }

@@ -9,7 +9,10 @@ import { getContext, need } from '../lib/context.js';
 import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
 
 export interface EmitHeadersOptions {
-  /** Show redacted upstream URLs in X-Checked-URLS and X-Forwarded-From. */
+  /**
+   * Name upstreams by their redacted URL (key masked) in X-Checked-URLS and X-Forwarded-From;
+   * false shows the raw URLs, keys included (an explicit opt-out: config `redactHeaders: false`).
+   */
   redactHeaders: boolean;
 }
 

@@ -3,7 +3,7 @@
  * deadline; the verify stage asks for more calls when answers fail or disagree. This is the
  * only stage that does network I/O. Every call stops when the answer is decided, when the
  * client goes away or when the deadline passes.
- * Reads: ctx.payload, ctx.candidates, ctx.required   Writes: ctx.fanout, ctx.deadlinePassed
+ * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via   Writes: ctx.fanout, ctx.deadlinePassed
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
@@ -39,6 +39,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
         signal,
         timeoutMs: options.upstreamTimeoutMs,
         maxBytes: options.maxResponseBytes,
+        via: ctx.via,
       }),
       expectedLatency,
     );

@@ -2,7 +2,9 @@
  * Stage 1, parse. Gives the request its id, reads the body (bounded), parses and validates the
  * JSON-RPC payload, then checks the route parameters (chain id, `<n>`) so that their errors
  * can already echo the client's id.
- * Reads: req   Writes: ctx.requestId, ctx.log, ctx.payload, ctx.chain, ctx.confirmationsOverride
+ * A request that carries one of the gateway's own Via tokens is its own upstream call come back:
+ * it is refused at once (lib/upstream/loop.ts).
+ * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -19,6 +21,7 @@ import {
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { canonicalChainId, matchRpcRoute, parseConfirmations } from '../lib/route.js';
+import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
 
 export interface ParseJsonRpcOptions {
@@ -42,6 +45,16 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
   return function parseJsonRpc(req, _res, next) {
     const requestId = pickRequestId(req.headers['x-request-id']);
     const ctx = initContext(req, requestId, logger.child({ reqId: requestId }));
+    const hops = hopTokens(req.headers.via);
+    if (hops.length > 0) {
+      // Our own call come back (or a long gateway chain): refused before the body is read.
+      const loop = loopError(hops, options.registry, logger);
+      if (loop) {
+        req.resume(); // the body is not read: drained, so the caller reads the 508
+        return next(loop);
+      }
+      ctx.via = hops.map(viaEntry).join(', ');
+    }
     if (req.method !== 'POST') {
       return next(
         new MethodNotAllowedError(`Method not allowed: ${req.method} ${pathOf(req)}; JSON-RPC calls are POSTed`, {

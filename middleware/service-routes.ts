@@ -45,8 +45,9 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
   };
 }
 
-/** One word for /chains: wrong-chain (out of rotation), cooling-down, lagging, healthy or unknown. */
+/** One word for /chains: loop or wrong-chain (out of rotation), cooling-down, lagging, healthy or unknown. */
 function stateOf(h: Health, now: number): string {
+  if (h.loop) return 'loop';
   if (h.wrongChainId !== undefined) return 'wrong-chain';
   if (h.coolingUntil > now) return 'cooling-down';
   if (h.lag > maxLagBlocks) return 'lagging';

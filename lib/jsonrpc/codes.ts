@@ -35,6 +35,8 @@ export const RpcCode = {
   UpstreamsFailed: -32011,
   /** The request deadline (`timeouts.requestMs`) passed before N upstreams agreed. */
   DeadlineExceeded: -32012,
+  /** The request came back to this gateway through one of its own upstreams (a request loop). */
+  LoopDetected: -32014,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

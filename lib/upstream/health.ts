@@ -28,6 +28,8 @@ export interface Health {
   lag: number;
   /** The chain id the upstream reported when it differs from the configured one: out of rotation. */
   wrongChainId: string | undefined;
+  /** The upstream is the gateway itself, or leads back to it (loop.ts): out of rotation, not probed. */
+  loop: boolean;
 }
 
 export function newHealth(): Health {
@@ -44,6 +46,7 @@ export function newHealth(): Health {
     head: undefined,
     lag: 0,
     wrongChainId: undefined,
+    loop: false,
   };
 }
 

@@ -27,6 +27,8 @@ export interface HttpTransportOptions {
   connections?: number;
   /** TLS options added to the defaults (a private CA, say). */
   tls?: tls.ConnectionOptions;
+  /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
+  via?: string;
 }
 
 /** How long an idle connection is kept; a shorter `Keep-Alive: timeout` hint wins. */
@@ -69,6 +71,7 @@ class Pool {
   session: Buffer | undefined;
   /** Request head up to the request id; the id and the length follow per call. */
   private readonly headPrefix: string;
+  private readonly via: string | undefined;
   private readonly max: number;
   /** Idle connections, the most recently used last (taken first: a hot set stays open). */
   private readonly idle: Connection[] = [];
@@ -83,6 +86,7 @@ class Pool {
     this.port = Number(url.port) || (this.secure ? 443 : 80);
     this.tlsOptions = options.tls;
     this.max = options.connections ?? 128;
+    this.via = options.via;
     const auth =
       url.username || url.password
         ? `Authorization: Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}\r\n`
@@ -109,7 +113,8 @@ class Pool {
     const body = request.payload.raw;
     // The parse stage only lets visible ASCII through; anything else would break the head.
     const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
-    const head = `${this.headPrefix}${id}\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const via = this.via ? `Via: ${request.via ? `${request.via}, ` : ''}${this.via}\r\n` : '';
+    const head = `${this.headPrefix}${id}\r\n${via}Content-Length: ${body.length}\r\n\r\n`;
     if (body.length >= coalesceLimit) return [Buffer.from(head, 'latin1'), body];
     const bytes = Buffer.allocUnsafe(head.length + body.length);
     bytes.write(head, 0, 'latin1');

@@ -4,6 +4,7 @@
  * the upstream out of rotation (and is logged); a failed probe counts as a failure; a head
  * behind the chain's best head sets the upstream's lag. Probes of a chain run in parallel,
  * chains one after another, so a large config never opens hundreds of connections at once.
+ * An upstream found to be a request loop (loop.ts) is not probed.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -30,7 +31,13 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
     timeoutMs,
     maxBytes: 64 * 1024,
   });
-  const value = JSON.parse(body.toString('utf8')) as { result?: unknown; error?: { message?: string } };
+  let value: { result?: unknown; error?: { message?: string } };
+  try {
+    value = JSON.parse(body.toString('utf8')) as typeof value;
+  } catch {
+    // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
+    throw new Error(`${method}: the answer is not JSON`);
+  }
   if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
     throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
   }
@@ -43,19 +50,22 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
     const [chainId, head] = await Promise.all([ask(upstream, 'eth_chainId', 1, timeoutMs), ask(upstream, 'eth_blockNumber', 2, timeoutMs)]);
     return { chainId, head, ms: performance.now() - started };
   } catch (err) {
-    return { error: (err as Error).message, ms: performance.now() - started };
+    // An upstream may echo its URL or key in an error message: never recorded or logged as sent.
+    return { error: upstream.secrets.scrub((err as Error).message), ms: performance.now() - started };
   }
 }
 
 /** Probes every upstream of a chain and updates their health. */
 export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger): Promise<void> {
-  const results = await Promise.all(chain.upstreams.map((u) => probeUpstream(u, timeoutMs)));
+  // A request loop is never probed again: each probe would only come back to us.
+  const results = await Promise.all(chain.upstreams.map((u) => (u.health.loop ? ({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs))));
   const now = Date.now();
   const heads = results.flatMap((r) => (r.head !== undefined && r.chainId === BigInt(chain.id) ? [r.head] : []));
   const best = heads.reduce((a, b) => (b > a ? b : a), 0n);
   results.forEach((r, i) => {
     const u = chain.upstreams[i]!;
     const h = u.health;
+    if (h.loop) return; // found to be a loop (maybe by this very probe), and logged then
     h.lastProbeAt = now;
     if (r.error !== undefined) {
       recordFailure(h, `probe: ${r.error}`, now);

@@ -1,16 +1,21 @@
 /**
- * Redaction of upstream URLs for logs, /chains and error data (spec B6). Pure.
+ * Redaction of upstream URLs for logs, /chains, headers and error data (spec B6). Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
- * (`?apikey=KEY`) or the user-info (`https://user:KEY@host`). The rule keeps what identifies the
- * provider and hides anything that could be a secret:
+ * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name
+ * (`https://KEY.provider.io/`). The rule keeps what identifies the provider and hides anything
+ * that could be a secret:
  * - user-info is replaced by `***`;
+ * - a host label left of the last two is replaced by `***` when it looks like a key (see
+ *   keyLabel: mixed letters and digits, a long run of digits, a UUID or a very long label), so
+ *   `abc123def456ab.quiknode.pro` is hidden and `eth-mainnet.g.alchemy.com` is not;
  * - a path segment is kept only if it looks like a word or a version (`eth`, `v2`, `rpc`,
  *   `mainnet`: letters, digits after a letter, `-`/`_`, at most 12 characters, at most 3 digits);
  *   any other segment becomes `***`;
- * - every query value becomes `***`.
+ * - every query value becomes `***`, and so does a query name that is not such a word.
  */
 const wordSegment = /^[a-z][a-z0-9_-]{0,11}$/i;
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** decodeURIComponent that never throws (a malformed escape is kept as written). */
 function decode(text: string): string {
@@ -25,6 +30,28 @@ function keepSegment(segment: string): boolean {
   return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
 }
 
+/**
+ * Whether a host label looks like a key rather than a name. Names are words joined by `-`, with
+ * a digit or three (`eth-mainnet`, `bsc-dataseed1`, `arb1`, `nd-123-456-789`); keys are random:
+ * a part of 10+ characters mixing 3+ letters and 3+ digits (`abc123def456`), 8+ digits, a UUID,
+ * or a part of 24+ characters.
+ */
+export function keyLabel(label: string): boolean {
+  if (uuid.test(label)) return true;
+  return label.split('-').some((part) => {
+    const digits = part.match(/\d/g)?.length ?? 0;
+    const letters = part.length - digits;
+    return part.length >= 24 || (digits >= 8 && letters === 0) || (part.length >= 10 && digits >= 3 && letters >= 3);
+  });
+}
+
+/** The host labels that keyLabel hides: never the last two (the registered name), never an IP. */
+function hiddenLabels(hostname: string): string[] {
+  if (hostname.startsWith('[') || /^[\d.]+$/.test(hostname)) return [];
+  const labels = hostname.split('.');
+  return labels.slice(0, Math.max(0, labels.length - 2)).filter(keyLabel);
+}
+
 export function redactUrl(raw: string): string {
   let url: URL;
   try {
@@ -33,18 +60,22 @@ export function redactUrl(raw: string): string {
     return '***';
   }
   const auth = url.username || url.password ? '***@' : '';
+  const hidden = new Set(hiddenLabels(url.hostname));
+  const host = hidden.size === 0 ? url.host : `${url.hostname.split('.').map((l) => (hidden.has(l) ? '***' : l)).join('.')}${url.port ? `:${url.port}` : ''}`;
   const path = url.pathname
     .split('/')
     .map((s) => (keepSegment(decode(s)) ? s : '***'))
     .join('/');
-  const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join('&');
-  return `${url.protocol}//${auth}${url.host}${path === '/' ? '' : path}${query ? `?${query}` : ''}`;
+  const query = [...url.searchParams.keys()].map((k) => `${keepSegment(k) ? encodeURIComponent(k) : '***'}=***`).join('&');
+  return `${url.protocol}//${auth}${host}${path === '/' ? '' : path}${query ? `?${query}` : ''}`;
 }
 
 /**
- * The parts of a URL that redactUrl hides (path segments, query values, user-info), so a log
- * sink can scrub them from any text that might still carry them, e.g. a library's error message.
- * Parts shorter than 6 characters are left out: scrubbing them would mangle ordinary words.
+ * The parts of a URL that redactUrl hides (user-info, key-like host labels, path segments, query
+ * values and names), each also as it may be echoed back (decoded, percent-encoded, JSON-escaped,
+ * as written in the config), so a text that might still carry them can be scrubbed: a
+ * library's error message, an upstream's 404 page or quota message. Parts shorter than 6
+ * characters are left out: scrubbing them would mangle ordinary words.
  */
 export function secretsOf(raw: string): string[] {
   let url: URL;
@@ -53,11 +84,35 @@ export function secretsOf(raw: string): string[] {
   } catch {
     return raw.length >= 6 ? [raw] : [];
   }
+  const labels = hiddenLabels(url.hostname).map((l) => {
+    const at = raw.toLowerCase().indexOf(l); // the label as written (URL lowercases host names)
+    return at === -1 ? [l] : [l, raw.slice(at, at + l.length)];
+  });
   const parts = [
+    ...labels.flat(),
     ...url.pathname.split('/').filter((s) => !keepSegment(decode(s))),
     ...[...url.searchParams.values()],
+    ...[...url.searchParams.keys()].filter((k) => !keepSegment(k)),
     decode(url.password),
     decode(url.username),
   ];
-  return [...new Set(parts.flatMap((p) => [p, decode(p)]))].filter((p) => p.length >= 6);
+  const forms = (p: string) => {
+    const plain = decode(p);
+    return [p, plain, encodeURIComponent(plain), JSON.stringify(plain).slice(1, -1)];
+  };
+  return [...new Set(parts.flatMap(forms))].filter((p) => p.length >= 6);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A function that replaces every given secret in a text by `***`, ignoring case (a host name
+ * comes back in any case, and hiding a little more is the safe side). Longer secrets first, so
+ * a secret that contains another is hidden whole.
+ */
+export function scrubberOf(secrets: readonly string[]): (text: string) => string {
+  const unique = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+  if (unique.length === 0) return (text) => text;
+  const pattern = new RegExp(unique.map(escapeRegExp).join('|'), 'gi');
+  return (text) => text.replace(pattern, '***');
 }

@@ -5,7 +5,8 @@
 import type { OmnigateConfig } from '../../config/schema.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
-import { redactUrl } from './redact.js';
+import { newHopToken, viaEntry } from './loop.js';
+import { redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport.js';
 import { createWsTransport } from './ws-transport.js';
 
@@ -19,6 +20,17 @@ export interface Upstream {
   readonly label: string;
   readonly transport: Transport;
   readonly health: Health;
+  /** Keeps provider keys out of what an upstream sends back (error messages, reasons). */
+  readonly secrets: UpstreamSecrets;
+  /** This upstream's token in the Via header of our calls (loop.ts). */
+  readonly hopToken: string;
+}
+
+export interface UpstreamSecrets {
+  /** The text with every configured upstream's secrets (redact.ts secretsOf) replaced by `***`. */
+  scrub(text: string): string;
+  /** Whether an answer holds one of this upstream's own secrets (it echoed its URL or key). */
+  echoedIn(body: Buffer): boolean;
 }
 
 export interface Chain {
@@ -31,22 +43,39 @@ export interface Chain {
 
 export interface Registry {
   readonly chains: ReadonlyMap<string, Chain>;
+  /** The upstream through which one of these Via tokens (loop.ts) is ours: a call come back. */
+  loopThrough(tokens: readonly string[]): Upstream | undefined;
   close(): Promise<void>;
 }
 
 export function createRegistry(config: OmnigateConfig): Registry {
   const chains = new Map<string, Chain>();
+  const byToken = new Map<string, Upstream>();
+  // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
+  const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
   for (const [id, chain] of Object.entries(config.chains)) {
-    const upstreams = chain.rpcs.map((url, index): Upstream => ({
-      chainId: id,
-      index,
-      url,
-      label: redactUrl(url),
-      transport: /^wss?:/i.test(url)
-        ? createWsTransport(url, { maxBytes: config.limits.responseBytes })
-        : createHttpTransport(url),
-      health: newHealth(),
-    }));
+    const upstreams = chain.rpcs.map((url, index): Upstream => {
+      // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
+      const own = secretsOf(url)
+        .filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16)
+        .map((s) => Buffer.from(s));
+      const hopToken = newHopToken();
+      const via = viaEntry(hopToken);
+      const upstream: Upstream = {
+        chainId: id,
+        index,
+        url,
+        label: redactUrl(url),
+        transport: /^wss?:/i.test(url)
+          ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
+          : createHttpTransport(url, { via }),
+        health: newHealth(),
+        secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
+        hopToken,
+      };
+      byToken.set(hopToken, upstream);
+      return upstream;
+    });
     chains.set(id, {
       id,
       confirmations: chain.confirmations,
@@ -56,6 +85,13 @@ export function createRegistry(config: OmnigateConfig): Registry {
   }
   return {
     chains,
+    loopThrough(tokens) {
+      for (const token of tokens) {
+        const upstream = byToken.get(token);
+        if (upstream) return upstream;
+      }
+      return undefined;
+    },
     async close() {
       await Promise.all([...chains.values()].flatMap((c) => c.upstreams.map((u) => u.transport.close())));
     },

@@ -1,7 +1,7 @@
 /**
  * Ranking of a chain's upstreams for one request. Pure: (candidates, now) → ordered list.
  *
- * An upstream that reported another chain id is out of rotation (left out). The others are
+ * An upstream that reported another chain id, or is a request loop, is out of rotation (left out). The others are
  * ordered by: not cooling down after repeated failures first; then not lagging (more than
  * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average,
  * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
@@ -11,6 +11,8 @@
  * the same request).
  */
 import type { Health } from './health.js';
+
+const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 
 export interface Rankable {
   /** Position in the chain's `rpcs` list. */
@@ -35,7 +37,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   let fastest = Infinity;
   for (const u of candidates) {
     const ms = u.health.latencyMs;
-    if (ms !== undefined && u.health.wrongChainId === undefined && ms < fastest) fastest = ms;
+    if (ms !== undefined && inRotation(u.health) && ms < fastest) fastest = ms;
   }
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const tier = (u: T) =>
@@ -44,8 +46,8 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {
     const u = candidates[i]!;
-    plain = u.health.wrongChainId === undefined && tier(u) === 0 && (i === 0 || candidates[i - 1]!.index < u.index);
+    plain = inRotation(u.health) && tier(u) === 0 && (i === 0 || candidates[i - 1]!.index < u.index);
   }
   if (plain) return candidates.slice();
-  return candidates.filter((u) => u.health.wrongChainId === undefined).sort((a, b) => tier(a) - tier(b) || a.index - b.index);
+  return candidates.filter((u) => inRotation(u.health)).sort((a, b) => tier(a) - tier(b) || a.index - b.index);
 }

@@ -51,6 +51,8 @@ export interface UpstreamRequest {
   timeoutMs: number;
   /** Largest response accepted, in bytes. */
   maxBytes: number;
+  /** The omnigate Via entries of the request being served (loop.ts), passed along. */
+  via?: string;
 }
 
 export interface UpstreamResponse {

@@ -15,6 +15,8 @@ export interface WsTransportOptions {
   maxBytes: number;
   /** Time allowed for the opening handshake. */
   handshakeTimeoutMs?: number;
+  /** Our Via entry (loop.ts), sent on the handshake (one socket serves every request). */
+  via?: string;
 }
 
 interface Pending {
@@ -80,6 +82,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         maxPayload: options.maxBytes,
         handshakeTimeout: options.handshakeTimeoutMs ?? 5_000,
         perMessageDeflate: false,
+        ...(options.via ? { headers: { Via: options.via } } : {}),
       });
       ws.on('open', () => {
         failures = 0;

@@ -14,25 +14,29 @@ export type Assessment = { ok: true; canonical: string; hash: string } | { ok: f
 const providerTroubleCodes = new Set([-32005, -32603, 429]);
 const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
 
-export function assessBody(body: Buffer | string, payload: RpcPayload): Assessment {
+/**
+ * `scrub` hides provider keys in what a reason quotes of the body; it runs before any cut, so
+ * that a key cut in two cannot leave its first half behind.
+ */
+export function assessBody(body: Buffer | string, payload: RpcPayload, scrub: (text: string) => string = (text) => text): Assessment {
   try {
-    return assess(body, payload);
+    return assess(body, payload, scrub);
   } catch (err) {
     // RangeError from a pathologically nested answer: not a vote, and never a crash.
     return { ok: false, reason: `unusable answer: ${(err as Error).message}` };
   }
 }
 
-function assess(body: Buffer | string, payload: RpcPayload): Assessment {
+function assess(body: Buffer | string, payload: RpcPayload, scrub: (text: string) => string): Assessment {
   let value: unknown;
   try {
     value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch {
-    return { ok: false, reason: `not JSON: ${preview(body)}` };
+    return { ok: false, reason: `not JSON: ${preview(body, scrub)}` };
   }
   if (!payload.batch) {
     const call = payload.calls[0]!;
-    const answer = answerOf(value, call);
+    const answer = answerOf(value, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: answer };
     const canonical = canonicalForm(call.method, answer);
     return { ok: true, canonical, hash: sha256Hex(canonical) };
@@ -56,7 +60,7 @@ function assess(body: Buffer | string, payload: RpcPayload): Assessment {
   for (const call of payload.calls) {
     const member = byId.get(idKey(call.id));
     if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
-    const answer = answerOf(member, call);
+    const answer = answerOf(member, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
     members.push(canonicalForm(call.method, answer));
   }
@@ -69,7 +73,7 @@ function idKey(id: unknown): string {
 }
 
 /** The answer in a response object, or a string saying what is wrong with it. */
-function answerOf(value: unknown, call: RpcCall): Answer | string {
+function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string): Answer | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON-RPC response object';
   const obj = value as Record<string, unknown>;
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
@@ -80,7 +84,7 @@ function answerOf(value: unknown, call: RpcCall): Answer | string {
     // A contract's revert reason may say "rate limit" too: that is an answer, not provider trouble.
     const trouble = providerTroubleCodes.has(error.code) || (error.code !== 3 && !/revert/i.test(message) && providerTroubleMessage.test(message));
     if (trouble) {
-      return `provider error ${error.code}: ${message.slice(0, 200)}`;
+      return `provider error ${error.code}: ${scrub(message).slice(0, 200)}`;
     }
     return { error: { code: error.code, data: error.data } };
   }
@@ -94,7 +98,8 @@ function errorMessage(value: unknown): string | undefined {
   return typeof error?.message === 'string' ? error.message : undefined;
 }
 
-function preview(body: Buffer | string): string {
-  const text = (typeof body === 'string' ? body : body.subarray(0, 120).toString('utf8')).replace(/\s+/g, ' ').trim();
+function preview(body: Buffer | string, scrub: (text: string) => string): string {
+  // The first 4 KB are scrubbed, then cut: a key past 120 bytes still could not be cut in two.
+  const text = scrub(typeof body === 'string' ? body.slice(0, 4096) : body.subarray(0, 4096).toString('utf8')).replace(/\s+/g, ' ').trim();
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }

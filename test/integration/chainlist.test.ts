@@ -42,7 +42,7 @@ async function world(): Promise<World> {
     '8453': [await fakeOf(8453n)],
     '11297108109': [await fakeOf(11297108109n)],
   };
-  const host = (id: string, i: number, f: FakeUpstream) => `http://c${id}-${i}.chainlist.test:${new URL(f.url).port}/`;
+  const host = (id: string, i: number, f: FakeUpstream) => `http://c${id}-${i}.chainlist.test:${new URL(f.url).port}`; // as the headers name it
   const usable = Object.fromEntries(Object.entries(fakes).map(([id, fs]) => [id, fs.map((f, i) => host(id, i, f))]));
   const data = [
     { name: 'OP Mainnet', chainId: 10, rpc: ['https://optimism-mainnet.infura.io/v3/${INFURA_API_KEY}', ...usable['10']!, usable['10']![0]!.toUpperCase()] },

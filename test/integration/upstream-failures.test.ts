@@ -132,13 +132,26 @@ test('should send the provider key in the path upstream and keep it out of every
   await closeAll(gw, ...fakes);
 });
 
-test('should show redacted URLs in the headers when redactHeaders is on', async (t) => {
+test('should name upstreams by their redacted URL in the headers by default', async (t) => {
   const key = 'abcdef0123456789abcdef0123456789';
   const fake: FakeUpstream = await startFakeUpstream({ path: `/${key}` });
-  const gw = await startGateway({ redactHeaders: true, chains: { 1: { rpcs: [fake.url] } } });
+  const gw = await startGateway({ chains: { 1: { rpcs: [fake.url] } } });
+  const r = await gw.post('/rpc/1', latest, { origin: 'https://any.page.example' });
+  t.is(r.status, 200);
+  t.is(r.headers['access-control-allow-origin'], '*', 'a web page can read the headers');
+  t.false(JSON.stringify(r.headers).includes(key));
+  t.is(r.headers['x-forwarded-from'], fake.url.replace(key, '***'));
+  t.is(r.headers['x-checked-urls'], fake.url.replace(key, '***'));
+  await closeAll(gw, fake);
+});
+
+test('should show the raw URLs in the headers only when redactHeaders is false (an explicit opt-out)', async (t) => {
+  const key = 'abcdef0123456789abcdef0123456789';
+  const fake: FakeUpstream = await startFakeUpstream({ path: `/${key}` });
+  const gw = await startGateway({ redactHeaders: false, chains: { 1: { rpcs: [fake.url] } } });
   const r = await gw.post('/rpc/1', latest);
   t.is(r.status, 200);
-  t.false(String(r.headers['x-forwarded-from']).includes(key));
-  t.regex(String(r.headers['x-checked-urls']), /\/\*\*\*$/);
+  t.is(r.headers['x-forwarded-from'], fake.url);
+  t.is(r.headers['x-checked-urls'], fake.url);
   await closeAll(gw, fake);
 });

@@ -171,7 +171,7 @@ async function startNode(args: readonly string[], readyTimeoutMs: number): Promi
     child.once('error', (err) => {
       spawnError = err;
     });
-    const url = `http://127.0.0.1:${port}/`;
+    const url = `http://127.0.0.1:${port}`; // as redactUrl names it in the headers
     const request = makeRequest(url);
     const deadline = Date.now() + readyTimeoutMs;
     let ready = false;

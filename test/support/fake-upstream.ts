@@ -175,7 +175,7 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  fake.url = `http://127.0.0.1:${port}${options.path ?? '/'}`;
+  fake.url = `http://127.0.0.1:${port}${options.path ?? ''}`; // as redactUrl names it (no key: unchanged)
   fake.close = () =>
     new Promise<void>((resolve) => {
       for (const s of sockets) s.destroy();
@@ -203,7 +203,7 @@ export async function startFakeWsUpstream(options: FakeOptions = {}): Promise<Fa
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  fake.url = `ws://127.0.0.1:${port}${options.path ?? '/'}`;
+  fake.url = `ws://127.0.0.1:${port}${options.path ?? ''}`;
   fake.close = () =>
     new Promise<void>((resolve) => {
       for (const c of wss.clients) c.terminate();

@@ -38,7 +38,7 @@ test('should read null values as "use the default"', (t) => {
   const c = ok({ ...minimal, port: null, timeouts: null, limits: { batchSize: null }, redactHeaders: null });
   t.is(c.port, defaults.port);
   t.is(c.limits.batchSize, defaults.limits.batchSize);
-  t.false(c.redactHeaders);
+  t.true(c.redactHeaders);
 });
 
 test('should let a chain inherit the top-level confirmations and override it', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { redactUrl, secretsOf } from '../../../../lib/upstream/redact.js';
+import { keyLabel, redactUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
 
 const infuraKey = '9aa3d95b3bc440fa88ea12eaa4456161';
 const alchemyKey = 'Xy7kP2mQ9vR4tL8nB3wE6aZ1cF5gH0jD';
@@ -23,6 +23,29 @@ const cases: [string, string, string, string[]][] = [
   ['a port kept', 'http://10.0.0.5:8545/', 'http://10.0.0.5:8545', []],
   ['a long word segment', 'https://rpc.example/mainnetarchivenode', 'https://rpc.example/***', ['mainnetarchivenode']],
   ['a segment with many digits', 'https://rpc.example/node12345', 'https://rpc.example/***', ['node12345']],
+  // A key in the host name: the label left of the registered name, when it looks random.
+  ['a host key (mixed letters and digits)', 'https://abc123def456ghi789.quiknode.pro/', 'https://***.quiknode.pro', ['abc123def456ghi789']],
+  ['a host key with a path key too', `https://a1b2c3d4e5f6a7b8.eth.example.io/${infuraKey}`, 'https://***.eth.example.io/***', ['a1b2c3d4e5f6a7b8', infuraKey]],
+  ['a host key in upper case', 'https://ABC123DEF456GHI.node.example/rpc', 'https://***.node.example/rpc', ['abc123def456ghi', 'ABC123DEF456GHI']],
+  ['a UUID host label', 'https://123e4567-e89b-12d3-a456-426614174000.rpc.example.com/', 'https://***.rpc.example.com', ['123e4567-e89b-12d3-a456-426614174000']],
+  ['a long hex host label with a port', 'wss://0f1e2d3c4b5a69788796a5b4.ws.example:8546/', 'wss://***.ws.example:8546', ['0f1e2d3c4b5a69788796a5b4']],
+  ['a numeric account label', 'https://4815162342.rpc.example/', 'https://***.rpc.example', ['4815162342']],
+  ['a key as a query name', 'https://rpc.example/eth?abcdef123456ghij', 'https://rpc.example/eth?***=***', ['abcdef123456ghij']],
+  ['a drpc dkey', 'https://lb.drpc.org/ogrpc?network=ethereum&dkey=Ak80gSCleU1Frwnafb5Ka4VRKGAHTlER7oyYPpUhemBL', 'https://lb.drpc.org/ogrpc?network=***&dkey=***', ['Ak80gSCleU1Frwnafb5Ka4VRKGAHTlER7oyYPpUhemBL']],
+  // Ordinary host names are kept whole.
+  ['Alchemy host', 'https://eth-mainnet.g.alchemy.com/v2/demo', 'https://eth-mainnet.g.alchemy.com/v2/demo', []],
+  ['Ankr host', 'https://rpc.ankr.com/eth', 'https://rpc.ankr.com/eth', []],
+  ['PublicNode host', 'https://ethereum-rpc.publicnode.com', 'https://ethereum-rpc.publicnode.com', []],
+  ['1rpc host', 'https://1rpc.io/eth', 'https://1rpc.io/eth', []],
+  ['Infura host', 'https://mainnet.infura.io/v3/', 'https://mainnet.infura.io/v3/', []],
+  ['Binance data seed', 'https://bsc-dataseed1.binance.org/', 'https://bsc-dataseed1.binance.org', []],
+  ['Chainstack node name', 'https://nd-123-456-789.p2pify.com/', 'https://nd-123-456-789.p2pify.com', []],
+  ['QuickNode name', 'https://old-red-sun.quiknode.pro/', 'https://old-red-sun.quiknode.pro', []],
+  ['a long hyphenated name', 'https://avalanche-c-chain-rpc.publicnode.com/', 'https://avalanche-c-chain-rpc.publicnode.com', []],
+  ['zkSync', 'https://zksync2-mainnet.zksync.io/', 'https://zksync2-mainnet.zksync.io', []],
+  ['a key-like registered name (kept: it is the provider)', 'https://rpc.builder0x69.io/', 'https://rpc.builder0x69.io', []],
+  ['an IPv4 host', 'http://192.168.100.200:8545/', 'http://192.168.100.200:8545', []],
+  ['an IPv6 host', 'http://[2001:db8::1234:5678]:8545/', 'http://[2001:db8::1234:5678]:8545', []],
 ];
 
 for (const [name, url, redacted, secrets] of cases) {
@@ -68,3 +91,28 @@ for (const url of malformed) {
     t.notThrows(() => secretsOf(url));
   });
 }
+
+const words = ['eth-mainnet', 'rpc', 'ethereum-rpc', 'mainnet', 'arb1', 'bsc-dataseed1', 'nd-123-456-789', 'polygon-mainnet', 'base-mainnet', 'ethereum-mainnet-archive', 'opt-mainnet', 'zksync2-mainnet', 'go', 'lb', 'eth1', 'virginia'];
+const keys = ['abc123def456', 'a1b2c3d4e5f6', '9aa3d95b3bc440fa88ea12eaa4456161', '12345678', 'xk4mzqpwrtvbnhjsdlgfyceaoi', '123e4567-e89b-12d3-a456-426614174000'];
+
+test('should tell key-like host labels from names', (t) => {
+  t.deepEqual(words.filter(keyLabel), []);
+  t.deepEqual(keys.filter((k) => !keyLabel(k)), []);
+});
+
+test('should list each hidden part also as it may be echoed: percent-encoded, decoded, JSON-escaped', (t) => {
+  const found = secretsOf('https://bob:p%40ss%2Fword99%22@node.example.com/');
+  for (const form of ['p@ss/word99"', 'p%40ss%2Fword99%22', 'p@ss/word99\\"']) t.true(found.includes(form), `${form} in ${JSON.stringify(found)}`);
+});
+
+test('should scrub every secret from a text, longest first and in any case', (t) => {
+  const url = `https://abc123def456ghi789.quiknode.pro/v3/${infuraKey}`;
+  const scrub = scrubberOf(secretsOf(url));
+  const page = `<h1>404</h1><p>${url} (${encodeURIComponent(url)}) not found; host ABC123DEF456GHI789.QUIKNODE.PRO, key ${infuraKey.toUpperCase()}</p>`;
+  const clean = scrub(page);
+  t.false(clean.toLowerCase().includes(infuraKey));
+  t.false(clean.toLowerCase().includes('abc123def456ghi789'));
+  t.true(clean.includes('https://***.quiknode.pro/v3/***'));
+  t.is(scrubberOf([])('unchanged text'), 'unchanged text');
+  t.is(scrubberOf(['a.b*c'])('x a.b*c y aXbbc'), 'x *** y aXbbc', 'secrets are matched literally');
+});
