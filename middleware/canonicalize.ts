@@ -11,6 +11,7 @@ import type { Outcome } from '../lib/upstream/fanout.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
+import type { IgnoredFields } from '../lib/verify/canonical.js';
 
 export function canonicalize(): Middleware {
   return function canonicalize(req, _res, next) {
@@ -19,7 +20,7 @@ export function canonicalize(): Middleware {
     const payload = need(ctx, 'payload', 'canonicalize');
     ctx.assessed = {
       subscribe(listener) {
-        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload)));
+        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload, ctx.chain?.ignoredFields)));
       },
     };
     next();
@@ -27,10 +28,10 @@ export function canonicalize(): Middleware {
 }
 
 /** One outcome → a vote with its hash, or a failure with its reason. */
-export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
+export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields): Assessed {
   if (!o.ok) return { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms };
-  const a = assessBody(o.value.body, payload);
+  const a = assessBody(o.value.body, payload, ignored);
   return a.ok
-    ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }
+    ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) }
     : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
 }
