@@ -30,7 +30,8 @@ test('should apply every default to a minimal config', (t) => {
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
     confirmableMethods: [],
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [] } },
+    ignoredFields: {},
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
   });
 });
 
