@@ -26,6 +26,8 @@ export interface FakeOptions {
   answer?: AnswerFn;
   /** Path the fake serves (any other path gets 404), e.g. '/v2/KEY'. */
   path?: string;
+  /** The whole response text for a single call, as written (numbers, duplicate keys…), instead of `answer`. */
+  raw?: (call: RpcCallIn) => string;
 }
 
 export interface FakeUpstream {
@@ -168,7 +170,8 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
           res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(render(fake.profile, body, answer));
+        const text = options.raw && !Array.isArray(body) ? options.raw(body as RpcCallIn) : render(fake.profile, body, answer);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };
       if (fake.delayMs > 0) setTimeout(send, fake.delayMs);
       else send();
