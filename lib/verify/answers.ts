@@ -7,11 +7,11 @@
  *
  * The JSON text is read losslessly: a key repeated in an object makes the answer a failure
  * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and every
- * number is compared as written. The fast path is JSON.parse plus one scan of the text that
- * proves both (readJson); only an answer with a number JSON.parse would change is parsed again
- * by lossless-json, with those numbers kept as their text.
+ * number is compared as written. JSON.parse does the parsing (V8's, the fastest there is) and one
+ * scan of the text proves both (readJson); only an answer with a number JSON.parse would change
+ * is parsed a second time, those numbers swapped for marker strings, then for JsonNumbers.
  */
-import { parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
+import { randomBytes } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
 
@@ -97,25 +97,52 @@ export function readJson(text: string): { value: unknown } | { reason: string } 
   if (scan.members !== countMembers(value)) {
     return { reason: 'an object has a duplicate key: JSON parsers differ on which of its values counts, so the answer cannot vote' };
   }
-  if (scan.numbersExact) return { value };
-  return { value: losslessParse(text, null, keepInexactNumber) };
+  if (scan.inexact.length === 0) return { value };
+  return { value: parseKeeping(text, scan.inexact) };
 }
 
-/** A number JSON.parse reads back as written stays a number; any other keeps its text. */
-function keepInexactNumber(text: string): unknown {
-  const n = Number(text);
-  return String(n) === text ? n : new JsonNumber(text);
+/**
+ * JSON.parse of the text with each inexact number token (start, end offsets) replaced by a
+ * marker string, then each marker by a JsonNumber of the token. The marker carries a random
+ * nonce drawn per call, so no string of the answer can pass for one.
+ */
+function parseKeeping(text: string, inexact: readonly number[]): unknown {
+  const prefix = `\\u0000${randomBytes(12).toString('base64url')}:`; // as written in the JSON text
+  const marker = JSON.parse(`"${prefix}"`) as string; // as JSON.parse gives it
+  const tokens: string[] = [];
+  let rewritten = '';
+  let from = 0;
+  for (let k = 0; k < inexact.length; k += 2) {
+    const start = inexact[k]!;
+    const end = inexact[k + 1]!;
+    tokens.push(text.slice(start, end));
+    rewritten += `${text.slice(from, start)}"${prefix}${tokens.length - 1}"`;
+    from = end;
+  }
+  rewritten += text.slice(from);
+  const revive = (v: unknown): unknown => {
+    if (typeof v === 'string') return v.startsWith(marker) ? new JsonNumber(tokens[Number(v.slice(marker.length))]!) : v;
+    if (v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) v[i] = revive(v[i]);
+    } else {
+      for (const key of Object.keys(v)) (v as Record<string, unknown>)[key] = revive((v as Record<string, unknown>)[key]);
+    }
+    return v;
+  };
+  return revive(JSON.parse(rewritten));
 }
 
 /**
  * One pass over JSON text known to be valid: the members of all its objects (the `:` outside
- * strings) and whether every number token reads back as written (String(Number(t)) === t, which
- * is false for 1.0, 1e2, -0, 1e400 and integers beyond 2^53). Strings are skipped with indexOf.
+ * strings) and the number tokens that do not read back as written (String(Number(t)) !== t:
+ * 1.0, 1e2, -0, 1e400, integers beyond 2^53), as start and end offsets in one flat list.
+ * Strings are skipped with indexOf.
  */
-export function scanText(text: string): { members: number; numbersExact: boolean } {
+export function scanText(text: string): { members: number; inexact: number[] } {
   const n = text.length;
   let members = 0;
-  let numbersExact = true;
+  const inexact: number[] = [];
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -137,14 +164,12 @@ export function scanText(text: string): { members: number; numbersExact: boolean
         const d = text.charCodeAt(j);
         if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
       }
-      if (numbersExact) {
-        const token = text.slice(i, j);
-        if (String(Number(token)) !== token) numbersExact = false;
-      }
+      const token = text.slice(i, j);
+      if (String(Number(token)) !== token) inexact.push(i, j);
       i = j;
     } else i++;
   }
-  return { members, numbersExact };
+  return { members, inexact };
 }
 
 /** Members of every object in a parsed JSON value. */
@@ -165,9 +190,9 @@ function countMembers(value: unknown): number {
 
 /**
  * The body to return under a confirmation: the first member's raw bytes, unless it carries an
- * ignored field whose value (as written) not every member carried. Then that answer is parsed
- * again, numbers kept as written, those fields removed, and it is written out again (compact;
- * key order kept, except that integer-like keys come first, as in any JS object).
+ * ignored field whose value (as written) not every member carried. Then that answer is read
+ * again (readJson), those fields are removed, and it is written out again: compact, numbers as
+ * written, key order kept except that integer-like keys come first (as in any JS object).
  */
 export function confirmedBody(members: readonly { body: Buffer; ignored?: readonly IgnoredValue[] }[], payload: RpcPayload): Buffer {
   const first = members[0]!;
@@ -175,9 +200,15 @@ export function confirmedBody(members: readonly { body: Buffer; ignored?: readon
   const others = members.slice(1).map((m) => new Set((m.ignored ?? []).map((v) => v.key)));
   const drop = first.ignored.filter((v) => others.some((keys) => !keys.has(v.key)));
   if (drop.length === 0) return first.body;
-  const value = losslessParse(first.body.toString('utf8'), null, (text) => new JsonNumber(text));
-  for (const { path } of drop) removeAt(value, path, payload);
-  return Buffer.from(losslessStringify(value, undefined, undefined, [{ test: (v) => v instanceof JsonNumber, stringify: (v) => (v as JsonNumber).text }])!);
+  const read = readJson(first.body.toString('utf8'));
+  if ('reason' in read) return first.body; // cannot happen: it was read the same way to vote
+  for (const { path } of drop) removeAt(read.value, path, payload);
+  // A JsonNumber goes out as a marker string, then the marker is replaced by the number's text.
+  const nonce = randomBytes(12).toString('base64url');
+  const numbers: string[] = [];
+  const text = JSON.stringify(read.value, (_key, v: unknown) => (v instanceof JsonNumber ? `\u0000${nonce}:${numbers.push(v.text) - 1}` : v));
+  const markers = new RegExp(`"\\\\u0000${nonce}:(\\d+)"`, 'g');
+  return Buffer.from(numbers.length === 0 ? text : text.replace(markers, (_m, k: string) => numbers[Number(k)]!));
 }
 
 /** Deletes the field at `path` (from the result; in a batch, path[0] is the request position). */
@@ -186,7 +217,7 @@ function removeAt(body: unknown, path: readonly (string | number)[], payload: Rp
   let rest = path;
   if (payload.batch) {
     const id = payload.calls[path[0] as number]!.id;
-    at = (body as Record<string, unknown>[]).find((m) => idEquals(m.id, id))?.result;
+    at = (body as Record<string, unknown>[]).find((m) => m.id === id)?.result;
     rest = path.slice(1);
   } else {
     at = (body as Record<string, unknown>).result;
@@ -195,10 +226,7 @@ function removeAt(body: unknown, path: readonly (string | number)[], payload: Rp
   if (at !== null && typeof at === 'object') delete (at as Record<string, unknown>)[rest[rest.length - 1] as string];
 }
 
-/** An id as the client sent it against one read back with every number as a JsonNumber. */
-function idEquals(read: unknown, id: unknown): boolean {
-  return read instanceof JsonNumber ? typeof id === 'number' && Number(read.text) === id : read === id;
-}
+
 
 function idKey(id: unknown): string {
   return `${typeof id}:${String(id)}`;
