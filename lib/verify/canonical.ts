@@ -167,12 +167,18 @@ function lowerHex(value: string): string {
   return lower === value || hexString.test(value) ? lower : value;
 }
 
+/** Whether a field of this shape, or of the shapes inside it, is ignored. */
+function ignoresAny(node: ShapeNode): boolean {
+  return ignoring[node.shape].length > 0 || (node.children !== undefined && Object.values(node.children).some(ignoresAny));
+}
+
 /**
  * A block, transaction, receipt or log (or a list of them): every field but the ignored ones
- * and nulls, sorted; an ignored field with a value is noted in `found` with its path.
+ * and nulls, sorted; an ignored field with a value is noted in `found` with its path. `path` is
+ * undefined where nothing inside can be ignored (no path arrays built for 5,000 logs).
  */
-function shaped(value: unknown, node: ShapeNode, path: readonly (string | number)[]): unknown {
-  if (Array.isArray(value)) return value.map((v, i) => shaped(v, node, [...path, i]));
+function shaped(value: unknown, node: ShapeNode, path: readonly (string | number)[] | undefined): unknown {
+  if (Array.isArray(value)) return path ? value.map((v, i) => shaped(v, node, [...path, i])) : value.map((v) => shaped(v, node, undefined));
   if (value === null || typeof value !== 'object' || value instanceof JsonNumber) return plain(value);
   const ignored = ignoring[node.shape];
   const out: Record<string, unknown> = {};
@@ -180,12 +186,12 @@ function shaped(value: unknown, node: ShapeNode, path: readonly (string | number
     const v = (value as Record<string, unknown>)[k];
     if (v === null) continue;
     if (ignored.length > 0 && ignored.includes(k)) {
-      const at = [...path, k];
+      const at = [...(path ?? []), k];
       found?.push({ path: at, key: `${JSON.stringify(at)}=${canonicalJson(plain(v))}` });
       continue;
     }
     const child = node.children && Object.hasOwn(node.children, k) ? node.children[k]! : undefined;
-    put(out, k, child ? shaped(v, child, [...path, k]) : plain(v));
+    put(out, k, child ? shaped(v, child, path && ignoresAny(child) ? [...path, k] : undefined) : plain(v));
   }
   return out;
 }
@@ -217,7 +223,7 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
   ignoring = options.ignored ?? defaultIgnoredFields;
   found = options.found;
   try {
-    return { result: shaped(answer.result, node, options.path ?? []) };
+    return { result: shaped(answer.result, node, found && ignoresAny(node) ? (options.path ?? []) : undefined) };
   } finally {
     ignoring = defaultIgnoredFields;
     found = undefined;
