@@ -132,3 +132,14 @@ test('should name the duplicate key as the reason when too few upstreams are lef
   t.deepEqual(r.body.error.data.failures.map((f: { upstream: string }) => f.upstream), [fakes[0]!.url.replace(/\/$/, '')]);
   t.regex(r.body.error.data.failures[0].reason, /duplicate key/);
 });
+
+test('should remove an unconfirmed ignored field from a batch member and keep the batch as sent', async (t) => {
+  const { fakes, gw } = await setup(t, [{ profile: 'extras' }, { delayMs: 100 }], 2);
+  const r = await gw.post('/rpc/1', [rpc('eth_getBlockByNumber', ['0x20', false], 'b'), balance]);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-forwarded-from'], fakes[0]!.url);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), ['b', 1]);
+  t.false('totalDifficulty' in r.body[0].result, r.text);
+  t.is(r.body[0].result.number, '0x20');
+  t.is(r.body[1].result, '0xde0b6b3a764002a');
+});
