@@ -215,7 +215,9 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
     // keys inserted in sorted order: code, data, message
     const error: Record<string, unknown> = { code };
     if (data !== undefined && data !== null) error.data = plain(data);
-    if (typeof code === 'number' && messageCodes.has(code) && typeof message === 'string') error.message = message;
+    if (typeof code === 'number' && messageCodes.has(code) && message !== undefined) {
+      error.message = typeof message === 'string' ? message : plain(message); // a string exactly as written
+    }
     return { error };
   }
   const node = Object.hasOwn(resultShape, method) ? resultShape[method]! : undefined;

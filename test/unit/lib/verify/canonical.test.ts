@@ -133,6 +133,9 @@ test('should compare the message of a -32000 error as written, and not that of -
   t.not(e(-32000, 'execution reverted'), e(-32000, 'header not found'));
   t.not(e(-32000, 'execution reverted'), e(-32000, 'execution reverted '));
   t.is(e(-32602, 'invalid argument 0: hex string without 0x prefix'), e(-32602, 'Invalid params'));
+  t.is(e(-32000, '0xAB'), '{"error":{"code":-32000,"message":"0xAB"}}', 'not lower-cased');
+  t.not(canon('eth_call', { error: { code: -32000, message: 5 } }), canon('eth_call', { error: { code: -32000, message: 6 } }));
+  t.not(canon('eth_call', { error: { code: -32000, message: 5 } }), canon('eth_call', { error: { code: -32000 } }));
 });
 
 test('should write a JsonNumber as its text, and a JS number as JSON.stringify does', (t) => {
