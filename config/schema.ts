@@ -3,6 +3,7 @@
  * problem, each naming its YAML path and how to fix it. Pure (no file I/O).
  */
 import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
+import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { defaults } from './defaults.js';
 
 export interface ChainConfig {
@@ -10,7 +11,12 @@ export interface ChainConfig {
   readonly rpcs: readonly string[];
   readonly confirmations: number;
   readonly confirmableMethods: readonly string[];
+  /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
+  readonly ignoredFields: IgnoredFieldsConfig;
 }
+
+/** Field names per shape (block, transaction, receipt, log) that are not compared. */
+export type IgnoredFieldsConfig = Readonly<Partial<Record<Shape, readonly string[]>>>;
 
 export interface OmnigateConfig {
   readonly port: number;
@@ -26,6 +32,8 @@ export interface OmnigateConfig {
   };
   readonly redactHeaders: boolean;
   readonly confirmableMethods: readonly string[];
+  /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
+  readonly ignoredFields: IgnoredFieldsConfig;
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }
@@ -36,8 +44,8 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'confirmableMethods', 'chains'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'confirmableMethods', 'ignoredFields', 'chains'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 const methodName = /^[a-z][a-z0-9]*_[A-Za-z0-9_]+$/;
@@ -107,6 +115,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     else redactHeaders = raw.redactHeaders;
   }
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
+  const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', report);
 
   const chains: Record<string, ChainConfig> = {};
   const rawChains = raw.chains;
@@ -140,11 +149,16 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       if (explicit && listed > 0 && chainConfirmations > listed) {
         report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${listed}: add upstreams or lower it`);
       }
-      chains[id] = { rpcs, confirmations: chainConfirmations, confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report) };
+      chains[id] = {
+        rpcs,
+        confirmations: chainConfirmations,
+        confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
+        ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
+      };
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, confirmableMethods, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, confirmableMethods, ignoredFields, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {
@@ -208,4 +222,32 @@ export function chainsBelowConfirmations(config: OmnigateConfig): { chain: strin
   return Object.entries(config.chains)
     .filter(([, c]) => c.confirmations > c.rpcs.length)
     .map(([chain, c]) => ({ chain, confirmations: c.confirmations, upstreams: c.rpcs.length }));
+}
+
+const fieldName = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** `ignoredFields: { block: [..], transaction: [..], receipt: [..], log: [..] }`, each list optional. */
+function fieldLists(value: unknown, path: string, report: (p: string, m: string) => void): IgnoredFieldsConfig {
+  if (value === undefined || value === null) return {};
+  if (!isObj(value)) {
+    report(path, 'must be a mapping of shape to field names. Example: ignoredFields: { block: [totalDifficulty], log: [blockTimestamp] }');
+    return {};
+  }
+  unknownKeys(value, shapes, path, report);
+  const out: Partial<Record<Shape, string[]>> = {};
+  for (const shape of shapes) {
+    const list = value[shape];
+    if (list === undefined || list === null) continue;
+    const where = `${path}.${shape}`;
+    if (!Array.isArray(list)) {
+      report(where, `must be a list of field names. Example: ${shape}: [${shape === 'log' ? 'blockTimestamp' : 'totalDifficulty'}]`);
+      continue;
+    }
+    out[shape] = [];
+    list.forEach((f, i) => {
+      if (typeof f !== 'string' || !fieldName.test(f)) return report(`${where}[${i}]`, `${show(f)} is not a field name such as totalDifficulty`);
+      out[shape]!.push(f);
+    });
+  }
+  return out;
 }

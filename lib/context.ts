@@ -10,10 +10,11 @@ import type { FanOut } from './upstream/fanout.js';
 import type { Chain, Upstream } from './upstream/registry.js';
 import type { UpstreamResponse } from './upstream/transport.js';
 import type { Logger } from './log.js';
+import type { IgnoredValue } from './verify/canonical.js';
 
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */
 export type Assessed =
-  | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number }
+  | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number; ignored?: readonly IgnoredValue[] }
   | { upstream: Upstream; ok: false; reason: string; ms: number };
 
 /** The assessed outcomes of a request's upstream calls, pushed as they arrive. */

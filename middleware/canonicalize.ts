@@ -13,6 +13,7 @@ import { loopReason } from '../lib/upstream/loop.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
+import type { IgnoredFields } from '../lib/verify/canonical.js';
 
 export function canonicalize(): Middleware {
   return function canonicalize(req, _res, next) {
@@ -21,7 +22,7 @@ export function canonicalize(): Middleware {
     const payload = need(ctx, 'payload', 'canonicalize');
     ctx.assessed = {
       subscribe(listener) {
-        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload)));
+        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload, ctx.chain?.ignoredFields)));
       },
     };
     next();
@@ -34,17 +35,17 @@ export function canonicalize(): Middleware {
  * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
  * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
  */
-export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
+export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields): Assessed {
   const { upstream } = o;
   if (!o.ok) {
     // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
     return { upstream, ok: false, reason, ms: o.ms };
   }
-  const a = assessBody(o.value.body, payload, upstream.secrets.scrub);
+  const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub);
   if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
   if (upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }
-  return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms };
+  return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

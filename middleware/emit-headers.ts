@@ -7,6 +7,7 @@
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
+import { confirmedBody } from '../lib/verify/answers.js';
 
 export interface EmitHeadersOptions {
   /**
@@ -22,11 +23,13 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const verdict = need(ctx, 'verdict', 'emitHeaders');
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
     const forwarded = verdict.members[0]!;
+    // its bytes, less any ignored field the N agreeing answers did not all carry alike
+    const body = confirmedBody(verdict.members, need(ctx, 'payload', 'emitHeaders'));
     // One writeHead with a flat list: Node's fast path when no header was set before (a host app's
     // own setHeader calls are merged in, as Node documents).
     const headers = [
       'Content-Type', 'application/json',
-      'Content-Length', String(forwarded.body.length),
+      'Content-Length', String(body.length),
       Header.CheckedUrls, verdict.members.map((m) => shown(m.upstream)).join(','),
       Header.Confirmable, String(need(ctx, 'confirmable', 'emitHeaders')),
       Header.ForwardedFrom, shown(forwarded.upstream),
@@ -35,6 +38,6 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.RequiredConfirmations, String(need(ctx, 'required', 'emitHeaders')),
     ];
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
-    res.end(forwarded.body);
+    res.end(body);
   };
 }

@@ -3,6 +3,7 @@
  * (HTTP pool or WebSocket) and its health record. close() releases every pool and socket.
  */
 import type { OmnigateConfig } from '../../config/schema.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
 import { newHopToken, viaEntry } from './loop.js';
@@ -38,6 +39,8 @@ export interface Chain {
   readonly confirmations: number;
   /** Config-added confirmable methods: global plus this chain's. */
   readonly extraConfirmable: ReadonlySet<string>;
+  /** Fields not compared: the defaults plus the config's global and this chain's lists. */
+  readonly ignoredFields: IgnoredFields;
   readonly upstreams: readonly Upstream[];
 }
 
@@ -80,6 +83,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       id,
       confirmations: chain.confirmations,
       extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
+      ignoredFields: mergeIgnoredFields(config.ignoredFields, chain.ignoredFields),
       upstreams,
     });
   }

@@ -4,42 +4,57 @@
  * (every member of a batch, matched by id and put in request order) and a result or an error.
  * An error that says the provider itself is in trouble (rate limit, internal error) is a
  * failure, not a vote, so another upstream is asked instead.
+ *
+ * The JSON text is read losslessly: a key repeated in an object makes the answer a failure
+ * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and every
+ * number is compared as written. JSON.parse does the parsing (V8's, the fastest there is) and one
+ * scan of the text proves both (readJson); only an answer with a number JSON.parse would change
+ * is parsed a second time, those numbers swapped for marker strings, then for JsonNumbers.
  */
+import { randomBytes } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
-import { canonicalForm, sha256Hex, type Answer } from './canonical.js';
+import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
 
-export type Assessment = { ok: true; canonical: string; hash: string } | { ok: false; reason: string };
+export type Assessment =
+  | {
+      ok: true;
+      canonical: string;
+      hash: string;
+      /** The ignored fields the answer carries (path and value); absent when none. */
+      ignored?: IgnoredValue[];
+    }
+  | { ok: false; reason: string };
 
 /** JSON-RPC error codes that describe the provider's state rather than the answer. */
 const providerTroubleCodes = new Set([-32005, -32603, 429]);
 const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
 
 /**
- * `scrub` hides provider keys in what a reason quotes of the body; it runs before any cut, so
- * that a key cut in two cannot leave its first half behind.
+ * `ignored`: the chain's ignored fields (canonical.ts). `scrub` hides provider keys in what a
+ * reason quotes of the body; it runs before any cut, so that a key cut in two cannot leave its
+ * first half behind.
  */
-export function assessBody(body: Buffer | string, payload: RpcPayload, scrub: (text: string) => string = (text) => text): Assessment {
+export function assessBody(body: Buffer | string, payload: RpcPayload, ignored?: IgnoredFields, scrub: (text: string) => string = (text) => text): Assessment {
   try {
-    return assess(body, payload, scrub);
+    return assess(body, payload, ignored, scrub);
   } catch (err) {
     // RangeError from a pathologically nested answer: not a vote, and never a crash.
     return { ok: false, reason: `unusable answer: ${(err as Error).message}` };
   }
 }
 
-function assess(body: Buffer | string, payload: RpcPayload, scrub: (text: string) => string): Assessment {
-  let value: unknown;
-  try {
-    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
-  } catch {
-    return { ok: false, reason: `not JSON: ${preview(body, scrub)}` };
-  }
+function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFields | undefined, scrub: (text: string) => string): Assessment {
+  const read = readJson(typeof body === 'string' ? body : body.toString('utf8'));
+  if ('reason' in read) return { ok: false, reason: read.reason === notJson ? `not JSON: ${preview(body, scrub)}` : read.reason };
+  const value = read.value;
+  const found: IgnoredValue[] = [];
+  const vote = (canonical: string): Assessment =>
+    found.length > 0 ? { ok: true, canonical, hash: sha256Hex(canonical), ignored: found } : { ok: true, canonical, hash: sha256Hex(canonical) };
   if (!payload.batch) {
     const call = payload.calls[0]!;
     const answer = answerOf(value, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: answer };
-    const canonical = canonicalForm(call.method, answer);
-    return { ok: true, canonical, hash: sha256Hex(canonical) };
+    return vote(canonicalForm(call.method, answer, { ignored, found }));
   }
   if (!Array.isArray(value)) {
     const message = errorMessage(value);
@@ -57,16 +72,166 @@ function assess(body: Buffer | string, payload: RpcPayload, scrub: (text: string
     byId.set(key, member);
   }
   const members: string[] = [];
-  for (const call of payload.calls) {
+  for (const [i, call] of payload.calls.entries()) {
     const member = byId.get(idKey(call.id));
     if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
     const answer = answerOf(member, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
-    members.push(canonicalForm(call.method, answer));
+    members.push(canonicalForm(call.method, answer, { ignored, found, path: [i] }));
   }
-  const canonical = `[${members.join(',')}]`;
-  return { ok: true, canonical, hash: sha256Hex(canonical) };
+  return vote(`[${members.join(',')}]`);
 }
+
+const notJson = 'not JSON';
+
+/**
+ * The JSON text's value, read losslessly, or why it cannot vote. JSON.parse first (fast, and it
+ * rejects what is not JSON); then scanText proves, in one pass, that no key repeats (JSON.parse
+ * keeps one member per key, so the tree has fewer members than the text has `:` outside strings
+ * exactly when one repeats) and that every number reads back as written. Only if some number
+ * does not is the text parsed again by lossless-json, which keeps such numbers as JsonNumbers.
+ */
+export function readJson(text: string): { value: unknown } | { reason: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { reason: notJson };
+  }
+  const scan = scanText(text);
+  if (scan.members !== countMembers(value)) {
+    return { reason: 'an object has a duplicate key: JSON parsers differ on which of its values counts, so the answer cannot vote' };
+  }
+  if (scan.inexact.length === 0) return { value };
+  return { value: parseKeeping(text, scan.inexact) };
+}
+
+/**
+ * JSON.parse of the text with each inexact number token (start, end offsets) replaced by a
+ * marker string, then each marker by a JsonNumber of the token. The marker carries a random
+ * nonce drawn per call, so no string of the answer can pass for one.
+ */
+function parseKeeping(text: string, inexact: readonly number[]): unknown {
+  const prefix = `\\u0000${randomBytes(12).toString('base64url')}:`; // as written in the JSON text
+  const marker = JSON.parse(`"${prefix}"`) as string; // as JSON.parse gives it
+  const tokens: string[] = [];
+  let rewritten = '';
+  let from = 0;
+  for (let k = 0; k < inexact.length; k += 2) {
+    const start = inexact[k]!;
+    const end = inexact[k + 1]!;
+    tokens.push(text.slice(start, end));
+    rewritten += `${text.slice(from, start)}"${prefix}${tokens.length - 1}"`;
+    from = end;
+  }
+  rewritten += text.slice(from);
+  const revive = (v: unknown): unknown => {
+    if (typeof v === 'string') return v.startsWith(marker) ? new JsonNumber(tokens[Number(v.slice(marker.length))]!) : v;
+    if (v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) v[i] = revive(v[i]);
+    } else {
+      for (const key of Object.keys(v)) (v as Record<string, unknown>)[key] = revive((v as Record<string, unknown>)[key]);
+    }
+    return v;
+  };
+  return revive(JSON.parse(rewritten));
+}
+
+/**
+ * One pass over JSON text known to be valid: the members of all its objects (the `:` outside
+ * strings) and the number tokens that do not read back as written (String(Number(t)) !== t:
+ * 1.0, 1e2, -0, 1e400, integers beyond 2^53), as start and end offsets in one flat list.
+ * Strings are skipped with indexOf.
+ */
+export function scanText(text: string): { members: number; inexact: number[] } {
+  const n = text.length;
+  let members = 0;
+  const inexact: number[] = [];
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      let j = i;
+      for (;;) {
+        j = text.indexOf('"', j + 1);
+        let k = j - 1;
+        while (text.charCodeAt(k) === 92 /* \ */) k--;
+        if ((j - 1 - k) % 2 === 0) break; // an even run of backslashes: this quote ends the string
+      }
+      i = j + 1;
+    } else if (c === 58 /* : */) {
+      members++;
+      i++;
+    } else if (c === 45 /* - */ || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
+      }
+      const token = text.slice(i, j);
+      if (String(Number(token)) !== token) inexact.push(i, j);
+      i = j;
+    } else i++;
+  }
+  return { members, inexact };
+}
+
+/** Members of every object in a parsed JSON value. */
+function countMembers(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const v of value) if (v !== null && typeof v === 'object') count += countMembers(v);
+    return count;
+  }
+  for (const k in value) {
+    count++;
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== null && typeof v === 'object') count += countMembers(v);
+  }
+  return count;
+}
+
+/**
+ * The body to return under a confirmation: the first member's raw bytes, unless it carries an
+ * ignored field whose value (as written) not every member carried. Then that answer is read
+ * again (readJson), those fields are removed, and it is written out again: compact, numbers as
+ * written, key order kept except that integer-like keys come first (as in any JS object).
+ */
+export function confirmedBody(members: readonly { body: Buffer; ignored?: readonly IgnoredValue[] }[], payload: RpcPayload): Buffer {
+  const first = members[0]!;
+  if (!first.ignored) return first.body;
+  const others = members.slice(1).map((m) => new Set((m.ignored ?? []).map((v) => v.key)));
+  const drop = first.ignored.filter((v) => others.some((keys) => !keys.has(v.key)));
+  if (drop.length === 0) return first.body;
+  const read = readJson(first.body.toString('utf8'));
+  if ('reason' in read) return first.body; // cannot happen: it was read the same way to vote
+  for (const { path } of drop) removeAt(read.value, path, payload);
+  // A JsonNumber goes out as a marker string, then the marker is replaced by the number's text.
+  const nonce = randomBytes(12).toString('base64url');
+  const numbers: string[] = [];
+  const text = JSON.stringify(read.value, (_key, v: unknown) => (v instanceof JsonNumber ? `\u0000${nonce}:${numbers.push(v.text) - 1}` : v));
+  const markers = new RegExp(`"\\\\u0000${nonce}:(\\d+)"`, 'g');
+  return Buffer.from(numbers.length === 0 ? text : text.replace(markers, (_m, k: string) => numbers[Number(k)]!));
+}
+
+/** Deletes the field at `path` (from the result; in a batch, path[0] is the request position). */
+function removeAt(body: unknown, path: readonly (string | number)[], payload: RpcPayload): void {
+  let at: unknown;
+  let rest = path;
+  if (payload.batch) {
+    const id = payload.calls[path[0] as number]!.id;
+    at = (body as Record<string, unknown>[]).find((m) => m.id === id)?.result;
+    rest = path.slice(1);
+  } else {
+    at = (body as Record<string, unknown>).result;
+  }
+  for (const step of rest.slice(0, -1)) at = (at as Record<string | number, unknown> | undefined)?.[step];
+  if (at !== null && typeof at === 'object') delete (at as Record<string, unknown>)[rest[rest.length - 1] as string];
+}
+
+
 
 function idKey(id: unknown): string {
   return `${typeof id}:${String(id)}`;
@@ -79,14 +244,14 @@ function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
   if ('error' in obj && obj.error !== undefined && obj.error !== null) {
     const error = obj.error as Record<string, unknown>;
-    if (typeof error !== 'object' || typeof error.code !== 'number') return 'error without a numeric code';
+    if (typeof error !== 'object' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return 'error without an integer code';
     const message = String(error.message ?? '');
     // A contract's revert reason may say "rate limit" too: that is an answer, not provider trouble.
     const trouble = providerTroubleCodes.has(error.code) || (error.code !== 3 && !/revert/i.test(message) && providerTroubleMessage.test(message));
     if (trouble) {
       return `provider error ${error.code}: ${scrub(message).slice(0, 200)}`;
     }
-    return { error: { code: error.code, data: error.data } };
+    return { error: { code: error.code, data: error.data, message: error.message } };
   }
   if (!('result' in obj)) return 'neither result nor error';
   return { result: obj.result };

@@ -1,78 +1,127 @@
 /**
  * The canonical form two answers are compared in (spec B4). Pure and total.
  *
- * - A result is compared as `{"result":R}`, an error as `{"error":{"code":C,"data":D}}`: the
- *   message is human text that differs between node clients, so it does not count.
+ * - A result is compared as `{"result":R}`, an error as `{"error":{"code":C,"data":D}}`, plus
+ *   its `message` as written for the codes whose meaning is in the message (`messageCodes`).
  * - Keys are sorted recursively and there is no whitespace (the form json-stable-stringify gives).
+ * - Numbers are compared as written: a number whose text JSON.parse would change (`1.0`, `1e2`,
+ *   `-0`, integers beyond 2^53, `1e400`) reaches this module as a JsonNumber holding its text
+ *   (answers.ts), and is written as that text.
  * - Hex strings (`0x…`) are lower-cased: an address in checksum case and the same address in
- *   lower case are the same answer.
- * - Blocks, transactions, receipts and logs keep only the fields of the Ethereum JSON-RPC spec
- *   (execution-apis); provider extras such as `l1BlockNumber` or `totalDifficulty` are returned
- *   to the client but do not count. A field whose value is null counts as absent.
+ *   lower case are the same value.
+ * - In blocks, transactions, receipts and logs every field counts except the ignored ones
+ *   (`defaultIgnoredFields` plus config), and a field whose value is null counts as absent. The
+ *   ignored fields an answer carries are collected (path and value) so that the answer returned
+ *   under a confirmation keeps only those that all N agreeing answers carried identically.
  *
  * X-Json-Hash is the SHA-256 hex of this form, so it does not depend on which upstream's bytes
  * are returned or on the request id.
  */
 import { hash } from 'node:crypto';
 
-/** Spec field lists, sorted as canonical keys are (UTF-16 code units, as Array#sort does). */
-const sorted = (fields: string[]): readonly string[] => Object.freeze([...fields].sort());
+/** The objects whose fields can be ignored. */
+export type Shape = 'block' | 'transaction' | 'receipt' | 'log';
+export const shapes: readonly Shape[] = ['block', 'transaction', 'receipt', 'log'];
+export type IgnoredFields = Readonly<Record<Shape, readonly string[]>>;
 
-const blockFields = sorted([
-  'baseFeePerGas', 'blobGasUsed', 'difficulty', 'excessBlobGas', 'extraData', 'gasLimit', 'gasUsed', 'hash',
-  'logsBloom', 'miner', 'mixHash', 'nonce', 'number', 'parentBeaconBlockRoot', 'parentHash', 'receiptsRoot',
-  'requestsHash', 'sha3Uncles', 'size', 'stateRoot', 'timestamp', 'transactions', 'transactionsRoot', 'uncles',
-  'withdrawals', 'withdrawalsRoot',
-]);
-const transactionFields = sorted([
-  'accessList', 'authorizationList', 'blobVersionedHashes', 'blockHash', 'blockNumber', 'chainId', 'from', 'gas',
-  'gasPrice', 'hash', 'input', 'maxFeePerBlobGas', 'maxFeePerGas', 'maxPriorityFeePerGas', 'nonce', 'r', 's', 'to',
-  'transactionIndex', 'type', 'v', 'value', 'yParity',
-]);
-const receiptFields = sorted([
-  'blobGasPrice', 'blobGasUsed', 'blockHash', 'blockNumber', 'contractAddress', 'cumulativeGasUsed',
-  'effectiveGasPrice', 'from', 'gasUsed', 'logs', 'logsBloom', 'root', 'status', 'to', 'transactionHash',
-  'transactionIndex', 'type',
-]);
-const logFields = sorted([
-  'address', 'blockHash', 'blockNumber', 'data', 'logIndex', 'removed', 'topics', 'transactionHash', 'transactionIndex',
-]);
+/**
+ * Fields node clients disagree on for the same block or transaction, so honest upstreams would
+ * never form a quorum if they counted. Kept minimal; each is returned only when N answers agree.
+ */
+export const defaultIgnoredFields: IgnoredFields = Object.freeze({
+  // Dropped from the execution-apis Block schema (execution-apis#570); geth, erigon and reth no
+  // longer return it, nethermind and some providers still do.
+  block: Object.freeze(['totalDifficulty']),
+  transaction: Object.freeze([
+    // On legacy (type 0) transactions: geth and erigon return it for EIP-155 signatures only,
+    // nethermind leaves it out; the signed fields and `hash` still count.
+    'chainId',
+    // Typed transactions: besu returns `yParity` without `v`, older erigon and nethermind `v`
+    // without `yParity`. The same signature bit, covered by `r`, `s` and the transaction `hash`.
+    'v',
+    'yParity',
+  ]),
+  receipt: Object.freeze([]),
+  log: Object.freeze([]),
+});
 
-type Shape = 'block' | 'transaction' | 'receipt' | 'receipts' | 'logs' | 'any';
+/** defaultIgnoredFields plus the lists given (config: global, then per chain), without repeats. */
+export function mergeIgnoredFields(...lists: (Partial<IgnoredFields> | undefined)[]): IgnoredFields {
+  const out = {} as Record<Shape, readonly string[]>;
+  for (const shape of shapes) {
+    out[shape] = Object.freeze([...new Set([defaultIgnoredFields[shape], ...lists.map((l) => l?.[shape] ?? [])].flat())]);
+  }
+  return Object.freeze(out);
+}
 
-/** The shape of each method's result that has spec fields to keep. */
-const resultShape: Record<string, Shape> = {
-  eth_getBlockByNumber: 'block',
-  eth_getBlockByHash: 'block',
-  eth_getUncleByBlockHashAndIndex: 'block',
-  eth_getUncleByBlockNumberAndIndex: 'block',
-  eth_getTransactionByHash: 'transaction',
-  eth_getTransactionByBlockHashAndIndex: 'transaction',
-  eth_getTransactionByBlockNumberAndIndex: 'transaction',
-  eth_getTransactionReceipt: 'receipt',
-  eth_getBlockReceipts: 'receipts',
-  eth_getLogs: 'logs',
-  eth_getFilterLogs: 'logs',
+/**
+ * JSON-RPC error codes compared with their message: geth, erigon and reth answer many unrelated
+ * errors with the generic -32000 ("execution reverted", "nonce too low", "insufficient funds…"),
+ * so the code alone says little. Other codes mean one thing each (3: a revert, whose `data` is
+ * compared; -32602: invalid params) and their message is free text that differs between clients.
+ */
+export const messageCodes: ReadonlySet<number> = new Set([-32000]);
+
+/** A JSON number kept as written: JSON.parse would change its text (see answers.ts). */
+export class JsonNumber {
+  constructor(readonly text: string) {}
+}
+
+/** An ignored field an answer carried: where (path from the response) and its canonical value. */
+export interface IgnoredValue {
+  /** From the result (or, in a batch, from the member's position in request order). */
+  path: readonly (string | number)[];
+  /** The path and the value's canonical text, what two answers' copies are compared on. */
+  key: string;
+}
+
+interface ShapeNode {
+  shape: Shape;
+  /** Fields holding objects (or arrays of objects) of another shape. */
+  children?: Readonly<Record<string, ShapeNode>>;
+}
+const logNode: ShapeNode = { shape: 'log' };
+const transactionNode: ShapeNode = { shape: 'transaction' };
+const receiptNode: ShapeNode = { shape: 'receipt', children: { logs: logNode } };
+const blockNode: ShapeNode = { shape: 'block', children: { transactions: transactionNode } };
+
+/** The shape of each method's result (or of each element when it is a list). */
+const resultShape: Record<string, ShapeNode> = {
+  eth_getBlockByNumber: blockNode,
+  eth_getBlockByHash: blockNode,
+  eth_getUncleByBlockHashAndIndex: blockNode,
+  eth_getUncleByBlockNumberAndIndex: blockNode,
+  eth_getTransactionByHash: transactionNode,
+  eth_getTransactionByBlockHashAndIndex: transactionNode,
+  eth_getTransactionByBlockNumberAndIndex: transactionNode,
+  eth_getTransactionReceipt: receiptNode,
+  eth_getBlockReceipts: receiptNode,
+  eth_getLogs: logNode,
+  eth_getFilterLogs: logNode,
 };
 
 const hexString = /^0x[0-9a-fA-F]*$/;
 
 /**
- * Set while comparable() builds its value when some object has an array-index key ("0", "7"):
- * V8 enumerates such keys numerically whatever the insertion order, so the native
- * JSON.stringify fast path of canonicalForm() would not give sorted keys for it.
+ * Set while comparable() builds its value when the native JSON.stringify fast path of
+ * canonicalForm() would not write it canonically: an object has an array-index key ("0", "7"),
+ * which V8 enumerates numerically whatever the insertion order, or a JsonNumber is in it.
  */
-let indexKeys = false;
+let needsWriter = false;
 const arrayIndex = /^(?:0|[1-9]\d{0,9})$/;
+
+/** The state of one comparable() walk: the ignored fields and where to put those found. */
+let ignoring: IgnoredFields = defaultIgnoredFields;
+let found: IgnoredValue[] | undefined;
 
 /** The object's keys in canonical (sorted) order; notes array-index keys. */
 function sortedKeys(value: object): string[] {
   const keys = Object.keys(value).sort();
-  if (!indexKeys) {
+  if (!needsWriter) {
     for (const k of keys) {
       const c = k.charCodeAt(0);
       if (c >= 48 && c <= 57 && arrayIndex.test(k)) {
-        indexKeys = true;
+        needsWriter = true;
         break;
       }
     }
@@ -90,6 +139,10 @@ function plain(value: unknown): unknown {
   if (typeof value === 'string') return lowerHex(value);
   if (Array.isArray(value)) return value.map(plain);
   if (value !== null && typeof value === 'object') {
+    if (value instanceof JsonNumber) {
+      needsWriter = true;
+      return value;
+    }
     const out: Record<string, unknown> = {};
     for (const k of sortedKeys(value)) put(out, k, plain((value as Record<string, unknown>)[k]));
     return out;
@@ -114,67 +167,88 @@ function lowerHex(value: string): string {
   return lower === value || hexString.test(value) ? lower : value;
 }
 
+/** Whether a field of this shape, or of the shapes inside it, is ignored. */
+function ignoresAny(node: ShapeNode): boolean {
+  return ignoring[node.shape].length > 0 || (node.children !== undefined && Object.values(node.children).some(ignoresAny));
+}
+
 /**
- * Keeps the spec fields of an object (dropping nulls); leaves anything else to `plain`. Walks the
- * field list (sorted), not the object's keys: no key list to build and sort per object, and a
- * spec field name is never an array index or an Object.prototype member.
+ * A block, transaction, receipt or log (or a list of them): every field but the ignored ones
+ * and nulls, sorted; an ignored field with a value is noted in `found` with its path. `path` is
+ * undefined where nothing inside can be ignored (no path arrays built for 5,000 logs).
  */
-function pick(value: unknown, fields: readonly string[], inner?: (key: string, v: unknown) => unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return plain(value);
+function shaped(value: unknown, node: ShapeNode, path: readonly (string | number)[] | undefined): unknown {
+  if (Array.isArray(value)) return path ? value.map((v, i) => shaped(v, node, [...path, i])) : value.map((v) => shaped(v, node, undefined));
+  if (value === null || typeof value !== 'object' || value instanceof JsonNumber) return plain(value);
+  const ignored = ignoring[node.shape];
   const out: Record<string, unknown> = {};
-  for (const k of fields) {
+  for (const k of sortedKeys(value)) {
     const v = (value as Record<string, unknown>)[k];
-    if (v === null || v === undefined) continue;
-    out[k] = inner ? inner(k, v) : plain(v);
+    if (v === null) continue;
+    if (ignored.length > 0 && ignored.includes(k)) {
+      const at = [...(path ?? []), k];
+      found?.push({ path: at, key: `${JSON.stringify(at)}=${canonicalJson(plain(v))}` });
+      continue;
+    }
+    const child = node.children && Object.hasOwn(node.children, k) ? node.children[k]! : undefined;
+    put(out, k, child ? shaped(v, child, path && ignoresAny(child) ? [...path, k] : undefined) : plain(v));
   }
   return out;
 }
 
-const asTransaction = (v: unknown) => pick(v, transactionFields);
-const asLog = (v: unknown) => pick(v, logFields);
-const asLogs = (v: unknown) => (Array.isArray(v) ? v.map(asLog) : plain(v));
-const asReceipt = (v: unknown) => pick(v, receiptFields, (k, x) => (k === 'logs' ? asLogs(x) : plain(x)));
-const asBlock = (v: unknown) =>
-  pick(v, blockFields, (k, x) => (k === 'transactions' && Array.isArray(x) ? x.map(asTransaction) : plain(x)));
-
-const shapers: Record<Shape, (v: unknown) => unknown> = {
-  block: asBlock,
-  transaction: asTransaction,
-  receipt: asReceipt,
-  receipts: (v) => (Array.isArray(v) ? v.map(asReceipt) : plain(v)),
-  logs: asLogs,
-  any: plain,
-};
-
 /** What an upstream said about one call: a result or a JSON-RPC error. */
-export type Answer = { result: unknown } | { error: { code: unknown; data?: unknown } };
+export type Answer = { result: unknown } | { error: { code: unknown; data?: unknown; message?: unknown } };
 
-/** The comparable value of one answer: `{result}` reduced to spec fields, or `{error:{code,data}}`. */
-export function comparable(method: string, answer: Answer): unknown {
+export interface CanonicalOptions {
+  /** Fields not compared (default: defaultIgnoredFields). */
+  ignored?: IgnoredFields;
+  /** Receives the ignored fields the answer carries (not null), with their paths. */
+  found?: IgnoredValue[];
+  /** Prepended to the paths in `found` (a batch member's position). */
+  path?: readonly (string | number)[];
+}
+
+/** The comparable value of one answer: `{result}` with ignored fields left out, or `{error:{code,data,message?}}`. */
+export function comparable(method: string, answer: Answer, options: CanonicalOptions = {}): unknown {
   if ('error' in answer) {
-    const { code, data } = answer.error;
-    return { error: data === undefined || data === null ? { code } : { code, data: plain(data) } };
+    const { code, data, message } = answer.error;
+    // keys inserted in sorted order: code, data, message
+    const error: Record<string, unknown> = { code };
+    if (data !== undefined && data !== null) error.data = plain(data);
+    if (typeof code === 'number' && messageCodes.has(code) && message !== undefined) {
+      error.message = typeof message === 'string' ? message : plain(message); // a string exactly as written
+    }
+    return { error };
   }
-  const shape = Object.hasOwn(resultShape, method) ? resultShape[method]! : 'any';
-  return { result: shapers[shape](answer.result) };
+  const node = Object.hasOwn(resultShape, method) ? resultShape[method]! : undefined;
+  if (!node) return { result: plain(answer.result) };
+  ignoring = options.ignored ?? defaultIgnoredFields;
+  found = options.found;
+  try {
+    return { result: shaped(answer.result, node, found && ignoresAny(node) ? (options.path ?? []) : undefined) };
+  } finally {
+    ignoring = defaultIgnoredFields;
+    found = undefined;
+  }
 }
 
 /**
  * The canonical text of one answer: exactly canonicalJson(comparable(method, answer)), faster.
  * comparable() inserts keys in sorted order, so V8's own JSON.stringify already writes them
- * sorted; only when an object has array-index keys (enumerated numerically) does it fall back.
+ * sorted; only when an object has array-index keys (enumerated numerically) or the answer has
+ * numbers kept as written does it fall back.
  */
-export function canonicalForm(method: string, answer: Answer): string {
-  indexKeys = false;
-  const value = comparable(method, answer);
-  return indexKeys ? canonicalJson(value) : JSON.stringify(value);
+export function canonicalForm(method: string, answer: Answer, options?: CanonicalOptions): string {
+  needsWriter = false;
+  const value = comparable(method, answer, options);
+  return needsWriter ? canonicalJson(value) : JSON.stringify(value);
 }
 
 /**
  * Canonical JSON text of a value: keys sorted (by UTF-16 code units, as Array#sort does), no
- * whitespace, `undefined` members left out (in arrays: null). It gives exactly what
- * json-stable-stringify gives for JSON data (the unit tests check that on generated values), in
- * about a third of the time: it is the hot path of every answer, 2.5 MB log lists included.
+ * whitespace, `undefined` members left out (in arrays: null), a JsonNumber as its text. For JSON
+ * data it gives exactly what json-stable-stringify gives (the unit tests check that on generated
+ * values), in about a third of the time: it is the hot path of every answer, 2.5 MB log lists included.
  */
 export function canonicalJson(value: unknown): string {
   return write(value) ?? 'null';
@@ -190,6 +264,7 @@ function write(value: unknown): string | undefined {
       return value ? 'true' : 'false';
     case 'object': {
       if (value === null) return 'null';
+      if (value instanceof JsonNumber) return value.text;
       if (Array.isArray(value)) {
         let out = '[';
         for (let i = 0; i < value.length; i++) {

@@ -1,7 +1,7 @@
 /**
  * Fake JSON-RPC upstreams on real sockets (HTTP and WebSocket), with named profiles, in the
  * spirit of erpc's fake_server: `honest` (compact JSON), `pretty` (indented), `reordered`
- * (keys in reverse order), `extras` (provider-only fields added), `liar` (a different answer),
+ * (keys in reverse order), `extras` (fields of the default ignore list added: totalDifficulty, chainId, yParity), `liar` (a different answer),
  * `error500` (HTML with HTTP 500), `hang` (never answers), and a `delayMs` for any profile.
  * Each fake counts the calls it received, so tests can assert how many upstreams were asked.
  */
@@ -26,6 +26,8 @@ export interface FakeOptions {
   answer?: AnswerFn;
   /** Path the fake serves (any other path gets 404), e.g. '/v2/KEY'. */
   path?: string;
+  /** The whole response text for a single call, as written (numbers, duplicate keys…), instead of `answer`. */
+  raw?: (call: RpcCallIn) => string;
 }
 
 export interface FakeUpstream {
@@ -102,9 +104,14 @@ function reorder(value: unknown): unknown {
   return value;
 }
 
+/** Fields of the default ignore list, as one node client adds them: totalDifficulty on a block, chainId and yParity on its transactions. */
 function addExtras(result: unknown): unknown {
   if (Array.isArray(result)) return result.map(addExtras);
-  if (result !== null && typeof result === 'object') return { ...result, l1BlockNumber: '0x99', totalDifficulty: '0x1' };
+  if (result !== null && typeof result === 'object' && 'parentHash' in result) {
+    const block = result as { transactions?: unknown[] };
+    const transactions = block.transactions?.map((tx) => (tx !== null && typeof tx === 'object' ? { ...tx, chainId: '0x539', yParity: '0x1' } : tx));
+    return { ...result, totalDifficulty: '0x1', ...(transactions && { transactions }) };
+  }
   return result;
 }
 
@@ -163,7 +170,8 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
           res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(render(fake.profile, body, answer));
+        const text = options.raw && !Array.isArray(body) ? options.raw(body as RpcCallIn) : render(fake.profile, body, answer);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };
       if (fake.delayMs > 0) setTimeout(send, fake.delayMs);
       else send();

@@ -30,7 +30,8 @@ test('should apply every default to a minimal config', (t) => {
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
     confirmableMethods: [],
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [] } },
+    ignoredFields: {},
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
   });
 });
 
@@ -157,3 +158,25 @@ test('should read the server section and refuse a zero headers timeout at server
   const paths = 'problems' in r ? r.problems.map((p) => p.path) : [];
   t.deepEqual(paths.sort(), ['server.headersTimeoutMs', 'server.keepalive']);
 });
+
+test('should read ignoredFields, global and per chain, per shape', (t) => {
+  const config = ok({ ignoredFields: { log: ['blockTimestamp'] }, chains: { '1': { rpcs: ['https://a.example'], ignoredFields: { block: ['l1BlockNumber'], receipt: [] } } } });
+  t.deepEqual(config.ignoredFields, { log: ['blockTimestamp'] });
+  t.deepEqual(config.chains['1']!.ignoredFields, { block: ['l1BlockNumber'], receipt: [] });
+});
+
+const badIgnored: [string, unknown, string, RegExp][] = [
+  ['an unknown shape', { logs: ['x'] }, 'chains.1.ignoredFields.logs', /unknown key; known keys here: block, transaction, receipt, log/],
+  ['a shape in another case', { Block: ['x'] }, 'chains.1.ignoredFields.Block', /did you mean "block"/],
+  ['a list that is a string', { log: 'blockTimestamp' }, 'chains.1.ignoredFields.log', /must be a list of field names/],
+  ['a field that is not a name', { transaction: ['chain id'] }, 'chains.1.ignoredFields.transaction[0]', /not a field name/],
+  ['a list instead of a mapping', ['totalDifficulty'], 'chains.1.ignoredFields', /must be a mapping of shape to field names/],
+];
+for (const [name, value, path, message] of badIgnored) {
+  test(`should report ${name} in ignoredFields at ${path}`, (t) => {
+    const p = problems({ chains: { '1': { rpcs: ['https://a.example'], ignoredFields: value } } });
+    t.is(p.length, 1);
+    t.is(p[0]!.path, path);
+    t.regex(p[0]!.message, message);
+  });
+}

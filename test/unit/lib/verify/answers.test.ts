@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { assessBody, type Assessment } from '../../../../lib/verify/answers.js';
-import { canonicalJson, comparable, sha256Hex } from '../../../../lib/verify/canonical.js';
+import { assessBody, confirmedBody, readJson, scanText, type Assessment } from '../../../../lib/verify/answers.js';
+import fc from 'fast-check';
+import { canonicalJson, comparable, JsonNumber, mergeIgnoredFields, sha256Hex } from '../../../../lib/verify/canonical.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../fixtures/replies/${name}.json`, import.meta.url));
 
@@ -28,13 +29,28 @@ const reasonOf = (a: Assessment) => {
 
 /** Fixture kind → the request it answers, the variants that must hash as `compact`, and the liars. */
 const kinds: Record<string, { payload: RpcPayload; same: string[]; liars: string[] }> = {
-  block: { payload: single('eth_getBlockByNumber', ['0x12a05f2', true]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
-  receipt: { payload: single('eth_getTransactionReceipt', ['0x' + '11'.repeat(32)]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
-  logs: { payload: single('eth_getLogs', [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }]), same: ['pretty', 'reordered', 'extras', 'checksum-case'], liars: ['liar'] },
+  block: { payload: single('eth_getBlockByNumber', ['0x12a05f2', true]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
+  receipt: { payload: single('eth_getTransactionReceipt', ['0x' + '11'.repeat(32)]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
+  logs: { payload: single('eth_getLogs', [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
   error: { payload: single('eth_call', [{ to: '0x' + '22'.repeat(20), data: '0x8da5cb5b' }, '0x12a05f2']), same: ['pretty', 'reordered', 'other-message', 'checksum-case'], liars: ['liar', 'liar-code'] },
 };
 
+/** The provider extras of the *.extras fixtures, as an operator would list them in ignoredFields. */
+const extrasIgnored = mergeIgnoredFields({
+  block: ['l1BlockNumber', 'sendCount', 'sendRoot'],
+  transaction: ['l1BlockNumber'],
+  receipt: ['l1Fee', 'l1GasPrice', 'l1GasUsed', 'l1FeeScalar'],
+  log: ['blockTimestamp'],
+});
+
 for (const [kind, { payload, same, liars }] of Object.entries(kinds)) {
+  if (kind !== 'error') {
+    test(`should hash the extras ${kind} reply like the compact one when config ignores its extras`, (t) => {
+      const a = vote(assessBody(fixture(`${kind}.extras`), payload, extrasIgnored));
+      t.is(a.hash, vote(assessBody(fixture(`${kind}.compact`), payload, extrasIgnored)).hash);
+      t.true(a.ignored!.length > 0);
+    });
+  }
   const reference = vote(assessBody(fixture(`${kind}.compact`), payload));
   for (const variant of same) {
     test(`should hash the ${variant} ${kind} reply like the compact one`, (t) => {
@@ -86,7 +102,7 @@ test('should count a revert as a vote', (t) => {
 
 test('should read an error with "result": null next to it as the error', (t) => {
   const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32000,"message":"header not found"}}', single('eth_getBalance')));
-  t.is(a.canonical, '{"error":{"code":-32000}}');
+  t.is(a.canonical, '{"error":{"code":-32000,"message":"header not found"}}');
 });
 
 // Bridges are full of rate-limited contracts: their revert reasons say "rate limit". Such a revert
@@ -118,9 +134,9 @@ const failures: [string, string, RegExp][] = [
   ['an internal error (-32603)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}', /provider error -32603/],
   ['a -32000 with a capacity message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Your app has exceeded its compute units per second capacity"}}', /provider error -32000/],
   ['a -32001 with a quota message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Monthly quota reached"}}', /provider error -32001/],
-  ['an error without a code', '{"jsonrpc":"2.0","id":1,"error":{"message":"boom"}}', /error without a numeric code/],
-  ['a string code', '{"jsonrpc":"2.0","id":1,"error":{"code":"3","message":"boom"}}', /error without a numeric code/],
-  ['an error that is a string', '{"jsonrpc":"2.0","id":1,"error":"boom"}', /error without a numeric code/],
+  ['an error without a code', '{"jsonrpc":"2.0","id":1,"error":{"message":"boom"}}', /error without an integer code/],
+  ['a string code', '{"jsonrpc":"2.0","id":1,"error":{"code":"3","message":"boom"}}', /error without an integer code/],
+  ['an error that is a string', '{"jsonrpc":"2.0","id":1,"error":"boom"}', /error without an integer code/],
 ];
 for (const [name, body, reason] of failures) {
   test(`should not count ${name} as a vote`, (t) => {
@@ -173,10 +189,13 @@ test('should compare a batch in request order, member by member', (t) => {
   t.is(inOrder.hash, sha256Hex(expected));
 });
 
-test('should hash a pretty batch with provider extras like the compact one', (t) => {
+test('should hash a pretty batch with provider extras like the compact one when config ignores them', (t) => {
   const extras = JSON.parse(fixture('block.extras').toString()).result as unknown;
   const body = JSON.stringify([members[3], { ...members[1], result: extras }, members.logs], null, 2);
-  t.is(vote(assessBody(body, payload)).hash, inOrder.hash);
+  t.not(vote(assessBody(body, payload)).hash, inOrder.hash);
+  const a = vote(assessBody(body, payload, extrasIgnored));
+  t.is(a.hash, inOrder.hash);
+  t.true(a.ignored!.some((v) => v.key === '[0,"totalDifficulty"]="0xc70d815d562d3cfa955"'), 'paths start at the request position');
 });
 
 test('should tell a batch apart when one member lies', (t) => {
@@ -209,4 +228,163 @@ test('should count a batch member error (a revert) as part of the vote', (t) => 
   const a = vote(assessBody(JSON.stringify([members[1], members.logs, revert]), payload));
   t.not(a.hash, inOrder.hash);
   t.true(a.canonical.endsWith(',{"error":{"code":3,"data":"0x"}}]'));
+});
+
+// --- lossless reading: numbers as written, duplicate keys ------------------------------------
+
+const balance = single('eth_getBalance', ['0x' + '11'.repeat(20), '0x10']);
+const reply = (result: string) => `{"jsonrpc":"2.0","id":1,"result":${result}}`;
+const hashOf = (text: string, p = balance) => vote(assessBody(text, p)).hash;
+
+const numberPairs: [string, string][] = [
+  ['12345678901234567993', '12345678901234567992'],
+  ['1e400', 'null'],
+  ['1.0', '1'],
+  ['1e2', '100'],
+  ['-0', '0'],
+  ['{"a":9007199254740993}', '{"a":9007199254740992}'],
+  ['[1e400]', '[null]'],
+];
+for (const [a, b] of numberPairs) {
+  test(`should tell ${a} from ${b}: numbers are compared as written`, (t) => {
+    t.not(hashOf(reply(a)), hashOf(reply(b)));
+  });
+}
+
+test('should write a number JSON.parse would change as written in the canonical form', (t) => {
+  t.is(vote(assessBody(reply('{"big":12345678901234567993,"x":1.50,"s":"0x1"}'), balance)).canonical, '{"result":{"big":12345678901234567993,"s":"0x1","x":1.50}}');
+  t.is(vote(assessBody(reply('[1, 2.5, -3]'), balance)).canonical, '{"result":[1,2.5,-3]}');
+});
+
+test('should read an error code of an answer with a big number elsewhere', (t) => {
+  const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"m","data":{"n":1e400}}}', balance));
+  t.is(a.canonical, '{"error":{"code":-32000,"data":{"n":1e400},"message":"m"}}');
+});
+
+const duplicates: [string, string][] = [
+  ['in the result', reply('{"a":"0x1","a":"0x2"}')],
+  ['with the same value twice', reply('{"a":"0x1","a":"0x1"}')],
+  ['deep in a log', reply('[{"address":"0x1","topics":[],"data":"0x","data":"0x2"}]')],
+  ['in the envelope', '{"jsonrpc":"2.0","id":1,"result":"0x1","result":"0x2"}'],
+  ['in an error', '{"jsonrpc":"2.0","id":1,"error":{"code":3,"code":-32000,"message":"x"}}'],
+  ['next to a number that needs the lossless parser', reply('{"a":1.0,"a":2}')],
+];
+for (const [where, text] of duplicates) {
+  test(`should not count an answer with a duplicate key ${where} as a vote, and say so`, (t) => {
+    t.regex(reasonOf(assessBody(text, balance)), /duplicate key/);
+  });
+}
+
+test('should not count a batch answer with a duplicate key in one member as a vote', (t) => {
+  const p = batch([{ id: 1, method: 'eth_chainId', params: [] }, { id: 2, method: 'eth_chainId', params: [] }]);
+  t.regex(reasonOf(assessBody('[{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"result":"0x1","id":2}]', p)), /duplicate key/);
+});
+
+test('should not take colons, quotes and digits inside strings for members or numbers', (t) => {
+  const text = reply(String.raw`{"k\":":"a\\\":b:1.0","n":"1e400","e":"\\"}`);
+  const read = readJson(text);
+  t.deepEqual(read, { value: JSON.parse(text) });
+  t.deepEqual(scanText(text), { members: 6, inexact: [] });
+});
+
+test('should locate the numbers JSON.parse would change, and only those', (t) => {
+  const text = '{"a":[1,1.0,-0,0,12345678901234567993],"b":1e400}';
+  const { inexact } = scanText(text);
+  const tokens = [];
+  for (let k = 0; k < inexact.length; k += 2) tokens.push(text.slice(inexact[k], inexact[k + 1]));
+  t.deepEqual(tokens, ['1.0', '-0', '12345678901234567993', '1e400']);
+});
+
+test('should not take a string that looks like an internal marker for a number', (t) => {
+  const text = String.raw`{"a":"\u0000x:0","b":"\u0000","c":1.0}`;
+  const read = readJson(text) as { value: Record<string, unknown> };
+  t.is(read.value.a, '\u0000x:0');
+  t.is(read.value.b, '\u0000');
+  t.true(read.value.c instanceof JsonNumber);
+  t.is(vote(assessBody(reply(text), balance)).canonical, String.raw`{"result":{"a":"\u0000x:0","b":"\u0000","c":1.0}}`);
+});
+
+const jsonValue = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string(),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(fc.string(), tie('value'), { maxKeys: 5 }),
+  ),
+})).value;
+
+test('should count the members of any JSON text as JSON.parse sees them, and prove its numbers exact', (t) => {
+  fc.assert(
+    fc.property(jsonValue, fc.constantFrom(undefined, 1, '\t'), (v, space) => {
+      const text = JSON.stringify(v, null, space);
+      const read = readJson(text);
+      if ('reason' in read) return false;
+      // JSON.stringify writes every number as String(n): exact, so the fast path's value is JSON.parse's
+      return JSON.stringify(read.value) === JSON.stringify(JSON.parse(text)) && scanText(text).inexact.length === 0;
+    }),
+    { numRuns: 1_000, seed: 5 },
+  );
+  t.pass();
+});
+
+test('should find a duplicate key wherever it is put in any JSON text', (t) => {
+  fc.assert(
+    fc.property(jsonValue, fc.string(), (v, key) => {
+      const dup = `{${JSON.stringify(key)}:1,"x":${JSON.stringify(v)},${JSON.stringify(key)}:2}`;
+      return 'reason' in readJson(JSON.stringify([v, JSON.parse('{}'), dup.length]).replace(/^\[/, `[${dup},`));
+    }),
+    { numRuns: 500, seed: 6 },
+  );
+  t.pass();
+});
+
+// --- what is returned under a confirmation ----------------------------------------------------
+
+const blockCall = single('eth_getBlockByNumber', ['0x10', false]);
+const blockReply = (extra: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"number":"0x10","gasUsed":1.0${extra},"transactions":["0xAB"]}}`);
+const member = (body: Buffer, p = blockCall) => ({ body, ...vote(assessBody(body, p)) });
+
+test('should return the raw bytes when the N agree on every ignored field (or none carries one)', (t) => {
+  const a = member(blockReply(',"totalDifficulty":"0x5"'));
+  const b = member(blockReply(',"totalDifficulty":"0x5"'));
+  t.is(a.hash, b.hash);
+  t.is(confirmedBody([a, b], blockCall), a.body);
+  const c = member(blockReply(''));
+  t.is(confirmedBody([c, a], blockCall), c.body, 'the forwarded answer has no ignored field: nothing to remove');
+});
+
+test('should remove an ignored field the N did not all carry alike, keeping numbers as written', (t) => {
+  const a = member(blockReply(',"totalDifficulty":"0x5"'));
+  for (const other of [member(blockReply('')), member(blockReply(',"totalDifficulty":"0x6"'))]) {
+    t.is(a.hash, other.hash);
+    const out = confirmedBody([a, other], blockCall).toString();
+    t.is(out, '{"jsonrpc":"2.0","id":1,"result":{"number":"0x10","gasUsed":1.0,"transactions":["0xAB"]}}');
+  }
+});
+
+test('should keep an ignored field that agrees up to hex case, and treat null as absent', (t) => {
+  const a = member(blockReply(',"totalDifficulty":"0xAB"'));
+  t.is(confirmedBody([a, member(blockReply(',"totalDifficulty":"0xab"'))], blockCall), a.body);
+  const n = member(blockReply(',"totalDifficulty":null'));
+  t.is(confirmedBody([n, member(blockReply(''))], blockCall), n.body);
+});
+
+test('should remove an unconfirmed ignored field from the right member of a batch', (t) => {
+  const p = batch([{ id: 'a', method: 'eth_chainId', params: [] }, { id: 7, method: 'eth_getTransactionByHash', params: ['0x1'] }]);
+  const tx = (extra: string) => `{"hash":"0x1","nonce":12345678901234567993${extra}}`;
+  const first = Buffer.from(`[{"jsonrpc":"2.0","id":7,"result":${tx(',"chainId":"0x1","v":"0x25"')}},{"jsonrpc":"2.0","id":"a","result":"0x1"}]`);
+  const second = Buffer.from(`[{"jsonrpc":"2.0","id":"a","result":"0x1"},{"jsonrpc":"2.0","id":7,"result":${tx(',"v":"0x25"')}}]`);
+  const a = member(first, p);
+  const b = member(second, p);
+  t.is(a.hash, b.hash);
+  t.is(confirmedBody([a, b], p).toString(), `[{"jsonrpc":"2.0","id":7,"result":{"hash":"0x1","nonce":12345678901234567993,"v":"0x25"}},{"jsonrpc":"2.0","id":"a","result":"0x1"}]`);
+});
+
+test('JsonNumber stays out of ordinary results', (t) => {
+  t.false(JSON.stringify(vote(assessBody(reply('{"a":1}'), balance)).canonical).includes('text'));
+  t.true(new JsonNumber('1').text === '1');
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { canonicalJson, comparable, sha256Hex, type Answer } from '../../../../lib/verify/canonical.js';
+import { canonicalForm, canonicalJson, comparable, JsonNumber, mergeIgnoredFields, sha256Hex, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
 
 const canon = (method: string, answer: Answer) => canonicalJson(comparable(method, answer));
 
@@ -42,10 +42,10 @@ const forms: [string, string, Answer, string][] = [
   ['a short string, kept as is', 'eth_call', { result: '0' }, '{"result":"0"}'],
   ['an empty hex string', 'eth_call', { result: '0x' }, '{"result":"0x"}'],
   [
-    'logs, keeping only their spec fields, sorted, whatever keys they carry',
+    'logs, keeping every field but nulls, sorted, whatever keys they carry',
     'eth_getLogs',
-    { result: [{ topics: ['0xAA'], '0': 'x', __proto__: 'p', address: '0xAB', data: null, constructor: 1 } as never] },
-    '{"result":[{"address":"0xab","topics":["0xaa"]}]}',
+    { result: [{ topics: ['0xAA'], '0': 'x', address: '0xAB', data: null, constructor: 1 } as never] },
+    '{"result":[{"0":"x","address":"0xab","constructor":1,"topics":["0xaa"]}]}',
   ],
   ['an error without data', 'eth_call', { error: { code: -32000 } }, '{"error":{"code":-32000}}'],
   ['an error with hex data, lower-cased', 'eth_call', { error: { code: 3, data: '0x08C379A0' } }, '{"error":{"code":3,"data":"0x08c379a0"}}'],
@@ -57,7 +57,7 @@ for (const [name, method, answer, expected] of forms) {
   });
 }
 
-test('should ignore the error message', (t) => {
+test('should ignore the error message of a code that means one thing (3: a revert)', (t) => {
   const a = { error: { code: 3, message: 'execution reverted', data: '0x01' } } as Answer;
   const b = { error: { code: 3, message: 'VM Exception while processing transaction: revert', data: '0x01' } } as Answer;
   t.is(canon('eth_call', a), canon('eth_call', b));
@@ -95,27 +95,27 @@ const tx = {
 };
 const shaped: [string, string, unknown, unknown][] = [
   [
-    'a block, dropping extras and shaping its transactions',
+    'a block, leaving out totalDifficulty and shaping its transactions',
     'eth_getBlockByNumber',
-    { number: '0x1', hash: '0xAB', totalDifficulty: '0x10', l1BlockNumber: '0x2', transactions: [tx] },
-    { number: '0x1', hash: '0xab', transactions: [{ hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }] },
+    { number: '0x1', hash: '0xAB', totalDifficulty: '0x10', l1BlockNumber: '0x2', transactions: [{ ...tx, chainId: '0x1', v: '0x1b' }] },
+    { number: '0x1', hash: '0xab', l1BlockNumber: '0x2', transactions: [{ hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x', l1Fee: '0x5' }] },
   ],
   ['a block with transaction hashes', 'eth_getBlockByHash', { number: '0x1', transactions: ['0xAB', '0xCD'] }, { number: '0x1', transactions: ['0xab', '0xcd'] }],
   ['a null block', 'eth_getBlockByNumber', null, null],
-  ['a transaction', 'eth_getTransactionByHash', tx, { hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }],
+  ['a transaction', 'eth_getTransactionByHash', { ...tx, yParity: '0x1' }, { hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x', l1Fee: '0x5' }],
   [
     'a receipt with logs',
     'eth_getTransactionReceipt',
     { status: '0x1', l1GasUsed: '0x1', contractAddress: null, logs: [{ address: '0xAB', data: '0x', blockTimestamp: '0x1' }] },
-    { status: '0x1', logs: [{ address: '0xab', data: '0x' }] },
+    { status: '0x1', l1GasUsed: '0x1', logs: [{ address: '0xab', data: '0x', blockTimestamp: '0x1' }] },
   ],
-  ['block receipts', 'eth_getBlockReceipts', [{ status: '0x0', l1Fee: '0x1' }], [{ status: '0x0' }]],
-  ['logs', 'eth_getLogs', [{ address: '0xAB', removed: false, blockTimestamp: '0x1' }], [{ address: '0xab', removed: false }]],
-  ['filter logs', 'eth_getFilterLogs', [{ address: '0xAB', extra: 1 }], [{ address: '0xab' }]],
+  ['block receipts', 'eth_getBlockReceipts', [{ status: '0x0', l1Fee: '0x1' }], [{ status: '0x0', l1Fee: '0x1' }]],
+  ['logs', 'eth_getLogs', [{ address: '0xAB', removed: false, blockTimestamp: '0x1' }], [{ address: '0xab', removed: false, blockTimestamp: '0x1' }]],
+  ['filter logs', 'eth_getFilterLogs', [{ address: '0xAB', extra: 1 }], [{ address: '0xab', extra: 1 }]],
   ['an unshaped method, keeping every field', 'eth_feeHistory', { oldestBlock: '0xA', extra: 1 }, { oldestBlock: '0xa', extra: 1 }],
 ];
 for (const [name, method, result, expected] of shaped) {
-  test(`should reduce ${name} to its spec fields`, (t) => {
+  test(`should compare every field of ${name} but the ignored ones and nulls`, (t) => {
     t.deepEqual(comparable(method, { result }), { result: expected });
   });
 }
@@ -125,4 +125,40 @@ test('should not mutate the answer it reduces', (t) => {
   const copy = structuredClone(result);
   comparable('eth_getBlockByNumber', { result });
   t.deepEqual(result, copy);
+});
+
+test('should compare the message of a -32000 error as written, and not that of -32602', (t) => {
+  const e = (code: number, message: string) => canon('eth_call', { error: { code, message } });
+  t.is(e(-32000, 'execution reverted'), '{"error":{"code":-32000,"message":"execution reverted"}}');
+  t.not(e(-32000, 'execution reverted'), e(-32000, 'header not found'));
+  t.not(e(-32000, 'execution reverted'), e(-32000, 'execution reverted '));
+  t.is(e(-32602, 'invalid argument 0: hex string without 0x prefix'), e(-32602, 'Invalid params'));
+  t.is(e(-32000, '0xAB'), '{"error":{"code":-32000,"message":"0xAB"}}', 'not lower-cased');
+  t.not(canon('eth_call', { error: { code: -32000, message: 5 } }), canon('eth_call', { error: { code: -32000, message: 6 } }));
+  t.not(canon('eth_call', { error: { code: -32000, message: 5 } }), canon('eth_call', { error: { code: -32000 } }));
+});
+
+test('should write a JsonNumber as its text, and a JS number as JSON.stringify does', (t) => {
+  t.is(canonicalJson({ a: new JsonNumber('1.0'), b: new JsonNumber('12345678901234567993'), c: 1.5 }), '{"a":1.0,"b":12345678901234567993,"c":1.5}');
+  t.is(canonicalForm('eth_chainId', { result: [new JsonNumber('1e400'), 2] }), '{"result":[1e400,2]}');
+});
+
+test('should note the ignored fields an answer carries, with their path and canonical value', (t) => {
+  const found: IgnoredValue[] = [];
+  const result = { number: '0x1', totalDifficulty: '0xAB', transactions: [{ hash: '0x1', chainId: null }, { hash: '0x2', v: '0x1B' }] };
+  canonicalForm('eth_getBlockByNumber', { result }, { found });
+  t.deepEqual(found, [
+    { path: ['totalDifficulty'], key: '["totalDifficulty"]="0xab"' },
+    { path: ['transactions', 1, 'v'], key: '["transactions",1,"v"]="0x1b"' },
+  ]);
+});
+
+test('should leave out the fields of config ignoredFields on top of the defaults', (t) => {
+  const ignored = mergeIgnoredFields({ log: ['blockTimestamp'] }, { receipt: ['l1Fee'] });
+  t.deepEqual(ignored.log, ['blockTimestamp']);
+  t.deepEqual(ignored.block, ['totalDifficulty']);
+  const logs = [{ address: '0x1', blockTimestamp: '0x5' }];
+  t.is(canonicalForm('eth_getLogs', { result: logs }, { ignored }), '{"result":[{"address":"0x1"}]}');
+  t.is(canonicalForm('eth_getLogs', { result: logs }), '{"result":[{"address":"0x1","blockTimestamp":"0x5"}]}');
+  t.is(canonicalForm('eth_getBlockReceipts', { result: [{ status: '0x1', l1Fee: '0x2' }] }, { ignored }), '{"result":[{"status":"0x1"}]}');
 });
