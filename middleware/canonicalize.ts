@@ -28,7 +28,7 @@ export function canonicalize(): Middleware {
 
 /** One outcome → a vote with its hash, or a failure with its reason. */
 export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload): Assessed {
-  if (!o.ok) return { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms };
+  if (!o.ok) return { upstream: o.upstream, ok: false, reason: o.error.message, ms: o.ms, kind: (o.error as { kind?: string }).kind };
   const a = assessBody(o.value.body, payload);
   return a.ok
     ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }

@@ -10,6 +10,7 @@ import type { Middleware } from '../lib/compose.js';
 import { initContext, type RpcContext } from '../lib/context.js';
 import {
   BodyTooLargeError,
+  ClientClosedError,
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
@@ -25,6 +26,8 @@ export interface ParseJsonRpcOptions {
   registry: Registry;
   bodyLimit: number;
   maxBatchSize: number;
+  /** Deepest JSON nesting accepted in a body (limits.jsonDepth; default 256). */
+  maxDepth?: number;
   logger?: Logger;
 }
 
@@ -53,7 +56,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
     readBody(req, options.bodyLimit, (err, raw) => {
       if (err) return next(err);
       try {
-        ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize });
+        ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
         readRoute(req, ctx, options.registry);
       } catch (e) {
         return next(e);
@@ -133,11 +136,12 @@ function readBody(req: IncomingMessage, limit: number, done: (err: Error | undef
     cleanup();
     done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   };
-  const onError = (err: Error) => {
+  // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): not our error.
+  const onError = () => {
     cleanup();
-    done(err);
+    done(new ClientClosedError('Client closed the connection while sending the body', { id: null }));
   };
-  const onAborted = () => onError(new Error('client closed the connection while sending the body'));
+  const onAborted = onError;
   req.on('data', onData);
   req.on('end', onEnd);
   req.on('error', onError);

@@ -35,6 +35,8 @@ export const RpcCode = {
   UpstreamsFailed: -32011,
   /** The request deadline (`timeouts.requestMs`) passed before N upstreams agreed. */
   DeadlineExceeded: -32012,
+  /** The upstream answers in flight already hold `limits.bufferedBytes`: try again shortly. */
+  UpstreamBudget: -32013,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];
