@@ -67,8 +67,6 @@ export const NoQuorumError = define('NoQuorumError', 'OMNI_ERR_NO_QUORUM', RpcCo
 export const UpstreamsFailedError = define('UpstreamsFailedError', 'OMNI_ERR_UPSTREAMS_FAILED', RpcCode.UpstreamsFailed, 502);
 export const DeadlineExceededError = define('DeadlineExceededError', 'OMNI_ERR_DEADLINE', RpcCode.DeadlineExceeded, 504);
 export const UpstreamBudgetError = define('UpstreamBudgetError', 'OMNI_ERR_UPSTREAM_BUDGET', RpcCode.UpstreamBudget, 503);
-/** The client closed the connection before its request was read: nobody reads the answer. */
-export const ClientClosedError = define('ClientClosedError', 'OMNI_ERR_CLIENT_CLOSED', RpcCode.InvalidRequest, 499);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. */

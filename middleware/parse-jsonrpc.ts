@@ -10,7 +10,7 @@ import type { Middleware } from '../lib/compose.js';
 import { initContext, type RpcContext } from '../lib/context.js';
 import {
   BodyTooLargeError,
-  ClientClosedError,
+  InvalidRequestError,
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
@@ -136,10 +136,11 @@ function readBody(req: IncomingMessage, limit: number, done: (err: Error | undef
     cleanup();
     done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   };
-  // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): not our error.
+  // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): a refused
+  // request (logged at info, no stack), not an internal error; nobody reads the answer.
   const onError = () => {
     cleanup();
-    done(new ClientClosedError('Client closed the connection while sending the body', { id: null }));
+    done(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
   };
   const onAborted = onError;
   req.on('data', onData);
