@@ -62,7 +62,9 @@ function answerText(spec: UpstreamAnswerSpec, id: unknown, upstream: number): st
     }
     case 'wrong-id': {
       if (spec.id === 'missing') return `{"jsonrpc":"2.0","result":${spec.result}}`;
-      const wrong = spec.id === 'null' ? 'null' : spec.id === 'string' ? JSON.stringify(String(id)) : typeof id === 'number' ? String(id + 1) : JSON.stringify(`${String(id)}x`);
+      // 'string': the id as a string (another string for a string id); 'other': another id of its type
+      const other = typeof id === 'number' ? String(id + 1) : JSON.stringify(`${String(id)}x`);
+      const wrong = spec.id === 'null' ? 'null' : spec.id === 'string' && typeof id === 'number' ? JSON.stringify(String(id)) : other;
       return envelope(wrong, spec.result);
     }
     case 'duplicate-result':
