@@ -45,6 +45,7 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   const maxDepth = options.maxDepth ?? 256;
   const scan = scanJson(raw, { ids: true });
   if (scan.depth > maxDepth) {
+    if (scan.truncated) throw new ParseError('Parse error: the body is not valid JSON (it ends inside a string, array or object)');
     throw new InvalidRequestError(`Invalid request: the body nests arrays and objects deeper than ${maxDepth} levels (limits.jsonDepth)`, {
       id: scan.kind === 'object' ? idOfText(scan.ids[0]?.text) : null,
     });
