@@ -45,6 +45,8 @@ const idleSocketMs = 30_000;
 const hintMarginMs = 1_000;
 /** Error bodies up to this size are read and dropped so the connection is kept. */
 const drainLimit = 64 * 1024;
+/** Answers of a declared length above this are read into one buffer allocated up front. */
+const preallocFrom = 64 * 1024;
 /** Bodies below this are copied behind the head for a single write. */
 const coalesceLimit = 16 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
@@ -303,7 +305,9 @@ class Connection implements ResponseSink {
       this.pool.stop(call, new UpstreamCallError('too-large', `response of ${head.contentLength} bytes is over the ${call.request.maxBytes}-byte limit`));
     } else if (head.contentLength > 0) {
       if (!this.charge(call, head.contentLength)) return;
-      this.body = Buffer.allocUnsafe(head.contentLength);
+      // A large answer is copied into place as it comes: no second copy (and twice the memory)
+      // in a concat at its end. A small one is usually one chunk, kept as is.
+      if (head.contentLength > preallocFrom) this.body = Buffer.allocUnsafe(head.contentLength);
     }
   }
 
@@ -329,7 +333,7 @@ class Connection implements ResponseSink {
       this.pool.stop(call, new UpstreamCallError('too-large', `response over the ${call.request.maxBytes}-byte limit`));
     } else if (this.body) {
       chunk.copy(this.body, this.size - chunk.length);
-    } else if (this.charge(call, chunk.length)) {
+    } else if (this.head!.contentLength > 0 || this.charge(call, chunk.length)) {
       this.chunks.push(chunk);
     }
   }
