@@ -205,7 +205,7 @@ function judge(c: ClientCall, r: Reply): string[] {
     if (r.headers['x-required-confirmations'] !== String(c.n)) problems.push(`X-Required-Confirmations ${String(r.headers['x-required-confirmations'])}`);
     if (confirmable === 'true') {
       const result = POOL.find((p) => r.text === envelope(JSON.stringify(c.id), p));
-      if (result === undefined) problems.push('confirmed a body that is not one of the answers sent');
+      if (result === undefined) problems.push('confirmed a body other than {"jsonrpc":"2.0","id":<client id>,"result":R} for a result R of the pool (a duplicate key, an extra member…)');
       else {
         const senders = new Set(run.sent.filter((s) => s.result === result).map((s) => s.upstream));
         if (senders.size < c.n) problems.push(`confirmed result ${result} that ${senders.size} upstream(s) sent, ${c.n} needed`);
