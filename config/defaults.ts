@@ -21,6 +21,12 @@ export const defaults = {
     batchSize: 1000,
     /** Largest upstream answer, in bytes (64 MiB). */
     responseBytes: 64 * 1024 * 1024,
+    /** Deepest nesting of arrays and objects in a request body or an upstream answer. */
+    jsonDepth: 256,
+    /** Upstream answer bytes held in memory at once, all requests together (256 MiB). */
+    bufferedBytes: 256 * 1024 * 1024,
+    /** Upstreams health-probed at once. */
+    probeConcurrency: 32,
   },
   server: {
     /** Time a client has to send the request headers, in ms (slowloris protection). */

@@ -23,7 +23,14 @@ export interface OmnigateConfig {
   readonly confirmations: number;
   readonly refreshInterval: number;
   readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number; readonly hedgeMs: number };
-  readonly limits: { readonly bodyBytes: number; readonly batchSize: number; readonly responseBytes: number };
+  readonly limits: {
+    readonly bodyBytes: number;
+    readonly batchSize: number;
+    readonly responseBytes: number;
+    readonly jsonDepth: number;
+    readonly bufferedBytes: number;
+    readonly probeConcurrency: number;
+  };
   readonly server: {
     readonly headersTimeoutMs: number;
     readonly requestTimeoutMs: number;
@@ -94,12 +101,18 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     hedgeMs: int(t, 'hedgeMs', 'timeouts.hedgeMs', defaults.timeouts.hedgeMs, 0, 600_000, 'In milliseconds, 0 turns hedging off. Example: hedgeMs: 1000'),
   };
   const l = section('limits');
-  unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes'], 'limits', report);
+  unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency'], 'limits', report);
   const limits = {
     bodyBytes: int(l, 'bodyBytes', 'limits.bodyBytes', defaults.limits.bodyBytes, 1, 1 << 30, 'In bytes. Example: bodyBytes: 5242880'),
     batchSize: int(l, 'batchSize', 'limits.batchSize', defaults.limits.batchSize, 1, 100_000, 'Example: batchSize: 100'),
     responseBytes: int(l, 'responseBytes', 'limits.responseBytes', defaults.limits.responseBytes, 1, 1 << 30, 'In bytes. Example: responseBytes: 67108864'),
+    jsonDepth: int(l, 'jsonDepth', 'limits.jsonDepth', defaults.limits.jsonDepth, 1, 2048, 'Nesting levels of arrays and objects. Example: jsonDepth: 256'),
+    bufferedBytes: int(l, 'bufferedBytes', 'limits.bufferedBytes', defaults.limits.bufferedBytes, 1, 2 ** 40, 'In bytes. Example: bufferedBytes: 268435456'),
+    probeConcurrency: int(l, 'probeConcurrency', 'limits.probeConcurrency', defaults.limits.probeConcurrency, 1, 10_000, 'Upstreams probed at once. Example: probeConcurrency: 32'),
   };
+  if (limits.bufferedBytes < limits.responseBytes) {
+    report('limits.bufferedBytes', `${limits.bufferedBytes} is below limits.responseBytes (${limits.responseBytes}): one answer of the largest size could never be read. Raise it, e.g. bufferedBytes: ${Math.max(limits.responseBytes * 4, defaults.limits.bufferedBytes)}`);
+  }
   const sv = section('server');
   unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs'], 'server', report);
   const d = defaults.server;

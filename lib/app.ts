@@ -4,7 +4,7 @@
  * HTTP server with bounded header, request and keep-alive times.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../config/schema.js';
@@ -46,11 +46,33 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
   rpc.startHealthChecks();
-  const server = http.createServer(app);
+  const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
+  // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
+  // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of
+  // the shorter timeout (250 ms at least), so each acts within 25 % of its configured time.
+  const server = http.createServer(
+    { connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))) },
+    app,
+  );
   server.headersTimeout = config.server.headersTimeoutMs;
-  server.requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
+  server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
+  // Connections, and those with a request in the app (from its head to the end of its answer).
+  const sockets = new Set<Socket>();
+  const busy = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    busy.add(socket);
+    res.once('close', () => busy.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, () => {
@@ -65,12 +87,15 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     /**
      * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections
      * are closed at once, busy ones as their response ends: Node 19+ does that on close()),
-     * then closes upstream pools, sockets and the database.
+     * then closes upstream pools, sockets and the database. A connection with no request in the
+     * app (idle, or a request head not yet complete) is closed at once: Node counts a half-sent
+     * head as busy, and it held the shutdown for all of shutdownMs.
      */
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
       });
       await rpc.close();
       await options.onClose?.();

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { InternalError } from './errors.js';
 import type { RpcPayload } from './jsonrpc/types.js';
+import type { BudgetAccount } from './upstream/budget.js';
 import type { FanOut } from './upstream/fanout.js';
 import type { Chain, Upstream } from './upstream/registry.js';
 import type { UpstreamResponse } from './upstream/transport.js';
@@ -15,7 +16,7 @@ import type { IgnoredValue } from './verify/canonical.js';
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */
 export type Assessed =
   | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number; ignored?: readonly IgnoredValue[] }
-  | { upstream: Upstream; ok: false; reason: string; ms: number };
+  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string };
 
 /** The assessed outcomes of a request's upstream calls, pushed as they arrive. */
 export interface AssessedStream {
@@ -47,6 +48,8 @@ export interface RpcContext {
   /** fetch */
   fanout?: FanOut<Upstream, UpstreamResponse>;
   deadlinePassed?: boolean;
+  /** The request's share of the upstream byte budget (when one is set). */
+  budget?: BudgetAccount;
   /** canonicalize */
   assessed?: AssessedStream;
   /** verify */

@@ -40,7 +40,7 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   if (!o.ok) {
     // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
-    return { upstream, ok: false, reason, ms: o.ms };
+    return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
   }
   const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub);
   if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };

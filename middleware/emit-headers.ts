@@ -6,7 +6,7 @@
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
-import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
+import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/headers.js';
 import { confirmedBody } from '../lib/verify/answers.js';
 
 export interface EmitHeadersOptions {
@@ -30,7 +30,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const headers = [
       'Content-Type', 'application/json',
       'Content-Length', String(body.length),
-      Header.CheckedUrls, verdict.members.map((m) => shown(m.upstream)).join(','),
+      Header.CheckedUrls, checkedUrlsValue(verdict.members.map((m) => shown(m.upstream))),
       Header.Confirmable, String(need(ctx, 'confirmable', 'emitHeaders')),
       Header.ForwardedFrom, shown(forwarded.upstream),
       Header.JsonHash, verdict.hash,

@@ -7,6 +7,8 @@
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
+import { UpstreamBudgetError } from '../lib/errors.js';
+import { ByteBudget } from '../lib/upstream/budget.js';
 import { FanOut } from '../lib/upstream/fanout.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
@@ -18,6 +20,10 @@ export interface FetchParallelOptions {
   requestTimeoutMs: number;
   /** Largest upstream answer, bytes. */
   maxResponseBytes: number;
+  /** Deepest JSON nesting accepted in an answer (default 256). */
+  maxDepth?: number;
+  /** Upstream answer bytes held at once by all requests of this stage (default: no limit). */
+  bufferedBytes?: number;
 }
 
 /** The latency an upstream's calls have been taking (for the order of one launch's writes). */
@@ -27,11 +33,22 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
   for (const key of ['upstreamTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes'] as const) {
     if (!(options[key] > 0)) throw new TypeError(`fetchParallel: ${key} must be a positive number`);
   }
+  const budget = options.bufferedBytes === undefined ? undefined : new ByteBudget(options.bufferedBytes);
   return function fetchParallel(req, res, next) {
     const ctx = getContext(req);
     const payload = need(ctx, 'payload', 'fetchParallel');
     const candidates = need(ctx, 'candidates', 'fetchParallel');
     const required = need(ctx, 'required', 'fetchParallel');
+    if (budget?.exhausted) {
+      return next(
+        new UpstreamBudgetError('Upstream byte budget exhausted: the answers in flight hold limits.bufferedBytes; try again shortly', {
+          data: { bufferedBytes: budget.limit, inUse: budget.used },
+          headers: { 'Retry-After': '1' },
+        }),
+      );
+    }
+    const account = budget?.open();
+    ctx.budget = account;
     const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, (upstream, signal) =>
       upstream.transport.send({
         payload,
@@ -40,6 +57,8 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
         timeoutMs: options.upstreamTimeoutMs,
         maxBytes: options.maxResponseBytes,
         via: ctx.via,
+        maxDepth: options.maxDepth,
+        budget: account,
       }),
       expectedLatency,
     );
@@ -52,6 +71,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     res.once('close', () => {
       clearTimeout(deadline);
       fanout.abort();
+      account?.close();
     });
     fanout.launch(required);
     next();

@@ -59,13 +59,15 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const registry = deps.registry ?? createRegistry(config);
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   const stages = [
-    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, logger }),
+    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
     classify(),
     selectUpstreams(),
     fetchParallel({
       upstreamTimeoutMs: config.timeouts.upstreamMs,
       requestTimeoutMs: config.timeouts.requestMs,
       maxResponseBytes: config.limits.responseBytes,
+      maxDepth: config.limits.jsonDepth,
+      bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
     verify({ hedgeMs: config.timeouts.hedgeMs, metrics }),
@@ -109,6 +111,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         intervalSeconds: config.refreshInterval,
         timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
         logger,
+        concurrency: config.limits.probeConcurrency,
       });
       return prober;
     },

@@ -12,6 +12,7 @@ import type { Middleware } from '../lib/compose.js';
 import { initContext, type RpcContext } from '../lib/context.js';
 import {
   BodyTooLargeError,
+  InvalidRequestError,
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
@@ -28,6 +29,8 @@ export interface ParseJsonRpcOptions {
   registry: Registry;
   bodyLimit: number;
   maxBatchSize: number;
+  /** Deepest JSON nesting accepted in a body (limits.jsonDepth; default 256). */
+  maxDepth?: number;
   logger?: Logger;
 }
 
@@ -66,7 +69,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
     readBody(req, options.bodyLimit, (err, raw) => {
       if (err) return next(err);
       try {
-        ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize });
+        ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
         readRoute(req, ctx, options.registry);
       } catch (e) {
         return next(e);
@@ -146,11 +149,13 @@ function readBody(req: IncomingMessage, limit: number, done: (err: Error | undef
     cleanup();
     done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   };
-  const onError = (err: Error) => {
+  // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): a refused
+  // request (logged at info, no stack), not an internal error; nobody reads the answer.
+  const onError = () => {
     cleanup();
-    done(err);
+    done(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
   };
-  const onAborted = () => onError(new Error('client closed the connection while sending the body'));
+  const onAborted = onError;
   req.on('data', onData);
   req.on('end', onEnd);
   req.on('error', onError);

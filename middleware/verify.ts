@@ -11,7 +11,7 @@
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed, type RpcContext } from '../lib/context.js';
-import { DeadlineExceededError, NoQuorumError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
+import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
 import { recordFailure, recordSuccess } from '../lib/upstream/health.js';
 import type { Metrics } from '../lib/metrics.js';
 import { decide, tally, type Vote } from '../lib/verify/quorum.js';
@@ -70,7 +70,8 @@ export function verify(options: VerifyOptions = {}): Middleware {
         recordSuccess(a.upstream.health, a.ms);
       } else {
         failures.push(a);
-        recordFailure(a.upstream.health, a.reason, Date.now());
+        // Our own byte budget refusing an answer is not the upstream's failure.
+        if (a.kind !== 'budget') recordFailure(a.upstream.health, a.reason, Date.now());
         ctx.log.warn({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream call failed');
       }
       const d = decide(votes, required, { inFlight: fanout.inFlight, remaining: fanout.remaining });
@@ -114,6 +115,12 @@ function failureError(ctx: RpcContext, required: number, votes: Vote<Good>[], fa
   };
   if (ctx.deadlinePassed) {
     return new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });
+  }
+  if (ctx.budget && failures.some((f) => f.kind === 'budget')) {
+    return new UpstreamBudgetError('Upstream byte budget exhausted: answers were refused for want of limits.bufferedBytes; try again shortly', {
+      data: { ...data, bufferedBytes: ctx.budget.limit },
+      headers: { 'Retry-After': '1' },
+    });
   }
   if (votes.length > 0 && data.groups.length > 1) {
     return new NoQuorumError(`No quorum: ${required} agreeing answers needed, the upstreams disagreed`, { data });

@@ -35,6 +35,8 @@ export const RpcCode = {
   UpstreamsFailed: -32011,
   /** The request deadline (`timeouts.requestMs`) passed before N upstreams agreed. */
   DeadlineExceeded: -32012,
+  /** The upstream answers in flight already hold `limits.bufferedBytes`: try again shortly. */
+  UpstreamBudget: -32013,
   /** The request came back to this gateway through one of its own upstreams (a request loop). */
   LoopDetected: -32014,
 } as const;

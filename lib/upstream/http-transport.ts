@@ -20,7 +20,17 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Http1ResponseParser, type ResponseHead, type ResponseSink } from './http1-response.js';
-import { describeError, UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './transport.js';
+import { nestsDeeperThan } from '../jsonrpc/scan.js';
+import {
+  defaultMaxDepth,
+  describeError,
+  overBudget,
+  tooDeep,
+  UpstreamCallError,
+  type Transport,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from './transport.js';
 
 export interface HttpTransportOptions {
   /** Connections open at once per upstream; calls beyond wait for one. */
@@ -37,6 +47,8 @@ const idleSocketMs = 30_000;
 const hintMarginMs = 1_000;
 /** Error bodies up to this size are read and dropped so the connection is kept. */
 const drainLimit = 64 * 1024;
+/** Answers of a declared length above this are read into one buffer allocated up front. */
+const preallocFrom = 64 * 1024;
 /** Bodies below this are copied behind the head for a single write. */
 const coalesceLimit = 16 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
@@ -49,6 +61,8 @@ class Call {
   connection: Connection | undefined = undefined;
   /** Sent again once already, after a reused connection closed before answering. */
   retried = false;
+  /** Bytes charged to the request's budget account for this call's answer. */
+  charged = 0;
   constructor(
     readonly request: UpstreamRequest,
     readonly resolve: (response: UpstreamResponse) => void,
@@ -99,6 +113,7 @@ class Pool {
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
     if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted'));
     if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed'));
+    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1));
     return new Promise<UpstreamResponse>((resolve, reject) => {
       const call = new Call(request, resolve, reject);
       call.timer = setTimeout(() => this.stop(call, new UpstreamCallError('timeout', `no answer within ${request.timeoutMs} ms`)), request.timeoutMs);
@@ -128,6 +143,8 @@ class Pool {
     call.settled = true;
     clearTimeout(call.timer);
     call.request.signal.removeEventListener('abort', call.onAbort!);
+    // A failed call's bytes are dropped: they go back to the budget.
+    if (err && call.charged > 0) call.request.budget?.give(call.charged);
     if (err) call.reject(err);
     else call.resolve({ body: body! });
   }
@@ -207,6 +224,8 @@ class Connection implements ResponseSink {
   private used = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private head: ResponseHead | undefined;
+  /** The answer's bytes when its length was declared (filled as they come: no concat at the end). */
+  private body: Buffer | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
   /** Why it closed, when we know better than the socket. */
@@ -289,7 +308,24 @@ class Connection implements ResponseSink {
     }
     if (head.contentLength > call.request.maxBytes) {
       this.pool.stop(call, new UpstreamCallError('too-large', `response of ${head.contentLength} bytes is over the ${call.request.maxBytes}-byte limit`));
+    } else if (head.contentLength > 0) {
+      if (!this.charge(call, head.contentLength)) return;
+      // A large answer is copied into place as it comes: no second copy (and twice the memory)
+      // in a concat at its end. A small one is usually one chunk, kept as is.
+      if (head.contentLength > preallocFrom) this.body = Buffer.allocUnsafe(head.contentLength);
     }
+  }
+
+  /** Charges the call's budget account; false when it stopped the call for it. */
+  private charge(call: Call, bytes: number): boolean {
+    const account = call.request.budget;
+    if (!account) return true;
+    if (!account.take(bytes)) {
+      this.pool.stop(call, overBudget(account, bytes));
+      return false;
+    }
+    call.charged += bytes;
+    return true;
   }
 
   onBody(chunk: Buffer): void {
@@ -300,7 +336,9 @@ class Connection implements ResponseSink {
       if (this.size > drainLimit) this.destroy();
     } else if (this.size > call.request.maxBytes) {
       this.pool.stop(call, new UpstreamCallError('too-large', `response over the ${call.request.maxBytes}-byte limit`));
-    } else {
+    } else if (this.body) {
+      chunk.copy(this.body, this.size - chunk.length);
+    } else if (this.head!.contentLength > 0 || this.charge(call, chunk.length)) {
       this.chunks.push(chunk);
     }
   }
@@ -310,9 +348,16 @@ class Connection implements ResponseSink {
     if (!call || this.gone) return;
     const chunks = this.chunks;
     // (Settled already when it was an error status whose body was read only to keep the connection.)
-    if (!call.settled) this.pool.settle(call, undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    if (!call.settled) {
+      const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+      // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
+      const maxDepth = call.request.maxDepth ?? defaultMaxDepth;
+      if (nestsDeeperThan(body, maxDepth)) this.pool.settle(call, tooDeep(maxDepth));
+      else this.pool.settle(call, undefined, body);
+    }
     this.call = undefined;
     call.connection = undefined;
+    this.body = undefined;
     this.chunks = [];
     this.size = 0;
     this.used = true;
@@ -329,7 +374,9 @@ class Connection implements ResponseSink {
     this.call = undefined;
     if (call && !call.settled && this.parser.readsUntilClose && !this.reason) {
       // A body without a length ends with the connection: complete, not lost.
-      this.pool.settle(call, undefined, Buffer.concat(this.chunks, this.size));
+      const body = Buffer.concat(this.chunks, this.size);
+      const maxDepth = call.request.maxDepth ?? defaultMaxDepth;
+      this.pool.settle(call, nestsDeeperThan(body, maxDepth) ? tooDeep(maxDepth) : undefined, body);
       call = undefined;
     }
     // Retried once: a reused connection the upstream closed before any byte of the answer came.

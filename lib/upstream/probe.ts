@@ -3,8 +3,9 @@
  * and `eth_blockNumber` under a short timeout. A chain id other than the configured one takes
  * the upstream out of rotation (and is logged); a failed probe counts as a failure; a head
  * behind the chain's best head sets the upstream's lag. Probes of a chain run in parallel,
- * chains one after another, so a large config never opens hundreds of connections at once.
- * An upstream found to be a request loop (loop.ts) is not probed.
+ * at most `limits.probeConcurrency` upstreams at once (each probe is two calls), chains one after
+ * another, so a large config never opens hundreds of connections at once. An upstream found to
+ * be a request loop (loop.ts) is not probed.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -55,10 +56,27 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
   }
 }
 
-/** Probes every upstream of a chain and updates their health. */
-export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger): Promise<void> {
+/** Upstreams probed at once when no limit is given (`limits.probeConcurrency`'s default). */
+export const defaultProbeConcurrency = 32;
+
+/** `fn` over `items`, at most `limit` at a time; results in the order of `items`. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Probes every upstream of a chain (at most `concurrency` at once) and updates their health. */
+export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger, concurrency = defaultProbeConcurrency): Promise<void> {
   // A request loop is never probed again: each probe would only come back to us.
-  const results = await Promise.all(chain.upstreams.map((u) => (u.health.loop ? ({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs))));
+  const results = await mapLimited(chain.upstreams, concurrency, (u) => (u.health.loop ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
   const now = Date.now();
   const heads = results.flatMap((r) => (r.head !== undefined && r.chainId === BigInt(chain.id) ? [r.head] : []));
   const best = heads.reduce((a, b) => (b > a ? b : a), 0n);
@@ -96,13 +114,16 @@ export interface Prober {
  * Starts periodic probing: one round at once, then every `intervalSeconds`. Timers are unref'd,
  * so probing never keeps a process alive; stop() ends it.
  */
-export function startProber(registry: Registry, options: { intervalSeconds: number; timeoutMs: number; logger?: Logger }): Prober {
+export function startProber(
+  registry: Registry,
+  options: { intervalSeconds: number; timeoutMs: number; logger?: Logger; concurrency?: number },
+): Prober {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const runOnce = async () => {
     for (const chain of registry.chains.values()) {
       if (stopped) return;
-      await probeChain(chain, options.timeoutMs, options.logger);
+      await probeChain(chain, options.timeoutMs, options.logger, options.concurrency);
     }
   };
   const tick = () => {

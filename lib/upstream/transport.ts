@@ -4,6 +4,7 @@
  * multiplexed socket).
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
+import type { BudgetAccount } from './budget.js';
 
 /**
  * The part of AbortSignal a transport uses. An AbortSignal is one; the fan-out passes a
@@ -53,7 +54,24 @@ export interface UpstreamRequest {
   maxBytes: number;
   /** The omnigate Via entries of the request being served (loop.ts), passed along. */
   via?: string;
+  /** Deepest JSON nesting accepted in the answer (default `defaultMaxDepth`). */
+  maxDepth?: number;
+  /** The request's share of the global budget of buffered answer bytes (none: not counted). */
+  budget?: BudgetAccount;
 }
+
+/** Nesting depth accepted when a request names none (`limits.jsonDepth`'s default). */
+export const defaultMaxDepth = 256;
+
+/** The failure of a call whose answer nests deeper than `limit`. */
+export const tooDeep = (limit: number) => new UpstreamCallError('too-deep', `answer nested deeper than ${limit} levels (limits.jsonDepth)`);
+
+/** The failure of a call whose answer would not fit the byte budget. */
+export const overBudget = (account: BudgetAccount, bytes: number) =>
+  new UpstreamCallError(
+    'budget',
+    `upstream byte budget exhausted: ${bytes} more bytes would pass limits.bufferedBytes (${account.limit}; ${account.budget.used} in use)`,
+  );
 
 export interface UpstreamResponse {
   /** The body as the upstream sent it (ws: the message with the client's ids put back). */
@@ -67,7 +85,7 @@ export interface Transport {
 
 /** Why one upstream call failed; `kind` is stable, `message` is for humans (no URLs in it). */
 export class UpstreamCallError extends Error {
-  readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'closed';
+  readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
   constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'UpstreamCallError';

@@ -1,14 +1,48 @@
 /**
  * WebSocket upstream: one persistent connection per upstream, shared by every request, with
  * calls multiplexed by id. Each call goes out under an id of the transport's own (clients'
- * ids collide across requests) and the answer gets the client's id back before it is returned.
+ * ids collide across requests) and the answer gets the client's id back before it is returned:
+ * spliced into the raw bytes, which are otherwise returned as received.
  * The connection opens on first use; after it drops, the next call reconnects, and after
  * repeated failures calls fail at once until a backoff (250 ms doubling to 30 s) has passed,
  * so a dead ws upstream costs one fast failure, not a handshake timeout per request.
  */
 import WebSocket from 'ws';
+import { scanJson, type JsonScan } from '../jsonrpc/scan.js';
 import type { RpcId } from '../jsonrpc/types.js';
-import { UpstreamCallError, withTimeout, type Transport, type UpstreamRequest, type UpstreamResponse } from './transport.js';
+import type { BudgetAccount } from './budget.js';
+import {
+  defaultMaxDepth,
+  overBudget,
+  tooDeep,
+  UpstreamCallError,
+  withTimeout,
+  type Transport,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from './transport.js';
+
+/** Our ids are 1, 2, 3…: the number an id's JSON text is, if it is one of that form. */
+function transportId(text: string | undefined): number | undefined {
+  return text !== undefined && /^[1-9]\d{0,14}$/.test(text) ? Number(text) : undefined;
+}
+
+function preview(text: string | undefined): string {
+  if (text === undefined) return 'an object or array';
+  const t = text.replace(/\s+/g, ' ');
+  return JSON.stringify(t.length > 40 ? `${t.slice(0, 40)}…` : t);
+}
+
+/** `: message` of a small error answer with id null (parsed only when small and shallow). */
+function nullIdMessage(buf: Buffer, scan: JsonScan): string {
+  if (buf.length > 64 * 1024 || scan.depth > 16) return '';
+  try {
+    const message = (JSON.parse(buf.toString('utf8')) as { error?: { message?: unknown } }).error?.message;
+    return message === undefined ? '' : `: ${String(message).slice(0, 200)}`;
+  } catch {
+    return '';
+  }
+}
 
 export interface WsTransportOptions {
   /** Largest message accepted from the upstream, in bytes. */
@@ -22,6 +56,8 @@ export interface WsTransportOptions {
 interface Pending {
   /** Transport id → client id, for every call of this request. */
   ids: Map<number, RpcId>;
+  maxDepth: number;
+  budget: BudgetAccount | undefined;
   resolve(response: UpstreamResponse): void;
   reject(err: Error): void;
 }
@@ -42,33 +78,73 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     for (const p of all) p.reject(err);
   }
 
+  /**
+   * An answer arrives: the first id in it that names a call in flight decides whose it is. The
+   * ids are located in the raw bytes (lib/jsonrpc/scan.ts) and the client's ids are spliced in
+   * place of ours; every other byte is returned as the upstream sent it (a parse and
+   * re-serialization would rewrite numbers such as 12345678901234567890, 1.0 or 1e400, and
+   * overflowed the stack on deeply nested messages).
+   */
   function onMessage(data: WebSocket.RawData): void {
-    let value: unknown;
-    try {
-      value = JSON.parse(data.toString());
-    } catch {
-      return; // not an answer we can match: ignore rather than guess
+    const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+    const scan = scanJson(buf, { ids: true });
+    let request: Pending | undefined;
+    for (const span of scan.ids) {
+      const id = transportId(span.text);
+      request = id === undefined ? undefined : pending.get(id);
+      if (request) break;
     }
-    const members = Array.isArray(value) ? value : [value];
-    const first = members.find((m) => m !== null && typeof m === 'object' && typeof (m as { id?: unknown }).id === 'number');
-    const request = first ? pending.get((first as { id: number }).id) : undefined;
-    if (!request) {
-      // An error with id null answers a message the upstream could not read; it cannot say which,
-      // so every call in flight fails (and is asked elsewhere) rather than wait for its timeout.
-      const orphan = members[0] as { id?: unknown; error?: { message?: unknown } } | undefined;
-      if (!Array.isArray(value) && orphan?.id === null && orphan.error) {
-        failAll(new UpstreamCallError('transport', `upstream error with id null: ${String(orphan.error.message ?? '')}`));
-      }
-      return; // otherwise a subscription notification or an answer to a call already given up
-    }
+    if (!request) return unmatched(buf, scan);
     for (const id of request.ids.keys()) pending.delete(id);
-    for (const m of members) {
-      if (m !== null && typeof m === 'object') {
-        const member = m as { id?: unknown };
-        if (typeof member.id === 'number' && request.ids.has(member.id)) member.id = request.ids.get(member.id);
+    deliver(request, buf, scan);
+  }
+
+  function deliver(request: Pending, buf: Buffer, scan: JsonScan): void {
+    if (scan.depth > request.maxDepth) return request.reject(tooDeep(request.maxDepth));
+    const seen = new Set<number>();
+    for (const span of scan.ids) {
+      const id = transportId(span.text);
+      if (id === undefined || !request.ids.has(id)) {
+        return request.reject(new UpstreamCallError('transport', `answer with id ${preview(span.text)}, which was not asked`));
       }
+      if (seen.has(span.member)) return request.reject(new UpstreamCallError('transport', 'an answer object with "id" twice'));
+      seen.add(span.member);
     }
-    request.resolve({ body: Buffer.from(JSON.stringify(value)) });
+    if (request.budget && !request.budget.take(buf.length)) return request.reject(overBudget(request.budget, buf.length));
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (const span of scan.ids) {
+      parts.push(buf.subarray(at, span.start), Buffer.from(JSON.stringify(request.ids.get(transportId(span.text)!))));
+      at = span.end;
+    }
+    parts.push(buf.subarray(at));
+    request.resolve({ body: parts.length === 1 ? buf : Buffer.concat(parts) });
+  }
+
+  /**
+   * A message that names no call in flight. Ignored: a message without an id (a notification)
+   * and an answer under an id of ours whose call was given up on (aborted, timed out). Anything
+   * else (an id we never sent: a string, null, another number; a message that is not a JSON-RPC
+   * object) says the upstream is not answering our calls, and it cannot say which call it
+   * answers: every call in flight on this connection fails at once (each is asked elsewhere)
+   * rather than wait for its timeout.
+   */
+  function unmatched(buf: Buffer, scan: JsonScan): void {
+    if (pending.size === 0) return;
+    const first = scan.ids[0];
+    if (!first) {
+      if (scan.kind === 'object' && !scan.truncated) return;
+      const what = scan.kind === 'other' || scan.truncated ? 'not JSON' : `a JSON ${scan.kind} without an id`;
+      return failAll(new UpstreamCallError('transport', `message that is not a JSON-RPC answer (${what}): ${preview(buf.toString('utf8', 0, 80))}`));
+    }
+    const id = transportId(first.text);
+    if (id !== undefined && id < nextId) return;
+    failAll(
+      new UpstreamCallError(
+        'transport',
+        first.text === 'null' ? `upstream error with id null${nullIdMessage(buf, scan)}` : `answer with id ${preview(first.text)}, which matches no call in flight`,
+      ),
+    );
   }
 
   function connect(): Promise<WebSocket> {
@@ -90,7 +166,14 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         opening = undefined;
         resolve(ws);
       });
-      ws.on('message', onMessage);
+      ws.on('message', (data) => {
+        // Nothing an upstream sends may throw out of an event handler (that ends the process).
+        try {
+          onMessage(data);
+        } catch (err) {
+          failAll(new UpstreamCallError('transport', `unreadable message: ${(err as Error).message}`));
+        }
+      });
       ws.on('error', (err: Error & { code?: string }) => {
         if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') tooLarge = true;
         if (socket !== ws) {
@@ -117,6 +200,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
     if (closed) throw new UpstreamCallError('closed', 'transport closed');
+    if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1);
     return withTimeout(request.signal, request.timeoutMs, async (signal) => {
       const ws = await connect();
       const ids = new Map<number, RpcId>();
@@ -126,7 +210,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         return { jsonrpc: '2.0', id, method: call.method, params: call.params };
       });
       return new Promise<UpstreamResponse>((resolve, reject) => {
-        const entry: Pending = { ids, resolve, reject };
+        const entry: Pending = { ids, maxDepth: request.maxDepth ?? defaultMaxDepth, budget: request.budget, resolve, reject };
         for (const id of ids.keys()) pending.set(id, entry);
         signal.addEventListener(
           'abort',

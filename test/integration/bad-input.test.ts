@@ -98,8 +98,17 @@ test.serial('should forward a method named like an Object member (constructor, _
   }
 });
 
-test.serial('should refuse a block parameter nested thousands of levels deep with -32602, not crash', async (t) => {
+test.serial('should refuse a block parameter nested thousands of levels deep with -32600 (limits.jsonDepth), not crash', async (t) => {
   const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+  const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+  t.is(r.status, 400, r.text);
+  t.is(r.body.id, 'deep');
+  t.is(r.body.error.code, -32600);
+  t.regex(r.body.error.message, /deeper than 256 levels/);
+});
+
+test.serial('should refuse a block parameter nested within limits.jsonDepth but not a block with -32602', async (t) => {
+  const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
   const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
   t.is(r.status, 400, r.text);
   t.is(r.body.id, 'deep');

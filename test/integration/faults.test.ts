@@ -131,8 +131,8 @@ const cases: FaultCase[] = [
   { mode: 'batch-as-object', reason: /answered the batch with one error/, batch: true },
   { mode: 'ws-drop', reason: /websocket closed \(code 1006\)/ },
   { mode: 'ws-close-1011', reason: /websocket closed \(code 1011\)/ },
-  { mode: 'ws-wrong-id', reason: /no answer within 500 ms/, timesOut: true },
-  { mode: 'ws-not-json', reason: /no answer within 500 ms/, timesOut: true },
+  { mode: 'ws-wrong-id', reason: /matches no call in flight/ },
+  { mode: 'ws-not-json', reason: /not a JSON-RPC answer/ },
   { mode: 'ws-batch-missing-id', reason: /no answer for batch id "b"/, batch: true },
 ];
 

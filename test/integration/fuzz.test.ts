@@ -198,6 +198,22 @@ const isRpcId = (v: unknown): v is string | number => typeof v === 'string' || (
 const hasBom = (b: Buffer) => b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 const isValidUtf8 = (b: Buffer) => Buffer.from(b.toString('utf8'), 'utf8').equals(b);
 
+/** README "Limits": bodies nesting arrays and objects deeper than limits.jsonDepth (256) get -32600. */
+const JSON_DEPTH = 256;
+/** The deepest nesting of brackets and braces outside strings in a text, valid JSON or not. */
+function depthOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ']' || c === '}') depth--;
+  }
+  return deepest;
+}
+
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -220,6 +236,14 @@ function expectedIds(bytes: Buffer): unknown[] {
   }
   // a strict UTF-8 decoder may refuse the bytes (-32700, id null)
   if (!isValidUtf8(bytes) || hasBom(bytes)) ids.add(null);
+  // refused for its depth before parsing: the id is read from the raw text, when it can be
+  const text = bytes.toString('utf8');
+  if (depthOf(text) > JSON_DEPTH) {
+    ids.add(null);
+    const id = /^\s*\{\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(text)?.[1] ?? /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(text)?.[1];
+    const parsedId = id === undefined ? undefined : tryParse(id);
+    if (parsedId?.ok && isRpcId(parsedId.value)) ids.add(parsedId.value);
+  }
   return [...ids];
 }
 
@@ -248,6 +272,8 @@ const statusOfCode: Record<number, number> = {
 function bodyExpectation(bytes: Buffer): { success: boolean; codes: number[] } | undefined {
   if (!isValidUtf8(bytes) || hasBom(bytes)) return undefined;
   const parsed = tryParse(bytes.toString('utf8'));
+  // refused before parsing: -32600 (the id echoed when readable), or -32700 when cut short
+  if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700] };
   if (!parsed.ok) return { success: false, codes: [-32700] };
   const v = parsed.value;
   const valid = { success: true, codes: [-32602, -32010, -32011, -32012] };

@@ -571,3 +571,72 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
     if (encoding !== undefined) headers['content-encoding'] = encoding;
     return { method, path: p, body: b, chunks, keepAlive, headers };
   });
+
+// ---------------------------------------------------------------------------------------------
+// Upstream answers (test/integration/fuzz-upstream.test.ts)
+
+/**
+ * Results an upstream may answer with, as exact JSON texts. Semantically distinct two by two, yet
+ * several pairs look equal to a lossy comparison (a double, the last of duplicate keys, -0):
+ * a gateway that confirmed one with the other would vouch for a value N upstreams did not send.
+ */
+export const resultPool: readonly string[] = [
+  '"0x10"',
+  '"0x11"',
+  '12345678901234567890',
+  '12345678901234567891',
+  '1e400',
+  'null',
+  '1.0',
+  '1',
+  '-0',
+  '0',
+  '{"x":2}',
+  '{"x":1,"x":2}',
+  '[1,2]',
+];
+
+/** What one upstream does with every call of one property run. */
+export type UpstreamAnswerSpec =
+  | { kind: 'pool'; result: string }
+  | { kind: 'random-json'; text: string }
+  | { kind: 'bytes'; bytes: Uint8Array }
+  | { kind: 'deep'; depth: number }
+  | { kind: 'truncated'; result: string; keep: number }
+  | { kind: 'wrong-id'; result: string; id: 'string' | 'other' | 'null' | 'missing' }
+  | { kind: 'duplicate-result'; first: string; second: string }
+  | { kind: 'huge-header'; result: string }
+  | { kind: 'status'; status: number; result: string }
+  | { kind: 'die-mid-body'; result: string }
+  | { kind: 'hang' };
+
+/**
+ * The pool without the pairs only a lossless comparison tells apart (for checking the rest of
+ * the property against a gateway whose comparison is still lossy).
+ */
+export const plainResultPool: readonly string[] = ['"0x10"', '"0x11"', '12345678901234567890', 'null', '1', '0', '{"x":2}', '[1,2]'];
+
+/** One upstream's behaviour for a run, its results drawn from `pool`. */
+export const upstreamAnswerFrom = (pool: readonly string[], duplicateKeys = true): fc.Arbitrary<UpstreamAnswerSpec> => {
+  // the first result more often than the others, so that upstreams often agree
+  const poolResult = fc.oneof({ arbitrary: fc.constant(pool[0]!), weight: 2 }, { arbitrary: fc.constantFrom(...pool), weight: 3 });
+  return fc.oneof(
+  // agreement must be frequent for the property to test confirmations: most answers come from the pool
+  { arbitrary: poolResult.map((result) => ({ kind: 'pool' as const, result })), weight: 60 },
+  { arbitrary: randomJson.map((v) => ({ kind: 'random-json' as const, text: serialize(v) })), weight: 2 },
+  { arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => ({ kind: 'bytes' as const, bytes })), weight: 2 },
+  { arbitrary: fc.integer({ min: 100, max: 100_000 }).map((depth) => ({ kind: 'deep' as const, depth })), weight: 2 },
+  { arbitrary: fc.tuple(poolResult, fc.double({ min: 0, max: 1, noNaN: true })).map(([result, keep]) => ({ kind: 'truncated' as const, result, keep })), weight: 2 },
+  {
+    arbitrary: fc.tuple(poolResult, fc.constantFrom('string' as const, 'other' as const, 'null' as const, 'missing' as const)).map(([result, id]) => ({ kind: 'wrong-id' as const, result, id })),
+    weight: 3,
+  },
+  { arbitrary: fc.tuple(poolResult, poolResult).map(([first, second]) => ({ kind: 'duplicate-result' as const, first, second })), weight: duplicateKeys ? 3 : 0 },
+  { arbitrary: poolResult.map((result) => ({ kind: 'huge-header' as const, result })), weight: 1 },
+  { arbitrary: fc.tuple(fc.constantFrom(204, 301, 404, 429, 500, 503), poolResult).map(([status, result]) => ({ kind: 'status' as const, status, result })), weight: 1 },
+  { arbitrary: poolResult.map((result) => ({ kind: 'die-mid-body' as const, result })), weight: 1 },
+  { arbitrary: fc.constant({ kind: 'hang' as const }), weight: 1 },
+  );
+};
+
+export const upstreamAnswer = upstreamAnswerFrom(resultPool);

@@ -20,6 +20,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['NoQuorumError', errors.NoQuorumError, 'OMNI_ERR_NO_QUORUM', -32010, 502],
   ['UpstreamsFailedError', errors.UpstreamsFailedError, 'OMNI_ERR_UPSTREAMS_FAILED', -32011, 502],
   ['DeadlineExceededError', errors.DeadlineExceededError, 'OMNI_ERR_DEADLINE', -32012, 504],
+  ['UpstreamBudgetError', errors.UpstreamBudgetError, 'OMNI_ERR_UPSTREAM_BUDGET', -32013, 503],
   ['LoopDetectedError', errors.LoopDetectedError, 'OMNI_ERR_LOOP', -32014, 508],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];

@@ -173,3 +173,14 @@ for (const [value, id] of readable) {
     t.is(readableId(value), id);
   });
 }
+
+test('should refuse a body nested deeper than maxDepth before parsing, echoing a readable id', (t) => {
+  const deep = (id: string) => Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"eth_call","params":${'['.repeat(10)}${']'.repeat(10)}}`);
+  const err = t.throws(() => parsePayload(deep('"q"'), { maxBatchSize: 10, maxDepth: 8 }));
+  t.is((err as { rpcCode?: number }).rpcCode, -32600);
+  t.is((err as { rpcId?: unknown }).rpcId, 'q');
+  t.regex(err!.message, /deeper than 8 levels \(limits\.jsonDepth\)/);
+  t.notThrows(() => parsePayload(deep('1'), { maxBatchSize: 10, maxDepth: 11 }));
+  const cut = t.throws(() => parsePayload(Buffer.from(`{"id":1,"params":${'['.repeat(20)}`), { maxBatchSize: 10, maxDepth: 8 }));
+  t.is((cut as { rpcCode?: number }).rpcCode, -32700);
+});

@@ -157,16 +157,59 @@ test('should multiplex concurrent calls on one connection and match answers that
   });
 });
 
-test('should ignore messages it cannot match (notifications, non-JSON, unknown ids)', async (t) => {
+test('should ignore notifications and late answers to calls given up on', async (t) => {
+  await withWs({ hold: true }, async (transport, up) => {
+    const controller = new AbortController();
+    const given = transport.send(request([call('gone')], { signal: controller.signal }));
+    await until(() => up.held.length === 1);
+    controller.abort();
+    t.is((await failure(given)).kind, 'aborted');
+    const pending = transport.send(request([call('x')]));
+    await until(() => up.held.length === 2);
+    const { socket, message } = up.held[1]!;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: '0x1', result: {} } }));
+    socket.send(JSON.stringify(reply(up.held[0]!.message)));
+    socket.send(JSON.stringify(reply(message)));
+    t.is((json((await pending).body) as { id: unknown }).id, 'x');
+  });
+});
+
+for (const [what, text] of [
+  ['not JSON', 'not json'],
+  ['a string id', '{"jsonrpc":"2.0","id":"1","result":"0x1"}'],
+  ['an id never sent', '{"jsonrpc":"2.0","id":999999,"result":"0x1"}'],
+  ['nested brackets', `${'['.repeat(20_000)}${']'.repeat(20_000)}`],
+] as const) {
+  test(`should fail the call in flight at once on a message it cannot match: ${what}`, async (t) => {
+    await withWs({ hold: true }, async (transport, up) => {
+      const pending = transport.send(request([call('x')], { timeoutMs: 60_000 }));
+      await until(() => up.held.length === 1);
+      up.held[0]!.socket.send(text);
+      const err = await failure(pending);
+      t.is(err.kind, 'transport');
+      t.regex(err.message, /not a JSON-RPC answer|matches no call in flight/);
+    });
+  });
+}
+
+test('should return the answer bytes unchanged but for the id (big integers, 1.0, 1e400, spacing)', async (t) => {
   await withWs({ hold: true }, async (transport, up) => {
     const pending = transport.send(request([call('x')]));
     await until(() => up.held.length === 1);
     const { socket, message } = up.held[0]!;
-    socket.send('not json');
-    socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: '0x1', result: {} } }));
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 999_999, result: 'stray' }));
-    socket.send(JSON.stringify(reply(message)));
-    t.is((json((await pending).body) as { id: unknown }).id, 'x');
+    const id = (message as Msg).id;
+    socket.send(`{ "jsonrpc" : "2.0", "result" : [12345678901234567890, 1.0, 1e400, "\u00e9"], "id" : ${id} }`);
+    t.is((await pending).body.toString(), '{ "jsonrpc" : "2.0", "result" : [12345678901234567890, 1.0, 1e400, "\u00e9"], "id" : "x" }');
+  });
+});
+
+test('should fail a call whose answer nests deeper than maxDepth', async (t) => {
+  await withWs({ hold: true }, async (transport, up) => {
+    const pending = transport.send(request([call(1)], { maxDepth: 8 }));
+    await until(() => up.held.length === 1);
+    const { socket, message } = up.held[0]!;
+    socket.send(`{"jsonrpc":"2.0","id":${(message as Msg).id},"result":${'['.repeat(9)}${']'.repeat(9)}}`);
+    t.is((await failure(pending)).kind, 'too-deep');
   });
 });
 

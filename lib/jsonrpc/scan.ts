@@ -1,0 +1,161 @@
+/**
+ * A structural scan of JSON bytes, without parsing them: the nesting depth, and where the `id`
+ * members of a JSON-RPC answer (an object, or an array of objects) are. Linear, allocation-free
+ * apart from the ids found, and strings are skipped with Buffer#indexOf (native), so a large
+ * answer made mostly of hex strings costs little.
+ *
+ * Used to refuse pathologically nested JSON before JSON.parse (which takes seconds on a few MB of
+ * `[[[[…]]]]`, and whose value would overflow the stack of any recursive code after it), and by
+ * the WebSocket transport to put the client's ids back into an answer's raw bytes: the rest of
+ * the bytes, numbers included, stay exactly as the upstream sent them.
+ *
+ * It does not validate: a body it accepts may still be invalid JSON (JSON.parse says so later).
+ */
+
+/** Where one `id` member's value is in the bytes. */
+export interface IdSpan {
+  /** Which answer object: 0 for a single answer; in a batch, the count of containers before it. */
+  member: number;
+  /** The value's byte range [start, end). */
+  start: number;
+  end: number;
+  /** The value's JSON text; undefined when it is an object or array. */
+  text: string | undefined;
+}
+
+export interface JsonScan {
+  /** Deepest nesting of arrays and objects (`1` for `{"a":1}`, `0` for `5`). */
+  depth: number;
+  /** The first significant byte: '{', '[' or something else. */
+  kind: 'object' | 'array' | 'other';
+  /** `id` members of the top object, or of the objects of a top array. */
+  ids: IdSpan[];
+  /** A string or a container was left open (the bytes are cut short). */
+  truncated: boolean;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OBJ = 1;
+const ARR = 2;
+
+/** Index of the quote closing the string whose opening quote is at `at`, or -1. */
+function stringEnd(buf: Buffer, at: number): number {
+  let i = at;
+  for (;;) {
+    i = buf.indexOf(QUOTE, i + 1);
+    if (i === -1) return -1;
+    let slashes = 0;
+    for (let j = i - 1; buf[j] === BACKSLASH; j--) slashes++;
+    if (slashes % 2 === 0) return i;
+  }
+}
+
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The end [exclusive] of a number or literal starting at `at`. */
+function scalarEnd(buf: Buffer, at: number): number {
+  let i = at;
+  while (i < buf.length) {
+    const c = buf[i]!;
+    if (c === 0x2c || c === 0x7d || c === 0x5d || isSpace(c)) break;
+    i++;
+  }
+  return i;
+}
+
+/** Whether the key string at [start, end] (quotes included) is "id", escapes decoded. */
+function isIdKey(buf: Buffer, start: number, end: number): boolean {
+  if (end - start === 3) return buf[start + 1] === 0x69 && buf[start + 2] === 0x64;
+  if (end - start > 40) return false;
+  const slash = buf.indexOf(BACKSLASH, start);
+  if (slash === -1 || slash > end) return false;
+  try {
+    return JSON.parse(buf.toString('utf8', start, end + 1)) === 'id';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Scans `buf`. With `ids: false` only the depth is measured. The scan stops early once the
+ * depth passes `stopAbove` (the caller refuses the bytes anyway) unless ids are wanted.
+ */
+export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: number } = {}): JsonScan {
+  const wantIds = options.ids === true;
+  const stopAbove = wantIds ? Infinity : (options.stopAbove ?? Infinity);
+  const ids: IdSpan[] = [];
+  let depth = 0;
+  let max = 0;
+  let kind: JsonScan['kind'] | undefined;
+  // Container types of levels 1 and 2, the only levels where an answer's id can be.
+  let type1 = 0;
+  let type2 = 0;
+  let member = -1;
+  /** The next string is an object key at level 1 or 2. */
+  let keyNext = false;
+  const n = buf.length;
+  for (let i = 0; i < n; i++) {
+    const c = buf[i]!;
+    if (c === QUOTE) {
+      const end = stringEnd(buf, i);
+      if (end === -1) return { depth: max, kind: kind ?? 'other', ids, truncated: true };
+      kind ??= 'other';
+      if (keyNext && wantIds && (depth === 1 ? type1 === OBJ : depth === 2 && type1 === ARR && type2 === OBJ) && isIdKey(buf, i, end)) {
+        let v = end + 1;
+        while (isSpace(buf[v])) v++;
+        if (buf[v] === 0x3a) {
+          v++;
+          while (isSpace(buf[v])) v++;
+          const at = depth === 1 ? 0 : member;
+          const first = buf[v];
+          if (first === QUOTE) {
+            const close = stringEnd(buf, v);
+            if (close === -1) return { depth: max, kind: kind, ids, truncated: true };
+            ids.push({ member: at, start: v, end: close + 1, text: buf.toString('utf8', v, close + 1) });
+            i = close;
+          } else if (first === 0x7b || first === 0x5b || first === undefined) {
+            ids.push({ member: at, start: v, end: v, text: undefined });
+            i = v - 1;
+          } else {
+            const stop = scalarEnd(buf, v);
+            ids.push({ member: at, start: v, end: stop, text: buf.toString('latin1', v, stop) });
+            i = stop - 1;
+          }
+          keyNext = false;
+          continue;
+        }
+      }
+      keyNext = false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > stopAbove) return { depth: max, kind: kind ?? (c === 0x7b ? 'object' : 'array'), ids, truncated: true };
+      }
+      const t = c === 0x7b ? OBJ : ARR;
+      if (depth === 1) {
+        kind ??= t === OBJ ? 'object' : 'array';
+        type1 = t;
+      } else if (depth === 2) {
+        type2 = t;
+        if (type1 === ARR) member++;
+      }
+      keyNext = t === OBJ && depth <= 2;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      keyNext = false;
+    } else if (c === 0x2c) {
+      keyNext = depth === 1 ? type1 === OBJ : depth === 2 && type2 === OBJ;
+    } else if (!isSpace(c)) {
+      kind ??= 'other';
+    }
+  }
+  return { depth: max, kind: kind ?? 'other', ids, truncated: depth > 0 };
+}
+
+/** Whether the JSON bytes nest deeper than `limit` (stops scanning as soon as they do). */
+export function nestsDeeperThan(buf: Buffer, limit: number): boolean {
+  return scanJson(buf, { stopAbove: limit }).depth > limit;
+}

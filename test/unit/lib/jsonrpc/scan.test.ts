@@ -1,0 +1,40 @@
+import test from 'ava';
+import { nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
+
+const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
+const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
+
+test('should measure the nesting depth outside strings', (t) => {
+  t.is(scan('5').depth, 0);
+  t.is(scan('{"a":[1,{"b":[]}]}').depth, 4);
+  t.is(scan('["[[[[", "\\"[[["]').depth, 1, 'brackets inside strings, escaped quotes');
+  t.is(scan('["\\\\", [[1]]]').depth, 3, 'an escaped backslash ends before the quote');
+  t.true(nestsDeeperThan(Buffer.from(`${'['.repeat(300)}${']'.repeat(300)}`), 256));
+  t.false(nestsDeeperThan(Buffer.from(`${'['.repeat(256)}${']'.repeat(256)}`), 256));
+});
+
+test('should find the id of a single answer and of each batch member, and only those', (t) => {
+  t.deepEqual(idTexts('{"jsonrpc":"2.0","result":{"id":9},"id":57}'), ['57']);
+  t.deepEqual(idTexts('[{"id":1,"result":[{"id":2}]}, {"result":null,"id":"x"}]'), ['1', '"x"']);
+  t.deepEqual(idTexts('{ "id" : null , "error" : {} }'), ['null']);
+  t.deepEqual(idTexts('{"\\u0069d":3}'), ['3'], 'an escaped key is still "id"');
+  t.deepEqual(idTexts('{"id":{"a":1}}'), [undefined], 'an object id has no text');
+  t.deepEqual(idTexts('{"result":"0x1"}'), []);
+  t.deepEqual(idTexts('[[{"id":1}]]'), [], 'not a member of the top array');
+});
+
+test('should give the exact byte range of each id, for splicing', (t) => {
+  const text = '{"id":12,"result":12345678901234567890}';
+  const [span] = scan(text).ids;
+  t.is(text.slice(span!.start, span!.end), '12');
+  t.is(`${text.slice(0, span!.start)}"c"${text.slice(span!.end)}`, '{"id":"c","result":12345678901234567890}');
+});
+
+test('should say when the bytes are cut short, and what the top value is', (t) => {
+  t.true(scan('{"id":1,"result":"0x').truncated);
+  t.true(scan('[[1]').truncated);
+  t.false(scan('[1]').truncated);
+  t.is(scan(' {"a":1}').kind, 'object');
+  t.is(scan('[]').kind, 'array');
+  t.is(scan('<html>').kind, 'other');
+});
