@@ -34,6 +34,14 @@ export const defaults = {
   },
   /** Show redacted URLs in X-Checked-URLS / X-Forwarded-From too (logs are always redacted). */
   redactHeaders: false,
+  disputes: {
+    /** The last votes in decided quorums remembered per upstream. */
+    window: 20,
+    /** Lost votes among them that make the upstream distrusted (0: never); trusted again below half. */
+    maxLost: 5,
+    /** One verified request (N ≥ 2) in this many per chain takes a distrusted upstream as a voter. */
+    sampleEvery: 10,
+  },
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */
   confirmableMethods: [] as string[],
 } as const;

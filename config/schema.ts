@@ -3,11 +3,17 @@
  * problem, each naming its YAML path and how to fix it. Pure (no file I/O).
  */
 import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
+import { normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import { defaults } from './defaults.js';
 
 export interface ChainConfig {
-  /** Upstream URLs, in priority order. */
+  /** Upstream URLs, in priority order, normalized (WHATWG form, no fragment, no empty query). */
   readonly rpcs: readonly string[];
+  /**
+   * Explicit `provider:` labels, by position in rpcs (undefined where the entry is a plain URL);
+   * absent when no entry has one. An upstream's identity defaults to its registrable domain.
+   */
+  readonly providers?: readonly (string | undefined)[];
   readonly confirmations: number;
   readonly confirmableMethods: readonly string[];
 }
@@ -25,6 +31,8 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
   };
   readonly redactHeaders: boolean;
+  /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
+  readonly disputes: { readonly window: number; readonly maxLost: number; readonly sampleEvery: number };
   readonly confirmableMethods: readonly string[];
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
@@ -36,7 +44,7 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'confirmableMethods', 'chains'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'chains'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -106,6 +114,14 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     if (typeof raw.redactHeaders !== 'boolean') report('redactHeaders', `${show(raw.redactHeaders)} is not true or false`);
     else redactHeaders = raw.redactHeaders;
   }
+  const ds = section('disputes');
+  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery'], 'disputes', report);
+  const disputeWindow = int(ds, 'window', 'disputes.window', defaults.disputes.window, 1, 10_000, 'The votes remembered per upstream. Example: window: 20');
+  const disputes = {
+    window: disputeWindow,
+    maxLost: int(ds, 'maxLost', 'disputes.maxLost', Math.min(defaults.disputes.maxLost, disputeWindow), 0, disputeWindow, `Lost votes (of the last disputes.window = ${disputeWindow}) that make an upstream distrusted, 0 never. Example: maxLost: 5`),
+    sampleEvery: int(ds, 'sampleEvery', 'disputes.sampleEvery', defaults.disputes.sampleEvery, 1, 1_000_000, 'One verified request in this many takes a distrusted upstream as a voter. Example: sampleEvery: 10'),
+  };
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
 
   const chains: Record<string, ChainConfig> = {};
@@ -131,17 +147,22 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         continue;
       }
       unknownKeys(value, chainKeys, path, report);
-      const rpcs = urlList(value.rpcs, `${path}.rpcs`, report);
+      const { urls: rpcs, providers } = urlList(value.rpcs, `${path}.rpcs`, report);
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
       const listed = Array.isArray(value.rpcs) ? value.rpcs.length : 0;
       if (listed > 0 && chainConfirmations > listed) {
         report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${listed}: add upstreams or lower it`);
       }
-      chains[id] = { rpcs, confirmations: chainConfirmations, confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report) };
+      chains[id] = {
+        rpcs,
+        ...(providers.some((p) => p !== undefined) ? { providers } : {}),
+        confirmations: chainConfirmations,
+        confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
+      };
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, confirmableMethods, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, confirmableMethods, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {
@@ -154,31 +175,53 @@ function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (
   }
 }
 
-function urlList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/**
+ * The rpcs list: each entry a URL string or `{ url, provider }`. URLs are normalized
+ * (normalizeUpstreamUrl); two entries equal once normalized are an error, not merged: the user
+ * meant two voters and has one.
+ */
+function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[] } {
+  const urls: string[] = [];
+  const providers: (string | undefined)[] = [];
   if (!Array.isArray(value) || value.length === 0) {
     report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
-    return [];
+    return { urls, providers };
   }
-  const seen = new Set<string>();
-  const urls: string[] = [];
-  value.forEach((item, i) => {
+  const seen = new Map<string, number>();
+  value.forEach((entry, i) => {
     const where = `${path}[${i}]`;
-    if (typeof item !== 'string') return report(where, `${show(item)} is not a URL string`);
-    let url: URL | undefined;
-    try {
-      url = new URL(item);
-    } catch {
-      url = undefined;
+    let item: unknown = entry;
+    let provider: string | undefined;
+    if (isObj(entry)) {
+      unknownKeys(entry, ['url', 'provider'], where, report);
+      item = entry.url;
+      if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
+      const p = entry.provider;
+      if (p !== undefined && p !== null) {
+        if (typeof p !== 'string' || !providerLabel.test(p)) {
+          return report(`${where}.provider`, `${show(p)} is not a provider label: a short name such as "alchemy" (letters, digits, . _ : -, at most 64)`);
+        }
+        provider = p;
+      }
     }
+    const at = isObj(entry) ? `${where}.url` : where;
+    if (typeof item !== 'string') return report(at, `${show(item)} is not a URL string`);
+    const url = normalizeUpstreamUrl(item);
     if (!url || !urlSchemes.has(url.protocol) || !url.hostname) {
-      return report(where, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
+      return report(at, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
     }
-    if (/\$\{|%7B/i.test(item)) return report(where, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
-    if (seen.has(url.href)) return report(where, `"${item}" is listed twice: a duplicate would vote twice`);
-    seen.add(url.href);
-    urls.push(item);
+    if (/\$\{|%7B/i.test(item)) return report(at, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
+    const first = seen.get(url.href);
+    if (first !== undefined) {
+      return report(at, `"${item}" is listed twice (the same URL as ${path}[${first}] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one`);
+    }
+    seen.set(url.href, i);
+    urls.push(url.href);
+    providers.push(provider);
   });
-  return urls;
+  return { urls, providers };
 }
 
 function methodList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {

@@ -14,7 +14,8 @@ import type { Logger } from './log.js';
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */
 export type Assessed =
   | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number }
-  | { upstream: Upstream; ok: false; reason: string; ms: number };
+  /** refused: the provider refused this request as too large (not its failure); the body and, for a single call, its hash. */
+  | { upstream: Upstream; ok: false; reason: string; ms: number; refused?: { hash?: string; body: Buffer } };
 
 /** The assessed outcomes of a request's upstream calls, pushed as they arrive. */
 export interface AssessedStream {

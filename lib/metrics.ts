@@ -83,5 +83,15 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
       each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined ? 0 : 1));
     },
   });
+  new Gauge({
+    name: 'omnigate_upstream_distrusted',
+    help: '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.distrusted ? 1 : 0));
+    },
+  });
   return { registry, requests, upstreamSeconds, disagreements };
 }

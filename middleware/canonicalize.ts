@@ -32,5 +32,7 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   const a = assessBody(o.value.body, payload);
   return a.ok
     ? { upstream: o.upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms }
-    : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
+    : a.refused
+      ? { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } }
+      : { upstream: o.upstream, ok: false, reason: a.reason, ms: o.ms };
 }

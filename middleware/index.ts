@@ -61,14 +61,14 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, logger }),
     classify(),
-    selectUpstreams(),
+    selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
     fetchParallel({
       upstreamTimeoutMs: config.timeouts.upstreamMs,
       requestTimeoutMs: config.timeouts.requestMs,
       maxResponseBytes: config.limits.responseBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics }),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);

@@ -5,6 +5,7 @@
 import type { OmnigateConfig } from '../../config/schema.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
+import { providerOf } from './provider.js';
 import { redactUrl } from './redact.js';
 import type { Transport } from './transport.js';
 import { createWsTransport } from './ws-transport.js';
@@ -17,6 +18,11 @@ export interface Upstream {
   readonly url: string;
   /** The URL with secrets hidden: what logs, /chains and error data show. */
   readonly label: string;
+  /**
+   * Who runs it (provider.ts): one vote per provider. The explicit `provider:` label, else the
+   * registrable domain, else host:port. Several upstreams may share one.
+   */
+  readonly provider: string;
   readonly transport: Transport;
   readonly health: Health;
 }
@@ -27,6 +33,8 @@ export interface Chain {
   /** Config-added confirmable methods: global plus this chain's. */
   readonly extraConfirmable: ReadonlySet<string>;
   readonly upstreams: readonly Upstream[];
+  /** Distinct providers among the upstreams (the most confirmations the chain can give). */
+  readonly providerCount: number;
 }
 
 export interface Registry {
@@ -42,6 +50,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       index,
       url,
       label: redactUrl(url),
+      provider: providerOf(url, chain.providers?.[index]),
       transport: /^wss?:/i.test(url)
         ? createWsTransport(url, { maxBytes: config.limits.responseBytes })
         : createHttpTransport(url),
@@ -52,6 +61,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       confirmations: chain.confirmations,
       extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
       upstreams,
+      providerCount: new Set(upstreams.map((u) => u.provider)).size,
     });
   }
   return {
