@@ -22,7 +22,7 @@ const providerTroubleCodes = new Set([-32005, -32603, 429]);
 const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
 /** A refusal of this request's size or range (the limits providers put on eth_getLogs and kin). */
 const refusalMessage =
-  /query returned more than|(block|blocks|query) range|range (is )?too (large|wide|big)|too (large|wide|many) (a )?(block )?(range|blocks|results|logs)|response size|results? (set )?(is )?too large|more than \d[\d,]* (results|logs|blocks)|limit(ed)? (the|your) (query|range)|query timeout exceeded/i;
+  /query returned more than|(block|blocks|query) range|range (is )?too (large|wide|big)|too (large|wide|many) (a )?(block )?(range|blocks|results|logs)|response size|results? (set )?(is )?too large|more than \d[\d,]* (results|logs|blocks)|limit(ed)? (the|your) (query|range)|is limited to (a )?[\d,]+|exceeds? max(imum)? (results|logs|blocks|range)|query timeout exceeded/i;
 
 /** An answerOf verdict: the provider refused this request (a failure that is not the provider's). */
 class Refusal {

@@ -140,7 +140,7 @@ test('should report an unreadable file as a ConfigError', async (t) => {
     t.regex(err!.message, new RegExp(`^${missing}: `));
     const file = join(dir, 'ok.yaml');
     await writeFile(file, 'chains:\n  1:\n    rpcs: [https://a.example]\n');
-    t.deepEqual((await loadConfigFile(file)).chains['1']!.rpcs, ['https://a.example']);
+    t.deepEqual((await loadConfigFile(file)).chains['1']!.rpcs, ['https://a.example/']);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
