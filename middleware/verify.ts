@@ -101,7 +101,12 @@ export function verify(options: VerifyOptions = {}): Middleware {
         ctx.verdict = { hash: d.hash, members: d.members };
         return finish();
       }
-      if (d.kind === 'failed') return finish(refusalOrError(ctx, required, votes, failures, fanout.called));
+      if (d.kind === 'failed') {
+        // No vote yet and a refusal in: the calls still running decide between relaying the
+        // refusal (none of them votes) and a 502 (one does), whatever the arrival order.
+        if (votes.length === 0 && fanout.inFlight > 0 && failures.some((f) => f.refused)) return;
+        return finish(refusalOrError(ctx, required, votes, failures, fanout.called));
+      }
       if (d.kind === 'launch') fanout.launch(d.count);
     };
     // Outcomes arrive from promise callbacks: a throw here must become the request's error, not
