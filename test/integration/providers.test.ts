@@ -4,11 +4,15 @@
  * ws endpoints on one port are one provider, and upstreams sharing a `provider:` label vote once:
  * two of them lying alike cannot form N=2.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { WebSocketServer } from 'ws';
 import { defaultAnswer, render, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { runCli } from '../support/cli.js';
 import { rpc, startGateway } from '../support/gateway.js';
 
 const pinnedBalance = rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x10']);
@@ -33,6 +37,20 @@ test('should refuse one upstream listed as https://x/, https://x/#b and https://
   t.regex(err!.message, /chains\.1\.rpcs\[2\]/);
   t.regex(err!.message, /listed twice \(the same URL as chains\.1\.rpcs\[0\] once the case, default port, fragment and empty query are ignored\)/);
   t.is(f!.calls, 0);
+});
+
+test('should exit 2 on URL variants of one upstream and a bad provider label, naming the YAML path and line', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-providers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'variants.yaml');
+  const yaml = ['chains:', '  1:', '    rpcs:', '      - https://x.example/v2/KEY', '      - https://X.example:443/v2/KEY#b', '      - url: https://y.example/', '        provider: [a]', ''];
+  await writeFile(file, yaml.join('\n'));
+  const r = runCli(['serve', '--config', file]);
+  t.teardown(() => void r.child.kill());
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.regex(err, /chains\.1\.rpcs\[1\] \(line 5\): "https:\/\/X\.example:443\/v2\/KEY#b" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/);
+  t.regex(err, /chains\.1\.rpcs\[2\]\.provider \(line 7\): \["a"\] is not a provider label/);
 });
 
 test('should never send the fragment of an upstream URL', async (t) => {
