@@ -13,7 +13,7 @@
  * that loses too many is distrusted (ranked last, select.ts) until it agrees again.
  * Driven by callbacks (no promise per outcome) and one hedge timer per request, which re-arms
  * itself for the rest of the quiet period when an outcome came meanwhile.
- * Reads: ctx.assessed, ctx.fanout, ctx.required   Writes: ctx.verdict
+ * Reads: ctx.assessed, ctx.fanout, ctx.required, ctx.chain   Writes: ctx.verdict
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed, type RpcContext } from '../lib/context.js';
@@ -43,6 +43,9 @@ export function verify(options: VerifyOptions = {}): Middleware {
     const fanout = need(ctx, 'fanout', 'verify');
     const assessed = need(ctx, 'assessed', 'verify');
     const required = need(ctx, 'required', 'verify');
+    // One vote per provider; the check is skipped on chains where every upstream is its own.
+    const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
+    const sharedProviders = providerCount < upstreams.length;
     const votes: Vote<Good>[] = [];
     const failures: Bad[] = [];
     let done = false;
@@ -75,7 +78,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
       const chain = a.upstream.chainId;
       metrics?.upstreamSeconds.observe({ chain, upstream: a.upstream.label, outcome: a.ok ? 'vote' : 'failure' }, a.ms / 1000);
       if (a.ok) {
-        votes.push({ hash: a.hash, item: a, voter: a.upstream.provider });
+        votes.push(sharedProviders ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
         recordSuccess(a.upstream.health, a.ms);
       } else if (a.refused) {
         failures.push(a);
@@ -91,6 +94,12 @@ export function verify(options: VerifyOptions = {}): Middleware {
           const u = v.item.upstream;
           const won = v.hash === d.hash;
           if (!won) metrics?.disagreements.inc({ chain: u.chainId, upstream: u.label });
+          // Only a comparison (N ≥ 2) measures trust: N=1 answers, right or wrong, must not
+          // dilute an upstream's window of lost votes.
+          if (required < 2) {
+            u.health.agreements += 1;
+            continue;
+          }
           const change = recordVote(u.health, won, disputes);
           if (change === 'distrusted') {
             ctx.log.warn({ upstream: u.label, lost: u.health.recentLost, window: disputes.window }, 'upstream lost too many agreements: distrusted, no longer asked for unverified reads');

@@ -154,3 +154,13 @@ test('should answer 502 when upstreams refused and another gave an answer that c
   t.is(r.body.error.code, -32011);
   t.regex(JSON.stringify(r.body.error.data.failures), /refused as too large: -32005: query returned more than 10000 results/);
 });
+
+test('should not let unverified (N=1) answers dilute the window of lost votes', async (t) => {
+  const list = await fakes(t, [{ profile: 'liar' }, {}, {}]);
+  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } }, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } });
+  t.is((await gw.post('/confirmations/2/rpc/1', pinnedBalance)).status, 200);
+  for (let i = 0; i < 10; i++) t.is((await gw.post('/rpc/1', pinnedBalance)).headers['x-forwarded-from'], list[0]!.url, 'the liar answers N=1 reads while trusted');
+  t.like(await upstreamOf(gw, 0), { distrusted: false, recentLost: 1 });
+  t.is((await gw.post('/confirmations/2/rpc/1', pinnedBalance)).status, 200);
+  t.like(await upstreamOf(gw, 0), { distrusted: true, recentLost: 2 });
+});
