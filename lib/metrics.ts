@@ -38,7 +38,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   });
   const upstreamSeconds = new Histogram({
     name: 'omnigate_upstream_request_duration_seconds',
-    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote or failure).',
+    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote, failure, or refusal: the request refused as too large).',
     labelNames: ['chain', 'upstream', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],

@@ -76,13 +76,14 @@ export function verify(options: VerifyOptions = {}): Middleware {
       if (!a) return finish(refusalOrError(ctx, required, votes, failures, fanout.called));
       quietSince = performance.now();
       const chain = a.upstream.chainId;
-      metrics?.upstreamSeconds.observe({ chain, upstream: a.upstream.label, outcome: a.ok ? 'vote' : 'failure' }, a.ms / 1000);
+      metrics?.upstreamSeconds.observe({ chain, upstream: a.upstream.label, outcome: a.ok ? 'vote' : a.refused ? 'refusal' : 'failure' }, a.ms / 1000);
       if (a.ok) {
         votes.push(sharedProviders ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
         recordSuccess(a.upstream.health, a.ms);
       } else if (a.refused) {
         failures.push(a);
-        ctx.log.info({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream refused the request: asking another');
+        // debug, not warn: a client can send such requests at will (the metrics count them).
+        ctx.log.debug({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream refused the request as too large: asking another');
       } else {
         failures.push(a);
         recordFailure(a.upstream.health, a.reason, Date.now());

@@ -38,3 +38,8 @@ export function providerOf(url: string, label?: string): string {
   const port = parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80');
   return `${parsed.hostname}:${port}`;
 }
+
+/** Distinct providers among a chain's upstreams (the most confirmations it can give). */
+export function countProviders(urls: readonly string[], labels?: readonly (string | undefined)[]): number {
+  return new Set(urls.map((url, i) => providerOf(url, labels?.[i]))).size;
+}

@@ -5,7 +5,7 @@
 import type { OmnigateConfig } from '../../config/schema.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
-import { providerOf } from './provider.js';
+import { countProviders, providerOf } from './provider.js';
 import { redactUrl } from './redact.js';
 import type { Transport } from './transport.js';
 import { createWsTransport } from './ws-transport.js';
@@ -61,7 +61,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       confirmations: chain.confirmations,
       extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
       upstreams,
-      providerCount: new Set(upstreams.map((u) => u.provider)).size,
+      providerCount: countProviders(chain.rpcs, chain.providers),
     });
   }
   return {

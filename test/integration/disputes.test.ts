@@ -121,6 +121,9 @@ test('should hand a refused request on without charging the refusing upstream a 
   t.like(shown, { failures: 0, consecutiveFailures: 0, lastError: null });
   t.not(shown.state, 'cooling-down');
   t.is(refuser!.calls, 5);
+  const metrics = (await gw.request('GET', '/metrics')).text;
+  t.regex(metrics, /omnigate_upstream_request_duration_seconds_count\{chain="1",upstream="[^"]+",outcome="refusal"\} 5/);
+  t.notRegex(metrics, /outcome="failure"/);
 });
 
 test('should still charge a rate limit (provider trouble) as a failure', async (t) => {

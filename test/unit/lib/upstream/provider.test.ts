@@ -1,5 +1,5 @@
 import test from 'ava';
-import { normalizeUpstreamUrl, providerOf } from '../../../../lib/upstream/provider.js';
+import { countProviders, normalizeUpstreamUrl, providerOf } from '../../../../lib/upstream/provider.js';
 
 const norm = (text: string) => normalizeUpstreamUrl(text)?.href;
 
@@ -62,4 +62,11 @@ test('should name the provider by its registrable domain, or host:port without o
 test('should let an explicit label override the derived identity', (t) => {
   t.is(providerOf('http://127.0.0.1:8545/', 'acme'), 'acme');
   t.is(providerOf('https://mainnet.infura.io/v3/KEY', 'infura'), 'infura');
+});
+
+test('should count the distinct providers of a chain, labels included', (t) => {
+  const urls = ['https://eth-mainnet.g.alchemy.com/v2/K', 'wss://eth-mainnet.g.alchemy.com/v2/K', 'https://mainnet.infura.io/v3/K', 'http://127.0.0.1:8545/'];
+  t.is(countProviders(urls), 3);
+  t.is(countProviders(urls, [undefined, undefined, 'alchemy.com', undefined]), 2, 'a label may join another provider');
+  t.is(countProviders(urls, [undefined, 'second-account', undefined, undefined]), 4, 'or split one');
 });
