@@ -24,6 +24,7 @@ export { createApp, startServer, type RunningServer, type ServeOptions } from '.
 export { canonicalJson, comparable, sha256Hex } from './verify/canonical.js';
 export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
 export { redactUrl } from './upstream/redact.js';
+export { normalizeUpstreamUrl, providerOf } from './upstream/provider.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
 export { silentLogger, type Logger } from './log.js';
 export { tuneRuntime, runtimeFlags } from './runtime.js';

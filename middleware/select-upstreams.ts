@@ -8,6 +8,7 @@
  * request one more call; it can never make a wrong quorum, which needs N independent answers).
  * Reads: ctx.chain, ctx.required   Writes: ctx.candidates
  */
+import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
@@ -20,7 +21,7 @@ export interface SelectUpstreamsOptions {
 }
 
 export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
-  const sampleEvery = options.sampleEvery ?? 10;
+  const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
   if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
   const verifiedRequests = new WeakMap<Chain, number>();
   return function selectUpstreams(req, _res, next) {

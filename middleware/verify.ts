@@ -15,6 +15,7 @@
  * itself for the rest of the quiet period when an outcome came meanwhile.
  * Reads: ctx.assessed, ctx.fanout, ctx.required, ctx.chain   Writes: ctx.verdict
  */
+import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed, type RpcContext } from '../lib/context.js';
 import { DeadlineExceededError, NoQuorumError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
@@ -37,7 +38,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
   const hedgeMs = options.hedgeMs ?? 0;
   if (!(hedgeMs >= 0)) throw new TypeError('verify: hedgeMs must be 0 (off) or a positive number of ms');
   const metrics = options.metrics;
-  const disputes = options.disputes ?? { window: 20, maxLost: 5 };
+  const disputes = options.disputes ?? defaults.disputes;
   return function verify(req, _res, next) {
     const ctx = getContext(req);
     const fanout = need(ctx, 'fanout', 'verify');
