@@ -43,6 +43,14 @@ export const defaults = {
    * page can read these headers (CORS is `*`), so showing raw URLs is an explicit opt-out (false).
    */
   redactHeaders: true,
+  disputes: {
+    /** The last votes in decided quorums remembered per upstream. */
+    window: 20,
+    /** Lost votes among them that make the upstream distrusted (0: never); trusted again below half. */
+    maxLost: 5,
+    /** One verified request (N ≥ 2) in this many per chain takes a distrusted upstream as a voter. */
+    sampleEvery: 10,
+  },
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */
   confirmableMethods: [] as string[],
 } as const;

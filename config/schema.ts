@@ -4,11 +4,17 @@
  */
 import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
+import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import { defaults } from './defaults.js';
 
 export interface ChainConfig {
-  /** Upstream URLs, in priority order. */
+  /** Upstream URLs, in priority order, normalized (WHATWG form, no fragment, no empty query). */
   readonly rpcs: readonly string[];
+  /**
+   * Explicit `provider:` labels, by position in rpcs (undefined where the entry is a plain URL);
+   * absent when no entry has one. An upstream's identity defaults to its registrable domain.
+   */
+  readonly providers?: readonly (string | undefined)[];
   readonly confirmations: number;
   readonly confirmableMethods: readonly string[];
   /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
@@ -38,6 +44,8 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
   };
   readonly redactHeaders: boolean;
+  /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
+  readonly disputes: { readonly window: number; readonly maxLost: number; readonly sampleEvery: number };
   readonly confirmableMethods: readonly string[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
@@ -51,7 +59,7 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'confirmableMethods', 'ignoredFields', 'chains'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'chains'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -127,6 +135,14 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     if (typeof raw.redactHeaders !== 'boolean') report('redactHeaders', `${show(raw.redactHeaders)} is not true or false`);
     else redactHeaders = raw.redactHeaders;
   }
+  const ds = section('disputes');
+  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery'], 'disputes', report);
+  const disputeWindow = int(ds, 'window', 'disputes.window', defaults.disputes.window, 1, 10_000, 'The votes remembered per upstream. Example: window: 20');
+  const disputes = {
+    window: disputeWindow,
+    maxLost: int(ds, 'maxLost', 'disputes.maxLost', Math.min(defaults.disputes.maxLost, disputeWindow), 0, disputeWindow, `Lost votes (of the last disputes.window = ${disputeWindow}) that make an upstream distrusted, 0 never. Example: maxLost: 5`),
+    sampleEvery: int(ds, 'sampleEvery', 'disputes.sampleEvery', defaults.disputes.sampleEvery, 1, 1_000_000, 'One verified request in this many takes a distrusted upstream as a voter. Example: sampleEvery: 10'),
+  };
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', report);
 
@@ -153,17 +169,20 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         continue;
       }
       unknownKeys(value, chainKeys, path, report);
-      const rpcs = urlList(value.rpcs, `${path}.rpcs`, report);
+      const { urls: rpcs, providers } = urlList(value.rpcs, `${path}.rpcs`, report);
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
-      const listed = Array.isArray(value.rpcs) ? value.rpcs.length : 0;
       // Only the chain's own key is an error: a global default above a small chain is a warning
-      // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests.
+      // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests. What
+      // counts is independent providers (one vote each), not URLs.
       const explicit = value.confirmations !== undefined && value.confirmations !== null;
-      if (explicit && listed > 0 && chainConfirmations > listed) {
-        report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams, but rpcs has ${listed}: add upstreams or lower it`);
+      const independent = rpcs.length > 0 ? countProviders(rpcs, providers) : 0;
+      if (explicit && independent > 0 && chainConfirmations > independent) {
+        const of = independent === rpcs.length ? `rpcs has ${rpcs.length}` : `rpcs has ${rpcs.length} upstreams of ${independent} providers (one vote each)`;
+        report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams of distinct providers, but ${of}: add upstreams or lower it`);
       }
       chains[id] = {
         rpcs,
+        ...(providers.some((p) => p !== undefined) ? { providers } : {}),
         confirmations: chainConfirmations,
         confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
@@ -171,7 +190,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, confirmableMethods, ignoredFields, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, confirmableMethods, ignoredFields, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {
@@ -184,33 +203,55 @@ function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (
   }
 }
 
-function urlList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/**
+ * The rpcs list: each entry a URL string or `{ url, provider }`. URLs are normalized
+ * (normalizeUpstreamUrl); two entries equal once normalized are an error, not merged: the user
+ * meant two voters and has one.
+ */
+function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[] } {
+  const urls: string[] = [];
+  const providers: (string | undefined)[] = [];
   if (!Array.isArray(value) || value.length === 0) {
     report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
-    return [];
+    return { urls, providers };
   }
-  const seen = new Set<string>();
-  const urls: string[] = [];
-  value.forEach((item, i) => {
+  const seen = new Map<string, number>();
+  value.forEach((entry, i) => {
     const where = `${path}[${i}]`;
-    if (typeof item !== 'string') return report(where, `${show(item)} is not a URL string`);
-    let url: URL | undefined;
-    try {
-      url = new URL(item);
-    } catch {
-      url = undefined;
+    let item: unknown = entry;
+    let provider: string | undefined;
+    if (isObj(entry)) {
+      unknownKeys(entry, ['url', 'provider'], where, report);
+      item = entry.url;
+      if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
+      const p = entry.provider;
+      if (p !== undefined && p !== null) {
+        if (typeof p !== 'string' || !providerLabel.test(p)) {
+          return report(`${where}.provider`, `${show(p)} is not a provider label: a short name such as "alchemy" (letters, digits, . _ : -, at most 64)`);
+        }
+        provider = p;
+      }
     }
+    const at = isObj(entry) ? `${where}.url` : where;
+    if (typeof item !== 'string') return report(at, `${show(item)} is not a URL string`);
+    const url = normalizeUpstreamUrl(item);
     if (!url || !urlSchemes.has(url.protocol) || !url.hostname) {
-      return report(where, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
+      return report(at, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
     }
-    if (/\$\{|%7B/i.test(item)) return report(where, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
-    if (seen.has(url.href)) return report(where, `"${item}" is listed twice: a duplicate would vote twice`);
-    seen.add(url.href);
-    // Characters outside printable ASCII (a non-ASCII path, an IDN host) cannot go into a
-    // header or a request line as written: keep the WHATWG-normalized form (percent-encoded).
-    urls.push(/[^\x21-\x7e]/.test(item) ? url.href : item);
+    if (/\$\{|%7B/i.test(item)) return report(at, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
+    const first = seen.get(url.href);
+    if (first !== undefined) {
+      return report(at, `"${item}" is listed twice (the same URL as ${path}[${first}] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one`);
+    }
+    seen.set(url.href, i);
+    // The WHATWG-normalized form: also what makes a non-ASCII path (or an IDN host) fit a
+    // request line and a header (percent-encoded, punycode).
+    urls.push(url.href);
+    providers.push(provider);
   });
-  return urls;
+  return { urls, providers };
 }
 
 function methodList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
@@ -230,11 +271,11 @@ function methodList(value: unknown, path: string, report: (p: string, m: string)
   return out;
 }
 
-/** Chains whose confirmations (inherited from the global default) exceed their upstreams. */
-export function chainsBelowConfirmations(config: OmnigateConfig): { chain: string; confirmations: number; upstreams: number }[] {
+/** Chains whose confirmations (inherited from the global default) exceed their independent providers. */
+export function chainsBelowConfirmations(config: OmnigateConfig): { chain: string; confirmations: number; upstreams: number; providers: number }[] {
   return Object.entries(config.chains)
-    .filter(([, c]) => c.confirmations > c.rpcs.length)
-    .map(([chain, c]) => ({ chain, confirmations: c.confirmations, upstreams: c.rpcs.length }));
+    .map(([chain, c]) => ({ chain, confirmations: c.confirmations, upstreams: c.rpcs.length, providers: countProviders(c.rpcs, c.providers) }))
+    .filter((c) => c.confirmations > c.providers);
 }
 
 const fieldName = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -16,7 +16,11 @@ import type { IgnoredValue } from './verify/canonical.js';
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */
 export type Assessed =
   | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number; ignored?: readonly IgnoredValue[] }
-  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string };
+  /**
+   * kind: the transport's failure kind (e.g. 'budget'). refused: the provider refused this request
+   * as too large (not its failure); the body and, for a single call, its hash.
+   */
+  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string; refused?: { hash?: string; body: Buffer } };
 
 /** The assessed outcomes of a request's upstream calls, pushed as they arrive. */
 export interface AssessedStream {

@@ -25,6 +25,7 @@ export { canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnor
 export { readJson } from './verify/answers.js';
 export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
 export { redactUrl } from './upstream/redact.js';
+export { normalizeUpstreamUrl, providerOf } from './upstream/provider.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
 export { silentLogger, type Logger } from './log.js';
 export { tuneRuntime, runtimeFlags } from './runtime.js';

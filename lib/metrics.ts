@@ -38,7 +38,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   });
   const upstreamSeconds = new Histogram({
     name: 'omnigate_upstream_request_duration_seconds',
-    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote or failure).',
+    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote, failure, or refusal: the request refused as too large).',
     labelNames: ['chain', 'upstream', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
@@ -81,6 +81,16 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     collect() {
       this.reset();
       each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined ? 0 : 1));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_distrusted',
+    help: '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.distrusted ? 1 : 0));
     },
   });
   return { registry, requests, upstreamSeconds, disagreements };

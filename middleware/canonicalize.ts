@@ -43,7 +43,10 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
   }
   const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub);
-  if (!a.ok) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
+  if (!a.ok) {
+    const reason = upstream.secrets.scrub(a.reason);
+    return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };
+  }
   if (upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }

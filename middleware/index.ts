@@ -61,7 +61,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
     classify(),
-    selectUpstreams(),
+    selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
     fetchParallel({
       upstreamTimeoutMs: config.timeouts.upstreamMs,
       requestTimeoutMs: config.timeouts.requestMs,
@@ -70,7 +70,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics }),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);

@@ -1,28 +1,66 @@
 /**
  * Stage 3, select upstreams. Ranks the chain's upstreams (healthy first, configured order as
- * the tie-break) and refuses a request that asks more confirmations than there are upstreams.
+ * the tie-break), puts one upstream of each provider first (one vote per provider) and refuses a
+ * request that asks more confirmations than the chain has usable providers.
+ * A distrusted upstream (it lost too many agreements) is ranked last, so it no longer answers
+ * unverified reads; to give it a chance to show it agrees again, one verified request (N ≥ 2) in
+ * `sampleEvery` of the chain takes it as one of its N voters (a wrong answer then costs that
+ * request one more call; it can never make a wrong quorum, which needs N independent answers).
  * Reads: ctx.chain, ctx.required   Writes: ctx.candidates
  */
+import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
-import { rankUpstreams } from '../lib/upstream/select.js';
+import type { Chain, Upstream } from '../lib/upstream/registry.js';
+import { rankUpstreams, spreadProviders } from '../lib/upstream/select.js';
 
-export function selectUpstreams(): Middleware {
+export interface SelectUpstreamsOptions {
+  /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
+  sampleEvery?: number;
+}
+
+export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
+  const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
+  if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
+  const verifiedRequests = new WeakMap<Chain, number>();
   return function selectUpstreams(req, _res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'selectUpstreams');
     const required = need(ctx, 'required', 'selectUpstreams');
-    const candidates = rankUpstreams(chain.upstreams, Date.now());
-    if (required > candidates.length) {
+    const ranked = rankUpstreams(chain.upstreams, Date.now());
+    const { ordered, distinct } = chain.providerCount === chain.upstreams.length ? { ordered: ranked, distinct: ranked.length } : spreadProviders(ranked);
+    if (required > distinct) {
       return next(
         new NotEnoughUpstreamsError(
-          `Not enough upstreams: ${required} confirmations asked, chain ${chain.id} has ${candidates.length} usable upstream${candidates.length === 1 ? '' : 's'}`,
-          { data: { required, usable: candidates.length } },
+          `Not enough upstreams: ${required} confirmations asked, chain ${chain.id} has ${distinct} usable provider${distinct === 1 ? '' : 's'} (${ranked.length} usable upstream${ranked.length === 1 ? '' : 's'}; upstreams of one provider vote once)`,
+          { data: { required, usable: distinct, usableUpstreams: ranked.length } },
         ),
       );
     }
-    ctx.candidates = candidates;
+    if (required >= 2 && ordered.some((u) => u.health.distrusted)) {
+      const count = (verifiedRequests.get(chain) ?? 0) + 1;
+      verifiedRequests.set(chain, count);
+      if (count % sampleEvery === 0) sampleDistrusted(ordered, required, count / sampleEvery);
+    }
+    ctx.candidates = ordered;
     next();
   };
+}
+
+/**
+ * Moves one distrusted upstream (rotating over them by `turn`) to position N-1, the last of the
+ * first N calls, unless its provider already votes among the N-1 before it.
+ */
+function sampleDistrusted(ordered: Upstream[], required: number, turn: number): void {
+  const voters = new Set(ordered.slice(0, required - 1).map((u) => u.provider));
+  const eligible: number[] = [];
+  ordered.forEach((u, i) => {
+    if (i >= required - 1 && u.health.distrusted && !voters.has(u.provider)) eligible.push(i);
+  });
+  if (eligible.length === 0) return;
+  const from = eligible[turn % eligible.length]!;
+  if (from === required - 1) return;
+  const [picked] = ordered.splice(from, 1);
+  ordered.splice(required - 1, 0, picked!);
 }

@@ -8,7 +8,7 @@ import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Health } from '../lib/upstream/health.js';
-import type { Registry } from '../lib/upstream/registry.js';
+import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from './parse-jsonrpc.js';
 
@@ -54,14 +54,24 @@ function stateOf(h: Health, now: number): string {
   return h.successes + h.failures + h.lastProbeAt === 0 ? 'unknown' : 'healthy';
 }
 
+/**
+ * The provider as /chains shows it: an explicit label as written; a derived identity (a part of
+ * the host) only if the redacted URL shows it too, so a key in a host name never leaks here.
+ */
+function shownProvider(u: Upstream): string {
+  return u.label.includes(u.provider) || !u.url.includes(u.provider) ? u.provider : '***';
+}
+
 function describeChains(registry: Registry) {
   const now = Date.now();
   return [...registry.chains.values()].map((chain) => ({
     chainId: chain.id,
     confirmations: chain.confirmations,
+    providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable],
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
+      provider: shownProvider(u),
       transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
       state: stateOf(u.health, now),
       lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
@@ -74,6 +84,8 @@ function describeChains(registry: Registry) {
       consecutiveFailures: u.health.consecutiveFailures,
       agreements: u.health.agreements,
       disagreements: u.health.disagreements,
+      distrusted: u.health.distrusted,
+      recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
     })),
   }));

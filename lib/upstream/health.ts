@@ -30,6 +30,12 @@ export interface Health {
   wrongChainId: string | undefined;
   /** The upstream is the gateway itself, or leads back to it (loop.ts): out of rotation, not probed. */
   loop: boolean;
+  /** Its last votes in decided quorums, oldest first: true = lost (differed from the agreed answer). */
+  recentVotes: boolean[];
+  /** Lost votes in recentVotes. */
+  recentLost: number;
+  /** Lost too many agreements (disputes policy): not asked for unverified reads, ranked last. */
+  distrusted: boolean;
 }
 
 export function newHealth(): Health {
@@ -47,6 +53,9 @@ export function newHealth(): Health {
     lag: 0,
     wrongChainId: undefined,
     loop: false,
+    recentVotes: [],
+    recentLost: 0,
+    distrusted: false,
   };
 }
 
@@ -66,4 +75,37 @@ export function recordFailure(h: Health, reason: string, now: number): void {
   h.consecutiveFailures += 1;
   h.lastError = reason;
   if (h.consecutiveFailures >= failureThreshold) h.coolingUntil = now + coolDownMs(h.consecutiveFailures);
+}
+
+/**
+ * When an upstream's answers lose agreements it is distrusted: `maxLost` lost votes among its last
+ * `window` votes in decided quorums (0 turns this off). It is trusted again once fewer than
+ * half of maxLost (rounded up) of its last `window` votes were lost: a hysteresis, so an upstream
+ * at the threshold does not flip on every vote.
+ */
+export interface DisputePolicy {
+  window: number;
+  maxLost: number;
+}
+
+/**
+ * Records one vote of the upstream in a decided quorum (won: it was in the agreeing group).
+ * Returns the change of trust it caused, if any (for the log).
+ */
+export function recordVote(h: Health, won: boolean, policy: DisputePolicy): 'distrusted' | 'trusted' | undefined {
+  if (won) h.agreements += 1;
+  else h.disagreements += 1;
+  if (policy.maxLost <= 0) return undefined;
+  h.recentVotes.push(!won);
+  if (!won) h.recentLost += 1;
+  while (h.recentVotes.length > policy.window) if (h.recentVotes.shift()) h.recentLost -= 1;
+  if (!h.distrusted && h.recentLost >= policy.maxLost) {
+    h.distrusted = true;
+    return 'distrusted';
+  }
+  if (h.distrusted && h.recentLost < Math.ceil(policy.maxLost / 2)) {
+    h.distrusted = false;
+    return 'trusted';
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
 import { newHopToken, viaEntry } from './loop.js';
+import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport.js';
 import { createWsTransport } from './ws-transport.js';
@@ -19,6 +20,11 @@ export interface Upstream {
   readonly url: string;
   /** The URL with secrets hidden: what logs, /chains and error data show. */
   readonly label: string;
+  /**
+   * Who runs it (provider.ts): one vote per provider. The explicit `provider:` label, else the
+   * registrable domain, else host:port. Several upstreams may share one.
+   */
+  readonly provider: string;
   readonly transport: Transport;
   readonly health: Health;
   /** Keeps provider keys out of what an upstream sends back (error messages, reasons). */
@@ -42,6 +48,8 @@ export interface Chain {
   /** Fields not compared: the defaults plus the config's global and this chain's lists. */
   readonly ignoredFields: IgnoredFields;
   readonly upstreams: readonly Upstream[];
+  /** Distinct providers among the upstreams (the most confirmations the chain can give). */
+  readonly providerCount: number;
 }
 
 export interface Registry {
@@ -69,6 +77,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
         index,
         url,
         label: redactUrl(url),
+        provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
           : createHttpTransport(url, { via }),
@@ -85,6 +94,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
       ignoredFields: mergeIgnoredFields(config.ignoredFields, chain.ignoredFields),
       upstreams,
+      providerCount: countProviders(chain.rpcs, chain.providers),
     });
   }
   return {

@@ -41,7 +41,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   }
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const tier = (u: T) =>
-    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
+    (u.health.distrusted ? 8 : 0) + (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {
@@ -50,4 +50,25 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   }
   if (plain) return candidates.slice();
   return candidates.filter((u) => inRotation(u.health)).sort((a, b) => tier(a) - tier(b) || a.index - b.index);
+}
+
+/**
+ * One vote per provider: the ranked list reordered so that the best-ranked upstream of each
+ * provider comes first (in rank order), then the other upstreams of already-seen providers (in
+ * rank order). The first N calls then go to N different providers; a provider's second upstream
+ * is asked only when the first failed or when no other provider is left. `distinct` is the
+ * number of providers (the list is returned as it is when every upstream is its own provider).
+ */
+export function spreadProviders<T extends { provider: string }>(ranked: T[]): { ordered: T[]; distinct: number } {
+  const seen = new Set<string>();
+  const first: T[] = [];
+  const rest: T[] = [];
+  for (const u of ranked) {
+    if (seen.has(u.provider)) rest.push(u);
+    else {
+      seen.add(u.provider);
+      first.push(u);
+    }
+  }
+  return { ordered: rest.length === 0 ? ranked : first.concat(rest), distinct: seen.size };
 }

@@ -3,7 +3,11 @@
  * A body counts as a vote only if it is JSON-RPC in the right shape for the request: the same id
  * (every member of a batch, matched by id and put in request order) and a result or an error.
  * An error that says the provider itself is in trouble (rate limit, internal error) is a
- * failure, not a vote, so another upstream is asked instead.
+ * failure, not a vote, so another upstream is asked instead. An error that refuses this one
+ * request as too large for the provider (a wide eth_getLogs: "query returned more than 10000
+ * results", "block range too large", "response size exceeded") is not a vote either, but a
+ * `refused` failure: it says nothing about the provider's health, and when every upstream refuses
+ * the client gets the refusal as the node gave it.
  *
  * The JSON text is read losslessly: a key repeated in an object makes the answer a failure
  * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and every
@@ -23,11 +27,20 @@ export type Assessment =
       /** The ignored fields the answer carries (path and value); absent when none. */
       ignored?: IgnoredValue[];
     }
-  | { ok: false; reason: string };
+  /** refused: the provider refused this request as too large; `hash` (single calls) as a vote's would be. */
+  | { ok: false; reason: string; refused?: { hash?: string } };
 
 /** JSON-RPC error codes that describe the provider's state rather than the answer. */
 const providerTroubleCodes = new Set([-32005, -32603, 429]);
 const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
+/** A refusal of this request's size or range (the limits providers put on eth_getLogs and kin). */
+const refusalMessage =
+  /query returned more than|(block|blocks|query) range|range (is )?too (large|wide|big)|too (large|wide|many) (a )?(block )?(range|blocks|results|logs)|response size|results? (set )?(is )?too large|more than \d[\d,]* (results|logs|blocks)|limit(ed)? (the|your) (query|range)|is limited to (a )?[\d,]+|exceeds? max(imum)? (results|logs|blocks|range)|query timeout exceeded/i;
+
+/** An answerOf verdict: the provider refused this request (a failure that is not the provider's). */
+class Refusal {
+  constructor(readonly reason: string, readonly answer: Answer) {}
+}
 
 /**
  * `ignored`: the chain's ignored fields (canonical.ts). `scrub` hides provider keys in what a
@@ -54,6 +67,7 @@ function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFiel
     const call = payload.calls[0]!;
     const answer = answerOf(value, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: answer };
+    if (answer instanceof Refusal) return { ok: false, reason: answer.reason, refused: { hash: sha256Hex(canonicalForm(call.method, answer.answer)) } };
     return vote(canonicalForm(call.method, answer, { ignored, found }));
   }
   if (!Array.isArray(value)) {
@@ -77,6 +91,8 @@ function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFiel
     if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
     const answer = answerOf(member, call, scrub);
     if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
+    // A refused member is not the provider's failure either; the batch is not relayed as a refusal.
+    if (answer instanceof Refusal) return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer.reason}`, refused: {} };
     members.push(canonicalForm(call.method, answer, { ignored, found, path: [i] }));
   }
   return vote(`[${members.join(',')}]`);
@@ -238,7 +254,7 @@ function idKey(id: unknown): string {
 }
 
 /** The answer in a response object, or a string saying what is wrong with it. */
-function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string): Answer | string {
+function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string): Answer | Refusal | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON-RPC response object';
   const obj = value as Record<string, unknown>;
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
@@ -246,6 +262,9 @@ function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string
     const error = obj.error as Record<string, unknown>;
     if (typeof error !== 'object' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return 'error without an integer code';
     const message = String(error.message ?? '');
+    if (error.code !== 3 && !/revert/i.test(message) && !providerTroubleMessage.test(message) && refusalMessage.test(message)) {
+      return new Refusal(`refused as too large: ${error.code}: ${scrub(message).slice(0, 200)}`, { error: { code: error.code, data: error.data, message: error.message } });
+    }
     // A contract's revert reason may say "rate limit" too: that is an answer, not provider trouble.
     const trouble = providerTroubleCodes.has(error.code) || (error.code !== 3 && !/revert/i.test(message) && providerTroubleMessage.test(message));
     if (trouble) {

@@ -4,12 +4,15 @@
  * Rule (spec B4): answer as soon as N answers share a hash. Otherwise make sure enough calls are
  * in flight to still reach N — one more per missing vote of the leading group — and fail only
  * when no group can reach N with the upstreams left. A liar is never returned: only a group of N.
+ * One vote per voter (provider): a second equal answer from the same voter does not count.
  */
 
 /** Vote of one upstream: its hash, in arrival order. */
 export interface Vote<T = unknown> {
   hash: string;
   item: T;
+  /** Who cast it (the upstream's provider); votes without one are each independent. */
+  voter?: string;
 }
 
 export type Decision<T> =
@@ -36,9 +39,26 @@ export function tally<T>(votes: readonly Vote<T>[]): Map<string, T[]> {
   return groups;
 }
 
+/** The members of a group that count: the first of each voter, in arrival order. */
+function independent<T>(votes: readonly Vote<T>[], hash: string): T[] {
+  const voters = new Set<string>();
+  const out: T[] = [];
+  for (const v of votes) {
+    if (v.hash !== hash) continue;
+    if (v.voter !== undefined) {
+      if (voters.has(v.voter)) continue;
+      voters.add(v.voter);
+    }
+    out.push(v.item);
+  }
+  return out;
+}
+
 export function decide<T>(votes: readonly Vote<T>[], required: number, state: TallyState): Decision<T> {
   let best = 0;
-  for (const [hash, members] of tally(votes)) {
+  const anyVoter = votes.some((v) => v.voter !== undefined);
+  for (const [hash, grouped] of tally(votes)) {
+    const members = anyVoter ? independent(votes, hash) : grouped;
     // Groups are visited in the order they first appeared, so the first group to reach N wins.
     if (members.length >= required) return { kind: 'agreed', hash, members: members.slice(0, required) };
     best = Math.max(best, members.length);

@@ -91,7 +91,7 @@ test('a chain\'s own confirmations above its upstreams is still a config error (
   const file = await configFile(t, 'confirmations: 1\nchains:\n  1339:\n    rpcs: [https://a.example, https://b.example]\n    confirmations: 3\n');
   const r = run(t, ['serve', '--config', file, '--no-indexer']);
   t.is(await r.exited, 2);
-  t.regex(r.err.join(''), /chains\.1339\.confirmations \(line 5\): 3 confirmations need at least 3 upstreams, but rpcs has 2: add upstreams or lower it/);
+  t.regex(r.err.join(''), /chains\.1339\.confirmations \(line 5\): 3 confirmations need at least 3 upstreams of distinct providers, but rpcs has 2: add upstreams or lower it/);
 });
 
 test('${VAR} substitution: the provider key only in the environment reaches the upstream and never the output', async (t) => {

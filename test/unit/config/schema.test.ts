@@ -29,6 +29,7 @@ test('should apply every default to a minimal config', (t) => {
     limits: { ...defaults.limits },
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
+    disputes: { ...defaults.disputes },
     confirmableMethods: [],
     ignoredFields: {},
     chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
@@ -52,9 +53,27 @@ test('should let a chain inherit the top-level confirmations and override it', (
   t.is(c.chains['10']!.confirmations, 3);
 });
 
-test('should accept http, https, ws and wss upstreams, keeping them as written', (t) => {
+test('should accept http, https, ws and wss upstreams, keeping them as written once normalized', (t) => {
   const rpcs = ['http://10.0.0.5:8545', 'https://a.example/v2/KEY', 'ws://10.0.0.5:8546', 'wss://b.example/ws/v3/KEY'];
-  t.deepEqual(ok({ chains: { '1': { rpcs } } }).chains['1']!.rpcs, rpcs);
+  t.deepEqual(ok({ chains: { '1': { rpcs } } }).chains['1']!.rpcs, ['http://10.0.0.5:8545/', 'https://a.example/v2/KEY', 'ws://10.0.0.5:8546/', 'wss://b.example/ws/v3/KEY']);
+});
+
+test('should normalize upstream URLs: host case, default port, fragment and empty query dropped', (t) => {
+  const rpcs = ['HTTPS://RPC.Example:443/v2/KEY#b', 'wss://ws.example:443/v3/KEY?', 'http://n.example:80/?a=1#x', 'https://p.example/ü'];
+  t.deepEqual(ok({ chains: { '1': { rpcs } } }).chains['1']!.rpcs, ['https://rpc.example/v2/KEY', 'wss://ws.example/v3/KEY', 'http://n.example/?a=1', 'https://p.example/%C3%BC']);
+});
+
+test('should take an rpcs entry as { url, provider } and keep the labels by position', (t) => {
+  const c = ok({ chains: { '1': { rpcs: ['https://a.example/', { url: 'https://b.example/x#f', provider: 'acme' }, { url: 'https://c.example/' }] } } });
+  t.deepEqual(c.chains['1']!.rpcs, ['https://a.example/', 'https://b.example/x', 'https://c.example/']);
+  t.deepEqual(c.chains['1']!.providers, [undefined, 'acme', undefined]);
+  t.false('providers' in ok(minimal).chains['1']!, 'no providers key without a label');
+});
+
+test('should read the disputes section', (t) => {
+  t.deepEqual(ok({ ...minimal, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } }).disputes, { window: 4, maxLost: 2, sampleEvery: 1 });
+  t.deepEqual(ok({ ...minimal, disputes: { window: 3 } }).disputes, { window: 3, maxLost: 3, sampleEvery: defaults.disputes.sampleEvery });
+  t.is(ok({ ...minimal, disputes: { maxLost: 0 } }).disputes.maxLost, 0);
 });
 
 test('should read bigint integers (as the YAML loader gives them)', (t) => {
@@ -97,12 +116,23 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['a template URL', { chains: { '1': { rpcs: ['https://mainnet.infura.io/v3/${INFURA_API_KEY}'] } } }, 'chains.1.rpcs[0]', /is a template/],
   ['a duplicate URL', { chains: { '1': { rpcs: ['https://a.example/v2/K', 'https://a.example/v2/K'] } } }, 'chains.1.rpcs[1]', /listed twice/],
   ['a duplicate URL in another case and with a trailing slash', { chains: { '1': { rpcs: ['https://a.example', 'HTTPS://A.EXAMPLE/'] } } }, 'chains.1.rpcs[1]', /listed twice/],
+  ['a duplicate URL with a fragment', { chains: { '1': { rpcs: ['https://x.example/', 'https://x.example/#b'] } } }, 'chains.1.rpcs[1]', /"https:\/\/x\.example\/#b" is listed twice \(the same URL as chains\.1\.rpcs\[0\] once the case, default port, fragment and empty query are ignored\).*remove one/],
+  ['a duplicate URL with an empty query', { chains: { '1': { rpcs: ['https://x.example/', 'https://x.example/?'] } } }, 'chains.1.rpcs[1]', /listed twice/],
+  ['a duplicate URL with the default port', { chains: { '1': { rpcs: ['https://x.example/', { url: 'https://x.example:443/', provider: 'p' }] } } }, 'chains.1.rpcs[1].url', /listed twice/],
+  ['an rpcs object without url', { chains: { '1': { rpcs: [{ provider: 'p' }] } } }, 'chains.1.rpcs[0].url', /is missing\. Example: \{ url: /],
+  ['an rpcs object with a non-string url', { chains: { '1': { rpcs: [{ url: 5 }] } } }, 'chains.1.rpcs[0].url', /5 is not a URL string/],
+  ['an rpcs object with an unknown key', { chains: { '1': { rpcs: [{ url: 'https://a.example', label: 'p' }] } } }, 'chains.1.rpcs[0].label', /unknown key; known keys here: url, provider/],
+  ['an empty provider label', { chains: { '1': { rpcs: [{ url: 'https://a.example', provider: '' }] } } }, 'chains.1.rpcs[0].provider', /"" is not a provider label/],
+  ['a provider label that is a number', { chains: { '1': { rpcs: [{ url: 'https://a.example', provider: 5 }] } } }, 'chains.1.rpcs[0].provider', /5 is not a provider label/],
+  ['disputes.maxLost above disputes.window', { chains: { '1': { rpcs: ['https://a.example'] } }, disputes: { window: 4, maxLost: 5 } }, 'disputes.maxLost', /5 is not an integer from 0 to 4/],
+  ['disputes.window 0', { chains: { '1': { rpcs: ['https://a.example'] } }, disputes: { window: 0 } }, 'disputes.window', /0 is not an integer from 1/],
+  ['an unknown disputes key', { chains: { '1': { rpcs: ['https://a.example'] } }, disputes: { maxlost: 1 } }, 'disputes.maxlost', /did you mean "maxLost"\?/],
   ['port out of range', { ...minimal, port: 70000 }, 'port', /not an integer from 0 to 65535/],
   ['a string port', { ...minimal, port: '5000' }, 'port', /"5000" is not an integer/],
   ['confirmations 0', { ...minimal, confirmations: 0 }, 'confirmations', /not an integer from 1/],
   ['fractional confirmations', { ...minimal, confirmations: 1.5 }, 'confirmations', /1\.5 is not an integer/],
   ['refreshInterval 0', { ...minimal, refreshInterval: 0 }, 'refreshInterval', /in seconds/i],
-  ['chain confirmations above its rpcs', { chains: { '1': { rpcs: ['https://a.example', 'https://b.example'], confirmations: 3 } } }, 'chains.1.confirmations', /3 confirmations need at least 3 upstreams, but rpcs has 2/],
+  ['chain confirmations above its rpcs', { chains: { '1': { rpcs: ['https://a.example', 'https://b.example'], confirmations: 3 } } }, 'chains.1.confirmations', /3 confirmations need at least 3 upstreams of distinct providers, but rpcs has 2/],
   ['timeouts as a list', { ...minimal, timeouts: [1] }, 'timeouts', /must be a mapping/],
   ['a zero upstream timeout', { ...minimal, timeouts: { upstreamMs: 0 } }, 'timeouts.upstreamMs', /not an integer/],
   ['a zero batch size', { ...minimal, limits: { batchSize: 0 } }, 'limits.batchSize', /not an integer/],

@@ -12,7 +12,7 @@ test('should start the N calls slowest-expected first, and call exactly the N be
   const started: string[] = [];
   const signals: UpstreamRequest['signal'][] = [];
   const upstream = (index: number, latencyMs: number | undefined): Upstream => ({
-    chainId: '1', index, url: `http://u${index}/`, label: `u${index}`, hopToken: `t${index}`,
+    chainId: '1', index, url: `http://u${index}/`, label: `u${index}`, hopToken: `t${index}`, provider: `u${index}`,
     secrets: { scrub: (text) => text, echoedIn: () => false },
     health: { ...newHealth(), latencyMs },
     transport: {

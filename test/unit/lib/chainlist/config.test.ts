@@ -10,6 +10,7 @@ import { parseConfig } from '../../../../config/index.js';
 import { validateConfig } from '../../../../config/schema.js';
 import { ConfigError } from '../../../../lib/errors.js';
 import { cleanChainlist, fileSource, loadChainlist, toConfig, toYaml, type ChainlistSource } from '../../../../lib/chainlist/index.js';
+import { normalizeUpstreamUrl } from '../../../../lib/upstream/provider.js';
 
 const fixture = new URL('../../../fixtures/chainlist/dirty.json', import.meta.url).pathname;
 const cleanedFixture = async () => cleanChainlist((await loadChainlist(fileSource(fixture))).raw);
@@ -71,7 +72,8 @@ test('should print YAML with a header naming the data source, that parses back t
   t.regex(yaml, /\n {2}9007199254740993:\n/, 'ids are plain integer keys, exact');
   const config = parseConfig(yaml);
   t.deepEqual(Object.keys(config.chains).sort(), Object.keys(raw.chains).sort());
-  for (const [id, chain] of Object.entries(raw.chains)) t.deepEqual(config.chains[id]?.rpcs, chain.rpcs, id);
+  // The loader keeps each URL in its normalized form (lib/upstream/provider.ts).
+  for (const [id, chain] of Object.entries(raw.chains)) t.deepEqual(config.chains[id]?.rpcs, chain.rpcs.map((u) => normalizeUpstreamUrl(u)!.href), id);
   t.is(config.confirmations, 1);
   t.is(config.port, 5000);
   t.is(config.refreshInterval, 60);

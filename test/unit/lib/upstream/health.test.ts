@@ -1,5 +1,5 @@
 import test from 'ava';
-import { failureThreshold, newHealth, recordFailure, recordSuccess } from '../../../../lib/upstream/health.js';
+import { failureThreshold, newHealth, recordFailure, recordSuccess, recordVote } from '../../../../lib/upstream/health.js';
 
 const now = 1_000_000;
 
@@ -83,4 +83,70 @@ test('should not let the latency estimate see failures', (t) => {
   recordSuccess(h, 50);
   recordFailure(h, 'timeout', now);
   t.is(h.latencyMs, 50);
+});
+
+// ---- disputes: one vote in a decided quorum at a time ----
+
+/** Plays "WWLL…" (W won, L lost) into a fresh record; returns it and every trust change. */
+const play = (votes: string, policy = { window: 4, maxLost: 2 }, h = newHealth()) => {
+  const changes: string[] = [];
+  for (const v of votes) {
+    const change = recordVote(h, v === 'W', policy);
+    if (change) changes.push(`${change}@${changes.length + h.recentVotes.length}`);
+  }
+  return { h, changes };
+};
+
+test('should count agreements and disagreements with every recorded vote', (t) => {
+  const { h } = play('WWLW');
+  t.is(h.agreements, 3);
+  t.is(h.disagreements, 1);
+});
+
+test('should distrust an upstream at maxLost lost votes within the window', (t) => {
+  t.false(play('LWWWL').h.distrusted, 'the first loss slid out of the window of 4');
+  const { h } = play('WLWL');
+  t.true(h.distrusted);
+  t.is(h.recentLost, 2);
+});
+
+test('should trust it again once fewer than half of maxLost (rounded up) of the window are lost', (t) => {
+  const { h } = play('LL');
+  t.true(h.distrusted);
+  play('WW', undefined, h);
+  t.true(h.distrusted, 'the two losses are still in the window of 4');
+  play('W', undefined, h);
+  t.true(h.distrusted, 'one loss left: not below ceil(2 / 2) = 1');
+  play('W', undefined, h);
+  t.false(h.distrusted);
+  t.is(h.recentLost, 0);
+});
+
+test('should not flip back at the threshold (hysteresis)', (t) => {
+  const policy = { window: 10, maxLost: 4 };
+  const { h } = play('LLLL', policy);
+  t.true(h.distrusted);
+  play('WWWWWWW', policy, h); // window: L L L W W W W W W W → 3 lost, not below 2
+  t.true(h.distrusted);
+  play('W', policy, h); // → 2 lost
+  t.true(h.distrusted);
+  play('W', policy, h); // → 1 lost
+  t.false(h.distrusted);
+});
+
+test('should never distrust with maxLost 0, and keep no window then', (t) => {
+  const { h } = play('LLLLLLLL', { window: 4, maxLost: 0 });
+  t.false(h.distrusted);
+  t.is(h.disagreements, 8);
+  t.deepEqual(h.recentVotes, []);
+});
+
+test('should report each change of trust once', (t) => {
+  const h = newHealth();
+  const policy = { window: 4, maxLost: 2 };
+  t.is(recordVote(h, false, policy), undefined);
+  t.is(recordVote(h, false, policy), 'distrusted');
+  t.is(recordVote(h, false, policy), undefined);
+  for (let i = 0; i < 3; i++) t.is(recordVote(h, true, policy), undefined);
+  t.is(recordVote(h, true, policy), 'trusted');
 });

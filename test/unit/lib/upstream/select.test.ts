@@ -1,6 +1,6 @@
 import test from 'ava';
 import { newHealth, type Health } from '../../../../lib/upstream/health.js';
-import { maxLagBlocks, rankUpstreams, slowMinSamples } from '../../../../lib/upstream/select.js';
+import { maxLagBlocks, rankUpstreams, slowMinSamples, spreadProviders } from '../../../../lib/upstream/select.js';
 
 const now = 1_000_000;
 const up = (index: number, health: Partial<Health> = {}) => ({ index, name: `u${index}`, health: { ...newHealth(), ...health } });
@@ -51,4 +51,29 @@ test('should return the same objects it was given', (t) => {
   const ranked = rankUpstreams(candidates, now);
   t.is(ranked[0], candidates[1]);
   t.is(ranked[1], candidates[0]);
+});
+
+test('should rank a distrusted upstream after all the others, cooling down and lagging included', (t) => {
+  t.deepEqual(names(rankUpstreams([up(0, { distrusted: true }), up(1, { coolingUntil: now + 1 }), up(2, { lag: 100 }), up(3)], now)), ['u3', 'u2', 'u1', 'u0']);
+  t.deepEqual(names(rankUpstreams([up(0, { distrusted: true }), up(1, { distrusted: true, coolingUntil: now + 1 }), up(2, { distrusted: true })], now)), ['u0', 'u2', 'u1']);
+});
+
+const of = (index: number, provider: string, health: Partial<Health> = {}) => ({ ...up(index, health), provider });
+
+test('should put the best upstream of each provider first, then the others, in rank order', (t) => {
+  const ranked = [of(0, 'a'), of(1, 'a'), of(2, 'b'), of(3, 'a'), of(4, 'c'), of(5, 'b')];
+  const { ordered, distinct } = spreadProviders(ranked);
+  t.deepEqual(names(ordered), ['u0', 'u2', 'u4', 'u1', 'u3', 'u5']);
+  t.is(distinct, 3);
+});
+
+test('should keep the list as it is when every upstream is its own provider', (t) => {
+  const ranked = [of(0, 'a'), of(1, 'b'), of(2, 'c')];
+  const { ordered, distinct } = spreadProviders(ranked);
+  t.is(ordered, ranked);
+  t.is(distinct, 3);
+});
+
+test('should count no provider for an empty list', (t) => {
+  t.deepEqual(spreadProviders([]), { ordered: [], distinct: 0 });
 });

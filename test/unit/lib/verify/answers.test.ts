@@ -388,3 +388,67 @@ test('JsonNumber stays out of ordinary results', (t) => {
   t.false(JSON.stringify(vote(assessBody(reply('{"a":1}'), balance)).canonical).includes('text'));
   t.true(new JsonNumber('1').text === '1');
 });
+
+// ---- refusals of one request (too large) vs provider trouble ----
+
+const logsCall = single('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }]);
+const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code, message } });
+
+/** Refusals seen from nodes and providers for a wide eth_getLogs. */
+const refusals: [string, number, string][] = [
+  ['geth / Infura', -32005, 'query returned more than 10000 results'],
+  ['Alchemy', -32602, 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size'],
+  ['QuickNode', -32614, 'eth_getLogs is limited to a 10,000 range'],
+  ['a -32000 block range', -32000, 'block range too large'],
+  ['Ankr', -32600, 'block range is too wide'],
+  ['a max range', -32000, 'exceed maximum block range: 5000'],
+  ['erigon', -32000, 'query exceeds max results 20000'],
+  ['a response size', -32008, 'response size exceeded'],
+  ['a too-many-results wording', -32005, 'too many results, limit the query to 1000 blocks'],
+];
+for (const [name, code, message] of refusals) {
+  test(`should take ${name}'s ${code} "${message.slice(0, 40)}" as a refusal, not a vote nor trouble`, (t) => {
+    const a = assessBody(errorBody(code, message), logsCall);
+    t.false(a.ok);
+    if (a.ok) return;
+    t.truthy(a.refused, a.reason);
+    t.regex(a.reason, /^refused as too large: /);
+    t.regex(a.refused!.hash ?? '', /^[0-9a-f]{64}$/);
+  });
+}
+
+const notRefusals: [string, number, string, 'trouble' | 'vote'][] = [
+  ['an Infura rate limit', -32005, 'daily request count exceeded, request rate limited', 'trouble'],
+  ['a bare "limit exceeded"', -32005, 'limit exceeded', 'trouble'],
+  ['a rate limit that names a range', -32005, 'rate limit: too many block range requests', 'trouble'],
+  ['a revert that mentions a range', 3, 'execution reverted: block range too large', 'vote'],
+  ['a -32000 revert that mentions a range', -32000, 'execution reverted: query returned more than 10 results', 'vote'],
+  ['an unknown block', -32000, 'header not found', 'vote'],
+];
+for (const [name, code, message, kind] of notRefusals) {
+  test(`should not take ${name} as a refusal (${kind})`, (t) => {
+    const a = assessBody(errorBody(code, message), logsCall);
+    if (kind === 'vote') return void t.true(a.ok, a.ok ? '' : a.reason);
+    t.false(a.ok);
+    if (!a.ok) {
+      t.is(a.refused, undefined);
+      t.regex(a.reason, /^provider error/);
+    }
+  });
+}
+
+test('should give two refusals with the same code the same hash, as votes would have', (t) => {
+  const a = assessBody(errorBody(-32005, 'query returned more than 10000 results'), logsCall);
+  const b = assessBody(`{"id":1,"jsonrpc":"2.0","error":{"message":"query returned more than 10000 results","code":-32005}}`, logsCall);
+  t.true(!a.ok && !b.ok && a.refused?.hash === b.refused?.hash);
+});
+
+test('should take a refused batch member as a refusal without a hash (a batch is not relayed as one)', (t) => {
+  const calls = [{ id: 1, method: 'eth_chainId', params: [] }, { id: 2, method: 'eth_getLogs', params: [{}] }];
+  const body = JSON.stringify([{ jsonrpc: '2.0', id: 1, result: '0x1' }, { jsonrpc: '2.0', id: 2, error: { code: -32005, message: 'query returned more than 10000 results' } }]);
+  const a = assessBody(body, batch(calls));
+  t.false(a.ok);
+  if (a.ok) return;
+  t.regex(a.reason, /^batch id 2: refused as too large/);
+  t.deepEqual(a.refused, {});
+});

@@ -77,3 +77,22 @@ test('should never agree on fewer than N votes, whatever the order', (t) => {
     t.is(d.kind, 'failed', hashes);
   }
 });
+
+// ---- one vote per provider ----
+
+/** Votes with voters: "A:p A:p B:q" = u0 (provider p) A, u1 (provider p) A, u2 (provider q) B. */
+const cast = (spec: string): Vote<string>[] =>
+  spec.split(' ').filter(Boolean).map((s, i) => ({ hash: s.split(':')[0]!, voter: s.split(':')[1]!, item: `u${i}` }));
+
+const voterCases: [string, string, number, TallyState, Decision<string>][] = [
+  ['not agree on two equal answers of one provider', 'A:p A:p', 2, state(0, 1), { kind: 'launch', count: 1 }],
+  ['fail when only one provider answered twice and nothing is left', 'A:p A:p', 2, state(0, 0), { kind: 'failed' }],
+  ['agree on two providers, skipping the second answer of the first', 'A:p A:p A:q', 2, state(0, 0), { kind: 'agreed', hash: 'A', members: ['u0', 'u2'] }],
+  ['not let two liars of one provider beat an honest pair', 'B:p B:p A:q A:r', 2, state(0, 0), { kind: 'agreed', hash: 'A', members: ['u2', 'u3'] }],
+  ['agree at N=1 on the first vote whatever its provider', 'A:p', 1, state(0, 3), { kind: 'agreed', hash: 'A', members: ['u0'] }],
+];
+for (const [name, spec, required, s, expected] of voterCases) {
+  test(`should ${name} (votes "${spec}", N=${required})`, (t) => {
+    t.deepEqual(decide(cast(spec), required, s), expected);
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * Who runs an upstream: one vote per provider. Pure.
+ *
+ * N agreeing answers vouch for something only when they come from N independent providers: the
+ * same node listed twice (`https://x/` and `https://x/#b`), or one provider reached over https
+ * and wss, must count once. Two steps:
+ * - normalizeUpstreamUrl: the WHATWG form (scheme and host lower-cased, default port dropped,
+ *   percent-encoded path), without the fragment (never sent) and without an empty `?`;
+ * - providerOf: the provider identity. An explicit `provider:` label wins; otherwise the host's
+ *   registrable domain (eTLD+1, from the Public Suffix List via `tldts`, private suffixes
+ *   included, so `a.herokuapp.com` and `b.herokuapp.com` are two owners); for an IP address,
+ *   `localhost` or any host without a registrable domain, the host and port (`127.0.0.1:8545`):
+ *   two local nodes on two ports are two nodes, while one node's http and ws endpoints on one
+ *   port are one.
+ */
+import { getDomain } from 'tldts';
+
+/** The URL as it is sent and compared, or undefined when it is not a URL. */
+export function normalizeUpstreamUrl(text: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  url.hash = '';
+  if (url.search === '') url.search = ''; // `https://x/?` → `https://x/`
+  return url;
+}
+
+/** The provider identity of an upstream URL (see the module comment); `label` overrides. */
+export function providerOf(url: string, label?: string): string {
+  if (label !== undefined) return label;
+  const parsed = new URL(url);
+  const hostname = parsed.hostname.replace(/^\[|\]$/g, '');
+  const domain = getDomain(hostname, { allowPrivateDomains: true });
+  if (domain) return domain;
+  const port = parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80');
+  return `${parsed.hostname}:${port}`;
+}
+
+/** Distinct providers among a chain's upstreams (the most confirmations it can give). */
+export function countProviders(urls: readonly string[], labels?: readonly (string | undefined)[]): number {
+  return new Set(urls.map((url, i) => providerOf(url, labels?.[i]))).size;
+}
