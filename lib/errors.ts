@@ -66,6 +66,7 @@ export const RouteNotFoundError = define('RouteNotFoundError', 'OMNI_ERR_ROUTE_N
 export const NoQuorumError = define('NoQuorumError', 'OMNI_ERR_NO_QUORUM', RpcCode.NoQuorum, 502);
 export const UpstreamsFailedError = define('UpstreamsFailedError', 'OMNI_ERR_UPSTREAMS_FAILED', RpcCode.UpstreamsFailed, 502);
 export const DeadlineExceededError = define('DeadlineExceededError', 'OMNI_ERR_DEADLINE', RpcCode.DeadlineExceeded, 504);
+export const ShuttingDownError = define('ShuttingDownError', 'OMNI_ERR_SHUTTING_DOWN', RpcCode.ShuttingDown, 503);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. */

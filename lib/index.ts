@@ -29,6 +29,7 @@ export { silentLogger, type Logger } from './log.js';
 export { tuneRuntime, runtimeFlags } from './runtime.js';
 export {
   indexerApi,
+  indexerNotFound,
   openIndexerDb,
   migrate,
   seedDemo,

@@ -35,6 +35,8 @@ export const RpcCode = {
   UpstreamsFailed: -32011,
   /** The request deadline (`timeouts.requestMs`) passed before N upstreams agreed. */
   DeadlineExceeded: -32012,
+  /** The pipeline was closed (`rpc.close()`, the server is shutting down): retry on another instance. */
+  ShuttingDown: -32015,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];
