@@ -96,7 +96,7 @@ export function pathOf(req: IncomingMessage): string {
 /**
  * Reads the body, refusing more than `limit` bytes. A host app that already parsed JSON
  * (express.json()) leaves `req.body`; it is re-serialized then, since the bytes are gone (and
- * with them the exact digits of a number beyond 2^53, e.g. a large numeric id), and the limit
+ * with them the exact digits of a number beyond 2^53 in params), and the limit
  * applies to the re-serialized bytes. Calls `done` exactly once.
  */
 function readBody(req: IncomingMessage, limit: number, done: (err: Error | undefined, body?: Buffer) => void): void {
