@@ -12,6 +12,7 @@ import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/in
 import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
 import { RouteNotFoundError } from './errors.js';
+import { indexerNotFound } from './indexer/api.js';
 import { RpcCode } from './jsonrpc/codes.js';
 import { silentLogger, type Logger } from './log.js';
 
@@ -38,6 +39,8 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
+  // The indexer passes /api paths it does not serve on (a host app may own some); here they are its 404.
+  if (options.extraHandlers?.length) app.use(indexerNotFound() as connect.NextHandleFunction);
   app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${pathOf(req)}`, { id: null }))) as connect.NextHandleFunction);
   app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
   return { app, rpc };

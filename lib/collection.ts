@@ -62,6 +62,11 @@ export interface CollectionOptions {
   chainId?: string;
   /** Default for `{{n}}`, a positive integer. Default 2. */
   confirmations?: number;
+  /**
+   * Path the routes are mounted under, as in `/gateway` for `app.use('/gateway', rpc)`: each
+   * request URL is then `{{baseUrl}}/gateway/rpc/{{chainId}}`. Default '' (the root).
+   */
+  pathPrefix?: string;
 }
 
 const schemaUrl = 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json';
@@ -169,6 +174,7 @@ function requestItem(m: SupportedMethod, path: string[]): PostmanRequestItem {
 export function buildCollection(options: CollectionOptions = {}): PostmanCollection {
   const n = options.confirmations ?? 2;
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`confirmations must be a positive integer, got ${n}`);
+  const prefix = (options.pathPrefix ?? '').split('/').filter((s) => s !== '');
   const confirmable = supportedMethods.filter((m) => pinnedMethods.includes(m.method) || commonlyConfigured.includes(m.method));
   return {
     info: {
@@ -188,14 +194,14 @@ export function buildCollection(options: CollectionOptions = {}): PostmanCollect
       {
         name: 'eth',
         description: 'Every supported method on /rpc/{{chainId}}.',
-        item: supportedMethods.map((m) => requestItem(m, ['rpc', '{{chainId}}'])),
+        item: supportedMethods.map((m) => requestItem(m, [...prefix, 'rpc', '{{chainId}}'])),
       },
       {
         name: 'eth (confirmations)',
         description:
           'Methods whose answers confirmations can check, on /confirmations/{{n}}/rpc/{{chainId}}. Block-pinned ' +
           'examples use a hex block number; the by-hash methods are confirmed only when the config lists them.',
-        item: confirmable.map((m) => requestItem(m, ['confirmations', '{{n}}', 'rpc', '{{chainId}}'])),
+        item: confirmable.map((m) => requestItem(m, [...prefix, 'confirmations', '{{n}}', 'rpc', '{{chainId}}'])),
       },
     ],
   };

@@ -31,6 +31,7 @@ export { silentLogger, type Logger } from './log.js';
 export { tuneRuntime, runtimeFlags } from './runtime.js';
 export {
   indexerApi,
+  indexerNotFound,
   openIndexerDb,
   migrate,
   seedDemo,

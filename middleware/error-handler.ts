@@ -3,14 +3,18 @@
  * with the error's HTTP status, Content-Type application/json, X-Request-Id and (for a request
  * that reached the pipeline) the CORS headers. The id is the client's when it could be read (a
  * batch's error has id null). An error that is not one of ours is logged with its stack and answered as a -32603 internal error without internals.
+ * A body parser's error (express.json(), body-parser: `err.type` 'entity.parse.failed',
+ * 'entity.too.large', …) is a client's mistake, answered -32700, -32006 or -32600 with its
+ * status: mount the handler on the RPC paths after your routes, `app.use('/gateway', rpcErrorHandler())`.
  * Exactly four parameters: connect and express pick error handlers by arity.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Next } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
-import { GatewayError, InternalError } from '../lib/errors.js';
+import { BodyTooLargeError, GatewayError, InternalError, ParseError } from '../lib/errors.js';
 import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
+import { RpcCode } from '../lib/jsonrpc/codes.js';
 import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 
@@ -22,7 +26,8 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     if (res.headersSent) return next(err);
     const ctx = findContext(req);
     const log = ctx?.log ?? logger;
-    const error = err instanceof GatewayError ? err : new InternalError('Internal error', { cause: err });
+    const fromParser = err instanceof GatewayError ? undefined : bodyParserError(err, req);
+    const error = err instanceof GatewayError ? err : (fromParser ?? new InternalError('Internal error', { cause: err }));
     if (error.status >= 500 && !(err instanceof GatewayError)) log.error({ err }, 'unexpected error');
     else log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
     if (ctx) ctx.errorCode = error.code;
@@ -37,7 +42,7 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const text = JSON.stringify(body);
     res.statusCode = error.status;
     // An answer of the balancer (the request reached the pipeline): readable from a browser too.
-    if (ctx && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
+    if ((ctx || fromParser) && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', Buffer.byteLength(text));
@@ -46,4 +51,26 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     if (ctx?.required !== undefined) res.setHeader(Header.RequiredConfirmations, String(ctx.required));
     res.end(text);
   };
+}
+
+/**
+ * The JSON-RPC error for an error of a body parser that ran before the pipeline (body-parser's
+ * http-errors carry a string `type` and a 4xx `status`); undefined for any other error.
+ */
+function bodyParserError(err: unknown, req: IncomingMessage): GatewayError | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { type, status, message, limit } = err as { type?: unknown; status?: unknown; message?: unknown; limit?: unknown };
+  if (typeof type !== 'string' || typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  const detail = typeof message === 'string' ? message : type;
+  if (type === 'entity.parse.failed') return new ParseError(`Parse error: the body is not valid JSON (${detail})`, { id: null, cause: err });
+  if (type === 'entity.too.large') {
+    req.resume(); // drain what the client still sends, so it can read the 413
+    const bytes = typeof limit === 'number' ? ` of ${limit} bytes` : '';
+    return new BodyTooLargeError(`Request body too large: over the body parser's limit${bytes} (e.g. express.json({ limit }))`, {
+      headers: { Connection: 'close' },
+      id: null,
+      cause: err,
+    });
+  }
+  return new GatewayError('OMNI_ERR_INVALID_REQUEST', RpcCode.InvalidRequest, status, `Invalid request: ${detail}`, { id: null, cause: err });
 }

@@ -16,6 +16,7 @@ import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
 import { createMetrics, methodLabel, type Metrics } from '../lib/metrics.js';
+import { ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
 import { exposedHeaders } from '../lib/headers.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
@@ -50,16 +51,30 @@ export type RpcPipeline = Middleware & {
    * `omnigate serve` starts them.
    */
   startHealthChecks(): Prober;
-  /** Stops the probes and closes every upstream pool and socket. */
+  /**
+   * Stops the probes and closes every upstream pool and socket. From then on an RPC request is
+   * answered -32015 (HTTP 503, `Connection: close`), not sent upstream. Close the HTTP server
+   * first so that requests in flight finish. Safe to call twice.
+   */
   close(): Promise<void>;
 };
 
 export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}): RpcPipeline {
   const logger = deps.logger ?? silentLogger;
+  let closing: Promise<void> | undefined;
+  const shuttingDown = (cause?: unknown) =>
+    new ShuttingDownError('omnigate is shutting down: the pipeline is closed, retry on another instance', {
+      headers: { Connection: 'close' },
+      cause,
+    });
   const registry = deps.registry ?? createRegistry(config);
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
+    // After parse, so that the refusal echoes the client's id.
+    function refuseWhenClosed(_req, _res, next) {
+      next(closing ? shuttingDown() : undefined);
+    } satisfies Middleware,
     classify(),
     selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
     fetchParallel({
@@ -78,7 +93,9 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const services = serviceRoutes({ registry, metrics });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
-    const fail = (err?: unknown) => (err ? onError(err, req, res, next) : next());
+    // A request in flight when close() ran loses its upstream sockets: say why.
+    const fail = (err?: unknown) =>
+      err ? onError(closing && err instanceof UpstreamsFailedError ? shuttingDown(err) : err, req, res, next) : next();
     if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
     // CORS: emitHeaders and the error handler write the headers of answers; a preflight is here.
     if (req.method === 'OPTIONS') {
@@ -116,8 +133,11 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       return prober;
     },
     close() {
-      prober?.stop();
-      return registry.close();
+      closing ??= (async () => {
+        prober?.stop();
+        await registry.close();
+      })();
+      return closing;
     },
   });
 }

@@ -111,14 +111,11 @@ export function pathOf(req: IncomingMessage): string {
 
 /**
  * Reads the body, refusing more than `limit` bytes. A host app that already parsed JSON
- * (express.json()) leaves `req.body`; it is re-serialized then, since the bytes are gone.
- * Calls `done` exactly once.
+ * (express.json()) leaves `req.body`; it is re-serialized then, since the bytes are gone (and
+ * with them the exact digits of a number beyond 2^53 in params), and the limit
+ * applies to the re-serialized bytes. Calls `done` exactly once.
  */
 function readBody(req: IncomingMessage, limit: number, done: (err: Error | undefined, body?: Buffer) => void): void {
-  const parsed = (req as { body?: unknown }).body;
-  if (parsed !== undefined && req.readableEnded) {
-    return done(undefined, Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed)));
-  }
   const tooLarge = () => {
     req.resume(); // drain what the client still sends, so it can read the 413
     return new BodyTooLargeError(`Request body too large: the limit is ${limit} bytes (limits.bodyBytes)`, {
@@ -126,6 +123,11 @@ function readBody(req: IncomingMessage, limit: number, done: (err: Error | undef
       id: null,
     });
   };
+  const parsed = (req as { body?: unknown }).body;
+  if (parsed !== undefined && req.readableEnded) {
+    const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
+    return bytes.length > limit ? done(tooLarge()) : done(undefined, bytes);
+  }
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return done(tooLarge());
   // Events rather than for-await: leaving a for-await early destroys the socket, and the client

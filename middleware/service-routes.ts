@@ -6,6 +6,7 @@
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
+import { mountPrefix } from '../lib/mount.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { Health } from '../lib/upstream/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
@@ -15,10 +16,10 @@ import { pathOf } from './parse-jsonrpc.js';
 export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number }): Middleware {
   const startedAt = options.startedAt ?? Date.now();
   const metrics = options.metrics;
-  const routes: Record<string, (host: string) => unknown> = {
+  const routes: Record<string, (host: string, prefix: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
     '/chains': () => describeChains(options.registry),
-    '/collection.json': (host) => buildCollection({ baseUrl: `http://${host}` }),
+    '/collection.json': (host, prefix) => buildCollection({ baseUrl: `http://${host}`, pathPrefix: prefix }),
   };
   return function serviceRoutes(req, res, next) {
     const path = pathOf(req).replace(/(.)\/$/, '$1');
@@ -36,7 +37,7 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
       }, next);
       return;
     }
-    const text = `${JSON.stringify(route(req.headers.host ?? 'localhost'), null, 2)}\n`;
+    const text = `${JSON.stringify(route(req.headers.host ?? 'localhost', mountPrefix(req)), null, 2)}\n`;
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', Buffer.byteLength(text));

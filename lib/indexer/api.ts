@@ -4,7 +4,10 @@
  *   /api/*          REST (routes.ts)
  *   /graphql        GraphQL + GraphiQL (graphql.ts)
  *   /openapi.json   OpenAPI 3.1 (openapi.ts)
- *   /api-docs[/…]   Redoc page and its locally served bundle (docs.ts)
+ *   /api-docs       Redoc page and its locally served bundle (docs.ts)
+ * Any other path, /api/… ones included, goes to the host app's next handler: routes mounted after
+ * the indexer stay reachable. `indexerNotFound()` answers the indexer's 404 for the rest of /api
+ * (`omnigate serve` mounts it after the indexer).
  * Async failures are caught here and rendered as problem+json, so a rejected promise never
  * leaves a request hanging in connect (which does not handle promises).
  */
@@ -12,10 +15,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiContext, splitUrl, type ApiContext, type IndexerApiOptions } from './context.js';
 import type { IndexerDb } from './db.js';
 import { redactUrl } from './db-errors.js';
-import { docsHandler } from './docs.js';
 import { graphqlHandler } from './graphql.js';
 import { sendProblem, toProblem } from './problem.js';
-import { restHandler } from './routes.js';
+import { NotFoundError } from './errors.js';
+import { docsHandler, REDOC_BUNDLE_PATH } from './docs.js';
+import { isRestRoute, restHandler } from './routes.js';
 
 export type { IndexerApiOptions } from './context.js';
 
@@ -55,12 +59,29 @@ export function indexerApi(db: IndexerDb, options: IndexerApiOptions = {}): Inde
     const { path } = splitUrl(req);
     let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
     if (path === '/graphql' || path === '/graphql/') handler = graphql;
-    else if (path === '/openapi.json' || path === '/api-docs' || path.startsWith('/api-docs/')) handler = docs;
-    else if (path === '/api' || path.startsWith('/api/')) handler = rest;
+    else if (path === '/openapi.json' || path === '/api-docs' || path === '/api-docs/' || path === REDOC_BUNDLE_PATH) handler = docs;
+    else if (isRestRoute(path)) handler = rest;
     if (!handler) {
       next();
       return;
     }
     handler(req, res).catch((err: unknown) => fail(ctx, req, res, err));
+  };
+}
+
+/**
+ * The indexer's 404 (problem+json) for /api and every path below it that no handler answered;
+ * other paths go to `next()`. Mount it after `indexerApi()` and your own /api routes.
+ * @example
+ * app.use(indexerApi(db)); app.use(myApiRoutes); app.use(indexerNotFound());
+ */
+export function indexerNotFound(): IndexerHandler {
+  return function indexerNotFound(req, res, next) {
+    const { path } = splitUrl(req);
+    if (path !== '/api' && !path.startsWith('/api/')) {
+      next();
+      return;
+    }
+    sendProblem(res, toProblem(new NotFoundError(`No route ${req.method ?? 'GET'} ${path}; the routes are listed in /openapi.json`), { dev: false, instance: path }));
   };
 }

@@ -68,18 +68,7 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
   };
 }
 
-/** The path prefix the host app mounted us under ('' at the root), from connect/express's originalUrl. */
-export function mountPrefix(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const original = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? url;
-  const path = url.split('?')[0] ?? '';
-  const originalPath = original.split('?')[0] ?? '';
-  const prefix = path === '/' && !originalPath.endsWith('/')
-    ? originalPath
-    : originalPath.endsWith(path) ? originalPath.slice(0, originalPath.length - path.length) : '';
-  // It is written into HTML, a script string and a Link header: accept plain path characters only.
-  return /^[\w\-./~%]*$/.test(prefix) ? prefix : '';
-}
+export { mountPrefix } from '../mount.js';
 
 export function splitUrl(req: IncomingMessage): { path: string; search: string } {
   const url = req.url ?? '/';

@@ -7,7 +7,7 @@
  * `openIndexerDb()` yields the database: DATABASE_URL, or an embedded PostgreSQL with migrations
  * applied. Only the CLI reads the environment (`readIndexerEnv(process.env)`).
  */
-export { indexerApi, type IndexerApiOptions, type IndexerHandler } from './api.js';
+export { indexerApi, indexerNotFound, type IndexerApiOptions, type IndexerHandler } from './api.js';
 export { openIndexerDb, type OpenIndexerDb, type OpenIndexerDbOptions } from './open.js';
 export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db.js';
 export { migrate, loadMigrations, defaultMigrationsDir } from './migrate.js';

@@ -50,18 +50,34 @@ async function serveTransaction(ctx: ApiContext, req: IncomingMessage, res: Serv
   sendJson(res, 200, detail, { 'Cache-Control': 'no-cache' });
 }
 
-/** Handles a request whose path is /api or below it; throws errors for the caller to render. */
+/** One trailing slash is tolerated, as express's non-strict routing does. */
+const trimSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+/** The transaction id segment of /api/transactions/<id>, or undefined for any other path. */
+function transactionSegment(path: string): string | undefined {
+  if (!path.startsWith(TRANSACTION_PATH_PREFIX)) return undefined;
+  const segment = path.slice(TRANSACTION_PATH_PREFIX.length);
+  return segment.length > 0 && !segment.includes('/') ? segment : undefined;
+}
+
+/**
+ * Whether a path (relative to the mount point, without the query) is one of the REST routes.
+ * Other /api paths are not the indexer's: they go to the host app's next handler.
+ */
+export function isRestRoute(rawPath: string): boolean {
+  const path = trimSlash(rawPath);
+  return routeByPath.has(path) || transactionSegment(path) !== undefined;
+}
+
+/** Handles a request for one of the REST routes (isRestRoute); throws errors for the caller to render. */
 export function restHandler(ctx: ApiContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async function indexerRest(req, res) {
     const { path: rawPath, search } = splitUrl(req);
-    // One trailing slash is tolerated, as express's non-strict routing does.
-    const path = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
+    const path = trimSlash(rawPath);
     const route = routeByPath.get(path);
     if (route) return serveList(ctx, route, req, res, path, search);
-    if (path.startsWith(TRANSACTION_PATH_PREFIX)) {
-      const segment = path.slice(TRANSACTION_PATH_PREFIX.length);
-      if (segment.length > 0 && !segment.includes('/')) return serveTransaction(ctx, req, res, segment, search);
-    }
+    const segment = transactionSegment(path);
+    if (segment !== undefined) return serveTransaction(ctx, req, res, segment, search);
     throw new NotFoundError(`No route ${req.method ?? 'GET'} ${path}; the routes are listed in /openapi.json`);
   };
 }

@@ -39,6 +39,8 @@ export const RpcCode = {
   UpstreamBudget: -32013,
   /** The request came back to this gateway through one of its own upstreams (a request loop). */
   LoopDetected: -32014,
+  /** The pipeline was closed (`rpc.close()`, the server is shutting down): retry on another instance. */
+  ShuttingDown: -32015,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

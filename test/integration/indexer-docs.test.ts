@@ -5,13 +5,13 @@ import http from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { indexerApi } from '../../lib/indexer/api.js';
+import { indexerApi, indexerNotFound } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { localizeRedocBundle, redocBundleFile } from '../../lib/indexer/docs.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
 import { NOW, loadFixtures, txid } from '../fixtures/indexer/bridges.js';
 import { checkAgainst } from '../fixtures/indexer/schema-check.js';
-import { get, serve, type Running } from '../fixtures/indexer/server.js';
+import { chain, get, graphql, serve, type Running } from '../fixtures/indexer/server.js';
 
 let pg: TestDatabase;
 let app: Running;
@@ -21,7 +21,7 @@ let doc: Record<string, any>;
 test.before(async () => {
   pg = await startTestDatabase();
   await loadFixtures(pg.db);
-  app = await serve(indexerApi(pg.db, { now: () => NOW }), 'connect');
+  app = await serve(chain(indexerApi(pg.db, { now: () => NOW }), indexerNotFound()), 'connect');
   doc = (await get<Record<string, any>>(`${app.base}/openapi.json`)).body;
   // A host app that mounts the handler under a prefix.
   const host = express();
@@ -110,7 +110,7 @@ test('/api-docs is the Redoc page loading the bundle from this server only', asy
   t.false(served.includes('cdn.redoc.ly'), 'the served bundle does not');
   t.is(served.length, original.length - '"https://cdn.redoc.ly/redoc/logo-mini.svg"'.length + 2);
   const missing = await get(`${app.base}/api-docs/other.js`);
-  t.is(missing.status, 404);
+  t.is(missing.status, 299, 'not a docs resource: left to the host app');
   const post = await get(`${app.base}/openapi.json`, { method: 'POST' });
   t.is(post.status, 405);
 });
@@ -126,6 +126,9 @@ test('mounted under a prefix, links, docs and the spec server follow the prefix'
   await bundle.arrayBuffer();
   const list = await get(`${mounted.base}/indexer/api/pending-transactions/missing-claim?limit=1`);
   t.regex(list.headers.get('link') ?? '', /^<\/indexer\/api\/pending-transactions\/missing-claim\?limit=1&cursor=[\w-]+>; rel="next"$/);
+  const gql = await graphql<{ data: unknown }>(`${mounted.base}/indexer`, '{ __typename }');
+  t.is(gql.status, 200);
+  t.deepEqual(gql.body.data, { __typename: 'Query' });
   const outside = await get(`${mounted.base}/api/disputes`);
   t.is(outside.status, 404);
 });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { indexerApi } from '../../lib/indexer/api.js';
+import { indexerApi, indexerNotFound } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { encodeCursor } from '../../lib/indexer/cursor.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
@@ -7,7 +7,7 @@ import {
   D, H, NOW, RELAYER_A, RELAYER_B, SHARED_REQUEST_HASH, block, byIdDesc, labelOf, labels, loadFixtures, txHash, txid,
 } from '../fixtures/indexer/bridges.js';
 import { EXPECTED } from '../fixtures/indexer/expected.js';
-import { get, serve, type AppKind, type Running } from '../fixtures/indexer/server.js';
+import { chain, get, serve, type AppKind, type Running } from '../fixtures/indexer/server.js';
 
 let pg: TestDatabase;
 const apps = {} as Record<AppKind, Running>;
@@ -221,13 +221,21 @@ test('a valid cursor from another position simply resumes after it', async (t) =
   t.deepEqual(labels(res.body), ['disputed-reproven', 'conflicting-case']);
 });
 
-test('unknown routes under /api are 404 problem+json; other methods are 405 with Allow', async (t) => {
+test('unknown routes under /api go to the host app; behind indexerNotFound() they are 404 problem+json; other methods are 405 with Allow', async (t) => {
+  const withNotFound = await serve(chain(indexerApi(pg.db, { now: () => NOW }), indexerNotFound()), 'express');
+  t.teardown(() => withNotFound.close());
   for (const path of ['/api', '/api/', '/api/nope', '/api/pending-transactions', '/api/transaction-id/', `/api/transaction-id/${txid('claimed')}/extra`]) {
-    const res = await get<Record<string, unknown>>(`${apps.express.base}${path}`);
+    for (const kind of ['connect', 'express'] as const) {
+      const passed = await get(`${apps[kind].base}${path}`);
+      t.is(passed.status, 299, `${kind} ${path}`);
+      t.is(passed.text, 'fell through');
+    }
+    const res = await get<Record<string, unknown>>(`${withNotFound.base}${path}`);
     t.is(res.status, 404, path);
     t.is(res.headers.get('content-type'), 'application/problem+json');
-    t.like(res.body, { status: 404, code: 'NOT_FOUND', title: 'Not found' });
+    t.like(res.body, { status: 404, code: 'NOT_FOUND', title: 'Not found', instance: path });
   }
+  t.is((await get(`${withNotFound.base}/other`)).status, 299, 'indexerNotFound() leaves paths outside /api alone');
   const post = await get<Record<string, unknown>>(`${apps.express.base}/api/disputes`, { method: 'POST' });
   t.is(post.status, 405);
   t.is(post.headers.get('allow'), 'GET, HEAD');
