@@ -139,7 +139,7 @@ async function dualNode(t: import('ava').ExecutionContext) {
       }),
   );
   const { port } = server.address() as AddressInfo;
-  return { node, http: `http://127.0.0.1:${port}/`, ws: `ws://127.0.0.1:${port}/` };
+  return { node, http: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}` };
 }
 
 test('should count one node\'s http and ws endpoints as one provider', async (t) => {
