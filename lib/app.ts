@@ -1,7 +1,8 @@
 /**
- * The `omnigate serve` application: one connect app with the balancer routes, the indexer API
- * when one is given, a JSON 404 for anything else and the JSON-RPC error handler, on a Node
- * HTTP server with bounded header, request and keep-alive times.
+ * The `omnigate serve` application: one connect app with the balancer routes, GET / (an index
+ * of the routes, lib/home.ts), the indexer API when one is given, a JSON 404 for anything else
+ * and the JSON-RPC error handler, on a Node HTTP server with bounded header, request and
+ * keep-alive times.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,8 +13,10 @@ import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/in
 import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
 import { RouteNotFoundError } from './errors.js';
+import { homeRoute } from './home.js';
 import { RpcCode } from './jsonrpc/codes.js';
 import { silentLogger, type Logger } from './log.js';
+import type { ReadinessCheck } from './readiness.js';
 
 export interface ServeOptions {
   logger?: Logger;
@@ -21,6 +24,10 @@ export interface ServeOptions {
   extraHandlers?: Middleware[];
   /** Called on close(), after the server stopped (e.g. close the database). */
   onClose?: () => Promise<void>;
+  /** Extra checks for GET /ready (the indexer's database: `watchDatabase(db)`). */
+  readiness?: readonly ReadinessCheck[];
+  /** List the indexer's routes at GET / (set when extraHandlers serve the indexer API). */
+  indexer?: boolean;
 }
 
 export interface RunningServer {
@@ -34,9 +41,10 @@ export interface RunningServer {
 
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
-  const rpc = rpcPipeline(config, { logger, processMetrics: true });
+  const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
+  app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
   app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${pathOf(req)}`, { id: null }))) as connect.NextHandleFunction);
   app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);

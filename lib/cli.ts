@@ -4,15 +4,17 @@
  *   omnigate serve --config FILE [--port P] [--no-indexer]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
- * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, database down…),
- * 2 on a bad config, environment or arguments.
+ * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
+ * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
+ * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
+ * answer 503 until the database answers (lib/indexer/readiness.ts).
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfigFile, validateConfig } from '../config/index.js';
 import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
-import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
+import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
 import { createCliLogger } from './logger.js';
 import { tuneRuntime } from './runtime.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
@@ -58,12 +60,17 @@ program
         logger,
       });
     }
+    const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
+    await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     const v8Flags = tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
       extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
-      onClose: indexer ? () => indexer.close() : undefined,
+      onClose: indexer ? () => (dbWatch?.stop(), indexer.close()) : undefined,
+      readiness: dbWatch ? [dbWatch] : [],
+      indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
+      dbWatch?.stop();
       await indexer?.close();
       throw err;
     });
