@@ -79,6 +79,8 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
 export interface Prober {
   /** Probes every chain once (used at start and by each tick). */
   runOnce(): Promise<void>;
+  /** Settles when the round started at once has finished (every upstream has a state). */
+  readonly firstRound: Promise<void>;
   stop(): void;
 }
 
@@ -89,6 +91,7 @@ export interface Prober {
 export function startProber(registry: Registry, options: { intervalSeconds: number; timeoutMs: number; logger?: Logger }): Prober {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let firstRound: Promise<void> | undefined;
   const runOnce = async () => {
     for (const chain of registry.chains.values()) {
       if (stopped) return;
@@ -96,7 +99,9 @@ export function startProber(registry: Registry, options: { intervalSeconds: numb
     }
   };
   const tick = () => {
-    runOnce().finally(() => {
+    const round = runOnce();
+    firstRound ??= round;
+    round.finally(() => {
       if (!stopped) {
         timer = setTimeout(tick, options.intervalSeconds * 1000);
         timer.unref();
@@ -106,6 +111,7 @@ export function startProber(registry: Registry, options: { intervalSeconds: numb
   tick();
   return {
     runOnce,
+    firstRound: firstRound!,
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { failureThreshold, newHealth, recordFailure, recordSuccess } from '../../../../lib/upstream/health.js';
+import { failureThreshold, isUp, neverSucceeded, newHealth, recordFailure, recordSuccess, upstreamState } from '../../../../lib/upstream/health.js';
 
 const now = 1_000_000;
 
@@ -83,4 +83,27 @@ test('should not let the latency estimate see failures', (t) => {
   recordSuccess(h, 50);
   recordFailure(h, 'timeout', now);
   t.is(h.latencyMs, 50);
+});
+
+test('should say unknown (not up) before any probe or call, and down from the first failure', (t) => {
+  const h = newHealth();
+  t.is(upstreamState(h, now, 3), 'unknown');
+  t.false(isUp(h));
+  recordFailure(h, 'probe: connect ECONNREFUSED 127.0.0.1:1', now);
+  t.is(upstreamState(h, now, 3), 'down', 'one failure is enough');
+  t.false(isUp(h));
+  t.true(neverSucceeded(h));
+  recordFailure(h, 'probe: connect ECONNREFUSED 127.0.0.1:1', now);
+  t.is(upstreamState(h, now, 3), 'cooling-down');
+  t.is(upstreamState(h, h.coolingUntil, 3), 'down', 'still down once the cool-down has passed');
+  recordSuccess(h, 5);
+  t.is(upstreamState(h, now, 3), 'healthy');
+  t.true(isUp(h));
+  t.false(neverSucceeded(h));
+  h.lag = 4;
+  t.is(upstreamState(h, now, 3), 'lagging');
+  t.true(isUp(h), 'a lagging upstream answers: up');
+  h.wrongChainId = '5';
+  t.is(upstreamState(h, now, 3), 'wrong-chain');
+  t.false(isUp(h));
 });
