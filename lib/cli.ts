@@ -46,7 +46,7 @@ program
     }
     const secrets = [
       ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
-      ...(env.databaseUrl ? secretsOf(env.databaseUrl) : []),
+      ...(env.databaseUrl ? databaseSecrets(env.databaseUrl) : []),
     ];
     const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level: process.env.LOG_LEVEL });
     let indexer: OpenIndexerDb | undefined;
@@ -90,6 +90,18 @@ program
       'omnigate listening',
     );
   });
+
+/**
+ * What to scrub from logs for a DATABASE_URL: the password and secret-looking query values. Not
+ * the user or the database name (often `omnigate`, as the embedded server's): scrubbing them
+ * would turn every "omnigate listening" line into "*** listening".
+ */
+function databaseSecrets(raw: string): string[] {
+  const url = new URL(raw);
+  url.username = '';
+  url.pathname = '/';
+  return secretsOf(url.toString());
+}
 
 /**
  * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
