@@ -30,6 +30,7 @@ export { tuneRuntime, runtimeFlags } from './runtime.js';
 export {
   indexerApi,
   openIndexerDb,
+  watchDatabase,
   migrate,
   seedDemo,
   buildOpenApi,
@@ -37,5 +38,7 @@ export {
   type IndexerDb,
   type OpenIndexerDb,
   type OpenIndexerDbOptions,
+  type DatabaseWatch,
 } from './indexer/index.js';
+export { readiness, type ReadinessCheck, type ReadinessResult, type Readiness } from './readiness.js';
 export { cleanChainlist, toConfig, toYaml, loadChainlist, fileSource, defaultSource, classifyUrl } from './chainlist/index.js';
