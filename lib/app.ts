@@ -1,7 +1,8 @@
 /**
- * The `omnigate serve` application: one connect app with the balancer routes, the indexer API
- * when one is given, a JSON 404 for anything else and the JSON-RPC error handler, on a Node
- * HTTP server with bounded header, request and keep-alive times.
+ * The `omnigate serve` application: one connect app with the balancer routes, GET / (an index
+ * of the routes, lib/home.ts), the indexer API when one is given, a JSON 404 for anything else
+ * and the JSON-RPC error handler, on a Node HTTP server with bounded header, request and
+ * keep-alive times.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -13,8 +14,10 @@ import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
 import { RouteNotFoundError } from './errors.js';
 import { indexerNotFound } from './indexer/api.js';
+import { homeRoute } from './home.js';
 import { RpcCode } from './jsonrpc/codes.js';
 import { silentLogger, type Logger } from './log.js';
+import type { ReadinessCheck } from './readiness.js';
 
 export interface ServeOptions {
   logger?: Logger;
@@ -22,6 +25,10 @@ export interface ServeOptions {
   extraHandlers?: Middleware[];
   /** Called on close(), after the server stopped (e.g. close the database). */
   onClose?: () => Promise<void>;
+  /** Extra checks for GET /ready (the indexer's database: `watchDatabase(db)`). */
+  readiness?: readonly ReadinessCheck[];
+  /** List the indexer's routes at GET / (set when extraHandlers serve the indexer API). */
+  indexer?: boolean;
 }
 
 export interface RunningServer {
@@ -35,9 +42,10 @@ export interface RunningServer {
 
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
-  const rpc = rpcPipeline(config, { logger, processMetrics: true });
+  const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
+  app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
   // The indexer passes /api paths it does not serve on (a host app may own some); here they are its 404.
   if (options.extraHandlers?.length) app.use(indexerNotFound() as connect.NextHandleFunction);

@@ -4,8 +4,10 @@
  *   omnigate serve --config FILE [--port P] [--no-indexer]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
- * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, database down…),
- * 2 on a bad config, environment or arguments.
+ * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
+ * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
+ * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
+ * answer 503 until the database answers (lib/indexer/readiness.ts).
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -13,7 +15,7 @@ import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../con
 import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
-import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, type OpenIndexerDb } from './indexer/index.js';
+import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
@@ -71,7 +73,7 @@ program
     }
     const secrets = [
       ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
-      ...(env.databaseUrl ? secretsOf(env.databaseUrl) : []),
+      ...(env.databaseUrl ? databaseSecrets(env.databaseUrl) : []),
     ];
     const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level });
     const small = chainsBelowConfirmations(config);
@@ -92,12 +94,17 @@ program
         logger,
       });
     }
+    const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
+    await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     const v8Flags = tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
       extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
-      onClose: indexer ? () => indexer.close() : undefined,
+      onClose: indexer ? () => (dbWatch?.stop(), indexer.close()) : undefined,
+      readiness: dbWatch ? [dbWatch] : [],
+      indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
+      dbWatch?.stop();
       await indexer?.close();
       throw err;
     });
@@ -114,6 +121,18 @@ program
       'omnigate listening',
     );
   });
+
+/**
+ * What to scrub from logs for a DATABASE_URL: the password and secret-looking query values. Not
+ * the user or the database name (often `omnigate`, as the embedded server's): scrubbing them
+ * would turn every "omnigate listening" line into "*** listening".
+ */
+function databaseSecrets(raw: string): string[] {
+  const url = new URL(raw);
+  url.username = '';
+  url.pathname = '/';
+  return secretsOf(url.toString());
+}
 
 /**
  * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit

@@ -33,6 +33,7 @@ export {
   indexerApi,
   indexerNotFound,
   openIndexerDb,
+  watchDatabase,
   migrate,
   seedDemo,
   buildOpenApi,
@@ -40,5 +41,7 @@ export {
   type IndexerDb,
   type OpenIndexerDb,
   type OpenIndexerDbOptions,
+  type DatabaseWatch,
 } from './indexer/index.js';
+export { readiness, type ReadinessCheck, type ReadinessResult, type Readiness } from './readiness.js';
 export { cleanChainlist, toConfig, toYaml, loadChainlist, fileSource, defaultSource, classifyUrl } from './chainlist/index.js';

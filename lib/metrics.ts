@@ -7,6 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { supportedMethods } from './collection.js';
+import { isUp } from './upstream/health.js';
 import type { Registry as Upstreams, Upstream } from './upstream/registry.js';
 import { maxLagBlocks } from './upstream/select.js';
 
@@ -54,13 +55,12 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   };
   new Gauge({
     name: 'omnigate_upstream_up',
-    help: '1 when the upstream is in rotation (right chain, not a request loop) and not cooling down after failures, else 0.',
+    help: '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe.',
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {
-      const now = Date.now();
       this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined && !u.health.loop && u.health.coolingUntil <= now ? 1 : 0));
+      each((chain, upstream, u) => this.set({ chain, upstream }, isUp(u.health) ? 1 : 0));
     },
   });
   new Gauge({

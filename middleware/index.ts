@@ -18,6 +18,7 @@ import { findContext } from '../lib/context.js';
 import { createMetrics, methodLabel, type Metrics } from '../lib/metrics.js';
 import { ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
 import { exposedHeaders } from '../lib/headers.js';
+import type { ReadinessCheck } from '../lib/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
@@ -40,6 +41,11 @@ export interface RpcPipelineDeps {
   processMetrics?: boolean;
   /** Upstreams to use instead of building them from the config (tests, embedding). */
   registry?: Registry;
+  /**
+   * Extra readiness checks for GET /ready, next to the chains' usable upstreams (e.g. the
+   * indexer's database: `watchDatabase(db)` from the indexer).
+   */
+  readiness?: readonly ReadinessCheck[];
 }
 
 export type RpcPipeline = Middleware & {
@@ -90,7 +96,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });
-  const services = serviceRoutes({ registry, metrics });
+  const services = serviceRoutes({ registry, metrics, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets: say why.

@@ -1,6 +1,7 @@
 /**
- * The balancer's non-RPC routes: GET /health (liveness), GET /chains (chains and upstream
- * health, URLs redacted), GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
+ * The balancer's non-RPC routes: GET /health (liveness), GET /ready (readiness: 200 or 503 with
+ * the reasons, lib/readiness.ts), GET /chains (chains and upstream health, URLs redacted),
+ * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
  * Anything else goes to next().
  */
 import type { Middleware } from '../lib/compose.js';
@@ -8,12 +9,13 @@ import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
 import { mountPrefix } from '../lib/mount.js';
 import type { Metrics } from '../lib/metrics.js';
-import type { Health } from '../lib/upstream/health.js';
+import { readiness, type ReadinessCheck } from '../lib/readiness.js';
+import { upstreamState } from '../lib/upstream/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from './parse-jsonrpc.js';
 
-export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number }): Middleware {
+export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number; readiness?: readonly ReadinessCheck[] }): Middleware {
   const startedAt = options.startedAt ?? Date.now();
   const metrics = options.metrics;
   const routes: Record<string, (host: string, prefix: string) => unknown> = {
@@ -24,9 +26,20 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
   return function serviceRoutes(req, res, next) {
     const path = pathOf(req).replace(/(.)\/$/, '$1');
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-    if (!route && !(path === '/metrics' && metrics)) return next();
+    if (!route && !(path === '/metrics' && metrics) && path !== '/ready') return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return next(new MethodNotAllowedError(`Method not allowed: ${req.method} ${path} (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));
+    }
+    if (path === '/ready') {
+      readiness(options.registry, options.readiness).then((r) => {
+        const text = `${JSON.stringify(r, null, 2)}\n`;
+        res.statusCode = r.status === 'ready' ? 200 : 503;
+        res.setHeader('Content-Type', 'application/json');
+        res.setHeader('Content-Length', Buffer.byteLength(text));
+        res.setHeader('Cache-Control', 'no-store');
+        res.end(req.method === 'HEAD' ? undefined : text);
+      }, next);
+      return;
     }
     if (!route) {
       metrics!.registry.metrics().then((text) => {
@@ -44,15 +57,6 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
     res.setHeader('Cache-Control', 'no-store');
     res.end(req.method === 'HEAD' ? undefined : text);
   };
-}
-
-/** One word for /chains: loop or wrong-chain (out of rotation), cooling-down, lagging, healthy or unknown. */
-function stateOf(h: Health, now: number): string {
-  if (h.loop) return 'loop';
-  if (h.wrongChainId !== undefined) return 'wrong-chain';
-  if (h.coolingUntil > now) return 'cooling-down';
-  if (h.lag > maxLagBlocks) return 'lagging';
-  return h.successes + h.failures + h.lastProbeAt === 0 ? 'unknown' : 'healthy';
 }
 
 /**
@@ -74,7 +78,7 @@ function describeChains(registry: Registry) {
       url: u.label,
       provider: shownProvider(u),
       transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
-      state: stateOf(u.health, now),
+      state: upstreamState(u.health, now, maxLagBlocks),
       lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
       head: u.health.head === undefined ? null : u.health.head.toString(),
       lag: u.health.lag,

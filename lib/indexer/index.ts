@@ -9,6 +9,7 @@
  */
 export { indexerApi, indexerNotFound, type IndexerApiOptions, type IndexerHandler } from './api.js';
 export { openIndexerDb, type OpenIndexerDb, type OpenIndexerDbOptions } from './open.js';
+export { watchDatabase, type DatabaseWatch, type DatabaseWatchOptions } from './readiness.js';
 export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db.js';
 export { migrate, loadMigrations, defaultMigrationsDir } from './migrate.js';
 export { seedDemo, generateDemo, DEMO_STATES, type DemoState } from './seed.js';

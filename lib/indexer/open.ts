@@ -1,7 +1,9 @@
 /**
  * `openIndexerDb`: the one place that decides where the index lives. With `databaseUrl` it
- * connects to that PostgreSQL (migrations only when asked: an existing Ponder index may be
- * read-only for us; run `omnigate db migrate`). Without it, it starts (or reuses) the embedded
+ * opens a pool on that PostgreSQL (migrations only when asked: an existing Ponder index may be
+ * read-only for us; run `omnigate db migrate`). Opening does not connect: a database that does
+ * not answer yet is not an error here (the server keeps serving the balancer; `watchDatabase`
+ * logs it and /ready reports it), only a migration asked for fails. Without it, it starts (or reuses) the embedded
  * PostgreSQL in `dataDir` and applies the migrations, so a fresh checkout works with no setup.
  */
 import { silentLogger, type Logger } from '../log.js';

@@ -1,7 +1,8 @@
 /**
  * Health of one upstream: passive (fed by the outcome of every call) and active (fed by the
  * periodic probe, probe.ts). The ranking reads it. Each field is documented because /chains
- * shows them as they are.
+ * shows them as they are. `upstreamState()` turns it into the one word /chains shows, and
+ * `isUp()` into the `omnigate_upstream_up` gauge and the readiness count (/ready).
  */
 export interface Health {
   /** Calls that returned a usable answer (a vote). */
@@ -108,4 +109,39 @@ export function recordVote(h: Health, won: boolean, policy: DisputePolicy): 'dis
     return 'trusted';
   }
   return undefined;
+}
+
+/**
+ * The state /chains shows, from the health record alone (first match wins):
+ * - `loop`: the upstream is this gateway itself, or leads back to it (out of rotation, loop.ts);
+ * - `wrong-chain`: the last probe reported another chain id (out of rotation);
+ * - `unknown`: no probe has finished and no call was made yet (not known to be up);
+ * - `cooling-down`: failed `failureThreshold` times in a row, ranked last until `coolingUntil`;
+ * - `down`: the last probe or call failed (from the first failure: a refused connection or a
+ *   name that does not resolve is down at once, not after a threshold);
+ * - `lagging`: answers, but its head is more than `maxLagBlocks` behind the chain's best;
+ * - `healthy`: the last probe or call succeeded.
+ */
+export type UpstreamState = 'loop' | 'wrong-chain' | 'unknown' | 'cooling-down' | 'down' | 'lagging' | 'healthy';
+
+export function upstreamState(h: Health, now: number, maxLagBlocks: number): UpstreamState {
+  if (h.loop) return 'loop';
+  if (h.wrongChainId !== undefined) return 'wrong-chain';
+  if (h.successes + h.failures + h.lastProbeAt === 0) return 'unknown';
+  if (h.coolingUntil > now) return 'cooling-down';
+  if (h.consecutiveFailures > 0 || h.successes === 0) return 'down';
+  return h.lag > maxLagBlocks ? 'lagging' : 'healthy';
+}
+
+/**
+ * Up: serves the configured chain (and is not a request loop) and its last probe or call succeeded (`healthy` or `lagging`).
+ * Unknown (never probed, never called) is not up.
+ */
+export function isUp(h: Health): boolean {
+  return h.wrongChainId === undefined && !h.loop && h.successes > 0 && h.consecutiveFailures === 0;
+}
+
+/** Failed and never answered: ranked after every upstream that has answered at least once. */
+export function neverSucceeded(h: Health): boolean {
+  return h.successes === 0 && h.failures > 0;
 }

@@ -107,6 +107,8 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
 export interface Prober {
   /** Probes every chain once (used at start and by each tick). */
   runOnce(): Promise<void>;
+  /** Settles when the round started at once has finished (every upstream has a state). */
+  readonly firstRound: Promise<void>;
   stop(): void;
 }
 
@@ -120,6 +122,7 @@ export function startProber(
 ): Prober {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let firstRound: Promise<void> | undefined;
   const runOnce = async () => {
     for (const chain of registry.chains.values()) {
       if (stopped) return;
@@ -127,7 +130,9 @@ export function startProber(
     }
   };
   const tick = () => {
-    runOnce().finally(() => {
+    const round = runOnce();
+    firstRound ??= round;
+    round.finally(() => {
       if (!stopped) {
         timer = setTimeout(tick, options.intervalSeconds * 1000);
         timer.unref();
@@ -137,6 +142,7 @@ export function startProber(
   tick();
   return {
     runOnce,
+    firstRound: firstRound!,
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

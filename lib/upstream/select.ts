@@ -9,8 +9,12 @@
  * jitter never reorders upstreams. The tie-break is the configured position, never arrival order
  * or a random draw, so the same state always gives the same choice (and so the same headers for
  * the same request).
+ *
+ * Above all tiers: an upstream that failed and never answered (refused connections or a name
+ * that does not resolve from the start) ranks after every one that answered at least once. It
+ * is still tried when nothing better is left.
  */
-import type { Health } from './health.js';
+import { neverSucceeded, type Health } from './health.js';
 
 const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 
@@ -41,7 +45,8 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   }
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const tier = (u: T) =>
-    (u.health.distrusted ? 8 : 0) + (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
+    (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
+    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {

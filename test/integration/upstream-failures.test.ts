@@ -51,10 +51,21 @@ for (const [name, body, n] of [
 }
 
 test('should rank an upstream that keeps failing last, so later requests do not wait for it', async (t) => {
+  const fakes = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
+  t.is((await gw.post('/rpc/1', latest)).status, 200);
+  fakes[0]!.profile = 'error500'; // it answered once, then keeps failing
+  for (let i = 0; i < 5; i++) t.is((await gw.post('/rpc/1', latest)).status, 200);
+  t.is(fakes[0]!.calls, 3, 'answered once, failed twice, then ranked last');
+  t.is(fakes[1]!.calls, 5);
+  await closeAll(gw, ...fakes);
+});
+
+test('should rank an upstream that failed and never answered last from its first failure', async (t) => {
   const fakes = await Promise.all([startFakeUpstream({ profile: 'error500' }), startFakeUpstream()]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
   for (let i = 0; i < 5; i++) t.is((await gw.post('/rpc/1', latest)).status, 200);
-  t.is(fakes[0]!.calls, 2, 'asked twice, then ranked last');
+  t.is(fakes[0]!.calls, 1, 'asked once, then ranked after the upstream that answers');
   t.is(fakes[1]!.calls, 5);
   await closeAll(gw, ...fakes);
 });

@@ -28,6 +28,8 @@ export interface FakeOptions {
   path?: string;
   /** The whole response text for a single call, as written (numbers, duplicate keys…), instead of `answer`. */
   raw?: (call: RpcCallIn) => string;
+  /** Port to listen on (default: a free one), e.g. the port of a `deadUrl()` that comes back. */
+  port?: number;
 }
 
 export interface FakeUpstream {
@@ -181,7 +183,10 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   fake.url = `http://127.0.0.1:${port}${options.path ?? ''}`; // as redactUrl names it (no key: unchanged)
   fake.close = () =>

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { failureThreshold, newHealth, recordFailure, recordSuccess, recordVote } from '../../../../lib/upstream/health.js';
+import { failureThreshold, isUp, neverSucceeded, newHealth, recordFailure, recordSuccess, recordVote, upstreamState } from '../../../../lib/upstream/health.js';
 
 const now = 1_000_000;
 
@@ -149,4 +149,35 @@ test('should report each change of trust once', (t) => {
   t.is(recordVote(h, false, policy), undefined);
   for (let i = 0; i < 3; i++) t.is(recordVote(h, true, policy), undefined);
   t.is(recordVote(h, true, policy), 'trusted');
+});
+
+test('should say unknown (not up) before any probe or call, and down from the first failure', (t) => {
+  const h = newHealth();
+  t.is(upstreamState(h, now, 3), 'unknown');
+  t.false(isUp(h));
+  recordFailure(h, 'probe: connect ECONNREFUSED 127.0.0.1:1', now);
+  t.is(upstreamState(h, now, 3), 'down', 'one failure is enough');
+  t.false(isUp(h));
+  t.true(neverSucceeded(h));
+  recordFailure(h, 'probe: connect ECONNREFUSED 127.0.0.1:1', now);
+  t.is(upstreamState(h, now, 3), 'cooling-down');
+  t.is(upstreamState(h, h.coolingUntil, 3), 'down', 'still down once the cool-down has passed');
+  recordSuccess(h, 5);
+  t.is(upstreamState(h, now, 3), 'healthy');
+  t.true(isUp(h));
+  t.false(neverSucceeded(h));
+  h.lag = 4;
+  t.is(upstreamState(h, now, 3), 'lagging');
+  t.true(isUp(h), 'a lagging upstream answers: up');
+  h.wrongChainId = '5';
+  t.is(upstreamState(h, now, 3), 'wrong-chain');
+  t.false(isUp(h));
+});
+
+test('should say loop (not up) for an upstream that is the gateway itself', (t) => {
+  const h = newHealth();
+  recordSuccess(h, 5);
+  h.loop = true;
+  t.is(upstreamState(h, now, 3), 'loop');
+  t.false(isUp(h));
 });
