@@ -20,6 +20,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['NoQuorumError', errors.NoQuorumError, 'OMNI_ERR_NO_QUORUM', -32010, 502],
   ['UpstreamsFailedError', errors.UpstreamsFailedError, 'OMNI_ERR_UPSTREAMS_FAILED', -32011, 502],
   ['DeadlineExceededError', errors.DeadlineExceededError, 'OMNI_ERR_DEADLINE', -32012, 504],
+  ['ShuttingDownError', errors.ShuttingDownError, 'OMNI_ERR_SHUTTING_DOWN', -32015, 503],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 
