@@ -80,15 +80,24 @@ async function runSnippet(t: ExecutionContext, code: string, files: Record<strin
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const output = () => out;
   const port = await new Promise<number>((resolve, reject) => {
+    // A bound so that a snippet that never listens fails the test (and is killed) instead of hanging it.
+    const bound = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the snippet did not listen within 60 s:\n${out}`));
+    }, 60_000);
     const onData = () => {
       const m = /readme-snippet listening (\d+)/.exec(out);
       if (m) {
+        clearTimeout(bound);
         child.stdout!.off('data', onData);
         resolve(Number(m[1]));
       }
     };
     child.stdout!.on('data', onData);
-    void exited.then(([exitCode]) => reject(new Error(`the snippet exited (${exitCode}) before listening:\n${out}`)));
+    void exited.then(([exitCode]) => {
+      clearTimeout(bound);
+      reject(new Error(`the snippet exited (${exitCode}) before listening:\n${out}`));
+    });
   });
   return {
     base: `http://127.0.0.1:${port}`,

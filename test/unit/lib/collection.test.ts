@@ -170,3 +170,12 @@ test('survives a JSON round trip unchanged and builds the same object each time'
   a.item[0]!.item.pop();
   t.deepEqual(buildCollection({}), collection);
 });
+
+test('pathPrefix puts the mount path before every route; empty and slashes-only prefixes are the root', (t) => {
+  const c = buildCollection({ pathPrefix: '/gateway/v1/' });
+  const urls = c.item.flatMap((f) => f.item.map((i) => i.request.url));
+  t.deepEqual(new Set(urls.map((u) => u.raw)), new Set(['{{baseUrl}}/gateway/v1/rpc/{{chainId}}', '{{baseUrl}}/gateway/v1/confirmations/{{n}}/rpc/{{chainId}}']));
+  t.true(urls.every((u) => u.path[0] === 'gateway' && u.path[1] === 'v1'));
+  t.deepEqual(buildCollection({ pathPrefix: '' }), collection);
+  t.deepEqual(buildCollection({ pathPrefix: '/' }), collection);
+});
