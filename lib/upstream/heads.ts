@@ -184,13 +184,15 @@ const inRotation = (u: Upstream) => u.health.wrongChainId === undefined && !u.he
 
 /**
  * The chain's head: the highest upstream head within `suspectBlocks` of the median head (never
- * the maximum: one upstream reporting 0xffffffffffff does not move it). Undefined before any head.
+ * the maximum: one upstream reporting 0xffffffffffff does not move it). For `safe` and
+ * `finalized`, the lower median itself: a block at least half of the upstreams hold as such.
+ * Undefined before any head.
  */
 export function chainHead(chain: Chain, tag: HeadTag = 'latest'): bigint | undefined {
   const key = field[tag];
   const heads = chain.upstreams.flatMap((u) => (inRotation(u) && u.health[key] !== undefined ? [u.health[key]!] : []));
   const median = lowerMedian(heads);
-  if (median === undefined) return undefined;
+  if (median === undefined || tag !== 'latest') return median;
   const limit = median + BigInt(chainHeadSettings(chain).suspectBlocks);
   return heads.reduce((best, h) => (h <= limit && h > best ? h : best), median);
 }
