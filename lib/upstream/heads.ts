@@ -29,6 +29,7 @@ import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { BlockNotAvailableError } from '../errors.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { defaultProbeConcurrency, mapLimited } from './probe.js';
 import type { Chain, Registry, Upstream } from './registry.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -339,11 +340,12 @@ async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, s
 
 /**
  * Polls every chain's upstreams for their heads, each chain on its own `heads.intervalMs`
- * cadence (first round at once). Timers are unref'd; stop() ends it and aborts polls in flight.
+ * cadence (first round at once), at most `concurrency` upstreams of a chain at once
+ * (`limits.probeConcurrency`). Timers are unref'd; stop() ends it and aborts polls in flight.
  */
 export function startHeadTracker(
   registry: Registry,
-  options: { settings?: (chain: Chain) => HeadSettings; timeoutMs: number; logger?: Logger },
+  options: { settings?: (chain: Chain) => HeadSettings; timeoutMs: number; logger?: Logger; concurrency?: number },
 ): HeadTracker {
   const logger = options.logger ?? silentLogger;
   const abort = new AbortController();
@@ -357,7 +359,7 @@ export function startHeadTracker(
     const n = rounds.get(chain) ?? 0;
     rounds.set(chain, n + 1);
     const live = chain.upstreams.filter(inRotation);
-    await Promise.all(live.map((u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort.signal, logger)));
+    await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort.signal, logger));
     if (!abort.signal.aborted) refreshChain(chain);
   };
   const loop = (chain: Chain) => {
@@ -599,6 +601,23 @@ export function answersAsMissing(call: RpcCall, answer: { result?: unknown; erro
     return missingBlockErrors.some((re) => re.test(message));
   }
   return answer.result === null && nullMeansMissing.has(call.method);
+}
+
+/** A "missing" answer is short (a null or an error message): a longer body is not parsed. */
+const missingMaxBytes = 4096;
+
+/**
+ * answersAsMissing on the raw answer of a single call (the loop's `assessed.body`): parsed only
+ * when short, so a real answer costs one length check.
+ */
+export function answerBodyAsMissing(call: RpcCall, body: Buffer): boolean {
+  if (body.length > missingMaxBytes) return false;
+  try {
+    const answer = JSON.parse(body.toString('utf8')) as unknown;
+    return typeof answer === 'object' && answer !== null && !Array.isArray(answer) && answersAsMissing(call, answer as { result?: unknown; error?: { message?: unknown } });
+  } catch {
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

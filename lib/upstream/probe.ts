@@ -62,7 +62,7 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
 export const defaultProbeConcurrency = 32;
 
 /** `fn` over `items`, at most `limit` at a time; results in the order of `items`. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -248,3 +248,12 @@ test('headSettings should take the chain\'s keys, then the global ones, then the
   t.like(headSettings('42161'), { waitMs: 1_000 }, 'at least a second');
   t.like(headSettings('1', { waitMs: 5, intervalMs: 100 }, { waitMs: 7 }), { waitMs: 7, intervalMs: 100 });
 });
+
+test('answerBodyAsMissing should read a short raw answer and never parse a long one', async (t) => {
+  const { answerBodyAsMissing } = await import('../../../../lib/upstream/heads.js');
+  const receipt = call('eth_getTransactionReceipt', hash);
+  t.true(answerBodyAsMissing(receipt, Buffer.from('{"jsonrpc":"2.0","id":1,"result":null}')));
+  t.true(answerBodyAsMissing(call('eth_getBalance', '0x1', '0x69'), Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}')));
+  t.false(answerBodyAsMissing(receipt, Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"logs":"${'0'.repeat(5000)}"}}`)));
+  t.false(answerBodyAsMissing(receipt, Buffer.from('not json')));
+});
