@@ -276,8 +276,9 @@ export function observe(u: Upstream, call: RpcCall | undefined, body: Buffer): v
   let seen: bigint | undefined;
   if (call.method === 'eth_blockNumber') seen = firstQuantity(body, 'result');
   else if (Object.hasOwn(observedKey, call.method)) {
-    // An error's message or data is not a block seen.
-    if (body.includes('"error"', 0) && body.length < observeWindow) return;
+    // Only a result is a block seen, not an error's message or data: its "result" key comes
+    // right after "jsonrpc" and "id" (a body whose first 256 bytes lack it is not observed).
+    if (!body.subarray(0, 256).includes('"result"')) return;
     seen = firstQuantity(body, observedKey[call.method]!);
   }
   if (seen === undefined) return;
