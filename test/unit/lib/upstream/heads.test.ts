@@ -1,21 +1,8 @@
 import test from 'ava';
 import { BlockNotAvailableError } from '../../../../lib/errors.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
-import {
-  answersAsMissing,
-  blockNeeded,
-  blockNotAvailable,
-  chainHead,
-  eligible,
-  hasBlock,
-  headSettings,
-  observe,
-  recordHead,
-  refreshChain,
-  resolveTag,
-  setChainHeadSettings,
-  waitForEligible,
-} from '../../../../lib/upstream/heads.js';
+import { answerBodyAsMissing, answersAsMissing, blockNeeded, blockNotAvailable, eligible, hasBlock, resolveTag, waitForEligible } from '../../../../lib/upstream/eligibility.js';
+import { chainHead, headSettings, observe, recordHead, refreshChain, setChainHeadSettings, startHeadTracker } from '../../../../lib/upstream/heads.js';
 import { newHealth } from '../../../../lib/upstream/health.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
 import { rankUpstreams } from '../../../../lib/upstream/select.js';
@@ -175,7 +162,6 @@ test('resolveTag should give safe and finalized once the voters\' heads are know
 
 test('should derive safe and finalized from the finality depth where a node has no tags', async (t) => {
   // Through the tracker's own path: an upstream whose tag calls fail with an error.
-  const { startHeadTracker } = await import('../../../../lib/upstream/heads.js');
   const chain = chainOf([undefined], { finalityDepth: 64 });
   const u = chain.upstreams[0]!;
   (u as { transport: unknown }).transport = {
@@ -249,8 +235,7 @@ test('headSettings should take the chain\'s keys, then the global ones, then the
   t.like(headSettings('1', { waitMs: 5, intervalMs: 100 }, { waitMs: 7 }), { waitMs: 7, intervalMs: 100 });
 });
 
-test('answerBodyAsMissing should read a short raw answer and never parse a long one', async (t) => {
-  const { answerBodyAsMissing } = await import('../../../../lib/upstream/heads.js');
+test('answerBodyAsMissing should read a short raw answer and never parse a long one', (t) => {
   const receipt = call('eth_getTransactionReceipt', hash);
   t.true(answerBodyAsMissing(receipt, Buffer.from('{"jsonrpc":"2.0","id":1,"result":null}')));
   t.true(answerBodyAsMissing(call('eth_getBalance', '0x1', '0x69'), Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}')));
