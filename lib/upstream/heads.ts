@@ -314,7 +314,12 @@ async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: nu
   const body = { jsonrpc: '2.0', id: 1, method, params };
   const payload: RpcPayload = { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify(body)) };
   const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024 });
-  return JSON.parse(answer.body.toString('utf8')) as Answer;
+  try {
+    return JSON.parse(answer.body.toString('utf8')) as Answer;
+  } catch {
+    // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
+    throw new Error(`${method}: the answer is not JSON`);
+  }
 }
 
 const hexQuantity = /^0x[0-9a-f]{1,16}$/i;
