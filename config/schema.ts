@@ -5,6 +5,7 @@
 import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
+import type { HeadsConfig } from '../lib/upstream/heads.js';
 import { defaults } from './defaults.js';
 
 export interface ChainConfig {
@@ -19,6 +20,8 @@ export interface ChainConfig {
   readonly confirmableMethods: readonly string[];
   /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
   readonly ignoredFields: IgnoredFieldsConfig;
+  /** This chain's head tracking and wait (lib/upstream/heads.ts); over the global `heads:`. */
+  readonly heads: HeadsConfig;
 }
 
 /** Field names per shape (block, transaction, receipt, log) that are not compared. */
@@ -49,6 +52,8 @@ export interface OmnigateConfig {
   readonly confirmableMethods: readonly string[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
+  /** Head tracking and the wait for heads on every chain (lib/upstream/heads.ts: defaults per chain id). */
+  readonly heads: HeadsConfig;
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }
@@ -59,8 +64,8 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'chains'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 const methodName = /^[a-z][a-z0-9]*_[A-Za-z0-9_]+$/;
@@ -145,6 +150,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   };
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', report);
+  const heads = headsSection(raw.heads, 'heads', report);
 
   const chains: Record<string, ChainConfig> = {};
   const rawChains = raw.chains;
@@ -186,11 +192,12 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         confirmations: chainConfirmations,
         confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
+        heads: headsSection(value.heads, `${path}.heads`, report),
       };
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, confirmableMethods, ignoredFields, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {
@@ -302,6 +309,34 @@ function fieldLists(value: unknown, path: string, report: (p: string, m: string)
       if (typeof f !== 'string' || !fieldName.test(f)) return report(`${where}[${i}]`, `${show(f)} is not a field name such as totalDifficulty`);
       out[shape]!.push(f);
     });
+  }
+  return out;
+}
+
+/**
+ * `heads: { intervalMs, suspectBlocks, finalityDepth, waitMs }`, globally or per chain; each key
+ * optional (lib/upstream/heads.ts headSettings gives the defaults, some per chain id).
+ */
+function headsSection(value: unknown, path: string, report: (p: string, m: string) => void): HeadsConfig {
+  if (value === undefined || value === null) return {};
+  if (!isObj(value)) {
+    report(path, `must be a mapping. Example: ${path}: { intervalMs: 4000, waitMs: 12000 }`);
+    return {};
+  }
+  unknownKeys(value, ['intervalMs', 'suspectBlocks', 'finalityDepth', 'waitMs'], path, report);
+  const out: { -readonly [K in keyof HeadsConfig]: number } = {};
+  const keys: [keyof HeadsConfig, number, number, string][] = [
+    ['intervalMs', 100, 3_600_000, 'In milliseconds, between two head polls of each upstream. Example: intervalMs: 4000'],
+    ['suspectBlocks', 1, 1_000_000_000, 'Blocks above the median head that make an upstream suspect. Example: suspectBlocks: 128'],
+    ['finalityDepth', 0, 1_000_000_000, 'Blocks below latest taken as safe and finalized where a node has no such tags. Example: finalityDepth: 64'],
+    ['waitMs', 0, 600_000, 'In milliseconds, how long a pinned read waits for heads to reach its block. Example: waitMs: 12000'],
+  ];
+  for (const [key, min, max, hint] of keys) {
+    const v = value[key];
+    if (v === undefined || v === null) continue;
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) report(`${path}.${key}`, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
+    else out[key] = n;
   }
   return out;
 }

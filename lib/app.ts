@@ -57,6 +57,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
   rpc.startHealthChecks();
+  rpc.startHeadTracking();
   const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
   // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
   // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of

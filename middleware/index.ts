@@ -21,6 +21,7 @@ import { exposedHeaders } from '../lib/headers.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
+import { headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
 import { createRegistry, type Registry } from '../lib/upstream/registry.js';
 import { canonicalize } from './canonicalize.js';
@@ -58,6 +59,12 @@ export type RpcPipeline = Middleware & {
    */
   startHealthChecks(): Prober;
   /**
+   * Starts the head tracker (lib/upstream/heads.ts: each upstream's latest, safe and finalized
+   * heads every `heads.intervalMs`, first round at once). Not started by rpcPipeline() itself;
+   * `omnigate serve` starts it.
+   */
+  startHeadTracking(): HeadTracker;
+  /**
    * Stops the probes and closes every upstream pool and socket. From then on an RPC request is
    * answered -32015 (HTTP 503, `Connection: close`), not sent upstream. Close the HTTP server
    * first so that requests in flight finish. Safe to call twice.
@@ -75,6 +82,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     });
   const registry = deps.registry ?? createRegistry(config);
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
+  for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
     // After parse, so that the refusal echoes the client's id.
@@ -126,6 +134,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     run(req, res, fail);
   };
   let prober: Prober | undefined;
+  let tracker: HeadTracker | undefined;
   return Object.assign(handler, {
     registry,
     metrics,
@@ -138,9 +147,14 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       });
       return prober;
     },
+    startHeadTracking() {
+      tracker ??= startHeadTracker(registry, { timeoutMs: Math.min(5_000, config.timeouts.upstreamMs), logger, concurrency: config.limits.probeConcurrency });
+      return tracker;
+    },
     close() {
       closing ??= (async () => {
         prober?.stop();
+        tracker?.stop();
         await registry.close();
       })();
       return closing;

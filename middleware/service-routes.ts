@@ -10,6 +10,7 @@ import { MethodNotAllowedError } from '../lib/errors.js';
 import { mountPrefix } from '../lib/mount.js';
 import type { Metrics } from '../lib/metrics.js';
 import { readiness, type ReadinessCheck } from '../lib/readiness.js';
+import { chainHead } from '../lib/upstream/heads.js';
 import { upstreamState } from '../lib/upstream/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
@@ -74,6 +75,8 @@ function describeChains(registry: Registry) {
     confirmations: chain.confirmations,
     providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable],
+    // The chain's robust heads (lib/upstream/heads.ts: never the maximum), decimal strings.
+    heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),
@@ -82,6 +85,8 @@ function describeChains(registry: Registry) {
       lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
       head: u.health.head === undefined ? null : u.health.head.toString(),
       lag: u.health.lag,
+      heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
+      suspect: u.health.suspect,
       reportedChainId: u.health.wrongChainId ?? null,
       latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
       successes: u.health.successes,
@@ -95,3 +100,5 @@ function describeChains(registry: Registry) {
     })),
   }));
 }
+
+const dec = (n: bigint | undefined) => (n === undefined ? null : n.toString());

@@ -3,7 +3,7 @@
  *
  * An upstream that reported another chain id, or is a request loop, is out of rotation (left out). The others are
  * ordered by: not cooling down after repeated failures first; then not lagging (more than
- * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average,
+ * `maxLagBlocks` behind the chain's robust head, heads.ts) and not suspect (far above it) first; then not slow (a latency average,
  * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
  * `slowMarginMs`) first; then the configured position. The tiers are coarse on purpose: ordinary
  * jitter never reorders upstreams. The tie-break is the configured position, never arrival order
@@ -46,7 +46,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const tier = (u: T) =>
     (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
-    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
+    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks || u.health.suspect ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {

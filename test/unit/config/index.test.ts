@@ -34,7 +34,7 @@ chains:
   t.is(config.confirmations, 1);
   t.is(config.refreshInterval, 60);
   t.deepEqual(config.timeouts, { upstreamMs: 10_000, requestMs: 30_000, hedgeMs: 1_000 });
-  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {} });
+  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {}, heads: {} });
 });
 
 test('should parse the example config shipped in config/', async (t) => {

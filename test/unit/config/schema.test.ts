@@ -32,7 +32,8 @@ test('should apply every default to a minimal config', (t) => {
     disputes: { ...defaults.disputes },
     confirmableMethods: [],
     ignoredFields: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
+    heads: {},
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, heads: {} } },
   });
 });
 
@@ -213,3 +214,16 @@ for (const [name, value, path, message] of badIgnored) {
     t.regex(p[0]!.message, message);
   });
 }
+
+test('should read heads settings globally and per chain', (t) => {
+  const config = ok({ heads: { intervalMs: 2000, suspectBlocks: 50 }, chains: { '1': { rpcs: ['https://a.example'], heads: { waitMs: 500, finalityDepth: 10 } } } });
+  t.deepEqual(config.heads, { intervalMs: 2000, suspectBlocks: 50 });
+  t.deepEqual(config.chains['1']!.heads, { waitMs: 500, finalityDepth: 10 });
+});
+
+test('should refuse a bad heads setting with its path and an example', (t) => {
+  const p = problems({ heads: { intervalMs: 5, waitms: 1 }, chains: { '1': { rpcs: ['https://a.example'], heads: 'fast' } } });
+  t.true(p.some((x) => x.path === 'heads.intervalMs' && /from 100 to .*Example: intervalMs: 4000/.test(x.message)), JSON.stringify(p));
+  t.true(p.some((x) => x.path === 'heads.waitms' && /did you mean "waitMs"/.test(x.message)), JSON.stringify(p));
+  t.true(p.some((x) => x.path === 'chains.1.heads' && /must be a mapping/.test(x.message)), JSON.stringify(p));
+});
