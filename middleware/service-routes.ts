@@ -73,7 +73,7 @@ function describeChains(registry: Registry) {
     chainId: chain.id,
     confirmations: chain.confirmations,
     providers: chain.providerCount,
-    confirmableMethods: [...chain.extraConfirmable],
+    confirmableMethods: [...chain.extraConfirmable.keys()],
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),
