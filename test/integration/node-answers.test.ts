@@ -50,6 +50,15 @@ test('three upstreams answering the same -32603 node error: the client gets that
   t.deepEqual(await failures(gw), [0, 0, 0]);
 });
 
+test('at N=1 a node error is the answer of the first upstream: one call, no upstream charged', async (t) => {
+  const { fakes, gw } = await setup(t, [1, 2, 3].map(() => () => ({ error: overflow })));
+  const r = await gw.post('/rpc/1337', simulate);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, { jsonrpc: '2.0', id: 'sim-7', error: overflow });
+  t.is(fakes.reduce((sum, f) => sum + f.calls, 0), 1);
+  t.deepEqual(await failures(gw), [0, 0, 0]);
+});
+
 test('N upstreams agreeing on a geth -32000 error of an eth_call at a fixed block: relayed as the node sent it', async (t) => {
   const nonceError = { code: -32000, message: 'nonce too low: address 0x1111111111111111111111111111111111111111, tx: 0 state: 5' };
   const { fakes, gw } = await setup(t, [1, 2].map(() => () => ({ error: nonceError })));
