@@ -2,11 +2,17 @@
  * The config's type and its validation: raw YAML value → typed config, or the list of every
  * problem, each naming its YAML path and how to fix it. Pure (no file I/O).
  */
-import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
+import { declaredMethod, type PinAt } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import type { HeadsConfig } from '../lib/upstream/heads.js';
 import { defaults } from './defaults.js';
+
+/** A confirmableMethods entry: the method and where its pin is (lib/jsonrpc/methods.ts). */
+export interface ConfirmableMethod {
+  readonly method: string;
+  readonly pin: PinAt;
+}
 
 export interface ChainConfig {
   /** Upstream URLs, in priority order, normalized (WHATWG form, no fragment, no empty query). */
@@ -17,7 +23,7 @@ export interface ChainConfig {
    */
   readonly providers?: readonly (string | undefined)[];
   readonly confirmations: number;
-  readonly confirmableMethods: readonly string[];
+  readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
   readonly ignoredFields: IgnoredFieldsConfig;
   /** This chain's head tracking and wait (lib/upstream/heads.ts); over the global `heads:`. */
@@ -49,7 +55,7 @@ export interface OmnigateConfig {
   readonly redactHeaders: boolean;
   /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
   readonly disputes: { readonly window: number; readonly maxLost: number; readonly sampleEvery: number };
-  readonly confirmableMethods: readonly string[];
+  readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
   /** Head tracking and the wait for heads on every chain (lib/upstream/heads.ts: defaults per chain id). */
@@ -68,7 +74,6 @@ const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
-const methodName = /^[a-z][a-z0-9]*_[A-Za-z0-9_]+$/;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -261,19 +266,17 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
   return { urls, providers };
 }
 
-function methodList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+function methodList(value: unknown, path: string, report: (p: string, m: string) => void): ConfirmableMethod[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    report(path, 'must be a list of method names. Example: confirmableMethods: [eth_getBlockByHash, eth_getTransactionReceipt]');
+    report(path, 'must be a list of methods, each a method of the method table or one with where its pin is. Example: confirmableMethods: [eth_getBlockByHash, { method: eth_foo, block: 1 }]');
     return [];
   }
-  const out: string[] = [];
+  const out: ConfirmableMethod[] = [];
   value.forEach((m, i) => {
-    const where = `${path}[${i}]`;
-    if (typeof m !== 'string' || !methodName.test(m)) return report(where, `${show(m)} is not a JSON-RPC method name such as eth_getBlockByHash`);
-    if (neverConfirmable.has(m)) return report(where, `${m} is never confirmable: its answer depends on the chain head or the node`);
-    if (pinnedMethods.includes(m)) return report(where, `${m} is already confirmable when pinned to a block: remove it from the list`);
-    out.push(m);
+    const d = declaredMethod(m);
+    if ('error' in d) return report(`${path}[${i}]`, d.error);
+    out.push(d);
   });
   return out;
 }

@@ -74,7 +74,7 @@ function describeChains(registry: Registry) {
     chainId: chain.id,
     confirmations: chain.confirmations,
     providers: chain.providerCount,
-    confirmableMethods: [...chain.extraConfirmable],
+    confirmableMethods: [...chain.extraConfirmable.keys()],
     // The chain's robust heads (lib/upstream/heads.ts: never the maximum), decimal strings.
     heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
     upstreams: chain.upstreams.map((u) => ({

@@ -4,6 +4,7 @@
  */
 import type { OmnigateConfig } from '../../config/schema.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
+import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
 import { newHopToken, viaEntry } from './loop.js';
@@ -44,7 +45,8 @@ export interface Chain {
   readonly id: string;
   readonly confirmations: number;
   /** Config-added confirmable methods: global plus this chain's. */
-  readonly extraConfirmable: ReadonlySet<string>;
+  /** Methods the config makes confirmable, with where their pin is. */
+  readonly extraConfirmable: CustomMethods;
   /** Fields not compared: the defaults plus the config's global and this chain's lists. */
   readonly ignoredFields: IgnoredFields;
   readonly upstreams: readonly Upstream[];
@@ -91,7 +93,8 @@ export function createRegistry(config: OmnigateConfig): Registry {
     chains.set(id, {
       id,
       confirmations: chain.confirmations,
-      extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
+      // The chain's declarations after the global ones (methods.ts CustomMethods).
+      extraConfirmable: new Map([...config.confirmableMethods, ...chain.confirmableMethods].map((m) => [m.method, m.pin])),
       ignoredFields: mergeIgnoredFields(config.ignoredFields, chain.ignoredFields),
       upstreams,
       providerCount: countProviders(chain.rpcs, chain.providers),

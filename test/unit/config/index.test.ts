@@ -40,7 +40,7 @@ chains:
 test('should parse the example config shipped in config/', async (t) => {
   const config = await loadConfigFile(new URL('../../../config/omnigate.example.yaml', import.meta.url).pathname);
   t.is(config.chains['1']!.confirmations, 2);
-  t.deepEqual(config.chains['1']!.confirmableMethods, ['eth_getBlockByHash', 'eth_getTransactionReceipt']);
+  t.deepEqual(config.chains['1']!.confirmableMethods.map((m) => m.method), ['eth_getBlockByHash', 'eth_foo']);
 });
 
 test('should keep a chain id larger than 2^53 exact', (t) => {

@@ -94,8 +94,14 @@ test('should accept chain id 0', (t) => {
 
 test('should keep the configured confirmable methods', (t) => {
   const c = ok({ confirmableMethods: ['eth_getBlockByHash'], chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getTransactionReceipt'] } } });
-  t.deepEqual(c.confirmableMethods, ['eth_getBlockByHash']);
-  t.deepEqual(c.chains['1']!.confirmableMethods, ['eth_getTransactionReceipt']);
+  t.deepEqual(c.confirmableMethods, [{ method: 'eth_getBlockByHash', pin: { kind: 'blockHash', at: 0 } }]);
+  t.deepEqual(c.chains['1']!.confirmableMethods, [{ method: 'eth_getTransactionReceipt', pin: { kind: 'txHash', at: 0 } }]);
+  const custom = ok({ chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: [{ method: 'eth_foo', block: 1 }, { method: 'eth_bar', txHash: 0 }, { method: 'eth_const', pin: 'none' }] } } });
+  t.deepEqual(custom.chains['1']!.confirmableMethods, [
+    { method: 'eth_foo', pin: { kind: 'block', at: 1, hash: true } },
+    { method: 'eth_bar', pin: { kind: 'txHash', at: 0 } },
+    { method: 'eth_const', pin: { kind: 'none' } },
+  ]);
 });
 
 /** raw config → the path and a piece of the message of the problem it must report. */
@@ -143,9 +149,13 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['redactHeaders as a string', { ...minimal, redactHeaders: 'yes' }, 'redactHeaders', /is not true or false/],
   ['a never-confirmable method', { ...minimal, confirmableMethods: ['eth_blockNumber'] }, 'confirmableMethods[0]', /eth_blockNumber is never confirmable/],
   ['eth_sendRawTransaction on a chain', { chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getBlockByHash', 'eth_sendRawTransaction'] } } }, 'chains.1.confirmableMethods[1]', /never confirmable/],
-  ['a pinned method', { ...minimal, confirmableMethods: ['eth_getBalance'] }, 'confirmableMethods[0]', /already confirmable when pinned/],
+  ['a pinned method at another position', { ...minimal, confirmableMethods: [{ method: 'eth_getBalance', block: 0 }] }, 'confirmableMethods[0]', /eth_getBalance has its pin at block: 1, not at block: 0: write just eth_getBalance/],
+  ['a method outside the table without its pin', { ...minimal, confirmableMethods: ['eth_foo'] }, 'confirmableMethods[0]', /eth_foo is not in the method table.*write \{ method: eth_foo, block: <index> \}/],
+  ['a pin that is not an index', { ...minimal, confirmableMethods: [{ method: 'eth_foo', block: 'latest' }] }, 'confirmableMethods[0]', /block must be the index of that parameter/],
+  ['two pins', { ...minimal, confirmableMethods: [{ method: 'eth_foo', block: 1, txHash: 0 }] }, 'confirmableMethods[0]', /exactly one of block, blockHash, txHash or pin/],
+  ['a table method without a pin', { ...minimal, confirmableMethods: ['eth_chainId'] }, 'confirmableMethods[0]', /eth_chainId has no pin/],
   ['a non-method name', { ...minimal, confirmableMethods: ['getBalance'] }, 'confirmableMethods[0]', /not a JSON-RPC method name/],
-  ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of method names/],
+  ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of methods/],
   ['refresh_interval', { ...minimal, refresh_interval: 30 }, 'refresh_interval', /did you mean "refreshInterval"\?/],
   ['Port (case)', { ...minimal, Port: 1 }, 'Port', /did you mean "port"\?/],
   ['an unknown top-level key', { ...minimal, foo: 1 }, 'foo', /known keys here: port, confirmations, refreshInterval/],
