@@ -6,29 +6,47 @@
  * unverified reads; to give it a chance to show it agrees again, one verified request (N ≥ 2) in
  * `sampleEvery` of the chain takes it as one of its N voters (a wrong answer then costs that
  * request one more call; it can never make a wrong quorum, which needs N independent answers).
- * Reads: ctx.chain, ctx.required   Writes: ctx.candidates
+ * Measured quality (lib/upstream/quality.ts) ranks a far slower upstream behind its peers, and the
+ * chain's `strategy` spreads N=1 requests over the best tier (`balanced`) or keeps list order
+ * (`priority`); an upstream at its `maxConcurrent`/`maxRps` cap is skipped (select.ts arrange).
+ * Reads: ctx.chain, ctx.required, ctx.payload   Writes: ctx.candidates
  */
 import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
 import type { Chain, Upstream } from '../lib/upstream/registry.js';
-import { rankUpstreams, spreadProviders } from '../lib/upstream/select.js';
+import { methodClassOf } from '../lib/upstream/quality.js';
+import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 
 export interface SelectUpstreamsOptions {
   /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
   sampleEvery?: number;
+  /** Uniform in [0, 1): which N=1 requests re-measure a slow upstream (default Math.random; tests inject one). */
+  random?: () => number;
+  /** Share of balanced N=1 requests that ask a slow upstream first (default 0.02). */
+  exploreShare?: number;
 }
 
 export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
   const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
   if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
   const verifiedRequests = new WeakMap<Chain, number>();
+  const random = options.random ?? Math.random;
   return function selectUpstreams(req, _res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'selectUpstreams');
     const required = need(ctx, 'required', 'selectUpstreams');
-    const ranked = rankUpstreams(chain.upstreams, Date.now());
+    const cls = methodClassOf(ctx.payload?.calls);
+    const tiered = rankTiers(chain.upstreams, Date.now(), cls);
+    const ranked = arrange(tiered.ranked, tiered.tiers, {
+      strategy: chain.strategy,
+      required,
+      cls,
+      now: performance.now(), // quality.ts's clock (maxRps seconds)
+      random,
+      ...(options.exploreShare === undefined ? {} : { exploreShare: options.exploreShare }),
+    });
     const { ordered, distinct } = chain.providerCount === chain.upstreams.length ? { ordered: ranked, distinct: ranked.length } : spreadProviders(ranked);
     if (required > distinct) {
       return next(

@@ -4,6 +4,7 @@
  * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
  * Anything else goes to next().
  */
+import { describeQuality } from '../lib/upstream/quality.js';
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
@@ -74,6 +75,7 @@ function describeChains(registry: Registry) {
     confirmations: chain.confirmations,
     providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable],
+    strategy: chain.strategy,
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),
@@ -92,6 +94,11 @@ function describeChains(registry: Registry) {
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
+      // Measured quality (lib/upstream/quality.ts): score (ms, lower is better), latency quantiles per method class.
+      quality: describeQuality(u.health),
+      ...(u.weight === undefined ? {} : { weight: u.weight }),
+      ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
+      ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
     })),
   }));
 }

@@ -10,6 +10,7 @@
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { recordFailure, recordSuccess } from './health.js';
+import { recordProbe } from './quality.js';
 import type { Chain, Registry, Upstream } from './registry.js';
 
 export interface ProbeResult {
@@ -99,6 +100,7 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
     if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
     h.wrongChainId = undefined;
     recordSuccess(h, r.ms);
+    recordProbe(h, r.ms, performance.now()); // measured quality (quality.ts): a re-measurement
     h.head = r.head;
     h.lag = Number(best - r.head!);
   });
