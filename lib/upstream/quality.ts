@@ -349,8 +349,8 @@ export class HedgeBudget {
 
   /** May one more (hedged) call be made now? Takes a token when it may. */
   tryHedge(): boolean {
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.tokens < 1 - 1e-9) return false; // (ten shares of 0.1 add up to 0.9999…)
+    this.tokens = Math.max(0, this.tokens - 1);
     return true;
   }
 }

@@ -25,14 +25,14 @@ test('should apply every default to a minimal config', (t) => {
     port: defaults.port,
     confirmations: defaults.confirmations,
     refreshInterval: defaults.refreshInterval,
-    timeouts: { ...defaults.timeouts },
+    timeouts: { ...defaults.timeouts, hedgeAdaptive: true },
     limits: { ...defaults.limits },
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
     disputes: { ...defaults.disputes },
     confirmableMethods: [],
     ignoredFields: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: 'balanced' } },
   });
 });
 
