@@ -22,30 +22,34 @@ import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 export interface SelectUpstreamsOptions {
   /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
   sampleEvery?: number;
-  /** Uniform in [0, 1): which N=1 requests re-measure a slow upstream (default Math.random; tests inject one). */
-  random?: () => number;
-  /** Share of balanced N=1 requests that ask a slow upstream first (default 0.02). */
-  exploreShare?: number;
+  /** One balanced N=1 request in this many per chain asks a slow upstream first, to re-measure it (default 50; 0 never). */
+  exploreEvery?: number;
 }
 
 export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
   const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
   if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
   const verifiedRequests = new WeakMap<Chain, number>();
-  const random = options.random ?? Math.random;
+  const exploreEvery = options.exploreEvery ?? 50;
+  const unverifiedRequests = new WeakMap<Chain, number>();
   return function selectUpstreams(req, _res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'selectUpstreams');
     const required = need(ctx, 'required', 'selectUpstreams');
     const cls = methodClassOf(ctx.payload?.calls);
     const tiered = rankTiers(chain.upstreams, Date.now(), cls);
+    let explore = false;
+    if (required === 1 && exploreEvery > 0 && chain.strategy === 'balanced') {
+      const count = (unverifiedRequests.get(chain) ?? 0) + 1;
+      unverifiedRequests.set(chain, count);
+      explore = count % exploreEvery === 0;
+    }
     const ranked = arrange(tiered.ranked, tiered.tiers, {
       strategy: chain.strategy,
       required,
       cls,
       now: performance.now(), // quality.ts's clock (maxRps seconds)
-      random,
-      ...(options.exploreShare === undefined ? {} : { exploreShare: options.exploreShare }),
+      explore,
     });
     const { ordered, distinct } = chain.providerCount === chain.upstreams.length ? { ordered: ranked, distinct: ranked.length } : spreadProviders(ranked);
     if (required > distinct) {

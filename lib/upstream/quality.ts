@@ -1,8 +1,8 @@
 /**
  * Measured quality of each upstream, from real traffic and probes (issue 24). Per upstream and
  * per method class (`logs`: eth_getLogs, `call`: eth_call and gas estimates, `read`: the rest):
- * - the last `recentSamples` latencies (exact lower median: what the ranking reads, so a handful
- *   of requests is enough to demote an upstream and one outlier is not);
+ * - the last `recentSamples` (3) latencies (their median is what the ranking reads: two slow calls
+ *   demote an upstream, one outlier does not);
  * - a sliding-window sketch of latencies (DDSketch, @datadog/sketches-js, 2 % relative accuracy,
  *   two halves of `windowMs / 2` that rotate), for the quantiles /chains and /metrics show;
  * - a call abandoned after t ms without an answer (a hedged call answered first, the request was
@@ -36,12 +36,14 @@ export function methodClassOf(calls: readonly { method: string }[] | undefined):
 }
 
 /** Latencies the ranking's median rests on, per upstream and class. */
-export const recentSamples = 8;
+export const recentSamples = 3;
 /** Span of the sliding window of the quantile sketches (ms). */
 export const windowMs = 60_000;
 /** Outcomes the error rate rests on. */
 export const outcomeWindow = 32;
 const accuracy = 0.02;
+/** A probe or an answer this many times faster than the recent median resets it (a re-measurement). */
+export const resetFactor = 3;
 
 /** A sketch over the last `windowMs` (at least; at most 1.5×): two halves that rotate. */
 export class WindowedSketch {
@@ -199,7 +201,11 @@ export function recordAnswered(chain: object | undefined, health: Health, ms: nu
   q.inFlight = Math.max(0, q.inFlight - 1);
   q.answered += 1;
   q.outcome(false);
-  q.stats(cls, now).add(ms, now);
+  const stats = q.stats(cls, now);
+  // An answer far faster than the recent median: the slowness is over (or was a stall), so the
+  // older samples go (a demoted upstream comes back on its first fast answer, e.g. an explore request).
+  if (stats.p50 !== undefined && stats.p50 > resetFactor * Math.max(ms, 1)) stats.reset();
+  stats.add(ms, now);
   if (chain) chainSketch(chain, cls, now).accept(ms, now);
 }
 
@@ -229,9 +235,9 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
  * faster than the recent median (by more than slowFactor), the recent samples are from before a
  * change and are forgotten, so an upstream that is fast again is ranked as such after one probe round.
  */
-export function recordProbe(health: Health, ms: number, now: number, factor = 3): void {
+export function recordProbe(health: Health, ms: number, now: number): void {
   const q = qualityOf(health);
-  for (const s of q.classes.values()) if (s.p50 !== undefined && s.p50 > factor * Math.max(ms, 1)) s.reset();
+  for (const s of q.classes.values()) if (s.p50 !== undefined && s.p50 > resetFactor * Math.max(ms, 1)) s.reset();
   q.stats('read', now).add(ms, now);
 }
 

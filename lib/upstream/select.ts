@@ -15,7 +15,7 @@
  * is still tried when nothing better is left.
  */
 import { neverSucceeded, type Health } from './health.js';
-import { qualityOf, scoreOf, type MethodClass } from './quality.js';
+import { qualityOf, type MethodClass } from './quality.js';
 
 const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 
@@ -52,7 +52,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
  * Measured slowness (quality.ts, issue 24): an upstream whose recent median latency for the
  * request's class, over at least `measuredMinSamples` samples (abandoned calls included), is
  * above `slowFactor` × the median of the chain's upstreams and above `measuredFloorMs`, is slow.
- * A lower median of the last 8 samples: one outlier never demotes, two slow calls of four do.
+ * The median of the last 3 samples: one outlier never demotes, two slow calls do.
  */
 export const measuredMinSamples = 2;
 export const measuredFloorMs = 50;
@@ -107,10 +107,8 @@ export interface ArrangeOptions {
   cls: MethodClass;
   /** Wall or monotonic ms (for the maxRps second). */
   now: number;
-  /** Uniform in [0, 1) (injected in tests). */
-  random: () => number;
-  /** Share of balanced N=1 requests that ask a slow upstream first, to re-measure it (default 0.02). */
-  exploreShare?: number;
+  /** This N=1 request asks a slow (tier 1) upstream first, to re-measure it (the caller picks 1 in exploreEvery). */
+  explore?: boolean;
 }
 
 /** At its cap (maxConcurrent calls in flight, or maxRps calls started this second). */
@@ -123,12 +121,13 @@ export function atCap(u: Rankable, now: number): boolean {
  * Who is asked first, from the ranking (rankTiers):
  * - an upstream at its cap (maxConcurrent / maxRps) moves to the end: skipped, asked only when
  *   nothing else is left;
- * - N ≥ 2: the best tier ordered by score, in buckets of 2× (so jitter does not reorder it),
- *   then the configured position;
+ * - N ≥ 2: the best tier ordered by measured median latency, in buckets of 2× above
+ *   measuredFloorMs (so jitter does not reorder it; all under 50 ms are equal), then the
+ *   configured position;
  * - N = 1, `balanced`: one upstream of the best tier goes first, the least loaded (calls in flight
  *   per unit of weight), ties shared by a smooth weighted round-robin (exact shares, weights
- *   3:1 give 3:1); one request in 1/exploreShare puts a slow (tier 1) upstream first instead, so
- *   that it is re-measured by traffic too;
+ *   3:1 give 3:1; deterministic, no random draw); an `explore` request puts a slow (tier 1)
+ *   upstream first instead, so that it is re-measured by traffic too;
  * - N = 1, `priority`: the ranking as it is (the first healthy upstream in list order).
  * The returned array is new; the others keep their rank order.
  */
@@ -151,16 +150,17 @@ export function arrange<T extends Rankable>(ranked: readonly T[], tiers: readonl
   let best = 1;
   while (best < out.length && outTiers[best] === outTiers[0]) best += 1;
   if (options.required >= 2) {
+    // By latency only: lost votes are the disputes policy's to judge (distrusted is a tier of
+    // its own); pushing a loser out of the voters here would keep it from being caught again.
     const bucket = (u: T) => {
-      const s = scoreOf(u.health, options.cls);
-      return s === null ? 0 : Math.floor(Math.log2(Math.max(s, 1)));
+      const p = qualityOf(u.health).p50(options.cls, 1);
+      return p === undefined || p < measuredFloorMs ? 0 : 1 + Math.floor(Math.log2(p / measuredFloorMs));
     };
     const head = out.slice(0, best).sort((a, b) => bucket(a) - bucket(b) || a.index - b.index);
     return head.concat(out.slice(best));
   }
   if (options.strategy === 'priority') return out;
-  const explore = options.exploreShare ?? 0.02;
-  if (explore > 0 && outTiers[0] === 0 && options.random() < explore) {
+  if (options.explore && outTiers[0] === 0) {
     const slow = outTiers.indexOf(1);
     if (slow > 0) return [out[slow]!, ...out.slice(0, slow), ...out.slice(slow + 1)];
   }

@@ -32,7 +32,7 @@ test('should apply every default to a minimal config', (t) => {
     disputes: { ...defaults.disputes },
     confirmableMethods: [],
     ignoredFields: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: 'balanced' } },
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy } },
   });
 });
 

@@ -32,8 +32,6 @@ function ups(latencies: number[][], extra: Partial<U>[] = []): U[] {
 
 const names = (list: U[]) => list.map((u) => u.name);
 const rank = (list: U[]) => rankTiers(list, 0, 'read');
-/** A random source that never explores. */
-const never = () => 0.99;
 
 test('should class eth_getLogs as logs, eth_call and gas estimates as call, the rest as read (a batch by its heaviest)', (t) => {
   t.is(methodClassOf([{ method: 'eth_getLogs' }]), 'logs');
@@ -86,6 +84,7 @@ test('should bring a demoted upstream back after one fast probe (a re-measuremen
   t.is(rank(list).ranked.at(-1)!.name, 'u0');
   recordProbe(list[0]!.health, 4, 0);
   t.deepEqual(names(rank(list).ranked), ['u0', 'u1', 'u2']);
+  recordAnswered(undefined, list[1]!.health, 3, 'read', 0);
   recordProbe(list[1]!.health, 700, 0);
   t.deepEqual(names(rank(list).ranked), ['u0', 'u1', 'u2'], 'one slow probe among fast samples is not enough');
 });
@@ -102,7 +101,7 @@ test('should share N=1 load exactly between equal upstreams (balanced)', (t) => 
   const count = new Map<string, number>();
   for (let i = 0; i < 400; i += 1) {
     const { ranked, tiers } = rank(list);
-    const first = arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, random: never })[0]!;
+    const first = arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0 })[0]!;
     count.set(first.name, (count.get(first.name) ?? 0) + 1);
   }
   t.deepEqual([...count.values()], [100, 100, 100, 100]);
@@ -113,7 +112,7 @@ test('should share by weight 3:1 and prefer the least loaded', (t) => {
   const count = [0, 0];
   for (let i = 0; i < 400; i += 1) {
     const { ranked, tiers } = rank(list);
-    count[arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, random: never })[0]!.index]! += 1;
+    count[arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0 })[0]!.index]! += 1;
   }
   t.deepEqual(count, [300, 100]);
   recordStart(list[0]!.health, 0);
@@ -121,21 +120,21 @@ test('should share by weight 3:1 and prefer the least loaded', (t) => {
   recordStart(list[0]!.health, 0);
   recordStart(list[0]!.health, 0);
   const { ranked, tiers } = rank(list);
-  t.is(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, random: never })[0]!.name, 'u1', '4 in flight / weight 3 is more than 0 / 1');
+  t.is(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0 })[0]!.name, 'u1', '4 in flight / weight 3 is more than 0 / 1');
 });
 
-test('should keep list order under priority, and take the N best by score for N ≥ 2', (t) => {
-  const list = ups([[40, 40], [3, 3], [3, 3], [30, 30]]);
+test('should keep list order under priority, and take the N fastest (2× buckets above 50 ms) for N ≥ 2', (t) => {
+  const list = ups([[140, 140], [3, 3], [3, 3], [60, 60]]);
   const { ranked, tiers } = rank(list);
-  t.deepEqual(names(arrange(ranked, tiers, { strategy: 'priority', required: 1, cls: 'read', now: 0, random: never })), ['u0', 'u1', 'u2', 'u3']);
-  t.deepEqual(names(arrange(ranked, tiers, { strategy: 'balanced', required: 2, cls: 'read', now: 0, random: never })), ['u1', 'u2', 'u3', 'u0']);
+  t.deepEqual(names(arrange(ranked, tiers, { strategy: 'priority', required: 1, cls: 'read', now: 0 })), ['u0', 'u1', 'u2', 'u3']);
+  t.deepEqual(names(arrange(ranked, tiers, { strategy: 'balanced', required: 2, cls: 'read', now: 0 })), ['u1', 'u2', 'u3', 'u0']);
 });
 
 test('should skip an upstream at its cap (in flight or per second), not drop it', (t) => {
   const list = ups([[3, 3], [3, 3]], [{ maxConcurrent: 1 }, { maxRps: 2 }]);
   recordStart(list[0]!.health, 0);
   const { ranked, tiers } = rank(list);
-  const opts = { strategy: 'priority' as const, required: 1, cls: 'read' as const, random: never };
+  const opts = { strategy: 'priority' as const, required: 1, cls: 'read' as const };
   t.deepEqual(names(arrange(ranked, tiers, { ...opts, now: 0 })), ['u1', 'u0']);
   recordStart(list[1]!.health, 500);
   recordStart(list[1]!.health, 900);
@@ -143,11 +142,11 @@ test('should skip an upstream at its cap (in flight or per second), not drop it'
   t.deepEqual(names(arrange(ranked, tiers, { ...opts, now: 1000 })), ['u1', 'u0'], 'a new second');
 });
 
-test('should put a slow upstream first for the injected share of requests (re-measured by traffic)', (t) => {
+test('should put a slow upstream first on an explore request (re-measured by traffic)', (t) => {
   const list = ups([[600, 600], [3, 3], [3, 3]]);
   const { ranked, tiers } = rank(list);
-  t.is(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, random: () => 0.01 })[0]!.name, 'u0');
-  t.not(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, random: () => 0.5 })[0]!.name, 'u0');
+  t.is(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0, explore: true })[0]!.name, 'u0');
+  t.not(arrange(ranked, tiers, { strategy: 'balanced', required: 1, cls: 'read', now: 0 })[0]!.name, 'u0');
 });
 
 test('should follow the chain quantile of answered calls for the hedge delay, within bounds', (t) => {
