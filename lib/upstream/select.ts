@@ -121,9 +121,7 @@ export function atCap(u: Rankable, now: number): boolean {
  * Who is asked first, from the ranking (rankTiers):
  * - an upstream at its cap (maxConcurrent / maxRps) moves to the end: skipped, asked only when
  *   nothing else is left;
- * - N ≥ 2: the best tier ordered by measured median latency, in buckets of 2× above
- *   measuredFloorMs (so jitter does not reorder it; all under 50 ms are equal), then the
- *   configured position;
+ * - N ≥ 2: the ranking as it is: the N best tiers (measured-slow ones behind), configured order;
  * - N = 1, `balanced`: one upstream of the best tier goes first, the least loaded (calls in flight
  *   per unit of weight), ties shared by a smooth weighted round-robin (exact shares, weights
  *   3:1 give 3:1; deterministic, no random draw); an `explore` request puts a slow (tier 1)
@@ -149,16 +147,10 @@ export function arrange<T extends Rankable>(ranked: readonly T[], tiers: readonl
   if (out.length < 2) return out;
   let best = 1;
   while (best < out.length && outTiers[best] === outTiers[0]) best += 1;
-  if (options.required >= 2) {
-    // By latency only: lost votes are the disputes policy's to judge (distrusted is a tier of
-    // its own); pushing a loser out of the voters here would keep it from being caught again.
-    const bucket = (u: T) => {
-      const p = qualityOf(u.health).p50(options.cls, 1);
-      return p === undefined || p < measuredFloorMs ? 0 : 1 + Math.floor(Math.log2(p / measuredFloorMs));
-    };
-    const head = out.slice(0, best).sort((a, b) => bucket(a) - bucket(b) || a.index - b.index);
-    return head.concat(out.slice(best));
-  }
+  // N ≥ 2: the ranking as it is (the tiers already put the measured-slow ones behind): a finer
+  // order by latency reordered voters on every stall of a loaded machine, and lost votes are the
+  // disputes policy's to judge, so a loser must stay among the voters to be caught again.
+  if (options.required >= 2) return out;
   if (options.strategy === 'priority') return out;
   if (options.explore && outTiers[0] === 0) {
     const slow = outTiers.indexOf(1);
