@@ -22,16 +22,23 @@ import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 export interface SelectUpstreamsOptions {
   /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
   sampleEvery?: number;
-  /** One balanced N=1 request in this many per chain asks a slow upstream first, to re-measure it (default 50; 0 never). */
-  exploreEvery?: number;
+  /**
+   * At most one balanced N=1 request per chain in this many ms asks a slow upstream first, to
+   * re-measure it (default 5000; 0 never). Time-based, not a share of requests: each such request
+   * waits for a hedge, which must stay rare at any request rate.
+   */
+  exploreEveryMs?: number;
+  /** The clock of exploreEveryMs (default performance.now; tests inject one). */
+  clock?: () => number;
 }
 
 export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
   const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
   if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
   const verifiedRequests = new WeakMap<Chain, number>();
-  const exploreEvery = options.exploreEvery ?? 50;
-  const unverifiedRequests = new WeakMap<Chain, number>();
+  const exploreEveryMs = options.exploreEveryMs ?? 5000;
+  const clock = options.clock ?? (() => performance.now());
+  const lastExplored = new WeakMap<Chain, number>();
   return function selectUpstreams(req, _res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'selectUpstreams');
@@ -39,10 +46,14 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
     const cls = methodClassOf(ctx.payload?.calls);
     const tiered = rankTiers(chain.upstreams, Date.now(), cls);
     let explore = false;
-    if (required === 1 && exploreEvery > 0 && chain.strategy === 'balanced') {
-      const count = (unverifiedRequests.get(chain) ?? 0) + 1;
-      unverifiedRequests.set(chain, count);
-      explore = count % exploreEvery === 0;
+    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced') {
+      const now = clock();
+      const last = lastExplored.get(chain);
+      if (last === undefined) lastExplored.set(chain, now);
+      else if (now - last >= exploreEveryMs) {
+        explore = true; // (arrange explores only when a slow upstream is there to re-measure)
+        lastExplored.set(chain, now);
+      }
     }
     const ranked = arrange(tiered.ranked, tiered.tiers, {
       strategy: chain.strategy,

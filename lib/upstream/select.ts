@@ -107,7 +107,7 @@ export interface ArrangeOptions {
   cls: MethodClass;
   /** Wall or monotonic ms (for the maxRps second). */
   now: number;
-  /** This N=1 request asks a slow (tier 1) upstream first, to re-measure it (the caller picks 1 in exploreEvery). */
+  /** This N=1 request asks a slow (tier 1) upstream first, to re-measure it (select-upstreams: at most one per chain in exploreEveryMs). */
   explore?: boolean;
 }
 

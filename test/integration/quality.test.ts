@@ -73,9 +73,9 @@ for (const n of [1, 2]) {
       if (i % 2 === 0) fast.push(...(await run(t, control, path, 1)).ms);
     }
     const asked = callsOf(list[0]!) - before;
-    // Were it still ranked, it would be asked in 20 (N=1) or 100 (N=2) of these 100. N=1: one
-    // request in 50 re-measures it (2); a hedge on a stalled machine may reach it once more.
-    t.true(asked <= (n === 1 ? 4 : 2), `the slow upstream was asked ${asked} times in the next 100 requests`);
+    // Were it still ranked, it would be asked in 20 (N=1) or 100 (N=2) of these 100. N=1: at most
+    // one request in 5 s re-measures it; a hedge on a stalled machine may reach it once more.
+    t.true(asked <= 3, `the slow upstream was asked ${asked} times in the next 100 requests`);
     t.false(from.includes(label(list[0]!)), 'it never answered');
     const ratio = median(slow) / median(fast);
     t.true(ratio < 2, `p50 ${median(slow).toFixed(1)} ms against ${median(fast).toFixed(1)} ms all-fast (×${ratio.toFixed(2)})`);
