@@ -10,7 +10,7 @@
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { recordFailure, recordSuccess } from './health.js';
-import { recordProbe } from './quality.js';
+import { recordProbeRound } from './quality.js';
 import type { Chain, Registry, Upstream } from './registry.js';
 
 export interface ProbeResult {
@@ -81,6 +81,7 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
   const now = Date.now();
   const heads = results.flatMap((r) => (r.head !== undefined && r.chainId === BigInt(chain.id) ? [r.head] : []));
   const best = heads.reduce((a, b) => (b > a ? b : a), 0n);
+  const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
   results.forEach((r, i) => {
     const u = chain.upstreams[i]!;
     const h = u.health;
@@ -100,10 +101,11 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
     if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
     h.wrongChainId = undefined;
     recordSuccess(h, r.ms);
-    recordProbe(h, r.ms, performance.now()); // measured quality (quality.ts): a re-measurement
+    answered.push({ health: h, ms: r.ms });
     h.head = r.head;
     h.lag = Number(best - r.head!);
   });
+  recordProbeRound(answered, performance.now());
 }
 
 export interface Prober {

@@ -231,14 +231,27 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
 }
 
 /**
- * A probe answered after `ms` (probe.ts; class `read`). A re-measurement: when the probe is far
- * faster than the recent median (by more than slowFactor), the recent samples are from before a
- * change and are forgotten, so an upstream that is fast again is ranked as such after one probe round.
+ * A probe round of one chain answered (probe.ts; class `read`): a re-measurement. An upstream
+ * whose probe took no more than `resetFactor` × the round's median (it is not slow now), or was far
+ * faster than its own recent median, forgets its recent samples, which are from before a change:
+ * an upstream that is fast again is ranked as such after one probe round. Relative to the round,
+ * so a loaded machine (every probe slower) does not keep it down.
  */
+export function recordProbeRound(round: readonly { health: Health; ms: number }[], now: number): void {
+  const sorted = round.map((r) => r.ms).sort((a, b) => a - b);
+  const median = sorted.length === 0 ? 0 : sorted[(sorted.length - 1) >> 1]!;
+  for (const { health, ms } of round) {
+    const q = qualityOf(health);
+    for (const s of q.classes.values()) {
+      if (s.p50 !== undefined && (s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms))) s.reset();
+    }
+    q.stats('read', now).add(ms, now);
+  }
+}
+
+/** One upstream's probe (a round of one). */
 export function recordProbe(health: Health, ms: number, now: number): void {
-  const q = qualityOf(health);
-  for (const s of q.classes.values()) if (s.p50 !== undefined && s.p50 > resetFactor * Math.max(ms, 1)) s.reset();
-  q.stats('read', now).add(ms, now);
+  recordProbeRound([{ health, ms }], now);
 }
 
 /** Track one upstream call: in flight until it settles; an answer, an error, or abandoned (signal aborted first). */

@@ -10,6 +10,7 @@ import {
   recordAbandoned,
   recordAnswered,
   recordProbe,
+  recordProbeRound,
   recordStart,
   scoreOf,
   trackCall,
@@ -87,6 +88,17 @@ test('should bring a demoted upstream back after one fast probe (a re-measuremen
   recordAnswered(undefined, list[1]!.health, 3, 'read', 0);
   recordProbe(list[1]!.health, 700, 0);
   t.deepEqual(names(rank(list).ranked), ['u0', 'u1', 'u2'], 'one slow probe among fast samples is not enough');
+});
+
+test('should bring a demoted upstream back after a probe round where it was not slow, on a loaded machine too', (t) => {
+  const list = ups([[600, 600, 600], [3, 4], [2, 5]]);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // Every probe of the round is slow (a busy machine): u0's is no slower than the others'.
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [250, 200, 220][i]! })), 0);
+  t.is(rank(list).ranked[0]!.name, 'u0');
+  const again = ups([[600, 600, 600], [3, 4], [2, 5]]);
+  recordProbeRound(again.map((u, i) => ({ health: u.health, ms: [600, 3, 4][i]! })), 0);
+  t.is(rank(again).ranked.at(-1)!.name, 'u0', 'still slow in the round: still behind');
 });
 
 test('should keep the trouble tiers above measured slowness (cooling, lagging, distrusted)', (t) => {
