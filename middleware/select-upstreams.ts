@@ -56,7 +56,7 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
       }
     }
     const ranked = arrange(tiered.ranked, tiered.tiers, {
-      strategy: chain.strategy,
+      strategy: chain.strategy ?? 'priority',
       required,
       cls,
       now: performance.now(), // quality.ts's clock (maxRps seconds)

@@ -75,7 +75,7 @@ function describeChains(registry: Registry) {
     confirmations: chain.confirmations,
     providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable],
-    strategy: chain.strategy,
+    strategy: chain.strategy ?? 'priority',
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),

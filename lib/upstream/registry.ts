@@ -54,8 +54,8 @@ export interface Chain {
   readonly upstreams: readonly Upstream[];
   /** Distinct providers among the upstreams (the most confirmations the chain can give). */
   readonly providerCount: number;
-  /** How N=1 requests are spread over the best upstreams (select.ts arrange). */
-  readonly strategy: 'balanced' | 'priority';
+  /** How N=1 requests are spread over the best upstreams (select.ts arrange; absent: priority). */
+  readonly strategy?: 'balanced' | 'priority';
 }
 
 export interface Registry {
