@@ -28,6 +28,17 @@ export interface ChainConfig {
   readonly ignoredFields: IgnoredFieldsConfig;
   /** This chain's head tracking and wait (lib/upstream/heads.ts); over the global `heads:`. */
   readonly heads: HeadsConfig;
+  /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
+  readonly strategy: 'balanced' | 'priority';
+  /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
+  readonly upstreamLimits?: readonly UpstreamLimits[];
+}
+
+/** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps }` rpcs entry. */
+export interface UpstreamLimits {
+  readonly weight?: number;
+  readonly maxConcurrent?: number;
+  readonly maxRps?: number;
 }
 
 /** Field names per shape (block, transaction, receipt, log) that are not compared. */
@@ -37,7 +48,19 @@ export interface OmnigateConfig {
   readonly port: number;
   readonly confirmations: number;
   readonly refreshInterval: number;
-  readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number; readonly hedgeMs: number };
+  readonly timeouts: {
+    readonly upstreamMs: number;
+    readonly requestMs: number;
+    /** The fixed hedge delay: the default (1000) when absent from the file, then hedgeAdaptive is true. */
+    readonly hedgeMs: number;
+    /** hedgeMs is not set: the delay follows the chain's hedgeQuantile of answered calls (quality.ts hedgeDelay). */
+    readonly hedgeAdaptive: boolean;
+    readonly hedgeMinMs: number;
+    readonly hedgeMaxMs: number;
+    readonly hedgeQuantile: number;
+    /** Hedged calls at most, as a share of first calls per chain (quality.ts HedgeBudget). */
+    readonly hedgeBudget: number;
+  };
   readonly limits: {
     readonly bodyBytes: number;
     readonly batchSize: number;
@@ -71,7 +94,7 @@ export interface ConfigProblem {
 }
 
 const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 
@@ -112,11 +135,26 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   const confirmations = int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
   const refreshInterval = int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
   const t = section('timeouts');
-  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs'], 'timeouts', report);
+  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs', 'hedgeMinMs', 'hedgeMaxMs', 'hedgeQuantile', 'hedgeBudget'], 'timeouts', report);
+  const share = (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
+    const v = obj[key];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+      report(path, `${show(v)} is not a number from ${min} to ${max}. ${hint}`);
+      return fallback;
+    }
+    return v;
+  };
+  const hedgeMinMs = int(t, 'hedgeMinMs', 'timeouts.hedgeMinMs', defaults.timeouts.hedgeMinMs, 0, 600_000, 'The adaptive hedge delay never goes below it, in milliseconds. Example: hedgeMinMs: 20');
   const timeouts = {
     upstreamMs: int(t, 'upstreamMs', 'timeouts.upstreamMs', defaults.timeouts.upstreamMs, 1, 600_000, 'In milliseconds. Example: upstreamMs: 10000'),
     requestMs: int(t, 'requestMs', 'timeouts.requestMs', defaults.timeouts.requestMs, 1, 3_600_000, 'In milliseconds. Example: requestMs: 30000'),
     hedgeMs: int(t, 'hedgeMs', 'timeouts.hedgeMs', defaults.timeouts.hedgeMs, 0, 600_000, 'In milliseconds, 0 turns hedging off. Example: hedgeMs: 1000'),
+    hedgeAdaptive: t.hedgeMs === undefined || t.hedgeMs === null,
+    hedgeMinMs,
+    hedgeMaxMs: int(t, 'hedgeMaxMs', 'timeouts.hedgeMaxMs', Math.max(defaults.timeouts.hedgeMaxMs, hedgeMinMs), hedgeMinMs, 600_000, `The adaptive hedge delay never goes above it, in milliseconds (at least timeouts.hedgeMinMs = ${hedgeMinMs}). Example: hedgeMaxMs: 1000`),
+    hedgeQuantile: share(t, 'hedgeQuantile', 'timeouts.hedgeQuantile', defaults.timeouts.hedgeQuantile, 0.5, 0.999, 'The quantile of answered calls the adaptive hedge delay follows. Example: hedgeQuantile: 0.9'),
+    hedgeBudget: share(t, 'hedgeBudget', 'timeouts.hedgeBudget', defaults.timeouts.hedgeBudget, 0, 1, 'Hedged calls at most, as a share of first calls (0.1 = 10 %). Example: hedgeBudget: 0.1'),
   };
   const l = section('limits');
   unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency'], 'limits', report);
@@ -180,7 +218,11 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         continue;
       }
       unknownKeys(value, chainKeys, path, report);
-      const { urls: rpcs, providers } = urlList(value.rpcs, `${path}.rpcs`, report);
+      const { urls: rpcs, providers, upstreamLimits } = urlList(value.rpcs, `${path}.rpcs`, report);
+      const strategy = value.strategy ?? defaults.strategy;
+      if (strategy !== 'balanced' && strategy !== 'priority') {
+        report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);
+      }
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
       // Only the chain's own key is an error: a global default above a small chain is a warning
       // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests. What
@@ -194,6 +236,8 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       chains[id] = {
         rpcs,
         ...(providers.some((p) => p !== undefined) ? { providers } : {}),
+        ...(upstreamLimits.some((l) => Object.keys(l).length > 0) ? { upstreamLimits } : {}),
+        strategy: strategy === 'priority' ? 'priority' : 'balanced',
         confirmations: chainConfirmations,
         confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
@@ -222,20 +266,35 @@ const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
  * (normalizeUpstreamUrl); two entries equal once normalized are an error, not merged: the user
  * meant two voters and has one.
  */
-function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[] } {
+function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[] } {
   const urls: string[] = [];
   const providers: (string | undefined)[] = [];
+  const upstreamLimits: UpstreamLimits[] = [];
   if (!Array.isArray(value) || value.length === 0) {
     report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
-    return { urls, providers };
+    return { urls, providers, upstreamLimits };
   }
   const seen = new Map<string, number>();
   value.forEach((entry, i) => {
     const where = `${path}[${i}]`;
     let item: unknown = entry;
     let provider: string | undefined;
+    const limits: { weight?: number; maxConcurrent?: number; maxRps?: number } = {};
     if (isObj(entry)) {
-      unknownKeys(entry, ['url', 'provider'], where, report);
+      unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps'], where, report);
+      const w = entry.weight;
+      if (w !== undefined && w !== null) {
+        if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
+        limits.weight = w;
+      }
+      for (const key of ['maxConcurrent', 'maxRps'] as const) {
+        const v = entry[key];
+        if (v === undefined || v === null) continue;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000) {
+          return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
+        }
+        limits[key] = v;
+      }
       item = entry.url;
       if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
       const p = entry.provider;
@@ -262,8 +321,9 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
     // request line and a header (percent-encoded, punycode).
     urls.push(url.href);
     providers.push(provider);
+    upstreamLimits.push(limits);
   });
-  return { urls, providers };
+  return { urls, providers, upstreamLimits };
 }
 
 function methodList(value: unknown, path: string, report: (p: string, m: string) => void): ConfirmableMethod[] {

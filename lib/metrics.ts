@@ -11,6 +11,7 @@ import { chainHead } from './upstream/heads.js';
 import { isUp } from './upstream/health.js';
 import type { Registry as Upstreams, Upstream } from './upstream/registry.js';
 import { maxLagBlocks } from './upstream/select.js';
+import { qualityOf, scoreOf } from './upstream/quality.js';
 
 const knownMethods = new Set(supportedMethods.map((m) => m.method));
 
@@ -131,6 +132,47 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
           if (head !== undefined) this.set({ chain: chain.id, tag }, Number(head));
         }
       }
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_score',
+    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; absent before its first sample.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => {
+        const score = scoreOf(u.health);
+        if (score !== null) this.set({ chain, upstream }, score);
+      });
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_in_flight',
+    help: 'Calls to the upstream in flight.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, qualityOf(u.health).inFlight));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_latency_quantile_seconds',
+    help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9).',
+    labelNames: ['chain', 'upstream', 'class', 'quantile'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = performance.now();
+      each((chain, upstream, u) => {
+        for (const [cls, stats] of qualityOf(u.health).classes) {
+          for (const q of [0.5, 0.9]) {
+            const v = stats.sketch.quantile(q, now);
+            if (v !== undefined) this.set({ chain, upstream, class: cls, quantile: String(q) }, v / 1000);
+          }
+        }
+      });
     },
   });
   return { registry, requests, upstreamSeconds, disagreements };

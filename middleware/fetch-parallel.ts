@@ -10,6 +10,7 @@ import { getContext, need } from '../lib/context.js';
 import { UpstreamBudgetError } from '../lib/errors.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
 import { FanOut } from '../lib/upstream/fanout.js';
+import { methodClassOf, trackCall } from '../lib/upstream/quality.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 
@@ -49,7 +50,11 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     }
     const account = budget?.open();
     ctx.budget = account;
-    const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, (upstream, signal) =>
+    // Quality hook (issue 24, helper `quality`): every call is measured: in flight, answered after
+    // t ms, failed, or abandoned after t ms when the fan-out aborted it (a sample of at least t).
+    // The integrator moves this into the agreement loop's per-call outcome hook.
+    const cls = methodClassOf(payload.calls);
+    const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, (upstream, signal) => trackCall(ctx.chain, upstream.health, cls, signal, () =>
       upstream.transport.send({
         payload,
         requestId: ctx.requestId,
@@ -59,7 +64,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
         via: ctx.via,
         maxDepth: options.maxDepth,
         budget: account,
-      }),
+      })),
       expectedLatency,
     );
     ctx.fanout = fanout;

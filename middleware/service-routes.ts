@@ -4,6 +4,7 @@
  * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
  * Anything else goes to next().
  */
+import { describeQuality } from '../lib/upstream/quality.js';
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
@@ -77,6 +78,7 @@ function describeChains(registry: Registry) {
     confirmableMethods: [...chain.extraConfirmable.keys()],
     // The chain's robust heads (lib/upstream/heads.ts: never the maximum), decimal strings.
     heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
+    strategy: chain.strategy ?? 'priority',
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),
@@ -97,6 +99,11 @@ function describeChains(registry: Registry) {
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
+      // Measured quality (lib/upstream/quality.ts): score (ms, lower is better), latency quantiles per method class.
+      quality: describeQuality(u.health),
+      ...(u.weight === undefined ? {} : { weight: u.weight }),
+      ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
+      ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
     })),
   }));
 }

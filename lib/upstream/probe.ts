@@ -12,6 +12,7 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { recordHead, refreshChain } from './heads.js';
 import { recordFailure, recordSuccess } from './health.js';
+import { recordProbeRound } from './quality.js';
 import type { Chain, Registry, Upstream } from './registry.js';
 
 export interface ProbeResult {
@@ -80,6 +81,7 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
   // A request loop is never probed again: each probe would only come back to us.
   const results = await mapLimited(chain.upstreams, concurrency, (u) => (u.health.loop ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
   const now = Date.now();
+  const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
   results.forEach((r, i) => {
     const u = chain.upstreams[i]!;
     const h = u.health;
@@ -99,9 +101,11 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
     if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
     h.wrongChainId = undefined;
     recordSuccess(h, r.ms);
+    answered.push({ health: h, ms: r.ms });
     recordHead(u, 'latest', r.head!, 'poll');
   });
   refreshChain(chain);
+  recordProbeRound(answered, performance.now());
 }
 
 export interface Prober {

@@ -32,6 +32,10 @@ export interface Upstream {
   readonly secrets: UpstreamSecrets;
   /** This upstream's token in the Via header of our calls (loop.ts). */
   readonly hopToken: string;
+  /** Share of balanced load, calls in flight at most, calls per second at most (rpcs entry; select.ts arrange). */
+  readonly weight?: number;
+  readonly maxConcurrent?: number;
+  readonly maxRps?: number;
 }
 
 export interface UpstreamSecrets {
@@ -52,6 +56,8 @@ export interface Chain {
   readonly upstreams: readonly Upstream[];
   /** Distinct providers among the upstreams (the most confirmations the chain can give). */
   readonly providerCount: number;
+  /** How N=1 requests are spread over the best upstreams (select.ts arrange; absent: priority). */
+  readonly strategy?: 'balanced' | 'priority';
 }
 
 export interface Registry {
@@ -86,6 +92,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
+        ...chain.upstreamLimits?.[index],
       };
       byToken.set(hopToken, upstream);
       return upstream;
@@ -98,6 +105,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       ignoredFields: mergeIgnoredFields(config.ignoredFields, chain.ignoredFields),
       upstreams,
       providerCount: countProviders(chain.rpcs, chain.providers),
+      strategy: chain.strategy,
     });
   }
   return {

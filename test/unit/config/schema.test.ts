@@ -25,7 +25,7 @@ test('should apply every default to a minimal config', (t) => {
     port: defaults.port,
     confirmations: defaults.confirmations,
     refreshInterval: defaults.refreshInterval,
-    timeouts: { ...defaults.timeouts },
+    timeouts: { ...defaults.timeouts, hedgeAdaptive: true },
     limits: { ...defaults.limits },
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
@@ -33,7 +33,7 @@ test('should apply every default to a minimal config', (t) => {
     confirmableMethods: [],
     ignoredFields: {},
     heads: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, heads: {} } },
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, heads: {} } },
   });
 });
 
