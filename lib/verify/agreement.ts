@@ -289,7 +289,9 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
           hedged += fanout.launch(count);
         }
         quietSince = timers.now();
-        hedgeTimer = timers.setTimeout(onHedgeTimer, delay);
+        // Read again: the delay may follow what was asked meanwhile (adaptive hedging).
+        const nextDelay = policy.hedgeDelayMs!(state());
+        if (nextDelay > 0) hedgeTimer = timers.setTimeout(onHedgeTimer, nextDelay);
       } else {
         hedgeTimer = timers.setTimeout(onHedgeTimer, delay - quietMs);
       }
