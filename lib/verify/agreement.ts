@@ -305,7 +305,13 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
 
   const deadline = timers.setTimeout(() => finish(failed('deadline')), policy.deadlineMs);
   fanout.onOutcome((o) => {
-    if (o) guard(() => onOutcome(o));
+    // (guard inlined: this runs once per call)
+    if (!o || finished) return;
+    try {
+      onOutcome(o);
+    } catch (error) {
+      finish({ kind: 'error', error });
+    }
   });
   guard(() => {
     fanout.launch(required);
