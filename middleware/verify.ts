@@ -21,7 +21,7 @@ import { getContext, need, type Assessed, type RpcContext } from '../lib/context
 import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
 import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/upstream/health.js';
 import type { Metrics } from '../lib/metrics.js';
-import { runAgreement, type AgreementEnd, type Decided, type Failed } from '../lib/verify/agreement.js';
+import { runAgreement, type AgreementEnd, type AgreementPolicy, type Decided, type Failed } from '../lib/verify/agreement.js';
 import { tally } from '../lib/verify/quorum.js';
 
 export interface VerifyOptions {
@@ -30,7 +30,18 @@ export interface VerifyOptions {
   metrics?: Metrics;
   /** When an upstream that loses agreements is distrusted (default: 5 lost of its last 20). */
   disputes?: DisputePolicy;
+  /**
+   * More policy for one request's agreement loop (lib/verify/agreement.ts), e.g. who may vote
+   * for its pinned block, an adaptive hedge delay, a hook for calls abandoned unanswered. What it
+   * returns overrides this stage's own; absent (the default), today's behaviour.
+   */
+  policy?: (ctx: RpcContext) => LoopPolicy | undefined;
 }
+
+/** The parts of the agreement loop's policy a caller of verify() may set per request. */
+export type LoopPolicy = Partial<
+  Pick<AgreementPolicy, 'eligible' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onDecided' | 'timers'>
+>;
 
 export function verify(options: VerifyOptions = {}): Middleware {
   const hedgeMs = options.hedgeMs ?? 0;
@@ -58,6 +69,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
         onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
         onOutcome: (a) => recordOutcome(ctx, a, metrics),
         onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
+        ...options.policy?.(ctx),
       },
       (end: AgreementEnd) => {
         if (end.kind === 'agreed' || end.kind === 'refused') {
