@@ -58,27 +58,24 @@ export function verify(options: VerifyOptions = {}): Middleware {
     // One vote per provider; the check is skipped on chains where every upstream is its own.
     const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
     const log = ctx.log;
-    ctx.agreement = runAgreement(
-      { candidates, required, perProvider: providerCount < upstreams.length },
-      {
-        call: fetch.call,
-        expectedMs: fetch.expectedMs,
-        deadlineMs: fetch.deadlineMs,
-        assess,
-        hedgeDelayMs,
-        onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
-        onOutcome: (a) => recordOutcome(ctx, a, metrics),
-        onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
-        ...options.policy?.(ctx),
-      },
-      (end: AgreementEnd) => {
-        if (end.kind === 'agreed' || end.kind === 'refused') {
-          ctx.verdict = end.verdict;
-          return next();
-        }
-        next(end.kind === 'error' ? end.error : failureError(ctx, end));
-      },
-    );
+    const policy: AgreementPolicy = {
+      call: fetch.call,
+      expectedMs: fetch.expectedMs,
+      deadlineMs: fetch.deadlineMs,
+      assess,
+      hedgeDelayMs,
+      onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
+      onOutcome: (a) => recordOutcome(ctx, a, metrics),
+      onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
+    };
+    if (options.policy) Object.assign(policy, options.policy(ctx));
+    ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {
+      if (end.kind === 'agreed' || end.kind === 'refused') {
+        ctx.verdict = end.verdict;
+        return next();
+      }
+      next(end.kind === 'error' ? end.error : failureError(ctx, end));
+    });
   };
 }
 

@@ -318,10 +318,10 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
     armHedge();
   });
 
+  // A data property, not a getter: an object literal with its own accessor gets a hidden class
+  // of its own each time, and a run per request made that most of the request's CPU (GC).
   return {
-    get called() {
-      return fanout.called;
-    },
+    called: fanout.called,
     abort() {
       if (!finished) finish(failed('aborted'));
     },
