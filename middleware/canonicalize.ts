@@ -3,7 +3,8 @@
  * canonical form's SHA-256, lib/verify/canonical.ts) or a failure with its reason: transport
  * errors, HTTP errors, non-JSON, a wrong id or shape, a provider error, an answer that quotes
  * the upstream's own key. Reasons are scrubbed of provider keys.
- * Reads: ctx.fanout, ctx.payload   Writes: ctx.assessed
+ * Hands the agreement loop (run by the verify stage) the assessment as a function.
+ * Reads: ctx.payload, ctx.chain   Writes: ctx.assess
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed } from '../lib/context.js';
@@ -19,13 +20,9 @@ import type { IgnoredFields } from '../lib/verify/canonical.js';
 export function canonicalize(): Middleware {
   return function canonicalize(req, _res, next) {
     const ctx = getContext(req);
-    const fanout = need(ctx, 'fanout', 'canonicalize');
+    need(ctx, 'fetch', 'canonicalize');
     const payload = need(ctx, 'payload', 'canonicalize');
-    ctx.assessed = {
-      subscribe(listener) {
-        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload, ctx.chain?.ignoredFields)));
-      },
-    };
+    ctx.assess = (o) => assessOutcome(o, payload, ctx.chain?.ignoredFields);
     next();
   };
 }

@@ -172,7 +172,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       confirmable: ctx.confirmable,
       required: ctx.required,
       checked: ctx.verdict?.members.map((m) => m.upstream.label),
-      called: ctx.fanout?.called.length,
+      called: ctx.agreement?.called.length,
       status,
       error: ctx.errorCode,
       ms: Math.round(ms * 10) / 10,
