@@ -21,6 +21,7 @@ import { getContext, need, type Assessed, type RpcContext } from '../lib/context
 import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
 import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/upstream/health.js';
 import type { Metrics } from '../lib/metrics.js';
+import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
 import { decide, tally, type Vote } from '../lib/verify/quorum.js';
 
 type Good = Extract<Assessed, { ok: true }>;
@@ -32,6 +33,8 @@ export interface VerifyOptions {
   metrics?: Metrics;
   /** When an upstream that loses agreements is distrusted (default: 5 lost of its last 20). */
   disputes?: DisputePolicy;
+  /** Where disputes are appended (disputes.file), if anywhere. */
+  disputeFile?: DisputeFile;
 }
 
 export function verify(options: VerifyOptions = {}): Middleware {
@@ -39,6 +42,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
   if (!(hedgeMs >= 0)) throw new TypeError('verify: hedgeMs must be 0 (off) or a positive number of ms');
   const metrics = options.metrics;
   const disputes = options.disputes ?? defaults.disputes;
+  const disputeFile = options.disputeFile;
   return function verify(req, _res, next) {
     const ctx = getContext(req);
     const fanout = need(ctx, 'fanout', 'verify');
@@ -74,7 +78,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
     };
 
     const onAssessed = (a: Assessed | undefined) => {
-      if (!a) return finish(refusalOrError(ctx, required, votes, failures, fanout.called));
+      if (!a) return finish(refusalOrError(ctx, required, votes, failures, fanout.called, disputeFile));
       quietSince = performance.now();
       const chain = a.upstream.chainId;
       metrics?.upstreamSeconds.observe({ chain, upstream: a.upstream.label, outcome: a.ok ? 'vote' : a.refused ? 'refusal' : 'failure' }, a.ms / 1000);
@@ -117,7 +121,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
         // No vote yet and a refusal in: the calls still running decide between relaying the
         // refusal (none of them votes) and a 502 (one does), whatever the arrival order.
         if (votes.length === 0 && fanout.inFlight > 0 && failures.some((f) => f.refused)) return;
-        return finish(refusalOrError(ctx, required, votes, failures, fanout.called));
+        return finish(refusalOrError(ctx, required, votes, failures, fanout.called, disputeFile));
       }
       if (d.kind === 'launch') fanout.launch(d.count);
     };
@@ -140,9 +144,9 @@ export function verify(options: VerifyOptions = {}): Middleware {
  * the first refusal becomes the answer (ctx.verdict: its bytes as the node sent them, the refusing
  * upstreams as the checked ones); otherwise the error.
  */
-function refusalOrError(ctx: RpcContext, required: number, votes: Vote<Good>[], failures: Bad[], called: readonly Good['upstream'][]): GatewayError | undefined {
+function refusalOrError(ctx: RpcContext, required: number, votes: Vote<Good>[], failures: Bad[], called: readonly Good['upstream'][], disputeFile?: DisputeFile): GatewayError | undefined {
   const refusals = failures.filter((f) => f.refused?.hash !== undefined);
-  if (ctx.deadlinePassed || votes.length > 0 || refusals.length === 0) return failureError(ctx, required, votes, failures, called);
+  if (ctx.deadlinePassed || votes.length > 0 || refusals.length === 0) return failureError(ctx, required, votes, failures, called, disputeFile);
   ctx.verdict = {
     hash: refusals[0]!.refused!.hash!,
     members: refusals.map((f) => ({ upstream: f.upstream, ok: true, body: f.refused!.body, hash: f.refused!.hash!, ms: f.ms })),
@@ -151,10 +155,13 @@ function refusalOrError(ctx: RpcContext, required: number, votes: Vote<Good>[], 
 }
 
 /** The error of a request that got no group of N: 504 past the deadline, else 502 with the tally. */
-function failureError(ctx: RpcContext, required: number, votes: Vote<Good>[], failures: Bad[], called: readonly Good['upstream'][]): GatewayError {
+function failureError(ctx: RpcContext, required: number, votes: Vote<Good>[], failures: Bad[], called: readonly Good['upstream'][], disputeFile?: DisputeFile): GatewayError {
+  const groups = [...tally(votes)];
   const data = {
     required,
-    groups: [...tally(votes)].map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
+    groups: groups.map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
+    // Answers that differ (a dispute): where they differ, one warn log line, disputes.file (lib/verify/dispute-log.ts).
+    ...describeDispute(ctx, required, groups, disputeFile),
     failures: failures.map((f) => ({ upstream: f.upstream.label, reason: f.reason })),
     // called, but given up on before they answered (the decision could no longer change)
     unanswered: called.filter((u) => !votes.some((v) => v.item.upstream === u) && !failures.some((f) => f.upstream === u)).map((u) => u.label),
