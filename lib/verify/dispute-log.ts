@@ -143,21 +143,21 @@ function explain(ctx: RpcContext, required: number, groups: Groups, file?: Dispu
   ctx.log.warn({ chain: ctx.chain?.id, methods, required, groups: labels, differences }, `upstreams disagreed: no ${required} agreeing answers`);
   if (file) {
     file.append(() => ({
-        time: new Date().toISOString(),
-        chain: ctx.chain?.id,
-        requestId: ctx.requestId,
-        methods,
-        batch: payload.batch,
-        calls: payload.calls.map((c) => ({ id: c.id, method: c.method, params: c.params })),
-        required,
-        deadlinePassed: ctx.deadlinePassed === true,
-        groups: groups.map(([hash, members]) => ({
-          hash,
-          upstreams: members.map((m) => m.upstream.label),
-          body: members[0]!.upstream.secrets.scrub(members[0]!.body.toString('utf8')),
-        })),
-        differences,
-      }));
+      time: new Date().toISOString(),
+      chain: ctx.chain?.id,
+      requestId: ctx.requestId,
+      methods,
+      batch: payload.batch,
+      calls: payload.calls.map((c) => ({ id: c.id, method: c.method, params: c.params })),
+      required,
+      deadlinePassed: ctx.deadlinePassed === true,
+      groups: groups.map(([hash, members]) => ({
+        hash,
+        upstreams: members.map((m) => m.upstream.label),
+        body: members[0]!.upstream.secrets.scrub(members[0]!.body.toString('utf8')),
+      })),
+      differences,
+    }));
   }
   return { differences };
 }
