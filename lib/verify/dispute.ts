@@ -92,9 +92,12 @@ export function diffAnswers(values: readonly unknown[], options: DiffOptions = {
       else if (isObject(v)) objects++;
     }
     if (objects === vals.length) {
-      const keys = new Set<string>();
-      for (const v of vals) for (const k of Object.keys(v as object)) keys.add(k);
-      for (const k of [...keys].sort()) {
+      const first = vals[0] as Record<string, unknown>;
+      const keys = sameKeys(vals) ?? [...new Set(vals.flatMap((v) => Object.keys(v as object)))].sort();
+      for (const k of keys) {
+        // The common case first: the same primitive in every answer, nothing to walk into.
+        const v0 = first[k];
+        if ((v0 === null || typeof v0 !== 'object') && vals.every((v) => (v as Record<string, unknown>)[k] === v0)) continue;
         walk(vals.map((v) => (Object.hasOwn(v as object, k) ? (v as Record<string, unknown>)[k] : undefined)), path + segment(k, path === ''));
         if (out.length >= limit) return;
       }
@@ -118,6 +121,18 @@ export function diffAnswers(values: readonly unknown[], options: DiffOptions = {
     walk(values, '');
   }
   return out;
+}
+
+/** The keys of the first object, sorted, when every object has exactly these keys (canonical values are sorted already). */
+function sameKeys(vals: readonly unknown[]): string[] | undefined {
+  const keys = Object.keys(vals[0] as object);
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! >= keys[i]!) return undefined;
+  for (let j = 1; j < vals.length; j++) {
+    const other = Object.keys(vals[j] as object);
+    if (other.length !== keys.length) return undefined;
+    for (let i = 0; i < keys.length; i++) if (other[i] !== keys[i]) return undefined;
+  }
+  return keys;
 }
 
 function isObject(v: unknown): v is object {
