@@ -87,11 +87,11 @@ export function openDisputeFile(path: string, options: DisputeFileOptions): Disp
       return dropped;
     },
     append(build) {
-      if (queuedBytes >= maxQueued) return drop('the file is not keeping up (backpressure)', 0);
+      if (queuedBytes >= maxQueued) return drop('the file is not keeping up (backpressure)', 0); // not even built
       const text = `${JSON.stringify(build())}\n`;
       const bytes = Buffer.byteLength(text);
       if (bytes > maxBytes) return drop(`one dispute of ${bytes} bytes is larger than disputes.fileMaxBytes (${maxBytes})`, bytes);
-      if (queuedBytes + bytes > maxQueued) return drop('the file is not keeping up (backpressure)', bytes);
+      if (queuedBytes > 0 && queuedBytes + bytes > maxQueued) return drop('the file is not keeping up (backpressure)', bytes);
       queue.push({ text, bytes });
       queuedBytes += bytes;
       draining ??= drain().finally(() => {
