@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { LogFn, Logger } from '../../lib/log.js';
 import { defaultAnswer, log, startFakeUpstream, type AnswerFn, type FakeOptions, type FakeUpstream } from '../support/fake-upstream.js';
+import { runCli } from '../support/cli.js';
 import { rpc, startGateway } from '../support/gateway.js';
 
 const KEY = 'k3yS3cr3tAbCdEf0123456789';
@@ -191,4 +192,32 @@ test('a dispute larger than disputes.fileMaxBytes is not written, with a warning
   const warned = lines.filter((l) => l.level === 'warn' && /not written to disputes\.file/.test(l.msg ?? ''));
   t.is(warned.length, 1);
   t.regex(warned[0]!.msg!, /larger than disputes\.fileMaxBytes \(2048\)/);
+});
+
+test('omnigate disputes diff prints where the answers of a recorded dispute differ, in full', async (t) => {
+  const [a, b] = await fakes(t, [{ answer: honestLogs }, { answer: otherLogData(1) }]);
+  const dir = await tempDir(t);
+  const file = join(dir, 'disputes.jsonl');
+  const gw = await startGateway({ chains: { 1: { rpcs: [a!.url, b!.url] } }, disputes: { file } });
+  let closed = false;
+  t.teardown(() => (closed ? undefined : gw.close()));
+  t.is((await gw.post('/confirmations/2/rpc/1', getLogs, { 'x-request-id': 'to-diff' })).status, 502);
+  await gw.close();
+  closed = true;
+
+  const run = runCli(['disputes', 'diff', file], {}, { t });
+  t.is(await run.exited, 0, run.err.join(''));
+  const out = run.out.join('');
+  t.regex(out, /dispute on line 1: .*chain 1, request to-diff, eth_getLogs, 2 agreeing answers required/);
+  t.regex(out, /\nresult\[1\]\.data\n/);
+  t.true(out.includes(`: ${JSON.stringify(log(2).data)}\n`), 'the whole value, not cut at 80 characters');
+  t.true(out.includes(': "0xdead"\n'));
+
+  const json = runCli(['disputes', 'diff', file, '--line', '1', '--json'], {}, { t });
+  t.is(await json.exited, 0, json.err.join(''));
+  t.deepEqual(JSON.parse(json.out.join('')).differences.map((d: { path: string }) => d.path), ['result[1].data']);
+
+  const beyond = runCli(['disputes', 'diff', file, '--line', '2'], {}, { t });
+  t.is(await beyond.exited, 2);
+  t.regex(beyond.err.join(''), /has 1 dispute: use --line 1 to 1/);
 });
