@@ -56,6 +56,8 @@ export const defaults = {
     maxLost: 5,
     /** One verified request (N ≥ 2) in this many per chain takes a distrusted upstream as a voter. */
     sampleEvery: 10,
+    /** disputes.file (when set) is rotated to `<file>.1` before it passes this size: 100 MiB. */
+    fileMaxBytes: 100 * 1024 * 1024,
   },
   /**
    * How a chain spreads N=1 requests: balanced over the best upstreams, or priority (list order).

@@ -77,7 +77,15 @@ export interface OmnigateConfig {
   };
   readonly redactHeaders: boolean;
   /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
-  readonly disputes: { readonly window: number; readonly maxLost: number; readonly sampleEvery: number };
+  readonly disputes: {
+    readonly window: number;
+    readonly maxLost: number;
+    readonly sampleEvery: number;
+    /** Each dispute (no quorum, answers differ) appended as one JSON line (README "Disputes"). */
+    readonly file?: string;
+    /** disputes.file is rotated to `<file>.1` before it passes this many bytes. */
+    readonly fileMaxBytes: number;
+  };
   readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
@@ -184,12 +192,20 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     else redactHeaders = raw.redactHeaders;
   }
   const ds = section('disputes');
-  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery'], 'disputes', report);
+  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery', 'file', 'fileMaxBytes'], 'disputes', report);
+  let disputeFile: string | undefined;
+  if (ds.file !== undefined && ds.file !== null) {
+    if (typeof ds.file !== 'string' || ds.file.trim() === '' || ds.file.includes('\0')) {
+      report('disputes.file', `${show(ds.file)} is not a file path. Example: file: /var/log/omnigate/disputes.jsonl (leave it out to record no file)`);
+    } else disputeFile = ds.file;
+  }
   const disputeWindow = int(ds, 'window', 'disputes.window', defaults.disputes.window, 1, 10_000, 'The votes remembered per upstream. Example: window: 20');
   const disputes = {
     window: disputeWindow,
     maxLost: int(ds, 'maxLost', 'disputes.maxLost', Math.min(defaults.disputes.maxLost, disputeWindow), 0, disputeWindow, `Lost votes (of the last disputes.window = ${disputeWindow}) that make an upstream distrusted, 0 never. Example: maxLost: 5`),
     sampleEvery: int(ds, 'sampleEvery', 'disputes.sampleEvery', defaults.disputes.sampleEvery, 1, 1_000_000, 'One verified request in this many takes a distrusted upstream as a voter. Example: sampleEvery: 10'),
+    ...(disputeFile !== undefined && { file: disputeFile }),
+    fileMaxBytes: int(ds, 'fileMaxBytes', 'disputes.fileMaxBytes', defaults.disputes.fileMaxBytes, 1024, 2 ** 40, 'In bytes; the file is rotated to <file>.1 before it passes this. Example: fileMaxBytes: 104857600'),
   };
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', report);

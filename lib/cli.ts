@@ -4,6 +4,7 @@
  *   omnigate serve --config FILE [--port P] [--no-indexer]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
+ *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
  * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
  * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
  * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
@@ -20,6 +21,7 @@ import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
+import { registerDisputesCommands } from './verify/dispute-cli.js';
 
 const program = new Command('omnigate')
   .description('Verifying JSON-RPC balancer and bridge-event indexer API')
@@ -207,6 +209,7 @@ program
   });
 
 registerDbCommands(program);
+registerDisputesCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -24,6 +24,7 @@ import { matchRpcRoute } from '../lib/route.js';
 import { headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
 import { createRegistry, type Registry } from '../lib/upstream/registry.js';
+import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
 import { classify } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
@@ -83,6 +84,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const registry = deps.registry ?? createRegistry(config);
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
+  const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
     // After parse, so that the refusal echoes the client's id.
@@ -99,7 +101,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes }),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }) }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);
@@ -156,6 +158,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         prober?.stop();
         tracker?.stop();
         await registry.close();
+        await disputeFile?.flush(); // the disputes of the last requests are in the file
       })();
       return closing;
     },

@@ -23,6 +23,7 @@ import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '..
 import type { Metrics } from '../lib/metrics.js';
 import { runAgreement, type AgreementEnd, type AgreementPolicy, type Decided, type Failed } from '../lib/verify/agreement.js';
 import { tally } from '../lib/verify/quorum.js';
+import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
 
 export interface VerifyOptions {
   /** Ask one more upstream when no answer came for this long (ms); 0 turns hedging off. */
@@ -36,6 +37,8 @@ export interface VerifyOptions {
    * returns overrides this stage's own; absent (the default), today's behaviour.
    */
   policy?: (ctx: RpcContext) => LoopPolicy | undefined;
+  /** Where disputes are appended (disputes.file), if anywhere. */
+  disputeFile?: DisputeFile;
 }
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */
@@ -49,6 +52,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
   const hedgeDelayMs = hedgeMs > 0 ? () => hedgeMs : undefined;
   const metrics = options.metrics;
   const disputes = options.disputes ?? defaults.disputes;
+  const disputeFile = options.disputeFile;
   return function verify(req, _res, next) {
     const ctx = getContext(req);
     const fetch = need(ctx, 'fetch', 'verify');
@@ -74,7 +78,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
         ctx.verdict = end.verdict;
         return next();
       }
-      next(end.kind === 'error' ? end.error : failureError(ctx, end));
+      next(end.kind === 'error' ? end.error : failureError(ctx, end, disputeFile));
     });
   };
 }
@@ -120,11 +124,14 @@ function recordDecision(ctx: RpcContext, d: Decided, disputes: DisputePolicy, me
  * budget refused answers, else 502 with the tally. (An end for want of eligible answers,
  * `end.cause === 'ineligible'`, is a 502 like any other until the heads' error takes it over.)
  */
-function failureError(ctx: RpcContext, end: Failed): GatewayError {
+function failureError(ctx: RpcContext, end: Failed, disputeFile?: DisputeFile): GatewayError {
   const { required, votes, failures, called, ineligible } = end;
+  const groups = [...tally(votes)];
   const data = {
     required,
-    groups: [...tally(votes)].map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
+    groups: groups.map(([hash, members]) => ({ hash, upstreams: members.map((m) => m.upstream.label) })),
+    // Answers that differ (a dispute): where they differ, one warn log line, disputes.file (lib/verify/dispute-log.ts).
+    ...describeDispute(ctx, required, groups, disputeFile, end.cause === 'deadline'),
     failures: failures.map((f) => ({ upstream: f.upstream.label, reason: f.reason })),
     // called, but given up on before they answered (the decision could no longer change)
     unanswered: called

@@ -72,8 +72,9 @@ test('should take an rpcs entry as { url, provider } and keep the labels by posi
 });
 
 test('should read the disputes section', (t) => {
-  t.deepEqual(ok({ ...minimal, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } }).disputes, { window: 4, maxLost: 2, sampleEvery: 1 });
-  t.deepEqual(ok({ ...minimal, disputes: { window: 3 } }).disputes, { window: 3, maxLost: 3, sampleEvery: defaults.disputes.sampleEvery });
+  const fileMaxBytes = defaults.disputes.fileMaxBytes;
+  t.deepEqual(ok({ ...minimal, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } }).disputes, { window: 4, maxLost: 2, sampleEvery: 1, fileMaxBytes });
+  t.deepEqual(ok({ ...minimal, disputes: { window: 3 } }).disputes, { window: 3, maxLost: 3, sampleEvery: defaults.disputes.sampleEvery, fileMaxBytes });
   t.is(ok({ ...minimal, disputes: { maxLost: 0 } }).disputes.maxLost, 0);
 });
 
