@@ -34,6 +34,7 @@ import { parseJsonRpc, pathOf } from './parse-jsonrpc.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
+import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, serviceRoutes, verify };
 
@@ -101,7 +102,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }) }),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: eligibilityPolicy }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);

@@ -24,6 +24,7 @@ import type { Metrics } from '../lib/metrics.js';
 import { runAgreement, type AgreementEnd, type AgreementPolicy, type Decided, type Failed } from '../lib/verify/agreement.js';
 import { tally } from '../lib/verify/quorum.js';
 import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
+import { ineligibleError } from '../lib/verify/eligibility-policy.js';
 
 export interface VerifyOptions {
   /** Ask one more upstream when no answer came for this long (ms); 0 turns hedging off. */
@@ -140,6 +141,11 @@ function failureError(ctx: RpcContext, end: Failed, disputeFile?: DisputeFile): 
     // answers that could not count as votes (policy `eligible`)
     ...(ineligible.length > 0 && { ineligible: ineligible.map((a) => a.upstream.label) }),
   };
+  // Fewer than N providers have the pinned block (lib/verify/eligibility-policy.ts): -32016.
+  if (end.cause !== 'deadline' && end.cause !== 'budget' && end.cause !== 'aborted') {
+    const err = ineligibleError(ctx, required, end.cause === 'ineligible');
+    if (err) return err as GatewayError;
+  }
   if (end.cause === 'deadline') {
     return new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });
   }

@@ -1,0 +1,47 @@
+/**
+ * Who may vote on a read pinned to a block number (issue 17): only an upstream whose head is known
+ * to be at or above the block (lib/upstream/eligibility.ts). An answer from an upstream below it
+ * (a lagging node's `null`, `[]` or "header not found") is neither a vote nor the provider's
+ * failure: the agreement loop asks others, waits once (at most the chain's `heads.waitMs`) for
+ * heads to catch up, asks the waiting ones again, and otherwise ends with -32016 naming the
+ * block and the heads seen. Never a confirmed empty answer from upstreams below the block.
+ *
+ * While no upstream of the chain has a known head (no probes or head tracker: an embedded
+ * pipeline before `startHealthChecks()`), everyone is eligible, as before.
+ * Reads pinned by a hash keep today's rule for now (a hash pin cannot be judged by a head).
+ */
+import type { RpcContext } from '../context.js';
+import { blockNotAvailable, eligible, eligibleProviders, highestBlock, waitForEligible } from '../upstream/eligibility.js';
+import type { AgreementPolicy } from './agreement.js';
+
+export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | undefined {
+  const { chain, payload } = ctx;
+  if (!ctx.confirmable || !chain || !payload) return undefined;
+  const calls = payload.calls;
+  if (highestBlock(chain, calls) === undefined) return undefined;
+  const required = ctx.required ?? 1;
+  const id = payload.batch ? null : payload.calls[0]!.id;
+  const started = performance.now();
+  return {
+    eligible: (upstream) => eligible(chain, upstream, calls),
+    waitForEligible: () =>
+      waitForEligible(chain, calls, required).then((ok) => {
+        if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
+      }),
+  };
+}
+
+/**
+ * The error of a loop that ended without N agreeing answers on a read pinned to a block that fewer
+ * than N providers have: -32016, whatever the lagging ones answered (ineligible votes, or errors
+ * such as "header not found" that count as provider trouble). Undefined when the block is not the
+ * reason (the usual 502 then says what happened).
+ */
+export function ineligibleError(ctx: RpcContext, required: number, ranOutOfEligible: boolean): Error | undefined {
+  const { chain, payload } = ctx;
+  if (!ctx.confirmable || !chain || !payload) return undefined;
+  const calls = payload.calls;
+  if (highestBlock(chain, calls) === undefined) return undefined;
+  if (!ranOutOfEligible && eligibleProviders(chain, calls) >= required) return undefined;
+  return blockNotAvailable(chain, calls, required, 0, payload.batch ? null : payload.calls[0]!.id);
+}
