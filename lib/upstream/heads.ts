@@ -140,6 +140,7 @@ export function setChainHeadSettings(chain: Chain, settings: HeadSettings): void
  */
 export function recordHead(u: Upstream, tag: HeadTag, value: bigint, source: 'poll' | 'answer'): boolean {
   const h = u.health;
+  if (source === 'poll') h.headPolledAt = Date.now();
   const key = field[tag];
   const current = h[key];
   const s = stateOf(u);

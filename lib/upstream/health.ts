@@ -23,6 +23,8 @@ export interface Health {
   lastError: string | undefined;
   /** When the last probe finished (epoch ms; 0 before the first). */
   lastProbeAt: number;
+  /** When the upstream was last asked for its head (probe or head tracker, heads.ts); 0: never. */
+  headPolledAt: number;
   /** Latest head block number: probes, the head tracker and answers passing through (heads.ts). */
   head: bigint | undefined;
   /** Its `safe` head (heads.ts): the tag's block, or latest − finality depth where the chain has no tag. */
@@ -56,6 +58,7 @@ export function newHealth(): Health {
     coolingUntil: 0,
     lastError: undefined,
     lastProbeAt: 0,
+    headPolledAt: 0,
     head: undefined,
     safe: undefined,
     finalized: undefined,
