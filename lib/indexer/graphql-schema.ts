@@ -29,7 +29,9 @@ const LIST_ARGS = `(
 
 const ITEM_CURSOR = `
   "Pass as cursor to get the items after this one."
-  cursor: String!`;
+  cursor: String!
+  "Seconds from the timestamp the list is ordered by to now."
+  ageSeconds: Int!`;
 
 export const SDL = `
 "The bridge as requested on the origin chain (REST: Bridge)."
@@ -50,6 +52,36 @@ type Transaction {
   originAmount: String
   "Raw amount in token units, exact decimal string."
   destAmount: String!
+  "What request encodes (FastBridge v1 or v2 layout); null when it is neither."
+  decodedRequest: DecodedRequest
+}
+
+"The bridge a request's bytes encode. Integers of 256 bits are exact decimal strings."
+type DecodedRequest {
+  "1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed)."
+  version: Int!
+  originChainId: Int!
+  destChainId: Int!
+  originSender: String!
+  destRecipient: String!
+  originToken: String!
+  destToken: String!
+  originAmount: String!
+  destAmount: String!
+  originFeeAmount: String!
+  "Unix seconds after which the request may be refunded."
+  deadline: String!
+  nonce: String!
+  "v1 only (null in v2)."
+  sendChainGas: Boolean
+  "v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none)."
+  exclusivityRelayer: String
+  "v2 only."
+  exclusivityEndTime: String
+  "v2 only: native value forwarded to the recipient."
+  zapNative: String
+  "v2 only: call data forwarded to the recipient (hex)."
+  zapData: String
 }
 
 "A transactionId alone (disputes are not joined to requests)."

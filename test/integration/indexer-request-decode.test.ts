@@ -88,7 +88,7 @@ test.before(async () => {
   await node.rpc('evm_setAutomine', [true]);
   const account = mnemonicToAccount(anvilMnemonic);
   client = createPublicClient({ transport: http(node.url) });
-  const wallet = createWalletClient({ account, transport: http(node.url), chain: null });
+  const wallet = createWalletClient({ account, transport: http(node.url) });
   const hash = await wallet.deployContract({ abi: FastBridgeV2.abi, bytecode: FastBridgeV2.bytecode, args: [account.address], chain: null });
   const receipt = await client.waitForTransactionReceipt({ hash });
   bridge = receipt.contractAddress!;
@@ -121,7 +121,7 @@ test('v2 requests the contract rejects (another version, truncated) decode to nu
 
 test('the request of a real bridgeV2 call decodes to what was bridged, as the contract decodes it', async (t) => {
   const account = mnemonicToAccount(anvilMnemonic);
-  const wallet = createWalletClient({ account, transport: http(cluster.nodes[0]!.url), chain: null });
+  const wallet = createWalletClient({ account, transport: http(cluster.nodes[0]!.url) });
   const now = Number((await client.getBlock()).timestamp);
   const params = {
     dstChainId: 8453, sender: account.address, to: base.destRecipient, originToken: NATIVE, destToken: base.destToken,
