@@ -196,11 +196,59 @@ type CompleteTransaction {
   BridgeDispute: Dispute
 }
 
+enum Stage { missingRelay exceedDeadline missingProof missingClaim disputed }
+
+"How many bridges wait in one stage on one chain pair, and since when."
+type StageStat {
+  stage: Stage!
+  originChainId: Int!
+  "Null for a dispute whose request row is missing."
+  destChainId: Int
+  count: Int!
+  "Seconds since the oldest item of the stage on this pair entered it."
+  oldestAgeSeconds: Int!
+}
+
+"REST: GET /api/stats."
+type Stats {
+  "Unix seconds the snapshot was computed at (ages are relative to it)."
+  generatedAt: Int!
+  stages: [StageStat!]!
+}
+
+"How far the index has come on one chain."
+type ChainStatus {
+  chainId: Int
+  chain: String!
+  "Latest indexed block (exact decimal string)."
+  latestBlock: String
+  latestTimestamp: Int
+  "Seconds since latestTimestamp."
+  ageSeconds: Int
+  "Finalized block where Ponder records it (its checkpoint table)."
+  finalizedBlock: String
+  finalizedTimestamp: Int
+  "Ponder's readiness flag where it records one."
+  ready: Boolean
+}
+
+"REST: GET /api/status."
+type IndexerStatus {
+  generatedAt: Int!
+  "ponder_checkpoint, ponder_status, or events (the newest indexed event per chain)."
+  source: String!
+  chains: [ChainStatus!]!
+}
+
 type Query {
 ${LIST_ROUTES.map((r) => `  """${r.summary}. ${r.description} Ordered by ${r.sortedBy}, newest first. REST: GET ${r.paths[0]}"""
   ${r.graphqlField}${LIST_ARGS}: [${r.itemType}!]!`).join('\n')}
   "One bridge by transactionId or by the hash of the origin transaction that requested it; null when unknown. REST: GET /api/transaction-id/{id}"
   transaction(id: String!): CompleteTransaction
+  "Counts and oldest age per stage and chain pair. REST: GET /api/stats"
+  stats: Stats!
+  "Latest indexed block and its age per chain. REST: GET /api/status"
+  status: IndexerStatus!
   "The reference API's lookup, as a list of zero or one item."
   transactionById(transactionId: String!): [CompleteTransaction!]! @deprecated(reason: "Use transaction(id).")
 }
