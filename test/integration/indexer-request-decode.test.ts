@@ -4,7 +4,8 @@
  * decodes the same bytes. Requests are generated (edge cases: no exclusivity, maximal integers,
  * call params of several sizes) and one comes from a real `bridgeV2` call's BridgeRequested event.
  * The v1 layout (abi.encode of BridgeTransaction) has no on-chain decoder in FastBridgeV2: it is
- * checked against ethers' ABI coder, an independent implementation.
+ * checked against ethers' ABI coder (and encoded by viem's), two independent implementations.
+ * decodeRequest gives addresses in lower case; the oracles' checksummed ones are lower-cased.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -70,11 +71,12 @@ const CASES: Record<string, V2> = {
 /** The contract's tuple, as viem returns it, in decodeRequest's form. */
 function fromContract(t: Record<string, unknown>) {
   const s = (v: unknown) => (v as bigint).toString();
+  const a = (v: unknown) => (v as string).toLowerCase();
   return {
-    version: 2, originChainId: t.originChainId, destChainId: t.destChainId, originSender: t.originSender, destRecipient: t.destRecipient,
-    originToken: t.originToken, destToken: t.destToken, originAmount: s(t.originAmount), destAmount: s(t.destAmount),
+    version: 2, originChainId: t.originChainId, destChainId: t.destChainId, originSender: a(t.originSender), destRecipient: a(t.destRecipient),
+    originToken: a(t.originToken), destToken: a(t.destToken), originAmount: s(t.originAmount), destAmount: s(t.destAmount),
     originFeeAmount: s(t.originFeeAmount), deadline: s(t.deadline), nonce: s(t.nonce), sendChainGas: null,
-    exclusivityRelayer: t.exclusivityRelayer, exclusivityEndTime: s(t.exclusivityEndTime), zapNative: s(t.zapNative), zapData: t.zapData,
+    exclusivityRelayer: a(t.exclusivityRelayer), exclusivityEndTime: s(t.exclusivityEndTime), zapNative: s(t.zapNative), zapData: t.zapData,
   };
 }
 
@@ -139,9 +141,9 @@ test('the request of a real bridgeV2 call decodes to what was bridged, as the co
   const decoded = decodeRequest(args.request);
   t.deepEqual(decoded, fromContract(await onChain(args.request) as Record<string, unknown>) as never);
   t.like(decoded, {
-    version: 2, originChainId: 42161, destChainId: 8453, originSender: account.address, destRecipient: base.destRecipient,
-    originToken: NATIVE, destToken: base.destToken, originAmount: '500000000000000000', destAmount: '123456789',
-    deadline: String(now + 7200), nonce: '0', exclusivityRelayer: base.exclusivityRelayer,
+    version: 2, originChainId: 42161, destChainId: 8453, originSender: account.address.toLowerCase(), destRecipient: base.destRecipient.toLowerCase(),
+    originToken: NATIVE.toLowerCase(), destToken: base.destToken.toLowerCase(), originAmount: '500000000000000000', destAmount: '123456789',
+    deadline: String(now + 7200), nonce: '0', exclusivityRelayer: base.exclusivityRelayer.toLowerCase(),
     exclusivityEndTime: String(block.timestamp + 60n), zapNative: '0', zapData: '0xcafe',
   });
 });
@@ -158,8 +160,8 @@ for (const [name, tx] of Object.entries(CASES)) {
       );
       const [e] = AbiCoder.defaultAbiCoder().decode(V1_TYPES, request) as unknown as [unknown[]];
       t.deepEqual(decodeRequest(request), {
-        version: 1, originChainId: Number(e[0]), destChainId: Number(e[1]), originSender: e[2] as string, destRecipient: e[3] as string,
-        originToken: e[4] as string, destToken: e[5] as string, originAmount: String(e[6]), destAmount: String(e[7]),
+        version: 1, originChainId: Number(e[0]), destChainId: Number(e[1]), originSender: (e[2] as string).toLowerCase(), destRecipient: (e[3] as string).toLowerCase(),
+        originToken: (e[4] as string).toLowerCase(), destToken: (e[5] as string).toLowerCase(), originAmount: String(e[6]), destAmount: String(e[7]),
         originFeeAmount: String(e[8]), sendChainGas: e[9] as boolean, deadline: String(e[10]), nonce: String(e[11]),
         exclusivityRelayer: null, exclusivityEndTime: null, zapNative: null, zapData: null,
       });
@@ -178,4 +180,10 @@ test('v1 requests that are not a valid BridgeTransaction decode to null', (t) =>
   t.is(decodeRequest(`0x${words.slice(0, 11).join('')}`), null, 'one word short');
   t.is(decodeRequest(`0x${[...words.slice(0, 9), word('2'), ...words.slice(10)].join('')}`), null, 'a bool word of 2');
   t.is(decodeRequest(`0x${[word('1'.repeat(9)), ...words.slice(1)].join('')}`), null, 'a chain id wider than uint32');
+  t.is(decodeRequest(`0x${[...words.slice(0, 1), word('1'.repeat(9)), ...words.slice(2)].join('')}`), null, 'a destination chain id wider than uint32');
+  t.is(decodeRequest(`0x${[...words.slice(0, 4), `01${'0'.repeat(62)}`, ...words.slice(5)].join('')}`), null, 'an address word with its padding set');
+  // ethers rejects the dirty address too; it accepts the wide uint32 and the bool of 2, which
+  // Solidity's abi.decode (ABI coder v2) reverts on, as decodeRequest refuses them.
+  const dirty = `0x${[...words.slice(0, 4), `01${'0'.repeat(62)}`, ...words.slice(5)].join('')}`;
+  t.throws(() => AbiCoder.defaultAbiCoder().decode(V1_TYPES, dirty).toArray(true), undefined, 'ethers rejects the dirty address word');
 });

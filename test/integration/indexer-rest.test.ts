@@ -3,9 +3,8 @@ import { indexerApi, indexerNotFound } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { encodeCursor } from '../../lib/indexer/cursor.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
-import { getAddress } from 'viem';
 import {
-  ALL_LABELS, SENDER, SPECS, requestBytes, D, H, NOW, RELAYER_A, RELAYER_B, SHARED_REQUEST_HASH, block, byIdDesc, labelOf, labels, loadFixtures, txHash, txid,
+  ALL_LABELS, SENDER, SPECS, requestBytes, RELAYER_A_LOWER, D, H, NOW, RELAYER_A, RELAYER_B, SHARED_REQUEST_HASH, block, byIdDesc, labelOf, labels, loadFixtures, txHash, txid,
 } from '../fixtures/indexer/bridges.js';
 import { EXPECTED } from '../fixtures/indexer/expected.js';
 import { chain, get, serve, type AppKind, type Running } from '../fixtures/indexer/server.js';
@@ -81,10 +80,10 @@ test('missing-claim items have the reference nested shape with exact types', asy
       originAmount: '100500000',
       destAmount: '100400000',
       decodedRequest: {
-        version: 2, originChainId: 8453, destChainId: 1, originSender: getAddress(SENDER), destRecipient: getAddress(SENDER),
-        originToken: getAddress('0xaf88d065e77c8cc2239327c5edb3a432268e5831'), destToken: getAddress('0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'),
+        version: 2, originChainId: 8453, destChainId: 1, originSender: SENDER, destRecipient: SENDER,
+        originToken: '0xaf88d065e77c8cc2239327c5edb3a432268e5831', destToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
         originAmount: '100500000', destAmount: '100400000', originFeeAmount: '10050', deadline: String(NOW - 5 * H + 3600),
-        nonce: String(ALL_LABELS.indexOf('proven')), sendChainGas: null, exclusivityRelayer: getAddress(RELAYER_A),
+        nonce: String(ALL_LABELS.indexOf('proven')), sendChainGas: null, exclusivityRelayer: RELAYER_A_LOWER,
         exclusivityEndTime: String(NOW - 5 * H + 60), zapNative: '0', zapData: '0x',
       },
     },
