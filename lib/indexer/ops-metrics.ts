@@ -104,15 +104,20 @@ export function indexerGauges(registry: Registry, ops: OpsSource, options: Index
 
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  let failing = false;
   const refresh = () => {
     running ??= Promise.all([ops.stats.refresh(), ops.status.refresh()]).then(([s, st]) => {
       stats = s;
       status = st;
       up = 1;
       refreshedAt = now();
+      if (failing) logger.info('indexer stats refresh succeeded again');
+      failing = false;
     }, (err: unknown) => {
       up = 0;
-      logger.warn({ err: { name: (err as Error).name, message: redactUrl((err as Error).message) } }, 'indexer stats refresh failed; the gauges keep their last values');
+      // Once per outage, not once per interval (the database watch logs the outage itself).
+      if (!failing) logger.warn({ err: { name: (err as Error).name, message: redactUrl((err as Error).message) } }, 'indexer stats refresh failed; the gauges keep their last values');
+      failing = true;
     }).finally(() => {
       running = undefined;
     });

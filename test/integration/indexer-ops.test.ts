@@ -4,6 +4,9 @@
  * GraphQL), and the indexer's gauges at the balancer's /metrics after a refresh (and after a
  * failed one).
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'ava';
 import { Registry } from 'prom-client';
 import { indexerApi } from '../../lib/indexer/api.js';
@@ -12,6 +15,7 @@ import { closeIndexerDb } from '../../lib/indexer/db.js';
 import { indexerGauges } from '../../lib/indexer/ops-metrics.js';
 import type { StageStat, StatsSnapshot, StatusSnapshot } from '../../lib/indexer/ops.js';
 import { startServer, type RunningServer } from '../../lib/app.js';
+import { listeningPort, logLines, runCli } from '../support/cli.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { makeConfig } from '../support/gateway.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
@@ -230,4 +234,39 @@ test("the indexer's gauges at the balancer's /metrics after a refresh, and their
   t.is(sample(failed, 'omnigate_indexer_stats_up'), 0);
   t.is(sample(failed, 'omnigate_indexer_pending{stage="missingRelay",origin_chain_id="42161",dest_chain_id="8453"}'), 1, 'last values kept');
   t.is(sample(failed, 'omnigate_indexer_stats_refreshed_timestamp_seconds'), NOW + 30);
+});
+
+test('omnigate serve (the real CLI) adds the indexer gauges to /metrics, refreshed every OMNIGATE_INDEXER_STATS_INTERVAL_S', async (t) => {
+  const upstream = await startFakeUpstream();
+  t.teardown(() => upstream.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-ops-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `refreshInterval: 60\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`);
+  const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, OMNIGATE_INDEXER_STATS_INTERVAL_S: '1', LOG_LEVEL: 'info' });
+  t.teardown(async () => {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  // The first refresh starts with the server; wait for it (a few seconds at most).
+  let text = (await get(`${base}/metrics`)).text;
+  for (let i = 0; i < 100 && sample(text, 'omnigate_indexer_stats_up') !== 1; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    text = (await get(`${base}/metrics`)).text;
+  }
+  t.is(sample(text, 'omnigate_indexer_stats_up'), 1, text.split('\n').filter((l) => l.includes('indexer')).join('\n'));
+  // Against the real clock every fixture request is older than 7 days: exceed-deadline.
+  t.true(Date.now() / 1000 > NOW + 8 * D);
+  t.is(sample(text, 'omnigate_indexer_pending{stage="exceedDeadline",origin_chain_id="42161",dest_chain_id="8453"}'), 1);
+  t.is(sample(text, 'omnigate_indexer_pending{stage="disputed",origin_chain_id="10",dest_chain_id="42161"}'), 1);
+  t.true(sample(text, 'omnigate_indexer_head_age_seconds{chain_id="42161",chain="arbitrum"}')! > 0);
+  t.regex(text, /omnigate_requests_total|omnigate_upstream_up/);
+  t.false(text.includes(new URL(pg.url).password), 'no database password in the metrics');
+  const stats = await get<StatsSnapshot>(`${base}/api/stats`);
+  t.is(stats.status, 200);
+  t.true(stats.body.stages.some((s) => s.stage === 'exceedDeadline'));
+  t.deepEqual(logLines(run).filter((l) => (l.level === 'error' || l.level === 'warn') && /indexer|stats/.test(String(l.msg))).map((l) => l.msg), []);
 });
