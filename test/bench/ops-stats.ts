@@ -20,7 +20,8 @@ const TABLES = [
 
 const base = await mkdtemp(path.join(os.tmpdir(), 'omnigate-ops-bench-'));
 await chmod(base, 0o755);
-const opened = await openIndexerDb({ dataDir: path.join(base, 'pgdata'), ephemeral: true });
+// A statement timeout of 60 s: the stats are aggregates over whole tables.
+const opened = await openIndexerDb({ dataDir: path.join(base, 'pgdata'), ephemeral: true, statementTimeoutMs: 60_000 });
 try {
   let total = 0;
   const now = Math.floor(Date.now() / 1000);
@@ -33,7 +34,11 @@ try {
       }
     });
   }
-  await opened.db.none('VACUUM (ANALYZE)');
+  await opened.db.task(async (t) => {
+    await t.none('SET statement_timeout = 0');
+    await t.none('VACUUM (ANALYZE)');
+    await t.none('RESET statement_timeout');
+  });
   const time = async (name: string, fn: () => Promise<unknown>) => {
     const ms: number[] = [];
     for (let i = 0; i < 5; i += 1) {
