@@ -25,6 +25,8 @@ export interface ServeOptions {
   extraHandlers?: Middleware[];
   /** Called on close(), after the server stopped (e.g. close the database). */
   onClose?: () => Promise<void>;
+  /** Called with the registry served at GET /metrics, to add gauges to it (the indexer's: lib/indexer/ops-metrics.ts). */
+  onMetricsRegistry?: (registry: RpcPipeline['metrics']['registry']) => void;
   /** Extra checks for GET /ready (the indexer's database: `watchDatabase(db)`). */
   readiness?: readonly ReadinessCheck[];
   /** List the indexer's routes at GET / (set when extraHandlers serve the indexer API). */
@@ -43,6 +45,7 @@ export interface RunningServer {
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
   const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
+  options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
   app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);

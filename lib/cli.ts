@@ -17,6 +17,7 @@ import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
+import { indexerGauges, type IndexerGauges } from './indexer/ops-metrics.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
@@ -99,10 +100,14 @@ program
     const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     const v8Flags = tuneRuntime();
+    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor });
+    // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (ops-metrics.ts).
+    let gauges: IndexerGauges | undefined;
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
-      extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
-      onClose: indexer ? () => (dbWatch?.stop(), indexer.close()) : undefined,
+      extraHandlers: api ? [api] : [],
+      onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
+      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexer.close()) : undefined,
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
@@ -115,6 +120,7 @@ program
     // Before the listening line: whoever waits for that line may signal at once, and a signal
     // with no listener yet kills the process (exit by signal, no graceful close).
     exitOnSignal(running, logger, config.server.shutdownMs);
+    gauges?.start();
     for (const [id, chain] of Object.entries(config.chains)) {
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../log.js';
 import type { IndexerDb } from './db.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
+import { createOpsSource, type OpsSource } from './ops.js';
 import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
 
 export interface IndexerApiOptions {
@@ -31,6 +32,8 @@ export interface IndexerApiOptions {
   graphqlMaxDepth?: number;
   /** Most rows one GraphQL operation may ask for: the sum of its list fields' limits (default 5 × maxLimit). */
   graphqlMaxCost?: number;
+  /** /api/stats and /api/status are recomputed at most this often, seconds (default 10; 0: every request). */
+  statsMaxAgeSeconds?: number;
 }
 
 export interface ApiContext {
@@ -42,6 +45,8 @@ export interface ApiContext {
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
   queryContext(): QueryContext;
+  /** Stats and status snapshots (ops.ts), cached and shared with the Prometheus gauges. */
+  ops: OpsSource;
 }
 
 export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {}): ApiContext {
@@ -52,19 +57,21 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
     invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
   };
+  const queryContext = (): QueryContext => ({
+    now: now(),
+    ...windows,
+    ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
+  });
   return {
     db,
+    ops: createOpsSource(db, queryContext, options.statsMaxAgeSeconds ?? 10),
     dev: options.nodeEnv === 'development',
     logger: options.logger ?? silentLogger,
     limits: { defaultLimit, maxLimit },
     graphiql: options.graphiql ?? true,
     graphqlMaxDepth: options.graphqlMaxDepth ?? 6,
     graphqlMaxCost: options.graphqlMaxCost ?? 5 * maxLimit,
-    queryContext: () => ({
-      now: now(),
-      ...windows,
-      ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
-    }),
+    queryContext,
   };
 }
 

@@ -44,6 +44,8 @@ function rootValue(ctx: ApiContext): Record<string, unknown> {
       return page.items.map((item, i) => ({ ...item, cursor: page.cursors[i] }));
     };
   }
+  root.stats = () => ctx.ops.stats.get();
+  root.status = () => ctx.ops.status.get();
   root.transaction = (args: { id: string }) => findTransaction(ctx.db, parseTransactionKey('id', args.id));
   root.transactionById = async (args: { transactionId: string }) => {
     const found = await findTransaction(ctx.db, parseTransactionKey('transactionId', args.transactionId));

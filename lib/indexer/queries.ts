@@ -211,12 +211,12 @@ export async function runList<N extends ListQueryName>(
   // (no parameters), it runs as a prepared statement, planned once per connection (see prepared()).
   const result = await rows<Row>(db, listStatement(name, filter, ctx), { prepare: true });
   const page = result.slice(0, filter.limit);
-  const shape = LIST_QUERIES[name].shape as (row: Row) => ListItemOf<N>;
+  const shape = LIST_QUERIES[name].shape as (row: Row, now: number) => ListItemOf<N>;
   const last = page[page.length - 1];
   // Every item's cursor is encoded only when asked for (GraphQL edges); REST needs the last one.
   let cursors: string[] | undefined;
   return {
-    items: page.map(shape),
+    items: page.map((row) => shape(row, ctx.now)),
     get cursors() {
       return (cursors ??= page.map(cursorOf));
     },
