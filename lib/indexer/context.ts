@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../log.js';
 import type { IndexerDb } from './db.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
 import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
+import { LayoutResolver, type LayoutSource } from './layout.js';
 
 export interface IndexerApiOptions {
   /** `development` turns on detailed error bodies (messages, stacks, causes). */
@@ -31,6 +32,10 @@ export interface IndexerApiOptions {
   graphqlMaxDepth?: number;
   /** Most rows one GraphQL operation may ask for: the sum of its list fields' limits (default 5 × maxLimit). */
   graphqlMaxCost?: number;
+  /** Schema the Ponder tables are in (config `indexer.schema`); default: the search path. */
+  schema?: string;
+  /** Where the layout comes from (default: detected from the catalog, layout.ts). */
+  layouts?: LayoutSource;
 }
 
 export interface ApiContext {
@@ -41,6 +46,8 @@ export interface ApiContext {
   graphiql: boolean;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  /** The tables' layout, detected from the catalog and cached (layout.ts). */
+  layouts: LayoutSource;
   queryContext(): QueryContext;
 }
 
@@ -52,8 +59,11 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
     invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
   };
+  const layouts = options.layouts
+    ?? new LayoutResolver(db, { ...(options.schema === undefined ? {} : { schema: options.schema }), ...(options.logger ? { logger: options.logger } : {}) });
   return {
     db,
+    layouts,
     dev: options.nodeEnv === 'development',
     logger: options.logger ?? silentLogger,
     limits: { defaultLimit, maxLimit },
@@ -63,6 +73,7 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     queryContext: () => ({
       now: now(),
       ...windows,
+      layouts,
       ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
     }),
   };

@@ -44,9 +44,9 @@ function rootValue(ctx: ApiContext): Record<string, unknown> {
       return page.items.map((item, i) => ({ ...item, cursor: page.cursors[i] }));
     };
   }
-  root.transaction = (args: { id: string }) => findTransaction(ctx.db, parseTransactionKey('id', args.id));
+  root.transaction = (args: { id: string }) => findTransaction(ctx.db, parseTransactionKey('id', args.id), ctx.layouts);
   root.transactionById = async (args: { transactionId: string }) => {
-    const found = await findTransaction(ctx.db, parseTransactionKey('transactionId', args.transactionId));
+    const found = await findTransaction(ctx.db, parseTransactionKey('transactionId', args.transactionId), ctx.layouts);
     return found ? [found] : [];
   };
   return root;

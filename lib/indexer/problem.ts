@@ -37,6 +37,8 @@ const TITLES: Record<string, string> = {
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DATABASE_UNAVAILABLE: 'Database unavailable',
   SCHEMA_MISSING: 'Database schema missing',
+  INDEX_NOT_READY: 'Indexer tables not created yet',
+  SCHEMA_MISMATCH: 'Indexer tables do not match a known Ponder layout',
   INTERNAL: 'Internal server error',
 };
 
