@@ -16,6 +16,8 @@ import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
+import { LayoutResolver } from './indexer/layout.js';
+import { watchIndexes } from './indexer/indexes.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
@@ -96,15 +98,21 @@ program
     }
     const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
+    // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
+    // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/indexes.ts).
+    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(env.schema === undefined ? {} : { schema: env.schema }) });
+    const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    void indexWatch?.start();
     const v8Flags = tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
-      extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
-      onClose: indexer ? () => (dbWatch?.stop(), indexer.close()) : undefined,
+      extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) })] : [],
+      onClose: indexer ? () => (dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined,
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
+      indexWatch?.stop();
       await indexer?.close();
       throw err;
     });

@@ -12,6 +12,8 @@ export interface IndexerEnv {
   connectTimeoutMs?: number;
   lookbackFloor?: number;
   nodeEnv?: string;
+  /** Schema the Ponder tables are in (Ponder ≥0.7 `--schema`, or its `--views-schema`); default: the search path. */
+  schema?: string;
 }
 
 /** Names of the variables, for docs and error messages. */
@@ -23,6 +25,7 @@ export const INDEXER_ENV_KEYS = {
   connectTimeoutMs: 'OMNIGATE_DB_CONNECT_TIMEOUT_MS',
   lookbackFloor: 'OMNIGATE_LOOKBACK_FLOOR',
   nodeEnv: 'NODE_ENV',
+  schema: 'OMNIGATE_INDEXER_SCHEMA',
 } as const;
 
 function positiveInt(env: Record<string, string | undefined>, key: string, allowZero = false): number | undefined {
@@ -54,5 +57,7 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   const lookbackFloor = positiveInt(env, k.lookbackFloor, true);
   if (lookbackFloor !== undefined) out.lookbackFloor = lookbackFloor;
   if (env[k.nodeEnv]) out.nodeEnv = env[k.nodeEnv];
+  const schema = env[k.schema]?.trim();
+  if (schema) out.schema = schema;
   return out;
 }
