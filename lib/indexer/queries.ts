@@ -266,8 +266,9 @@ export async function findTransaction(db: IndexerDb, key: string, layouts?: Layo
 function transactionStatement(key: string, layout: Layout): { text: string; values: unknown[] } {
   const s = new SqlBuilder();
   const k = s.param(key, 'text');
-  return s.statement(translate(`SELECT ${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
-  ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}
+  const select = `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
+  ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}`;
+  return s.statement(translate(`SELECT ${layout === PONDER_04_LAYOUT ? select : aliasSelect(select)}
 FROM "BridgeRequestEvents" r
 LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
 LEFT JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"
