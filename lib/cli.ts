@@ -100,8 +100,11 @@ program
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
     // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/indexes.ts).
-    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(env.schema === undefined ? {} : { schema: env.schema }) });
+    const schema = env.schema ?? config.indexer.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
+    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
     const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
+    if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
     void indexWatch?.start();
     const v8Flags = tuneRuntime();
     const running = await startServer(config, opts.port ?? config.port, {
