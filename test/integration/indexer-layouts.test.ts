@@ -10,7 +10,7 @@ import test from 'ava';
 import { indexerApi } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { ensureIndexes, REQUIRED_INDEXES, watchIndexes } from '../../lib/indexer/indexes.js';
-import { detectLayout, LayoutResolver } from '../../lib/indexer/layout.js';
+import { detectLayout, LayoutResolver, TABLES } from '../../lib/indexer/layout.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
 import { D, NOW, labels, loadFixtures, txid } from '../fixtures/indexer/bridges.js';
 import { EXPECTED } from '../fixtures/indexer/expected.js';
@@ -126,4 +126,22 @@ test.serial('a column the API reads that the new layout lacks is a 500 SCHEMA_MI
   const again = await get<Record<string, unknown>>(`${fresh.base}/api/transaction-id/${txid('claimed')}`);
   t.is(again.status, 500);
   t.like(again.body, { code: 'SCHEMA_MISMATCH' });
+});
+
+test.serial('Ponder 0.4 publishing views over a per-deployment schema: read through the views, indexes on the deployment\'s tables', async (t) => {
+  const tablesSql = Object.values(TABLES).map((n) => `CREATE TABLE deploy_1a2b3c4d."${n}" (LIKE public."${n}");
+    INSERT INTO deploy_1a2b3c4d."${n}" SELECT * FROM public."${n}";
+    CREATE VIEW pub04."${n}" AS SELECT * FROM deploy_1a2b3c4d."${n}";`).join('\n');
+  await pg.db.multi(`CREATE SCHEMA deploy_1a2b3c4d; CREATE SCHEMA pub04; ${tablesSql}`);
+  const layout = await detectLayout(pg.db, { schema: 'pub04' });
+  t.like(layout, { kind: 'ponder-0.4', schema: 'pub04', columnCase: 'camel', booleans: 'integer' });
+  const result = await ensureIndexes(pg.db, layout);
+  t.is(result.created.length, REQUIRED_INDEXES.length);
+  const def = await pg.db.one<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE schemaname = 'deploy_1a2b3c4d' AND indexname = 'omnigate_hash_request_tx_id'");
+  t.regex(def.indexdef, /ON deploy_1a2b3c4d\."BridgeRequestEvents" USING hash \("transactionId"\)/);
+  const app = await serve(indexerApi(pg.db, { now: () => NOW, schema: 'pub04' }));
+  t.teardown(() => app.close());
+  const [a, b] = await Promise.all([get(`${apps.old!.base}/api/pending-transactions/missing-claim`), get(`${app.base}/api/pending-transactions/missing-claim`)]);
+  t.is(b.status, 200);
+  t.deepEqual(b.body, a.body);
 });
