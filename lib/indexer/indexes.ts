@@ -144,6 +144,7 @@ export function watchIndexes(db: IndexerDb, layouts: LayoutSource, options: { lo
   let seen = '';
   let lastFailure = '';
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   let running: Promise<void> | undefined;
 
   async function once(): Promise<void> {
@@ -176,10 +177,14 @@ export function watchIndexes(db: IndexerDb, layouts: LayoutSource, options: { lo
   return {
     start: async () => {
       await check();
+      if (stopped) return;
       timer = setInterval(() => void check(), intervalMs);
       timer.unref();
     },
     check,
-    stop: () => clearInterval(timer),
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
   };
 }
