@@ -85,7 +85,8 @@ export function tables(layout: Layout): Record<TableKey, string> {
   return Object.fromEntries(TABLE_KEYS.map((k) => [k, tableRef(layout, k)])) as Record<TableKey, string>;
 }
 
-const isIdentity = (layout: Layout) =>
+/** Whether SQL in the 0.4 spelling runs unchanged on this layout (0.4 tables in the search path). */
+export const isIdentity = (layout: Layout) =>
   layout.schema === undefined && layout.columnCase === 'camel' && TABLE_KEYS.every((k) => layout.tables[k] === TABLES[k]);
 
 /**

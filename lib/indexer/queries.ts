@@ -20,7 +20,7 @@ import {
   transactionDetail, type Row,
 } from './shape.js';
 import type { TransactionDetail } from './types.js';
-import { aliasSelect, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from './layout.js';
+import { aliasSelect, isIdentity, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from './layout.js';
 
 export interface QueryContext {
   /** Current unix time in seconds; windows are relative to it. */
@@ -203,7 +203,7 @@ export function listStatement(
   // One row more than asked tells whether a next page exists. The LIMIT is a literal (the page
   // size is a validated integer), so an unfiltered list has no parameters (see SqlBuilder.integer).
   // Written in the Ponder 0.4 spelling; translate() renames for the layout (identity for 0.4).
-  const select = layout === PONDER_04_LAYOUT ? plan.select : aliasSelect(plan.select);
+  const select = isIdentity(layout) ? plan.select : aliasSelect(plan.select);
   return s.statement(translate(`SELECT ${select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
 FROM ${plan.from}
 WHERE ${where.length > 0 ? where.join('\n  AND ') : 'TRUE'}
@@ -268,7 +268,7 @@ function transactionStatement(key: string, layout: Layout): { text: string; valu
   const k = s.param(key, 'text');
   const select = `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
   ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}`;
-  return s.statement(translate(`SELECT ${layout === PONDER_04_LAYOUT ? select : aliasSelect(select)}
+  return s.statement(translate(`SELECT ${isIdentity(layout) ? select : aliasSelect(select)}
 FROM "BridgeRequestEvents" r
 LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
 LEFT JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"
