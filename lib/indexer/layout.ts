@@ -231,6 +231,7 @@ export interface LayoutSource {
 export class LayoutResolver implements LayoutSource {
   private current: Promise<Layout> | undefined;
   private lastProblem: string | undefined;
+  private lastLayout: string | undefined;
   private readonly db: IndexerDb;
   private readonly schema: string | undefined;
   private readonly logger: Logger | undefined;
@@ -246,7 +247,12 @@ export class LayoutResolver implements LayoutSource {
   get(): Promise<Layout> {
     this.current ??= detectLayout(this.db, this.schema === undefined ? {} : { schema: this.schema }).then(
       (layout) => {
-        if (this.lastProblem !== undefined) this.logger?.info({ layout: layout.kind, schema: layout.schema ?? '(search path)' }, 'indexer tables found');
+        // Logged once per layout seen (at start, and again only if a redeploy changed it).
+        const seen = JSON.stringify(layout);
+        if (seen !== this.lastLayout) {
+          this.logger?.info({ layout: layout.kind, schema: layout.schema ?? '(search path)', tables: Object.values(layout.tables) }, 'indexer tables found');
+        }
+        this.lastLayout = seen;
         this.lastProblem = undefined;
         this.onDetected?.(layout);
         return layout;

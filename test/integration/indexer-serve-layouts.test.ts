@@ -55,6 +55,8 @@ test('serve: 503 before Ponder creates its tables, then the lists and the indexe
   const ok = await send(base, 'GET', '/api/pending-transactions/missing-relay');
   t.is(ok.status, 200);
   t.deepEqual(ok.body, []);
+  const found = await logged(run, (l) => l.msg === 'indexer tables found');
+  t.like(found, { level: 'info', layout: 'ponder-0.7', schema: 'rfq' });
   const created = await logged(run, (l) => l.msg === 'indexer indexes created (they were missing from the catalog)');
   t.deepEqual((created.indexes as string[]).sort(), REQUIRED_INDEXES.map((i) => i.name).sort());
   const indexes = await pg.db.any<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE schemaname = 'rfq' AND indexname LIKE 'omnigate%'");
