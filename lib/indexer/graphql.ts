@@ -60,6 +60,10 @@ function formatError(ctx: ApiContext) {
     if (original instanceof InvalidParameterError) {
       return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', parameter: original.parameter } };
     }
+    if (original instanceof IndexerError && original.code === 'INDEX_NOT_READY') {
+      // The indexer has not created its tables yet (layout.ts); logged once by the layout resolver.
+      return { ...formatted, message: original.message, extensions: { code: original.code } };
+    }
     if (isDatabaseUnavailable(original) || (original instanceof IndexerError && original.status === 503)) {
       ctx.logger.warn({ err: { name: original.name, message: redactUrl(original.message) }, path: error.path }, 'graphql: database unavailable');
       return {

@@ -121,6 +121,11 @@ test.serial('before the indexer has created its tables the lists answer 503 INDE
     t.regex(String(res.body.detail), /do not exist yet in the search path: looked for BridgeRequestEvents \(or bridge_request_events\)/);
     t.is(res.body.debug, undefined);
   }
+  const gql = await graphql<{ errors: { message: string; extensions: { code: string } }[] }>(prod.base, '{ disputes { __typename } }');
+  t.is(gql.status, 503);
+  t.is(gql.headers.get('retry-after'), '5');
+  t.is(gql.body.errors[0]!.extensions.code, 'INDEX_NOT_READY');
+  t.regex(gql.body.errors[0]!.message, /do not exist yet in the search path/);
   // Once Ponder creates them, the same server answers (no restart).
   await empty.none(`CREATE TABLE "BridgeProofDisputedEvents" (id text)`);
   const partial = await get<Record<string, unknown>>(`${prod.base}/api/disputes`);
