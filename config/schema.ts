@@ -91,6 +91,8 @@ export interface OmnigateConfig {
   readonly ignoredFields: IgnoredFieldsConfig;
   /** Head tracking and the wait for heads on every chain (lib/upstream/heads.ts: defaults per chain id). */
   readonly heads: HeadsConfig;
+  /** The indexer API (issue 19): `schema` holds the Ponder tables; absent, they are found in the search path. */
+  readonly indexer: { readonly schema?: string };
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }
@@ -101,7 +103,7 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -200,6 +202,15 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     } else disputeFile = ds.file;
   }
   const disputeWindow = int(ds, 'window', 'disputes.window', defaults.disputes.window, 1, 10_000, 'The votes remembered per upstream. Example: window: 20');
+  // indexer.schema: where Ponder ≥0.7 writes (its --schema) or publishes views (--views-schema).
+  const ix = section('indexer');
+  unknownKeys(ix, ['schema'], 'indexer', report);
+  const indexer: { schema?: string } = {};
+  if (ix.schema !== undefined && ix.schema !== null) {
+    if (typeof ix.schema !== 'string' || !/^[A-Za-z_][\w$]{0,62}$/.test(ix.schema)) {
+      report('indexer.schema', `${show(ix.schema)} is not a PostgreSQL schema name; give the schema Ponder writes to (its --schema, or --views-schema). Example: schema: rfq`);
+    } else indexer.schema = ix.schema;
+  }
   const disputes = {
     window: disputeWindow,
     maxLost: int(ds, 'maxLost', 'disputes.maxLost', Math.min(defaults.disputes.maxLost, disputeWindow), 0, disputeWindow, `Lost votes (of the last disputes.window = ${disputeWindow}) that make an upstream distrusted, 0 never. Example: maxLost: 5`),
@@ -262,7 +273,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {

@@ -18,6 +18,8 @@ import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toY
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
 import { indexerGauges, type IndexerGauges } from './indexer/ops-metrics.js';
+import { LayoutResolver } from './indexer/layout.js';
+import { watchIndexes } from './indexer/indexes.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
@@ -99,19 +101,28 @@ program
     }
     const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
+    // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
+    // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/indexes.ts).
+    const schema = env.schema ?? config.indexer.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
+    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
+    const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
+    if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
+    void indexWatch?.start();
     const v8Flags = tuneRuntime();
-    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor });
+    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
     // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (ops-metrics.ts).
     let gauges: IndexerGauges | undefined;
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
       extraHandlers: api ? [api] : [],
       onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
-      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexer.close()) : undefined,
+      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined,
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
+      indexWatch?.stop();
       await indexer?.close();
       throw err;
     });

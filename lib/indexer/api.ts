@@ -33,7 +33,8 @@ export type IndexerApiHandler = IndexerHandler & { readonly ops: OpsSource };
 function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {
   const { path } = splitUrl(req);
   const problem = toProblem(err, { dev: ctx.dev, instance: path });
-  if (problem.severity !== 'none') {
+  // INDEX_NOT_READY (no tables yet) is logged once by the layout resolver, not on every request.
+  if (problem.severity !== 'none' && problem.body.code !== 'INDEX_NOT_READY') {
     const e = err instanceof Error ? err : new Error(String(err));
     const cause = e.cause instanceof Error ? redactUrl(e.cause.message) : undefined;
     ctx.logger[problem.severity]({

@@ -9,6 +9,7 @@ import type { IndexerDb } from './db.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
 import { createOpsSource, type OpsSource } from './ops.js';
 import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
+import { LayoutResolver, type LayoutSource } from './layout.js';
 
 export interface IndexerApiOptions {
   /** `development` turns on detailed error bodies (messages, stacks, causes). */
@@ -34,6 +35,10 @@ export interface IndexerApiOptions {
   graphqlMaxCost?: number;
   /** /api/stats and /api/status are recomputed at most this often, seconds (default 10; 0: every request). */
   statsMaxAgeSeconds?: number;
+  /** Schema the Ponder tables are in (config `indexer.schema`); default: the search path. */
+  schema?: string;
+  /** Where the layout comes from (default: detected from the catalog, layout.ts). */
+  layouts?: LayoutSource;
 }
 
 export interface ApiContext {
@@ -44,6 +49,8 @@ export interface ApiContext {
   graphiql: boolean;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  /** The tables' layout, detected from the catalog and cached (layout.ts). */
+  layouts: LayoutSource;
   queryContext(): QueryContext;
   /** Stats and status snapshots (ops.ts), cached and shared with the Prometheus gauges. */
   ops: OpsSource;
@@ -57,13 +64,17 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
     invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
   };
+  const layouts = options.layouts
+    ?? new LayoutResolver(db, { ...(options.schema === undefined ? {} : { schema: options.schema }), ...(options.logger ? { logger: options.logger } : {}) });
   const queryContext = (): QueryContext => ({
     now: now(),
     ...windows,
+    layouts,
     ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
   });
   return {
     db,
+    layouts,
     ops: createOpsSource(db, queryContext, options.statsMaxAgeSeconds ?? 10),
     dev: options.nodeEnv === 'development',
     logger: options.logger ?? silentLogger,

@@ -14,6 +14,8 @@ export interface IndexerEnv {
   nodeEnv?: string;
   /** Seconds between refreshes of the indexer's Prometheus gauges (ops-metrics.ts; default 30). */
   statsIntervalSeconds?: number;
+  /** Schema the Ponder tables are in (Ponder ≥0.7 `--schema`, or its `--views-schema`); default: the search path. */
+  schema?: string;
 }
 
 /** Names of the variables, for docs and error messages. */
@@ -26,6 +28,7 @@ export const INDEXER_ENV_KEYS = {
   lookbackFloor: 'OMNIGATE_LOOKBACK_FLOOR',
   nodeEnv: 'NODE_ENV',
   statsIntervalSeconds: 'OMNIGATE_INDEXER_STATS_INTERVAL_S',
+  schema: 'OMNIGATE_INDEXER_SCHEMA',
 } as const;
 
 function positiveInt(env: Record<string, string | undefined>, key: string, allowZero = false): number | undefined {
@@ -59,5 +62,7 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   if (env[k.nodeEnv]) out.nodeEnv = env[k.nodeEnv];
   const statsIntervalSeconds = positiveInt(env, k.statsIntervalSeconds);
   if (statsIntervalSeconds !== undefined) out.statsIntervalSeconds = statsIntervalSeconds;
+  const schema = env[k.schema]?.trim();
+  if (schema) out.schema = schema;
   return out;
 }

@@ -30,6 +30,7 @@ test('should apply every default to a minimal config', (t) => {
     server: { ...defaults.server },
     redactHeaders: defaults.redactHeaders,
     disputes: { ...defaults.disputes },
+    indexer: {},
     confirmableMethods: [],
     ignoredFields: {},
     heads: {},
@@ -69,6 +70,14 @@ test('should take an rpcs entry as { url, provider } and keep the labels by posi
   t.deepEqual(c.chains['1']!.rpcs, ['https://a.example/', 'https://b.example/x', 'https://c.example/']);
   t.deepEqual(c.chains['1']!.providers, [undefined, 'acme', undefined]);
   t.false('providers' in ok(minimal).chains['1']!, 'no providers key without a label');
+});
+
+test('should read indexer.schema, the schema of the Ponder tables, and name a bad one', (t) => {
+  t.deepEqual(ok({ ...minimal, indexer: { schema: 'rfq_views' } }).indexer, { schema: 'rfq_views' });
+  t.deepEqual(ok({ ...minimal, indexer: null }).indexer, {});
+  const bad = problems({ ...minimal, indexer: { schema: 'rfq; drop', table: 'x' } });
+  t.true(bad.some((p) => p.path === 'indexer.schema' && /not a PostgreSQL schema name.*Example: schema: rfq/.test(p.message)), JSON.stringify(bad));
+  t.true(bad.some((p) => p.path.startsWith('indexer') && /table/.test(p.path + p.message)), JSON.stringify(bad));
 });
 
 test('should read the disputes section', (t) => {
