@@ -20,6 +20,8 @@ import { silentLogger, type Logger } from './log.js';
 import type { ReadinessCheck } from './readiness.js';
 
 export interface ServeOptions {
+  /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
+  headTracking?: boolean;
   logger?: Logger;
   /** Extra handlers mounted after the balancer (the indexer API). */
   extraHandlers?: Middleware[];
@@ -60,7 +62,9 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
   rpc.startHealthChecks();
-  rpc.startHeadTracking();
+  // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
+  // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
+  if (options.headTracking !== false) rpc.startHeadTracking();
   const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
   // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
   // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of

@@ -219,7 +219,7 @@ program
       'chain list loaded',
     );
     const v8Flags = tuneRuntime();
-    const running = await startServer(config, config.port, { logger });
+    const running = await startServer(config, config.port, { logger, headTracking: false });
     exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
     reportProbeRound(running.rpc.registry, logger);
     logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
