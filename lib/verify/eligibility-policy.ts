@@ -17,7 +17,7 @@
  */
 import type { RpcContext } from '../context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
-import { answerBodyAsMissing, blockNotAvailable, eligible, eligibleProviders, highestBlock, waitForEligible } from '../upstream/eligibility.js';
+import { answersAsMissing, blockNotAvailable, eligible, eligibleProviders, highestBlock, waitForEligible } from '../upstream/eligibility.js';
 import type { Chain } from '../upstream/registry.js';
 import type { AgreementPolicy } from './agreement.js';
 
@@ -60,12 +60,14 @@ function headsPolled(chain: Chain): boolean {
 
 /** The answer of a node that lacks the block: a missing-block null or error, or an empty list. */
 function looksMissing(call: RpcCall, body: Buffer): boolean {
-  if (answerBodyAsMissing(call, body)) return true;
-  if (body.length > 4096) return false;
+  if (body.length > 4096) return false; // a missing-looking answer is short: a real one costs one length check
+  let answer: unknown;
   try {
-    const answer = JSON.parse(body.toString('utf8')) as { result?: unknown };
-    return Array.isArray(answer.result) && answer.result.length === 0;
+    answer = JSON.parse(body.toString('utf8'));
   } catch {
     return false;
   }
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
+  const a = answer as { result?: unknown; error?: { message?: unknown } };
+  return answersAsMissing(call, a) || (Array.isArray(a.result) && a.result.length === 0);
 }
