@@ -254,3 +254,13 @@ test('config: writes.broadcast is checked and named by its YAML path', async (t)
   const bad = await startGateway({ chains: { 1: { rpcs: ['http://127.0.0.1:1/'], writes: { broadcast: 'some' } } } }).then(() => undefined, (e: Error) => e);
   t.regex(bad!.message, /chains\.1\.writes\.broadcast.*use all/);
 });
+
+test('a batch holding a write is a write: not sent on after its bytes went unanswered, -32017 with each member\'s hash', async (t) => {
+  const { ups, gw } = await setup(t, [{ kind: 'close-after-read' }, accepts]);
+  const r = await gw.post('/rpc/1', [rpc('eth_chainId', [], 1), rpc('eth_sendRawTransaction', [rawTx], 2)]);
+  t.is(r.status, 504);
+  const error = Array.isArray(r.body) ? r.body[0].error : r.body.error;
+  t.is(error.code, -32017);
+  t.deepEqual(error.data.transactions, [{ id: 2, txHash }]);
+  t.deepEqual(ups.map((u) => u.received.length), [1, 0]);
+});
