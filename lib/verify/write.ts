@@ -8,7 +8,8 @@
  * - accepted: a result, or `already known` for a transaction whose hash we know (the node has
  *   it: for the client the write is done; the client gets `result` = the hash). The first wins.
  * - rejected: the node's own error (nonce too low, insufficient funds): relayed as the node gave
- *   it once no call can still be accepted.
+ *   it once no call can still be accepted, unless another call's outcome is unknown (then -32017,
+ *   whose data lists the rejection: the write may be on the other node).
  * - not taken: no byte reached the upstream (`UpstreamCallError.sent === false`: the connection
  *   was never made), or the upstream answered that it did not take the write (a rate limit, a
  *   quota, a method it does not serve, HTTP 429): the next candidate gets it.
@@ -125,8 +126,12 @@ export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, p
 
   const settle = () => {
     if (fanout.inFlight > 0) return;
+    // An unanswered call may have delivered the write: that outranks another node's rejection.
+    if (unknown > 0) {
+      if (rejection) failures.push({ upstream: rejection.upstream, ok: false, reason: `rejected it: ${rejection.upstream.secrets.scrub(rejection.body.subarray(0, 300).toString('utf8'))}`, ms: rejection.ms });
+      return finish({ kind: 'unknown', cause: 'unanswered', sentTo: reached(), failures });
+    }
     if (rejection) return finish({ kind: 'answered', verdict: { hash: rejection.hash, members: [rejection] }, accepted: false, known: false, sentTo: reached() });
-    if (unknown > 0) return finish({ kind: 'unknown', cause: 'unanswered', sentTo: reached(), failures });
     const refusal = failures.find((f) => f.refused?.hash !== undefined);
     if (refusal) {
       const member: Good = { upstream: refusal.upstream, ok: true, body: refusal.refused!.body, hash: refusal.refused!.hash!, ms: refusal.ms };

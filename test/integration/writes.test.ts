@@ -264,3 +264,14 @@ test('a batch holding a write is a write: not sent on after its bytes went unans
   t.deepEqual(error.data.transactions, [{ id: 2, txHash }]);
   t.deepEqual(ups.map((u) => u.received.length), [1, 0]);
 });
+
+test('broadcast: one node rejects, another never answered → -32017 (it may be on the other node), the rejection in data', async (t) => {
+  const { ups, gw } = await setup(t, [{ kind: 'close-after-read' }, { kind: 'answer', answer: () => ({ error: { code: -32000, message: 'insufficient funds for gas * price + value' } }) }], { writes: { broadcast: 'all' } });
+  const r = await gw.post('/rpc/1', send());
+  t.is(r.status, 504);
+  t.is(r.body.error.code, -32017);
+  t.is(r.body.error.data.txHash, txHash);
+  const reasons = (r.body.error.data.failures as { upstream: string; reason: string }[]).map((f) => `${f.upstream} ${f.reason}`).join('\n');
+  t.regex(reasons, new RegExp(`${ups[1]!.url} rejected it: .*insufficient funds`));
+  t.deepEqual(ups.map((u) => u.received.length), [1, 1]);
+});
