@@ -30,6 +30,8 @@ export interface ChainConfig {
   readonly heads: HeadsConfig;
   /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
   readonly strategy: 'balanced' | 'priority';
+  /** Writes (lib/verify/write.ts): `broadcast` upstreams get each write at once (1: one; Infinity: `all`); absent: one. */
+  readonly writes?: { readonly broadcast: number };
   /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
   readonly upstreamLimits?: readonly UpstreamLimits[];
 }
@@ -104,7 +106,7 @@ export interface ConfigProblem {
 }
 
 const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 
@@ -269,11 +271,34 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
         heads: headsSection(value.heads, `${path}.heads`, report),
+        ...writesSection(value.writes, `${path}.writes`, rpcs.length, report),
       };
     }
   }
   if (problems.length > 0) return { problems };
   return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+}
+
+/** `chains.<id>.writes: { broadcast: all | <K> | off }` → `{ writes: { broadcast } }`, or nothing when off. */
+function writesSection(value: unknown, path: string, upstreams: number, report: (p: string, m: string) => void): { writes?: { broadcast: number } } {
+  if (value === undefined || value === null) return {};
+  if (!isObj(value)) {
+    report(path, 'must be a mapping. Example: writes: { broadcast: all } (or broadcast: 2)');
+    return {};
+  }
+  unknownKeys(value, ['broadcast'], path, report);
+  const b = value.broadcast;
+  if (b === undefined || b === null || b === 'off' || b === false || b === 1) return {};
+  if (b === 'all') return { writes: { broadcast: Infinity } };
+  if (typeof b !== 'number' || !Number.isInteger(b) || b < 1) {
+    report(`${path}.broadcast`, `${show(b)} is not a broadcast mode: use all (every upstream), a number of upstreams K ≥ 2, or off (one upstream, the default)`);
+    return {};
+  }
+  if (upstreams > 0 && b > upstreams) {
+    report(`${path}.broadcast`, `${b} upstreams asked, but rpcs has ${upstreams}: lower it or use all`);
+    return {};
+  }
+  return { writes: { broadcast: b } };
 }
 
 function unknownKeys(obj: Obj, known: readonly string[], base: string, report: (p: string, m: string) => void): void {

@@ -53,6 +53,8 @@ export interface RpcContext {
   /** verify: the agreement loop of this request, and its verdict */
   agreement?: AgreementRun;
   verdict?: Verdict;
+  /** A write (lib/verify/write.ts): the upstreams it went to, named by X-Checked-URLS instead of the verdict's members. */
+  writtenTo?: readonly Upstream[];
   /** error handler: the error code the request ended with (for logs and metrics) */
   errorCode?: string;
 }

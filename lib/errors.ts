@@ -70,6 +70,8 @@ export const UpstreamBudgetError = define('UpstreamBudgetError', 'OMNI_ERR_UPSTR
 export const LoopDetectedError = define('LoopDetectedError', 'OMNI_ERR_LOOP', RpcCode.LoopDetected, 508);
 export const ShuttingDownError = define('ShuttingDownError', 'OMNI_ERR_SHUTTING_DOWN', RpcCode.ShuttingDown, 503);
 export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR_BLOCK_NOT_AVAILABLE', RpcCode.BlockNotAvailable, 503);
+// 504: no answer came from the upstream (a timeout, or a connection lost after the write), as for -32012.
+export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', RpcCode.WriteOutcomeUnknown, 504);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. */

@@ -30,7 +30,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const headers = [
       'Content-Type', 'application/json',
       'Content-Length', String(body.length),
-      Header.CheckedUrls, checkedUrlsValue(verdict.members.map((m) => shown(m.upstream))),
+      Header.CheckedUrls, checkedUrlsValue(ctx.writtenTo ? ctx.writtenTo.map(shown) : verdict.members.map((m) => shown(m.upstream))),
       Header.Confirmable, String(need(ctx, 'confirmable', 'emitHeaders')),
       Header.ForwardedFrom, shown(forwarded.upstream),
       Header.JsonHash, verdict.hash,

@@ -17,6 +17,7 @@ import { getContext, need } from '../lib/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
 import type { Chain, Upstream } from '../lib/upstream/registry.js';
 import { methodClassOf } from '../lib/upstream/quality.js';
+import { isWrite } from '../lib/jsonrpc/writes.js';
 import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 
 export interface SelectUpstreamsOptions {
@@ -46,7 +47,8 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
     const cls = methodClassOf(ctx.payload?.calls);
     const tiered = rankTiers(chain.upstreams, Date.now(), cls);
     let explore = false;
-    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced') {
+    // Never a write (lib/jsonrpc/writes.ts): it is not hedged, so it would wait on the slow upstream.
+    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced' && !(ctx.payload && isWrite(ctx.payload.calls))) {
       const now = clock();
       const last = lastExplored.get(chain);
       if (last === undefined) lastExplored.set(chain, now);

@@ -23,6 +23,8 @@ import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '..
 import type { Metrics } from '../lib/metrics.js';
 import { runAgreement, type AgreementEnd, type AgreementPolicy, type Decided, type Failed } from '../lib/verify/agreement.js';
 import { tally } from '../lib/verify/quorum.js';
+import { isWrite } from '../lib/jsonrpc/writes.js';
+import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
 import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
 import { ineligibleError } from '../lib/verify/eligibility-policy.js';
 
@@ -74,6 +76,8 @@ export function verify(options: VerifyOptions = {}): Middleware {
       onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
     };
     if (options.policy) Object.assign(policy, options.policy(ctx));
+    // A write (lib/jsonrpc/writes.ts) takes the write path: never hedged, never sent on once it may have arrived.
+    if (isWrite(need(ctx, 'payload', 'verify').calls)) return write(ctx, policy, next);
     ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {
       if (end.kind === 'agreed' || end.kind === 'refused') {
         ctx.verdict = end.verdict;
@@ -82,6 +86,23 @@ export function verify(options: VerifyOptions = {}): Middleware {
       next(end.kind === 'error' ? end.error : failureError(ctx, end, disputeFile));
     });
   };
+}
+
+/** The write path (lib/verify/write.ts): one upstream, or K at once in the chain's broadcast mode. */
+function write(ctx: RpcContext, policy: AgreementPolicy, next: (err?: unknown) => void): void {
+  const payload = need(ctx, 'payload', 'verify');
+  const candidates = need(ctx, 'candidates', 'verify');
+  const broadcast = broadcastCount(payload, ctx.chain?.writes?.broadcast, candidates.length);
+  const knownHash = knownHashOf(payload);
+  ctx.agreement = runWrite(candidates, payload, { ...policy, broadcast, ...(knownHash && { knownHash }) }, (end) => {
+    if (end.kind === 'answered') {
+      ctx.verdict = end.verdict;
+      ctx.writtenTo = end.sentTo;
+      if (end.known) ctx.log.info({ upstream: end.verdict.members[0]!.upstream.label, txHash: knownHash }, 'write: the upstream already knows the transaction: answered with its hash');
+      return next();
+    }
+    next(end.kind === 'error' ? end.error : writeFailure(end, payload));
+  });
 }
 
 /** One call's outcome → the upstream's health record, the metrics and the log. */

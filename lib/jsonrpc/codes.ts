@@ -43,6 +43,8 @@ export const RpcCode = {
   ShuttingDown: -32015,
   /** The pinned block is not yet available on enough upstreams (their heads are below it): retry shortly. */
   BlockNotAvailable: -32016,
+  /** A write reached an upstream that never answered: its outcome is unknown (look the transaction hash up before sending again). */
+  WriteOutcomeUnknown: -32017,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

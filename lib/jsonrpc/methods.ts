@@ -14,6 +14,7 @@
  */
 import { InvalidParamsError } from '../errors.js';
 import type { RpcCall } from './types.js';
+import { writeTable } from './writes.js';
 
 /**
  * Where a method's pin sits:
@@ -155,6 +156,8 @@ export const neverConfirmable: ReadonlySet<string> = new Set([
   'txpool_contentFrom',
   'txpool_status',
   'testing_buildBlockV1',
+  // Every write (writes.ts): asked of one upstream, or of K in broadcast mode, never of N to agree.
+  ...Object.keys(writeTable),
 ]);
 
 /** The seed table of spec 4.3 (confirmable when pinned to a block). */

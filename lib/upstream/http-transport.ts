@@ -53,6 +53,9 @@ const preallocFrom = 64 * 1024;
 const coalesceLimit = 16 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
 
+/** The same failure, saying that no byte of the request reached the upstream. */
+const notSent = (err: UpstreamCallError) => new UpstreamCallError(err.kind, err.message, { cause: err.cause, sent: false });
+
 class Call {
   settled = false;
   timer: NodeJS.Timeout | undefined = undefined;
@@ -140,6 +143,8 @@ class Pool {
   /** Ends a call for its caller. The connection, if any, is the caller's to deal with. */
   settle(call: Call, err: Error | undefined, body?: Buffer): void {
     if (call.settled) return;
+    // Never on a connected socket: no byte of the request left (writes may go elsewhere).
+    if (err instanceof UpstreamCallError && err.sent === undefined && !call.connection?.connected) err = notSent(err);
     call.settled = true;
     clearTimeout(call.timer);
     call.request.signal.removeEventListener('abort', call.onAbort!);
@@ -193,13 +198,16 @@ class Pool {
     if (i !== -1) this.idle.splice(i, 1);
     if (call && !call.settled) {
       call.connection = undefined;
+      // (settle reads an unset `sent` off call.connection, cleared here: say it now)
+      if (!(err instanceof UpstreamCallError)) err = new UpstreamCallError('transport', describeError(err), { cause: err, sent: c.connected });
+      else if (err.sent === undefined) err = new UpstreamCallError(err.kind, err.message, { cause: err.cause, sent: c.connected });
       if (retriable && !call.retried && !this.closed) {
         // The upstream closed a kept-alive connection as we reused it (its idle timeout): the
         // request got no byte back, so it is sent once more on a fresh connection.
         call.retried = true;
         this.connect(call);
       } else {
-        this.settle(call, err instanceof UpstreamCallError ? err : new UpstreamCallError('transport', describeError(err), { cause: err }));
+        this.settle(call, err);
       }
     }
     const next = this.open < this.max && !this.closed ? this.waiting.shift() : undefined;
@@ -218,6 +226,8 @@ class Connection implements ResponseSink {
   readonly socket: net.Socket;
   /** Closed, or closing. */
   gone = false;
+  /** The socket connected (TLS: the handshake finished): request bytes may have left from then on. */
+  connected = false;
   private readonly parser = new Http1ResponseParser(this);
   private call: Call | undefined;
   /** A call was answered on it before: it is a reused connection. */
@@ -244,6 +254,7 @@ class Connection implements ResponseSink {
         })
       : net.connect({ host, port });
     if (pool.secure) socket.on('session', (session: Buffer) => (pool.session = session));
+    socket.once(pool.secure ? 'secureConnect' : 'connect', () => (this.connected = true));
     socket.setNoDelay(true);
     socket.setKeepAlive(true, idleSocketMs);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));

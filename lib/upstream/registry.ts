@@ -58,6 +58,8 @@ export interface Chain {
   readonly providerCount: number;
   /** How N=1 requests are spread over the best upstreams (select.ts arrange; absent: priority). */
   readonly strategy?: 'balanced' | 'priority';
+  /** Writes (lib/verify/write.ts): sent to `broadcast` upstreams at once (absent or 1: one; Infinity: all). */
+  readonly writes?: { readonly broadcast: number };
 }
 
 export interface Registry {
@@ -106,6 +108,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
       upstreams,
       providerCount: countProviders(chain.rpcs, chain.providers),
       strategy: chain.strategy,
+      ...(chain.writes && { writes: chain.writes }),
     });
   }
   return {

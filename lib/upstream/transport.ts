@@ -86,10 +86,13 @@ export interface Transport {
 /** Why one upstream call failed; `kind` is stable, `message` is for humans (no URLs in it). */
 export class UpstreamCallError extends Error {
   readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
-  constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown }) {
+  /** Whether request bytes may have reached the upstream; undefined reads as true (helper `transport` makes it a boolean). */
+  readonly sent?: boolean;
+  constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown; sent?: boolean }) {
     super(message, options);
     this.name = 'UpstreamCallError';
     this.kind = kind;
+    if (options?.sent !== undefined) this.sent = options.sent;
   }
 }
 

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { buildCollection, supportedMethods, type PostmanFolder, type PostmanRequestItem } from '../../../lib/collection.js';
 import { classifyCall, neverConfirmable, pinnedMethods, ruleOf } from '../../../lib/jsonrpc/methods.js';
+import { writeTable } from '../../../lib/jsonrpc/writes.js';
 import { matchRpcRoute } from '../../../lib/route.js';
 import { blockParam } from '../../support/spec-tables.js';
 
@@ -84,7 +85,7 @@ test('the eth folder has every supported method, about 40 of them', (t) => {
     supportedMethods.map((m) => m.method),
   );
   t.true(supportedMethods.length >= 35, `${supportedMethods.length} methods`);
-  for (const m of [...pinnedMethods, ...[...neverConfirmable].filter((m) => !/^(eth_baseFee|eth_blobBaseFee|eth_sendTransaction|eth_newFilter|eth_newBlockFilter|eth_newPendingTransactionFilter|eth_uninstallFilter|eth_getFilterChanges|eth_getFilterLogs|txpool_\w+|testing_\w+)$/.test(m)), ...byHash, 'eth_chainId', 'net_version', 'web3_clientVersion']) {
+  for (const m of [...pinnedMethods, ...[...neverConfirmable].filter((m) => !(m !== 'eth_sendRawTransaction' && Object.hasOwn(writeTable, m))).filter((m) => !/^(eth_baseFee|eth_blobBaseFee|eth_sendTransaction|eth_newFilter|eth_newBlockFilter|eth_newPendingTransactionFilter|eth_uninstallFilter|eth_getFilterChanges|eth_getFilterLogs|txpool_\w+|testing_\w+)$/.test(m)), ...byHash, 'eth_chainId', 'net_version', 'web3_clientVersion']) {
     t.truthy(supportedMethods.find((s) => s.method === m), m);
   }
 });

@@ -24,6 +24,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['LoopDetectedError', errors.LoopDetectedError, 'OMNI_ERR_LOOP', -32014, 508],
   ['ShuttingDownError', errors.ShuttingDownError, 'OMNI_ERR_SHUTTING_DOWN', -32015, 503],
   ['BlockNotAvailableError', errors.BlockNotAvailableError, 'OMNI_ERR_BLOCK_NOT_AVAILABLE', -32016, 503],
+  ['WriteOutcomeUnknownError', errors.WriteOutcomeUnknownError, 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', -32017, 504],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 

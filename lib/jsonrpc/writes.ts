@@ -1,0 +1,104 @@
+/**
+ * The write methods: calls that change something outside the node that answers them (a
+ * transaction in the mempool, a bundle at a builder, a mined block). Pure. Beside the read table
+ * (methods.ts); every method here is in neither `methodTable`'s confirmable rows nor ever
+ * confirmable (a write is asked of one upstream, or of K at once in broadcast mode).
+ *
+ * What a write may never do (lib/verify/write.ts applies it): be hedged, or be sent to another
+ * upstream once its bytes may have reached one (UpstreamCallError.sent). A write whose bytes may
+ * have reached an upstream that never answered ends in -32017 (outcome unknown) with the
+ * transaction hash when it has one, so the client can look it up.
+ *
+ * `hashAt`: where the signed transaction is, whose keccak-256 is the transaction hash (the
+ * answer of the method, and what an `already known` answer stands for). `broadcast`: the same
+ * bytes mean the same thing on every upstream, so the chain's broadcast mode may send them to K
+ * upstreams at once (not so for a transaction the node signs: each node would make its own).
+ */
+import { keccak_256 } from '@noble/hashes/sha3';
+import type { RpcCall } from './types.js';
+
+export interface WriteRule {
+  /** Where the signed transaction's hex bytes are: a param index, or a param index and a key. */
+  hashAt?: { param: number; key?: string };
+  /** Whether the method's result is the transaction hash (an `already known` answer may then stand for it). */
+  resultIsHash: boolean;
+  /** The chain's broadcast mode applies (the same bytes are the same write everywhere). */
+  broadcast: boolean;
+  /** Why it is a write (README table). */
+  why: string;
+}
+
+const raw = (why: string): WriteRule => ({ hashAt: { param: 0 }, resultIsHash: true, broadcast: true, why });
+
+/** Every write method omnigate knows. A method not listed is a read. */
+export const writeTable: Readonly<Record<string, WriteRule>> = {
+  eth_sendRawTransaction: raw('a signed transaction into the mempool'),
+  // Arbitrum, Optimism, Polygon: a raw transaction with conditions on the state (ERC-4337 bundlers).
+  eth_sendRawTransactionConditional: raw('a signed transaction with conditions (Arbitrum, Optimism, Polygon)'),
+  // EIP-7966: waits for the receipt; its answer is the receipt, so `already known` cannot stand for it.
+  eth_sendRawTransactionSync: { hashAt: { param: 0 }, resultIsHash: false, broadcast: true, why: 'a signed transaction, answered with its receipt (EIP-7966)' },
+  // Private mempools (Flashbots Protect, Alchemy, bloXroute): `{ tx, maxBlockNumber }`, answered with the hash.
+  eth_sendPrivateTransaction: { hashAt: { param: 0, key: 'tx' }, resultIsHash: true, broadcast: true, why: 'a signed transaction for a private mempool (Flashbots, Alchemy)' },
+  eth_sendPrivateRawTransaction: raw('a signed transaction for a private mempool (raw form)'),
+  eth_cancelPrivateTransaction: { resultIsHash: false, broadcast: true, why: 'cancels a private transaction (Flashbots)' },
+  // Builders: the same bundle sent to several is the usual practice; answered with a bundle hash.
+  eth_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots and kin)' },
+  // ERC-4337 bundlers: a signed user operation, answered with its hash (not a transaction's).
+  eth_sendUserOperation: { resultIsHash: false, broadcast: true, why: 'a signed user operation for a bundler (ERC-4337)' },
+  // The node signs with its own key and picks the nonce: two nodes would make two transactions.
+  eth_sendTransaction: { resultIsHash: false, broadcast: false, why: 'the node signs and sends a transaction (each node its own)' },
+  personal_sendTransaction: { resultIsHash: false, broadcast: false, why: 'the node signs and sends a transaction (each node its own)' },
+  // Proof-of-work mining (Ethereum Classic and kin): a solution or a hashrate for the node's own work package.
+  eth_submitWork: { resultIsHash: false, broadcast: false, why: 'a proof-of-work solution for the work package this node gave' },
+  eth_submitHashrate: { resultIsHash: false, broadcast: false, why: 'a miner reports its hashrate to this node' },
+};
+
+/** The rule of a write method (own properties only). */
+export function writeRuleOf(method: string): WriteRule | undefined {
+  return Object.hasOwn(writeTable, method) ? writeTable[method] : undefined;
+}
+
+/** Whether any call of the request is a write (a batch with one write member is a write). */
+export function isWrite(calls: readonly RpcCall[]): boolean {
+  for (const call of calls) if (Object.hasOwn(writeTable, call.method)) return true;
+  return false;
+}
+
+/** Whether every write of the request may be broadcast (the reads of a batch go along). */
+export function mayBroadcast(calls: readonly RpcCall[]): boolean {
+  return calls.every((c) => writeRuleOf(c.method)?.broadcast !== false);
+}
+
+const hexBytes = /^0x(?:[0-9a-f]{2})+$/i;
+
+/**
+ * The transaction hash of a write call: keccak-256 of its signed bytes, `0x` + 64 hex digits;
+ * undefined when the method carries no signed transaction or the parameter is not hex bytes
+ * (the node will say what is wrong with it).
+ */
+export function txHashOf(call: RpcCall): string | undefined {
+  const at = writeRuleOf(call.method)?.hashAt;
+  if (!at) return undefined;
+  let value = call.params[at.param];
+  if (at.key !== undefined) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[at.key] : undefined;
+  if (typeof value !== 'string' || !hexBytes.test(value)) return undefined;
+  return `0x${Buffer.from(keccak_256(Buffer.from(value.slice(2), 'hex'))).toString('hex')}`;
+}
+
+/**
+ * A node's answer that the transaction is already in its pool (or chain): the write reached it.
+ * geth and its forks (op-geth, bor): "already known" (txpool ErrAlreadyKnown), older geth "known
+ * transaction: <hash>"; erigon: "already known", "ALREADY_EXISTS", "INTERNAL_ERROR: existing tx
+ * with same hash"; nethermind: "AlreadyKnown" (its AcceptTxResult name); besu: "Known
+ * transaction"; reth and anvil: "already imported", "transaction already imported"; OpenEthereum
+ * and Parity-derived nodes: "Transaction with the same hash was already imported."; Infura and
+ * Alchemy relay the node's "already known". Not here: "nonce too low" (a different transaction
+ * may have used the nonce) and "replacement transaction underpriced" (a different transaction
+ * holds the nonce): those are the node's answer, relayed as such.
+ */
+export const alreadyKnownMessage =
+  /already known|alreadyknown|known transaction|already_exists|already exists|already imported|already in (the )?(pool|mempool|txpool)|existing tx with same hash|same hash was already/i;
+
+export function isAlreadyKnown(error: { code?: unknown; message?: unknown } | undefined): boolean {
+  return typeof error?.message === 'string' && alreadyKnownMessage.test(error.message);
+}
