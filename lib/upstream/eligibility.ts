@@ -8,7 +8,7 @@
  * upstream has it.
  */
 import { BlockNotAvailableError } from '../errors.js';
-import { pinAtOf, pinOf, resolvableTags, type CustomMethods } from '../jsonrpc/methods.js';
+import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { scanText } from '../verify/answers.js';
 import { believedHead, chainHead, chainHeadSettings, inRotation, lowerMedian, onHeads } from './heads.js';
@@ -201,7 +201,8 @@ export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | 
 
 /**
  * Results that mean "this node does not have it": null for these methods (a node that lacks the
- * block or transaction answers null, as it would for one that does not exist).
+ * block or transaction answers null, as it would for one that does not exist), and for a method
+ * outside the method table (one the config declares with its pin: null is taken as "lacks it").
  */
 const nullMeansMissing: ReadonlySet<string> = new Set([
   'eth_getBlockByHash',
@@ -253,7 +254,7 @@ export function answersAsMissing(call: RpcCall, answer: { result?: unknown; erro
     const message = typeof answer.error?.message === 'string' ? answer.error.message : '';
     return missingBlockErrors.some((re) => re.test(message));
   }
-  return answer.result === null && nullMeansMissing.has(call.method);
+  return answer.result === null && (nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined);
 }
 
 /** A "missing" answer is short (a null or an error message): a longer body is not parsed. */
