@@ -1,11 +1,13 @@
 /**
  * Eligibility: the predicates the agreement loop calls (pure functions of a call and the heads
- * tracked by heads.ts), the bounded wait for heads, and the -32016 error. A pinned read counts a
- * vote only from an upstream known to have the block: for a block number (a block parameter,
+ * tracked by heads.ts), the bounded waits, the resolution of `safe`/`finalized`, and the -32016
+ * errors. Where a call's pin sits comes from the one method table (lib/jsonrpc/methods.ts
+ * `pinOf`) and the config's declared pins (the chain's `extraConfirmable`). A pinned read counts
+ * a vote only from an upstream known to have the block: for a block number (a block parameter,
  * EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a resolved `safe`/`finalized`), an upstream whose
  * head is at or above it; for a hash, whether the upstream has it shows only in its answer, and
- * an answer "as if it lacks the block" (answersAsMissing) is not a vote for "empty" when another
- * upstream has it.
+ * an answer "as if it lacks it" (answerBodyAsMissing) is not a vote for "not found" when another
+ * upstream has it (lib/verify/eligibility-policy.ts).
  */
 import { BlockNotAvailableError } from '../errors.js';
 import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';

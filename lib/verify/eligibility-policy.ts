@@ -23,12 +23,13 @@
  * look missing (`null`, `[]`, an unknown-block error) are votes as long as no upstream answered
  * with the data: N of them confirm "not found" as before. Once one upstream answers with the
  * data, they are not votes (those already counted are taken back, policy `recheck`): the loop
- * asks further upstreams, waits once for heads to rise (at most `heads.waitMs`), asks the lacking
+ * asks further upstreams, waits once for heads to rise (at most `heads.waitMs`; not when the
+ * lacking ones are known to be at or above the head of the one with the data), asks the lacking
  * ones again, and when N still cannot agree on the data ends with -32016 naming the hash, who had
  * it and who lacked it. Never a confirmed "not found" once an upstream answered with the data.
  * A liar inventing the data turns the honest "not found" into that -32016 (a refusal, never a
  * wrong confirmation): its invention alone is never N votes.
- * Applies without tracked heads: a hash pin needs none.
+ * Applies without tracked heads (a hash pin needs none), at N ≥ 2 (at N=1 the first answer decides).
  */
 import type { RpcContext } from '../context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
@@ -37,6 +38,7 @@ import {
   blockNotAvailable,
   eligible,
   eligibleProviders,
+  hasBlock,
   hashNotAvailable,
   hashPinned,
   highestBlock,
@@ -45,7 +47,8 @@ import {
   waitForHeadsToRise,
   type BlockNeed,
 } from '../upstream/eligibility.js';
-import type { Chain } from '../upstream/registry.js';
+import { believedHead } from '../upstream/heads.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
 import type { AgreementPolicy, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';
 
@@ -54,8 +57,8 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
   if (!ctx.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
   if (!payload.batch) {
-    const pin = hashPinned(chain, calls[0]!);
-    if (pin) return hashPolicy(chain, calls[0]!);
+    // At N=1 the first answer decides: who may vote changes nothing.
+    if (hashPinned(chain, calls[0]!)) return (ctx.required ?? 1) > 1 ? hashPolicy(chain, calls[0]!) : undefined;
   }
   if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
   const required = ctx.required ?? 1;
@@ -75,18 +78,25 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
  * with the data; from then on they do not (and those counted are taken back).
  */
 function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
-  let known = false;
+  let holder: Upstream | undefined;
   const missing = missingOf(call);
   return {
-    eligible: (_upstream, assessed) => !known || !missing(assessed),
+    eligible: (_upstream, assessed) => !holder || !missing(assessed),
     recheck: (assessed) => {
-      if (known || missing(assessed)) return false;
-      known = true;
+      if (holder || missing(assessed)) return false;
+      holder = assessed.upstream;
       return true;
     },
     // The lacking nodes may be a block behind: asked again once one of them reports a higher
-    // head, or after heads.waitMs.
-    waitForEligible: (_state, ineligible) => waitForHeadsToRise(chain, ineligible.map((a) => a.upstream)),
+    // head, or after heads.waitMs. Not when every one of them is known to be at or above the
+    // head of the upstream that had the data (its answer raised that head to the data's block):
+    // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
+    waitForEligible: (_state, ineligible) => {
+      const lacking = ineligible.map((a) => a.upstream);
+      const head = holder && believedHead(holder);
+      if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
+      return waitForHeadsToRise(chain, lacking);
+    },
   };
 }
 

@@ -99,6 +99,18 @@ test('a null counted before the upstream with the receipt answered is taken back
   t.deepEqual(r.body.error.data.had, [fakes[1]!.url]);
 });
 
+test('an upstream inventing a receipt turns the honest nulls into -32016 at once, never a confirmed receipt', async (t) => {
+  // Heads tracked, all at 100; the liar's receipt names block 100, which the others have: they
+  // are not behind, so no wait for heads; the client is refused, not misled.
+  const { fakes, gw } = await gateway(t, [node(100, { knows: true }), node(100), node(100)]);
+  await gw.rpc.startHealthChecks().firstRound;
+  const r = await gw.post('/rpc/1', rpc('eth_getTransactionReceipt', [txHash], 46));
+  t.is(r.status, 503, r.text);
+  t.is(r.body.error.code, -32016);
+  t.deepEqual(r.body.error.data.had, [fakes[0]!.url]);
+  t.deepEqual(fakes.map((f) => sent(f, 'eth_getTransactionReceipt').length), [1, 1, 1], 'the lacking nodes are not behind: not asked again');
+});
+
 test('a receipt two upstreams have is confirmed by them; the third one\'s null is not a vote', async (t) => {
   const { fakes, gw } = await gateway(t, [node(100, { knows: true }), node(100), node(100, { knows: true })]);
   const r = await gw.post('/rpc/1', rpc('eth_getTransactionReceipt', [txHash], 43));
