@@ -109,6 +109,10 @@ export interface ResolvedTags {
  * Works on a single call and on a batch alike (each member's tags resolved).
  */
 export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | undefined {
+  // The common case first (no tag to resolve): no closure, no allocation. This runs for every unconfirmable request.
+  let any = false;
+  for (const call of payload.calls) if ((any = namesResolvableTag(call, chain.extraConfirmable))) break;
+  if (!any) return undefined;
   const resolved: { tag: string; block: bigint }[] = [];
   let unresolvable = false;
   const swap = (value: unknown, object: boolean): unknown => {
@@ -153,7 +157,6 @@ export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | u
     }
     return call;
   };
-  // The common case (no tag to resolve) allocates nothing: this runs for every unconfirmable request.
   let calls: RpcCall[] | undefined;
   payload.calls.forEach((call, i) => {
     const next = rewrite(call);
@@ -166,6 +169,19 @@ export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | u
   const request = (c: RpcCall) => ({ jsonrpc: '2.0', id: c.id, method: c.method, params: c.params });
   const raw = Buffer.from(JSON.stringify(payload.batch ? calls.map(request) : request(calls[0]!)));
   return { payload: { calls, batch: payload.batch, raw }, resolved };
+}
+
+/** `safe` or `finalized` in any case (by length first: a hex number or `latest` costs no lower-casing). */
+const isTag = (v: unknown): boolean => typeof v === 'string' && (v.length === 4 || v.length === 9) && resolvableTags.has(v.toLowerCase());
+const isResolvableTag = (v: unknown): boolean => isTag(v) || (typeof v === 'object' && v !== null && isTag((v as { blockNumber?: unknown }).blockNumber));
+
+/** Whether a call names `safe` or `finalized` where its pin sits (a block parameter, an EIP-1898 object, a filter's range). */
+function namesResolvableTag(call: RpcCall, custom: CustomMethods): boolean {
+  const at = pinAtOf(call.method, custom);
+  if (at?.kind === 'block') return isResolvableTag(call.params[at.at]);
+  if (at?.kind !== 'filter') return false;
+  const f = call.params[0] as { fromBlock?: unknown; toBlock?: unknown } | null | undefined;
+  return typeof f === 'object' && f !== null && (isResolvableTag(f.fromBlock) || isResolvableTag(f.toBlock));
 }
 
 /** The block number a need comes to, where known (a tag resolved on the chain, or voters). */
