@@ -2,18 +2,30 @@
  * Stage 2, classify. Decides whether the request is confirmable (every call pinned to a fixed
  * block) and how many upstreams must agree: the path's `<n>`, else the chain's, else the global
  * default; always 1 for a request that is not confirmable.
- * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.confirmable, ctx.required
+ * `safe`/`finalized`: once the chain's heads are tracked, they are resolved to the chain's robust
+ * safe/finalized head (lib/upstream/eligibility.ts resolveTags) and the request, now pinned to
+ * that number, is confirmable; the upstreams are asked for the number (ctx.payload is replaced).
+ * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.confirmable, ctx.required (ctx.payload when a tag is resolved)
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { classifyCalls } from '../lib/jsonrpc/methods.js';
+import { resolveTags } from '../lib/upstream/eligibility.js';
 
 export function classify(): Middleware {
   return function classify(req, _res, next) {
     const ctx = getContext(req);
     const payload = need(ctx, 'payload', 'classify');
     const chain = need(ctx, 'chain', 'classify');
-    const verdict = classifyCalls(payload.calls, chain.extraConfirmable);
+    let verdict = classifyCalls(payload.calls, chain.extraConfirmable);
+    if (!verdict.confirmable) {
+      const tags = resolveTags(chain, payload);
+      const resolved = tags && classifyCalls(tags.payload.calls, chain.extraConfirmable);
+      if (resolved?.confirmable) {
+        ctx.payload = tags!.payload;
+        verdict = { confirmable: true, reason: `${resolved.reason} (${tags!.resolved.map((r) => `${r.tag} resolved to 0x${r.block.toString(16)}`).join(', ')})` };
+      }
+    }
     ctx.confirmable = verdict.confirmable;
     ctx.required = verdict.confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
     if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable: verdict.confirmable, required: ctx.required, why: verdict.reason }, 'classified');

@@ -46,7 +46,7 @@ export interface VerifyOptions {
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */
 export type LoopPolicy = Partial<
-  Pick<AgreementPolicy, 'eligible' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onDecided' | 'timers'>
+  Pick<AgreementPolicy, 'eligible' | 'recheck' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onDecided' | 'timers'>
 >;
 
 export function verify(options: VerifyOptions = {}): Middleware {
@@ -164,7 +164,7 @@ function failureError(ctx: RpcContext, end: Failed, disputeFile?: DisputeFile): 
   };
   // Fewer than N providers have the pinned block (lib/verify/eligibility-policy.ts): -32016.
   if (end.cause !== 'deadline' && end.cause !== 'budget' && end.cause !== 'aborted') {
-    const err = ineligibleError(ctx, required, end.cause === 'ineligible');
+    const err = ineligibleError(ctx, required, end.cause === 'ineligible', end);
     if (err) return err as GatewayError;
   }
   if (end.cause === 'deadline') {

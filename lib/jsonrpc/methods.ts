@@ -188,16 +188,17 @@ export type CustomMethods = ReadonlyMap<string, PinAt>;
 
 /** Where a call's pin is, for heads and eligibility (helper `heads`). */
 export type Pin =
-  | { kind: 'number'; block: number }
+  | { kind: 'number'; block: bigint }
   | { kind: 'tag'; tag: string }
   | { kind: 'blockHash'; hash: string }
   | { kind: 'txHash'; hash: string }
   | { kind: 'none' };
 
 /**
- * Tags that move with the chain, yet could be resolved to a number once the heads are tracked:
- * HOOK(heads): resolve `safe`/`finalized` to a number the voters have, then classify the call as
- * pinned to that number. Until then they are not confirmable.
+ * Tags that move with the chain, yet are resolved to a number once the heads are tracked: the
+ * classify stage rewrites them to the chain's robust safe/finalized head (resolveTags in
+ * lib/upstream/eligibility.ts), and the call is then pinned to that number. Until the heads are
+ * known they are not confirmable.
  */
 export const resolvableTags: ReadonlySet<string> = new Set(['safe', 'finalized']);
 
@@ -303,7 +304,7 @@ function classifyBlock(
   if (value === undefined || value === null) return { confirmable: false, reason: `${where} is missing, which means latest` };
   if (typeof value === 'string') {
     const tag = value.toLowerCase();
-    // HOOK(heads): a `safe`/`finalized` resolved to a number the voters have becomes confirmable.
+    // `safe`/`finalized` come here already resolved to a number when the heads are tracked (resolvableTags).
     if (movingTags.has(tag)) return { confirmable: false, reason: `${where} is "${value}", which moves with the chain head` };
     if (allowHash && hash32.test(value)) return { confirmable: true, reason: `${where} pins block hash ${value}` };
     if (fixedTags.has(tag) || hexQuantity.test(value)) return { confirmable: true, reason: `${where} pins block ${value}` };
@@ -342,8 +343,7 @@ function classifyFilter(filter: unknown, bad: (m: string) => Error): Classificat
  * Never throws: a malformed pin is `none` (classifyCall refuses the call anyway).
  */
 export function pinOf(call: RpcCall, custom: CustomMethods = new Map()): Pin {
-  const declared = Object.hasOwn(Object.prototype, call.method) ? undefined : custom.get(call.method);
-  const at = ruleOf(call.method)?.pin ?? declared;
+  const at = pinAtOf(call.method, custom);
   if (!at) return { kind: 'none' };
   const params = call.params;
   switch (at.kind) {
@@ -366,14 +366,19 @@ export function pinOf(call: RpcCall, custom: CustomMethods = new Map()): Pin {
   }
 }
 
+/** Where a method's pin sits: the table's, else the one the config declares; undefined for neither. */
+export function pinAtOf(method: string, custom: CustomMethods = new Map()): PinAt | undefined {
+  return ruleOf(method)?.pin ?? (Object.hasOwn(Object.prototype, method) ? undefined : custom.get(method));
+}
+
 function blockPin(value: unknown, allowHash: boolean): Pin {
   if (value === undefined || value === null) return { kind: 'tag', tag: 'latest' };
   if (typeof value === 'string') {
     const tag = value.toLowerCase();
     if (movingTags.has(tag)) return { kind: 'tag', tag };
-    if (tag === 'earliest') return { kind: 'number', block: 0 };
+    if (tag === 'earliest') return { kind: 'number', block: 0n };
     if (allowHash && hash32.test(value)) return { kind: 'blockHash', hash: value };
-    if (hexQuantity.test(value)) return { kind: 'number', block: Number.parseInt(value, 16) };
+    if (hexQuantity.test(value)) return { kind: 'number', block: BigInt(value) };
     return { kind: 'none' };
   }
   if (allowHash && typeof value === 'object' && !Array.isArray(value)) {

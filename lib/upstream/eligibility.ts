@@ -1,14 +1,18 @@
 /**
  * Eligibility: the predicates the agreement loop calls (pure functions of a call and the heads
- * tracked by heads.ts), the bounded wait for heads, and the -32016 error. A pinned read counts a
- * vote only from an upstream known to have the block: for a block number (a block parameter,
+ * tracked by heads.ts), the bounded waits, the resolution of `safe`/`finalized`, and the -32016
+ * errors. Where a call's pin sits comes from the one method table (lib/jsonrpc/methods.ts
+ * `pinOf`) and the config's declared pins (the chain's `extraConfirmable`). A pinned read counts
+ * a vote only from an upstream known to have the block: for a block number (a block parameter,
  * EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a resolved `safe`/`finalized`), an upstream whose
  * head is at or above it; for a hash, whether the upstream has it shows only in its answer, and
- * an answer "as if it lacks the block" (answersAsMissing) is not a vote for "empty" when another
- * upstream has it.
+ * an answer "as if it lacks it" (answerBodyAsMissing) is not a vote for "not found" when another
+ * upstream has it (lib/verify/eligibility-policy.ts).
  */
 import { BlockNotAvailableError } from '../errors.js';
-import type { RpcCall } from '../jsonrpc/types.js';
+import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { scanText } from '../verify/answers.js';
 import { believedHead, chainHead, chainHeadSettings, inRotation, lowerMedian, onHeads } from './heads.js';
 import type { Chain, Upstream } from './registry.js';
 
@@ -24,84 +28,31 @@ export type BlockNeed =
   | { kind: 'head' };
 
 /**
- * Where each method carries its block: an index into params, or 'filter' (eth_getLogs). Our own
- * table until the method table of issue 25 (lib/jsonrpc/methods.ts) exports the pins.
+ * The block a call needs, read from where the method table (lib/jsonrpc/methods.ts `pinOf`) or
+ * the config (`custom`, the chain's `extraConfirmable`) says its pin is; undefined for a method
+ * not tied to a block (eth_chainId, …) or a malformed pin. eth_getLogs needs its `toBlock` (the
+ * highest block of its range) or its `blockHash`.
  */
-const blockAt: Readonly<Record<string, number | 'filter'>> = {
-  eth_getBlockByNumber: 0,
-  eth_getBlockTransactionCountByNumber: 0,
-  eth_getTransactionByBlockNumberAndIndex: 0,
-  eth_getUncleByBlockNumberAndIndex: 0,
-  eth_getUncleCountByBlockNumber: 0,
-  eth_getBlockReceipts: 0,
-  eth_getBalance: 1,
-  eth_getCode: 1,
-  eth_getTransactionCount: 1,
-  eth_call: 1,
-  eth_createAccessList: 1,
-  eth_estimateGas: 1,
-  eth_getStorageAt: 2,
-  eth_getProof: 2,
-  eth_getLogs: 'filter',
-};
-
-const blockHashAt: Readonly<Record<string, number>> = {
-  eth_getBlockByHash: 0,
-  eth_getBlockTransactionCountByHash: 0,
-  eth_getTransactionByBlockHashAndIndex: 0,
-  eth_getUncleByBlockHashAndIndex: 0,
-  eth_getUncleCountByBlockHash: 0,
-};
-
-const txHashAt: Readonly<Record<string, number>> = {
-  eth_getTransactionByHash: 0,
-  eth_getTransactionReceipt: 0,
-};
-
-const hash32 = /^0x[0-9a-f]{64}$/i;
-
-function needOf(value: unknown): BlockNeed {
-  if (typeof value === 'string') {
-    const tag = value.toLowerCase();
-    if (tag === 'earliest') return { kind: 'number', block: 0n };
-    if (tag === 'safe' || tag === 'finalized') return { kind: 'tag', tag };
-    if (/^0x[0-9a-f]+$/i.test(value)) return { kind: 'number', block: BigInt(value) };
-    if (hash32.test(value)) return { kind: 'hash', hash: value, of: 'block' }; // eth_getBlockReceipts takes a hash too
-    return { kind: 'head' };
+export function blockNeeded(call: RpcCall, custom?: CustomMethods): BlockNeed | undefined {
+  const pin = pinOf(call, custom);
+  switch (pin.kind) {
+    case 'number':
+      return { kind: 'number', block: pin.block };
+    case 'tag':
+      return resolvableTags.has(pin.tag) ? { kind: 'tag', tag: pin.tag as 'safe' | 'finalized' } : { kind: 'head' };
+    case 'blockHash':
+      return { kind: 'hash', hash: pin.hash, of: 'block' };
+    case 'txHash':
+      return { kind: 'hash', hash: pin.hash, of: 'transaction' };
+    case 'none':
+      return undefined;
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const o = value as { blockHash?: unknown; blockNumber?: unknown };
-    if (typeof o.blockHash === 'string') return { kind: 'hash', hash: o.blockHash, of: 'block' };
-    if (o.blockNumber !== undefined) return needOf(o.blockNumber);
-  }
-  return { kind: 'head' };
 }
 
-/**
- * The block a call needs; undefined for a method not tied to a block (eth_chainId, …).
- * eth_getLogs needs its `toBlock` (the highest block of its range) or its `blockHash`.
- */
-export function blockNeeded(call: RpcCall): BlockNeed | undefined {
-  const m = call.method;
-  if (Object.hasOwn(blockAt, m)) {
-    const at = blockAt[m]!;
-    if (at === 'filter') {
-      const f = call.params[0] as { blockHash?: unknown; toBlock?: unknown } | undefined;
-      if (typeof f !== 'object' || f === null) return { kind: 'head' };
-      if (typeof f.blockHash === 'string') return { kind: 'hash', hash: f.blockHash, of: 'block' };
-      return needOf(f.toBlock);
-    }
-    return needOf(call.params[at]);
-  }
-  if (Object.hasOwn(blockHashAt, m)) {
-    const hash = call.params[blockHashAt[m]!];
-    return typeof hash === 'string' ? { kind: 'hash', hash, of: 'block' } : undefined;
-  }
-  if (Object.hasOwn(txHashAt, m)) {
-    const hash = call.params[txHashAt[m]!];
-    return typeof hash === 'string' ? { kind: 'hash', hash, of: 'transaction' } : undefined;
-  }
-  return undefined;
+/** The hash a single call is pinned to (a block hash, EIP-1898 `blockHash`, a transaction hash), if any. */
+export function hashPinned(chain: Chain, call: RpcCall): Extract<BlockNeed, { kind: 'hash' }> | undefined {
+  const need = blockNeeded(call, chain.extraConfirmable);
+  return need?.kind === 'hash' ? need : undefined;
 }
 
 /**
@@ -138,6 +89,101 @@ export function resolveTag(chain: Chain, tag: string, voters?: readonly Upstream
   return low;
 }
 
+/** What resolveTags did: each `safe`/`finalized` tag it replaced, with the block it became. */
+export interface ResolvedTags {
+  payload: RpcPayload;
+  resolved: { tag: string; block: bigint }[];
+}
+
+/**
+ * `safe` and `finalized` resolved for one request (issue 25): each such tag where a call's pin sits
+ * (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
+ * `fromBlock`/`toBlock`) is replaced by the chain's robust safe/finalized head (resolveTag: the
+ * lower median of the upstreams' heads, which heads.ts derives as latest − finality depth on
+ * nodes without the tags). The upstreams are then asked for that number, and the read is pinned
+ * to it. The ids and every other parameter are kept; `raw` is written anew (what HTTP upstreams
+ * receive); the answers are still relayed as the nodes give them.
+ * Undefined when no call names such a tag, when one cannot be resolved (the heads are not
+ * tracked for the chain: the request stays unconfirmable), or when the body holds a number that
+ * would not be written back as the client wrote it (1e400, 2^64 as a JSON number).
+ * Works on a single call and on a batch alike (each member's tags resolved).
+ */
+export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | undefined {
+  // The common case first (no tag to resolve): no closure, no allocation. This runs for every unconfirmable request.
+  let any = false;
+  for (const call of payload.calls) if ((any = namesResolvableTag(call, chain.extraConfirmable))) break;
+  if (!any) return undefined;
+  const resolved: { tag: string; block: bigint }[] = [];
+  let unresolvable = false;
+  const swap = (value: unknown, object: boolean): unknown => {
+    if (typeof value === 'string') {
+      const tag = value.toLowerCase();
+      if (!resolvableTags.has(tag)) return value;
+      const block = resolveTag(chain, tag);
+      if (block === undefined) {
+        unresolvable = true;
+        return value;
+      }
+      resolved.push({ tag, block });
+      return `0x${block.toString(16)}`;
+    }
+    if (object && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const o = value as Record<string, unknown>;
+      if (o.blockHash === undefined && typeof o.blockNumber === 'string' && resolvableTags.has(o.blockNumber.toLowerCase())) {
+        return { ...o, blockNumber: swap(o.blockNumber, false) };
+      }
+    }
+    return value;
+  };
+  const rewrite = (call: RpcCall): RpcCall => {
+    const at = pinAtOf(call.method, chain.extraConfirmable);
+    if (at?.kind === 'block') {
+      const value = call.params[at.at];
+      const next = swap(value, at.hash);
+      if (next === value) return call;
+      const params = [...call.params];
+      params[at.at] = next;
+      return { id: call.id, method: call.method, params };
+    }
+    if (at?.kind === 'filter') {
+      const f = call.params[0];
+      if (typeof f !== 'object' || f === null || Array.isArray(f)) return call;
+      const filter = f as Record<string, unknown>;
+      const from = swap(filter.fromBlock, false);
+      const to = swap(filter.toBlock, false);
+      if (from === filter.fromBlock && to === filter.toBlock) return call;
+      const changed = { ...filter, ...(from !== filter.fromBlock && { fromBlock: from }), ...(to !== filter.toBlock && { toBlock: to }) };
+      return { id: call.id, method: call.method, params: [changed, ...call.params.slice(1)] };
+    }
+    return call;
+  };
+  let calls: RpcCall[] | undefined;
+  payload.calls.forEach((call, i) => {
+    const next = rewrite(call);
+    if (next !== call) calls ??= payload.calls.slice(0, i);
+    calls?.push(next);
+  });
+  if (!calls) return undefined;
+  if (resolved.length === 0 || unresolvable) return undefined;
+  if (scanText(payload.raw.toString('utf8')).inexact.length > 0) return undefined;
+  const request = (c: RpcCall) => ({ jsonrpc: '2.0', id: c.id, method: c.method, params: c.params });
+  const raw = Buffer.from(JSON.stringify(payload.batch ? calls.map(request) : request(calls[0]!)));
+  return { payload: { calls, batch: payload.batch, raw }, resolved };
+}
+
+/** `safe` or `finalized` in any case (by length first: a hex number or `latest` costs no lower-casing). */
+const isTag = (v: unknown): boolean => typeof v === 'string' && (v.length === 4 || v.length === 9) && resolvableTags.has(v.toLowerCase());
+const isResolvableTag = (v: unknown): boolean => isTag(v) || (typeof v === 'object' && v !== null && isTag((v as { blockNumber?: unknown }).blockNumber));
+
+/** Whether a call names `safe` or `finalized` where its pin sits (a block parameter, an EIP-1898 object, a filter's range). */
+function namesResolvableTag(call: RpcCall, custom: CustomMethods): boolean {
+  const at = pinAtOf(call.method, custom);
+  if (at?.kind === 'block') return isResolvableTag(call.params[at.at]);
+  if (at?.kind !== 'filter') return false;
+  const f = call.params[0] as { fromBlock?: unknown; toBlock?: unknown } | null | undefined;
+  return typeof f === 'object' && f !== null && (isResolvableTag(f.fromBlock) || isResolvableTag(f.toBlock));
+}
+
 /** The block number a need comes to, where known (a tag resolved on the chain, or voters). */
 export function neededNumber(chain: Chain, need: BlockNeed | undefined, voters?: readonly Upstream[]): bigint | undefined {
   if (!need) return undefined;
@@ -165,7 +211,7 @@ export function eligible(chain: Chain, u: Upstream, calls: readonly RpcCall[]): 
 export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | undefined {
   let top: bigint | undefined;
   for (const call of calls) {
-    const n = neededNumber(chain, blockNeeded(call));
+    const n = neededNumber(chain, blockNeeded(call, chain.extraConfirmable));
     if (n !== undefined && (top === undefined || n > top)) top = n;
   }
   return top;
@@ -173,7 +219,8 @@ export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | 
 
 /**
  * Results that mean "this node does not have it": null for these methods (a node that lacks the
- * block or transaction answers null, as it would for one that does not exist).
+ * block or transaction answers null, as it would for one that does not exist), and for a method
+ * outside the method table (one the config declares with its pin: null is taken as "lacks it").
  */
 const nullMeansMissing: ReadonlySet<string> = new Set([
   'eth_getBlockByHash',
@@ -198,7 +245,9 @@ const nullMeansMissing: ReadonlySet<string> = new Set([
  *   node" and "historical state … is not available" (state pruned);
  * - Erigon, Besu, Reth: "block not found" (Reth also "unknown block", "header not found");
  * - Nethermind: "… could not be found" (e.g. "Block 0x… could not be found") and "header not found";
- * - Anvil: "block … not found", "BlockOutOfRange", "is in the future".
+ * - Anvil: "block … not found", "BlockOutOfRange", "is in the future";
+ * - go-ethereum by hash (EIP-1898 `blockHash`): "header for hash not found"; a transaction
+ *   lookup still being indexed: "transaction indexing is in progress".
  */
 export const missingBlockErrors: readonly RegExp[] = [
   /header not found/i,
@@ -209,6 +258,8 @@ export const missingBlockErrors: readonly RegExp[] = [
   /historical state .*(?:not available|unavailable)/i,
   /block ?out ?of ?range/i,
   /block .*in the future/i,
+  /header for hash not found/i,
+  /transaction indexing is in progress/i,
 ];
 
 /**
@@ -221,24 +272,28 @@ export function answersAsMissing(call: RpcCall, answer: { result?: unknown; erro
     const message = typeof answer.error?.message === 'string' ? answer.error.message : '';
     return missingBlockErrors.some((re) => re.test(message));
   }
-  return answer.result === null && nullMeansMissing.has(call.method);
+  return answer.result === null && (nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined);
 }
 
 /** A "missing" answer is short (a null or an error message): a longer body is not parsed. */
 const missingMaxBytes = 4096;
 
 /**
- * answersAsMissing on the raw answer of a single call (the loop's `assessed.body`): parsed only
- * when short, so a real answer costs one length check.
+ * Whether the raw answer of a single call (the loop's `assessed.body`) looks like the node lacks
+ * the data: answersAsMissing, or an empty list (`[]` logs, receipts of a block it lacks). Parsed
+ * only when short, so a real answer costs one length check.
  */
 export function answerBodyAsMissing(call: RpcCall, body: Buffer): boolean {
   if (body.length > missingMaxBytes) return false;
+  let answer: unknown;
   try {
-    const answer = JSON.parse(body.toString('utf8')) as unknown;
-    return typeof answer === 'object' && answer !== null && !Array.isArray(answer) && answersAsMissing(call, answer as { result?: unknown; error?: { message?: unknown } });
+    answer = JSON.parse(body.toString('utf8'));
   } catch {
     return false;
   }
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
+  const a = answer as { result?: unknown; error?: { message?: unknown } };
+  return answersAsMissing(call, a) || (Array.isArray(a.result) && a.result.length === 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,6 +361,61 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
           latest: hex(u.health.head),
           ...(u.health.suspect ? { suspect: true } : {}),
         })),
+      },
+    },
+  );
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until one of `upstreams` reports a
+ * higher head than now (a node that lacked a hash another upstream knows may have caught up),
+ * waking on each head refresh (no polling). Resolves true when one did, false at the end of the
+ * wait. Without heads tracked it is the plain bounded wait.
+ */
+export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number } = {}): Promise<boolean> {
+  const before = upstreams.map((u) => u.health.head);
+  const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      unsubscribe();
+      resolve(ok);
+    };
+    const unsubscribe = onHeads(chain, () => {
+      if (rose()) done(true);
+    });
+    const timer = setTimeout(() => done(rose()), options.waitMs ?? chainHeadSettings(chain).waitMs);
+  });
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that some upstream has
+ * (`had`: answers with the data) while others answer as if they lack it (`lacked`: null, `[]` or
+ * an unknown-block error), so that N cannot agree on the data: names the hash, who had it and who
+ * lacked it (URLs redacted). Never a confirmed "not found" when an upstream had the data.
+ */
+export function hashNotAvailable(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  had: readonly Upstream[],
+  lacked: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(had.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${providers} ha${providers === 1 ? 's' : 've'} it, ${lacked.length} answer${lacked.length === 1 ? 's' : ''} as if ${lacked.length === 1 ? 'it lacks' : 'they lack'} it): retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        had: had.map((u) => u.label),
+        lacked: lacked.map((u) => u.label),
       },
     },
   );

@@ -97,6 +97,12 @@ export interface AgreementPolicy extends CallPolicy {
    */
   eligible?(upstream: Upstream, assessed: Good): boolean;
   /**
+   * After a counted answer: true when the votes counted so far must be judged by `eligible` again
+   * (this answer changed who may vote: a hash that one upstream has makes earlier "not found"
+   * answers not votes). A vote that may no longer count moves to the ineligible answers.
+   */
+  recheck?(assessed: Good): boolean;
+  /**
    * Called once, when no group can reach N and some answers were not eligible: a promise to wait
    * for (e.g. heads catching up), after which the upstreams that answered ineligibly are asked
    * again; undefined to fail at once (cause 'ineligible'). The deadline still applies.
@@ -256,12 +262,25 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       const counted = policy.eligible === undefined || policy.eligible(a.upstream, a);
       policy.onOutcome?.(a, counted);
       if (!counted) ineligible.push(a);
-      else votes.push(perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
+      else {
+        votes.push(perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
+        if (policy.recheck?.(a)) recheckVotes();
+      }
     } else {
       policy.onOutcome?.(a, false);
       failures.push(a);
     }
     step();
+  };
+
+  /** Votes that may no longer count (policy `recheck`) become ineligible answers, in arrival order. */
+  const recheckVotes = () => {
+    let kept = 0;
+    for (const v of votes) {
+      if (policy.eligible === undefined || policy.eligible(v.item.upstream, v.item)) votes[kept++] = v;
+      else ineligible.push(v.item);
+    }
+    votes.length = kept;
   };
 
   /** Runs a step of the loop: a throw ends the question with that error (outcomes come from promise callbacks and timers). */

@@ -1,36 +1,71 @@
 /**
- * Who may vote on a read pinned to a block number (issue 17): only an upstream whose head is known
- * to be at or above the block (lib/upstream/eligibility.ts). An answer from an upstream below it
- * (a lagging node's `null`, `[]` or "header not found") is neither a vote nor the provider's
- * failure: the agreement loop asks others, waits once (at most the chain's `heads.waitMs`) for
- * heads to catch up, asks the waiting ones again, and otherwise ends with -32016 naming the
- * block and the heads seen. Never a confirmed empty answer from upstreams below the block.
+ * Who may vote on a pinned read (issues 17 and 25), as the agreement loop's policy. Works on
+ * one question: a single call, or a batch as a whole (a batch split per member asks one question
+ * per member, each with its own policy).
  *
+ * Pinned to a block number (a block parameter, EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a
+ * method the config declares with its pin, a `safe`/`finalized` that classify resolved to a
+ * number): only an upstream whose head is known to be at or above the block
+ * (lib/upstream/eligibility.ts). An answer from an upstream below it (a lagging node's `null`,
+ * `[]` or "header not found") is neither a vote nor the provider's failure: the agreement loop
+ * asks others, waits once (at most the chain's `heads.waitMs`) for heads to catch up, asks the
+ * waiting ones again, and otherwise ends with -32016 naming the block and the heads seen. Never
+ * a confirmed empty answer from upstreams below the block.
  * Only an answer that looks like the block is missing counts as the node's lag: a `null` block,
- * receipt or transaction, an empty list, or an unknown-block error ("header not found"). A real
- * answer from an upstream whose known head is older is a vote: it had the data.
- *
+ * receipt or transaction, an empty list, or an unknown-block error. A real answer from an
+ * upstream whose known head is older is a vote: it had the data.
  * It applies once the chain's heads are polled (probes or the head tracker, heads.ts): heads seen
  * only in passing answers are lower bounds, too stale to turn an upstream away. An embedded
  * pipeline before `startHealthChecks()` keeps the earlier rule.
- * Reads pinned by a hash keep today's rule for now (a hash pin cannot be judged by a head).
+ *
+ * Pinned to a hash (a block hash, EIP-1898 `blockHash`, eth_getLogs `blockHash`, a transaction
+ * hash), a single call: whether an upstream has the data shows only in its answer. Answers that
+ * look missing (`null`, `[]`, an unknown-block error) are votes as long as no upstream answered
+ * with the data: N of them confirm "not found" as before. Once one upstream answers with the
+ * data, they are not votes (those already counted are taken back, policy `recheck`): the loop
+ * asks further upstreams, waits once for heads to rise (at most `heads.waitMs`; not when the
+ * lacking ones are known to be at or above the head of the one with the data), asks the lacking
+ * ones again, and when N still cannot agree on the data ends with -32016 naming the hash, who had
+ * it and who lacked it. Never a confirmed "not found" once an upstream answered with the data.
+ * A liar inventing the data turns the honest "not found" into that -32016 (a refusal, never a
+ * wrong confirmation): its invention alone is never N votes.
+ * Applies without tracked heads (a hash pin needs none), at N ≥ 2 (at N=1 the first answer decides).
  */
 import type { RpcContext } from '../context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
-import { answersAsMissing, blockNotAvailable, eligible, eligibleProviders, highestBlock, waitForEligible } from '../upstream/eligibility.js';
-import type { Chain } from '../upstream/registry.js';
-import type { AgreementPolicy } from './agreement.js';
+import {
+  answerBodyAsMissing,
+  blockNotAvailable,
+  eligible,
+  eligibleProviders,
+  hasBlock,
+  hashNotAvailable,
+  hashPinned,
+  highestBlock,
+  missingBlockErrors,
+  waitForEligible,
+  waitForHeadsToRise,
+  type BlockNeed,
+} from '../upstream/eligibility.js';
+import { believedHead } from '../upstream/heads.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
+import type { AgreementPolicy, Failed, Good } from './agreement.js';
+import { tally } from './quorum.js';
 
 export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | undefined {
   const { chain, payload } = ctx;
   if (!ctx.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
+  if (!payload.batch) {
+    // At N=1 the first answer decides: who may vote changes nothing.
+    if (hashPinned(chain, calls[0]!)) return (ctx.required ?? 1) > 1 ? hashPolicy(chain, calls[0]!) : undefined;
+  }
   if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
   const required = ctx.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
   return {
-    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (!payload.batch && !looksMissing(calls[0]!, assessed.body)),
+    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (!payload.batch && !answerBodyAsMissing(calls[0]!, assessed.body)),
     waitForEligible: () =>
       waitForEligible(chain, calls, required).then((ok) => {
         if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
@@ -39,35 +74,79 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
 }
 
 /**
- * The error of a loop that ended without N agreeing answers on a read pinned to a block that fewer
- * than N providers have: -32016, whatever the lagging ones answered (ineligible votes, or errors
- * such as "header not found" that count as provider trouble). Undefined when the block is not the
- * reason (the usual 502 then says what happened).
+ * A single call pinned to a hash: answers that look missing count until one upstream answers
+ * with the data; from then on they do not (and those counted are taken back).
  */
-export function ineligibleError(ctx: RpcContext, required: number, ranOutOfEligible: boolean): Error | undefined {
+function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
+  let holder: Upstream | undefined;
+  const missing = missingOf(call);
+  return {
+    eligible: (_upstream, assessed) => !holder || !missing(assessed),
+    recheck: (assessed) => {
+      if (holder || missing(assessed)) return false;
+      holder = assessed.upstream;
+      return true;
+    },
+    // The lacking nodes may be a block behind: asked again once one of them reports a higher
+    // head, or after heads.waitMs. Not when every one of them is known to be at or above the
+    // head of the upstream that had the data (its answer raised that head to the data's block):
+    // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
+    waitForEligible: (_state, ineligible) => {
+      const lacking = ineligible.map((a) => a.upstream);
+      const head = holder && believedHead(holder);
+      if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
+      return waitForHeadsToRise(chain, lacking);
+    },
+  };
+}
+
+/** Whether an answer looks missing, parsed at most once per answer. */
+function missingOf(call: RpcCall): (a: Good) => boolean {
+  const seen = new WeakMap<Good, boolean>();
+  return (a) => {
+    let m = seen.get(a);
+    if (m === undefined) seen.set(a, (m = answerBodyAsMissing(call, a.body)));
+    return m;
+  };
+}
+
+/**
+ * The error of a loop that ended without N agreeing answers because of who may vote, -32016;
+ * undefined when that is not the reason (the usual 502 then says what happened).
+ * - Pinned to a block number that fewer than N providers have: whatever the lagging ones answered
+ *   (ineligible votes, or errors such as "header not found" that count as provider trouble).
+ * - Pinned to a hash (`end` given): some upstream answered with the data and others answered as
+ *   if they lack it (not votes, or unknown-block errors counted as provider trouble), and the
+ *   upstreams with the data do not disagree among themselves (that is a dispute: 502).
+ */
+export function ineligibleError(ctx: RpcContext, required: number, ranOutOfEligible: boolean, end?: Failed): Error | undefined {
   const { chain, payload } = ctx;
   if (!ctx.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
+  const id = payload.batch ? null : payload.calls[0]!.id;
+  if (!payload.batch) {
+    const pin = hashPinned(chain, calls[0]!);
+    if (pin) return end ? hashError(chain, pin, calls[0]!, required, end, id) : undefined;
+  }
   if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
   if (!ranOutOfEligible && eligibleProviders(chain, calls) >= required) return undefined;
-  return blockNotAvailable(chain, calls, required, 0, payload.batch ? null : payload.calls[0]!.id);
+  return blockNotAvailable(chain, calls, required, 0, id);
+}
+
+function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call: RpcCall, required: number, end: Failed, id: string | number | null): Error | undefined {
+  const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item.body));
+  if (had.length === 0 || tally(had).size > 1) return undefined;
+  const lacked = [
+    ...end.ineligible.map((a) => a.upstream),
+    // An unknown-block error is provider trouble (lib/verify/trouble.ts): a failure, not a vote.
+    ...end.failures.filter((f) => missingBlockErrors.some((re) => re.test(f.reason))).map((f) => f.upstream),
+  ];
+  if (lacked.length === 0) return undefined;
+  const holders = [...new Set(had.map((v) => v.item.upstream))];
+  return hashNotAvailable(chain, pin, required, holders, [...new Set(lacked)].filter((u) => !holders.includes(u)), id);
 }
 
 /** Some upstream of the chain was asked for its head (a probe or the head tracker). */
 function headsPolled(chain: Chain): boolean {
   return chain.upstreams.some((u) => u.health.headPolledAt > 0);
-}
-
-/** The answer of a node that lacks the block: a missing-block null or error, or an empty list. */
-function looksMissing(call: RpcCall, body: Buffer): boolean {
-  if (body.length > 4096) return false; // a missing-looking answer is short: a real one costs one length check
-  let answer: unknown;
-  try {
-    answer = JSON.parse(body.toString('utf8'));
-  } catch {
-    return false;
-  }
-  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
-  const a = answer as { result?: unknown; error?: { message?: unknown } };
-  return answersAsMissing(call, a) || (Array.isArray(a.result) && a.result.length === 0);
 }

@@ -20,7 +20,7 @@ const upstream = (index: number, head?: bigint): Upstream =>
   }) as unknown as Upstream;
 
 const chainOf = (heads: (bigint | undefined)[], settings: Partial<ReturnType<typeof headSettings>> = {}): Chain => {
-  const chain = { id: '1', confirmations: 1, extraConfirmable: new Set<string>(), ignoredFields: {}, upstreams: heads.map((h, i) => upstream(i, h)), providerCount: heads.length } as unknown as Chain;
+  const chain = { id: '1', confirmations: 1, extraConfirmable: new Map(), ignoredFields: {}, upstreams: heads.map((h, i) => upstream(i, h)), providerCount: heads.length } as unknown as Chain;
   setChainHeadSettings(chain, { ...headSettings('1'), suspectBlocks: 10, ...settings });
   refreshChain(chain);
   return chain;

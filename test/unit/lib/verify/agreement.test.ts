@@ -372,6 +372,44 @@ test('eligibility: no wait offered (undefined) fails at once', async (t) => {
   t.is(s.summary(), 'failed (ineligible)');
 });
 
+test('eligibility recheck: an answer that changes who may vote takes back the votes already counted', async (t) => {
+  // Hash pins: "none" answers vote until one upstream answers with the data; then they do not.
+  let known = false;
+  const s = setup({ a: ok('none', 5), b: ok('data', 10), c: ok('none', 5), d: ok('data', 5) }, 2, {
+    eligible: (_u, a) => !known || a.hash !== 'none',
+    recheck: (a) => !known && a.hash !== 'none' && (known = true),
+  });
+  await s.clock.advance(100);
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@10', 'd@15']);
+  t.deepEqual(s.events.slice(0, 3), ['a:vote@5', 'b:vote@10', 'c:ineligible@15']);
+  t.is(s.summary(), 'agreed data by b,d', 'a\'s "none", counted first, is not a vote once b has the data');
+  const decided = s.events.find((e) => e.startsWith('decided'));
+  t.is(decided, 'decided data by b,d');
+});
+
+test('eligibility recheck: taken-back votes are asked again after the wait, and a run without data still agrees on "none"', async (t) => {
+  let known = false;
+  const waits: string[][] = [];
+  const s = setup({ a: [ok('none', 5), ok('data', 5)], b: ok('data', 10), c: ok('none', 5) }, 2, {
+    eligible: (_u, a) => !known || a.hash !== 'none',
+    recheck: (a) => !known && a.hash !== 'none' && (known = true),
+    waitForEligible: (_state, ineligible) => {
+      waits.push(ineligible.map((a) => a.upstream.label));
+      return Promise.resolve();
+    },
+  });
+  await s.clock.advance(100);
+  t.deepEqual(waits, [['a', 'c']]);
+  t.is(s.summary(), 'agreed data by b,a');
+  known = false;
+  const plain = setup({ a: ok('none', 5), b: ok('none', 10), c: ok('data', 5) }, 2, {
+    eligible: (_u, a) => !known || a.hash !== 'none',
+    recheck: (a) => !known && a.hash !== 'none' && (known = true),
+  });
+  await plain.clock.advance(100);
+  t.is(plain.summary(), 'agreed none by a,b', 'N "none" before any data: confirmed as before');
+});
+
 // --- the matrix: hedge × escalation × deadline × eligibility, N=2 over a, b, c, d, e
 
 interface Case {
