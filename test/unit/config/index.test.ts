@@ -81,6 +81,14 @@ test('the example config\'s commented keys parse once uncommented, and state the
   t.is(d.fileMaxBytes, defaults.disputes.fileMaxBytes);
 });
 
+test('should read an rpcs entry\'s weight, maxConcurrent and maxRps written as YAML numbers', (t) => {
+  const config = parseConfig('chains:\n  1:\n    rpcs:\n      - { url: https://a.example, weight: 2, maxConcurrent: 50, maxRps: 100 }\n      - { url: https://b.example, weight: 0.5 }\n');
+  t.deepEqual(config.chains['1']!.upstreamLimits, [{ weight: 2, maxConcurrent: 50, maxRps: 100 }, { weight: 0.5 }]);
+  t.deepEqual(problemsOf('chains:\n  1:\n    rpcs:\n      - { url: https://a.example, weight: 1001, maxRps: 0 }\n'), [
+    'chains.1.rpcs[0].weight (line 4): 1001 is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3',
+  ]);
+});
+
 test('should keep a chain id larger than 2^53 exact', (t) => {
   const config = parseConfig('chains:\n  18446744073709551617:\n    rpcs: [https://a.example]\n  9007199254740993:\n    rpcs: [https://b.example]\n');
   t.deepEqual(Object.keys(config.chains).sort(), ['18446744073709551617', '9007199254740993']);
