@@ -41,7 +41,9 @@ for (const [name, body, n] of [
 
   test(`should give up on a hung upstream after timeouts.upstreamMs and use another (${name})`, async (t) => {
     const fakes = await Promise.all([startFakeUpstream({ profile: 'hang' }), startFakeUpstream(), startFakeUpstream()]);
-    const gw = await startGateway({ timeouts: { upstreamMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+    // 1.5 s, not less: under load (2 shared cores) a healthy fake can take 300 ms to answer. No
+    // hedging, so that only the timeout moves the request on.
+    const gw = await startGateway({ timeouts: { upstreamMs: 1_500, hedgeMs: 0 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
     t.teardown(() => closeAll(gw, ...fakes));
     const r = await gw.post('/rpc/1', body);
     t.is(r.status, 200, r.text);
