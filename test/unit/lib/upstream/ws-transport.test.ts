@@ -215,17 +215,24 @@ test('should fail a call whose answer nests deeper than maxDepth', async (t) => 
 
 test('should time out within the limit and ignore the late answer', async (t) => {
   await withWs({ hold: true }, async (transport, up) => {
+    // The connection is open first (under load a handshake can outlast 150 ms: the call would
+    // then time out unsent, see 'while the connection is still opening' below).
+    const warm = transport.send(request([call(0)]));
+    await until(() => up.held.length === 1);
+    up.held[0]!.socket.send(JSON.stringify(reply(up.held[0]!.message)));
+    await warm;
     const started = Date.now();
     const err = await failure(transport.send(request([call(1)], { timeoutMs: 150 })));
     const elapsed = Date.now() - started;
     t.is(err.kind, 'timeout');
     t.true(elapsed >= 140 && elapsed < 1_000, `${elapsed} ms`);
     // The late answer arrives; the next call still gets its own answer.
-    const { socket, message } = up.held[0]!;
+    await until(() => up.held.length === 2);
+    const { socket, message } = up.held[1]!;
     socket.send(JSON.stringify(reply(message)));
     const next = transport.send(request([call(2, 'eth_blockNumber')]));
-    await until(() => up.held.length === 2);
-    up.held[1]!.socket.send(JSON.stringify(reply(up.held[1]!.message)));
+    await until(() => up.held.length === 3);
+    up.held[2]!.socket.send(JSON.stringify(reply(up.held[2]!.message)));
     t.deepEqual(json((await next).body), { jsonrpc: '2.0', id: 2, result: { method: 'eth_blockNumber', params: [] } });
   });
 });
