@@ -334,13 +334,14 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
     const limits: { weight?: number; maxConcurrent?: number; maxRps?: number } = {};
     if (isObj(entry)) {
       unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps'], where, report);
-      const w = entry.weight;
+      // YAML integers load as bigint (config/index.ts: chain ids beyond 2^53 stay exact).
+      const w = typeof entry.weight === 'bigint' ? Number(entry.weight) : entry.weight;
       if (w !== undefined && w !== null) {
         if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
         limits.weight = w;
       }
       for (const key of ['maxConcurrent', 'maxRps'] as const) {
-        const v = entry[key];
+        const v = typeof entry[key] === 'bigint' ? Number(entry[key]) : entry[key];
         if (v === undefined || v === null) continue;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000) {
           return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);

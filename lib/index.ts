@@ -16,6 +16,13 @@ export {
   type RpcPipeline,
   type RpcPipelineDeps,
 } from '../middleware/index.js';
+// For a pipeline composed from the stages: verify()'s policy (block eligibility), the metrics that
+// verify() and serviceRoutes() take, and the head tracker and probes that eligibility reads.
+export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
+export { eligibilityPolicy } from './verify/eligibility-policy.js';
+export { createMetrics, type Metrics } from './metrics.js';
+export { startHeadTracker, headSettings, type HeadTracker, type HeadSettings } from './upstream/heads.js';
+export { startProber, type Prober } from './upstream/probe.js';
 export { loadConfigFile, parseConfig, validateConfig, defaults, type OmnigateConfig, type ChainConfig } from '../config/index.js';
 export * from './errors.js';
 export { RpcCode } from './jsonrpc/codes.js';
@@ -37,6 +44,12 @@ export {
   migrate,
   seedDemo,
   buildOpenApi,
+  indexerGauges,
+  DEFAULT_STATS_INTERVAL_SECONDS,
+  type IndexerGauges,
+  type IndexerGaugesOptions,
+  type IndexerApiHandler,
+  type OpsSource,
   type IndexerApiOptions,
   type IndexerDb,
   type OpenIndexerDb,

@@ -332,6 +332,9 @@ export function waitForEligible(
       if (check()) done(true);
     });
     const timer = setTimeout(() => done(check()), options.waitMs ?? chainHeadSettings(chain).waitMs);
+    // The request's own deadline keeps the process up while it waits; a wait whose loop already
+    // ended (deadline, client gone, pipeline closed) must not hold a closed process for waitMs.
+    timer.unref();
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

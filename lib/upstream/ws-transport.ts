@@ -62,6 +62,16 @@ interface Pending {
   reject(err: Error): void;
 }
 
+/** `promise`, or a rejection with the signal's reason once it fires (the promise runs on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 export function createWsTransport(rawUrl: string, options: WsTransportOptions): Transport {
   let socket: WebSocket | undefined;
   let opening: Promise<WebSocket> | undefined;
@@ -202,7 +212,10 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     if (closed) throw new UpstreamCallError('closed', 'transport closed');
     if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1);
     return withTimeout(request.signal, request.timeoutMs, async (signal) => {
-      const ws = await connect();
+      // The timeout and the caller's abort apply to the handshake too: a call given up on while
+      // the connection opens is never sent (its abort would otherwise go unheard, and it would
+      // wait for an answer for as long as the upstream keeps it).
+      const ws = await untilAborted(connect(), signal);
       const ids = new Map<number, RpcId>();
       const outgoing = request.payload.calls.map((call) => {
         const id = nextId++;

@@ -13,18 +13,20 @@ import { makeConfig, rpc, send, startGateway } from '../support/gateway.js';
 test('should serve /rpc/:chainId from an express app', async (t) => {
   const fakes = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } }, { framework: 'express' });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   const r = await gw.post('/confirmations/2/rpc/1', rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1']));
   t.is(r.status, 200);
   t.is(r.headers['x-required-confirmations'], '2');
   const bad = await gw.post('/rpc/1', 'not json');
   t.is(bad.status, 400);
   t.is(bad.body.error.code, -32700);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });
 
 test('should work under a mount path, after express.json(), beside the app routes', async (t) => {
   const fakes = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
   const pipeline = rpcPipeline(makeConfig({ chains: { 1: { rpcs: fakes.map((f) => f.url) } } }));
+  t.teardown(() => pipeline.close());
   const app = express();
   app.use(express.json());
   app.get('/hello', (_req, res) => {
@@ -34,6 +36,13 @@ test('should work under a mount path, after express.json(), beside the app route
   app.use(rpcErrorHandler());
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const headers = { 'content-type': 'application/json' };
   const r = await send(base, 'POST', '/gateway/rpc/1', JSON.stringify(rpc('eth_blockNumber', [], 42)), headers);
@@ -46,10 +55,4 @@ test('should work under a mount path, after express.json(), beside the app route
   const unknown = await send(base, 'POST', '/gateway/rpc/99', JSON.stringify(rpc('eth_blockNumber', [], 'x')), headers);
   t.is(unknown.status, 404);
   t.is(unknown.body.id, 'x');
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-  await pipeline.close();
-  await Promise.all(fakes.map((f) => f.close()));
 });

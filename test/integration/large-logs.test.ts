@@ -16,6 +16,7 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
     startFakeUpstream({ answer, profile: 'extras' }),
   ]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 3 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
   t.is(r.status, 200);
   t.true(r.text.length >= 2_500_000, `answer is ${r.text.length} bytes`);
@@ -23,15 +24,14 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
   t.is(r.headers['x-confirmable'], 'true');
   t.is(String(r.headers['x-checked-urls']).split(',').length, 3);
   t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });
 
 test('should refuse an answer over limits.responseBytes and say so', async (t) => {
   const fakes = await Promise.all([startFakeUpstream({ answer }), startFakeUpstream({ answer })]);
   const gw = await startGateway({ limits: { responseBytes: 1_000_000 }, chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }]));
   t.is(r.status, 502);
   t.is(r.body.error.code, -32011);
   t.regex(JSON.stringify(r.body.error.data.failures), /over the 1000000-byte limit/);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });

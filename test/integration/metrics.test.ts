@@ -7,6 +7,7 @@ test('should count requests, upstream latency, disagreements and health at /metr
   const key = 'feedfacefeedfacefeedfacefeedface';
   const fakes = await Promise.all([startFakeUpstream({ profile: 'liar', path: `/v2/${key}` }), startFakeUpstream(), startFakeUpstream()]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   await gw.post('/rpc/1', rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1']));
   await gw.post('/rpc/1', rpc('eth_blockNumber'));
   await gw.post('/rpc/1', rpc('web3_madeUpMethod'));
@@ -22,5 +23,4 @@ test('should count requests, upstream latency, disagreements and health at /metr
   t.regex(m.text, /omnigate_upstream_request_duration_seconds_count\{chain="1",upstream="[^"]+",outcome="vote"\} \d/);
   t.regex(m.text, /omnigate_upstream_up\{chain="1",upstream="[^"]+"\} 1/);
   t.false(m.text.includes(key), 'metrics labels are redacted');
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });

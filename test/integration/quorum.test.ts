@@ -93,6 +93,7 @@ test('should answer 502 with hashes and failures when no N agree', async (t) => 
   const dead = await deadUrl();
   const fakes = await Promise.all([startFakeUpstream({ profile: 'liar' }), startFakeUpstream(), startFakeUpstream({ profile: 'error500' })]);
   const gw = await startGateway({ chains: { 1: { rpcs: [...fakes.map((f) => f.url), dead], confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   const r = await gw.post('/rpc/1', { ...pinnedBalance, id: 'abc' });
   t.is(r.status, 502);
   t.is(r.headers['content-type'], 'application/json');
@@ -106,18 +107,17 @@ test('should answer 502 with hashes and failures when no N agree', async (t) => 
   t.regex(reasons, /HTTP 500/);
   t.regex(reasons, /ECONNREFUSED/);
   t.deepEqual(calls(fakes), [1, 1, 1]);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });
 
 test('should answer 502 -32011 when every upstream fails', async (t) => {
   const fakes = await Promise.all([startFakeUpstream({ profile: 'error500' }), startFakeUpstream({ profile: 'error500' })]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   const r = await gw.post('/rpc/1', rpc('eth_blockNumber', [], 5));
   t.is(r.status, 502);
   t.is(r.body.id, 5);
   t.is(r.body.error.code, -32011);
   t.is(r.body.error.data.failures.length, 2);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });
 
 test('should return an error answer that N upstreams agree on (a revert) as is', async (t) => {

@@ -5,6 +5,7 @@
  * 'omnigate'` resolves through package.json's `exports` to the built dist/) and `express`, then
  * run by node as a real child process next to fake upstreams (and a real PostgreSQL for the
  * indexer). The only help it gets: PORT=0, and a preload that prints the port the app listened on.
+ * The last test runs, the same way, a host app of its own that composes the stages itself.
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeUpstream } from '../support/fake-upstream.js';
+import { defaultAnswer, startFakeUpstream, type AnswerFn } from '../support/fake-upstream.js';
 import { rpc, send } from '../support/gateway.js';
 import { startTestDatabase, tempDir } from '../support/pg.js';
 
@@ -167,6 +168,94 @@ test('README mounting-indexer: the indexer serves its routes, a host /api route 
   t.deepEqual(spec.body.servers, [{ url: '/' }]);
   const gql = await send(app.base, 'POST', '/graphql', JSON.stringify({ query: '{ __typename }' }), { ...json, accept: 'application/json' });
   t.deepEqual(gql.body, { data: { __typename: 'Query' } });
+
+  t.deepEqual(await app.terminate(), { code: 0, signal: null }, app.output());
+});
+
+/**
+ * Not a README block: a host app that composes the stages itself from the package entry, as
+ * "Composing the stages yourself" describes, with the exports that composition needs
+ * (eligibilityPolicy, createMetrics, startHeadTracker/headSettings, indexerGauges).
+ */
+const COMPOSED = `import express from 'express';
+import {
+  loadConfigFile, createRegistry, createMetrics, startHeadTracker, headSettings, eligibilityPolicy,
+  parseJsonRpc, classify, selectUpstreams, fetchParallel, canonicalize, verify, emitHeaders,
+  rpcErrorHandler, serviceRoutes, openIndexerDb, indexerApi, indexerGauges,
+} from 'omnigate';
+
+const config = await loadConfigFile('omnigate.yaml');
+const registry = createRegistry(config);
+const metrics = createMetrics(registry);
+const heads = startHeadTracker(registry, {
+  timeoutMs: 2_000,
+  settings: (chain) => headSettings(chain.id, config.heads, config.chains[chain.id]?.heads),
+});
+await heads.runOnce();
+const { db, close } = await openIndexerDb({ databaseUrl: process.env.DATABASE_URL });
+const indexer = indexerApi(db);
+const gauges = indexerGauges(metrics.registry, indexer.ops);
+gauges.start();
+await gauges.refresh();
+
+const app = express();
+app.post(['/rpc/:chain', '/confirmations/:n/rpc/:chain'],
+  parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize }),
+  classify(),
+  selectUpstreams(),
+  fetchParallel({ upstreamTimeoutMs: config.timeouts.upstreamMs, requestTimeoutMs: config.timeouts.requestMs, maxResponseBytes: config.limits.responseBytes }),
+  canonicalize(),
+  verify({ metrics, policy: eligibilityPolicy }),
+  emitHeaders({ redactHeaders: true }));
+app.use(rpcErrorHandler());
+app.use(indexer);
+app.use(serviceRoutes({ registry, metrics }));
+const server = app.listen(Number(process.env.PORT ?? 8080));
+
+process.once('SIGTERM', async () => {
+  await new Promise((resolve) => server.close(resolve));
+  heads.stop();
+  gauges.stop();
+  await registry.close();
+  await close();
+});
+`;
+
+const blockOf = (n: number) => ({ number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}`, transactions: [] });
+/** A node at `head`: it knows blocks up to its head and answers null above it. */
+const nodeAt = (head: number): AnswerFn => (call) => {
+  if (call.method === 'eth_chainId') return { result: '0x1' };
+  if (call.method === 'eth_blockNumber') return { result: `0x${head.toString(16)}` };
+  const p = call.params ?? [];
+  if (call.method === 'eth_getBlockByNumber' && typeof p[0] === 'string' && p[0].startsWith('0x')) return { result: Number(p[0]) <= head ? blockOf(Number(p[0])) : null };
+  return defaultAnswer(call);
+};
+
+test('a pipeline composed from the package entry: eligibilityPolicy turns two lagging nulls into -32016, indexerGauges on its /metrics, SIGTERM exits 0', async (t) => {
+  const pg = await startTestDatabase();
+  t.teardown(() => pg.close());
+  const fakes = await Promise.all([startFakeUpstream({ answer: nodeAt(100) }), startFakeUpstream({ answer: nodeAt(100) }), startFakeUpstream({ answer: nodeAt(110) })]);
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
+  const yaml = ['heads:', '  waitMs: 300', 'chains:', '  1:', '    confirmations: 2', '    rpcs:', ...fakes.map((f) => `      - ${f.url}`), ''].join('\n');
+  const app = await runSnippet(t, COMPOSED, { 'omnigate.yaml': yaml }, { DATABASE_URL: pg.url });
+
+  // Without the policy the two nodes at 100 would confirm their null for block 0x69 (105).
+  const above = await send(app.base, 'POST', '/rpc/1', JSON.stringify(rpc('eth_getBlockByNumber', ['0x69', false], 3)), json);
+  t.is(above.status, 503, above.text);
+  t.is(above.body.id, 3);
+  t.is(above.body.error.code, -32016);
+  t.is(above.body.error.data.block, '0x69');
+  t.is(above.headers['x-json-hash'], undefined, 'nothing was confirmed');
+
+  const below = await send(app.base, 'POST', '/rpc/1', JSON.stringify(rpc('eth_getBlockByNumber', ['0x60', false], 4)), json);
+  t.is(below.status, 200, below.text);
+  t.is(below.headers['x-confirmable'], 'true');
+  t.is(below.body.result.number, '0x60');
+
+  const metricsText = (await send(app.base, 'GET', '/metrics')).text;
+  t.regex(metricsText, /^omnigate_indexer_stats_up 1$/m);
+  t.regex(metricsText, /^omnigate_upstream_up\{/m);
+  t.deepEqual((await send(app.base, 'GET', '/api/pending-transactions/missing-relay')).body, []);
 
   t.deepEqual(await app.terminate(), { code: 0, signal: null }, app.output());
 });

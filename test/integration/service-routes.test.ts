@@ -7,6 +7,7 @@ test('should answer /health, /chains and /collection.json', async (t) => {
   const key = '0123456789abcdef0123456789abcdef';
   const fakes = await Promise.all([startFakeUpstream({ path: `/v3/${key}` }), startFakeUpstream({ profile: 'error500' })]);
   const gw = await startGateway({ chains: { 10: { rpcs: fakes.map((f) => f.url), confirmableMethods: ['eth_getBlockByHash'] } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   await gw.post('/rpc/10', rpc('eth_blockNumber'));
 
   const health = await gw.request('GET', '/health');
@@ -33,5 +34,4 @@ test('should answer /health, /chains and /collection.json', async (t) => {
   const post = await gw.request('POST', '/health', '{}');
   t.is(post.status, 405);
   t.is(post.body.error.code, -32004);
-  await Promise.all([gw.close(), ...fakes.map((f) => f.close())]);
 });

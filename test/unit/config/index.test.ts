@@ -2,7 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { chainsBelowConfirmations, loadConfigFile, parseConfig } from '../../../config/index.js';
+import { readFile } from 'node:fs/promises';
+import { chainsBelowConfirmations, defaults, loadConfigFile, parseConfig } from '../../../config/index.js';
+import { headDefaults, headSettings } from '../../../lib/upstream/heads.js';
 import { ConfigError } from '../../../lib/errors.js';
 
 /** The problems a YAML text is refused with. */
@@ -41,6 +43,50 @@ test('should parse the example config shipped in config/', async (t) => {
   const config = await loadConfigFile(new URL('../../../config/omnigate.example.yaml', import.meta.url).pathname);
   t.is(config.chains['1']!.confirmations, 2);
   t.deepEqual(config.chains['1']!.confirmableMethods.map((m) => m.method), ['eth_getBlockByHash', 'eth_foo']);
+});
+
+test('the example config\'s commented keys parse once uncommented, and state the defaults', async (t) => {
+  const text = await readFile(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8');
+  const lines = text.split('\n');
+  /** The commented block that starts with `# KEY:` at `indent`, uncommented (its `#   ` lines follow). */
+  const block = (key: string, indent = ''): string => {
+    const at = lines.findIndex((l) => l.startsWith(`${indent}# ${key}:`));
+    if (at < 0) throw new Error(`no commented ${key}: in the example`);
+    const out = [lines[at]!.replace(`${indent}# `, '')];
+    for (const l of lines.slice(at + 1)) {
+      if (!l.startsWith(`${indent}#   `)) break;
+      out.push(l.replace(`${indent}#   `, '  '));
+    }
+    return out.join('\n');
+  };
+  const chain = (extra: string[] = []) => ['chains:', '  1:', '    rpcs: [https://a.example, https://b.example]', ...extra].join('\n');
+
+  // Global heads: the values shown are headSettings' defaults for a chain id it does not know.
+  const heads = parseConfig(`${block('heads')}\n${chain()}`, 'config', { env: {} }).heads;
+  t.deepEqual(heads, headSettings('999999999'));
+  t.is(heads.intervalMs, headDefaults.intervalMs);
+  // Per chain: strategy (the default) and heads.
+  const own = parseConfig(chain([`    ${block('strategy', '    ')}`, `    ${block('heads', '    ')}`]), 'config', { env: {} }).chains['1']!;
+  t.is(own.strategy, defaults.strategy);
+  t.deepEqual(own.heads, { waitMs: headSettings('1').waitMs });
+  // An rpcs entry with provider, weight, maxConcurrent, maxRps.
+  const entry = lines.find((l) => /^#\s+- \{ url: .*weight:/.test(l))!.replace(/^#\s+/, '      ');
+  const limits = parseConfig(['chains:', '  1:', '    rpcs:', entry, '      - https://b.example'].join('\n'), 'config', { env: { ALCHEMY_KEY: 'k' } }).chains['1']!;
+  t.deepEqual(limits.upstreamLimits?.[0], { weight: 3, maxConcurrent: 50, maxRps: 100 });
+  t.is(limits.providers?.[0], 'alchemy');
+  // disputes.file and fileMaxBytes (the default).
+  const disputes = text.slice(text.indexOf('\ndisputes:\n') + 1).split('\n\n')[0]!.replaceAll('  # ', '  ');
+  const d = parseConfig(`${disputes}\n${chain()}`, 'config', { env: {} }).disputes;
+  t.is(d.file, '/var/log/omnigate/disputes.jsonl');
+  t.is(d.fileMaxBytes, defaults.disputes.fileMaxBytes);
+});
+
+test('should read an rpcs entry\'s weight, maxConcurrent and maxRps written as YAML numbers', (t) => {
+  const config = parseConfig('chains:\n  1:\n    rpcs:\n      - { url: https://a.example, weight: 2, maxConcurrent: 50, maxRps: 100 }\n      - { url: https://b.example, weight: 0.5 }\n');
+  t.deepEqual(config.chains['1']!.upstreamLimits, [{ weight: 2, maxConcurrent: 50, maxRps: 100 }, { weight: 0.5 }]);
+  t.deepEqual(problemsOf('chains:\n  1:\n    rpcs:\n      - { url: https://a.example, weight: 1001, maxRps: 0 }\n'), [
+    'chains.1.rpcs[0].weight (line 4): 1001 is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3',
+  ]);
 });
 
 test('should keep a chain id larger than 2^53 exact', (t) => {

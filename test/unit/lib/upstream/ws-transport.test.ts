@@ -215,17 +215,24 @@ test('should fail a call whose answer nests deeper than maxDepth', async (t) => 
 
 test('should time out within the limit and ignore the late answer', async (t) => {
   await withWs({ hold: true }, async (transport, up) => {
+    // The connection is open first (under load a handshake can outlast 150 ms: the call would
+    // then time out unsent, see 'while the connection is still opening' below).
+    const warm = transport.send(request([call(0)]));
+    await until(() => up.held.length === 1);
+    up.held[0]!.socket.send(JSON.stringify(reply(up.held[0]!.message)));
+    await warm;
     const started = Date.now();
     const err = await failure(transport.send(request([call(1)], { timeoutMs: 150 })));
     const elapsed = Date.now() - started;
     t.is(err.kind, 'timeout');
     t.true(elapsed >= 140 && elapsed < 1_000, `${elapsed} ms`);
     // The late answer arrives; the next call still gets its own answer.
-    const { socket, message } = up.held[0]!;
+    await until(() => up.held.length === 2);
+    const { socket, message } = up.held[1]!;
     socket.send(JSON.stringify(reply(message)));
     const next = transport.send(request([call(2, 'eth_blockNumber')]));
-    await until(() => up.held.length === 2);
-    up.held[1]!.socket.send(JSON.stringify(reply(up.held[1]!.message)));
+    await until(() => up.held.length === 3);
+    up.held[2]!.socket.send(JSON.stringify(reply(up.held[2]!.message)));
     t.deepEqual(json((await next).body), { jsonrpc: '2.0', id: 2, result: { method: 'eth_blockNumber', params: [] } });
   });
 });
@@ -332,4 +339,83 @@ test('should not wait for the timeout when the upstream answers a batch with one
     );
     t.true(Date.now() - started < 500, `settled after ${Date.now() - started} ms as ${outcome}`);
   });
+});
+
+/**
+ * A ws upstream whose handshake waits until `open()` is called: the HTTP upgrade request is held.
+ */
+async function slowHandshake() {
+  const http = await import('node:http');
+  const wss = new WebSocketServer({ noServer: true });
+  const received: unknown[] = [];
+  wss.on('connection', (socket) => {
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as Msg;
+      received.push(message);
+      socket.send(JSON.stringify(reply(message)));
+    });
+  });
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  let upgrades = 0;
+  const server = http.createServer();
+  server.on('upgrade', (req, socket, head) => {
+    upgrades += 1;
+    void opened.then(() => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/KEY`,
+    received,
+    get upgrades() {
+      return upgrades;
+    },
+    open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        wss.clients.forEach((c) => c.terminate());
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('should time out a call while the connection is still opening, and never send it', async (t) => {
+  const up = await slowHandshake();
+  t.teardown(() => up.close());
+  // A handshake allowed far longer than the call: the call's own timeout must end it.
+  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, handshakeTimeoutMs: 600_000 });
+  t.teardown(() => transport.close());
+  const err = await failure(transport.send(request([call(1)], { timeoutMs: 150 })));
+  t.is(err.kind, 'timeout');
+  t.is(up.upgrades, 1);
+  // The connection opens later: the next call goes out on it, the timed-out one never does.
+  up.open();
+  const next = await transport.send(request([call(2, 'eth_blockNumber')]));
+  t.deepEqual(json(next.body), { jsonrpc: '2.0', id: 2, result: { method: 'eth_blockNumber', params: [] } });
+  t.deepEqual(
+    up.received.map((m) => (m as Msg).method),
+    ['eth_blockNumber'],
+  );
+});
+
+test('should fail with kind aborted when the caller aborts while the connection opens', async (t) => {
+  const up = await slowHandshake();
+  t.teardown(() => up.close());
+  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, handshakeTimeoutMs: 600_000 });
+  t.teardown(() => transport.close());
+  const controller = new AbortController();
+  const pending = transport.send(request([call(1)], { signal: controller.signal, timeoutMs: 600_000 }));
+  await until(() => up.upgrades === 1);
+  controller.abort();
+  t.is((await failure(pending)).kind, 'aborted');
+  up.open();
+  const next = await transport.send(request([call(2, 'eth_blockNumber')]));
+  t.deepEqual(json(next.body), { jsonrpc: '2.0', id: 2, result: { method: 'eth_blockNumber', params: [] } });
+  t.deepEqual(
+    up.received.map((m) => (m as Msg).method),
+    ['eth_blockNumber'],
+    'the aborted call was never sent',
+  );
 });
