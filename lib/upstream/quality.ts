@@ -91,6 +91,8 @@ export class WindowedSketch {
 /** The latencies of one upstream for one method class. */
 export class ClassStats {
   private readonly ring = new Float64Array(recentSamples);
+  /** Which samples of the ring are abandoned calls (a lower bound, not an answer). */
+  private readonly cut = new Uint8Array(recentSamples);
   private n = 0;
   /** Lower median of the last recentSamples latencies (undefined before the first). */
   p50: number | undefined;
@@ -104,8 +106,16 @@ export class ClassStats {
     return Math.min(this.n, recentSamples);
   }
 
-  add(ms: number, now: number): void {
+  /** Abandoned calls among the recent samples. */
+  get abandoned(): number {
+    let k = 0;
+    for (let i = 0; i < this.samples; i += 1) k += this.cut[i]!;
+    return k;
+  }
+
+  add(ms: number, now: number, abandoned = false): void {
     this.ring[this.n % recentSamples] = ms;
+    this.cut[this.n % recentSamples] = abandoned ? 1 : 0;
     this.n += 1;
     const k = this.samples;
     const sorted = Array.from(this.ring.subarray(0, k)).sort((a, b) => a - b);
@@ -160,6 +170,11 @@ export class UpstreamQuality {
   p50(cls: MethodClass, min: number): number | undefined {
     const s = this.classes.get(cls);
     return s && s.samples >= min ? s.p50 : undefined;
+  }
+
+  /** Abandoned calls among the recent samples of `cls` (select.ts: two of three lost the race to a later call). */
+  abandonedRecently(cls: MethodClass): number {
+    return this.classes.get(cls)?.abandoned ?? 0;
   }
 }
 
@@ -227,7 +242,7 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
   const q = qualityOf(health);
   q.inFlight = Math.max(0, q.inFlight - 1);
   q.abandoned += 1;
-  q.stats(cls, now).add(ms, now);
+  q.stats(cls, now).add(ms, now, true);
 }
 
 /**
@@ -366,10 +381,25 @@ export class HedgeBudget {
     this.tokens = Math.min(this.burst, this.tokens + this.share);
   }
 
+  /** `calls` first (not hedged) calls were made. */
+  onCalls(calls: number): void {
+    this.tokens = Math.min(this.burst, this.tokens + this.share * calls);
+  }
+
+  /** May one more (hedged) call be made now? (Takes nothing: spend() does, once the hedge went out.) */
+  canHedge(): boolean {
+    return this.tokens >= 1 - 1e-9; // (ten shares of 0.1 add up to 0.9999…)
+  }
+
+  /** `calls` hedged calls went out. */
+  spend(calls: number): void {
+    this.tokens = Math.max(0, this.tokens - calls);
+  }
+
   /** May one more (hedged) call be made now? Takes a token when it may. */
   tryHedge(): boolean {
-    if (this.tokens < 1 - 1e-9) return false; // (ten shares of 0.1 add up to 0.9999…)
-    this.tokens = Math.max(0, this.tokens - 1);
+    if (!this.canHedge()) return false;
+    this.spend(1);
     return true;
   }
 }
