@@ -48,6 +48,25 @@ test('should rank an upstream far slower than the chain median behind its peers 
   t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 1]);
 });
 
+test('should demote an upstream whose calls were abandoned twice of three, even under the floor (an adaptive hedge cuts them short)', (t) => {
+  const list = ups([[], [2, 2], [3, 2], [2, 3], [2, 2]]);
+  recordAbandoned(list[0]!.health, 22, 'read', 0); // the hedge after 20 ms answered first
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 0], 'one lost race is no evidence');
+  recordAbandoned(list[0]!.health, 23, 'read', 0);
+  t.deepEqual(names(rank(list).ranked), ['u1', 'u2', 'u3', 'u4', 'u0']);
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 1]);
+  recordAnswered(undefined, list[0]!.health, 2, 'read', 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 0], 'a fast answer again (an explore request): back at once');
+});
+
+test('should not demote for lost races when the abandoned calls were no slower than the chain', (t) => {
+  // Equal upstreams at ~300 ms: calls abandoned at 300–400 ms are within 1.5× of the median.
+  const list = ups([[300], [300, 310], [290, 300]]);
+  recordAbandoned(list[0]!.health, 320, 'read', 0);
+  recordAbandoned(list[0]!.health, 330, 'read', 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+});
+
 test('should not demote on one outlier (lower median of the recent samples)', (t) => {
   const list = ups([[600, 3], [3, 4], [2, 5]]);
   t.deepEqual(names(rank(list).ranked), ['u0', 'u1', 'u2']);
@@ -188,6 +207,18 @@ test('should spend at most the hedging budget', (t) => {
   b.onCall();
   t.true(b.tryHedge(), 'one hedge per ten calls');
   t.throws(() => new HedgeBudget(2));
+});
+
+test('should tell whether a hedge may go without taking a token; spend takes them', (t) => {
+  const b = new HedgeBudget(0.1, 2);
+  t.true(b.canHedge());
+  t.true(b.canHedge(), 'asking is free');
+  b.spend(2);
+  t.false(b.canHedge());
+  b.onCalls(5); // five first calls: half a token
+  t.false(b.canHedge());
+  b.onCalls(5);
+  t.true(b.canHedge());
 });
 
 test('should slide the sketch window', (t) => {
