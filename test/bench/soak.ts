@@ -1,7 +1,7 @@
 /**
  * Soak (`npm run soak`, minutes; not part of `npm test`): five upstream processes, the first one
  * cycling through faults (healthy, slow 3 s, HTTP 500, hang, healthy again), mixed load from
- * SOAK_CONNECTIONS concurrent clients against the real pipeline (balanced strategy), every answer
+ * SOAK_CONNECTIONS concurrent clients against the real pipeline (the defaults: balanced, adaptive hedging), every answer
  * checked against the deterministic fake chain. Prints one line per phase and a summary: wrong
  * answers (must be 0), p50 of the slow phase against the first healthy one (must be within 2×),
  * memory after each phase (must stay flat). Exit code 1 when a check fails.
@@ -52,7 +52,7 @@ const upstreams = await Promise.all(Array.from({ length: 5 }, startUpstream));
 const result = validateConfig({
   refreshInterval: 5,
   timeouts: { upstreamMs: 5000, requestMs: 15000 },
-  chains: { 1337: { strategy: 'balanced', rpcs: upstreams.map((u) => u.url) } },
+  chains: { 1337: { rpcs: upstreams.map((u) => u.url) } }, // the defaults: strategy balanced, adaptive hedging
 });
 if ('problems' in result) throw new Error(JSON.stringify(result.problems));
 const rpc = rpcPipeline(result.config);
