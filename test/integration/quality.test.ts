@@ -7,7 +7,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
-import { rpc, startGateway, type Gateway } from '../support/gateway.js';
+import { adaptiveHedging, rpc, startGateway, type Gateway } from '../support/gateway.js';
 
 const SLOW_MS = 3000;
 
@@ -17,8 +17,10 @@ async function fakes(t: ExecutionContext, n: number): Promise<FakeUpstream[]> {
   return list;
 }
 
+/** A gateway on the defaults: adaptive hedging (test/support/gateway.ts fixes 1 s otherwise) unless `raw` sets hedgeMs. */
 async function gateway(t: ExecutionContext, raw: Record<string, unknown>): Promise<Gateway> {
-  const gw = await startGateway({ refreshInterval: 3600, ...raw });
+  const timeouts = { ...adaptiveHedging, ...(raw.timeouts as object | undefined) };
+  const gw = await startGateway({ refreshInterval: 3600, ...raw, timeouts });
   t.teardown(() => gw.close());
   return gw;
 }
@@ -156,7 +158,9 @@ test.serial('timeouts.hedgeMs set is a fixed delay, whatever the chain answers i
 
 test.serial('four equal upstreams share N=1 load within ±15 % of equal (balanced, the default); priority keeps the first', async (t) => {
   const list = await fakes(t, 4);
-  const gw = await gateway(t, { chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  // A fixed hedge: this test counts each fake's calls against the answers it gave, and an
+  // adaptive hedge (20 ms here) on a loaded machine adds calls that answer nothing.
+  const gw = await gateway(t, { timeouts: { hedgeMs: 1000 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   const { from } = await run(t, gw, '/rpc/1337', 200);
   for (const f of list) {
     const share = from.filter((u) => u === label(f)).length;
@@ -170,7 +174,7 @@ test.serial('four equal upstreams share N=1 load within ±15 % of equal (balance
 
 test.serial('weights 3:1 give 3:1', async (t) => {
   const list = await fakes(t, 2);
-  const gw = await gateway(t, { chains: { 1337: { rpcs: [{ url: list[0]!.url, weight: 3 }, { url: list[1]!.url, weight: 1 }] } } });
+  const gw = await gateway(t, { timeouts: { hedgeMs: 1000 }, chains: { 1337: { rpcs: [{ url: list[0]!.url, weight: 3 }, { url: list[1]!.url, weight: 1 }] } } });
   await run(t, gw, '/rpc/1337', 200);
   const [a, b] = list.map((f) => callsOf(f));
   t.true(a! >= 150 * 0.85 && a! <= 150 * 1.15 && b! >= 50 * 0.85 && b! <= 50 * 1.15, `${a} : ${b}`);
