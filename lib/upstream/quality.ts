@@ -248,7 +248,8 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
 /**
  * A probe round of one chain answered (probe.ts; class `read`): a re-measurement. An upstream
  * whose probe took no more than `resetFactor` × the round's median (it is not slow now), or was far
- * faster than its own recent median, forgets its recent samples, which are from before a change:
+ * faster than its own recent median, or faster than recent samples that are mostly abandoned calls
+ * (lower bounds), forgets its recent samples, which are from before a change:
  * an upstream that is fast again is ranked as such after one probe round. Relative to the round,
  * so a loaded machine (every probe slower) does not keep it down.
  */
@@ -258,7 +259,11 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
   for (const { health, ms } of round) {
     const q = qualityOf(health);
     for (const s of q.classes.values()) {
-      if (s.p50 !== undefined && (s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms))) s.reset();
+      if (s.p50 === undefined) continue;
+      // Recent samples that are mostly abandoned calls are lower bounds only (under an adaptive
+      // hedge, tens of ms for a 3 s upstream): an answer below them is the news, whatever the round.
+      const censored = 2 * s.abandoned > s.samples && ms < s.p50;
+      if (censored || s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms)) s.reset();
     }
     q.stats('read', now).add(ms, now);
   }

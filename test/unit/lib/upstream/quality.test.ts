@@ -120,6 +120,21 @@ test('should bring a demoted upstream back after a probe round where it was not 
   t.is(rank(again).ranked.at(-1)!.name, 'u0', 'still slow in the round: still behind');
 });
 
+test('should bring back an upstream demoted by lost races when a probe answers below them, even a slow probe of the round', (t) => {
+  const list = ups([[], [2, 2], [3, 2]]);
+  recordAbandoned(list[0]!.health, 24, 'read', 0);
+  recordAbandoned(list[0]!.health, 25, 'read', 0);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // Its probe (a fresh connection on a loaded machine) is 5× the round's median, but below the 24 ms it was cut short at.
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [15, 3, 3][i]! })), 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+  const again = ups([[], [2, 2], [3, 2]]);
+  recordAbandoned(again[0]!.health, 24, 'read', 0);
+  recordAbandoned(again[0]!.health, 25, 'read', 0);
+  recordProbeRound(again.map((u, i) => ({ health: u.health, ms: [40, 3, 3][i]! })), 0);
+  t.is(rank(again).ranked.at(-1)!.name, 'u0', 'a probe slower than the races it lost: still behind');
+});
+
 test('should keep the trouble tiers above measured slowness (cooling, lagging, distrusted)', (t) => {
   const list = ups([[600, 600], [3, 3], [3, 3]], [{}, { health: { ...newHealth(), successes: 1, coolingUntil: 10 } as Health }]);
   recordAnswered(undefined, list[1]!.health, 3, 'read', 0);
