@@ -11,7 +11,10 @@ export const defaults = {
     upstreamMs: 10_000,
     /** The whole request, every escalation included, in ms. */
     requestMs: 30_000,
-    /** Ask one more upstream when none answered for this long, in ms (0: no hedging). */
+    /**
+     * Ask one more upstream when none answered for this long, in ms (0: no hedging). Set in the
+     * file, a fixed delay; absent, the delay is adaptive (below) and this value is unused.
+     */
     hedgeMs: 1_000,
     /** When hedgeMs is not set, the hedge delay follows the chain's recent quantile of answered calls, within these bounds (ms). */
     hedgeMinMs: 20,
@@ -59,12 +62,8 @@ export const defaults = {
     /** disputes.file (when set) is rotated to `<file>.1` before it passes this size: 100 MiB. */
     fileMaxBytes: 100 * 1024 * 1024,
   },
-  /**
-   * How a chain spreads N=1 requests: balanced over the best upstreams, or priority (list order).
-   * Issue 24 asks `balanced` as the default: flipping it here is the whole change, once the tests
-   * that assume list order say `strategy: priority` (notes/quality.md lists them).
-   */
-  strategy: 'priority' as 'balanced' | 'priority',
+  /** How a chain spreads N=1 requests: balanced over the best upstreams, or priority (list order). */
+  strategy: 'balanced' as 'balanced' | 'priority',
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */
   confirmableMethods: [] as string[],
 } as const;

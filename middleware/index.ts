@@ -35,6 +35,8 @@ import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
 import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
+import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
+import { composePolicies } from '../lib/verify/loop-policy.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, serviceRoutes, verify };
 
@@ -102,7 +104,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: eligibilityPolicy }),
+    // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
+    verify({ metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);

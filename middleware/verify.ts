@@ -27,6 +27,7 @@ import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
 import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
 import { ineligibleError } from '../lib/verify/eligibility-policy.js';
+import { mergeLoopPolicy, type LoopPolicy } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
   /** Ask one more upstream when no answer came for this long (ms); 0 turns hedging off. */
@@ -36,18 +37,17 @@ export interface VerifyOptions {
   disputes?: DisputePolicy;
   /**
    * More policy for one request's agreement loop (lib/verify/agreement.ts), e.g. who may vote
-   * for its pinned block, an adaptive hedge delay, a hook for calls abandoned unanswered. What it
-   * returns overrides this stage's own; absent (the default), today's behaviour.
+   * for its pinned block, the adaptive hedge delay and budget (lib/verify/hedge-policy.ts). What
+   * it returns is merged over this stage's own (lib/verify/loop-policy.ts: `mayHedge` hooks must
+   * all agree, `on*` hooks all run, the others override); absent (the default), today's behaviour.
+   * Several policies: composePolicies().
    */
   policy?: (ctx: RpcContext) => LoopPolicy | undefined;
   /** Where disputes are appended (disputes.file), if anywhere. */
   disputeFile?: DisputeFile;
 }
 
-/** The parts of the agreement loop's policy a caller of verify() may set per request. */
-export type LoopPolicy = Partial<
-  Pick<AgreementPolicy, 'eligible' | 'recheck' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onDecided' | 'timers'>
->;
+export type { LoopPolicy };
 
 export function verify(options: VerifyOptions = {}): Middleware {
   const hedgeMs = options.hedgeMs ?? 0;
@@ -75,7 +75,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
       onOutcome: (a) => recordOutcome(ctx, a, metrics),
       onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
     };
-    if (options.policy) Object.assign(policy, options.policy(ctx));
+    if (options.policy) mergeLoopPolicy(policy, options.policy(ctx));
     // A write (lib/jsonrpc/writes.ts) takes the write path: never hedged, never sent on once it may have arrived.
     if (isWrite(need(ctx, 'payload', 'verify').calls)) return write(ctx, policy, next);
     ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {

@@ -91,6 +91,8 @@ export class WindowedSketch {
 /** The latencies of one upstream for one method class. */
 export class ClassStats {
   private readonly ring = new Float64Array(recentSamples);
+  /** Which samples of the ring are abandoned calls (a lower bound, not an answer). */
+  private readonly cut = new Uint8Array(recentSamples);
   private n = 0;
   /** Lower median of the last recentSamples latencies (undefined before the first). */
   p50: number | undefined;
@@ -104,8 +106,16 @@ export class ClassStats {
     return Math.min(this.n, recentSamples);
   }
 
-  add(ms: number, now: number): void {
+  /** Abandoned calls among the recent samples. */
+  get abandoned(): number {
+    let k = 0;
+    for (let i = 0; i < this.samples; i += 1) k += this.cut[i]!;
+    return k;
+  }
+
+  add(ms: number, now: number, abandoned = false): void {
     this.ring[this.n % recentSamples] = ms;
+    this.cut[this.n % recentSamples] = abandoned ? 1 : 0;
     this.n += 1;
     const k = this.samples;
     const sorted = Array.from(this.ring.subarray(0, k)).sort((a, b) => a - b);
@@ -160,6 +170,11 @@ export class UpstreamQuality {
   p50(cls: MethodClass, min: number): number | undefined {
     const s = this.classes.get(cls);
     return s && s.samples >= min ? s.p50 : undefined;
+  }
+
+  /** Abandoned calls among the recent samples of `cls` (select.ts: two of three lost the race to a later call). */
+  abandonedRecently(cls: MethodClass): number {
+    return this.classes.get(cls)?.abandoned ?? 0;
   }
 }
 
@@ -227,13 +242,14 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
   const q = qualityOf(health);
   q.inFlight = Math.max(0, q.inFlight - 1);
   q.abandoned += 1;
-  q.stats(cls, now).add(ms, now);
+  q.stats(cls, now).add(ms, now, true);
 }
 
 /**
  * A probe round of one chain answered (probe.ts; class `read`): a re-measurement. An upstream
  * whose probe took no more than `resetFactor` × the round's median (it is not slow now), or was far
- * faster than its own recent median, forgets its recent samples, which are from before a change:
+ * faster than its own recent median, or faster than recent samples that are mostly abandoned calls
+ * (lower bounds), forgets its recent samples, which are from before a change:
  * an upstream that is fast again is ranked as such after one probe round. Relative to the round,
  * so a loaded machine (every probe slower) does not keep it down.
  */
@@ -243,7 +259,11 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
   for (const { health, ms } of round) {
     const q = qualityOf(health);
     for (const s of q.classes.values()) {
-      if (s.p50 !== undefined && (s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms))) s.reset();
+      if (s.p50 === undefined) continue;
+      // Recent samples that are mostly abandoned calls are lower bounds only (under an adaptive
+      // hedge, tens of ms for a 3 s upstream): an answer below them is the news, whatever the round.
+      const censored = 2 * s.abandoned > s.samples && ms < s.p50;
+      if (censored || s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms)) s.reset();
     }
     q.stats('read', now).add(ms, now);
   }
@@ -366,10 +386,25 @@ export class HedgeBudget {
     this.tokens = Math.min(this.burst, this.tokens + this.share);
   }
 
+  /** `calls` first (not hedged) calls were made. */
+  onCalls(calls: number): void {
+    this.tokens = Math.min(this.burst, this.tokens + this.share * calls);
+  }
+
+  /** May one more (hedged) call be made now? (Takes nothing: spend() does, once the hedge went out.) */
+  canHedge(): boolean {
+    return this.tokens >= 1 - 1e-9; // (ten shares of 0.1 add up to 0.9999…)
+  }
+
+  /** `calls` hedged calls went out. */
+  spend(calls: number): void {
+    this.tokens = Math.max(0, this.tokens - calls);
+  }
+
   /** May one more (hedged) call be made now? Takes a token when it may. */
   tryHedge(): boolean {
-    if (this.tokens < 1 - 1e-9) return false; // (ten shares of 0.1 add up to 0.9999…)
-    this.tokens = Math.max(0, this.tokens - 1);
+    if (!this.canHedge()) return false;
+    this.spend(1);
     return true;
   }
 }

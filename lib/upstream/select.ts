@@ -56,6 +56,14 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
  */
 export const measuredMinSamples = 2;
 export const measuredFloorMs = 50;
+/**
+ * ...or when at least `measuredMinSamples` of its recent samples are calls abandoned unanswered
+ * (another upstream, asked later by a hedge, answered first) and its median is above
+ * `abandonedSlowFactor` × the chain's median. An abandoned call is only a lower bound: with an
+ * adaptive hedge delay near the chain's p90, a 3 s upstream's calls are abandoned after tens of ms,
+ * under the floor above; losing two races of its last three is the evidence then.
+ */
+export const abandonedSlowFactor = 1.5;
 
 function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodClass): number | undefined {
   const known: number[] = [];
@@ -79,9 +87,13 @@ export function rankTiers<T extends Rankable>(candidates: readonly T[], now: num
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const median = cls === undefined ? undefined : chainMedian(candidates, cls);
   const measuredSlowAbove = median === undefined ? Infinity : Math.max(median * slowFactor, measuredFloorMs);
+  const measuredSlow = (h: Health) => {
+    const q = qualityOf(h);
+    const p50 = q.p50(cls!, measuredMinSamples) ?? 0;
+    return p50 > measuredSlowAbove || (q.abandonedRecently(cls!) >= measuredMinSamples && p50 > median! * abandonedSlowFactor);
+  };
   const slow = (h: Health) =>
-    ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) ||
-    (measuredSlowAbove !== Infinity && (qualityOf(h).p50(cls!, measuredMinSamples) ?? 0) > measuredSlowAbove);
+    ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) || (measuredSlowAbove !== Infinity && measuredSlow(h));
   const tier = (u: T) =>
     (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
     (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks || u.health.suspect ? 2 : 0) + (slow(u.health) ? 1 : 0);

@@ -1,5 +1,6 @@
 /**
  * Liars set aside and refusals not charged, on the wire (issue 16).
+ * (Tests about the upstream ranked first set `strategy: priority`: N=1 reads go to it.)
  * - An upstream ranked first that loses `disputes.maxLost` of its last `disputes.window`
  *   agreements is distrusted: unverified (N=1) reads no longer reach it, /chains and /metrics
  *   show it, it still votes on verified requests (sampled every `disputes.sampleEvery`), and it is
@@ -33,7 +34,7 @@ const upstreamOf = async (gw: Awaited<ReturnType<typeof gateway>>, i: number) =>
 test('should set a liar aside for unverified reads after the window, and bring it back when it agrees again', async (t) => {
   const list = await fakes(t, [{ profile: 'liar' }, {}, {}]);
   const [liar, h1] = list;
-  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } }, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } });
+  const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } }, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } });
 
   // Ranked first, it answers the unverified reads.
   const before = await gw.post('/rpc/1', unverifiedRead);
@@ -109,7 +110,7 @@ const rateLimited: AnswerFn = (call) =>
 test('should hand a refused request on without charging the refusing upstream a failure', async (t) => {
   const list = await fakes(t, [{ answer: refusing }, {}]);
   const [refuser, other] = list;
-  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } } });
+  const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } } });
   for (let i = 1; i <= 5; i++) {
     const r = await gw.post('/rpc/1', wideLogs);
     t.is(r.status, 200, r.text);
@@ -128,7 +129,7 @@ test('should hand a refused request on without charging the refusing upstream a 
 
 test('should still charge a rate limit (provider trouble) as a failure', async (t) => {
   const list = await fakes(t, [{ answer: rateLimited }, {}]);
-  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } } });
+  const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } } });
   // It answered once before (an upstream that never answered ranks last from its first failure).
   t.is((await gw.post('/rpc/1', rpc('eth_chainId', []))).status, 200);
   for (let i = 0; i < 3; i++) t.is((await gw.post('/rpc/1', wideLogs)).status, 200);
@@ -162,7 +163,7 @@ test('should answer 502 when upstreams refused and another gave an answer that c
 
 test('should not let unverified (N=1) answers dilute the window of lost votes', async (t) => {
   const list = await fakes(t, [{ profile: 'liar' }, {}, {}]);
-  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } }, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } });
+  const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } }, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } });
   t.is((await gw.post('/confirmations/2/rpc/1', pinnedBalance)).status, 200);
   for (let i = 0; i < 10; i++) t.is((await gw.post('/rpc/1', pinnedBalance)).headers['x-forwarded-from'], list[0]!.url, 'the liar answers N=1 reads while trusted');
   t.like(await upstreamOf(gw, 0), { distrusted: false, recentLost: 1 });

@@ -41,10 +41,12 @@ test('should keep the honest upstreams in front when one reports an absurd head'
   const before = fakes[0]!.calls;
   const sent = await gw.post('/rpc/1', rpc('eth_sendRawTransaction', ['0x02f8']));
   t.is(sent.status, 200);
-  t.is(sent.headers['x-forwarded-from'], fakes[1]!.url, 'eth_sendRawTransaction goes to an honest upstream');
+  // N=1 spreads over the honest two (strategy balanced): either may answer, never the suspect one.
+  const honest = [fakes[1]!.url, fakes[2]!.url];
+  t.true(honest.includes(String(sent.headers['x-forwarded-from'])), 'eth_sendRawTransaction goes to an honest upstream');
   const read = await gw.post('/rpc/1', rpc('eth_blockNumber'));
   t.is(read.body.result, '0x100');
-  t.is(read.headers['x-forwarded-from'], fakes[1]!.url);
+  t.true(honest.includes(String(read.headers['x-forwarded-from'])));
   t.is(fakes[0]!.calls, before, 'the suspect upstream got none of the N=1 traffic');
 
   const metrics = await gw.request('GET', '/metrics');

@@ -38,8 +38,8 @@ export interface FakeUpstream {
   url: string;
   /** HTTP requests (or ws messages) received. */
   calls: number;
-  /** Every request received: headers and parsed body. */
-  requests: { headers: http.IncomingHttpHeaders; body: unknown; path: string }[];
+  /** Every request received: headers, parsed body, and when it arrived (performance.now(), ms). */
+  requests: { headers: http.IncomingHttpHeaders; body: unknown; path: string; at: number }[];
   /** Calls whose connection the gateway closed before the fake answered. */
   aborted: number;
   profile: Profile;
@@ -147,6 +147,7 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
   const sockets = new Set<import('node:net').Socket>();
   const fake = newFake(options);
   const server = http.createServer((req, res) => {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -157,7 +158,7 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
       } catch {
         body = undefined;
       }
-      fake.requests.push({ headers: req.headers, body, path: req.url ?? '' });
+      fake.requests.push({ headers: req.headers, body, path: req.url ?? '', at });
       if (options.path && req.url !== options.path) {
         res.writeHead(404).end('not found');
         return;
@@ -215,7 +216,7 @@ export async function startFakeWsUpstream(options: FakeOptions = {}): Promise<Fa
     ws.on('message', (data) => {
       fake.calls += 1;
       const body = JSON.parse(data.toString()) as unknown;
-      fake.requests.push({ headers: req.headers, body, path: req.url ?? '' });
+      fake.requests.push({ headers: req.headers, body, path: req.url ?? '', at: performance.now() });
       if (fake.profile === 'hang') return;
       const send = () => ws.send(render(fake.profile, body, answer));
       if (fake.delayMs > 0) setTimeout(send, fake.delayMs);

@@ -31,11 +31,26 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/**
+ * Tests count upstream calls exactly, and the fakes answer in about a millisecond: with the
+ * default adaptive hedge (from 20 ms on such a chain) a loaded machine's stall adds a hedged call.
+ * So the gateway of a test hedges after a fixed 1 s (the delay these tests were written against)
+ * unless its config sets `timeouts.hedgeMs`; `timeouts: { ...adaptiveHedging }` asks for the
+ * default adaptive delay (hedgeMs null is hedgeMs absent).
+ */
+export const adaptiveHedging = { hedgeMs: null } as const;
+
+function withTestHedge(raw: Record<string, unknown>): Record<string, unknown> {
+  const timeouts = (raw.timeouts ?? {}) as Record<string, unknown>;
+  if (typeof timeouts !== 'object' || Object.hasOwn(timeouts, 'hedgeMs')) return raw;
+  return { ...raw, timeouts: { ...timeouts, hedgeMs: 1000 } };
+}
+
 export async function startGateway(
   raw: Record<string, unknown>,
   options: { framework?: 'connect' | 'express'; logger?: Logger; mountPath?: string } = {},
 ): Promise<Gateway> {
-  const config = makeConfig(raw);
+  const config = makeConfig(withTestHedge(raw));
   const rpc = rpcPipeline(config, options.logger ? { logger: options.logger } : {});
   const handler: http.RequestListener =
     options.framework === 'express'

@@ -48,6 +48,25 @@ test('should rank an upstream far slower than the chain median behind its peers 
   t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 1]);
 });
 
+test('should demote an upstream whose calls were abandoned twice of three, even under the floor (an adaptive hedge cuts them short)', (t) => {
+  const list = ups([[], [2, 2], [3, 2], [2, 3], [2, 2]]);
+  recordAbandoned(list[0]!.health, 22, 'read', 0); // the hedge after 20 ms answered first
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 0], 'one lost race is no evidence');
+  recordAbandoned(list[0]!.health, 23, 'read', 0);
+  t.deepEqual(names(rank(list).ranked), ['u1', 'u2', 'u3', 'u4', 'u0']);
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 1]);
+  recordAnswered(undefined, list[0]!.health, 2, 'read', 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0, 0, 0], 'a fast answer again (an explore request): back at once');
+});
+
+test('should not demote for lost races when the abandoned calls were no slower than the chain', (t) => {
+  // Equal upstreams at ~300 ms: calls abandoned at 300–400 ms are within 1.5× of the median.
+  const list = ups([[300], [300, 310], [290, 300]]);
+  recordAbandoned(list[0]!.health, 320, 'read', 0);
+  recordAbandoned(list[0]!.health, 330, 'read', 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+});
+
 test('should not demote on one outlier (lower median of the recent samples)', (t) => {
   const list = ups([[600, 3], [3, 4], [2, 5]]);
   t.deepEqual(names(rank(list).ranked), ['u0', 'u1', 'u2']);
@@ -99,6 +118,21 @@ test('should bring a demoted upstream back after a probe round where it was not 
   const again = ups([[600, 600, 600], [3, 4], [2, 5]]);
   recordProbeRound(again.map((u, i) => ({ health: u.health, ms: [600, 3, 4][i]! })), 0);
   t.is(rank(again).ranked.at(-1)!.name, 'u0', 'still slow in the round: still behind');
+});
+
+test('should bring back an upstream demoted by lost races when a probe answers below them, even a slow probe of the round', (t) => {
+  const list = ups([[], [2, 2], [3, 2]]);
+  recordAbandoned(list[0]!.health, 24, 'read', 0);
+  recordAbandoned(list[0]!.health, 25, 'read', 0);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // Its probe (a fresh connection on a loaded machine) is 5× the round's median, but below the 24 ms it was cut short at.
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [15, 3, 3][i]! })), 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+  const again = ups([[], [2, 2], [3, 2]]);
+  recordAbandoned(again[0]!.health, 24, 'read', 0);
+  recordAbandoned(again[0]!.health, 25, 'read', 0);
+  recordProbeRound(again.map((u, i) => ({ health: u.health, ms: [40, 3, 3][i]! })), 0);
+  t.is(rank(again).ranked.at(-1)!.name, 'u0', 'a probe slower than the races it lost: still behind');
 });
 
 test('should keep the trouble tiers above measured slowness (cooling, lagging, distrusted)', (t) => {
@@ -188,6 +222,18 @@ test('should spend at most the hedging budget', (t) => {
   b.onCall();
   t.true(b.tryHedge(), 'one hedge per ten calls');
   t.throws(() => new HedgeBudget(2));
+});
+
+test('should tell whether a hedge may go without taking a token; spend takes them', (t) => {
+  const b = new HedgeBudget(0.1, 2);
+  t.true(b.canHedge());
+  t.true(b.canHedge(), 'asking is free');
+  b.spend(2);
+  t.false(b.canHedge());
+  b.onCalls(5); // five first calls: half a token
+  t.false(b.canHedge());
+  b.onCalls(5);
+  t.true(b.canHedge());
 });
 
 test('should slide the sketch window', (t) => {

@@ -6,6 +6,11 @@ import test from 'ava';
 import type { Assessed } from '../../../../lib/context.js';
 import type { Upstream } from '../../../../lib/upstream/registry.js';
 import type { CancelSignal, UpstreamResponse } from '../../../../lib/upstream/transport.js';
+import type { RpcContext } from '../../../../lib/context.js';
+import { newHealth } from '../../../../lib/upstream/health.js';
+import { recordAnswered } from '../../../../lib/upstream/quality.js';
+import { hedgePolicy } from '../../../../lib/verify/hedge-policy.js';
+import { composePolicies } from '../../../../lib/verify/loop-policy.js';
 import { hedgeMissingVotes, runAgreement, type AgreementEnd, type AgreementPolicy, type AgreementRun, type LoopState, type Timers } from '../../../../lib/verify/agreement.js';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -279,6 +284,62 @@ test('an adaptive hedge delay is read at each timer', async (t) => {
   t.deepEqual(s.called(), ['a@0', 'b@100']);
   await s.clock.advance(30);
   t.deepEqual(s.called(), ['a@0', 'b@100', 'c@130']);
+});
+
+// --- with the hedge policy of the gateway (lib/verify/hedge-policy.ts)
+
+/** A request's context on `chain` whose answered calls (class read) took `ms`, 30 of them. */
+function chainAnswering(ms: number) {
+  const chain = {};
+  const h = newHealth();
+  for (let i = 0; i < 30; i += 1) recordAnswered(chain, h, ms, 'read', 0);
+  const ctx = (required = 1) => ({ chain, required, payload: { batch: false, calls: [{ method: 'eth_getBalance', id: 1, params: [] }] } }) as unknown as RpcContext;
+  return { chain, ctx };
+}
+const adaptive = { minMs: 20, maxMs: 1000, quantile: 0.9, budget: 0.1, now: () => 0 };
+
+test('hedge policy: ~300 ms answers hedge after ~300 ms, ~5 ms answers after the minimum', async (t) => {
+  for (const [ms, low, high] of [[300, 290, 310], [5, 20, 20]] as const) {
+    const policy = hedgePolicy(adaptive)(chainAnswering(ms).ctx())!;
+    const s = setup({ a: 'hang', b: ok('x', 1), c: ok('x') }, 1, policy);
+    await s.clock.advance(low - 1);
+    t.deepEqual(s.called(), ['a@0'], `${ms} ms: not before ${low}`);
+    await s.clock.advance(high - low + 1);
+    t.is(s.calls.length, 2, `${ms} ms: hedged by ${high}`);
+    await s.clock.advance(10);
+    t.is(s.summary(), 'agreed x by b');
+  }
+});
+
+test('hedge policy: the budget refuses hedges once spent, and a composed policy that refuses costs it nothing', async (t) => {
+  const { ctx } = chainAnswering(5);
+  const hedging = hedgePolicy({ ...adaptive, budget: 0 }); // the burst of 10 only
+  const noWrites = composePolicies(hedging, () => ({ mayHedge: () => false }));
+  const refused = setup({ a: 'hang', b: ok('x') }, 1, noWrites(ctx())!);
+  await refused.clock.advance(500);
+  t.deepEqual(refused.called(), ['a@0'], 'the other policy refused');
+  for (let i = 0; i < 10; i += 1) {
+    const s = setup({ a: 'hang', b: ok('x') }, 1, hedging(ctx())!);
+    await s.clock.advance(25);
+    t.deepEqual(s.called(), ['a@0', 'b@20'], `hedge ${i + 1} of the burst`);
+  }
+  const s = setup({ a: 'hang', b: ok('x') }, 1, hedging(ctx())!);
+  await s.clock.advance(500);
+  t.deepEqual(s.called(), ['a@0'], 'budget spent: no hedge');
+});
+
+test('hedge policy: N=3 hedges one call per missing vote beyond the calls still running', async (t) => {
+  const policy = hedgePolicy({ ...adaptive, fixedMs: 100 })(chainAnswering(5).ctx(3))!;
+  const s = setup({ a: ok('x', 5), b: 'hang', c: 'hang', d: ok('x', 5), e: ok('x', 5) }, 3, policy);
+  await s.clock.advance(104);
+  // a voted at 5; two votes missing, two calls running: one hedge.
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@0']);
+  await s.clock.advance(1);
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@0', 'd@105']);
+  await s.clock.advance(110);
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@0', 'd@105', 'e@210']);
+  await s.clock.advance(10);
+  t.is(s.summary(), 'agreed x by a,d,e');
 });
 
 // --- deadline and client close

@@ -1,0 +1,63 @@
+/**
+ * The per-request parts of the agreement loop's policy (lib/verify/agreement.ts) that stages and
+ * lib/ policies hand to verify(), and how several of them combine. Each policy is a function of
+ * the request's context returning the hooks it sets (or undefined: none). Combined:
+ * - `mayHedge`: every policy that has one must allow the hedge (a write policy refusing hedges
+ *   once bytes were sent, the hedging budget, …); none of them should take anything for asking:
+ *   what a hedge costs is taken in `onHedge`, which runs only when the hedge goes out;
+ * - `onOutcome`, `onAbandoned`, `onHedge`, `onDecided`: each one runs, in order;
+ * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `waitForEligible`, `timers`): the last
+ *   policy that sets one wins.
+ */
+import type { RpcContext } from '../context.js';
+import type { AgreementPolicy } from './agreement.js';
+
+/** The parts of the agreement loop's policy a caller of verify() may set per request. */
+export type LoopPolicy = Partial<
+  Pick<AgreementPolicy, 'eligible' | 'recheck' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onHedge' | 'onDecided' | 'timers'>
+>;
+
+export type LoopPolicyOf = (ctx: RpcContext) => LoopPolicy | undefined;
+
+const chained = ['onOutcome', 'onAbandoned', 'onHedge', 'onDecided'] as const;
+
+/** `extra`'s hooks merged into `base` (mutated and returned), as the header says. */
+export function mergeLoopPolicy<P extends LoopPolicy>(base: P, extra: LoopPolicy | undefined): P {
+  if (!extra) return base;
+  for (const key of Object.keys(extra) as (keyof LoopPolicy)[]) {
+    const hook = extra[key];
+    if (hook === undefined) continue;
+    const prior = base[key];
+    if (prior === undefined) {
+      (base as LoopPolicy)[key] = hook as never;
+    } else if (key === 'mayHedge') {
+      const a = prior as NonNullable<LoopPolicy['mayHedge']>;
+      const b = hook as NonNullable<LoopPolicy['mayHedge']>;
+      base.mayHedge = (s) => a(s) && b(s);
+    } else if ((chained as readonly string[]).includes(key)) {
+      const a = prior as (...args: unknown[]) => void;
+      const b = hook as (...args: unknown[]) => void;
+      (base as Record<string, unknown>)[key] = (...args: unknown[]) => {
+        a(...args);
+        b(...args);
+      };
+    } else {
+      (base as LoopPolicy)[key] = hook as never;
+    }
+  }
+  return base;
+}
+
+/** Several per-request policies as one (merged in order, as mergeLoopPolicy does). */
+export function composePolicies(...policies: (LoopPolicyOf | undefined)[]): LoopPolicyOf {
+  const list = policies.filter((p): p is LoopPolicyOf => p !== undefined);
+  if (list.length === 1) return list[0]!;
+  return (ctx) => {
+    let out: LoopPolicy | undefined;
+    for (const p of list) {
+      const part = p(ctx);
+      if (part) out = mergeLoopPolicy(out ?? {}, part);
+    }
+    return out;
+  };
+}
