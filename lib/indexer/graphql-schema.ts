@@ -225,7 +225,7 @@ type ChainStatus {
   latestTimestamp: Int
   "Seconds since latestTimestamp."
   ageSeconds: Int
-  "Finalized block where Ponder records it (its checkpoint table)."
+  "Finalized block where Ponder records it (per chain from 0.13; before 0.9 one app-wide checkpoint, whose block is that of the chain it names)."
   finalizedBlock: String
   finalizedTimestamp: Int
   "Ponder's readiness flag where it records one."
@@ -235,7 +235,7 @@ type ChainStatus {
 "REST: GET /api/status."
 type IndexerStatus {
   generatedAt: Int!
-  "ponder_checkpoint, ponder_status, or events (the newest indexed event per chain)."
+  "ponder_checkpoint (0.11+), ponder_status (0.9–0.10), ponder_meta (0.5–0.8), or events (the newest indexed event per chain)."
   source: String!
   chains: [ChainStatus!]!
 }

@@ -18,7 +18,7 @@ export { readIndexerEnv, INDEXER_ENV_KEYS, type IndexerEnv } from './env.js';
 export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { buildOpenApi } from './openapi.js';
 export { decodeRequest, type DecodedRequest } from './request-decode.js';
-export { runStats, runStatus, STAGES, TABLES, COLUMNS, type Stage, type StageStat, type StatsSnapshot, type StatusSnapshot, type ChainStatus, type OpsSource } from './ops.js';
+export { runStats, runStatus, STAGES, PONDER_META, type Stage, type StageStat, type StatsSnapshot, type StatusSnapshot, type StatusSource, type ChainStatus, type OpsSource } from './ops.js';
 export { indexerGauges, DEFAULT_STATS_INTERVAL_SECONDS, type IndexerGauges, type IndexerGaugesOptions } from './ops-metrics.js';
 export { buildIndexerSchema } from './graphql-schema.js';
 export {

@@ -96,7 +96,7 @@ function schemas(): Record<string, Schema> {
     }, 'How far the index has come on one chain.'),
     IndexerStatus: object({
       generatedAt: int('Unix seconds.'),
-      source: str('Where the positions come from.', { enum: ['ponder_checkpoint', 'ponder_status', 'events'] }),
+      source: str('Where the positions come from.', { enum: ['ponder_checkpoint', 'ponder_status', 'ponder_meta', 'events'] }),
       chains: { type: 'array', items: ref('ChainStatus') },
     }, 'Latest indexed position per chain.'),
     TransactionRef: object({ transactionId: hex32('The bridge transaction id.') }, 'A transactionId alone.'),
@@ -251,8 +251,9 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
       + 'client and by the Prometheus gauges); `generatedAt` says when. GraphQL: `stats`.', 'Stats');
   paths['/api/status'] = opsOperation('status', 'How far the index has come per chain',
     "The latest indexed block per chain, its time and age, and the finalized block where Ponder records it: from Ponder's "
-      + '`_ponder_checkpoint` (newest Ponder) or `_ponder_status` (0.7–0.10) table, else from the newest indexed event per chain '
-      + '(`source` says which). GraphQL: `status`.', 'IndexerStatus');
+      + '`_ponder_checkpoint` (0.11 and later; finalized from 0.13), `_ponder_status` (0.9–0.10) or `_ponder_meta` status row (0.5–0.8), '
+      + 'else from the newest indexed event per chain (`source` says which); before 0.9 the finalized position is the app-wide '
+      + 'checkpoint Ponder keeps (`_ponder_meta` app value, 0.4–0.5 `ponder.namespace_lock`). GraphQL: `status`.', 'IndexerStatus');
   const graphqlResponses = {
     200: {
       description: 'GraphQL result; a browser asking for text/html gets the GraphiQL page.',

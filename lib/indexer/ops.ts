@@ -12,38 +12,35 @@
  *   disputed        active disputes (ages from the dispute; the destination is null when the
  *                   request row is missing)
  *
- * Every table and column name the SQL uses is in TABLES / COLUMNS below, so a table layout (the
- * casing of another Ponder generation, a schema) can be mapped in one place.
+ * The SQL is written once in the Ponder 0.4–0.6 spelling and rewritten for the layout the API
+ * reads (layout.ts `translate()`: camelCase or snake_case columns, a schema or views schema), so
+ * both answer the same whichever Ponder generation wrote the tables.
+ *
+ * Status comes from Ponder's own bookkeeping, whichever the version keeps (ponder-sh/ponder,
+ * packages/core/src/database):
+ *   0.11 and later  `_ponder_checkpoint`: one row per chain, latest checkpoint; from 0.13 also
+ *                   `finalized_checkpoint` (0.11–0.12 have only a crash-recovery `safe_checkpoint`)
+ *   0.9–0.10        `_ponder_status`: one row per network, latest block and time, `ready`
+ *   0.5–0.8         `_ponder_meta` row `status`: {network: {block: {number, timestamp}, ready}}
+ *   0.4–0.6         nothing per chain: the newest indexed event per chain (a lower bound)
+ * and the finalized position where Ponder records one: per chain from 0.13; before 0.9 one
+ * checkpoint for the whole app (`ponder.namespace_lock.finalized_checkpoint` in 0.4–0.5, the
+ * `app` value's `checkpoint` of `_ponder_meta` in 0.6–0.8): every chain is final up to its time,
+ * and its block is that of the chain the checkpoint names. The tables are looked up next to the
+ * indexer's (the layout's schema, views schema, or the search path).
  */
 import { chainById, CHAINS } from './chains.js';
-import { rows, statement, type IndexerDb } from './db.js';
+import { bound, rows, statement, type IndexerDb } from './db.js';
+import { PONDER_04_LAYOUT, tableRef, translate, withLayout, type Layout, type LayoutSource } from './layout.js';
 import type { QueryContext } from './queries.js';
 
-/** The tables read here, quoted as they appear in SQL (Ponder 0.4–0.6 names). */
-export const TABLES = {
-  requests: '"BridgeRequestEvents"',
-  relays: '"BridgeRelayedEvents"',
-  proofs: '"BridgeProofProvidedEvents"',
-  disputes: '"BridgeProofDisputedEvents"',
-  claims: '"BridgeDepositClaimedEvents"',
-  refunds: '"BridgeDepositRefundedEvents"',
-} as const;
-
-/** The columns read here, quoted (Ponder 0.4–0.6 camelCase). */
-export const COLUMNS = {
-  transactionId: '"transactionId"',
-  blockNumber: '"blockNumber"',
-  blockTimestamp: '"blockTimestamp"',
-  originChainId: '"originChainId"',
-  destChainId: '"destChainId"',
-} as const;
-
-/** Ponder's own progress tables, looked up through the search path (to_regclass). */
+/** Ponder's own progress tables, by the versions that write them (see above). */
 export const PONDER_META = {
-  /** Ponder ≥ 0.11: one row per chain, checkpoints as 75-digit strings. */
-  checkpoint: { table: '_ponder_checkpoint', chainName: 'chain_name', chainId: 'chain_id', latest: 'latest_checkpoint', finalized: 'finalized_checkpoint' },
-  /** Ponder 0.7–0.10: one row per network, the latest indexed block. */
-  status: { table: '_ponder_status', network: 'network_name', blockNumber: 'block_number', blockTimestamp: 'block_timestamp', ready: 'ready' },
+  checkpoint: '_ponder_checkpoint',
+  status: '_ponder_status',
+  meta: '_ponder_meta',
+  /** Ponder 0.4–0.5, in its internal schema `ponder`, one row per user schema (`namespace`). */
+  namespaceLock: 'ponder.namespace_lock',
 } as const;
 
 export const STAGES = ['missingRelay', 'exceedDeadline', 'missingProof', 'missingClaim', 'disputed'] as const;
@@ -74,73 +71,78 @@ export interface ChainStatus {
   latestTimestamp: number | null;
   /** now − latestTimestamp. */
   ageSeconds: number | null;
-  /** The finalized block and time, where Ponder records them (its checkpoint table); else null. */
+  /** The finalized block and time, where Ponder records them; else null (see the top of this file). */
   finalizedBlock: string | null;
   finalizedTimestamp: number | null;
-  /** Ponder's readiness flag where it records one (0.7–0.10); else null. */
+  /** Ponder's readiness flag where it records one (0.5–0.10); else null. */
   ready: boolean | null;
 }
+
+export type StatusSource = 'ponder_checkpoint' | 'ponder_status' | 'ponder_meta' | 'events';
 
 export interface StatusSnapshot {
   generatedAt: number;
   /**
-   * Where the positions come from: `ponder_checkpoint` (_ponder_checkpoint), `ponder_status`
-   * (_ponder_status), or `events` (the newest indexed event per chain: a lower bound, since a
-   * chain with no recent bridge event shows the block of its last event).
+   * Where the positions come from: `ponder_checkpoint` (_ponder_checkpoint, 0.11+),
+   * `ponder_status` (_ponder_status, 0.9–0.10), `ponder_meta` (_ponder_meta's status row,
+   * 0.5–0.8), or `events` (the newest indexed event per chain: a lower bound, since a chain with
+   * no recent bridge event shows the block of its last event).
    */
-  source: 'ponder_checkpoint' | 'ponder_status' | 'events';
+  source: StatusSource;
   chains: ChainStatus[];
 }
 
-const T = TABLES;
-const C = COLUMNS;
-
-const PROOF_ACTIVE = (p: string) => `NOT EXISTS (SELECT 1 FROM ${T.disputes} dd
-    WHERE dd.${C.transactionId} = ${p}.${C.transactionId} AND dd.${C.blockNumber} > ${p}.${C.blockNumber})`;
-const DISPUTE_ACTIVE = `NOT EXISTS (SELECT 1 FROM ${T.proofs} pp
-    WHERE pp.${C.transactionId} = d.${C.transactionId} AND pp.${C.blockNumber} > d.${C.blockNumber})`;
-
-/** The one statement of a stats snapshot: every stage, grouped by chain pair. */
-export function statsStatement(ctx: QueryContext) {
-  const cutoff = Math.trunc(ctx.now - ctx.missingRelayWindowSeconds);
-  const floor = ctx.lookbackFloor === undefined ? 'TRUE' : `r.${C.blockTimestamp} >= ${Math.trunc(ctx.lookbackFloor)}`;
-  const pair = `r.${C.originChainId} AS "originChainId", r.${C.destChainId} AS "destChainId"`;
-  return statement(`WITH pending_relay AS (
-  SELECT ${pair}, r.${C.blockTimestamp} AS ts FROM ${T.requests} r
-  WHERE NOT EXISTS (SELECT 1 FROM ${T.relays} l WHERE l.${C.transactionId} = r.${C.transactionId})
-    AND NOT EXISTS (SELECT 1 FROM ${T.refunds} f WHERE f.${C.transactionId} = r.${C.transactionId})
-    AND ${floor}
+/**
+ * The one statement of a stats snapshot, in the Ponder 0.4 spelling (translated per layout).
+ * One pass over the requests: each request joined to its relay, whether it was refunded or
+ * claimed, and its active proofs (proofs with no later dispute, aggregated per transaction), gets
+ * the stage it waits in; the disputes are their own small branch. The joins are hash joins over
+ * narrow columns (the indexes of indexes.ts let the probes read no heap), not a scan of the
+ * requests per stage.
+ */
+const STATS_SQL = (floor: string) => `WITH active_proof AS (
+  SELECT p."transactionId" AS tx, count(*) AS n, min(p."blockTimestamp") AS ts
+  FROM "BridgeProofProvidedEvents" p
+  WHERE NOT EXISTS (SELECT 1 FROM "BridgeProofDisputedEvents" dd
+    WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" > p."blockNumber")
+  GROUP BY 1
+), staged AS (
+  SELECT r."originChainId" AS origin, r."destChainId" AS dest,
+    CASE WHEN l."transactionId" IS NULL THEN
+           CASE WHEN f.tx IS NOT NULL THEN NULL WHEN r."blockTimestamp" > $1 THEN 'missingRelay' ELSE 'exceedDeadline' END
+         WHEN ap.tx IS NULL THEN 'missingProof'
+         WHEN c.tx IS NULL THEN 'missingClaim' END AS stage,
+    CASE WHEN l."transactionId" IS NULL THEN r."blockTimestamp" WHEN ap.tx IS NULL THEN l."blockTimestamp" ELSE ap.ts END AS ts,
+    CASE WHEN l."transactionId" IS NOT NULL AND ap.tx IS NOT NULL THEN ap.n ELSE 1 END AS n
+  FROM "BridgeRequestEvents" r
+  LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
+  LEFT JOIN (SELECT DISTINCT x."transactionId" AS tx FROM "BridgeDepositRefundedEvents" x) f ON f.tx = r."transactionId"
+  LEFT JOIN active_proof ap ON ap.tx = r."transactionId"
+  LEFT JOIN (SELECT DISTINCT y."transactionId" AS tx FROM "BridgeDepositClaimedEvents" y) c ON c.tx = r."transactionId"
+  WHERE ${floor}
 )
-SELECT 'missingRelay' AS stage, "originChainId", "destChainId", count(*) AS count, min(ts) AS oldest
-  FROM pending_relay WHERE ts > $1 GROUP BY 2, 3
+SELECT stage, origin AS "originChainId", dest AS "destChainId", sum(n) AS count, min(ts) AS oldest
+  FROM staged WHERE stage IS NOT NULL GROUP BY 1, 2, 3
 UNION ALL
-SELECT 'exceedDeadline', "originChainId", "destChainId", count(*), min(ts)
-  FROM pending_relay WHERE ts <= $1 GROUP BY 2, 3
-UNION ALL
-SELECT 'missingProof', ${pair}, count(*), min(l.${C.blockTimestamp})
-  FROM ${T.requests} r JOIN ${T.relays} l ON l.${C.transactionId} = r.${C.transactionId}
-  WHERE NOT EXISTS (SELECT 1 FROM ${T.proofs} p WHERE p.${C.transactionId} = l.${C.transactionId} AND ${PROOF_ACTIVE('p')})
-    AND ${floor}
-  GROUP BY 2, 3
-UNION ALL
-SELECT 'missingClaim', ${pair}, count(*), min(p.${C.blockTimestamp})
-  FROM ${T.requests} r JOIN ${T.relays} l ON l.${C.transactionId} = r.${C.transactionId}
-  JOIN ${T.proofs} p ON p.${C.transactionId} = r.${C.transactionId}
-  WHERE ${PROOF_ACTIVE('p')}
-    AND NOT EXISTS (SELECT 1 FROM ${T.claims} c WHERE c.${C.transactionId} = p.${C.transactionId})
-    AND ${floor}
-  GROUP BY 2, 3
-UNION ALL
-SELECT 'disputed', d.${C.originChainId}, r.${C.destChainId}, count(*), min(d.${C.blockTimestamp})
-  FROM ${T.disputes} d LEFT JOIN ${T.requests} r ON r.${C.transactionId} = d.${C.transactionId}
-  WHERE ${DISPUTE_ACTIVE}
-  GROUP BY 2, 3`, [cutoff]);
+SELECT 'disputed', d."originChainId", r."destChainId", count(*), min(d."blockTimestamp")
+  FROM "BridgeProofDisputedEvents" d LEFT JOIN "BridgeRequestEvents" r ON r."transactionId" = d."transactionId"
+  WHERE NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" pp
+    WHERE pp."transactionId" = d."transactionId" AND pp."blockNumber" > d."blockNumber")
+  GROUP BY 2, 3`;
+
+/** The stats statement for a layout (default: the Ponder 0.4 tables in the search path). */
+export function statsStatement(ctx: QueryContext, layout: Layout = PONDER_04_LAYOUT) {
+  const cutoff = Math.trunc(ctx.now - ctx.missingRelayWindowSeconds);
+  const floor = ctx.lookbackFloor === undefined ? 'TRUE' : `r."blockTimestamp" >= ${Math.trunc(ctx.lookbackFloor)}`;
+  return statement(translate(STATS_SQL(floor), layout), [cutoff]);
 }
 
 interface StatRow { stage: Stage; originChainId: unknown; destChainId: unknown; count: unknown; oldest: unknown }
 
 export async function runStats(db: IndexerDb, ctx: QueryContext): Promise<StatsSnapshot> {
-  const result = await rows<StatRow>(db, statsStatement(ctx));
+  // The default work_mem on purpose: more (32 MB tried) turns the planner to hash joins over the
+  // heaps, slower at 1,000,000 events than the merge of index-only scans it picks within 4 MB.
+  const result = await withLayout(ctx.layouts, (layout) => rows<StatRow>(db, statsStatement(ctx, layout)));
   const order = new Map(STAGES.map((s, i) => [s, i]));
   const stages = result.map((r): StageStat => ({
     stage: r.stage,
@@ -155,10 +157,11 @@ export async function runStats(db: IndexerDb, ctx: QueryContext): Promise<StatsS
 
 /**
  * A Ponder checkpoint: block timestamp (10 digits), chain id (16), block number (16), then the
- * position inside the block. Returns null for anything else.
+ * position inside the block. Returns null for anything else, and for the zero checkpoint (Ponder's
+ * "nothing yet").
  */
 export function parseCheckpoint(checkpoint: unknown): { timestamp: number; chainId: number; blockNumber: string } | null {
-  if (typeof checkpoint !== 'string' || !/^\d{42}/.test(checkpoint)) return null;
+  if (typeof checkpoint !== 'string' || !/^\d{42}/.test(checkpoint) || /^0+$/.test(checkpoint)) return null;
   return {
     timestamp: Number(checkpoint.slice(0, 10)),
     chainId: Number(checkpoint.slice(10, 26)),
@@ -168,71 +171,120 @@ export function parseCheckpoint(checkpoint: unknown): { timestamp: number; chain
 
 const chainIdByName = new Map(CHAINS.map((c) => [c.name, c.id]));
 const nameOf = (id: number) => chainById(id)?.name ?? String(id);
+const quote = (id: string) => `"${id.replace(/"/g, '""')}"`;
 
-async function tableExists(db: IndexerDb, name: string): Promise<boolean> {
-  const [row] = await rows<{ found: boolean }>(db, statement('SELECT to_regclass($1) IS NOT NULL AS found', [name]));
-  return row?.found === true;
+/** One row per chain, the same columns whatever the source (the statements below). */
+interface PositionRow {
+  name: unknown;
+  id: unknown;
+  block: unknown;
+  ts: unknown;
+  /** A checkpoint string for the latest position, where the source keeps one instead of block/ts. */
+  latest: unknown;
+  finalized: unknown;
+  ready: unknown;
 }
 
-export async function runStatus(db: IndexerDb, now: number): Promise<StatusSnapshot> {
-  const age = (ts: number | null) => (ts === null ? null : now - ts);
-  const cp = PONDER_META.checkpoint;
-  if (await tableExists(db, cp.table)) {
-    const result = await rows<Record<string, unknown>>(db, statement(
-      `SELECT "${cp.chainName}" AS name, "${cp.chainId}" AS id, "${cp.latest}" AS latest, "${cp.finalized}" AS finalized FROM "${cp.table}" ORDER BY 2`,
-    ));
+interface Found {
+  checkpoint: string | null;
+  status: string | null;
+  meta: string | null;
+  lock: string | null;
+  has_finalized: boolean;
+  tables_schema: string | null;
+}
+
+/** Which of Ponder's bookkeeping tables exist next to the layout's tables (one catalog read). */
+async function findMeta(db: IndexerDb, layout: Layout): Promise<Found> {
+  const ref = (name: string) => (layout.schema === undefined ? quote(name) : `${quote(layout.schema)}.${quote(name)}`);
+  const [found] = await db.any<Found>(bound(statement(`SELECT to_regclass($1)::text AS checkpoint, to_regclass($2)::text AS status,
+  to_regclass($3)::text AS meta, to_regclass($4)::text AS lock,
+  EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass($1) AND a.attname = 'finalized_checkpoint' AND NOT a.attisdropped) AS has_finalized,
+  (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($5)) AS tables_schema`,
+  [ref(PONDER_META.checkpoint), ref(PONDER_META.status), ref(PONDER_META.meta), PONDER_META.namespaceLock, tableRef(layout, 'request')])));
+  return found!;
+}
+
+/** The newest event per chain (relays are emitted on the destination chain, the rest on the origin chain). */
+const NEWEST_EVENTS = (() => {
+  const newest = (table: string, chain: string) => `SELECT DISTINCT ON (e."${chain}") e."${chain}" AS chain, e."blockNumber" AS block,
+    e."blockTimestamp" AS ts FROM "${table}" e ORDER BY e."${chain}", e."blockNumber" DESC`;
+  const parts = [newest('BridgeRequestEvents', 'originChainId'), newest('BridgeRelayedEvents', 'destChainId'),
+    newest('BridgeProofProvidedEvents', 'originChainId'), newest('BridgeProofDisputedEvents', 'originChainId'),
+    newest('BridgeDepositClaimedEvents', 'originChainId'), newest('BridgeDepositRefundedEvents', 'originChainId')];
+  return `SELECT DISTINCT ON (chain) NULL AS name, chain AS id, block, ts, NULL AS latest, NULL AS finalized, NULL::boolean AS ready
+  FROM (${parts.map((p) => `(${p})`).join('\nUNION ALL\n')}) x ORDER BY chain, block DESC`;
+})();
+
+/** The statement reading one source's positions (PositionRow columns), and the app-wide finalized checkpoint's, if any. */
+function positionsSql(source: StatusSource, found: Found, layout: Layout): string {
+  switch (source) {
+    case 'ponder_checkpoint':
+      return `SELECT chain_name AS name, chain_id AS id, NULL AS block, NULL AS ts, latest_checkpoint AS latest,
+  ${found.has_finalized ? 'finalized_checkpoint' : 'NULL'} AS finalized, NULL::boolean AS ready FROM ${found.checkpoint} ORDER BY chain_id`;
+    case 'ponder_status':
+      return `SELECT network_name AS name, NULL AS id, block_number AS block, block_timestamp AS ts, NULL AS latest, NULL AS finalized,
+  ready FROM ${found.status} ORDER BY 1`;
+    case 'ponder_meta':
+      return `SELECT s.key AS name, NULL AS id, s.value -> 'block' ->> 'number' AS block, s.value -> 'block' ->> 'timestamp' AS ts,
+  NULL AS latest, NULL AS finalized, (s.value ->> 'ready')::boolean AS ready
+  FROM ${found.meta} m CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(m.value) = 'object' THEN m.value ELSE '{}'::jsonb END) s
+  WHERE m.key = 'status' ORDER BY 1`;
+    case 'events':
+      return translate(NEWEST_EVENTS, layout);
+  }
+}
+
+/** Ponder before 0.9: one finalized checkpoint for the whole app (0.6–0.8 `_ponder_meta` app value, 0.4–0.5 namespace_lock). */
+function appFinalizedStatement(found: Found) {
+  const parts: string[] = [];
+  if (found.meta) {
+    parts.push(`SELECT max(a.value ->> 'checkpoint') AS cp FROM ${found.meta} a
+  WHERE (a.key = 'app' OR a.key LIKE 'app\\_%') AND jsonb_typeof(a.value) = 'object'`);
+  }
+  // namespace_lock has one row per user schema: the one holding the tables.
+  if (found.lock) parts.push(`SELECT max(k.finalized_checkpoint) AS cp FROM ${found.lock} k WHERE k.namespace = $1::text`);
+  return parts.length === 0 ? undefined
+    : statement(`SELECT max(cp) AS cp FROM (${parts.join(' UNION ALL ')}) x`, found.lock ? [found.tables_schema] : []);
+}
+
+export async function runStatus(db: IndexerDb, now: number, layouts?: LayoutSource): Promise<StatusSnapshot> {
+  return withLayout(layouts, async (layout) => {
+    const found = await findMeta(db, layout);
+    const order: StatusSource[] = ['ponder_checkpoint', 'ponder_status', 'ponder_meta', 'events'];
+    const available = order.filter((s) => s === 'events' || (s === 'ponder_checkpoint' ? found.checkpoint : s === 'ponder_status' ? found.status : found.meta));
+    let source: StatusSource = 'events';
+    let result: PositionRow[] = [];
+    for (const s of available) {
+      result = await rows<PositionRow>(db, statement(positionsSql(s, found, layout)));
+      source = s;
+      if (result.length > 0) break; // e.g. _ponder_meta before Ponder wrote its first status: the events
+    }
+    const app = source === 'ponder_checkpoint' || source === 'ponder_status' ? undefined : appFinalizedStatement(found);
+    const appFinalized = app === undefined ? null : parseCheckpoint((await rows<{ cp: unknown }>(db, app))[0]?.cp);
+    const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     return {
-      generatedAt: now, source: 'ponder_checkpoint',
-      chains: result.map((r) => {
+      generatedAt: now,
+      source,
+      chains: result.map((r): ChainStatus => {
         const latest = parseCheckpoint(r.latest);
         const finalized = parseCheckpoint(r.finalized);
+        const chainId = num(r.id) ?? latest?.chainId ?? (typeof r.name === 'string' ? chainIdByName.get(r.name) ?? null : null);
+        const ts = latest ? latest.timestamp : num(r.ts);
+        const block = latest ? latest.blockNumber : r.block === null || r.block === undefined ? null : String(r.block);
         return {
-          chainId: Number(r.id), chain: String(r.name),
-          latestBlock: latest?.blockNumber ?? null, latestTimestamp: latest?.timestamp ?? null, ageSeconds: age(latest?.timestamp ?? null),
-          finalizedBlock: finalized?.blockNumber ?? null, finalizedTimestamp: finalized?.timestamp ?? null, ready: null,
+          chainId,
+          chain: typeof r.name === 'string' ? r.name : chainId === null ? 'unknown' : nameOf(chainId),
+          latestBlock: block,
+          latestTimestamp: ts,
+          ageSeconds: ts === null ? null : now - ts,
+          finalizedBlock: finalized ? finalized.blockNumber : appFinalized && appFinalized.chainId === chainId ? appFinalized.blockNumber : null,
+          finalizedTimestamp: finalized ? finalized.timestamp : appFinalized ? appFinalized.timestamp : null,
+          ready: typeof r.ready === 'boolean' ? r.ready : null,
         };
       }),
     };
-  }
-  const st = PONDER_META.status;
-  if (await tableExists(db, st.table)) {
-    const result = await rows<Record<string, unknown>>(db, statement(
-      `SELECT "${st.network}" AS name, "${st.blockNumber}" AS block, "${st.blockTimestamp}" AS ts, "${st.ready}" AS ready FROM "${st.table}" ORDER BY 1`,
-    ));
-    return {
-      generatedAt: now, source: 'ponder_status',
-      chains: result.map((r) => {
-        const ts = r.ts === null ? null : Number(r.ts);
-        return {
-          chainId: chainIdByName.get(String(r.name)) ?? null, chain: String(r.name),
-          latestBlock: r.block === null ? null : String(r.block), latestTimestamp: ts, ageSeconds: age(ts),
-          finalizedBlock: null, finalizedTimestamp: null, ready: r.ready === true,
-        };
-      }),
-    };
-  }
-  // Ponder 0.4–0.6 record no per-chain progress the API can read: the newest event per chain.
-  // Relays are emitted on the destination chain, everything else on the origin chain.
-  const newest = (table: string, chainColumn: string) => `SELECT DISTINCT ON (${chainColumn}) ${chainColumn} AS chain,
-    ${C.blockNumber} AS block, ${C.blockTimestamp} AS ts FROM ${table} ORDER BY ${chainColumn}, ${C.blockNumber} DESC`;
-  const parts = [
-    newest(T.requests, C.originChainId), newest(T.relays, C.destChainId), newest(T.proofs, C.originChainId),
-    newest(T.disputes, C.originChainId), newest(T.claims, C.originChainId), newest(T.refunds, C.originChainId),
-  ];
-  const result = await rows<{ chain: unknown; block: unknown; ts: unknown }>(db, statement(
-    `SELECT DISTINCT ON (chain) chain, block, ts FROM (${parts.map((p) => `(${p})`).join('\nUNION ALL\n')}) e ORDER BY chain, block DESC`,
-  ));
-  return {
-    generatedAt: now, source: 'events',
-    chains: result.map((r) => {
-      const id = Number(r.chain);
-      const ts = Number(r.ts);
-      return {
-        chainId: id, chain: nameOf(id), latestBlock: String(r.block), latestTimestamp: ts, ageSeconds: age(ts),
-        finalizedBlock: null, finalizedTimestamp: null, ready: null,
-      };
-    }),
-  };
+  });
 }
 
 /** A value recomputed at most once per `maxAgeSeconds`, one computation at a time. */
@@ -270,6 +322,6 @@ export function createOpsSource(db: IndexerDb, queryContext: () => QueryContext,
   const clock = () => queryContext().now;
   return {
     stats: cached(() => runStats(db, queryContext()), maxAgeSeconds, clock),
-    status: cached(() => runStatus(db, clock()), maxAgeSeconds, clock),
+    status: cached(() => runStatus(db, clock(), queryContext().layouts), maxAgeSeconds, clock),
   };
 }

@@ -329,7 +329,7 @@ async function main() {
 
   // In smoke mode PostgreSQL starts and seeds while the HTTP scenarios run (the figures mean
   // nothing there); in a full run it starts only after them, so it never steals CPU from them.
-  type IndexerInfo = { port: number; events: number; bridges: number; perTable: Record<string, number>; startedDbS: number; insertS: number; analyzeS: number };
+  type IndexerInfo = { port: number; portNew: number; events: number; bridges: number; perTable: Record<string, number>; startedDbS: number; insertS: number; analyzeS: number; copyS: number };
   const startIndexer = () => {
     const t = performance.now();
     return startChild<IndexerInfo>('indexer', './indexer-server.ts', [JSON.stringify({ events: EVENTS })], { readyTimeoutMs: 30 * 60_000 })
@@ -670,28 +670,44 @@ async function main() {
   const indexerRows: Row[] = [];
   let seeding: (IndexerInfo & { wallS: number }) | undefined;
   let plans: Record<string, string> | undefined;
+  type OpsTimes = Record<string, { statsMs: number[]; statusMs: number[]; stages: number; source: string }>;
+  let ops: OpsTimes | undefined;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   if (wants('idx')) {
     if (!indexerEarly) log(`starting PostgreSQL and seeding ${fmtInt(EVENTS)} events…`);
     const { child: idx, wallS } = await (indexerEarly ?? startIndexer());
     seeding = { ...idx.info, wallS };
     log(`seeded ${fmtInt(idx.info.events)} events (${fmtInt(idx.info.bridges)} bridges) in ${fmt(idx.info.insertS, 1)} s + VACUUM ANALYZE ${fmt(idx.info.analyzeS, 1)} s`);
-    const base = `http://127.0.0.1:${idx.info.port}`;
-    for (const q of ['missing-relay', 'missing-proof', 'missing-claim']) {
-      const url = `${base}/api/pending-transactions/${q}`;
-      const probe = await fetch(url);
-      const items = (await probe.json()) as unknown[];
-      check(probe.status === 200 && Array.isArray(items), `${q}: HTTP ${probe.status}`);
-      if (!SMOKE) check(items.length === 100, `${q}: ${items.length} items on the first page, expected a full page of 100`);
-      for (const c of SMOKE ? [INDEXER_CONNECTIONS] : [1, INDEXER_CONNECTIONS]) {
-        log(`running ${q} (${c} connections)…`);
-        const result = await runLoad({ url, method: 'GET', connections: c, seconds: SECONDS, warmupSeconds: WARMUP });
-        check(result.non2xx === 0 && result.errors === 0, `${q}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-        const row = { key: `idx-${q}-${c}`, scenario: `6. indexer /api/pending-transactions/${q}`, result };
-        indexerRows.push(row);
-        log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms`);
+    // The same rows served from both layouts: the Ponder 0.4–0.6 tables, and the Ponder 0.7+
+    // layout read through a views schema (0.11's --views-schema), each on its own server.
+    for (const [layoutKey, port, label] of [['idx', idx.info.port, ''], ['idx7', idx.info.portNew, ' (Ponder 0.7+ layout)']] as const) {
+      const base = `http://127.0.0.1:${port}`;
+      for (const q of ['missing-relay', 'missing-proof', 'missing-claim']) {
+        const url = `${base}/api/pending-transactions/${q}`;
+        const probe = await fetch(url);
+        const items = (await probe.json()) as unknown[];
+        check(probe.status === 200 && Array.isArray(items), `${q}${label}: HTTP ${probe.status}`);
+        if (!SMOKE) check(items.length === 100, `${q}${label}: ${items.length} items on the first page, expected a full page of 100`);
+        for (const c of SMOKE ? [INDEXER_CONNECTIONS] : [1, INDEXER_CONNECTIONS]) {
+          log(`running ${q}${label} (${c} connections)…`);
+          const result = await runLoad({ url, method: 'GET', connections: c, seconds: SECONDS, warmupSeconds: WARMUP });
+          check(result.non2xx === 0 && result.errors === 0, `${q}${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+          const row = { key: `${layoutKey}-${q}-${c}`, scenario: `6. indexer${label} /api/pending-transactions/${q}`, result };
+          indexerRows.push(row);
+          log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms`);
+        }
       }
     }
-    if (!SMOKE) plans = await idx.call<Record<string, string>>('explain');
+    log('timing the operators\' stats and status on both layouts…');
+    ops = await idx.call<OpsTimes>('ops');
+    for (const [name, o] of Object.entries(ops)) {
+      log(`  ${name} layout: stats median ${fmt(median(o.statsMs), 0)} ms, status (${o.source}) median ${fmt(median(o.statusMs), 0)} ms`);
+    }
+    if (!SMOKE) {
+      plans = await idx.call<Record<string, string>>('explain');
+      const plansNew = await idx.call<Record<string, string>>('explain', { layout: 'new' });
+      for (const [k, v] of Object.entries(plansNew)) plans[`${k} (Ponder 0.7+ layout)`] = v;
+    }
     await idx.stop();
     children.delete(idx);
   }
@@ -763,7 +779,13 @@ async function main() {
   }
   if (rss) targets.push({ name: `omnigate peak RSS at ${RSS_CONNECTIONS} connections (VmHWM)`, value: `${fmt(rss.hwmMb, 1)} MB`, target: '< 200 MB', pass: rss.hwmMb < 200 });
   for (const r of indexerRows.filter((x) => x.result.connections === (SMOKE ? INDEXER_CONNECTIONS : 1))) {
-    targets.push({ name: `${r.scenario.replace('6. indexer ', '')} p50 at ${fmtInt(seeding?.events ?? 0)} events (${r.result.connections} conn)`, value: `${fmt(r.result.p50)} ms`, target: '≤ 5 ms', pass: r.result.p50 <= 5 });
+    targets.push({ name: `${r.scenario.replace('6. indexer', '').trim()} p50 at ${fmtInt(seeding?.events ?? 0)} events (${r.result.connections} conn)`, value: `${fmt(r.result.p50)} ms`, target: '≤ 5 ms', pass: r.result.p50 <= 5 });
+  }
+  // The stats are recomputed at most every 10 s (and the gauges every 30 s) under the API's 5 s
+  // statement timeout: the goal is a wide margin under it, not list speed.
+  for (const [name, o] of Object.entries(ops ?? {})) {
+    const m = median(o.statsMs);
+    targets.push({ name: `/api/stats snapshot at ${fmtInt(seeding?.events ?? 0)} events, ${name === 'new' ? 'Ponder 0.7+' : 'Ponder 0.4'} layout (median of 5; status from ${o.source}: ${fmt(median(o.statusMs), 0)} ms)`, value: `${fmt(m, 0)} ms`, target: '≤ 2,500 ms (half the statement timeout)', pass: m <= 2500 });
   }
   const targetTable = [
     '| Target | Measured | Goal | |',
@@ -790,7 +812,7 @@ async function main() {
   }
   if (rss) ratios.push(`- omnigate RSS: fresh process ${fmt(rss.idleMb, 1)} MB idle, peak ${fmt(rss.hwmMb, 1)} MB (VmHWM; max sampled VmRSS ${fmt(rss.maxRssMb, 1)} MB) at ${RSS_CONNECTIONS} connections, ${fmtInt(rss.result.rps)} req/s (${rss.usage}); the process that ran scenarios 3–5 peaked at ${fmt(rss.afterAllMb, 1)} MB (the 2.5 MB replies)`);
   if (seeding) {
-    ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, VACUUM ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s)`);
+    ratios.push(`- indexer data: ${fmtInt(seeding.events)} events (${fmtInt(seeding.bridges)} bridges; ${Object.entries(seeding.perTable).map(([t, n]) => `${t} ${fmtInt(n)}`).join(', ')}), generated with the demo generator (every state, demo weights) and inserted in ${fmt(seeding.insertS, 1)} s, VACUUM ANALYZE ${fmt(seeding.analyzeS, 1)} s (PostgreSQL start ${fmt(seeding.startedDbS, 1)} s); copied into the Ponder 0.7+ layout (schema rfq, read through the views of rfq_views), indexed and vacuumed in ${fmt(seeding.copyS, 1)} s`);
   }
 
   const header = [

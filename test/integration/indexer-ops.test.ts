@@ -141,7 +141,7 @@ test.serial('GET /api/status without Ponder metadata: the newest indexed event p
   t.is(res.body.chains.find((c) => c.chainId === 42161)?.chain, 'arbitrum');
 });
 
-test.serial("GET /api/status reads Ponder's _ponder_status (0.7–0.10), then _ponder_checkpoint (newest) when present", async (t) => {
+test.serial("GET /api/status reads Ponder's _ponder_status (0.9–0.10), then _ponder_checkpoint (newest) when present", async (t) => {
   await pg.db.none(`CREATE TABLE "_ponder_status" ("network_name" TEXT PRIMARY KEY, "block_number" BIGINT, "block_timestamp" BIGINT, "ready" BOOLEAN NOT NULL)`);
   t.teardown(() => pg.db.none('DROP TABLE IF EXISTS "_ponder_status"; DROP TABLE IF EXISTS "_ponder_checkpoint"'));
   await pg.db.none(`INSERT INTO "_ponder_status" VALUES ('arbitrum', 250000000, ${NOW - 90}, true), ('base', NULL, NULL, false)`);
@@ -166,6 +166,41 @@ test.serial("GET /api/status reads Ponder's _ponder_status (0.7–0.10), then _p
     chains: [{
       chainId: 1, chain: 'mainnet', latestBlock: '23000012', latestTimestamp: NOW - 12, ageSeconds: 12,
       finalizedBlock: '22999947', finalizedTimestamp: NOW - 780, ready: null,
+    }],
+  });
+});
+
+test.serial("GET /api/status reads Ponder 0.5–0.8's _ponder_meta status row with the app's finalized checkpoint, and 0.11–0.12's _ponder_checkpoint without a finalized column", async (t) => {
+  const cp = (ts: number, chainId: number, blockNumber: number) =>
+    `${String(ts).padStart(10, '0')}${String(chainId).padStart(16, '0')}${String(blockNumber).padStart(16, '0')}${'0'.repeat(16)}5${'0'.repeat(16)}`;
+  await pg.db.none('CREATE TABLE "_ponder_meta" ("key" TEXT PRIMARY KEY, "value" JSONB)');
+  t.teardown(() => pg.db.none('DROP TABLE IF EXISTS "_ponder_meta"; DROP TABLE IF EXISTS "_ponder_checkpoint"'));
+  // Before Ponder's first status write the row is null: the newest events answer.
+  await pg.db.none(`INSERT INTO "_ponder_meta" VALUES ('status', NULL)`);
+  t.is((await get<StatusSnapshot>(`${app.base}/api/status`)).body.source, 'events');
+  // 0.7's key is app_<instance>; the finalized checkpoint names one chain (arbitrum's block 249999000).
+  await pg.db.none(`UPDATE "_ponder_meta" SET value = $1 WHERE key = 'status'`, [{
+    arbitrum: { block: { number: 250000000, timestamp: NOW - 30 }, ready: true }, base: { block: null, ready: false },
+  }]);
+  await pg.db.none(`INSERT INTO "_ponder_meta" VALUES ('app_1a2b', $1)`, [{ is_locked: 1, checkpoint: cp(NOW - 600, 42161, 249_999_000) }]);
+  const meta = await get<StatusSnapshot>(`${app.base}/api/status`);
+  t.deepEqual(meta.body, {
+    generatedAt: NOW, source: 'ponder_meta',
+    chains: [
+      { chainId: 42161, chain: 'arbitrum', latestBlock: '250000000', latestTimestamp: NOW - 30, ageSeconds: 30, finalizedBlock: '249999000', finalizedTimestamp: NOW - 600, ready: true },
+      { chainId: 8453, chain: 'base', latestBlock: null, latestTimestamp: null, ageSeconds: null, finalizedBlock: null, finalizedTimestamp: NOW - 600, ready: false },
+    ],
+  });
+
+  await pg.db.none(`CREATE TABLE "_ponder_checkpoint" ("chain_name" TEXT PRIMARY KEY, "chain_id" BIGINT NOT NULL,
+    "safe_checkpoint" VARCHAR(75) NOT NULL, "latest_checkpoint" VARCHAR(75) NOT NULL)`);
+  await pg.db.none('INSERT INTO "_ponder_checkpoint" VALUES ($1, $2, $3, $4)', ['base', 8453, cp(NOW - 50, 8453, 30_000_001), cp(NOW - 5, 8453, 30_000_020)]);
+  const v011 = await get<StatusSnapshot>(`${app.base}/api/status`);
+  t.deepEqual(v011.body, {
+    generatedAt: NOW, source: 'ponder_checkpoint',
+    chains: [{
+      chainId: 8453, chain: 'base', latestBlock: '30000020', latestTimestamp: NOW - 5, ageSeconds: 5,
+      finalizedBlock: null, finalizedTimestamp: null, ready: null,
     }],
   });
 });

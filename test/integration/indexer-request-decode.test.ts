@@ -7,21 +7,18 @@
  * checked against ethers' ABI coder (and encoded by viem's), two independent implementations.
  * decodeRequest gives addresses in lower case; the oracles' checksummed ones are lower-cased.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import test from 'ava';
 import { AbiCoder } from 'ethers';
 import {
   createPublicClient, createWalletClient, decodeEventLog, encodeAbiParameters, encodePacked, getAddress, http, parseEventLogs,
-  type Abi, type Address, type Hex,
+  type Address, type Hex,
 } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { decodeRequest } from '../../lib/indexer/request-decode.js';
-import { fastBridgeFixtures } from '../support/fastbridge.js';
+import { deployFastBridge, fastBridgeArtifact } from '../support/fastbridge.js';
 import { anvilMnemonic, startAnvils, stopAllAnvils, type AnvilCluster } from '../support/anvil.js';
 
-const artifact = (name: string) => JSON.parse(readFileSync(path.join(fastBridgeFixtures(), `${name}.json`), 'utf8')) as { abi: Abi; bytecode: Hex };
-const FastBridgeV2 = artifact('FastBridgeV2');
+const FastBridgeV2 = fastBridgeArtifact('FastBridgeV2');
 
 const MAX256 = 2n ** 256n - 1n;
 const MAX32 = 2 ** 32 - 1;
@@ -88,12 +85,8 @@ test.before(async () => {
   cluster = await startAnvils(1, { chainId: 42161 });
   const node = cluster.nodes[0]!;
   await node.rpc('evm_setAutomine', [true]);
-  const account = mnemonicToAccount(anvilMnemonic);
   client = createPublicClient({ transport: http(node.url) });
-  const wallet = createWalletClient({ account, transport: http(node.url) });
-  const hash = await wallet.deployContract({ abi: FastBridgeV2.abi, bytecode: FastBridgeV2.bytecode, args: [account.address], chain: null });
-  const receipt = await client.waitForTransactionReceipt({ hash });
-  bridge = receipt.contractAddress!;
+  bridge = await deployFastBridge(node.url, mnemonicToAccount(anvilMnemonic));
 });
 
 test.after.always(async () => {
