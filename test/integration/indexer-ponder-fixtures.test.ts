@@ -218,7 +218,8 @@ for (const fixture of FIXTURES) {
       const newest = Math.max(...events.map((p) => Number(p!.blockNumber)));
       t.true(Number(chain.latestBlock) >= newest && Number(chain.latestBlock) <= Number(head.blockNumber), `${head.chain}: ${String(chain.latestBlock)} in [${newest}, ${head.blockNumber}]`);
       t.is(chain.ageSeconds, status.generatedAt - (chain.latestTimestamp as number));
-      if (status.source === 'ponder_checkpoint') t.is(chain.latestBlock, head.blockNumber, 'the newest Ponder records the last block indexed');
+      // Both fixtures were captured once Ponder's own bookkeeping had reached the heads.
+      if (status.source !== 'events') t.is(chain.latestBlock, head.blockNumber, `${status.source} records the last block indexed`);
     }
     if (fixture.key === 'latest') t.is(status.source, 'ponder_checkpoint');
     const stage = (name: string) => stats.stages.filter((x) => x.stage === name).map((x) => ({ ...x, oldestAgeSeconds: undefined }));

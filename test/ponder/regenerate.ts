@@ -119,6 +119,11 @@ async function waitIndexed(target: Target, db: IndexerDb, port: number, expected
       const rows = await db.any<{ chain_id: string; latest_checkpoint: string }>('SELECT chain_id, latest_checkpoint FROM rfq._ponder_checkpoint').catch(() => []);
       positions = result.heads.every((h) => rows.some((r) => Number(r.chain_id) === h.chainId && BigInt(r.latest_checkpoint.slice(26, 42)) >= BigInt(h.blockNumber)));
       if (target.args.includes('--views-schema')) positions &&= await count(db, 'SELECT count(*) AS n FROM "rfq_views"."BridgeRequestEvents"') === expected.BridgeRequestEvents;
+    } else {
+      // Ponder 0.4 writes each network's block into _ponder_meta's `status` row as it indexes.
+      const row = await db.oneOrNone<{ value: Record<string, { block: { number: number } | null } | undefined> | null }>(
+        "SELECT value FROM _ponder_meta WHERE key = 'status'").catch(() => null);
+      positions = result.heads.every((h) => (row?.value?.[h.chain]?.block?.number ?? -1) >= Number(h.blockNumber));
     }
     const done = ready && positions && Object.entries(expected).every(([t, n]) => counts[t] === n);
     const state = `ready=${ready} positions=${positions} ${JSON.stringify(counts)}`;
