@@ -7,12 +7,14 @@
  * /api/status and /api/stats, against the ground truth the script recorded from the chains
  * (expected.json), and the same answers on both versions.
  */
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
+import { REQUIRED_INDEXES } from '../../lib/indexer/indexes.js';
 import { listeningPort, logLines, runCli, type Run } from '../support/cli.js';
 import { startFakeUpstream } from '../support/fake-upstream.js';
 import { send } from '../support/gateway.js';
@@ -63,6 +65,16 @@ async function loadFixture(pg: TestDatabase, key: string): Promise<void> {
 interface Served {
   base: string;
   run: Run;
+  pg: TestDatabase;
+}
+
+/** Resolves when a log line satisfying `match` has been printed (on output, not on a timer). */
+async function logged(run: Run, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  for (;;) {
+    const line = logLines(run).find(match);
+    if (line) return line;
+    await Promise.race([once(run.child.stdout!, 'data'), run.exited.then(() => { throw new Error(`exited: ${run.err.join('')}`); })]);
+  }
 }
 
 async function serve(t: ExecutionContext, fixture: Fixture): Promise<Served> {
@@ -77,7 +89,7 @@ async function serve(t: ExecutionContext, fixture: Fixture): Promise<Served> {
   const indexer = fixture.schema === undefined ? '' : `indexer:\n  schema: ${fixture.schema}\n`;
   await writeFile(file, `refreshInterval: 60\n${indexer}chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, LOG_LEVEL: 'info' }, { t });
-  return { base: `http://127.0.0.1:${await listeningPort(run)}`, run };
+  return { base: `http://127.0.0.1:${await listeningPort(run)}`, run, pg };
 }
 
 const get = async (t: ExecutionContext, s: Served, route: string) => {
@@ -190,6 +202,12 @@ for (const fixture of FIXTURES) {
       BridgeClaim: { blockNumber: claimed.claim!.blockNumber, transactionHash: claimed.claim!.transactionHash, amountFormatted: claimed.claim!.amountFormatted },
     });
     recorded.graphql = data;
+    // The API's indexes, on the tables Ponder wrote (through the views for the newest Ponder).
+    const created = await logged(s.run, (l) => l.msg === 'indexer indexes created (they were missing from the catalog)');
+    t.deepEqual((created.indexes as string[]).sort(), REQUIRED_INDEXES.map((i) => i.name).sort());
+    const indexes = await s.pg.db.any<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE $2',
+      [fixture.key === 'latest' ? 'rfq' : 'public', 'omnigate%']);
+    t.is(indexes.length, REQUIRED_INDEXES.length);
     t.deepEqual(logLines(s.run).filter((l) => l.level === 'error'), []);
     answers.set(fixture.key, recorded);
   });
