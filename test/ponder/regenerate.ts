@@ -210,6 +210,7 @@ async function runTarget(target: Target, workRoot: string, result: DriveResult, 
   });
   let exit: string | undefined;
   child.once('exit', (code, signal) => { exit = `exit ${code ?? signal}`; });
+  running = child;
   try {
     const expected = {
       BridgeRequestEvents: result.bridges.filter((b) => b.request_).length,
@@ -235,8 +236,19 @@ async function runTarget(target: Target, workRoot: string, result: DriveResult, 
       await Promise.race([new Promise((r) => child.once('exit', r)), sleep(15_000)]);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
+    running = undefined;
     await pg.close();
   }
+}
+
+/** The Ponder process under way, stopped if the script is interrupted. */
+let running: ReturnType<typeof spawn> | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping Ponder and anvil`);
+    running?.kill('SIGKILL');
+    void stopAllAnvils().finally(() => process.exit(130));
+  });
 }
 
 async function main(): Promise<void> {
