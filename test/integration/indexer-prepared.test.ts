@@ -125,7 +125,7 @@ test('over a Ponder schema published as views, the migrations apply and skip the
       'BridgeDepositClaimedEvents', 'BridgeDepositRefundedEvents']) {
       await db.none(`CREATE VIEW public."${table}" AS SELECT * FROM ponder_live."${table}"`);
     }
-    t.deepEqual(await migrate(db), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes']);
+    t.deepEqual(await migrate(db), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes', '0005_status_indexes']);
     const ours = await db.any("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'omnigate\\_%' AND tablename <> 'omnigate_migrations'");
     t.deepEqual(ours, []);
     // The lists still answer (through the views), prepared or not.
