@@ -12,8 +12,9 @@ type Schema = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
 const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
-const hex32 = (description: string): Schema => str(description, { pattern: '^0x[0-9a-fA-F]{64}$' });
-const address = (description?: string): Schema => str(description, { pattern: '^0x[0-9a-fA-F]{40}$' });
+/** Hashes and ids are served in lower case, addresses EIP-55 checksummed, whichever Ponder wrote them (hex.ts). */
+const hex32 = (description: string): Schema => str(`${description} Lower-case hex.`, { pattern: '^0x[0-9a-f]{64}$' });
+const address = (description?: string): Schema => str(`${description ? `${description} ` : ''}EIP-55 checksummed.`, { pattern: '^0x[0-9a-fA-F]{40}$' });
 const decimal = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
 
 function object(properties: Record<string, Schema>, description?: string, optional: string[] = []): Schema {
@@ -221,7 +222,7 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
       parameters: [{
         name: 'transactionIdOrOriginTxHash', in: 'path', required: true,
         description: 'transactionId or origin transaction hash: 0x and 64 hex digits.',
-        schema: hex32('transactionId or origin transaction hash.'),
+        schema: str('transactionId or origin transaction hash, in any letter case.', { pattern: '^0x[0-9a-fA-F]{64}$' }),
       }],
       responses: {
         200: { description: 'The transaction.', content: { 'application/json': { schema: ref('CompleteTransaction') } } },

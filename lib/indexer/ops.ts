@@ -31,6 +31,7 @@
  */
 import { chainById, CHAINS } from './chains.js';
 import { bound, rows, statement, type IndexerDb } from './db.js';
+import { indexesPresent } from './indexes.js';
 import { PONDER_04_LAYOUT, tableRef, translate, withLayout, type Layout, type LayoutSource } from './layout.js';
 import type { QueryContext } from './queries.js';
 
@@ -205,19 +206,37 @@ async function findMeta(db: IndexerDb, layout: Layout): Promise<Found> {
   return found!;
 }
 
-/** The newest event per chain (relays are emitted on the destination chain, the rest on the origin chain). */
-const NEWEST_EVENTS = (() => {
-  const newest = (table: string, chain: string) => `SELECT DISTINCT ON (e."${chain}") e."${chain}" AS chain, e."blockNumber" AS block,
+/** The indexes (indexes.ts, migration 0005) that make the newest event per chain a few probes. */
+export const CHAIN_BLOCK_INDEXES = ['request', 'relay', 'proof', 'dispute', 'claim', 'refund'].map((k) => `omnigate_${k}_chain_block`);
+
+/**
+ * The newest event per chain (relays are emitted on the destination chain, the rest on the origin
+ * chain), from each of the six tables. With the (chain, blockNumber) indexes: per table a loose
+ * index scan, the chains found one `max()` probe at a time and each chain's newest event one more
+ * probe (PostgreSQL has no skip scan for DISTINCT ON before 18): about 5 ms instead of 600 ms at
+ * 1,000,000 events. Without them (an index still being built) those probes would each be a scan
+ * (4.7 s): then one DISTINCT ON scan per table.
+ */
+const newestEvents = (probes: boolean): string => {
+  const probe = (table: string, chain: string) => `WITH RECURSIVE c(chain) AS (
+    SELECT max(e."${chain}") FROM "${table}" e
+    UNION ALL
+    SELECT (SELECT max(e."${chain}") FROM "${table}" e WHERE e."${chain}" < c.chain) FROM c WHERE c.chain IS NOT NULL)
+  SELECT c.chain, n.block, n.ts FROM c CROSS JOIN LATERAL (SELECT e."blockNumber" AS block, e."blockTimestamp" AS ts
+    FROM "${table}" e WHERE e."${chain}" = c.chain ORDER BY e."blockNumber" DESC LIMIT 1) n`;
+  const scan = (table: string, chain: string) => `SELECT DISTINCT ON (e."${chain}") e."${chain}" AS chain, e."blockNumber" AS block,
     e."blockTimestamp" AS ts FROM "${table}" e ORDER BY e."${chain}", e."blockNumber" DESC`;
+  const newest = probes ? probe : scan;
   const parts = [newest('BridgeRequestEvents', 'originChainId'), newest('BridgeRelayedEvents', 'destChainId'),
     newest('BridgeProofProvidedEvents', 'originChainId'), newest('BridgeProofDisputedEvents', 'originChainId'),
     newest('BridgeDepositClaimedEvents', 'originChainId'), newest('BridgeDepositRefundedEvents', 'originChainId')];
   return `SELECT DISTINCT ON (chain) NULL AS name, chain AS id, block, ts, NULL AS latest, NULL AS finalized, NULL::boolean AS ready
   FROM (${parts.map((p) => `(${p})`).join('\nUNION ALL\n')}) x ORDER BY chain, block DESC`;
-})();
+};
+const NEWEST_EVENTS = { probes: newestEvents(true), scan: newestEvents(false) };
 
 /** The statement reading one source's positions (PositionRow columns), and the app-wide finalized checkpoint's, if any. */
-function positionsSql(source: StatusSource, found: Found, layout: Layout): string {
+function positionsSql(source: StatusSource, found: Found, layout: Layout, probes = false): string {
   switch (source) {
     case 'ponder_checkpoint':
       return `SELECT chain_name AS name, chain_id AS id, NULL AS block, NULL AS ts, latest_checkpoint AS latest,
@@ -231,7 +250,7 @@ function positionsSql(source: StatusSource, found: Found, layout: Layout): strin
   FROM ${found.meta} m CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(m.value) = 'object' THEN m.value ELSE '{}'::jsonb END) s
   WHERE m.key = 'status' ORDER BY 1`;
     case 'events':
-      return translate(NEWEST_EVENTS, layout);
+      return translate(probes ? NEWEST_EVENTS.probes : NEWEST_EVENTS.scan, layout);
   }
 }
 
@@ -256,7 +275,8 @@ export async function runStatus(db: IndexerDb, now: number, layouts?: LayoutSour
     let source: StatusSource = 'events';
     let result: PositionRow[] = [];
     for (const s of available) {
-      result = await rows<PositionRow>(db, statement(positionsSql(s, found, layout)));
+      const probes = s === 'events' && await indexesPresent(db, layout, CHAIN_BLOCK_INDEXES);
+      result = await rows<PositionRow>(db, statement(positionsSql(s, found, layout, probes)));
       source = s;
       if (result.length > 0) break; // e.g. _ponder_meta before Ponder wrote its first status: the events
     }

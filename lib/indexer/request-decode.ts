@@ -16,8 +16,11 @@
  * The layouts cannot be confused: a v1 request starts with 28 zero bytes (the uint32 chain id's
  * padding), a v2 request with 0x0002.
  * Integers of 256 bits come out as exact decimal strings (the API's convention for raw amounts),
- * addresses and zapData as lower-case hex (an EIP-55 checksum would cost a keccak per address).
+ * addresses EIP-55 checksummed like every address the API serves (hex.ts; viem caches the
+ * checksums, so a page of bridges between a few tokens and relayers costs few keccaks), zapData as
+ * lower-case hex.
  */
+import { eip55 } from './hex.js';
 
 export interface DecodedRequest {
   /** 1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed). */
@@ -54,7 +57,7 @@ const HEX_BODY = /^[0-9a-fA-F]*$/;
 /** Reads bytes [from, to) of a 0x-less hex string. */
 const bytes = (hex: string, from: number, to: number) => hex.slice(from * 2, to * 2);
 const uint = (hex: string, from: number, to: number) => BigInt(`0x${bytes(hex, from, to)}`).toString();
-const addr = (hex: string, from: number) => `0x${bytes(hex, from, from + 20).toLowerCase()}`;
+const addr = (hex: string, from: number) => eip55(`0x${bytes(hex, from, from + 20)}`);
 
 function decodeV2(body: string): DecodedRequest {
   return {
@@ -94,7 +97,7 @@ function decodeV1(body: string): DecodedRequest | null {
   const addresses = [2, 3, 4, 5].map((i) => v1Uint(body, i, 160));
   const flag = v1Uint(body, 9, 8);
   if (origin === null || dest === null || addresses.includes(null) || (flag !== '00' && flag !== '01')) return null;
-  const [originSender, destRecipient, originToken, destToken] = addresses.map((a) => `0x${a!.toLowerCase()}`) as [string, string, string, string];
+  const [originSender, destRecipient, originToken, destToken] = addresses.map((a) => eip55(`0x${a!}`)) as [string, string, string, string];
   const u256 = (i: number) => BigInt(`0x${word(body, i)}`).toString();
   return {
     version: 1,

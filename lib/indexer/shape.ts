@@ -2,13 +2,15 @@
  * Rows → the nested JSON of the reference API. The SQL in queries.ts aliases event columns with a
  * phase prefix (`relay_blockNumber`); these functions pick them out explicitly, so key order and
  * types are fixed here: block numbers and raw amounts stay exact strings, timestamps and chain ids
- * are numbers, `sendChainGas` (stored by Ponder as integer 0/1) becomes a boolean.
+ * are numbers, `sendChainGas` (stored by Ponder as integer 0/1) becomes a boolean, addresses are
+ * EIP-55 checksummed and hashes, ids and bytes lower case (hex.ts): the same answer on every layout.
  */
 import type {
   Bridge, BridgeClaim, BridgeDispute, BridgeProof, BridgeRefund, BridgeRelay, BridgeRequest, DisputeItem,
   InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
 } from './types.js';
 import { decodeRequest } from './request-decode.js';
+import { eip55, lowerHex } from './hex.js';
 
 export type Row = Record<string, unknown>;
 
@@ -17,6 +19,10 @@ export type Phase = 'request' | 'relay' | 'proof' | 'claim' | 'refund' | 'disput
 function text(v: unknown): string {
   return typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v);
 }
+/** An address column: EIP-55 on every layout (Ponder 0.4 stores it so, 0.12+ in lower case). */
+const address = (v: unknown): string => eip55(text(v));
+/** A hash, id or bytes column: lower case on every layout. */
+const hex = (v: unknown): string => lowerHex(text(v));
 function nullableText(v: unknown): string | null {
   return v === null || v === undefined ? null : text(v);
 }
@@ -29,22 +35,23 @@ export function toBoolean(v: unknown): boolean {
 }
 
 export function bridgeOf(row: Row): Bridge {
+  const request = hex(row.request);
   return {
-    transactionId: text(row.transactionId),
+    transactionId: hex(row.transactionId),
     originChain: text(row.originChain),
     destChain: text(row.destChain),
     originChainId: int(row.originChainId),
     destChainId: int(row.destChainId),
-    originToken: text(row.originToken),
-    destToken: text(row.destToken),
+    originToken: address(row.originToken),
+    destToken: address(row.destToken),
     originAmountFormatted: text(row.originAmountFormatted),
     destAmountFormatted: text(row.destAmountFormatted),
-    sender: text(row.sender),
-    request: text(row.request),
+    sender: address(row.sender),
+    request,
     sendChainGas: toBoolean(row.sendChainGas),
     originAmount: nullableText(row.originAmount),
     destAmount: text(row.destAmount),
-    decodedRequest: decodeRequest(text(row.request)),
+    decodedRequest: decodeRequest(request),
   };
 }
 
@@ -61,47 +68,47 @@ export function hasPhase(row: Row, phase: Phase): boolean {
 export const requestOf = (row: Row): BridgeRequest => ({
   blockNumber: text(row.request_blockNumber),
   blockTimestamp: int(row.request_blockTimestamp),
-  transactionHash: text(row.request_transactionHash),
+  transactionHash: hex(row.request_transactionHash),
 });
 export const relayOf = (row: Row): BridgeRelay => ({
   blockNumber: text(row.relay_blockNumber),
   blockTimestamp: int(row.relay_blockTimestamp),
-  transactionHash: text(row.relay_transactionHash),
-  relayer: text(row.relay_relayer),
-  to: text(row.relay_to),
+  transactionHash: hex(row.relay_transactionHash),
+  relayer: address(row.relay_relayer),
+  to: address(row.relay_to),
 });
 export const proofOf = (row: Row): BridgeProof => ({
   blockNumber: text(row.proof_blockNumber),
   blockTimestamp: int(row.proof_blockTimestamp),
-  transactionHash: text(row.proof_transactionHash),
-  relayer: text(row.proof_relayer),
+  transactionHash: hex(row.proof_transactionHash),
+  relayer: address(row.proof_relayer),
 });
 export const claimOf = (row: Row): BridgeClaim => ({
   blockNumber: text(row.claim_blockNumber),
   blockTimestamp: int(row.claim_blockTimestamp),
-  transactionHash: text(row.claim_transactionHash),
-  to: text(row.claim_to),
-  relayer: text(row.claim_relayer),
+  transactionHash: hex(row.claim_transactionHash),
+  to: address(row.claim_to),
+  relayer: address(row.claim_relayer),
   amountFormatted: text(row.claim_amountFormatted),
-  token: text(row.claim_token),
+  token: address(row.claim_token),
   amount: text(row.claim_amount),
 });
 export const refundOf = (row: Row): BridgeRefund => ({
   blockNumber: text(row.refund_blockNumber),
   blockTimestamp: int(row.refund_blockTimestamp),
-  transactionHash: text(row.refund_transactionHash),
-  to: text(row.refund_to),
+  transactionHash: hex(row.refund_transactionHash),
+  to: address(row.refund_to),
   amountFormatted: text(row.refund_amountFormatted),
-  token: text(row.refund_token),
+  token: address(row.refund_token),
   amount: text(row.refund_amount),
 });
 export const disputeOf = (row: Row): BridgeDispute => ({
   blockNumber: text(row.dispute_blockNumber),
   blockTimestamp: int(row.dispute_blockTimestamp),
-  transactionHash: text(row.dispute_transactionHash),
+  transactionHash: hex(row.dispute_transactionHash),
   originChainId: int(row.dispute_originChainId),
   originChain: text(row.dispute_originChain),
-  relayer: text(row.dispute_relayer),
+  relayer: address(row.dispute_relayer),
 });
 
 /**
@@ -124,27 +131,27 @@ export const refundedAndRelayedItem = (row: Row, now: number): RefundedAndRelaye
 });
 export const disputeItem = (row: Row, now: number): DisputeItem => ({
   ageSeconds: ageOf(row, now),
-  Bridge: { transactionId: text(row.transactionId) },
+  Bridge: { transactionId: hex(row.transactionId) },
   BridgeDispute: disputeOf(row),
 });
 
 export function invalidRelayItem(row: Row, now: number): InvalidRelayItem {
   return {
     ageSeconds: ageOf(row, now),
-    transactionId: text(row.transactionId),
+    transactionId: hex(row.transactionId),
     blockNumber: text(row.blockNumber),
     blockTimestamp: int(row.blockTimestamp),
-    transactionHash: text(row.transactionHash),
+    transactionHash: hex(row.transactionHash),
     originChain: text(row.originChain),
     destChain: text(row.destChain),
     originChainId: int(row.originChainId),
     destChainId: int(row.destChainId),
-    originToken: text(row.originToken),
-    destToken: text(row.destToken),
+    originToken: address(row.originToken),
+    destToken: address(row.destToken),
     originAmountFormatted: text(row.originAmountFormatted),
     destAmountFormatted: text(row.destAmountFormatted),
-    to: text(row.to),
-    relayer: text(row.relayer),
+    to: address(row.to),
+    relayer: address(row.relayer),
   };
 }
 

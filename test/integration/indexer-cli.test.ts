@@ -48,10 +48,10 @@ test.serial('against DATABASE_URL, db migrate never creates the tables; it adds 
   // Demos: --create-tables applies the migrations (tables and indexes), once.
   const first = await omnigate(['db', 'migrate', '--create-tables'], { DATABASE_URL: pg.url });
   t.is(first.exitCode, 0, first.err);
-  t.regex(first.out[0]!, /^Applied 4 migration\(s\) to postgres:\/\/omnigate:\*\*\*@127\.0\.0\.1:\d+\/omnigate: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes, 0004_stats_indexes$/);
+  t.regex(first.out[0]!, /^Applied 5 migration\(s\) to postgres:\/\/omnigate:\*\*\*@127\.0\.0\.1:\d+\/omnigate: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes, 0004_stats_indexes, 0005_status_indexes$/);
   t.is(first.out.length, 1, first.out.join('\n'));
   const indexes = await omnigateIndexes();
-  t.is(indexes.length, 18);
+  t.is(indexes.length, 24);
   const second = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
   t.deepEqual(second.out, [`Indexes are up to date on the ponder-0.4 tables in the search path (${second.out[0]!.match(/\((postgres:[^)]*)\)/)![1]}).`]);
   t.false([...first.out, ...second.out].join().includes(new URL(pg.url).password));
@@ -63,7 +63,7 @@ test.serial('against DATABASE_URL, db migrate never creates the tables; it adds 
   t.deepEqual((await omnigateIndexes()).filter((n) => n.includes('relay')), []);
   const third = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
   t.is(third.exitCode, 0, third.err);
-  t.deepEqual(third.out, ['Created 3 index(es) on the ponder-0.4 tables in the search path: omnigate_hash_relay_tx_id, omnigate_relay_time, omnigate_relay_stats']);
+  t.deepEqual(third.out, ['Created 4 index(es) on the ponder-0.4 tables in the search path: omnigate_hash_relay_tx_id, omnigate_relay_time, omnigate_relay_stats, omnigate_relay_chain_block']);
   t.deepEqual(await omnigateIndexes(), indexes);
 });
 
@@ -109,7 +109,7 @@ test('without DATABASE_URL the commands use the embedded PostgreSQL in OMNIGATE_
     const dataDir = path.join(base, 'pgdata');
     const migrated = await omnigate(['db', 'migrate'], { OMNIGATE_PGDATA: dataDir });
     t.is(migrated.exitCode, 0, migrated.err);
-    t.is(migrated.out[0], `Applied 4 migration(s) to embedded PostgreSQL in ${dataDir}: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes, 0004_stats_indexes`);
+    t.is(migrated.out[0], `Applied 5 migration(s) to embedded PostgreSQL in ${dataDir}: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes, 0004_stats_indexes, 0005_status_indexes`);
     const seeded = await omnigate(['db', 'seed-demo', '--count', '20', '--data-dir', dataDir], {});
     t.is(seeded.exitCode, 0, seeded.err);
     t.is(seeded.out[0], `Seeded 20 demo bridge transactions into embedded PostgreSQL in ${dataDir}.`);

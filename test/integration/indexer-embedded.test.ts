@@ -46,7 +46,7 @@ test.serial('without DATABASE_URL an embedded PostgreSQL starts, migrates, persi
   const lines: string[] = [];
   const first = await openIndexerDb({ dataDir, logger: recordingLogger(lines) });
   t.true(first.embedded);
-  t.deepEqual(first.applied, ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes']);
+  t.deepEqual(first.applied, ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes', '0005_status_indexes']);
   t.true(existsSync(path.join(dataDir, 'PG_VERSION')));
   const auth = path.join(dataDir, AUTH_FILE);
   t.is((await stat(auth)).mode & 0o777, 0o600);
@@ -74,7 +74,7 @@ test.serial('without DATABASE_URL an embedded PostgreSQL starts, migrates, persi
   t.is(await count(again.db), stored);
   t.deepEqual(await migrate(again.db), []);
   const recorded = await again.db.any<{ name: string; checksum: string }>(bound(statement('SELECT name, checksum FROM omnigate_migrations ORDER BY name')));
-  t.deepEqual(recorded.map((r) => r.name), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes']);
+  t.deepEqual(recorded.map((r) => r.name), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes', '0005_status_indexes']);
   t.true(recorded.every((r) => /^[0-9a-f]{64}$/.test(r.checksum)));
 
   // Another process opening the same directory attaches to the running server instead of failing.

@@ -13,7 +13,9 @@ import { indexerApi } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { closeIndexerDb } from '../../lib/indexer/db.js';
 import { indexerGauges } from '../../lib/indexer/ops-metrics.js';
-import type { StageStat, StatsSnapshot, StatusSnapshot } from '../../lib/indexer/ops.js';
+import { CHAIN_BLOCK_INDEXES, runStatus, type StageStat, type StatsSnapshot, type StatusSnapshot } from '../../lib/indexer/ops.js';
+import { indexesPresent } from '../../lib/indexer/indexes.js';
+import { PONDER_04_LAYOUT } from '../../lib/indexer/layout.js';
 import { startServer, type RunningServer } from '../../lib/app.js';
 import { listeningPort, logLines, runCli } from '../support/cli.js';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
@@ -124,6 +126,23 @@ function newestPerChain(): Map<number, { block: string; ts: number }> {
   }
   return out;
 }
+
+test.serial('status from the events: the same per chain with the (chain, blockNumber) indexes (probes) and while they are missing (a scan)', async (t) => {
+  t.true(await indexesPresent(pg.db, PONDER_04_LAYOUT, CHAIN_BLOCK_INDEXES), 'the migrations created them');
+  const probed = await runStatus(pg.db, NOW);
+  t.is(probed.source, 'events');
+  t.true(probed.chains.length > 1);
+  const rollback = Object.assign(new Error('rollback'), { rollback: true });
+  await pg.db.tx(async (tx) => {
+    await tx.none(`DROP INDEX ${CHAIN_BLOCK_INDEXES.map((n) => `public."${n}"`).join(', ')}`);
+    const db = tx as unknown as typeof pg.db;
+    t.false(await indexesPresent(db, PONDER_04_LAYOUT, CHAIN_BLOCK_INDEXES));
+    t.deepEqual(await runStatus(db, NOW), probed);
+    throw rollback;
+  }).catch((err: unknown) => {
+    if (err !== rollback) throw err;
+  });
+});
 
 test.serial('GET /api/status without Ponder metadata: the newest indexed event per chain', async (t) => {
   const res = await get<StatusSnapshot>(`${app.base}/api/status`);

@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import test from 'ava';
 import { indexerApi, indexerNotFound } from '../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
@@ -8,6 +9,9 @@ import {
 } from '../fixtures/indexer/bridges.js';
 import { EXPECTED } from '../fixtures/indexer/expected.js';
 import { chain, get, serve, type AppKind, type Running } from '../fixtures/indexer/server.js';
+
+/** The API serves every address EIP-55 checksummed, whatever case the tables hold. */
+const cs = (address: string) => getAddress(address);
 
 let pg: TestDatabase;
 const apps = {} as Record<AppKind, Running>;
@@ -70,29 +74,29 @@ test('missing-claim items have the reference nested shape with exact types', asy
       destChain: 'ethereum',
       originChainId: 8453,
       destChainId: 1,
-      originToken: '0xaf88d065e77c8cc2239327c5edb3a432268e5831',
-      destToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+      originToken: cs('0xaf88d065e77c8cc2239327c5edb3a432268e5831'),
+      destToken: cs('0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'),
       originAmountFormatted: '100.5',
       destAmountFormatted: '100.4',
-      sender: '0x5e4de00000000000000000000000000000000004',
+      sender: cs('0x5e4de00000000000000000000000000000000004'),
       request: requestBytes('proven', SPECS.get('proven')!),
       sendChainGas: false,
       originAmount: '100500000',
       destAmount: '100400000',
       decodedRequest: {
-        version: 2, originChainId: 8453, destChainId: 1, originSender: SENDER, destRecipient: SENDER,
-        originToken: '0xaf88d065e77c8cc2239327c5edb3a432268e5831', destToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+        version: 2, originChainId: 8453, destChainId: 1, originSender: cs(SENDER), destRecipient: cs(SENDER),
+        originToken: cs('0xaf88d065e77c8cc2239327c5edb3a432268e5831'), destToken: cs('0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'),
         originAmount: '100500000', destAmount: '100400000', originFeeAmount: '10050', deadline: String(NOW - 5 * H + 3600),
-        nonce: String(ALL_LABELS.indexOf('proven')), sendChainGas: null, exclusivityRelayer: RELAYER_A_LOWER,
+        nonce: String(ALL_LABELS.indexOf('proven')), sendChainGas: null, exclusivityRelayer: cs(RELAYER_A_LOWER),
         exclusivityEndTime: String(NOW - 5 * H + 60), zapNative: '0', zapData: '0x',
       },
     },
     BridgeRequest: { blockNumber: block(8453, NOW - 5 * H), blockTimestamp: NOW - 5 * H, transactionHash: txHash('proven', 'request') },
     BridgeRelay: {
       blockNumber: block(1, NOW - 5 * H + 30), blockTimestamp: NOW - 5 * H + 30, transactionHash: txHash('proven', 'relay'),
-      relayer: RELAYER_A, to: '0x5e4de00000000000000000000000000000000004',
+      relayer: cs(RELAYER_A), to: cs('0x5e4de00000000000000000000000000000000004'),
     },
-    BridgeProof: { blockNumber: block(8453, NOW - 5 * H + 1200), blockTimestamp: NOW - 5 * H + 1200, transactionHash: txHash('proven', 'proof'), relayer: RELAYER_A },
+    BridgeProof: { blockNumber: block(8453, NOW - 5 * H + 1200), blockTimestamp: NOW - 5 * H + 1200, transactionHash: txHash('proven', 'proof'), relayer: cs(RELAYER_A) },
   }]);
 });
 
@@ -104,7 +108,7 @@ test('sendChainGas is a JSON boolean and block numbers above 2^53 stay exact str
   t.true(BigInt(expected) > 2n ** 53n);
   t.true(conflict.text.includes(`"blockNumber":"${expected}"`));
   t.is((conflict.body as { BridgeRelay: { blockNumber: string } }[])[0]?.BridgeRelay.blockNumber, expected);
-  t.is((conflict.body as { BridgeProof: { relayer: string } }[])[0]?.BridgeProof.relayer, RELAYER_B);
+  t.is((conflict.body as { BridgeProof: { relayer: string } }[])[0]?.BridgeProof.relayer, cs(RELAYER_B));
 });
 
 test('disputes and invalid-relays keep the reference shapes', async (t) => {
@@ -114,7 +118,7 @@ test('disputes and invalid-relays keep the reference shapes', async (t) => {
     Bridge: { transactionId: txid('proven-disputed') },
     BridgeDispute: {
       blockNumber: block(10, NOW - 6 * H + 1800), blockTimestamp: NOW - 6 * H + 1800, transactionHash: txHash('proven-disputed', 'dispute'),
-      originChainId: 10, originChain: 'optimism', relayer: '0x6a4d000000000000000000000000000000000003',
+      originChainId: 10, originChain: 'optimism', relayer: cs('0x6a4d000000000000000000000000000000000003'),
     },
   }]);
   const invalid = await get<Record<string, unknown>[]>(`${apps.connect.base}/api/invalid-relays`);
@@ -268,7 +272,7 @@ test('transaction-id returns every phase that happened, and nothing else', async
     Bridge: { transactionId: txid('claimed'), sendChainGas: true, originChainId: 42161, destChain: 'scroll' },
     BridgeClaim: {
       blockNumber: block(42161, NOW - 30 * H + 4000), blockTimestamp: NOW - 30 * H + 4000, transactionHash: txHash('claimed', 'claim'),
-      to: RELAYER_A, relayer: RELAYER_A, amountFormatted: '100.5', token: '0xaf88d065e77c8cc2239327c5edb3a432268e5831', amount: '100500000',
+      to: cs(RELAYER_A), relayer: cs(RELAYER_A), amountFormatted: '100.5', token: cs('0xaf88d065e77c8cc2239327c5edb3a432268e5831'), amount: '100500000',
     },
   });
 });

@@ -47,7 +47,7 @@ if (isRoot) {
     t.is(requested, requestedDir);
     t.false(binaries.startsWith(locked));
     t.false(storedIn.startsWith(locked));
-    t.regex(first.out.join(''), /^Applied 4 migration\(s\) to embedded PostgreSQL in \.omnigate\/pgdata: /);
+    t.regex(first.out.join(''), /^Applied 5 migration\(s\) to embedded PostgreSQL in \.omnigate\/pgdata: /);
     t.notRegex(said, /EACCES|Unhandled|\n\s+at /);
 
     // The same stand-in directory is found again: the migrations are not applied twice.

@@ -12,7 +12,13 @@
  *
  * `stop()` kills a cluster and waits until every process has exited; `stopAllAnvils()` stops
  * every cluster this process started (call it in `test.after.always`), and a process 'exit'
- * hook SIGKILLs whatever is still running, so no anvil outlives the test worker.
+ * hook SIGKILLs whatever is still running. Neither runs when the worker is killed (ava's timeout
+ * ends a worker with a signal: no 'exit' event, no `after.always`), so each anvil also runs in its
+ * own process group with a watchdog, as the embedded PostgreSQL does (lib/indexer/pg-process.ts):
+ * a tiny `/bin/sh` whose standard input is a pipe from this worker. The kernel closes the pipe
+ * when the worker dies, however it dies; `read` returns and the watchdog SIGKILLs the anvil's
+ * group, if /proc still shows that pid listening on its port (a recycled pid is never hit). The
+ * watchdog is killed as soon as its anvil exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -97,6 +103,23 @@ function installExitHook(): void {
   });
 }
 
+/** Kills the anvil's group once the worker is gone (read returns at the pipe's end), if the pid is still that anvil. */
+// (dash's kill takes no `--`: a negative pid after the signal is the group.)
+const WATCHDOG = 'read -r _; tr "\\0" " " < "/proc/$1/cmdline" 2>/dev/null | grep -q -- "--port $2" && kill -KILL "-$1"';
+
+function watch(child: ChildProcess, port: number): void {
+  const watchdog = spawn('/bin/sh', ['-c', WATCHDOG, 'omnigate-anvil-watchdog', String(child.pid), String(port)], {
+    detached: true, stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  watchdog.once('error', () => {
+    // no /bin/sh: the exit hook and stopAllAnvils remain
+  });
+  // Neither keeps the worker alive; the pipe stays open as long as the worker lives.
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  child.once('exit', () => watchdog.kill('SIGKILL'));
+}
+
 /** A port that was free a moment ago (anvil is then told to use it; a collision is retried). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -158,10 +181,11 @@ async function startNode(args: readonly string[], readyTimeoutMs: number): Promi
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const port = await freePort();
     const child = spawn(command, [...prefix, ...args, '--host', '127.0.0.1', '--port', String(port)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe'], detached: true,
     });
     running.add(child);
     installExitHook();
+    if (child.pid !== undefined) watch(child, port);
     let stderr = '';
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {

@@ -4,7 +4,7 @@ import { defaultMigrationsDir, loadMigrations } from '../../../../lib/indexer/mi
 test('migrations are found next to the package and loaded in order with checksums', async (t) => {
   t.regex(defaultMigrationsDir(), /config[/\\]migrations$/);
   const migrations = await loadMigrations();
-  t.deepEqual(migrations.map((m) => m.name), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes']);
+  t.deepEqual(migrations.map((m) => m.name), ['0001_ponder_tables', '0002_query_indexes', '0003_transaction_id_hash_indexes', '0004_stats_indexes', '0005_status_indexes']);
   for (const m of migrations) t.regex(m.checksum, /^[0-9a-f]{64}$/);
 });
 

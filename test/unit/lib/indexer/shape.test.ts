@@ -64,3 +64,27 @@ test('transaction details leave out phases that did not happen', (t) => {
   t.deepEqual(Object.keys(withClaim), ['Bridge', 'BridgeRequest', 'BridgeClaim']);
   t.deepEqual(withClaim.BridgeClaim, { blockNumber: '1', blockTimestamp: 2, transactionHash: '0xc', to: '0xt', relayer: '0xr', amountFormatted: '1.5', token: '0xa', amount: '1500000' });
 });
+
+test('addresses come out EIP-55 checksummed and hashes in lower case, however the layout stored them', (t) => {
+  // Ponder 0.4 stores viem's checksummed addresses, Ponder 0.12+ lower case: one answer for both.
+  const user = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+  const token = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512';
+  const hash = `0x${'ab'.repeat(32)}`;
+  const row = (addr: (a: string) => string, hex: (h: string) => string): Row => ({
+    ...request, transactionId: hex(hash), originToken: addr(token), destToken: addr(token), sender: addr(user), request: hex('0xAB'),
+    request_transactionHash: hex(hash),
+    relay_blockNumber: '5', relay_blockTimestamp: 1, relay_transactionHash: hex(hash), relay_relayer: addr(user), relay_to: addr(token),
+    proof_blockNumber: '6', proof_blockTimestamp: 2, proof_transactionHash: hex(hash), proof_relayer: addr(user), _sortTs: 2,
+  });
+  const ponder04 = missingClaimItem(row((a) => a, (h) => h.toLowerCase()), 10);
+  const ponder17 = missingClaimItem(row((a) => a.toLowerCase(), (h) => h.toLowerCase()), 10);
+  const upper = missingClaimItem(row((a) => `0x${a.slice(2).toUpperCase()}`, (h) => `0x${h.slice(2).toUpperCase()}`), 10);
+  t.deepEqual(ponder17, ponder04);
+  t.deepEqual(upper, ponder04);
+  t.like(ponder04, {
+    Bridge: { transactionId: hash, sender: user, originToken: token, destToken: token, request: '0xab' },
+    BridgeRequest: { transactionHash: hash },
+    BridgeRelay: { transactionHash: hash, relayer: user, to: token },
+    BridgeProof: { transactionHash: hash, relayer: user },
+  });
+});
