@@ -261,8 +261,10 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
     for (const s of q.classes.values()) {
       if (s.p50 === undefined) continue;
       // Recent samples that are mostly abandoned calls are lower bounds only (under an adaptive
-      // hedge, tens of ms for a 3 s upstream): an answer below them is the news, whatever the round.
-      const censored = 2 * s.abandoned > s.samples && ms < s.p50;
+      // hedge, tens of ms for a 3 s upstream): an answer below them is the news, whatever the round,
+      // and so is one no slower than its peers' (on a loaded machine every probe may take longer
+      // than those lower bounds, and the upstream would stay down until traffic re-measured it).
+      const censored = 2 * s.abandoned > s.samples && (ms < s.p50 || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1)));
       if (censored || s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms)) s.reset();
     }
     q.stats('read', now).add(ms, now);

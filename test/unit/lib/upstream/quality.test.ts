@@ -135,6 +135,16 @@ test('should bring back an upstream demoted by lost races when a probe answers b
   t.is(rank(again).ranked.at(-1)!.name, 'u0', 'a probe slower than the races it lost: still behind');
 });
 
+test('should bring back an upstream demoted by lost races when its probe is above them but no slower than its peers (a loaded machine)', (t) => {
+  const list = ups([[], [2, 2], [3, 2]]);
+  recordAbandoned(list[0]!.health, 24, 'read', 0);
+  recordAbandoned(list[0]!.health, 25, 'read', 0);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // Every probe of the round is slow; u0's 30 ms is above the 24 ms it was cut short at, but within 3× the round's median.
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [30, 20, 25][i]! })), 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+});
+
 test('should keep the trouble tiers above measured slowness (cooling, lagging, distrusted)', (t) => {
   const list = ups([[600, 600], [3, 3], [3, 3]], [{}, { health: { ...newHealth(), successes: 1, coolingUntil: 10 } as Health }]);
   recordAnswered(undefined, list[1]!.health, 3, 'read', 0);
