@@ -1,0 +1,60 @@
+/**
+ * The member stages (classify → select → fetch → canonicalize → verify), run once per call. A
+ * single call runs them on the request itself. A batch (issue 25) runs them once per member,
+ * concurrently, each on a context of its own (lib/jsonrpc/batch.ts memberContext) holding the
+ * member as a single call: its own classification and N, upstreams, agreement loop, deadline,
+ * eligibility and error. Then the emit stage writes the one answer array.
+ * A member's error does not stop the batch: it becomes that member's answer. Members the parser
+ * refused and notifications are not run.
+ * Reads: ctx.payload   Writes: ctx.members (a batch), or what the member stages write (a single call)
+ */
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compose, type Middleware } from '../lib/compose.js';
+import { getContext, initContext, need, type MemberResult } from '../lib/context.js';
+import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
+
+export function runMembers(memberStages: readonly Middleware[]): Middleware {
+  const run = compose(memberStages);
+  return function runMembers(req, res, next) {
+    const ctx = getContext(req);
+    const payload = need(ctx, 'payload', 'runMembers');
+    if (!payload.batch || !payload.members) return run(req, res, next);
+    const members = payload.members;
+    const results: MemberResult[] = new Array(members.length);
+    const responses: EventEmitter[] = [];
+    let pending = members.filter((m) => m.kind === 'call').length;
+    const settle = () => {
+      if (--pending > 0) return;
+      ctx.members = results;
+      next();
+    };
+    // The batch's answer written or its client gone: every member's fetch stage stops (its 'close').
+    if (pending > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
+    for (const [i, member] of members.entries()) {
+      if (member.kind === 'notification') {
+        results[i] = { kind: 'notification' };
+      } else if (member.kind === 'invalid') {
+        results[i] = { kind: 'error', error: member.error, raw: member.raw };
+      } else {
+        const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
+        // The member's request and response: the batch's, with a context and events of their own.
+        const mreq = Object.create(req) as IncomingMessage;
+        initContext(mreq, mctx.requestId, mctx.log);
+        Object.assign(getContext(mreq), mctx);
+        const mres = Object.create(res) as ServerResponse;
+        EventEmitter.call(mres);
+        responses.push(mres);
+        run(mreq, mres, (err?: unknown) => {
+          const done = getContext(mreq);
+          results[i] = err ? { kind: 'error', error: err instanceof Error ? err : new Error(String(err)), ctx: done, raw: member.raw } : { kind: 'answer', ctx: done };
+          settle();
+        });
+      }
+    }
+    if (pending === 0) {
+      pending = 1;
+      settle();
+    }
+  };
+}
