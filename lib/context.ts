@@ -39,6 +39,8 @@ export interface RpcContext {
   payload?: RpcPayload;
   /** The omnigate Via entries the request came with (lib/upstream/loop.ts), passed on upstream. */
   via?: string;
+  /** A batch member whose batch holds a confirmable call (runMembers): chain constants follow it. */
+  batchConfirmable?: boolean;
   /** classify */
   confirmable?: boolean;
   required?: number;

@@ -27,9 +27,9 @@ export interface EmitHeadersOptions {
 export function emitHeaders(options: EmitHeadersOptions): Middleware {
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
-    const verdict = need(ctx, 'verdict', 'emitHeaders');
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
     if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown);
+    const verdict = need(ctx, 'verdict', 'emitHeaders');
     const forwarded = verdict.members[0]!;
     // its bytes, less any ignored field the N agreeing answers did not all carry alike
     const body = confirmedBody(verdict.members, need(ctx, 'payload', 'emitHeaders'));

@@ -13,6 +13,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { compose, type Middleware } from '../lib/compose.js';
 import { getContext, initContext, need, type MemberResult } from '../lib/context.js';
 import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
+import { batchNeutral, classifyCall } from '../lib/jsonrpc/methods.js';
+import type { RpcCall } from '../lib/jsonrpc/types.js';
+import type { Chain } from '../lib/upstream/registry.js';
 
 export function runMembers(memberStages: readonly Middleware[]): Middleware {
   const run = compose(memberStages);
@@ -24,6 +27,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
     const results: MemberResult[] = new Array(members.length);
     const responses: EventEmitter[] = [];
     let pending = members.filter((m) => m.kind === 'call').length;
+    const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(payload.calls, ctx.chain) : false;
     const settle = () => {
       if (--pending > 0) return;
       ctx.members = results;
@@ -38,6 +42,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
         results[i] = { kind: 'error', error: member.error, raw: member.raw };
       } else {
         const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
+        if (confirmablePeer) mctx.batchConfirmable = true;
         // The member's request and response: the batch's, with a context and events of their own.
         const mreq = Object.create(req) as IncomingMessage;
         initContext(mreq, mctx.requestId, mctx.log);
@@ -56,5 +61,35 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
       pending = 1;
       settle();
     }
+  };
+}
+
+/** Whether a call of the batch other than a chain constant is confirmable on its own. */
+function hasConfirmableCall(calls: readonly RpcCall[], chain: Chain): boolean {
+  return calls.some((call) => {
+    if (batchNeutral.has(call.method)) return false;
+    try {
+      return classifyCall(call, chain.extraConfirmable).confirmable;
+    } catch {
+      return false; // refused by its own classify stage
+    }
+  });
+}
+
+/**
+ * A member stage, after classify: a chain constant (`eth_chainId`, `net_version`: every honest
+ * node of the chain gives the same answer) in a batch that holds a confirmable call is asked of
+ * the same N upstreams, so that the batch can still say X-Confirmable: true (ethers v6 adds
+ * `eth_chainId` to its batches). On its own, or beside unconfirmable calls only, it stays N=1.
+ * Reads: ctx.batchConfirmable, ctx.payload, ctx.chain   Writes: ctx.confirmable, ctx.required
+ */
+export function chainConstantsInBatch(): Middleware {
+  return function chainConstantsInBatch(req, _res, next) {
+    const ctx = getContext(req);
+    if (ctx.batchConfirmable && !ctx.confirmable && batchNeutral.has(need(ctx, 'payload', 'chainConstantsInBatch').calls[0]!.method)) {
+      ctx.confirmable = true;
+      ctx.required = ctx.confirmationsOverride ?? need(ctx, 'chain', 'chainConstantsInBatch').confirmations;
+    }
+    next();
   };
 }
