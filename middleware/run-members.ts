@@ -26,7 +26,8 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
     const members = payload.members;
     const results: MemberResult[] = new Array(members.length);
     const responses: EventEmitter[] = [];
-    let pending = members.filter((m) => m.kind === 'call').length;
+    const callCount = members.filter((m) => m.kind === 'call').length;
+    let pending = callCount;
     const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(payload.calls, ctx.chain) : false;
     const settle = () => {
       if (--pending > 0) return;
@@ -34,7 +35,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
       next();
     };
     // The batch's answer written or its client gone: every member's fetch stage stops (its 'close').
-    if (pending > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
+    if (callCount > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
     for (const [i, member] of members.entries()) {
       if (member.kind === 'notification') {
         results[i] = { kind: 'notification' };
@@ -57,7 +58,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
         });
       }
     }
-    if (pending === 0) {
+    if (callCount === 0) {
       pending = 1;
       settle();
     }
