@@ -36,12 +36,14 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
     };
     // The batch's answer written or its client gone: every member's fetch stage stops (its 'close').
     if (callCount > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
+    // Members without a run first: a run may end synchronously (a refusal by classify), and the
+    // last one to end writes the answer.
     for (const [i, member] of members.entries()) {
-      if (member.kind === 'notification') {
-        results[i] = { kind: 'notification' };
-      } else if (member.kind === 'invalid') {
-        results[i] = { kind: 'error', error: member.error, raw: member.raw };
-      } else {
+      if (member.kind === 'notification') results[i] = { kind: 'notification' };
+      else if (member.kind === 'invalid') results[i] = { kind: 'error', error: member.error, raw: member.raw };
+    }
+    for (const [i, member] of members.entries()) {
+      if (member.kind === 'call') {
         const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
         if (confirmablePeer) mctx.batchConfirmable = true;
         // The member's request and response: the batch's, with a context and events of their own.
