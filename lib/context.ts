@@ -39,6 +39,8 @@ export interface RpcContext {
   payload?: RpcPayload;
   /** The omnigate Via entries the request came with (lib/upstream/loop.ts), passed on upstream. */
   via?: string;
+  /** A batch member whose batch holds a confirmable call (runMembers): chain constants follow it. */
+  batchConfirmable?: boolean;
   /** classify */
   confirmable?: boolean;
   required?: number;
@@ -57,7 +59,18 @@ export interface RpcContext {
   writtenTo?: readonly Upstream[];
   /** error handler: the error code the request ended with (for logs and metrics) */
   errorCode?: string;
+  /**
+   * A batch, after its members ran (middleware/run-members.ts): one entry per member, in order.
+   * Each answered or failed member has its own context, which the member stages filled.
+   */
+  members?: MemberResult[];
 }
+
+/** How one batch member ended: answered (its ctx holds the verdict), refused, or a notification. */
+export type MemberResult =
+  | { kind: 'answer'; ctx: RpcContext }
+  | { kind: 'error'; error: Error; ctx?: RpcContext; raw: Buffer }
+  | { kind: 'notification' };
 
 /**
  * The context rides on the request under a symbol of ours: no name clash with a host app's own

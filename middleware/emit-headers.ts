@@ -2,12 +2,19 @@
  * Stage 7, emit headers. Writes the answer: the raw bytes of the first upstream of the agreeing
  * group and the seven headers of spec 2.4. The only stage that writes the X-* headers of a
  * success (the error handler writes X-Request-Id on errors).
- * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId
+ * A batch (ctx.members) gets HTTP 200 and one array, one element per member that is not a
+ * notification, in order; what the seven headers then say is in lib/jsonrpc/batch.ts. A batch of
+ * notifications only gets 204 No Content with X-Request-Id.
+ * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/headers.js';
 import { confirmedBody } from '../lib/verify/answers.js';
+import type { MemberResult } from '../lib/context.js';
+import { batchAnswer } from '../lib/jsonrpc/batch.js';
+import { asGatewayError, errorText } from './error-handler.js';
 
 export interface EmitHeadersOptions {
   /**
@@ -20,8 +27,9 @@ export interface EmitHeadersOptions {
 export function emitHeaders(options: EmitHeadersOptions): Middleware {
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
-    const verdict = need(ctx, 'verdict', 'emitHeaders');
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
+    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown);
+    const verdict = need(ctx, 'verdict', 'emitHeaders');
     const forwarded = verdict.members[0]!;
     // its bytes, less any ignored field the N agreeing answers did not all carry alike
     const body = confirmedBody(verdict.members, need(ctx, 'payload', 'emitHeaders'));
@@ -40,4 +48,30 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     res.end(body);
   };
+}
+
+function emitBatch(req: IncomingMessage, res: ServerResponse, members: readonly MemberResult[], requestId: string, shown: (u: { url: string; label: string }) => string): void {
+  const answer = batchAnswer(members, errorText, (error, ctx) => {
+    const err = asGatewayError(error, ctx?.log ?? getContext(req).log);
+    if (ctx) ctx.errorCode = err.code;
+    return err;
+  }, shown);
+  const cors = wantsCors(req) ? corsHeaders : [];
+  if (!answer.body) {
+    // Notifications only: JSON-RPC 2.0 returns nothing at all.
+    res.writeHead(204, [...cors, Header.RequestId, requestId]);
+    return void res.end();
+  }
+  res.writeHead(200, [
+    ...cors,
+    'Content-Type', 'application/json',
+    'Content-Length', String(answer.body.length),
+    Header.CheckedUrls, answer.checked.length > 0 ? checkedUrlsValue(answer.checked) : '',
+    Header.Confirmable, String(answer.confirmable),
+    Header.ForwardedFrom, checkedUrlsValue(answer.forwarded),
+    Header.JsonHash, answer.hash,
+    Header.RequestId, requestId,
+    Header.RequiredConfirmations, String(answer.required),
+  ]);
+  res.end(answer.body);
 }

@@ -27,19 +27,13 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const ctx = findContext(req);
     const log = ctx?.log ?? logger;
     const fromParser = err instanceof GatewayError ? undefined : bodyParserError(err, req);
-    const error = err instanceof GatewayError ? err : (fromParser ?? new InternalError('Internal error', { cause: err }));
-    if (error.status >= 500 && !(err instanceof GatewayError)) log.error({ err }, 'unexpected error');
-    else log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
+    const error = fromParser ?? asGatewayError(err, log);
+    if (fromParser) log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
     if (ctx) ctx.errorCode = error.code;
     const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0]?.id : undefined;
+    // A batch refused as a whole (too large, an unknown chain, …) has no one id to echo.
     const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single ?? null);
-    const body: { jsonrpc: '2.0'; id: RpcId | null; error: RpcErrorObject } = {
-      jsonrpc: '2.0',
-      id,
-      error: { code: error.rpcCode, message: error.message },
-    };
-    if (error.data !== undefined) body.error.data = error.data;
-    const text = JSON.stringify(body);
+    const text = errorText(error, JSON.stringify(id));
     res.statusCode = error.status;
     // An answer of the balancer (the request reached the pipeline): readable from a browser too.
     if ((ctx || fromParser) && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);
@@ -51,6 +45,26 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     if (ctx?.required !== undefined) res.setHeader(Header.RequiredConfirmations, String(ctx.required));
     res.end(text);
   };
+}
+
+/**
+ * Any error → a GatewayError, logged: ours at info (a refusal), any other as an unexpected error
+ * with its stack, answered -32603 without internals. Also used for each refused batch member.
+ */
+export function asGatewayError(err: unknown, log: Logger): GatewayError {
+  if (err instanceof GatewayError) {
+    log.info({ code: err.code, status: err.status, message: err.message }, 'request refused');
+    return err;
+  }
+  log.error({ err }, 'unexpected error');
+  return new InternalError('Internal error', { cause: err });
+}
+
+/** The JSON-RPC error answer's text; `idText` is the id's JSON text (`null`, or the client's bytes). */
+export function errorText(error: GatewayError, idText: string): string {
+  const inner: RpcErrorObject = { code: error.rpcCode, message: error.message };
+  if (error.data !== undefined) inner.data = error.data;
+  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(inner)}}`;
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * The balancer as one mountable handler. The stage list below is the pipeline:
  * parse → classify → select upstreams → fetch in parallel → canonicalize and hash → verify →
- * emit headers. Each stage factory and the error handler are exported on their own too.
+ * emit headers. The stages from classify to verify handle one call: runMembers runs them on the
+ * request for a single call, and once per member, concurrently, for a batch (each member is
+ * classified, confirmed, failed and timed on its own); emit writes the one answer or the array.
+ * Each stage factory and the error handler are exported on their own too.
  *
  * @example
  * // connect
@@ -31,6 +34,7 @@ import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
 import { parseJsonRpc, pathOf } from './parse-jsonrpc.js';
+import { chainConstantsInBatch, runMembers } from './run-members.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
@@ -38,7 +42,7 @@ import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
 
-export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, serviceRoutes, verify };
+export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, chainConstantsInBatch, selectUpstreams, serviceRoutes, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -94,18 +98,22 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     function refuseWhenClosed(_req, _res, next) {
       next(closing ? shuttingDown() : undefined);
     } satisfies Middleware,
-    classify(),
-    selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
-    fetchParallel({
-      upstreamTimeoutMs: config.timeouts.upstreamMs,
-      requestTimeoutMs: config.timeouts.requestMs,
-      maxResponseBytes: config.limits.responseBytes,
-      maxDepth: config.limits.jsonDepth,
-      bufferedBytes: config.limits.bufferedBytes,
-    }),
-    canonicalize(),
-    // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
-    verify({ metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+    // Once per call: on the request for a single call, on each member's own context for a batch.
+    runMembers([
+      classify(),
+      chainConstantsInBatch(),
+      selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
+      fetchParallel({
+        upstreamTimeoutMs: config.timeouts.upstreamMs,
+        requestTimeoutMs: config.timeouts.requestMs,
+        maxResponseBytes: config.limits.responseBytes,
+        maxDepth: config.limits.jsonDepth,
+        bufferedBytes: config.limits.bufferedBytes,
+      }),
+      canonicalize(),
+      // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
+      verify({ metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+    ]),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);
@@ -132,8 +140,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       const ctx = findContext(req);
       metrics.requests.inc({
         chain: ctx?.chain?.id ?? 'none',
-        method: methodLabel(ctx?.payload?.calls),
-        outcome: ctx?.verdict ? 'ok' : (ctx?.errorCode ?? 'unknown'),
+        method: ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
+        outcome: ctx?.verdict || ctx?.members ? 'ok' : (ctx?.errorCode ?? 'unknown'),
       });
       logRequest(req, res.statusCode, performance.now() - started);
     });

@@ -3,8 +3,8 @@
  * carries the client's id when the id itself was readable, so the error answer can echo it.
  */
 import { InvalidRequestError, ParseError, BatchTooLargeError } from '../errors.js';
-import { scanJson } from './scan.js';
-import type { RpcCall, RpcId, RpcPayload } from './types.js';
+import { arrayElements, scanJson } from './scan.js';
+import type { BatchMember, RpcCall, RpcId, RpcPayload } from './types.js';
 
 export interface ParseOptions {
   /** Largest batch accepted; a larger one is rejected before any upstream is called. */
@@ -63,21 +63,35 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
         `Batch too large: ${value.length} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`,
       );
     }
-    const calls = value.map((member, index) => toCall(member, `batch[${index}]`));
-    const seen = new Set<string>();
-    for (const [index, call] of calls.entries()) {
-      const key = `${typeof call.id}:${call.id}`;
-      if (seen.has(key)) {
-        throw new InvalidRequestError(
-          `Invalid request: batch[${index}] repeats id ${JSON.stringify(call.id)}; ids in a batch must be unique so answers can be matched`,
-        );
+    // Each member on its own (issue 25): a member refused here gets its own error with its own
+    // id, a notification gets no answer, the others are forwarded with the bytes the client wrote.
+    const spans = arrayElements(raw);
+    const members: BatchMember[] = value.map((member: unknown, index): BatchMember => {
+      const bytes = raw.subarray(spans[2 * index], spans[2 * index + 1]);
+      if (isNotification(member)) {
+        try {
+          const { method } = toCall({ ...member, id: 0 }, `batch[${index}]`);
+          return { kind: 'notification', method };
+        } catch (error) {
+          return { kind: 'invalid', error: error as Error, raw: bytes };
+        }
       }
-      seen.add(key);
-    }
-    return { calls, batch: true, raw };
+      try {
+        return { kind: 'call', call: toCall(member, `batch[${index}]`), raw: bytes };
+      } catch (error) {
+        return { kind: 'invalid', error: error as Error, raw: bytes };
+      }
+    });
+    const calls = members.flatMap((m) => (m.kind === 'call' ? [m.call] : []));
+    return { calls, batch: true, raw, members };
   }
   const call = toCall(value, 'request');
   return { calls: [call], batch: false, raw };
+}
+
+/** A batch member that is an object without an `id` member: a notification, if otherwise valid. */
+function isNotification(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !('id' in value);
 }
 
 function toCall(value: unknown, where: string): RpcCall {
@@ -85,7 +99,7 @@ function toCall(value: unknown, where: string): RpcCall {
     throw new InvalidRequestError(`Invalid request: ${where} must be a JSON object, got ${describe(value)}`);
   }
   const obj = value as Record<string, unknown>;
-  const id = where === 'request' ? readableId(obj) : null;
+  const id = readableId(obj);
   const fail = (reason: string) => new InvalidRequestError(`Invalid request: ${where} ${reason}`, { id });
   if (!('id' in obj)) throw fail('has no id (notifications are not supported: every call needs an answer)');
   if (!isValidId(obj.id)) throw fail(`has an invalid id ${describe(obj.id)}: it must be a string or a safe integer`);

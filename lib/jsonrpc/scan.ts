@@ -159,3 +159,46 @@ export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: numb
 export function nestsDeeperThan(buf: Buffer, limit: number): boolean {
   return scanJson(buf, { stopAbove: limit }).depth > limit;
 }
+
+/**
+ * The byte ranges [start, end) of the elements of a top-level JSON array, whitespace around each
+ * trimmed, as a flat list (start0, end0, start1, end1, …). For bytes already known to be valid
+ * JSON (JSON.parse accepted them): a batch's members are forwarded as the client wrote them.
+ */
+export function arrayElements(buf: Buffer): number[] {
+  const spans: number[] = [];
+  let i = 0;
+  const n = buf.length;
+  while (i < n && isSpace(buf[i])) i++;
+  if (buf[i] !== 0x5b) return spans;
+  let depth = 0;
+  let start = -1;
+  let last = -1; // index of the last significant byte of the current element
+  for (; i < n; i++) {
+    const c = buf[i]!;
+    if (c === QUOTE) {
+      if (depth === 1 && start === -1) start = i;
+      i = stringEnd(buf, i);
+      if (i === -1) return spans;
+      last = i;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth === 2 && start === -1) start = i;
+      last = i;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0) {
+        if (start !== -1) spans.push(start, last + 1);
+        return spans;
+      }
+      last = i;
+    } else if (c === 0x2c && depth === 1) {
+      if (start !== -1) spans.push(start, last + 1);
+      start = -1;
+    } else if (!isSpace(c)) {
+      if (depth === 1 && start === -1) start = i;
+      last = i;
+    }
+  }
+  return spans;
+}

@@ -15,7 +15,22 @@ export interface RpcPayload {
   readonly batch: boolean;
   /** The body exactly as the client sent it: this is what HTTP upstreams receive. */
   readonly raw: Buffer;
+  /**
+   * A batch's members in the order they came (absent for a single call). `calls` then holds the
+   * valid calls only; each member is answered on its own (lib/jsonrpc/batch.ts).
+   */
+  readonly members?: readonly BatchMember[];
 }
+
+/**
+ * One member of a batch: a valid call (with its own bytes, forwarded as the client wrote them),
+ * a notification (no `id`: never answered, not forwarded), or a member refused on its own (its
+ * error, and the raw JSON text of its id when it had a valid one, echoed byte for byte).
+ */
+export type BatchMember =
+  | { readonly kind: 'call'; readonly call: RpcCall; readonly raw: Buffer }
+  | { readonly kind: 'notification'; readonly method: string }
+  | { readonly kind: 'invalid'; readonly error: Error; readonly raw: Buffer };
 
 /** A JSON-RPC error object. */
 export interface RpcErrorObject {

@@ -47,8 +47,6 @@ const cases: Case[] = [
   { title: 'eth_getBalance without an address', body: JSON.stringify(rpc('eth_getBalance', [], 10)), status: 400, code: -32602, id: 10, message: /address/ },
   { title: 'a decimal block number', body: JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '16'], 11)), status: 400, code: -32602, id: 11 },
   { title: 'eth_getLogs with blockHash and fromBlock', body: JSON.stringify(rpc('eth_getLogs', [{ blockHash: `0x${'1'.repeat(64)}`, fromBlock: '0x1' }], 12)), status: 400, code: -32602, id: 12 },
-  { title: 'a batch member with a bad block (id null for a batch)', body: JSON.stringify([balance(1), rpc('eth_getBalance', ['0x1', 7], 2)]), status: 400, code: -32602, id: null, message: /batch id 2/ },
-  { title: 'a batch with repeated ids', body: JSON.stringify([balance(1), balance(1)]), status: 400, code: -32600, id: null, message: /repeats id/ },
   { title: 'a batch over limits.batchSize', body: JSON.stringify([balance(1), balance(2), balance(3), balance(4)]), status: 400, code: -32007, id: null },
   { title: '/rpc/abc', path: '/rpc/abc', body: JSON.stringify(balance(20)), status: 400, code: -32009, id: 20, message: /chain id/ },
   { title: '/rpc/-1 (no wrap-around)', path: '/rpc/-1', body: JSON.stringify(balance(21)), status: 400, code: -32009, id: 21 },
@@ -83,6 +81,28 @@ for (const c of cases) {
     t.is(ok.body.id, 'after');
   });
 }
+
+// Batches are answered per member (issue 25; more in batches.test.ts): a member refused gets its own error and id.
+test.serial('should refuse a batch member with a bad block on its own, with its id, and answer the others', async (t) => {
+  const before = upstreamCalls();
+  const r = await gw.post('/rpc/1', [balance(1), rpc('eth_getBalance', ['0x1', 7], 2)]);
+  t.is(r.status, 200, r.text);
+  t.is(r.body.length, 2);
+  t.is(r.body[0].id, 1);
+  t.is(typeof r.body[0].result, 'string');
+  t.is(r.body[1].id, 2);
+  t.is(r.body[1].error.code, -32602);
+  t.regex(r.body[1].error.message, /params\[1\]/);
+  t.is(upstreamCalls() - before, 1);
+});
+
+test.serial('should answer each member of a batch with repeated ids, in order', async (t) => {
+  const r = await gw.post('/rpc/1', [balance(1), rpc('eth_chainId', [], 1)]);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [1, 1]);
+  t.is(typeof r.body[0].result, 'string');
+  t.is(typeof r.body[1].result, 'string');
+});
 
 test.serial('should leave unknown paths to the host app (the pipeline calls next)', async (t) => {
   const r = await gw.request('POST', '/not-rpc', '{}');

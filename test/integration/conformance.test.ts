@@ -137,11 +137,15 @@ for (const n of [1, 3]) {
   }
 }
 
-/** The pairs answered with a result and relayed: batch members. */
-const batchable = pairs.filter((p) => p.response.result !== undefined && !refusedByGateway.has(p.name));
+/**
+ * Every pair is a batch member, refused ones and node errors too: each member is answered on its
+ * own (issue 25), in order, with its own id: a node's answer as the node sent it, a refusal of the
+ * gateway as its own -32602 error. Each member is asked of its own N (a chain constant beside a
+ * confirmable call follows it), a refused one of no upstream.
+ */
 const batchSize = 5;
 const batches: RecordedPair[][] = [];
-for (let i = 0; i < batchable.length; i += batchSize) batches.push(batchable.slice(i, i + batchSize));
+for (let i = 0; i < pairs.length; i += batchSize) batches.push(pairs.slice(i, i + batchSize));
 
 for (const n of [1, 3]) {
   for (const [b, members] of batches.entries()) {
@@ -149,14 +153,28 @@ for (const n of [1, 3]) {
     test.serial(`N=${n}: batch ${b} (${members.map((p) => p.request.method).join(', ')}) comes back member by member as the nodes sent them`, async (t) => {
       current = new Map(members.map((p, k) => [key(ids[k]), p]));
       strays.length = 0;
+      const before = calls();
       const body = `[${members.map((p, k) => JSON.stringify({ ...p.request, id: ids[k] })).join(',')}]`;
       const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
       const r = await gw.post(path, body);
       t.is(r.status, 200, r.text.slice(0, 300));
-      t.is(r.text, `[${members.map((p, k) => withId(p.responseText, p.response.id, ids[k])).join(',')}]`);
-      const confirmable = members.every((p) => expectedConfirmable(p.request) || neutral.has(p.request.method)) && members.some((p) => expectedConfirmable(p.request));
+      t.true(Array.isArray(r.body), r.text.slice(0, 300));
+      const refused = (p: RecordedPair) => refusedByGateway.has(p.name);
+      members.forEach((p, k) => {
+        if (!refused(p)) return;
+        t.is(r.body[k].error.code, -32602, p.name);
+        t.is(r.body[k].id, ids[k]);
+      });
+      const expected = members.map((p, k) => (refused(p) ? JSON.stringify(r.body[k]) : withId(p.responseText, p.response.id, ids[k])));
+      t.is(r.text, `[${expected.join(',')}]`);
+      const anyConfirmable = members.some((p) => !refused(p) && expectedConfirmable(p.request));
+      const perMember = members.map((p) => (refused(p) ? 0 : expectedConfirmable(p.request) || (neutral.has(p.request.method) && anyConfirmable) ? n : 1));
+      const answered = perMember.filter((_, k) => !refused(members[k]!));
+      const confirmable = members.every((p) => !refused(p) && (expectedConfirmable(p.request) || neutral.has(p.request.method))) && anyConfirmable;
       t.is(r.headers['x-confirmable'], String(confirmable));
-      t.is(r.headers['x-required-confirmations'], String(confirmable ? n : 1));
+      t.is(r.headers['x-required-confirmations'], String(answered.length > 0 ? Math.min(...answered) : 1));
+      for (const h of sevenHeaders) t.true(h in r.headers, h);
+      t.is(calls() - before, perMember.reduce((a, c) => a + c, 0)); // one upstream call per member and vote
       t.deepEqual(strays, []);
     });
   }

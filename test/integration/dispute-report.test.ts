@@ -139,7 +139,7 @@ test('disputes.file is rotated to .1 before it passes disputes.fileMaxBytes, kee
   t.deepEqual(kept, sent.slice(sent.length - kept.length), 'the newest disputes, in order, across the two files');
 });
 
-test('a dispute in a batch names the member by its id', async (t) => {
+test('a dispute in a batch is the member\'s own -32010, naming the path where the answers differ', async (t) => {
   const hashOf: AnswerFn = (call) =>
     call.method === 'eth_getBlockByNumber' ? { result: { ...(defaultAnswer(call) as { result: Record<string, unknown> }).result, stateRoot: `0x${'77'.repeat(32)}` } } : defaultAnswer(call);
   const [a, b] = await fakes(t, [{}, { answer: hashOf }]);
@@ -149,10 +149,14 @@ test('a dispute in a batch names the member by its id', async (t) => {
     { jsonrpc: '2.0', id: 'chain', method: 'eth_chainId', params: [] },
     { jsonrpc: '2.0', id: 2, method: 'eth_getBlockByNumber', params: ['0x10', false] },
   ]);
-  t.is(r.status, 502, r.text);
-  const { differences } = r.body.error.data;
+  // each member on its own (issue 25): the other member is answered, the disputed one gets the 502's error
+  t.is(r.status, 200, r.text);
+  t.is(r.body[0].result, '0x539');
+  t.is(r.body[1].id, 2);
+  t.is(r.body[1].error.code, -32010);
+  const { differences } = r.body[1].error.data;
   t.is(differences.length, 1);
-  t.is(differences[0].path, '[id=2].result.stateRoot');
+  t.is(differences[0].path, 'result.stateRoot');
   t.deepEqual(differences[0].values.map((v: { value?: string; absent?: boolean }) => v.value ?? 'absent').sort(), [`"0x${'77'.repeat(32)}"`, 'absent'].sort());
 });
 

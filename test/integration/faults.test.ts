@@ -86,7 +86,7 @@ interface FaultCase {
   mode: HttpFaultMode | WsFaultMode;
   /** What error.data.failures says about it. */
   reason: RegExp;
-  /** Needs a batch request to be a fault at all. */
+  /** Needs a batch request to be a fault at all (the gateway sends none upstream: see below). */
   batch?: boolean;
   /** Ends by omnigate's per-call timeout: the gateway must close the connection itself. */
   timesOut?: boolean;
@@ -150,6 +150,10 @@ function startFaulty(c: FaultCase, redirectTo?: string): Promise<FaultyUpstream>
 const title = (c: FaultCase, what: string) => `${c.mode}: ${what}`;
 
 for (const c of cases) {
+  // The gateway never sends an upstream a batch (each member goes upstream on its own, issue 25):
+  // a mangled batch answer cannot reach it. Its check stays in answers.ts (unit-tested); on the
+  // wire, such an upstream is asked once per member below.
+  if (c.batch) continue;
   for (const [label, key, n] of [
     ['not confirmable, N=1', 'n1', 1],
     ['confirmable, N=2', 'n2', 2],
@@ -212,6 +216,23 @@ for (const c of cases) {
       t.true(r.ms < bound, `answered in ${Math.round(r.ms)} ms (bound ${bound} ms)`);
     });
   }
+}
+
+for (const c of cases.filter((x) => x.batch)) {
+  test.serial(title(c, 'a batch goes upstream member by member: every member gets the honest answer'), async (t) => {
+    const trap = await started(t, startFakeUpstream());
+    const faulty = await started(t, startFaulty(c, trap.url));
+    const honest = await startedAll(t, [startFakeUpstream(), startFakeUpstream()]);
+    const gw = await started(t, startGateway(config([faulty.url, ...honest.map((h) => h.url)])));
+    for (const [key, n] of [['n1', 1], ['n2', 2]] as const) {
+      const r = await timed(() => gw.post('/rpc/1', batch[key]));
+      t.is(r.status, 200, r.text);
+      t.deepEqual(r.body, honestAnswer(batch[key]), 'each member the honest answer, in order');
+      t.is(r.headers['x-required-confirmations'], String(n));
+    }
+    t.true(faulty.requests <= 4, 'asked at most once per member and request');
+    t.is(trap.calls, 0);
+  });
 }
 
 test.serial('should name every fault when a chain has one upstream of each kind and none answers (N=1)', async (t) => {

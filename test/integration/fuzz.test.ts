@@ -258,6 +258,11 @@ function structure(v: unknown): 'valid' | 'invalid' | 'unclear' {
   return 'valid';
 }
 
+/** A batch member without an id that is otherwise a valid call: a notification, never answered. */
+function isNotification(v: unknown): boolean {
+  return isObject(v) && !('id' in v) && v.jsonrpc === '2.0' && typeof v.method === 'string' && v.method !== '' && (v.params === undefined || Array.isArray(v.params));
+}
+
 /** HTTP status of each documented code (README "Errors"). */
 const statusOfCode: Record<number, number> = {
   [-32700]: 400, [-32600]: 400, [-32602]: 400, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
@@ -280,11 +285,8 @@ function bodyExpectation(bytes: Buffer): { success: boolean; codes: number[] } |
   if (Array.isArray(v)) {
     if (v.length === 0) return { success: false, codes: [-32600] };
     if (v.length > BATCH_LIMIT) return { success: false, codes: [-32007, -32600] };
-    const verdicts = v.map(structure);
-    if (verdicts.includes('invalid')) return { success: false, codes: [-32600] };
-    const ids = v.map((m) => (m as { id: unknown }).id);
-    if (new Set(ids).size !== ids.length) return { success: false, codes: [-32600] };
-    return verdicts.includes('unclear') ? undefined : valid;
+    // Answered per member (issue 25): a 200 array whatever its members (204 when all are notifications).
+    return { success: true, codes: [] };
   }
   const verdict = structure(v);
   if (verdict === 'invalid') return { success: false, codes: [-32600] };
@@ -352,14 +354,27 @@ function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | unde
   if (!request.ok) return void problems.push('HTTP 200 for a body that is not JSON');
   const sent = request.value;
   if (Array.isArray(sent)) {
+    // One response per member that is not a notification, in order, each with its own id (null
+    // when the member had no valid one).
     if (!Array.isArray(body)) return void problems.push('a batch answered by a non-array');
-    if (body.length !== sent.length) problems.push(`batch of ${sent.length} answered with ${body.length} members`);
-    const want = sent.map((m) => (isObject(m) ? m.id : undefined));
+    const answered = sent.filter((m) => !isNotification(m));
+    if (body.length !== answered.length) problems.push(`batch of ${answered.length} calls answered with ${body.length} members`);
+    const want = answered.map((m) => (isObject(m) && isRpcId(m.id) ? m.id : null));
     const got = body.map((m) => (isObject(m) ? m.id : undefined));
-    if (JSON.stringify([...want].map(String).sort()) !== JSON.stringify([...got].map(String).sort())) {
-      problems.push(`batch answer ids ${JSON.stringify(got)} do not match the request's ${JSON.stringify(want)}`);
-    }
-    body.forEach((m, i) => checkResponseObject(m, isObject(m) ? want.find((w) => w === m.id) : undefined, `answer[${i}]`, problems));
+    if (JSON.stringify(want) !== JSON.stringify(got)) problems.push(`batch answer ids ${JSON.stringify(got)} do not match the request's ${JSON.stringify(want)}`);
+    body.forEach((m, i) => checkResponseObject(m, want[i], `answer[${i}]`, problems));
+    // The headers of a batch (README "Batches"): X-Confirmable true only when every member was
+    // confirmed by N; X-Required-Confirmations the smallest N any answer was agreed by.
+    const confirmable = a.headers['x-confirmable'];
+    const wantN = n === undefined ? CHAIN_CONFIRMATIONS : Number(safeDecode(n));
+    const required = Number(a.headers['x-required-confirmations']);
+    if (confirmable !== 'true' && confirmable !== 'false') problems.push(`X-Confirmable is ${JSON.stringify(confirmable)}`);
+    if (confirmable === 'true' ? required !== wantN : !(Number.isInteger(required) && required >= 1)) problems.push(`X-Required-Confirmations ${required} (confirmable: ${confirmable})`);
+    const checked = String(a.headers['x-checked-urls'] ?? '').split(',').filter(Boolean);
+    if (confirmable === 'true' && checked.length < wantN) problems.push(`X-Checked-URLS lists ${checked.length} upstreams, expected at least ${wantN}`);
+    if (!/^[0-9a-f]{64}$/.test(String(a.headers['x-json-hash']))) problems.push(`X-Json-Hash ${JSON.stringify(a.headers['x-json-hash'])}`);
+    if (typeof a.headers['x-forwarded-from'] !== 'string') problems.push('X-Forwarded-From missing');
+    return;
   } else if (isObject(sent)) {
     if (!isRpcId(sent.id)) problems.push(`HTTP 200 for a request whose id ${JSON.stringify(sent.id)} is not a string or safe integer`);
     checkResponseObject(body, sent.id, 'answer', problems);
@@ -434,6 +449,13 @@ function judge(r: FuzzRequest, a: Answer): string[] {
     if (!jsonType) problems.push(`Content-Type ${JSON.stringify(a.headers['content-type'])}`);
     if (!parsed.ok) return [...problems, 'the body is not JSON'];
     checkErrorBody(parsed.value, a.status, [null], problems);
+    return problems;
+  }
+  if (a.status === 204) {
+    // JSON-RPC 2.0: a batch of notifications only gets nothing back.
+    const request = readRequest(r.body.bytes);
+    if (!request.ok || !Array.isArray(request.value) || !request.value.every(isNotification)) problems.push('HTTP 204 for a body that is not a batch of notifications');
+    if (a.bytes.length > 0) problems.push('a 204 with a body');
     return problems;
   }
   if (!jsonType) problems.push(`Content-Type ${JSON.stringify(a.headers['content-type'])}`);

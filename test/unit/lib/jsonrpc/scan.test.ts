@@ -1,5 +1,5 @@
 import test from 'ava';
-import { nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
+import { arrayElements, nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
 const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
@@ -37,4 +37,15 @@ test('should say when the bytes are cut short, and what the top value is', (t) =
   t.is(scan(' {"a":1}').kind, 'object');
   t.is(scan('[]').kind, 'array');
   t.is(scan('<html>').kind, 'other');
+});
+
+test('arrayElements gives each top-level array element its byte range, whitespace cut, strings and nesting skipped', (t) => {
+  const text = ' [ {"a":"x,]}"} ,5,\n[1,[2]] , "s\\"]" ,{"id":1}]';
+  const buf = Buffer.from(text);
+  const spans = arrayElements(buf);
+  const parts: string[] = [];
+  for (let i = 0; i < spans.length; i += 2) parts.push(buf.toString('utf8', spans[i], spans[i + 1]));
+  t.deepEqual(parts, ['{"a":"x,]}"}', '5', '[1,[2]]', '"s\\"]"', '{"id":1}']);
+  t.deepEqual(arrayElements(Buffer.from('{"a":1}')), []);
+  t.deepEqual(arrayElements(Buffer.from('[]')), []);
 });

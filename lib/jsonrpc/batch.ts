@@ -1,0 +1,112 @@
+/**
+ * A batch answered per member (issue 25): each call member runs the member stages (classify →
+ * select → fetch → canonicalize → verify) on a context of its own, as a single call; this module
+ * makes those contexts and writes the one answer array. Pure apart from the contexts it creates.
+ *
+ * The answer is one element per member that is not a notification, in the order the members came:
+ * an answered member's bytes exactly as the node gave them (its agreeing group's first answer,
+ * lib/verify/answers.ts confirmedBody), a refused member's JSON-RPC error with its own id, written
+ * with the id's bytes as the client wrote them.
+ *
+ * The seven headers describe the whole array so that each promise holds for every member:
+ * - X-Confirmable: true only when every element is an answer that was confirmable and confirmed;
+ * - X-Required-Confirmations: the smallest N any element was agreed by (1 when none was);
+ * - X-Checked-URLS: the union of the members' agreeing upstreams, in order of first appearance;
+ * - X-Forwarded-From: the union of the upstreams whose bytes were returned, in member order;
+ * - X-Json-Hash: SHA-256 (hex) of the elements' hashes joined by `,` in order (an answer's hash is
+ *   its X-Json-Hash as a single call; a refusal's is the SHA-256 of its bytes);
+ * - X-Request-Id: the request's.
+ */
+import { GatewayError } from '../errors.js';
+import type { MemberResult, RpcContext } from '../context.js';
+import { confirmedBody } from '../verify/answers.js';
+import { sha256Hex } from '../verify/canonical.js';
+import { scanJson } from './scan.js';
+import type { RpcCall, RpcPayload } from './types.js';
+
+/** The payload of one call member: a single call, with the member's own bytes. */
+export function memberPayload(call: RpcCall, raw: Buffer): RpcPayload {
+  return { calls: [call], batch: false, raw };
+}
+
+/** A member's context: the batch's request id, chain and route, its own payload and log. */
+export function memberContext(batch: RpcContext, index: number, payload: RpcPayload): RpcContext {
+  const ctx: RpcContext = { requestId: batch.requestId, log: batch.log.child({ member: index }), payload };
+  if (batch.chain) ctx.chain = batch.chain;
+  if (batch.confirmationsOverride !== undefined) ctx.confirmationsOverride = batch.confirmationsOverride;
+  if (batch.via !== undefined) ctx.via = batch.via;
+  return ctx;
+}
+
+/** The JSON text of a member's id as the client wrote it, or `null` (no valid id). */
+export function idTextOf(raw: Buffer): string {
+  if (raw[0] !== 0x7b) return 'null'; // not an object (an array member's objects have ids of their own)
+  const ids = scanJson(raw, { ids: true }).ids;
+  const span = ids[ids.length - 1]; // a repeated key: the last counts, as with JSON.parse
+  if (span?.text === undefined) return 'null';
+  const first = span.text.charCodeAt(0);
+  // A string, or a number (the parser refused any other id, and those get `null`).
+  return first === 34 || first === 45 || (first >= 48 && first <= 57) ? span.text : 'null';
+}
+
+export interface BatchAnswer {
+  /** The answer array's bytes; undefined when every member was a notification (nothing to say). */
+  body: Buffer | undefined;
+  confirmable: boolean;
+  required: number;
+  checked: string[];
+  forwarded: string[];
+  hash: string;
+}
+
+/**
+ * The answer array and what its headers say. `errorText` writes a refusal (the error handler's
+ * format); `shown` names an upstream (its redacted label, or its URL when redaction is off).
+ */
+export function batchAnswer(
+  results: readonly MemberResult[],
+  errorText: (error: GatewayError, idText: string) => string,
+  toGatewayError: (error: Error, ctx: RpcContext | undefined) => GatewayError,
+  shown: (u: { url: string; label: string }) => string,
+): BatchAnswer {
+  const parts: Buffer[] = [];
+  const hashes: string[] = [];
+  const checked = new Set<string>();
+  const forwarded = new Set<string>();
+  let confirmable = true;
+  let required = Infinity;
+  for (const r of results) {
+    if (r.kind === 'notification') continue;
+    if (r.kind === 'error') {
+      // A member's refusal carries the member's own id whatever the error says.
+      const idText = r.ctx || !(r.error instanceof GatewayError) || r.error.rpcId !== null ? idTextOf(r.raw) : 'null';
+      const text = Buffer.from(errorText(toGatewayError(r.error, r.ctx), idText));
+      parts.push(text);
+      hashes.push(sha256Hex(text.toString('utf8')));
+      confirmable = false;
+      continue;
+    }
+    const { verdict, payload } = r.ctx;
+    if (!verdict || !payload) throw new Error('batchAnswer: an answered member has no verdict');
+    parts.push(confirmedBody(verdict.members, payload));
+    hashes.push(verdict.hash);
+    // A write member names the upstreams it went to (lib/verify/write.ts), as a single write does.
+    for (const u of r.ctx.writtenTo ?? verdict.members.map((m) => m.upstream)) checked.add(shown(u));
+    forwarded.add(shown(verdict.members[0]!.upstream));
+    // a relayed refusal (lib/verify/agreement.ts 'refused') has fewer than N members: not confirmed
+    if (!r.ctx.confirmable || verdict.members.length < (r.ctx.required ?? 1)) confirmable = false;
+    required = Math.min(required, r.ctx.required ?? 1);
+  }
+  if (parts.length === 0) return { body: undefined, confirmable: false, required: 1, checked: [], forwarded: [], hash: sha256Hex('') };
+  const body = Buffer.concat([Buffer.from('['), ...parts.flatMap((p, i) => (i === 0 ? [p] : [comma, p])), Buffer.from(']')]);
+  return {
+    body,
+    confirmable,
+    required: required === Infinity ? 1 : required,
+    checked: [...checked],
+    forwarded: [...forwarded],
+    hash: sha256Hex(hashes.join(',')),
+  };
+}
+
+const comma = Buffer.from(',');

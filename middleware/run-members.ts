@@ -1,0 +1,98 @@
+/**
+ * The member stages (classify → select → fetch → canonicalize → verify), run once per call. A
+ * single call runs them on the request itself. A batch (issue 25) runs them once per member,
+ * concurrently, each on a context of its own (lib/jsonrpc/batch.ts memberContext) holding the
+ * member as a single call: its own classification and N, upstreams, agreement loop, deadline,
+ * eligibility and error. Then the emit stage writes the one answer array.
+ * A member's error does not stop the batch: it becomes that member's answer. Members the parser
+ * refused and notifications are not run.
+ * Reads: ctx.payload   Writes: ctx.members (a batch), or what the member stages write (a single call)
+ */
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { compose, type Middleware } from '../lib/compose.js';
+import { getContext, initContext, need, type MemberResult } from '../lib/context.js';
+import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
+import { batchNeutral, classifyCall } from '../lib/jsonrpc/methods.js';
+import type { RpcCall } from '../lib/jsonrpc/types.js';
+import type { Chain } from '../lib/upstream/registry.js';
+
+export function runMembers(memberStages: readonly Middleware[]): Middleware {
+  const run = compose(memberStages);
+  return function runMembers(req, res, next) {
+    const ctx = getContext(req);
+    const payload = need(ctx, 'payload', 'runMembers');
+    if (!payload.batch || !payload.members) return run(req, res, next);
+    const members = payload.members;
+    const results: MemberResult[] = new Array(members.length);
+    const responses: EventEmitter[] = [];
+    const callCount = members.filter((m) => m.kind === 'call').length;
+    let pending = callCount;
+    const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(payload.calls, ctx.chain) : false;
+    const settle = () => {
+      if (--pending > 0) return;
+      ctx.members = results;
+      next();
+    };
+    // The batch's answer written or its client gone: every member's fetch stage stops (its 'close').
+    if (callCount > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
+    // Members without a run first: a run may end synchronously (a refusal by classify), and the
+    // last one to end writes the answer.
+    for (const [i, member] of members.entries()) {
+      if (member.kind === 'notification') results[i] = { kind: 'notification' };
+      else if (member.kind === 'invalid') results[i] = { kind: 'error', error: member.error, raw: member.raw };
+    }
+    for (const [i, member] of members.entries()) {
+      if (member.kind === 'call') {
+        const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
+        if (confirmablePeer) mctx.batchConfirmable = true;
+        // The member's request and response: the batch's, with a context and events of their own.
+        const mreq = Object.create(req) as IncomingMessage;
+        initContext(mreq, mctx.requestId, mctx.log);
+        Object.assign(getContext(mreq), mctx);
+        const mres = Object.create(res) as ServerResponse;
+        EventEmitter.call(mres);
+        responses.push(mres);
+        run(mreq, mres, (err?: unknown) => {
+          const done = getContext(mreq);
+          results[i] = err ? { kind: 'error', error: err instanceof Error ? err : new Error(String(err)), ctx: done, raw: member.raw } : { kind: 'answer', ctx: done };
+          settle();
+        });
+      }
+    }
+    if (callCount === 0) {
+      pending = 1;
+      settle();
+    }
+  };
+}
+
+/** Whether a call of the batch other than a chain constant is confirmable on its own. */
+function hasConfirmableCall(calls: readonly RpcCall[], chain: Chain): boolean {
+  return calls.some((call) => {
+    if (batchNeutral.has(call.method)) return false;
+    try {
+      return classifyCall(call, chain.extraConfirmable).confirmable;
+    } catch {
+      return false; // refused by its own classify stage
+    }
+  });
+}
+
+/**
+ * A member stage, after classify: a chain constant (`eth_chainId`, `net_version`: every honest
+ * node of the chain gives the same answer) in a batch that holds a confirmable call is asked of
+ * the same N upstreams, so that the batch can still say X-Confirmable: true (ethers v6 adds
+ * `eth_chainId` to its batches). On its own, or beside unconfirmable calls only, it stays N=1.
+ * Reads: ctx.batchConfirmable, ctx.payload, ctx.chain   Writes: ctx.confirmable, ctx.required
+ */
+export function chainConstantsInBatch(): Middleware {
+  return function chainConstantsInBatch(req, _res, next) {
+    const ctx = getContext(req);
+    if (ctx.batchConfirmable && !ctx.confirmable && batchNeutral.has(need(ctx, 'payload', 'chainConstantsInBatch').calls[0]!.method)) {
+      ctx.confirmable = true;
+      ctx.required = ctx.confirmationsOverride ?? need(ctx, 'chain', 'chainConstantsInBatch').confirmations;
+    }
+    next();
+  };
+}

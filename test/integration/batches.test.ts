@@ -1,0 +1,185 @@
+/**
+ * Batches per member (issues 25 and 17): every member of a batch is validated, classified,
+ * confirmed, failed and timed on its own. The batch always gets HTTP 200 and one array, one
+ * response per member in the order they came, each with its own id; a member the gateway refuses
+ * gets its own error. Notifications get no response (a batch of notifications only: 204). Real fake
+ * upstreams on port 0; what each upstream received is counted per method.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeOptions, type FakeUpstream } from '../support/fake-upstream.js';
+import { rpc, startGateway } from '../support/gateway.js';
+
+const address = `0x${'11'.repeat(20)}`;
+const balanceAt = (block: string, id: unknown) => rpc('eth_getBalance', [address, block], id);
+
+async function setup(t: ExecutionContext, options: FakeOptions[], config: Record<string, unknown> = {}) {
+  const fakes = await Promise.all(options.map((o) => startFakeUpstream(o)));
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
+  const { chain, ...rest } = config;
+  const gw = await startGateway({ ...rest, chains: { 1: { rpcs: fakes.map((f) => f.url), ...(chain as object | undefined) } } });
+  t.teardown(() => gw.close());
+  return { fakes, gw };
+}
+
+/** How many calls of `method` each fake received (each member goes upstream on its own). */
+const received = (fakes: FakeUpstream[], method: string) =>
+  fakes.map((f) => f.requests.filter((r) => !Array.isArray(r.body) && (r.body as { method?: string })?.method === method).length);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+test('a refused member, a member whose upstreams all fail and valid members: an array in order, each with its own id', async (t) => {
+  // eth_getCode fails on every upstream (not JSON); every other call is answered.
+  const broken: FakeOptions = { raw: (call) => (call.method === 'eth_getCode' ? '<html>oops</html>' : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...defaultAnswer(call) })) };
+  const { fakes, gw } = await setup(t, [broken, broken]);
+  const batch = [
+    balanceAt('0x5', 'first'),
+    rpc('eth_getLogs', [{ blockHash: `0x${'1'.repeat(64)}`, fromBlock: '0x1' }], 2),
+    rpc('eth_getCode', [address, '0x5'], 3),
+    rpc('eth_blockNumber', [], 4),
+  ];
+  const r = await gw.post('/rpc/1', batch);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['content-type'], 'application/json');
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), ['first', 2, 3, 4]);
+  t.is(r.body[0].result, (defaultAnswer(balanceAt('0x5', 1)) as { result: string }).result);
+  t.is(r.body[1].error.code, -32602);
+  t.regex(r.body[1].error.message, /blockHash/);
+  t.is(r.body[2].error.code, -32011);
+  t.is(r.body[2].error.data.failures.length, 2);
+  t.is(r.body[3].result, '0x10');
+  for (const m of r.body) t.is(m.jsonrpc, '2.0');
+  t.deepEqual(received(fakes, 'eth_getLogs'), [0, 0], 'the refused member is never sent');
+  t.is(sum(received(fakes, 'eth_getCode')), 2, 'the failing member asked every upstream');
+  t.is(sum(received(fakes, 'eth_getBalance')), 1);
+  t.is(sum(received(fakes, 'eth_blockNumber')), 1);
+  t.true(fakes.every((f) => f.requests.every((req) => !Array.isArray(req.body))), 'members go upstream one call each');
+  // one error among the members: the batch as a whole is not confirmed
+  t.is(r.headers['x-confirmable'], 'false');
+  t.is(r.headers['x-required-confirmations'], '1');
+  t.truthy(r.headers['x-request-id']);
+  t.regex(r.headers['x-json-hash'] as string, /^[0-9a-f]{64}$/);
+});
+
+test('confirmable and unconfirmable members each get their own N: upstream calls counted per member', async (t) => {
+  const { fakes, gw } = await setup(t, [{}, {}, {}]);
+  const mixed = [balanceAt('0x5', 1), rpc('eth_blockNumber', [], 2), rpc('eth_getBlockByNumber', ['0x7', false], 3), balanceAt('latest', 4)];
+  const r = await gw.post('/confirmations/3/rpc/1', mixed);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [1, 2, 3, 4]);
+  t.true(r.body.every((m: { result?: unknown }) => m.result !== undefined), r.text);
+  t.deepEqual(received(fakes, 'eth_getBalance').map((n) => n >= 1), [true, true, true], 'the pinned balance went to all three');
+  t.is(sum(received(fakes, 'eth_getBalance')), 3 + 1, 'pinned balance: 3 votes; latest balance: 1');
+  t.is(sum(received(fakes, 'eth_blockNumber')), 1);
+  t.is(sum(received(fakes, 'eth_getBlockByNumber')), 3);
+  t.is(r.headers['x-confirmable'], 'false', 'two members were not confirmable');
+  t.is(r.headers['x-required-confirmations'], '1', 'the smallest N any answer was agreed by');
+  t.is(r.headers['x-checked-urls'], fakes.map((f) => f.url).join(','));
+
+  const pinned = [balanceAt('0x5', 'a'), rpc('eth_getBlockByNumber', ['0x7', false], 'b'), rpc('eth_chainId', [], 'c')];
+  const before = fakes.map((f) => f.calls);
+  const c = await gw.post('/confirmations/3/rpc/1', pinned);
+  t.is(c.status, 200, c.text);
+  t.is(c.headers['x-confirmable'], 'true', 'every member confirmed by 3 (eth_chainId beside them too)');
+  t.is(c.headers['x-required-confirmations'], '3');
+  t.deepEqual(fakes.map((f, i) => f.calls - before[i]!), [3, 3, 3]);
+  // the same answers give the same X-Json-Hash, whichever upstream's bytes were returned
+  const again = await gw.post('/confirmations/3/rpc/1', pinned);
+  t.is(again.headers['x-json-hash'], c.headers['x-json-hash']);
+});
+
+test('a member pinned to a block the lagging upstreams lack gets -32016 while the others are answered', async (t) => {
+  const node = (head: number): AnswerFn => (call) => {
+    if (call.method === 'eth_chainId') return { result: '0x1' }; // chain 1: the probes check it
+    if (call.method === 'eth_blockNumber') return { result: `0x${head.toString(16)}` };
+    if (call.method === 'eth_getBalance') return Number((call.params ?? [])[1]) <= head ? { result: '0x1' } : { error: { code: -32000, message: 'header not found' } };
+    return defaultAnswer(call);
+  };
+  const { gw } = await setup(t, [{ answer: node(100) }, { answer: node(100) }, { answer: node(110) }], { heads: { waitMs: 200 }, chain: { confirmations: 2 } });
+  await gw.rpc.startHealthChecks().firstRound;
+  const r = await gw.post('/rpc/1', [balanceAt('0x60', 1), balanceAt('0x69', 2), rpc('eth_chainId', [], 3)]);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [1, 2, 3]);
+  t.is(r.body[0].result, '0x1', r.text);
+  t.is(r.body[1].error.code, -32016);
+  t.is(r.body[1].error.data.block, '0x69');
+  t.is(r.body[2].result, '0x1');
+  t.is(r.headers['x-confirmable'], 'false');
+  t.is(r.headers['x-required-confirmations'], '2', 'every answer in the array was agreed by two');
+});
+
+test('notifications get no response and are not forwarded; a batch of notifications only gets 204', async (t) => {
+  const { fakes, gw } = await setup(t, [{}]);
+  const notification = { jsonrpc: '2.0', method: 'eth_blockNumber', params: [] };
+  const r = await gw.post('/rpc/1', [notification, rpc('eth_chainId', [], 'x'), notification]);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, [{ jsonrpc: '2.0', id: 'x', result: '0x539' }]);
+  t.is(fakes[0]!.calls, 1);
+  const only = await gw.post('/rpc/1', [notification, notification]);
+  t.is(only.status, 204);
+  t.is(only.text, '');
+  t.truthy(only.headers['x-request-id']);
+  t.is(fakes[0]!.calls, 1, 'no upstream call');
+  // an invalid member without an id is not a notification: it gets an error with id null
+  const invalid = await gw.post('/rpc/1', [{ jsonrpc: '2.0', method: 7 }]);
+  t.is(invalid.status, 200, invalid.text);
+  t.is(invalid.body[0].id, null);
+  t.is(invalid.body[0].error.code, -32600);
+});
+
+test('ids are kept byte for byte: string ids, ids above 2^32, escapes in a refused member', async (t) => {
+  const { gw } = await setup(t, [{}]);
+  const big = 2 ** 40 + 7;
+  const body = `[{"jsonrpc":"2.0","id":${big},"method":"eth_chainId"},{"jsonrpc":"2.0","id":"s-1","method":"eth_chainId"},{"jsonrpc":"2.0","id":"\\u0041b","method":"eth_getBalance","params":[]},{"jsonrpc":"2.0","id":1.5,"method":"eth_chainId"},5]`;
+  const r = await gw.post('/rpc/1', body);
+  t.is(r.status, 200, r.text);
+  t.true(r.text.startsWith(`[{"jsonrpc":"2.0","id":${big},"result":"0x539"},{"jsonrpc":"2.0","id":"s-1","result":"0x539"},{"jsonrpc":"2.0","id":"\\u0041b","error":{"code":-32602,`), r.text);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [big, 's-1', 'Ab', null, null]);
+  t.is(r.body[3].error.code, -32600, 'a float id is not valid: refused with id null');
+  t.is(r.body[4].error.code, -32600);
+});
+
+test('an empty batch is one error object; a batch over limits.batchSize is refused whole; unparseable JSON is -32700', async (t) => {
+  const { fakes, gw } = await setup(t, [{}], { limits: { batchSize: 2 } });
+  const empty = await gw.post('/rpc/1', '[]');
+  t.is(empty.status, 400);
+  t.deepEqual([empty.body.id, empty.body.error.code], [null, -32600]);
+  const large = await gw.post('/rpc/1', [rpc('eth_chainId', [], 1), rpc('eth_chainId', [], 2), rpc('eth_chainId', [], 3)]);
+  t.is(large.status, 400);
+  t.deepEqual([large.body.id, large.body.error.code], [null, -32007]);
+  const broken = await gw.post('/rpc/1', '[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},');
+  t.is(broken.status, 400);
+  t.deepEqual([broken.body.id, broken.body.error.code], [null, -32700]);
+  t.is(fakes[0]!.calls, 0);
+});
+
+test('each member has its own deadline: a member whose upstream never answers times out alone (-32012)', async (t) => {
+  // One upstream that answers eth_chainId at once and never answers eth_getCode.
+  const sockets = new Set<import('node:net').Socket>();
+  let hanging = 0;
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      const call = JSON.parse(text) as { id: unknown; method: string };
+      if (call.method === 'eth_getCode') return void (hanging += 1);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x539' }));
+    });
+  });
+  server.on('connection', (s) => sockets.add(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const gw = await startGateway({ timeouts: { requestMs: 300, upstreamMs: 60_000 }, chains: { 1: { rpcs: [url] } } });
+  t.teardown(async () => {
+    await gw.close();
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const r = await gw.post('/rpc/1', [rpc('eth_chainId', [], 1), rpc('eth_getCode', [address, '0x5'], 2), rpc('eth_chainId', [], 3)]);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [1, 2, 3]);
+  t.is(r.body[0].result, '0x539');
+  t.is(r.body[1].error.code, -32012, r.text);
+  t.is(r.body[2].result, '0x539');
+  t.is(hanging, 1);
+});
