@@ -22,7 +22,7 @@ import type { ReadinessCheck } from '../lib/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
-import { createRegistry, type Registry } from '../lib/upstream/registry.js';
+import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { canonicalize } from './canonicalize.js';
 import { classify } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
@@ -41,6 +41,13 @@ export interface RpcPipelineDeps {
   processMetrics?: boolean;
   /** Upstreams to use instead of building them from the config (tests, embedding). */
   registry?: Registry;
+  /**
+   * The node:http Agent of every HTTP(S) upstream, instead of omnigate's own keep-alive agent
+   * per upstream (config `upstreams`): a proxy agent, an instrumented one. The caller closes it.
+   */
+  agent?: AgentChoice['agent'];
+  /** The agent of one HTTP(S) upstream by its configured URL; undefined falls back to `agent`. */
+  agents?: AgentChoice['agents'];
   /**
    * Extra readiness checks for GET /ready, next to the chains' usable upstreams (e.g. the
    * indexer's database: `watchDatabase(db)` from the indexer).
@@ -73,7 +80,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       headers: { Connection: 'close' },
       cause,
     });
-  const registry = deps.registry ?? createRegistry(config);
+  const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),

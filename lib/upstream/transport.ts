@@ -1,6 +1,6 @@
 /**
  * The contract between the fetch stage and an upstream connection. Two implementations:
- * http-transport.ts (a pool of keep-alive HTTP/1.1 connections) and ws-transport.ts (one
+ * http-transport.ts (node:http with a keep-alive Agent per upstream) and ws-transport.ts (one
  * multiplexed socket).
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
