@@ -62,6 +62,13 @@ const drainLimit = 64 * 1024;
 const preallocFrom = 64 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
 
+/** A network error as a failed call; an answer node's parser refused says so first. */
+function transportError(err: Error): UpstreamCallError {
+  const { code, reason } = err as Error & { code?: string; reason?: string };
+  if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err });
+  return new UpstreamCallError('transport', describeError(err), { cause: err });
+}
+
 /** The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none. */
 export function proxyFor(url: string, configured: string | undefined): string | undefined {
   if (configured) return configured;
@@ -212,7 +219,7 @@ class Call {
 
   private readonly onTimeout = () => this.fail(new UpstreamCallError('timeout', `no answer within ${this.request.timeoutMs} ms`));
   private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted'));
-  private readonly onError = (err: Error) => this.fail(err instanceof UpstreamCallError ? err : new UpstreamCallError('transport', describeError(err), { cause: err }));
+  private readonly onError = (err: Error) => this.fail(err instanceof UpstreamCallError ? err : transportError(err));
 
   private readonly onResponse = (res: http.IncomingMessage) => {
     this.res = res;

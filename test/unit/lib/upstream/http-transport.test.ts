@@ -616,7 +616,7 @@ test('should fail with kind transport on a malformed answer', async (t) => {
     await withRaw((s) => s.write(bytes), async (transport) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
-      t.regex(err.message, /^HPE_[A-Z_]+: Parse Error/);
+      t.regex(err.message, /^invalid HTTP response: .+ \(HPE_[A-Z_]+\)$/);
     });
   }
 });
