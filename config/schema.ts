@@ -2,10 +2,17 @@
  * The config's type and its validation: raw YAML value → typed config, or the list of every
  * problem, each naming its YAML path and how to fix it. Pure (no file I/O).
  */
-import { neverConfirmable, pinnedMethods } from '../lib/jsonrpc/methods.js';
+import { declaredMethod, type PinAt } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
+import type { HeadsConfig } from '../lib/upstream/heads.js';
 import { defaults } from './defaults.js';
+
+/** A confirmableMethods entry: the method and where its pin is (lib/jsonrpc/methods.ts). */
+export interface ConfirmableMethod {
+  readonly method: string;
+  readonly pin: PinAt;
+}
 
 export interface ChainConfig {
   /** Upstream URLs, in priority order, normalized (WHATWG form, no fragment, no empty query). */
@@ -16,9 +23,22 @@ export interface ChainConfig {
    */
   readonly providers?: readonly (string | undefined)[];
   readonly confirmations: number;
-  readonly confirmableMethods: readonly string[];
+  readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
   readonly ignoredFields: IgnoredFieldsConfig;
+  /** This chain's head tracking and wait (lib/upstream/heads.ts); over the global `heads:`. */
+  readonly heads: HeadsConfig;
+  /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
+  readonly strategy: 'balanced' | 'priority';
+  /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
+  readonly upstreamLimits?: readonly UpstreamLimits[];
+}
+
+/** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps }` rpcs entry. */
+export interface UpstreamLimits {
+  readonly weight?: number;
+  readonly maxConcurrent?: number;
+  readonly maxRps?: number;
 }
 
 /** Field names per shape (block, transaction, receipt, log) that are not compared. */
@@ -28,7 +48,19 @@ export interface OmnigateConfig {
   readonly port: number;
   readonly confirmations: number;
   readonly refreshInterval: number;
-  readonly timeouts: { readonly upstreamMs: number; readonly requestMs: number; readonly hedgeMs: number };
+  readonly timeouts: {
+    readonly upstreamMs: number;
+    readonly requestMs: number;
+    /** The fixed hedge delay: the default (1000) when absent from the file, then hedgeAdaptive is true. */
+    readonly hedgeMs: number;
+    /** hedgeMs is not set: the delay follows the chain's hedgeQuantile of answered calls (quality.ts hedgeDelay). */
+    readonly hedgeAdaptive: boolean;
+    readonly hedgeMinMs: number;
+    readonly hedgeMaxMs: number;
+    readonly hedgeQuantile: number;
+    /** Hedged calls at most, as a share of first calls per chain (quality.ts HedgeBudget). */
+    readonly hedgeBudget: number;
+  };
   readonly limits: {
     readonly bodyBytes: number;
     readonly batchSize: number;
@@ -47,10 +79,22 @@ export interface OmnigateConfig {
   /** How HTTP(S) upstreams are reached (lib/upstream/http-transport.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
-  readonly disputes: { readonly window: number; readonly maxLost: number; readonly sampleEvery: number };
-  readonly confirmableMethods: readonly string[];
+  readonly disputes: {
+    readonly window: number;
+    readonly maxLost: number;
+    readonly sampleEvery: number;
+    /** Each dispute (no quorum, answers differ) appended as one JSON line (README "Disputes"). */
+    readonly file?: string;
+    /** disputes.file is rotated to `<file>.1` before it passes this many bytes. */
+    readonly fileMaxBytes: number;
+  };
+  readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
+  /** Head tracking and the wait for heads on every chain (lib/upstream/heads.ts: defaults per chain id). */
+  readonly heads: HeadsConfig;
+  /** The indexer API (issue 19): `schema` holds the Ponder tables; absent, they are found in the search path. */
+  readonly indexer: { readonly schema?: string };
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }
@@ -61,11 +105,10 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'chains'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
-const methodName = /^[a-z][a-z0-9]*_[A-Za-z0-9_]+$/;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -104,11 +147,26 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   const confirmations = int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
   const refreshInterval = int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
   const t = section('timeouts');
-  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs'], 'timeouts', report);
+  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs', 'hedgeMinMs', 'hedgeMaxMs', 'hedgeQuantile', 'hedgeBudget'], 'timeouts', report);
+  const share = (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
+    const v = obj[key];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+      report(path, `${show(v)} is not a number from ${min} to ${max}. ${hint}`);
+      return fallback;
+    }
+    return v;
+  };
+  const hedgeMinMs = int(t, 'hedgeMinMs', 'timeouts.hedgeMinMs', defaults.timeouts.hedgeMinMs, 0, 600_000, 'The adaptive hedge delay never goes below it, in milliseconds. Example: hedgeMinMs: 20');
   const timeouts = {
     upstreamMs: int(t, 'upstreamMs', 'timeouts.upstreamMs', defaults.timeouts.upstreamMs, 1, 600_000, 'In milliseconds. Example: upstreamMs: 10000'),
     requestMs: int(t, 'requestMs', 'timeouts.requestMs', defaults.timeouts.requestMs, 1, 3_600_000, 'In milliseconds. Example: requestMs: 30000'),
     hedgeMs: int(t, 'hedgeMs', 'timeouts.hedgeMs', defaults.timeouts.hedgeMs, 0, 600_000, 'In milliseconds, 0 turns hedging off. Example: hedgeMs: 1000'),
+    hedgeAdaptive: t.hedgeMs === undefined || t.hedgeMs === null,
+    hedgeMinMs,
+    hedgeMaxMs: int(t, 'hedgeMaxMs', 'timeouts.hedgeMaxMs', Math.max(defaults.timeouts.hedgeMaxMs, hedgeMinMs), hedgeMinMs, 600_000, `The adaptive hedge delay never goes above it, in milliseconds (at least timeouts.hedgeMinMs = ${hedgeMinMs}). Example: hedgeMaxMs: 1000`),
+    hedgeQuantile: share(t, 'hedgeQuantile', 'timeouts.hedgeQuantile', defaults.timeouts.hedgeQuantile, 0.5, 0.999, 'The quantile of answered calls the adaptive hedge delay follows. Example: hedgeQuantile: 0.9'),
+    hedgeBudget: share(t, 'hedgeBudget', 'timeouts.hedgeBudget', defaults.timeouts.hedgeBudget, 0, 1, 'Hedged calls at most, as a share of first calls (0.1 = 10 %). Example: hedgeBudget: 0.1'),
   };
   const l = section('limits');
   unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency'], 'limits', report);
@@ -145,15 +203,33 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     else redactHeaders = raw.redactHeaders;
   }
   const ds = section('disputes');
-  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery'], 'disputes', report);
+  unknownKeys(ds, ['window', 'maxLost', 'sampleEvery', 'file', 'fileMaxBytes'], 'disputes', report);
+  let disputeFile: string | undefined;
+  if (ds.file !== undefined && ds.file !== null) {
+    if (typeof ds.file !== 'string' || ds.file.trim() === '' || ds.file.includes('\0')) {
+      report('disputes.file', `${show(ds.file)} is not a file path. Example: file: /var/log/omnigate/disputes.jsonl (leave it out to record no file)`);
+    } else disputeFile = ds.file;
+  }
   const disputeWindow = int(ds, 'window', 'disputes.window', defaults.disputes.window, 1, 10_000, 'The votes remembered per upstream. Example: window: 20');
+  // indexer.schema: where Ponder ≥0.7 writes (its --schema) or publishes views (--views-schema).
+  const ix = section('indexer');
+  unknownKeys(ix, ['schema'], 'indexer', report);
+  const indexer: { schema?: string } = {};
+  if (ix.schema !== undefined && ix.schema !== null) {
+    if (typeof ix.schema !== 'string' || !/^[A-Za-z_][\w$]{0,62}$/.test(ix.schema)) {
+      report('indexer.schema', `${show(ix.schema)} is not a PostgreSQL schema name; give the schema Ponder writes to (its --schema, or --views-schema). Example: schema: rfq`);
+    } else indexer.schema = ix.schema;
+  }
   const disputes = {
     window: disputeWindow,
     maxLost: int(ds, 'maxLost', 'disputes.maxLost', Math.min(defaults.disputes.maxLost, disputeWindow), 0, disputeWindow, `Lost votes (of the last disputes.window = ${disputeWindow}) that make an upstream distrusted, 0 never. Example: maxLost: 5`),
     sampleEvery: int(ds, 'sampleEvery', 'disputes.sampleEvery', defaults.disputes.sampleEvery, 1, 1_000_000, 'One verified request in this many takes a distrusted upstream as a voter. Example: sampleEvery: 10'),
+    ...(disputeFile !== undefined && { file: disputeFile }),
+    fileMaxBytes: int(ds, 'fileMaxBytes', 'disputes.fileMaxBytes', defaults.disputes.fileMaxBytes, 1024, 2 ** 40, 'In bytes; the file is rotated to <file>.1 before it passes this. Example: fileMaxBytes: 104857600'),
   };
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', report);
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', report);
+  const heads = headsSection(raw.heads, 'heads', report);
 
   const chains: Record<string, ChainConfig> = {};
   const rawChains = raw.chains;
@@ -178,7 +254,11 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         continue;
       }
       unknownKeys(value, chainKeys, path, report);
-      const { urls: rpcs, providers } = urlList(value.rpcs, `${path}.rpcs`, report);
+      const { urls: rpcs, providers, upstreamLimits } = urlList(value.rpcs, `${path}.rpcs`, report);
+      const strategy = value.strategy ?? defaults.strategy;
+      if (strategy !== 'balanced' && strategy !== 'priority') {
+        report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);
+      }
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
       // Only the chain's own key is an error: a global default above a small chain is a warning
       // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests. What
@@ -192,14 +272,17 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       chains[id] = {
         rpcs,
         ...(providers.some((p) => p !== undefined) ? { providers } : {}),
+        ...(upstreamLimits.some((l) => Object.keys(l).length > 0) ? { upstreamLimits } : {}),
+        strategy: strategy === 'priority' ? 'priority' : 'balanced',
         confirmations: chainConfirmations,
         confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
+        heads: headsSection(value.heads, `${path}.heads`, report),
       };
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, confirmableMethods, ignoredFields, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 /** `upstreams.proxy`: an http:// or https:// URL (empty or absent: none; the environment's HTTPS_PROXY, HTTP_PROXY, NO_PROXY apply). */
@@ -241,20 +324,35 @@ const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
  * (normalizeUpstreamUrl); two entries equal once normalized are an error, not merged: the user
  * meant two voters and has one.
  */
-function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[] } {
+function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[] } {
   const urls: string[] = [];
   const providers: (string | undefined)[] = [];
+  const upstreamLimits: UpstreamLimits[] = [];
   if (!Array.isArray(value) || value.length === 0) {
     report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
-    return { urls, providers };
+    return { urls, providers, upstreamLimits };
   }
   const seen = new Map<string, number>();
   value.forEach((entry, i) => {
     const where = `${path}[${i}]`;
     let item: unknown = entry;
     let provider: string | undefined;
+    const limits: { weight?: number; maxConcurrent?: number; maxRps?: number } = {};
     if (isObj(entry)) {
-      unknownKeys(entry, ['url', 'provider'], where, report);
+      unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps'], where, report);
+      const w = entry.weight;
+      if (w !== undefined && w !== null) {
+        if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
+        limits.weight = w;
+      }
+      for (const key of ['maxConcurrent', 'maxRps'] as const) {
+        const v = entry[key];
+        if (v === undefined || v === null) continue;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000) {
+          return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
+        }
+        limits[key] = v;
+      }
       item = entry.url;
       if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
       const p = entry.provider;
@@ -281,23 +379,22 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
     // request line and a header (percent-encoded, punycode).
     urls.push(url.href);
     providers.push(provider);
+    upstreamLimits.push(limits);
   });
-  return { urls, providers };
+  return { urls, providers, upstreamLimits };
 }
 
-function methodList(value: unknown, path: string, report: (p: string, m: string) => void): string[] {
+function methodList(value: unknown, path: string, report: (p: string, m: string) => void): ConfirmableMethod[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    report(path, 'must be a list of method names. Example: confirmableMethods: [eth_getBlockByHash, eth_getTransactionReceipt]');
+    report(path, 'must be a list of methods, each a method of the method table or one with where its pin is. Example: confirmableMethods: [eth_getBlockByHash, { method: eth_foo, block: 1 }]');
     return [];
   }
-  const out: string[] = [];
+  const out: ConfirmableMethod[] = [];
   value.forEach((m, i) => {
-    const where = `${path}[${i}]`;
-    if (typeof m !== 'string' || !methodName.test(m)) return report(where, `${show(m)} is not a JSON-RPC method name such as eth_getBlockByHash`);
-    if (neverConfirmable.has(m)) return report(where, `${m} is never confirmable: its answer depends on the chain head or the node`);
-    if (pinnedMethods.includes(m)) return report(where, `${m} is already confirmable when pinned to a block: remove it from the list`);
-    out.push(m);
+    const d = declaredMethod(m);
+    if ('error' in d) return report(`${path}[${i}]`, d.error);
+    out.push(d);
   });
   return out;
 }
@@ -333,6 +430,34 @@ function fieldLists(value: unknown, path: string, report: (p: string, m: string)
       if (typeof f !== 'string' || !fieldName.test(f)) return report(`${where}[${i}]`, `${show(f)} is not a field name such as totalDifficulty`);
       out[shape]!.push(f);
     });
+  }
+  return out;
+}
+
+/**
+ * `heads: { intervalMs, suspectBlocks, finalityDepth, waitMs }`, globally or per chain; each key
+ * optional (lib/upstream/heads.ts headSettings gives the defaults, some per chain id).
+ */
+function headsSection(value: unknown, path: string, report: (p: string, m: string) => void): HeadsConfig {
+  if (value === undefined || value === null) return {};
+  if (!isObj(value)) {
+    report(path, `must be a mapping. Example: ${path}: { intervalMs: 4000, waitMs: 12000 }`);
+    return {};
+  }
+  unknownKeys(value, ['intervalMs', 'suspectBlocks', 'finalityDepth', 'waitMs'], path, report);
+  const out: { -readonly [K in keyof HeadsConfig]: number } = {};
+  const keys: [keyof HeadsConfig, number, number, string][] = [
+    ['intervalMs', 100, 3_600_000, 'In milliseconds, between two head polls of each upstream. Example: intervalMs: 4000'],
+    ['suspectBlocks', 1, 1_000_000_000, 'Blocks above the median head that make an upstream suspect. Example: suspectBlocks: 128'],
+    ['finalityDepth', 0, 1_000_000_000, 'Blocks below latest taken as safe and finalized where a node has no such tags. Example: finalityDepth: 64'],
+    ['waitMs', 0, 600_000, 'In milliseconds, how long a pinned read waits for heads to reach its block. Example: waitMs: 12000'],
+  ];
+  for (const [key, min, max, hint] of keys) {
+    const v = value[key];
+    if (v === undefined || v === null) continue;
+    const n = typeof v === 'bigint' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) report(`${path}.${key}`, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
+    else out[key] = n;
   }
   return out;
 }

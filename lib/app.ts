@@ -20,11 +20,15 @@ import { silentLogger, type Logger } from './log.js';
 import type { ReadinessCheck } from './readiness.js';
 
 export interface ServeOptions {
+  /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
+  headTracking?: boolean;
   logger?: Logger;
   /** Extra handlers mounted after the balancer (the indexer API). */
   extraHandlers?: Middleware[];
   /** Called on close(), after the server stopped (e.g. close the database). */
   onClose?: () => Promise<void>;
+  /** Called with the registry served at GET /metrics, to add gauges to it (the indexer's: lib/indexer/ops-metrics.ts). */
+  onMetricsRegistry?: (registry: RpcPipeline['metrics']['registry']) => void;
   /** Extra checks for GET /ready (the indexer's database: `watchDatabase(db)`). */
   readiness?: readonly ReadinessCheck[];
   /** List the indexer's routes at GET / (set when extraHandlers serve the indexer API). */
@@ -43,6 +47,7 @@ export interface RunningServer {
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
   const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
+  options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();
   app.use(rpc as connect.NextHandleFunction);
   app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
@@ -57,6 +62,9 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
   rpc.startHealthChecks();
+  // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
+  // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
+  if (options.headTracking !== false) rpc.startHeadTracking();
   const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
   // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
   // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of

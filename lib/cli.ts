@@ -4,6 +4,7 @@
  *   omnigate serve --config FILE [--port P] [--no-indexer]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
+ *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
  * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
  * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
  * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
@@ -16,10 +17,14 @@ import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
+import { indexerGauges, type IndexerGauges } from './indexer/ops-metrics.js';
+import { LayoutResolver } from './indexer/layout.js';
+import { watchIndexes } from './indexer/indexes.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from './progress.js';
 import { tuneRuntime } from './runtime.js';
 import { redactUrl, secretsOf } from './upstream/redact.js';
+import { registerDisputesCommands } from './verify/dispute-cli.js';
 
 const program = new Command('omnigate')
   .description('Verifying JSON-RPC balancer and bridge-event indexer API')
@@ -96,15 +101,28 @@ program
     }
     const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
+    // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
+    // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/indexes.ts).
+    const schema = env.schema ?? config.indexer.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
+    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
+    const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
+    if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
+    void indexWatch?.start();
     const v8Flags = tuneRuntime();
+    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
+    // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (ops-metrics.ts).
+    let gauges: IndexerGauges | undefined;
     const running = await startServer(config, opts.port ?? config.port, {
       logger,
-      extraHandlers: indexer ? [indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor })] : [],
-      onClose: indexer ? () => (dbWatch?.stop(), indexer.close()) : undefined,
+      extraHandlers: api ? [api] : [],
+      onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
+      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined,
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
+      indexWatch?.stop();
       await indexer?.close();
       throw err;
     });
@@ -113,6 +131,7 @@ program
     // Before the listening line: whoever waits for that line may signal at once, and a signal
     // with no listener yet kills the process (exit by signal, no graceful close).
     exitOnSignal(running, logger, config.server.shutdownMs);
+    gauges?.start();
     for (const [id, chain] of Object.entries(config.chains)) {
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
@@ -200,13 +219,14 @@ program
       'chain list loaded',
     );
     const v8Flags = tuneRuntime();
-    const running = await startServer(config, config.port, { logger });
+    const running = await startServer(config, config.port, { logger, headTracking: false });
     exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
     reportProbeRound(running.rpc.registry, logger);
     logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
   });
 
 registerDbCommands(program);
+registerDisputesCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -8,7 +8,7 @@
  * USDC and vitalik.eth. Block-pinned examples use block 0x1312d00 (20,000,000), so they are
  * confirmable (a hex block, not "latest").
  */
-import { neverConfirmable, pinnedMethods } from './jsonrpc/methods.js';
+import { neverConfirmable, pinnedMethods, ruleOf } from './jsonrpc/methods.js';
 
 export interface SupportedMethod {
   method: string;
@@ -142,6 +142,9 @@ const commonlyConfigured = ['eth_getBlockByHash', 'eth_getTransactionReceipt', '
 function confirmability(method: string): string {
   if (pinnedMethods.includes(method)) return 'Confirmable when pinned to a block (hex number, earliest or block hash), not with latest or pending.';
   if (neverConfirmable.has(method)) return 'Never confirmable: answered by one upstream.';
+  const rule = ruleOf(method);
+  if (rule?.confirmable) return rule.pin.kind === 'blockHash' || rule.pin.kind === 'txHash' ? 'Confirmable: pinned by a hash.' : 'Confirmable when pinned to a block (hex number, earliest or block hash), not with latest or pending.';
+  if (rule) return `Answered by one upstream: ${rule.why}.`;
   return 'Answered by one upstream unless the config lists it as confirmable.';
 }
 

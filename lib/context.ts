@@ -7,10 +7,11 @@ import type { IncomingMessage } from 'node:http';
 import { InternalError } from './errors.js';
 import type { RpcPayload } from './jsonrpc/types.js';
 import type { BudgetAccount } from './upstream/budget.js';
-import type { FanOut } from './upstream/fanout.js';
 import type { Chain, Upstream } from './upstream/registry.js';
+import type { Outcome } from './upstream/fanout.js';
 import type { UpstreamResponse } from './upstream/transport.js';
 import type { Logger } from './log.js';
+import type { AgreementRun, CallPolicy } from './verify/agreement.js';
 import type { IgnoredValue } from './verify/canonical.js';
 
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */
@@ -21,12 +22,6 @@ export type Assessed =
    * as too large (not its failure); the body and, for a single call, its hash.
    */
   | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string; refused?: { hash?: string; body: Buffer } };
-
-/** The assessed outcomes of a request's upstream calls, pushed as they arrive. */
-export interface AssessedStream {
-  /** One listener: each outcome as it is assessed, then `undefined` if the fan-out is aborted. */
-  subscribe(listener: (assessed: Assessed | undefined) => void): void;
-}
 
 export interface Verdict {
   hash: string;
@@ -49,14 +44,14 @@ export interface RpcContext {
   required?: number;
   /** select */
   candidates?: Upstream[];
-  /** fetch */
-  fanout?: FanOut<Upstream, UpstreamResponse>;
-  deadlinePassed?: boolean;
+  /** fetch: how to call an upstream, and the deadline (the agreement loop's call policy) */
+  fetch?: CallPolicy;
   /** The request's share of the upstream byte budget (when one is set). */
   budget?: BudgetAccount;
-  /** canonicalize */
-  assessed?: AssessedStream;
-  /** verify */
+  /** canonicalize: an upstream's outcome → a vote or a failure */
+  assess?: (outcome: Outcome<Upstream, UpstreamResponse>) => Assessed;
+  /** verify: the agreement loop of this request, and its verdict */
+  agreement?: AgreementRun;
   verdict?: Verdict;
   /** error handler: the error code the request ended with (for logs and metrics) */
   errorCode?: string;

@@ -69,6 +69,7 @@ export const DeadlineExceededError = define('DeadlineExceededError', 'OMNI_ERR_D
 export const UpstreamBudgetError = define('UpstreamBudgetError', 'OMNI_ERR_UPSTREAM_BUDGET', RpcCode.UpstreamBudget, 503);
 export const LoopDetectedError = define('LoopDetectedError', 'OMNI_ERR_LOOP', RpcCode.LoopDetected, 508);
 export const ShuttingDownError = define('ShuttingDownError', 'OMNI_ERR_SHUTTING_DOWN', RpcCode.ShuttingDown, 503);
+export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR_BLOCK_NOT_AVAILABLE', RpcCode.BlockNotAvailable, 503);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. */

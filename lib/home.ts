@@ -42,6 +42,8 @@ export function buildHome(options: { chains: readonly string[]; indexer: boolean
       { method: 'GET', path: '/graphql', description: 'GraphQL endpoint (GraphiQL in a browser); POST for queries' },
       ...LIST_ROUTES.map((r): HomeRoute => ({ method: 'GET', path: r.paths[0]!, description: r.summary })),
       { method: 'GET', path: `${TRANSACTION_PATH_PREFIX}{id}`, description: 'one bridge transaction by its id' },
+      { method: 'GET', path: '/api/stats', description: 'pending bridges per stage and chain pair: count and oldest age' },
+      { method: 'GET', path: '/api/status', description: 'latest indexed block per chain and its age' },
     );
   }
   return {

@@ -7,9 +7,11 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { supportedMethods } from './collection.js';
+import { chainHead } from './upstream/heads.js';
 import { isUp } from './upstream/health.js';
 import type { Registry as Upstreams, Upstream } from './upstream/registry.js';
 import { maxLagBlocks } from './upstream/select.js';
+import { qualityOf, scoreOf } from './upstream/quality.js';
 
 const knownMethods = new Set(supportedMethods.map((m) => m.method));
 
@@ -65,7 +67,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   });
   new Gauge({
     name: 'omnigate_upstream_lag_blocks',
-    help: `Blocks behind the chain's best head at the last probe (ranked last above ${maxLagBlocks}).`,
+    help: `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`,
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {
@@ -91,6 +93,86 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     collect() {
       this.reset();
       each((chain, upstream, u) => this.set({ chain, upstream }, u.health.distrusted ? 1 : 0));
+    },
+  });
+  // Heads (lib/upstream/heads.ts): a block number is exact in a float64 up to 2^53.
+  const tags = [['latest', 'head'], ['safe', 'safe'], ['finalized', 'finalized']] as const;
+  new Gauge({
+    name: 'omnigate_upstream_head_block',
+    help: 'The upstream\'s latest, safe and finalized heads (tag label), as the head tracker, probes and answers saw them.',
+    labelNames: ['chain', 'upstream', 'tag'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => {
+        for (const [tag, key] of tags) if (u.health[key] !== undefined) this.set({ chain, upstream, tag }, Number(u.health[key]));
+      });
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_suspect',
+    help: '1 when the upstream\'s head is far above the chain\'s median head (heads.suspectBlocks): not believed, not ranked first.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.suspect ? 1 : 0));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_chain_head_block',
+    help: 'The chain\'s robust head per tag: the highest upstream head within heads.suspectBlocks of the median (never the maximum).',
+    labelNames: ['chain', 'tag'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const chain of upstreams.chains.values()) {
+        for (const [tag] of tags) {
+          const head = chainHead(chain, tag);
+          if (head !== undefined) this.set({ chain: chain.id, tag }, Number(head));
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_score',
+    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; absent before its first sample.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => {
+        const score = scoreOf(u.health);
+        if (score !== null) this.set({ chain, upstream }, score);
+      });
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_in_flight',
+    help: 'Calls to the upstream in flight.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, qualityOf(u.health).inFlight));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_latency_quantile_seconds',
+    help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9).',
+    labelNames: ['chain', 'upstream', 'class', 'quantile'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = performance.now();
+      each((chain, upstream, u) => {
+        for (const [cls, stats] of qualityOf(u.health).classes) {
+          for (const q of [0.5, 0.9]) {
+            const v = stats.sketch.quantile(q, now);
+            if (v !== undefined) this.set({ chain, upstream, class: cls, quantile: String(q) }, v / 1000);
+          }
+        }
+      });
     },
   });
   return { registry, requests, upstreamSeconds, disagreements };

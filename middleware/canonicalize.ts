@@ -3,13 +3,15 @@
  * canonical form's SHA-256, lib/verify/canonical.ts) or a failure with its reason: transport
  * errors, HTTP errors, non-JSON, a wrong id or shape, a provider error, an answer that quotes
  * the upstream's own key. Reasons are scrubbed of provider keys.
- * Reads: ctx.fanout, ctx.payload   Writes: ctx.assessed
+ * Hands the agreement loop (run by the verify stage) the assessment as a function.
+ * Reads: ctx.payload, ctx.chain   Writes: ctx.assess
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need, type Assessed } from '../lib/context.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';
+import { observe } from '../lib/upstream/heads.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
@@ -18,13 +20,9 @@ import type { IgnoredFields } from '../lib/verify/canonical.js';
 export function canonicalize(): Middleware {
   return function canonicalize(req, _res, next) {
     const ctx = getContext(req);
-    const fanout = need(ctx, 'fanout', 'canonicalize');
+    need(ctx, 'fetch', 'canonicalize');
     const payload = need(ctx, 'payload', 'canonicalize');
-    ctx.assessed = {
-      subscribe(listener) {
-        fanout.onOutcome((o) => listener(o && assessOutcome(o, payload, ctx.chain?.ignoredFields)));
-      },
-    };
+    ctx.assess = (o) => assessOutcome(o, payload, ctx.chain?.ignoredFields);
     next();
   };
 }
@@ -50,5 +48,8 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   if (upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }
+  // Heads seen in answers passing through (an eth_blockNumber result, a block's number): a
+  // bounded byte search, no parse (lib/upstream/heads.ts observe). Single calls only.
+  if (!payload.batch) observe(upstream, payload.calls[0], o.value.body);
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

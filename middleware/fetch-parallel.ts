@@ -1,17 +1,18 @@
 /**
- * Stage 4, fetch in parallel. Starts the first N upstream calls at once and arms the request
- * deadline; the verify stage asks for more calls when answers fail or disagree. This is the
- * only stage that does network I/O. Every call stops when the answer is decided, when the
- * client goes away or when the deadline passes.
- * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via   Writes: ctx.fanout, ctx.deadlinePassed
+ * Stage 4, fetch in parallel. Hands the agreement loop (lib/verify/agreement.ts, run by the
+ * verify stage) how to call an upstream (the payload, the per-attempt timeout, the answer limits,
+ * the request's share of the byte budget), the order of one launch's calls and the request
+ * deadline. The loop starts the first N calls at once and asks for more when answers fail or
+ * disagree; every call stops when the answer is decided, when the client goes away or when the
+ * deadline passes.
+ * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via   Writes: ctx.fetch, ctx.budget
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { UpstreamBudgetError } from '../lib/errors.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
-import { FanOut } from '../lib/upstream/fanout.js';
+import { methodClassOf, trackCall } from '../lib/upstream/quality.js';
 import type { Upstream } from '../lib/upstream/registry.js';
-import type { UpstreamResponse } from '../lib/upstream/transport.js';
 
 export interface FetchParallelOptions {
   /** Per-attempt timeout, ms. */
@@ -37,8 +38,9 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
   return function fetchParallel(req, res, next) {
     const ctx = getContext(req);
     const payload = need(ctx, 'payload', 'fetchParallel');
-    const candidates = need(ctx, 'candidates', 'fetchParallel');
-    const required = need(ctx, 'required', 'fetchParallel');
+    // Checked here, where the stages' order is wrong if they are missing.
+    need(ctx, 'candidates', 'fetchParallel');
+    need(ctx, 'required', 'fetchParallel');
     if (budget?.exhausted) {
       return next(
         new UpstreamBudgetError('Upstream byte budget exhausted: the answers in flight hold limits.bufferedBytes; try again shortly', {
@@ -49,31 +51,30 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     }
     const account = budget?.open();
     ctx.budget = account;
-    const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, (upstream, signal) =>
-      upstream.transport.send({
-        payload,
-        requestId: ctx.requestId,
-        signal,
-        timeoutMs: options.upstreamTimeoutMs,
-        maxBytes: options.maxResponseBytes,
-        via: ctx.via,
-        maxDepth: options.maxDepth,
-        budget: account,
-      }),
-      expectedLatency,
-    );
-    ctx.fanout = fanout;
-    const deadline = setTimeout(() => {
-      ctx.deadlinePassed = true;
-      fanout.abort();
-    }, options.requestTimeoutMs);
+    // Quality (lib/upstream/quality.ts): every call is measured: in flight, answered after t ms,
+    // failed, or abandoned after t ms when the agreement loop aborted it (a sample of at least t).
+    const cls = methodClassOf(payload.calls);
+    ctx.fetch = {
+      call: (upstream, signal) =>
+        trackCall(ctx.chain, upstream.health, cls, signal, () =>
+          upstream.transport.send({
+            payload,
+            requestId: ctx.requestId,
+            signal,
+            timeoutMs: options.upstreamTimeoutMs,
+            maxBytes: options.maxResponseBytes,
+            via: ctx.via,
+            maxDepth: options.maxDepth,
+            budget: account,
+          })),
+      expectedMs: expectedLatency,
+      deadlineMs: options.requestTimeoutMs,
+    };
     // 'close' fires when the response is done or the client went away: either way, stop.
     res.once('close', () => {
-      clearTimeout(deadline);
-      fanout.abort();
+      ctx.agreement?.abort();
       account?.close();
     });
-    fanout.launch(required);
     next();
   };
 }

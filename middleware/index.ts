@@ -21,8 +21,10 @@ import { exposedHeaders } from '../lib/headers.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
+import { headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
 import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
+import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
 import { classify } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
@@ -32,6 +34,7 @@ import { parseJsonRpc, pathOf } from './parse-jsonrpc.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
+import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, serviceRoutes, verify };
 
@@ -65,6 +68,12 @@ export type RpcPipeline = Middleware & {
    */
   startHealthChecks(): Prober;
   /**
+   * Starts the head tracker (lib/upstream/heads.ts: each upstream's latest, safe and finalized
+   * heads every `heads.intervalMs`, first round at once). Not started by rpcPipeline() itself;
+   * `omnigate serve` starts it.
+   */
+  startHeadTracking(): HeadTracker;
+  /**
    * Stops the probes and closes every upstream pool and socket. From then on an RPC request is
    * answered -32015 (HTTP 503, `Connection: close`), not sent upstream. Close the HTTP server
    * first so that requests in flight finish. Safe to call twice.
@@ -82,6 +91,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     });
   const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
+  for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
+  const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
     // After parse, so that the refusal echoes the client's id.
@@ -98,7 +109,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       bufferedBytes: config.limits.bufferedBytes,
     }),
     canonicalize(),
-    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes }),
+    verify({ hedgeMs: config.timeouts.hedgeMs, metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: eligibilityPolicy }),
     emitHeaders({ redactHeaders: config.redactHeaders }),
   ];
   const run = compose(stages);
@@ -133,6 +144,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     run(req, res, fail);
   };
   let prober: Prober | undefined;
+  let tracker: HeadTracker | undefined;
   return Object.assign(handler, {
     registry,
     metrics,
@@ -145,10 +157,16 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       });
       return prober;
     },
+    startHeadTracking() {
+      tracker ??= startHeadTracker(registry, { timeoutMs: Math.min(5_000, config.timeouts.upstreamMs), logger, concurrency: config.limits.probeConcurrency });
+      return tracker;
+    },
     close() {
       closing ??= (async () => {
         prober?.stop();
+        tracker?.stop();
         await registry.close();
+        await disputeFile?.flush(); // the disputes of the last requests are in the file
       })();
       return closing;
     },
@@ -165,7 +183,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       confirmable: ctx.confirmable,
       required: ctx.required,
       checked: ctx.verdict?.members.map((m) => m.upstream.label),
-      called: ctx.fanout?.called.length,
+      called: ctx.agreement?.called.length,
       status,
       error: ctx.errorCode,
       ms: Math.round(ms * 10) / 10,

@@ -6,29 +6,62 @@
  * unverified reads; to give it a chance to show it agrees again, one verified request (N ≥ 2) in
  * `sampleEvery` of the chain takes it as one of its N voters (a wrong answer then costs that
  * request one more call; it can never make a wrong quorum, which needs N independent answers).
- * Reads: ctx.chain, ctx.required   Writes: ctx.candidates
+ * Measured quality (lib/upstream/quality.ts) ranks a far slower upstream behind its peers, and the
+ * chain's `strategy` spreads N=1 requests over the best tier (`balanced`) or keeps list order
+ * (`priority`); an upstream at its `maxConcurrent`/`maxRps` cap is skipped (select.ts arrange).
+ * Reads: ctx.chain, ctx.required, ctx.payload   Writes: ctx.candidates
  */
 import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
 import type { Chain, Upstream } from '../lib/upstream/registry.js';
-import { rankUpstreams, spreadProviders } from '../lib/upstream/select.js';
+import { methodClassOf } from '../lib/upstream/quality.js';
+import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 
 export interface SelectUpstreamsOptions {
   /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
   sampleEvery?: number;
+  /**
+   * At most one balanced N=1 request per chain in this many ms asks a slow upstream first, to
+   * re-measure it (default 5000; 0 never). Time-based, not a share of requests: each such request
+   * waits for a hedge, which must stay rare at any request rate.
+   */
+  exploreEveryMs?: number;
+  /** The clock of exploreEveryMs (default performance.now; tests inject one). */
+  clock?: () => number;
 }
 
 export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middleware {
   const sampleEvery = options.sampleEvery ?? defaults.disputes.sampleEvery;
   if (!(Number.isInteger(sampleEvery) && sampleEvery >= 1)) throw new TypeError('selectUpstreams: sampleEvery must be a positive integer');
   const verifiedRequests = new WeakMap<Chain, number>();
+  const exploreEveryMs = options.exploreEveryMs ?? 5000;
+  const clock = options.clock ?? (() => performance.now());
+  const lastExplored = new WeakMap<Chain, number>();
   return function selectUpstreams(req, _res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'selectUpstreams');
     const required = need(ctx, 'required', 'selectUpstreams');
-    const ranked = rankUpstreams(chain.upstreams, Date.now());
+    const cls = methodClassOf(ctx.payload?.calls);
+    const tiered = rankTiers(chain.upstreams, Date.now(), cls);
+    let explore = false;
+    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced') {
+      const now = clock();
+      const last = lastExplored.get(chain);
+      if (last === undefined) lastExplored.set(chain, now);
+      else if (now - last >= exploreEveryMs) {
+        explore = true; // (arrange explores only when a slow upstream is there to re-measure)
+        lastExplored.set(chain, now);
+      }
+    }
+    const ranked = arrange(tiered.ranked, tiered.tiers, {
+      strategy: chain.strategy ?? 'priority',
+      required,
+      cls,
+      now: performance.now(), // quality.ts's clock (maxRps seconds)
+      explore,
+    });
     const { ordered, distinct } = chain.providerCount === chain.upstreams.length ? { ordered: ranked, distinct: ranked.length } : spreadProviders(ranked);
     if (required > distinct) {
       return next(

@@ -4,12 +4,14 @@
  * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
  * Anything else goes to next().
  */
+import { describeQuality } from '../lib/upstream/quality.js';
 import type { Middleware } from '../lib/compose.js';
 import { buildCollection } from '../lib/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
 import { mountPrefix } from '../lib/mount.js';
 import type { Metrics } from '../lib/metrics.js';
 import { readiness, type ReadinessCheck } from '../lib/readiness.js';
+import { chainHead } from '../lib/upstream/heads.js';
 import { upstreamState } from '../lib/upstream/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
@@ -73,7 +75,10 @@ function describeChains(registry: Registry) {
     chainId: chain.id,
     confirmations: chain.confirmations,
     providers: chain.providerCount,
-    confirmableMethods: [...chain.extraConfirmable],
+    confirmableMethods: [...chain.extraConfirmable.keys()],
+    // The chain's robust heads (lib/upstream/heads.ts: never the maximum), decimal strings.
+    heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
+    strategy: chain.strategy ?? 'priority',
     upstreams: chain.upstreams.map((u) => ({
       url: u.label,
       provider: shownProvider(u),
@@ -82,6 +87,8 @@ function describeChains(registry: Registry) {
       lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
       head: u.health.head === undefined ? null : u.health.head.toString(),
       lag: u.health.lag,
+      heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
+      suspect: u.health.suspect,
       reportedChainId: u.health.wrongChainId ?? null,
       latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
       successes: u.health.successes,
@@ -92,6 +99,13 @@ function describeChains(registry: Registry) {
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
+      // Measured quality (lib/upstream/quality.ts): score (ms, lower is better), latency quantiles per method class.
+      quality: describeQuality(u.health),
+      ...(u.weight === undefined ? {} : { weight: u.weight }),
+      ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
+      ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
     })),
   }));
 }
+
+const dec = (n: bigint | undefined) => (n === undefined ? null : n.toString());

@@ -6,6 +6,7 @@ import { Document, isMap, isScalar, type Pair } from 'yaml';
 import { defaults } from '../../config/defaults.js';
 import { ConfigError } from '../errors.js';
 import { chainIdOf, compareIds, type CleanChainlist } from './clean.js';
+import { countProviders } from '../upstream/provider.js';
 
 export interface ToConfigOptions {
   port?: number;
@@ -29,8 +30,16 @@ const dropNotes: Record<'deprecatedChain' | 'noUrls', string> = {
 
 /**
  * Throws a ConfigError listing every bad `chains` id: not a decimal id, not in the list, dropped
- * by the cleaning (and why), or with fewer usable URLs than `confirmations`.
+ * by the cleaning (and why), or with fewer usable URLs of distinct providers than `confirmations`
+ * (one vote per provider: lib/upstream/provider.ts).
  */
+/** "2 usable URLs", or "3 usable URLs of 2 providers" where some share a provider (one vote each). */
+function usable(urls: readonly string[]): string {
+  const providers = countProviders(urls);
+  const plain = `${urls.length} usable URL${urls.length === 1 ? '' : 's'}`;
+  return providers === urls.length ? plain : `${plain} of ${providers} provider${providers === 1 ? '' : 's'} (one vote each)`;
+}
+
 export function toConfig(cleaned: CleanChainlist, options: ToConfigOptions = {}): RawChainlistConfig {
   const confirmations = options.confirmations ?? 1;
   const port = options.port ?? defaults.port;
@@ -49,15 +58,15 @@ export function toConfig(cleaned: CleanChainlist, options: ToConfigOptions = {})
       const why = cleaned.droppedChains.get(id);
       if (why) problems.push(`--chains: chain ${id}${name(id)} was left out because ${dropNotes[why]}`);
       else if (!urls) problems.push(`--chains: chain ${id} is not in the chain list`);
-      else if (urls.length < confirmations) {
-        problems.push(`--chains: chain ${id}${name(id)} has ${urls.length} usable URL${urls.length === 1 ? '' : 's'}, fewer than --confirmations ${confirmations}`);
+      else if (countProviders(urls) < confirmations) {
+        problems.push(`--chains: chain ${id}${name(id)} has ${usable(urls)}, fewer than --confirmations ${confirmations}`);
       } else wanted.add(id);
     }
     if (options.chains.length === 0) problems.push('--chains: give at least one chain id, e.g. --chains 1,10,8453');
     ids = [...wanted].sort(compareIds);
   } else {
-    ids = [...cleaned.chains.keys()].filter((id) => cleaned.chains.get(id)!.length >= confirmations);
-    if (ids.length === 0) problems.push(`no chain of the list has ${confirmations} usable URLs: lower --confirmations`);
+    ids = [...cleaned.chains.keys()].filter((id) => countProviders(cleaned.chains.get(id)!) >= confirmations);
+    if (ids.length === 0) problems.push(`no chain of the list has ${confirmations} usable URLs of distinct providers: lower --confirmations`);
   }
   if (problems.length > 0) throw new ConfigError(problems, 'chainlist');
   const chains: Record<string, { rpcs: string[] }> = {};

@@ -20,15 +20,21 @@ import { sendProblem, toProblem } from './problem.js';
 import { NotFoundError } from './errors.js';
 import { docsHandler, REDOC_BUNDLE_PATH } from './docs.js';
 import { isRestRoute, restHandler } from './routes.js';
+import { isOpsRoute, opsHandler } from './ops-routes.js';
+import type { OpsSource } from './ops.js';
 
 export type { IndexerApiOptions } from './context.js';
 
 export type IndexerHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
+/** The handler of indexerApi(), with the stats/status snapshots its routes serve (for the Prometheus gauges: ops-metrics.ts). */
+export type IndexerApiHandler = IndexerHandler & { readonly ops: OpsSource };
+
 function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {
   const { path } = splitUrl(req);
   const problem = toProblem(err, { dev: ctx.dev, instance: path });
-  if (problem.severity !== 'none') {
+  // INDEX_NOT_READY (no tables yet) is logged once by the layout resolver, not on every request.
+  if (problem.severity !== 'none' && problem.body.code !== 'INDEX_NOT_READY') {
     const e = err instanceof Error ? err : new Error(String(err));
     const cause = e.cause instanceof Error ? redactUrl(e.cause.message) : undefined;
     ctx.logger[problem.severity]({
@@ -50,23 +56,25 @@ function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: u
  * // express
  * const app = express(); app.use(indexerApi(db));
  */
-export function indexerApi(db: IndexerDb, options: IndexerApiOptions = {}): IndexerHandler {
+export function indexerApi(db: IndexerDb, options: IndexerApiOptions = {}): IndexerApiHandler {
   const ctx = createApiContext(db, options);
   const rest = restHandler(ctx);
   const graphql = graphqlHandler(ctx);
   const docs = docsHandler(ctx);
-  return function indexerApi(req, res, next) {
+  const ops = opsHandler(ctx);
+  return Object.assign(function indexerApi(req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) {
     const { path } = splitUrl(req);
     let handler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | undefined;
     if (path === '/graphql' || path === '/graphql/') handler = graphql;
     else if (path === '/openapi.json' || path === '/api-docs' || path === '/api-docs/' || path === REDOC_BUNDLE_PATH) handler = docs;
     else if (isRestRoute(path)) handler = rest;
+    else if (isOpsRoute(path)) handler = ops;
     if (!handler) {
       next();
       return;
     }
     handler(req, res).catch((err: unknown) => fail(ctx, req, res, err));
-  };
+  }, { ops: ctx.ops });
 }
 
 /**

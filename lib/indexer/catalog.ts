@@ -34,7 +34,7 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     itemType: 'PendingTransactionMissingRelay',
     summary: 'Pending transactions missing a relay for more than 7 days',
     description: 'Bridges requested more than 7 days ago (computed per request) that have no relay and no refund. '
-      + 'This is an age heuristic, not the on-chain deadline (which is inside the undecoded request bytes).',
+      + 'This is an age heuristic, not the on-chain deadline (each item has that as Bridge.decodedRequest.deadline).',
     sortedBy: 'BridgeRequest.blockTimestamp',
   },
   {

@@ -10,6 +10,9 @@ import { bound, statement } from './db.js';
 import { redactUrl } from './db-errors.js';
 import { readIndexerEnv, type IndexerEnv } from './env.js';
 import { migrate } from './migrate.js';
+import { ensureIndexes } from './indexes.js';
+import { detectLayout } from './layout.js';
+import { IndexerError } from './errors.js';
 import { openIndexerDb, type OpenIndexerDb } from './open.js';
 import { seedDemo } from './seed.js';
 
@@ -87,15 +90,43 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
   const db = program.command('db').description('Manage the indexer database (DATABASE_URL, or the embedded PostgreSQL when unset)');
 
   db.command('migrate')
-    .description('Create the indexer tables if absent and add the indexes the API needs')
+    .description('Add the indexes the API needs to the indexer\'s tables (and, on the embedded PostgreSQL or with --create-tables, create the tables)')
     .option('--data-dir <dir>', 'embedded PostgreSQL data directory (env OMNIGATE_PGDATA, default .omnigate/pgdata)')
-    .action(async (opts: { dataDir?: string }, cmd: Command) => {
+    .option('--schema <name>', 'schema of the Ponder tables (env OMNIGATE_INDEXER_SCHEMA; default: the search path)')
+    .option('--create-tables', 'also create the six tables in the Ponder 0.4 layout (demos; never next to a real Ponder, which creates its own)')
+    .action(async (opts: { dataDir?: string; schema?: string; createTables?: boolean }, cmd: Command) => {
       const env = envOf(cmd, opts.dataDir);
+      const schema = opts.schema ?? env.schema;
+      const logger = deps.logger ?? silentLogger;
       try {
-        const applied = await withDatabase(env, deps, async (open) => [...open.applied, ...(await migrate(open.db, { logger: deps.logger ?? silentLogger }))]);
-        print(applied.length === 0
-          ? `Database is up to date (${where(env)}).`
-          : `Applied ${applied.length} migration(s) to ${where(env)}: ${applied.join(', ')}`);
+        const lines = await withDatabase(env, deps, async (open) => {
+          const out: string[] = [];
+          // Tables only where omnigate owns the database: against an external one, Ponder creates
+          // them (and exits if they already exist), so only indexes are added.
+          if (open.embedded || opts.createTables) {
+            const applied = [...open.applied, ...(await migrate(open.db, { logger }))];
+            out.push(applied.length === 0
+              ? `Database is up to date (${where(env)}).`
+              : `Applied ${applied.length} migration(s) to ${where(env)}: ${applied.join(', ')}`);
+          }
+          let layout;
+          try {
+            layout = await detectLayout(open.db, schema === undefined ? {} : { schema });
+          } catch (err) {
+            if (err instanceof IndexerError && err.status === 503) {
+              out.push(`${err.message.replace(/ Start the Ponder.*$/, '')} Nothing to index yet: start the Ponder indexer first; `
+                + '`omnigate serve` adds the indexes when the tables appear (or run `omnigate db migrate` again).');
+              return out;
+            }
+            throw err;
+          }
+          const result = await ensureIndexes(open.db, layout, { logger });
+          const tables = `${layout.kind} tables in ${layout.schema === undefined ? 'the search path' : `schema "${layout.schema}"`}`;
+          if (result.created.length > 0) out.push(`Created ${result.created.length} index(es) on the ${tables}: ${result.created.join(', ')}`);
+          else if (!open.embedded && !opts.createTables) out.push(`Indexes are up to date on the ${tables} (${where(env)}).`);
+          return out;
+        });
+        for (const line of lines) print(line);
       } catch (err) {
         cmd.error(`omnigate db migrate failed (${where(env)}): ${message(err)}`, { exitCode: 1, code: 'omnigate.db.migrate' });
       }

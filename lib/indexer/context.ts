@@ -7,7 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../log.js';
 import type { IndexerDb } from './db.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
+import { createOpsSource, type OpsSource } from './ops.js';
 import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
+import { LayoutResolver, type LayoutSource } from './layout.js';
 
 export interface IndexerApiOptions {
   /** `development` turns on detailed error bodies (messages, stacks, causes). */
@@ -31,6 +33,12 @@ export interface IndexerApiOptions {
   graphqlMaxDepth?: number;
   /** Most rows one GraphQL operation may ask for: the sum of its list fields' limits (default 5 × maxLimit). */
   graphqlMaxCost?: number;
+  /** /api/stats and /api/status are recomputed at most this often, seconds (default 10; 0: every request). */
+  statsMaxAgeSeconds?: number;
+  /** Schema the Ponder tables are in (config `indexer.schema`); default: the search path. */
+  schema?: string;
+  /** Where the layout comes from (default: detected from the catalog, layout.ts). */
+  layouts?: LayoutSource;
 }
 
 export interface ApiContext {
@@ -41,7 +49,11 @@ export interface ApiContext {
   graphiql: boolean;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  /** The tables' layout, detected from the catalog and cached (layout.ts). */
+  layouts: LayoutSource;
   queryContext(): QueryContext;
+  /** Stats and status snapshots (ops.ts), cached and shared with the Prometheus gauges. */
+  ops: OpsSource;
 }
 
 export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {}): ApiContext {
@@ -52,19 +64,25 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
     invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
   };
+  const layouts = options.layouts
+    ?? new LayoutResolver(db, { ...(options.schema === undefined ? {} : { schema: options.schema }), ...(options.logger ? { logger: options.logger } : {}) });
+  const queryContext = (): QueryContext => ({
+    now: now(),
+    ...windows,
+    layouts,
+    ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
+  });
   return {
     db,
+    layouts,
+    ops: createOpsSource(db, queryContext, options.statsMaxAgeSeconds ?? 10),
     dev: options.nodeEnv === 'development',
     logger: options.logger ?? silentLogger,
     limits: { defaultLimit, maxLimit },
     graphiql: options.graphiql ?? true,
     graphqlMaxDepth: options.graphqlMaxDepth ?? 6,
     graphqlMaxCost: options.graphqlMaxCost ?? 5 * maxLimit,
-    queryContext: () => ({
-      now: now(),
-      ...windows,
-      ...(options.lookbackFloor === undefined ? {} : { lookbackFloor: options.lookbackFloor }),
-    }),
+    queryContext,
   };
 }
 

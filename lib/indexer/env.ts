@@ -12,6 +12,10 @@ export interface IndexerEnv {
   connectTimeoutMs?: number;
   lookbackFloor?: number;
   nodeEnv?: string;
+  /** Seconds between refreshes of the indexer's Prometheus gauges (ops-metrics.ts; default 30). */
+  statsIntervalSeconds?: number;
+  /** Schema the Ponder tables are in (Ponder ≥0.7 `--schema`, or its `--views-schema`); default: the search path. */
+  schema?: string;
 }
 
 /** Names of the variables, for docs and error messages. */
@@ -23,6 +27,8 @@ export const INDEXER_ENV_KEYS = {
   connectTimeoutMs: 'OMNIGATE_DB_CONNECT_TIMEOUT_MS',
   lookbackFloor: 'OMNIGATE_LOOKBACK_FLOOR',
   nodeEnv: 'NODE_ENV',
+  statsIntervalSeconds: 'OMNIGATE_INDEXER_STATS_INTERVAL_S',
+  schema: 'OMNIGATE_INDEXER_SCHEMA',
 } as const;
 
 function positiveInt(env: Record<string, string | undefined>, key: string, allowZero = false): number | undefined {
@@ -54,5 +60,9 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   const lookbackFloor = positiveInt(env, k.lookbackFloor, true);
   if (lookbackFloor !== undefined) out.lookbackFloor = lookbackFloor;
   if (env[k.nodeEnv]) out.nodeEnv = env[k.nodeEnv];
+  const statsIntervalSeconds = positiveInt(env, k.statsIntervalSeconds);
+  if (statsIntervalSeconds !== undefined) out.statsIntervalSeconds = statsIntervalSeconds;
+  const schema = env[k.schema]?.trim();
+  if (schema) out.schema = schema;
   return out;
 }

@@ -29,7 +29,9 @@ const LIST_ARGS = `(
 
 const ITEM_CURSOR = `
   "Pass as cursor to get the items after this one."
-  cursor: String!`;
+  cursor: String!
+  "Seconds from the timestamp the list is ordered by to now."
+  ageSeconds: Int!`;
 
 export const SDL = `
 "The bridge as requested on the origin chain (REST: Bridge)."
@@ -50,6 +52,36 @@ type Transaction {
   originAmount: String
   "Raw amount in token units, exact decimal string."
   destAmount: String!
+  "What request encodes (FastBridge v1 or v2 layout); null when it is neither."
+  decodedRequest: DecodedRequest
+}
+
+"The bridge a request's bytes encode. Integers of 256 bits are exact decimal strings."
+type DecodedRequest {
+  "1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed)."
+  version: Int!
+  originChainId: Int!
+  destChainId: Int!
+  originSender: String!
+  destRecipient: String!
+  originToken: String!
+  destToken: String!
+  originAmount: String!
+  destAmount: String!
+  originFeeAmount: String!
+  "Unix seconds after which the request may be refunded."
+  deadline: String!
+  nonce: String!
+  "v1 only (null in v2)."
+  sendChainGas: Boolean
+  "v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none)."
+  exclusivityRelayer: String
+  "v2 only."
+  exclusivityEndTime: String
+  "v2 only: native value forwarded to the recipient."
+  zapNative: String
+  "v2 only: call data forwarded to the recipient (hex)."
+  zapData: String
 }
 
 "A transactionId alone (disputes are not joined to requests)."
@@ -164,11 +196,59 @@ type CompleteTransaction {
   BridgeDispute: Dispute
 }
 
+enum Stage { missingRelay exceedDeadline missingProof missingClaim disputed }
+
+"How many bridges wait in one stage on one chain pair, and since when."
+type StageStat {
+  stage: Stage!
+  originChainId: Int!
+  "Null for a dispute whose request row is missing."
+  destChainId: Int
+  count: Int!
+  "Seconds since the oldest item of the stage on this pair entered it."
+  oldestAgeSeconds: Int!
+}
+
+"REST: GET /api/stats."
+type Stats {
+  "Unix seconds the snapshot was computed at (ages are relative to it)."
+  generatedAt: Int!
+  stages: [StageStat!]!
+}
+
+"How far the index has come on one chain."
+type ChainStatus {
+  chainId: Int
+  chain: String!
+  "Latest indexed block (exact decimal string)."
+  latestBlock: String
+  latestTimestamp: Int
+  "Seconds since latestTimestamp."
+  ageSeconds: Int
+  "Finalized block where Ponder records it (its checkpoint table)."
+  finalizedBlock: String
+  finalizedTimestamp: Int
+  "Ponder's readiness flag where it records one."
+  ready: Boolean
+}
+
+"REST: GET /api/status."
+type IndexerStatus {
+  generatedAt: Int!
+  "ponder_checkpoint, ponder_status, or events (the newest indexed event per chain)."
+  source: String!
+  chains: [ChainStatus!]!
+}
+
 type Query {
 ${LIST_ROUTES.map((r) => `  """${r.summary}. ${r.description} Ordered by ${r.sortedBy}, newest first. REST: GET ${r.paths[0]}"""
   ${r.graphqlField}${LIST_ARGS}: [${r.itemType}!]!`).join('\n')}
   "One bridge by transactionId or by the hash of the origin transaction that requested it; null when unknown. REST: GET /api/transaction-id/{id}"
   transaction(id: String!): CompleteTransaction
+  "Counts and oldest age per stage and chain pair. REST: GET /api/stats"
+  stats: Stats!
+  "Latest indexed block and its age per chain. REST: GET /api/status"
+  status: IndexerStatus!
   "The reference API's lookup, as a list of zero or one item."
   transactionById(transactionId: String!): [CompleteTransaction!]! @deprecated(reason: "Use transaction(id).")
 }

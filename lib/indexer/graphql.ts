@@ -44,9 +44,11 @@ function rootValue(ctx: ApiContext): Record<string, unknown> {
       return page.items.map((item, i) => ({ ...item, cursor: page.cursors[i] }));
     };
   }
-  root.transaction = (args: { id: string }) => findTransaction(ctx.db, parseTransactionKey('id', args.id));
+  root.stats = () => ctx.ops.stats.get();
+  root.status = () => ctx.ops.status.get();
+  root.transaction = (args: { id: string }) => findTransaction(ctx.db, parseTransactionKey('id', args.id), ctx.layouts);
   root.transactionById = async (args: { transactionId: string }) => {
-    const found = await findTransaction(ctx.db, parseTransactionKey('transactionId', args.transactionId));
+    const found = await findTransaction(ctx.db, parseTransactionKey('transactionId', args.transactionId), ctx.layouts);
     return found ? [found] : [];
   };
   return root;
@@ -59,6 +61,10 @@ function formatError(ctx: ApiContext) {
     if (!original || original instanceof GraphQLError) return formatted;
     if (original instanceof InvalidParameterError) {
       return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', parameter: original.parameter } };
+    }
+    if (original instanceof IndexerError && original.code === 'INDEX_NOT_READY') {
+      // The indexer has not created its tables yet (layout.ts); logged once by the layout resolver.
+      return { ...formatted, message: original.message, extensions: { code: original.code } };
     }
     if (isDatabaseUnavailable(original) || (original instanceof IndexerError && original.status === 503)) {
       ctx.logger.warn({ err: { name: original.name, message: redactUrl(original.message) }, path: error.path }, 'graphql: database unavailable');

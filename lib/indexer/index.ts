@@ -7,7 +7,7 @@
  * `openIndexerDb()` yields the database: DATABASE_URL, or an embedded PostgreSQL with migrations
  * applied. Only the CLI reads the environment (`readIndexerEnv(process.env)`).
  */
-export { indexerApi, indexerNotFound, type IndexerApiOptions, type IndexerHandler } from './api.js';
+export { indexerApi, indexerNotFound, type IndexerApiOptions, type IndexerHandler, type IndexerApiHandler } from './api.js';
 export { openIndexerDb, type OpenIndexerDb, type OpenIndexerDbOptions } from './open.js';
 export { watchDatabase, type DatabaseWatch, type DatabaseWatchOptions } from './readiness.js';
 export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db.js';
@@ -17,6 +17,9 @@ export { registerDbCommands, type DbCommandDeps } from './cli.js';
 export { readIndexerEnv, INDEXER_ENV_KEYS, type IndexerEnv } from './env.js';
 export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export { buildOpenApi } from './openapi.js';
+export { decodeRequest, type DecodedRequest } from './request-decode.js';
+export { runStats, runStatus, STAGES, TABLES, COLUMNS, type Stage, type StageStat, type StatsSnapshot, type StatusSnapshot, type ChainStatus, type OpsSource } from './ops.js';
+export { indexerGauges, DEFAULT_STATS_INTERVAL_SECONDS, type IndexerGauges, type IndexerGaugesOptions } from './ops-metrics.js';
 export { buildIndexerSchema } from './graphql-schema.js';
 export {
   missingRelay, exceedDeadline, missingProof, missingClaim, refundedAndRelayed, conflictingProofs, activeDisputes,

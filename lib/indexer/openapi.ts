@@ -31,6 +31,8 @@ const EVENT: Record<string, Schema> = {
   transactionHash: hex32('Hash of the transaction that emitted the event.'),
 };
 
+const AGE = int('Seconds from the timestamp the list is ordered by to now.');
+
 function schemas(): Record<string, Schema> {
   const bridge = object({
     transactionId: hex32('The bridge transaction id (bytes32).'),
@@ -47,14 +49,56 @@ function schemas(): Record<string, Schema> {
     sendChainGas: { type: 'boolean', description: 'Whether the relayer also delivers gas on the destination chain.' },
     originAmount: { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Raw origin amount (smallest unit), exact decimal string; null if not indexed.' },
     destAmount: decimal('Raw destination amount (smallest unit), exact decimal string.'),
+    decodedRequest: { anyOf: [ref('DecodedRequest'), { type: 'null' }], description: 'What `request` encodes (FastBridge v1 or v2 layout); null when it is neither.' },
   }, 'The bridge as requested on the origin chain.');
   const listItem = (description: string, phases: string[]): Schema => object({
+    ageSeconds: AGE,
     Bridge: ref('Bridge'),
     BridgeRequest: ref('BridgeRequest'),
     ...Object.fromEntries(phases.map((p) => [p, ref(p)])),
   }, description);
+  const nullable = (schema: Schema, description: string): Schema => ({ anyOf: [schema, { type: 'null' }], description });
   return {
     Bridge: bridge,
+    DecodedRequest: object({
+      version: int('1: FastBridge `BridgeTransaction` (abi.encode); 2: FastBridgeV2 `BridgeTransactionV2` (packed).', { enum: [1, 2] }),
+      originChainId: int(), destChainId: int(),
+      originSender: address(), destRecipient: address(), originToken: address(), destToken: address(),
+      originAmount: decimal('Smallest unit.'), destAmount: decimal('Smallest unit.'), originFeeAmount: decimal('Smallest unit.'),
+      deadline: decimal('Unix seconds after which the request may be refunded (uint256).'),
+      nonce: decimal('Nonce of the request (uint256).'),
+      sendChainGas: nullable({ type: 'boolean' }, 'v1 only; null in v2.'),
+      exclusivityRelayer: nullable(address(), 'v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none).'),
+      exclusivityEndTime: nullable(decimal('Unix seconds.'), 'v2 only.'),
+      zapNative: nullable(decimal('Smallest unit.'), 'v2 only: native value forwarded to the recipient.'),
+      zapData: nullable(str(undefined, { pattern: '^0x([0-9a-f]{2})*$' }), 'v2 only: call data forwarded to the recipient.'),
+    }, 'The bridge a request encodes. 256-bit integers are exact decimal strings.'),
+    StageStat: object({
+      stage: str(undefined, { enum: ['missingRelay', 'exceedDeadline', 'missingProof', 'missingClaim', 'disputed'] }),
+      originChainId: int(),
+      destChainId: { type: ['integer', 'null'], description: 'Null for a dispute whose request row is missing.' },
+      count: int('Items in the stage on this pair.', { minimum: 1 }),
+      oldestAgeSeconds: int('Seconds since the oldest of them entered the stage.'),
+    }, 'One stage on one origin → destination pair.'),
+    Stats: object({
+      generatedAt: int('Unix seconds the snapshot was computed at (ages are relative to it).'),
+      stages: { type: 'array', items: ref('StageStat'), description: 'Pairs with at least one item, by stage then pair.' },
+    }, 'Counts and oldest age per stage and chain pair.'),
+    ChainStatus: object({
+      chainId: { type: ['integer', 'null'] },
+      chain: str('Chain name.'),
+      latestBlock: { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Latest indexed block, exact decimal string.' },
+      latestTimestamp: { type: ['integer', 'null'], description: 'Its time, unix seconds.' },
+      ageSeconds: { type: ['integer', 'null'], description: 'Seconds since latestTimestamp.' },
+      finalizedBlock: { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Finalized block, where Ponder records it.' },
+      finalizedTimestamp: { type: ['integer', 'null'] },
+      ready: { type: ['boolean', 'null'], description: "Ponder's readiness flag, where it records one." },
+    }, 'How far the index has come on one chain.'),
+    IndexerStatus: object({
+      generatedAt: int('Unix seconds.'),
+      source: str('Where the positions come from.', { enum: ['ponder_checkpoint', 'ponder_status', 'events'] }),
+      chains: { type: 'array', items: ref('ChainStatus') },
+    }, 'Latest indexed position per chain.'),
     TransactionRef: object({ transactionId: hex32('The bridge transaction id.') }, 'A transactionId alone.'),
     BridgeRequest: object(EVENT, 'The BridgeRequested event on the origin chain.'),
     BridgeRelay: object({ ...EVENT, relayer: address('Relayer that relayed.'), to: address('Recipient on the destination chain.') },
@@ -77,8 +121,9 @@ function schemas(): Record<string, Schema> {
     PendingTransactionMissingClaim: listItem('A bridge with an active proof and no claim.', ['BridgeRelay', 'BridgeProof']),
     RefundedAndRelayedTransaction: listItem('A bridge both relayed and refunded.', ['BridgeRelay', 'BridgeRefund']),
     ConflictingProof: listItem('A bridge whose active proof comes from another relayer than the relay.', ['BridgeRelay', 'BridgeProof']),
-    ActiveDispute: object({ Bridge: ref('TransactionRef'), BridgeDispute: ref('BridgeDispute') }, 'A dispute with no later proof.'),
+    ActiveDispute: object({ ageSeconds: AGE, Bridge: ref('TransactionRef'), BridgeDispute: ref('BridgeDispute') }, 'A dispute with no later proof.'),
     InvalidRelay: object({
+      ageSeconds: AGE,
       transactionId: hex32('The relayed transaction id, unknown on the origin chain.'),
       ...EVENT,
       originChain: str(), destChain: str(), originChainId: int(), destChainId: int(),
@@ -188,6 +233,26 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
       },
     },
   };
+  const opsOperation = (operationId: string, summary: string, description: string, schema: string) => ({
+    get: {
+      operationId, tags: ['Operations'], summary, description,
+      responses: {
+        200: { description: summary, content: { 'application/json': { schema: ref(schema) } } },
+        400: { $ref: '#/components/responses/BadRequest' },
+        405: { $ref: '#/components/responses/MethodNotAllowed' },
+        500: { $ref: '#/components/responses/InternalError' },
+        503: { $ref: '#/components/responses/ServiceUnavailable' },
+      },
+    },
+  });
+  paths['/api/stats'] = opsOperation('stats', 'Pending bridges per stage and chain pair',
+    'Counts and the oldest age of the stages missingRelay, exceedDeadline, missingProof, missingClaim and disputed (the meanings of the '
+      + 'lists of the same names), per origin → destination chain pair. Recomputed at most every few seconds (a snapshot shared by every '
+      + 'client and by the Prometheus gauges); `generatedAt` says when. GraphQL: `stats`.', 'Stats');
+  paths['/api/status'] = opsOperation('status', 'How far the index has come per chain',
+    "The latest indexed block per chain, its time and age, and the finalized block where Ponder records it: from Ponder's "
+      + '`_ponder_checkpoint` (newest Ponder) or `_ponder_status` (0.7–0.10) table, else from the newest indexed event per chain '
+      + '(`source` says which). GraphQL: `status`.', 'IndexerStatus');
   const graphqlResponses = {
     200: {
       description: 'GraphQL result; a browser asking for text/html gets the GraphiQL page.',
@@ -254,6 +319,7 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
     tags: [
       { name: 'Bridge transactions', description: 'Lists and lookups over the indexed bridge events.' },
       { name: 'Aliases', description: 'Alternative paths for the same lists (both forms of the spec are served).' },
+      { name: 'Operations', description: 'What operators watch: stages, ages and index progress.' },
       { name: 'GraphQL', description: 'The same queries over GraphQL.' },
       { name: 'Documentation', description: 'This document and its rendering.' },
     ],

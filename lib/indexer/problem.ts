@@ -37,6 +37,8 @@ const TITLES: Record<string, string> = {
   METHOD_NOT_ALLOWED: 'Method not allowed',
   DATABASE_UNAVAILABLE: 'Database unavailable',
   SCHEMA_MISSING: 'Database schema missing',
+  INDEX_NOT_READY: 'Indexer tables not created yet',
+  SCHEMA_MISMATCH: 'Indexer tables do not match a known Ponder layout',
   INTERNAL: 'Internal server error',
 };
 
@@ -85,6 +87,15 @@ export function toProblem(err: unknown, options: { dev: boolean; instance?: stri
     };
   }
 
+  // A column that does not exist (42703): the tables are not as this layout reads them.
+  if (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42703') {
+    const body: ProblemBody = {
+      type: typeUri('SCHEMA_MISMATCH'), title: TITLES.SCHEMA_MISMATCH!, status: 500,
+      detail: `The indexer's tables lack a column the API reads: ${describe(error).message}`, ...base, code: 'SCHEMA_MISMATCH',
+    };
+    if (options.dev) body.debug = describe(error);
+    return { status: 500, headers: {}, body, severity: 'error' };
+  }
   const missing = isMissingTable(error);
   const code = missing ? 'SCHEMA_MISSING' : 'INTERNAL';
   const body: ProblemBody = {

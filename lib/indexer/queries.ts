@@ -20,6 +20,7 @@ import {
   transactionDetail, type Row,
 } from './shape.js';
 import type { TransactionDetail } from './types.js';
+import { aliasSelect, isIdentity, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from './layout.js';
 
 export interface QueryContext {
   /** Current unix time in seconds; windows are relative to it. */
@@ -30,6 +31,8 @@ export interface QueryContext {
   missingRelayWindowSeconds: number;
   /** How far back invalid-relays looks, seconds (default 14 days). */
   invalidRelayWindowSeconds: number;
+  /** Where and how Ponder wrote the tables (layout.ts); absent: the Ponder 0.4 tables in the search path. */
+  layouts?: LayoutSource;
 }
 
 export const WINDOW_DEFAULTS = {
@@ -184,7 +187,9 @@ export type ListItemOf<N extends ListQueryName> = ReturnType<(typeof LIST_QUERIE
 export const LIST_QUERY_NAMES = Object.keys(LIST_QUERIES) as ListQueryName[];
 
 /** Builds the SQL of one list page (exported for tests and EXPLAIN). */
-export function listStatement(name: ListQueryName, filter: ListFilter, ctx: QueryContext): { text: string; values: unknown[] } {
+export function listStatement(
+  name: ListQueryName, filter: ListFilter, ctx: QueryContext, layout: Layout = PONDER_04_LAYOUT,
+): { text: string; values: unknown[] } {
   const s = new SqlBuilder();
   const plan = LIST_QUERIES[name].plan(s, ctx);
   const where = [...plan.where];
@@ -197,11 +202,13 @@ export function listStatement(name: ListQueryName, filter: ListFilter, ctx: Quer
   }
   // One row more than asked tells whether a next page exists. The LIMIT is a literal (the page
   // size is a validated integer), so an unfiltered list has no parameters (see SqlBuilder.integer).
-  return s.statement(`SELECT ${plan.select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
+  // Written in the Ponder 0.4 spelling; translate() renames for the layout (identity for 0.4).
+  const select = isIdentity(layout) ? plan.select : aliasSelect(plan.select);
+  return s.statement(translate(`SELECT ${select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
 FROM ${plan.from}
 WHERE ${where.length > 0 ? where.join('\n  AND ') : 'TRUE'}
 ORDER BY ${plan.sortTs} DESC, ${plan.sortId} DESC
-LIMIT ${s.integer(filter.limit + 1)}`);
+LIMIT ${s.integer(filter.limit + 1)}`, layout));
 }
 
 export async function runList<N extends ListQueryName>(
@@ -209,14 +216,14 @@ export async function runList<N extends ListQueryName>(
 ): Promise<Page<ListItemOf<N>>> {
   // A list's text depends only on the query, the filters present and the page size; unfiltered
   // (no parameters), it runs as a prepared statement, planned once per connection (see prepared()).
-  const result = await rows<Row>(db, listStatement(name, filter, ctx), { prepare: true });
+  const result = await withLayout(ctx.layouts, (layout) => rows<Row>(db, listStatement(name, filter, ctx, layout), { prepare: true }));
   const page = result.slice(0, filter.limit);
-  const shape = LIST_QUERIES[name].shape as (row: Row) => ListItemOf<N>;
+  const shape = LIST_QUERIES[name].shape as (row: Row, now: number) => ListItemOf<N>;
   const last = page[page.length - 1];
   // Every item's cursor is encoded only when asked for (GraphQL edges); REST needs the last one.
   let cursors: string[] | undefined;
   return {
-    items: page.map(shape),
+    items: page.map((row) => shape(row, ctx.now)),
     get cursors() {
       return (cursors ??= page.map(cursorOf));
     },
@@ -250,11 +257,18 @@ export const invalidRelays = (db: IndexerDb, f: ListFilter, ctx: QueryContext) =
  * every phase (proofs even if disputed; only a dispute with no later proof). When several requests
  * share an origin transaction hash, an exact transactionId match wins, then the newest request.
  */
-export async function findTransaction(db: IndexerDb, key: string): Promise<TransactionDetail | null> {
+export async function findTransaction(db: IndexerDb, key: string, layouts?: LayoutSource): Promise<TransactionDetail | null> {
+  const result = await withLayout(layouts, (layout) => rows<Row>(db, transactionStatement(key, layout)));
+  const row = result[0];
+  return row ? transactionDetail(row) : null;
+}
+
+function transactionStatement(key: string, layout: Layout): { text: string; values: unknown[] } {
   const s = new SqlBuilder();
   const k = s.param(key, 'text');
-  const result = await rows<Row>(db, s.statement(`SELECT ${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
-  ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}
+  const select = `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
+  ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}`;
+  return s.statement(translate(`SELECT ${isIdentity(layout) ? select : aliasSelect(select)}
 FROM "BridgeRequestEvents" r
 LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
 LEFT JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"
@@ -263,7 +277,5 @@ LEFT JOIN "BridgeDepositRefundedEvents" f ON f."transactionId" = r."transactionI
 LEFT JOIN "BridgeProofDisputedEvents" d ON d."transactionId" = r."transactionId" AND ${DISPUTE_ACTIVE}
 WHERE r."transactionId" = ${k} OR r."transactionHash" = ${k}
 ORDER BY (r."transactionId" = ${k}) DESC, r."blockTimestamp" DESC, r."transactionId" DESC
-LIMIT 1`));
-  const row = result[0];
-  return row ? transactionDetail(row) : null;
+LIMIT 1`, layout));
 }

@@ -45,7 +45,7 @@ async function serveTransaction(ctx: ApiContext, req: IncomingMessage, res: Serv
     throw new InvalidParameterError('transactionIdOrOriginTxHash', 'is not valid percent-encoding');
   }
   const key = parseTransactionKey('transactionIdOrOriginTxHash', raw);
-  const detail = await findTransaction(ctx.db, key);
+  const detail = await findTransaction(ctx.db, key, ctx.layouts);
   if (!detail) throw new NotFoundError(`No bridge transaction has transactionId or origin transaction hash ${key}`);
   sendJson(res, 200, detail, { 'Cache-Control': 'no-cache' });
 }

@@ -8,6 +8,7 @@ import type {
   Bridge, BridgeClaim, BridgeDispute, BridgeProof, BridgeRefund, BridgeRelay, BridgeRequest, DisputeItem,
   InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
 } from './types.js';
+import { decodeRequest } from './request-decode.js';
 
 export type Row = Record<string, unknown>;
 
@@ -43,6 +44,7 @@ export function bridgeOf(row: Row): Bridge {
     sendChainGas: toBoolean(row.sendChainGas),
     originAmount: nullableText(row.originAmount),
     destAmount: text(row.destAmount),
+    decodedRequest: decodeRequest(text(row.request)),
   };
 }
 
@@ -102,23 +104,33 @@ export const disputeOf = (row: Row): BridgeDispute => ({
   relayer: text(row.dispute_relayer),
 });
 
-export const missingRelayItem = (row: Row): MissingRelayItem => ({ Bridge: bridgeOf(row), BridgeRequest: requestOf(row) });
-export const missingProofItem = (row: Row): MissingProofItem => ({
-  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row),
+/**
+ * Seconds from the timestamp a list is ordered by (its `_sortTs` column: the request of
+ * missing-relay, the relay of missing-proof, the proof of missing-claim, …) to `now`.
+ */
+const ageOf = (row: Row, now: number): number => now - int(row._sortTs);
+
+export const missingRelayItem = (row: Row, now: number): MissingRelayItem => ({
+  ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row),
 });
-export const missingClaimItem = (row: Row): MissingClaimItem => ({
-  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeProof: proofOf(row),
+export const missingProofItem = (row: Row, now: number): MissingProofItem => ({
+  ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row),
 });
-export const refundedAndRelayedItem = (row: Row): RefundedAndRelayedItem => ({
-  Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeRefund: refundOf(row),
+export const missingClaimItem = (row: Row, now: number): MissingClaimItem => ({
+  ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeProof: proofOf(row),
 });
-export const disputeItem = (row: Row): DisputeItem => ({
+export const refundedAndRelayedItem = (row: Row, now: number): RefundedAndRelayedItem => ({
+  ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeRefund: refundOf(row),
+});
+export const disputeItem = (row: Row, now: number): DisputeItem => ({
+  ageSeconds: ageOf(row, now),
   Bridge: { transactionId: text(row.transactionId) },
   BridgeDispute: disputeOf(row),
 });
 
-export function invalidRelayItem(row: Row): InvalidRelayItem {
+export function invalidRelayItem(row: Row, now: number): InvalidRelayItem {
   return {
+    ageSeconds: ageOf(row, now),
     transactionId: text(row.transactionId),
     blockNumber: text(row.blockNumber),
     blockTimestamp: int(row.blockTimestamp),

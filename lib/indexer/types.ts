@@ -22,7 +22,15 @@ export interface Bridge {
   originAmount: string | null;
   /** Raw destination amount in token units (exact decimal string). */
   destAmount: string;
+  /** The bridge `request` encodes (FastBridge v1 or v2 layout); null when it is neither. */
+  decodedRequest: DecodedRequest | null;
 }
+
+export type { DecodedRequest } from './request-decode.js';
+import type { DecodedRequest } from './request-decode.js';
+
+/** Seconds since the timestamp the list is ordered by (now − that time), on every list item. */
+export interface Aged { ageSeconds: number }
 
 /** Where and when an event was emitted. */
 export interface EventInfo {
@@ -39,15 +47,15 @@ export interface BridgeClaim extends EventInfo { to: string; relayer: string; am
 export interface BridgeRefund extends EventInfo { to: string; amountFormatted: string; token: string; amount: string }
 export interface BridgeDispute extends EventInfo { originChainId: number; originChain: string; relayer: string }
 
-export interface MissingRelayItem { Bridge: Bridge; BridgeRequest: BridgeRequest }
+export interface MissingRelayItem extends Aged { Bridge: Bridge; BridgeRequest: BridgeRequest }
 export interface MissingProofItem extends MissingRelayItem { BridgeRelay: BridgeRelay }
 export interface MissingClaimItem extends MissingProofItem { BridgeProof: BridgeProof }
 export interface RefundedAndRelayedItem extends MissingProofItem { BridgeRefund: BridgeRefund }
 export type ConflictingProofItem = MissingClaimItem;
-export interface DisputeItem { Bridge: { transactionId: string }; BridgeDispute: BridgeDispute }
+export interface DisputeItem extends Aged { Bridge: { transactionId: string }; BridgeDispute: BridgeDispute }
 
 /** A relay with no matching request (flat, as in the reference). */
-export interface InvalidRelayItem {
+export interface InvalidRelayItem extends Aged {
   transactionId: string;
   blockNumber: string;
   blockTimestamp: number;

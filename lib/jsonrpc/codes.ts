@@ -41,6 +41,8 @@ export const RpcCode = {
   LoopDetected: -32014,
   /** The pipeline was closed (`rpc.close()`, the server is shutting down): retry on another instance. */
   ShuttingDown: -32015,
+  /** The pinned block is not yet available on enough upstreams (their heads are below it): retry shortly. */
+  BlockNotAvailable: -32016,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

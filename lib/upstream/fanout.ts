@@ -1,9 +1,9 @@
 /**
  * A fan-out of calls over ranked candidates: start k more calls on demand, receive outcomes in
- * completion order, abort whatever is still running. It decides nothing; the verify stage
- * drives it. Guarantees: every call gets a cancel signal; after abort() no outcome is delivered
- * and every running call's signal has fired, so nothing is left running past the request.
- * Calls are only ever aborted together, so they share one signal.
+ * completion order, abort whatever is still running. It decides nothing; the agreement loop
+ * (lib/verify/agreement.ts) drives it. Guarantees: every call gets a cancel signal; after abort()
+ * no outcome is delivered and every running call's signal has fired, so nothing is left running
+ * past the request. Calls are only ever aborted together, so they share one signal.
  *
  * Outcomes are pushed to one listener (callbacks, no promise per outcome: this is the hot path
  * of every request); the listener hears `undefined` once, when the fan-out is aborted.
@@ -16,12 +16,21 @@ export type Outcome<U, R> =
 
 export type OutcomeListener<U, R> = (outcome: Outcome<U, R> | undefined) => void;
 
+/** A call still running: who, and since when (on the fan-out's clock). */
+interface Running<U> {
+  upstream: U;
+  began: number;
+}
+
+const performanceNow = () => performance.now();
+
 export class FanOut<U, R> {
   private readonly cancellation = new Cancellation();
   private queue: Outcome<U, R>[] = [];
   private listener: OutcomeListener<U, R> | undefined;
+  private candidates: readonly U[];
   private next = 0;
-  private running = 0;
+  private readonly running = new Set<Running<U>>();
   private aborted = false;
   /** Upstreams called so far, in the order they were started. */
   readonly called: U[] = [];
@@ -30,15 +39,19 @@ export class FanOut<U, R> {
    * `expectedMs`, when given, orders the calls of one launch: the one expected to take longest
    * starts first. The answer waits for the slowest of the batch, so its clock should start
    * first (each start is a socket write, tens of µs); which upstreams are called is unchanged.
+   * `now` is the clock the calls' durations are measured with (ms; tests inject their own).
    */
   constructor(
-    private readonly candidates: readonly U[],
+    candidates: readonly U[],
     private readonly call: (upstream: U, signal: CancelSignal) => Promise<R>,
     private readonly expectedMs?: (upstream: U) => number | undefined,
-  ) {}
+    private readonly now: () => number = performanceNow,
+  ) {
+    this.candidates = candidates;
+  }
 
   get inFlight(): number {
-    return this.running;
+    return this.running.size;
   }
 
   get remaining(): number {
@@ -65,19 +78,29 @@ export class FanOut<U, R> {
     return batch.length;
   }
 
+  /**
+   * Puts upstreams back at the end of the candidates, to be called again by a later launch (an
+   * answer that could not count yet, e.g. from an upstream that had not reached the pinned block).
+   */
+  requeue(upstreams: readonly U[]): void {
+    if (this.aborted || upstreams.length === 0) return;
+    this.candidates = [...this.candidates.slice(this.next), ...upstreams];
+    this.next = 0;
+  }
+
   private start(upstream: U): void {
-    this.running += 1;
+    const entry: Running<U> = { upstream, began: this.now() };
+    this.running.add(entry);
     this.called.push(upstream);
-    const began = performance.now();
     this.call(upstream, this.cancellation).then(
-      (value) => this.settle({ upstream, ok: true, value, ms: performance.now() - began }),
+      (value) => this.settle(entry, { upstream, ok: true, value, ms: this.now() - entry.began }),
       (error: unknown) =>
-        this.settle({ upstream, ok: false, error: error instanceof Error ? error : new Error(String(error)), ms: performance.now() - began }),
+        this.settle(entry, { upstream, ok: false, error: error instanceof Error ? error : new Error(String(error)), ms: this.now() - entry.began }),
     );
   }
 
-  private settle(outcome: Outcome<U, R>): void {
-    this.running -= 1;
+  private settle(entry: Running<U>, outcome: Outcome<U, R>): void {
+    this.running.delete(entry);
     if (this.aborted) return;
     if (this.listener) this.listener(outcome);
     else this.queue.push(outcome);
@@ -99,10 +122,17 @@ export class FanOut<U, R> {
     if (this.aborted && queued.length === 0) listener(undefined);
   }
 
-  /** Aborts every running call; the listener hears `undefined`. Later calls do nothing. */
-  abort(reason?: unknown): void {
+  /**
+   * Aborts every running call; the listener hears `undefined`. Later calls do nothing.
+   * `abandoned`, when given, hears each call still running, with how long it had run (ms).
+   */
+  abort(reason?: unknown, abandoned?: (upstream: U, ms: number) => void): void {
     if (this.aborted) return;
     this.aborted = true;
+    if (abandoned && this.running.size > 0) {
+      const now = this.now();
+      for (const r of this.running) abandoned(r.upstream, now - r.began);
+    }
     this.cancellation.abort(reason);
     this.queue.length = 0;
     this.listener?.(undefined);

@@ -23,9 +23,17 @@ export interface Health {
   lastError: string | undefined;
   /** When the last probe finished (epoch ms; 0 before the first). */
   lastProbeAt: number;
-  /** Head block number reported by the last successful probe. */
+  /** When the upstream was last asked for its head (probe or head tracker, heads.ts); 0: never. */
+  headPolledAt: number;
+  /** Latest head block number: probes, the head tracker and answers passing through (heads.ts). */
   head: bigint | undefined;
-  /** Blocks behind the best head of the chain's upstreams at the last probe. */
+  /** Its `safe` head (heads.ts): the tag's block, or latest − finality depth where the chain has no tag. */
+  safe: bigint | undefined;
+  /** Its `finalized` head (heads.ts), as `safe`. */
+  finalized: bigint | undefined;
+  /** Its head is far above the chain's robust head (heads.ts): not believed, not ranked first. */
+  suspect: boolean;
+  /** Blocks behind the chain's robust head (heads.ts chainHead; never the maximum); 0 when ahead. */
   lag: number;
   /** The chain id the upstream reported when it differs from the configured one: out of rotation. */
   wrongChainId: string | undefined;
@@ -50,7 +58,11 @@ export function newHealth(): Health {
     coolingUntil: 0,
     lastError: undefined,
     lastProbeAt: 0,
+    headPolledAt: 0,
     head: undefined,
+    safe: undefined,
+    finalized: undefined,
+    suspect: false,
     lag: 0,
     wrongChainId: undefined,
     loop: false,

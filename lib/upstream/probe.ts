@@ -1,15 +1,18 @@
 /**
  * Active health checks: every `refreshInterval` seconds each upstream is asked `eth_chainId`
  * and `eth_blockNumber` under a short timeout. A chain id other than the configured one takes
- * the upstream out of rotation (and is logged); a failed probe counts as a failure; a head
- * behind the chain's best head sets the upstream's lag. Probes of a chain run in parallel,
+ * the upstream out of rotation (and is logged); a failed probe counts as a failure; the head
+ * goes to heads.ts, which sets each upstream's lag behind the chain's robust head (never the
+ * maximum: one upstream reporting an absurd head does not make the others lag). Probes of a chain run in parallel,
  * at most `limits.probeConcurrency` upstreams at once (each probe is two calls), chains one after
  * another, so a large config never opens hundreds of connections at once. An upstream found to
  * be a request loop (loop.ts) is not probed.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
+import { recordHead, refreshChain } from './heads.js';
 import { recordFailure, recordSuccess } from './health.js';
+import { recordProbeRound } from './quality.js';
 import type { Chain, Registry, Upstream } from './registry.js';
 
 export interface ProbeResult {
@@ -60,7 +63,7 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
 export const defaultProbeConcurrency = 32;
 
 /** `fn` over `items`, at most `limit` at a time; results in the order of `items`. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -78,8 +81,7 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
   // A request loop is never probed again: each probe would only come back to us.
   const results = await mapLimited(chain.upstreams, concurrency, (u) => (u.health.loop ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
   const now = Date.now();
-  const heads = results.flatMap((r) => (r.head !== undefined && r.chainId === BigInt(chain.id) ? [r.head] : []));
-  const best = heads.reduce((a, b) => (b > a ? b : a), 0n);
+  const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
   results.forEach((r, i) => {
     const u = chain.upstreams[i]!;
     const h = u.health;
@@ -99,9 +101,11 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
     if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
     h.wrongChainId = undefined;
     recordSuccess(h, r.ms);
-    h.head = r.head;
-    h.lag = Number(best - r.head!);
+    answered.push({ health: h, ms: r.ms });
+    recordHead(u, 'latest', r.head!, 'poll');
   });
+  refreshChain(chain);
+  recordProbeRound(answered, performance.now());
 }
 
 export interface Prober {

@@ -5,6 +5,7 @@
 import type { Agent } from 'node:http';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
+import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from './health.js';
 import { createHttpTransport } from './http-transport.js';
 import { newHopToken, viaEntry } from './loop.js';
@@ -32,6 +33,10 @@ export interface Upstream {
   readonly secrets: UpstreamSecrets;
   /** This upstream's token in the Via header of our calls (loop.ts). */
   readonly hopToken: string;
+  /** Share of balanced load, calls in flight at most, calls per second at most (rpcs entry; select.ts arrange). */
+  readonly weight?: number;
+  readonly maxConcurrent?: number;
+  readonly maxRps?: number;
 }
 
 export interface UpstreamSecrets {
@@ -45,12 +50,15 @@ export interface Chain {
   readonly id: string;
   readonly confirmations: number;
   /** Config-added confirmable methods: global plus this chain's. */
-  readonly extraConfirmable: ReadonlySet<string>;
+  /** Methods the config makes confirmable, with where their pin is. */
+  readonly extraConfirmable: CustomMethods;
   /** Fields not compared: the defaults plus the config's global and this chain's lists. */
   readonly ignoredFields: IgnoredFields;
   readonly upstreams: readonly Upstream[];
   /** Distinct providers among the upstreams (the most confirmations the chain can give). */
   readonly providerCount: number;
+  /** How N=1 requests are spread over the best upstreams (select.ts arrange; absent: priority). */
+  readonly strategy?: 'balanced' | 'priority';
 }
 
 export interface Registry {
@@ -93,6 +101,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
+        ...chain.upstreamLimits?.[index],
       };
       byToken.set(hopToken, upstream);
       return upstream;
@@ -100,10 +109,12 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
     chains.set(id, {
       id,
       confirmations: chain.confirmations,
-      extraConfirmable: new Set([...config.confirmableMethods, ...chain.confirmableMethods]),
+      // The chain's declarations after the global ones (methods.ts CustomMethods).
+      extraConfirmable: new Map([...config.confirmableMethods, ...chain.confirmableMethods].map((m) => [m.method, m.pin])),
       ignoredFields: mergeIgnoredFields(config.ignoredFields, chain.ignoredFields),
       upstreams,
       providerCount: countProviders(chain.rpcs, chain.providers),
+      strategy: chain.strategy,
     });
   }
   return {

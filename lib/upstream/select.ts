@@ -3,7 +3,7 @@
  *
  * An upstream that reported another chain id, or is a request loop, is out of rotation (left out). The others are
  * ordered by: not cooling down after repeated failures first; then not lagging (more than
- * `maxLagBlocks` behind the best head at the last probe) first; then not slow (a latency average,
+ * `maxLagBlocks` behind the chain's robust head, heads.ts) and not suspect (far above it) first; then not slow (a latency average,
  * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
  * `slowMarginMs`) first; then the configured position. The tiers are coarse on purpose: ordinary
  * jitter never reorders upstreams. The tie-break is the configured position, never arrival order
@@ -15,6 +15,7 @@
  * is still tried when nothing better is left.
  */
 import { neverSucceeded, type Health } from './health.js';
+import { qualityOf, type MethodClass } from './quality.js';
 
 const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 
@@ -22,6 +23,12 @@ export interface Rankable {
   /** Position in the chain's `rpcs` list. */
   index: number;
   health: Health;
+  /** Share of balanced load (default 1). */
+  weight?: number;
+  /** Calls in flight at most (a provider's quota): at the cap, skipped. */
+  maxConcurrent?: number;
+  /** Calls started per second at most: at the cap, skipped. */
+  maxRps?: number;
 }
 
 /** Blocks an upstream may trail the best head before it is ranked after the ones that do not. */
@@ -37,24 +44,139 @@ export const slowMarginMs = 100;
  */
 export const slowMinSamples = 5;
 
-export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now: number): T[] {
+export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now: number, cls?: MethodClass): T[] {
+  return rankTiers(candidates, now, cls).ranked;
+}
+
+/**
+ * Measured slowness (quality.ts, issue 24): an upstream whose recent median latency for the
+ * request's class, over at least `measuredMinSamples` samples (abandoned calls included), is
+ * above `slowFactor` × the median of the chain's upstreams and above `measuredFloorMs`, is slow.
+ * The median of the last 3 samples: one outlier never demotes, two slow calls do.
+ */
+export const measuredMinSamples = 2;
+export const measuredFloorMs = 50;
+
+function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodClass): number | undefined {
+  const known: number[] = [];
+  for (const u of candidates) {
+    if (!inRotation(u.health)) continue;
+    const p = qualityOf(u.health).p50(cls, measuredMinSamples);
+    if (p !== undefined) known.push(p);
+  }
+  if (known.length < 2) return undefined;
+  known.sort((a, b) => a - b);
+  return known[(known.length - 1) >> 1];
+}
+
+/** The ranking with each upstream's tier (0 is the best; 1 is slow and nothing worse). */
+export function rankTiers<T extends Rankable>(candidates: readonly T[], now: number, cls?: MethodClass): { ranked: T[]; tiers: number[] } {
   let fastest = Infinity;
   for (const u of candidates) {
     const ms = u.health.latencyMs;
     if (ms !== undefined && inRotation(u.health) && ms < fastest) fastest = ms;
   }
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
+  const median = cls === undefined ? undefined : chainMedian(candidates, cls);
+  const measuredSlowAbove = median === undefined ? Infinity : Math.max(median * slowFactor, measuredFloorMs);
+  const slow = (h: Health) =>
+    ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) ||
+    (measuredSlowAbove !== Infinity && (qualityOf(h).p50(cls!, measuredMinSamples) ?? 0) > measuredSlowAbove);
   const tier = (u: T) =>
     (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
-    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks ? 2 : 0) + ((u.health.latencyMs ?? 0) > slowAbove && u.health.successes >= slowMinSamples ? 1 : 0);
+    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks || u.health.suspect ? 2 : 0) + (slow(u.health) ? 1 : 0);
+  const tiers = candidates.map(tier);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {
     const u = candidates[i]!;
-    plain = inRotation(u.health) && tier(u) === 0 && (i === 0 || candidates[i - 1]!.index < u.index);
+    plain = inRotation(u.health) && tiers[i] === 0 && (i === 0 || candidates[i - 1]!.index < u.index);
   }
-  if (plain) return candidates.slice();
-  return candidates.filter((u) => inRotation(u.health)).sort((a, b) => tier(a) - tier(b) || a.index - b.index);
+  if (plain) return { ranked: candidates.slice(), tiers };
+  const order = candidates.map((_, i) => i).filter((i) => inRotation(candidates[i]!.health));
+  order.sort((a, b) => tiers[a]! - tiers[b]! || candidates[a]!.index - candidates[b]!.index);
+  return { ranked: order.map((i) => candidates[i]!), tiers: order.map((i) => tiers[i]!) };
+}
+
+export type Strategy = 'balanced' | 'priority';
+
+export interface ArrangeOptions {
+  strategy: Strategy;
+  /** Votes the request needs: N ≥ 2 takes the N best by score. */
+  required: number;
+  cls: MethodClass;
+  /** Wall or monotonic ms (for the maxRps second). */
+  now: number;
+  /** This N=1 request asks a slow (tier 1) upstream first, to re-measure it (select-upstreams: at most one per chain in exploreEveryMs). */
+  explore?: boolean;
+}
+
+/** At its cap (maxConcurrent calls in flight, or maxRps calls started this second). */
+export function atCap(u: Rankable, now: number): boolean {
+  const q = qualityOf(u.health);
+  return (u.maxConcurrent !== undefined && q.inFlight >= u.maxConcurrent) || (u.maxRps !== undefined && q.startedThisSecond(now) >= u.maxRps);
+}
+
+/**
+ * Who is asked first, from the ranking (rankTiers):
+ * - an upstream at its cap (maxConcurrent / maxRps) moves to the end: skipped, asked only when
+ *   nothing else is left;
+ * - N ≥ 2: the ranking as it is: the N best tiers (measured-slow ones behind), configured order;
+ * - N = 1, `balanced`: one upstream of the best tier goes first, the least loaded (calls in flight
+ *   per unit of weight), ties shared by a smooth weighted round-robin (exact shares, weights
+ *   3:1 give 3:1; deterministic, no random draw); an `explore` request puts a slow (tier 1)
+ *   upstream first instead, so that it is re-measured by traffic too;
+ * - N = 1, `priority`: the ranking as it is (the first healthy upstream in list order).
+ * The returned array is new; the others keep their rank order.
+ */
+export function arrange<T extends Rankable>(ranked: readonly T[], tiers: readonly number[], options: ArrangeOptions): T[] {
+  let out = ranked.slice();
+  let outTiers = tiers.slice();
+  if (out.some((u) => u.maxConcurrent !== undefined || u.maxRps !== undefined)) {
+    const free: number[] = [];
+    const capped: number[] = [];
+    out.forEach((u, i) => (atCap(u, options.now) ? capped : free).push(i));
+    if (capped.length > 0) {
+      const idx = free.concat(capped);
+      out = idx.map((i) => ranked[i]!);
+      outTiers = idx.map((i) => tiers[i]!);
+      // Capped ones count as worse than every free one.
+      for (let k = free.length; k < idx.length; k += 1) outTiers[k] = 1 << 10;
+    }
+  }
+  if (out.length < 2) return out;
+  let best = 1;
+  while (best < out.length && outTiers[best] === outTiers[0]) best += 1;
+  // N ≥ 2: the ranking as it is (the tiers already put the measured-slow ones behind): a finer
+  // order by latency reordered voters on every stall of a loaded machine, and lost votes are the
+  // disputes policy's to judge, so a loser must stay among the voters to be caught again.
+  if (options.required >= 2) return out;
+  if (options.strategy === 'priority') return out;
+  if (options.explore && outTiers[0] === 0) {
+    const slow = outTiers.indexOf(1);
+    if (slow > 0) return [out[slow]!, ...out.slice(0, slow), ...out.slice(slow + 1)];
+  }
+  if (best < 2) return out;
+  const load = (u: T) => qualityOf(u.health).inFlight / (u.weight ?? 1);
+  let least = Infinity;
+  for (let i = 0; i < best; i += 1) least = Math.min(least, load(out[i]!));
+  // Smooth weighted round-robin over the least loaded: each gains its weight, the pick pays the total.
+  let total = 0;
+  let pick = -1;
+  for (let i = 0; i < best; i += 1) {
+    const u = out[i]!;
+    if (load(u) !== least) continue;
+    const q = qualityOf(u.health);
+    const w = u.weight ?? 1;
+    q.wrr += w;
+    total += w;
+    if (pick < 0 || q.wrr > qualityOf(out[pick]!.health).wrr) pick = i;
+  }
+  qualityOf(out[pick]!.health).wrr -= total;
+  if (pick === 0) return out;
+  const [chosen] = out.splice(pick, 1);
+  out.unshift(chosen!);
+  return out;
 }
 
 /**

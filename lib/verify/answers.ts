@@ -2,12 +2,12 @@
  * Upstream body → a vote (canonical form and hash) or the reason it cannot vote. Pure.
  * A body counts as a vote only if it is JSON-RPC in the right shape for the request: the same id
  * (every member of a batch, matched by id and put in request order) and a result or an error.
- * An error that says the provider itself is in trouble (rate limit, internal error) is a
- * failure, not a vote, so another upstream is asked instead. An error that refuses this one
- * request as too large for the provider (a wide eth_getLogs: "query returned more than 10000
- * results", "block range too large", "response size exceeded") is not a vote either, but a
- * `refused` failure: it says nothing about the provider's health, and when every upstream refuses
- * the client gets the refusal as the node gave it.
+ * A node's JSON-RPC error is a vote like a result. Only the errors of the table in trouble.ts are
+ * not: provider trouble (rate limit, capacity, a lagging node) is a failure, so another upstream
+ * is asked instead; a refusal of this one request (a wide eth_getLogs: "query returned more than
+ * 10000 results"; a method the provider does not serve) is a `refused` failure: it says nothing
+ * about the provider's health, and when every upstream refuses the client gets the refusal as the
+ * node gave it.
  *
  * The JSON text is read losslessly: a key repeated in an object makes the answer a failure
  * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and every
@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
+import { errorKind } from './trouble.js';
 
 export type Assessment =
   | {
@@ -29,13 +30,6 @@ export type Assessment =
     }
   /** refused: the provider refused this request as too large; `hash` (single calls) as a vote's would be. */
   | { ok: false; reason: string; refused?: { hash?: string } };
-
-/** JSON-RPC error codes that describe the provider's state rather than the answer. */
-const providerTroubleCodes = new Set([-32005, -32603, 429]);
-const providerTroubleMessage = /rate.?limit|too many requests|exceeded .*capacity|request limit|quota/i;
-/** A refusal of this request's size or range (the limits providers put on eth_getLogs and kin). */
-const refusalMessage =
-  /query returned more than|(block|blocks|query) range|range (is )?too (large|wide|big)|too (large|wide|many) (a )?(block )?(range|blocks|results|logs)|response size|results? (set )?(is )?too large|more than \d[\d,]* (results|logs|blocks)|limit(ed)? (the|your) (query|range)|is limited to (a )?[\d,]+|exceeds? max(imum)? (results|logs|blocks|range)|query timeout exceeded/i;
 
 /** An answerOf verdict: the provider refused this request (a failure that is not the provider's). */
 class Refusal {
@@ -262,14 +256,12 @@ function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string
     const error = obj.error as Record<string, unknown>;
     if (typeof error !== 'object' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return 'error without an integer code';
     const message = String(error.message ?? '');
-    if (error.code !== 3 && !/revert/i.test(message) && !providerTroubleMessage.test(message) && refusalMessage.test(message)) {
-      return new Refusal(`refused as too large: ${error.code}: ${scrub(message).slice(0, 200)}`, { error: { code: error.code, data: error.data, message: error.message } });
+    // The one table of provider trouble and refusals (trouble.ts); anything else is the node's answer.
+    const verdict = errorKind(error.code, message);
+    if (verdict?.kind === 'refusal') {
+      return new Refusal(`${verdict.label}: ${error.code}: ${scrub(message).slice(0, 200)}`, { error: { code: error.code, data: error.data, message: error.message } });
     }
-    // A contract's revert reason may say "rate limit" too: that is an answer, not provider trouble.
-    const trouble = providerTroubleCodes.has(error.code) || (error.code !== 3 && !/revert/i.test(message) && providerTroubleMessage.test(message));
-    if (trouble) {
-      return `provider error ${error.code}: ${scrub(message).slice(0, 200)}`;
-    }
+    if (verdict?.kind === 'trouble') return `${verdict.label} ${error.code}: ${scrub(message).slice(0, 200)}`;
     return { error: { code: error.code, data: error.data, message: error.message } };
   }
   if (!('result' in obj)) return 'neither result nor error';

@@ -57,10 +57,11 @@ export function mergeIgnoredFields(...lists: (Partial<IgnoredFields> | undefined
 /**
  * JSON-RPC error codes compared with their message: geth, erigon and reth answer many unrelated
  * errors with the generic -32000 ("execution reverted", "nonce too low", "insufficient funds…"),
- * so the code alone says little. Other codes mean one thing each (3: a revert, whose `data` is
+ * so the code alone says little; so does -32603, the generic internal error that geth's
+ * eth_simulateV1 gives for many distinct faults of the call ("err: nonce has max value…"). Other codes mean one thing each (3: a revert, whose `data` is
  * compared; -32602: invalid params) and their message is free text that differs between clients.
  */
-export const messageCodes: ReadonlySet<number> = new Set([-32000]);
+export const messageCodes: ReadonlySet<number> = new Set([-32000, -32603]);
 
 /** A JSON number kept as written: JSON.parse would change its text (see answers.ts). */
 export class JsonNumber {

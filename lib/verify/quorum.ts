@@ -69,3 +69,12 @@ export function decide<T>(votes: readonly Vote<T>[], required: number, state: Ta
   if (launch > 0) return { kind: 'launch', count: launch };
   return state.inFlight > 0 ? { kind: 'wait' } : { kind: 'failed' };
 }
+
+/** How many votes the leading group has (one per voter): what the loop's policy hooks see. */
+export function leadingCount<T>(votes: readonly Vote<T>[]): number {
+  if (votes.length === 0) return 0;
+  const anyVoter = votes.some((v) => v.voter !== undefined);
+  let best = 0;
+  for (const [hash, grouped] of tally(votes)) best = Math.max(best, anyVoter ? independent(votes, hash).length : grouped.length);
+  return best;
+}

@@ -356,6 +356,7 @@ async function main() {
   const config = {
     port: 0,
     refreshInterval: 86_400, // probes once at start only: they would count as upstream calls
+    heads: { intervalMs: 3_600_000 }, // head polls (eth_blockNumber) likewise: one round at start
     timeouts: { hedgeMs: 0 },
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
   };

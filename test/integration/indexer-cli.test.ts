@@ -33,14 +33,38 @@ async function omnigate(args: string[], env: Record<string, string | undefined>)
 
 const requests = async () => (await pg.db.one<{ n: number }>(bound(statement('SELECT count(*)::int AS n FROM "BridgeRequestEvents"')))).n;
 
-test.serial('db migrate applies the migrations once, then reports the database up to date', async (t) => {
-  const first = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
+const regclass = async (name: string) =>
+  (await pg.db.one<{ r: string | null }>(bound(statement('SELECT to_regclass($1)::text AS r', [name])))).r;
+const omnigateIndexes = async () => (await pg.db.any<{ indexname: string }>(
+  "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'omnigate%' AND indexname NOT LIKE '%_pkey' ORDER BY indexname")).map((r) => r.indexname);
+
+test.serial('against DATABASE_URL, db migrate never creates the tables; it adds the indexes once they exist, again after a redeploy', async (t) => {
+  // Before the indexer's first start: nothing is created (Ponder would exit on existing tables).
+  const early = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
+  t.is(early.exitCode, 0, early.err);
+  t.regex(early.out.join('\n'), /do not exist yet in the search path: looked for BridgeRequestEvents \(or bridge_request_events\).*Nothing to index yet: start the Ponder indexer first/s);
+  t.is(await regclass('"BridgeRequestEvents"'), null);
+
+  // Demos: --create-tables applies the migrations (tables and indexes), once.
+  const first = await omnigate(['db', 'migrate', '--create-tables'], { DATABASE_URL: pg.url });
   t.is(first.exitCode, 0, first.err);
-  t.is(first.out.length, 1);
   t.regex(first.out[0]!, /^Applied 3 migration\(s\) to postgres:\/\/omnigate:\*\*\*@127\.0\.0\.1:\d+\/omnigate: 0001_ponder_tables, 0002_query_indexes, 0003_transaction_id_hash_indexes$/);
+  t.is(first.out.length, 1, first.out.join('\n'));
+  const indexes = await omnigateIndexes();
+  t.is(indexes.length, 14);
   const second = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
-  t.regex(second.out[0]!, /^Database is up to date/);
+  t.deepEqual(second.out, [`Indexes are up to date on the ponder-0.4 tables in the search path (${second.out[0]!.match(/\((postgres:[^)]*)\)/)![1]}).`]);
   t.false([...first.out, ...second.out].join().includes(new URL(pg.url).password));
+
+  // A Ponder 0.4 redeploy drops and re-creates its tables (without our indexes): migrate puts them back.
+  await pg.db.none('ALTER TABLE "BridgeRelayedEvents" RENAME TO "old_relays"');
+  await pg.db.none('CREATE TABLE "BridgeRelayedEvents" (LIKE "old_relays" INCLUDING DEFAULTS)');
+  await pg.db.none('DROP TABLE "old_relays"');
+  t.deepEqual((await omnigateIndexes()).filter((n) => n.includes('relay')), []);
+  const third = await omnigate(['db', 'migrate'], { DATABASE_URL: pg.url });
+  t.is(third.exitCode, 0, third.err);
+  t.deepEqual(third.out, ['Created 2 index(es) on the ponder-0.4 tables in the search path: omnigate_hash_relay_tx_id, omnigate_relay_time']);
+  t.deepEqual(await omnigateIndexes(), indexes);
 });
 
 test.serial('db seed-demo --count N inserts N bridges, refuses to mix into existing data without --force', async (t) => {

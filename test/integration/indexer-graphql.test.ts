@@ -24,19 +24,21 @@ test.after.always(async () => {
 });
 
 const ITEM_FIELDS: Record<string, string> = {
-  PendingTransactionMissingRelay: `cursor Bridge { ...bridge } BridgeRequest { ...event }`,
-  PendingTransactionMissingProof: `cursor Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to }`,
-  PendingTransactionMissingClaim: `cursor Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to } BridgeProof { ...event relayer }`,
-  ConflictingProof: `cursor Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to } BridgeProof { ...event relayer }`,
-  RefundedAndRelayedTransaction: `cursor Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to }
+  PendingTransactionMissingRelay: `cursor ageSeconds Bridge { ...bridge } BridgeRequest { ...event }`,
+  PendingTransactionMissingProof: `cursor ageSeconds Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to }`,
+  PendingTransactionMissingClaim: `cursor ageSeconds Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to } BridgeProof { ...event relayer }`,
+  ConflictingProof: `cursor ageSeconds Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to } BridgeProof { ...event relayer }`,
+  RefundedAndRelayedTransaction: `cursor ageSeconds Bridge { ...bridge } BridgeRequest { ...event } BridgeRelay { ...event relayer to }
     BridgeRefund { ...event to amountFormatted token amount }`,
-  ActiveDispute: `cursor Bridge { transactionId } BridgeDispute { ...event originChainId originChain relayer }`,
-  InvalidRelay: `cursor transactionId blockNumber blockTimestamp transactionHash originChain destChain originChainId destChainId
+  ActiveDispute: `cursor ageSeconds Bridge { transactionId } BridgeDispute { ...event originChainId originChain relayer }`,
+  InvalidRelay: `cursor ageSeconds transactionId blockNumber blockTimestamp transactionHash originChain destChain originChainId destChainId
     originToken destToken originAmountFormatted destAmountFormatted to relayer`,
 };
 const FRAGMENTS = `
 fragment bridge on Transaction { transactionId originChain destChain originChainId destChainId originToken destToken
-  originAmountFormatted destAmountFormatted sender request sendChainGas originAmount destAmount }
+  originAmountFormatted destAmountFormatted sender request sendChainGas originAmount destAmount decodedRequest { ...decoded } }
+fragment decoded on DecodedRequest { version originChainId destChainId originSender destRecipient originToken destToken originAmount
+  destAmount originFeeAmount deadline nonce sendChainGas exclusivityRelayer exclusivityEndTime zapNative zapData }
 fragment event on Deposit { blockNumber blockTimestamp transactionHash }`;
 
 /** Every phase type shares the event fields; GraphQL needs the fragment per type. */
@@ -49,8 +51,8 @@ function query(field: string, itemType: string, args = ''): string {
   const usesBridge = fields.includes('...bridge');
   const usesEvent = fields.includes('...event');
   return `{ ${field}${args ? `(${args})` : ''} { ${fields} } }
-${usesBridge ? FRAGMENTS.split('\n')[1]! + '\n' + FRAGMENTS.split('\n')[2]! : ''}
-${usesEvent ? FRAGMENTS.split('\n')[3]! : ''}`;
+${usesBridge ? FRAGMENTS.split('\n').slice(1, 5).join('\n') : ''}
+${usesEvent ? FRAGMENTS.split('\n')[5]! : ''}`;
 }
 
 type Gql = { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };

@@ -4,7 +4,7 @@ import { LIST_ROUTES } from '../../lib/indexer/catalog.js';
 import { encodeCursor } from '../../lib/indexer/cursor.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
 import {
-  D, H, NOW, RELAYER_A, RELAYER_B, SHARED_REQUEST_HASH, block, byIdDesc, labelOf, labels, loadFixtures, txHash, txid,
+  ALL_LABELS, SENDER, SPECS, requestBytes, RELAYER_A_LOWER, D, H, NOW, RELAYER_A, RELAYER_B, SHARED_REQUEST_HASH, block, byIdDesc, labelOf, labels, loadFixtures, txHash, txid,
 } from '../fixtures/indexer/bridges.js';
 import { EXPECTED } from '../fixtures/indexer/expected.js';
 import { chain, get, serve, type AppKind, type Running } from '../fixtures/indexer/server.js';
@@ -63,6 +63,7 @@ test('missing-claim items have the reference nested shape with exact types', asy
   const res = await get<Record<string, unknown>[]>(`${apps.connect.base}/api/pending-transactions/missing-claim?originChainId=8453`);
   t.is(res.status, 200);
   t.deepEqual(res.body, [{
+    ageSeconds: 5 * H - 1200,
     Bridge: {
       transactionId: txid('proven'),
       originChain: 'base',
@@ -74,10 +75,17 @@ test('missing-claim items have the reference nested shape with exact types', asy
       originAmountFormatted: '100.5',
       destAmountFormatted: '100.4',
       sender: '0x5e4de00000000000000000000000000000000004',
-      request: `0x${'00'.repeat(31)}01${'6'.padStart(64, '0')}`,
+      request: requestBytes('proven', SPECS.get('proven')!),
       sendChainGas: false,
       originAmount: '100500000',
       destAmount: '100400000',
+      decodedRequest: {
+        version: 2, originChainId: 8453, destChainId: 1, originSender: SENDER, destRecipient: SENDER,
+        originToken: '0xaf88d065e77c8cc2239327c5edb3a432268e5831', destToken: '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913',
+        originAmount: '100500000', destAmount: '100400000', originFeeAmount: '10050', deadline: String(NOW - 5 * H + 3600),
+        nonce: String(ALL_LABELS.indexOf('proven')), sendChainGas: null, exclusivityRelayer: RELAYER_A_LOWER,
+        exclusivityEndTime: String(NOW - 5 * H + 60), zapNative: '0', zapData: '0x',
+      },
     },
     BridgeRequest: { blockNumber: block(8453, NOW - 5 * H), blockTimestamp: NOW - 5 * H, transactionHash: txHash('proven', 'request') },
     BridgeRelay: {
@@ -102,6 +110,7 @@ test('sendChainGas is a JSON boolean and block numbers above 2^53 stay exact str
 test('disputes and invalid-relays keep the reference shapes', async (t) => {
   const disputes = await get(`${apps.connect.base}/api/disputes`);
   t.deepEqual(disputes.body, [{
+    ageSeconds: 6 * H - 1800,
     Bridge: { transactionId: txid('proven-disputed') },
     BridgeDispute: {
       blockNumber: block(10, NOW - 6 * H + 1800), blockTimestamp: NOW - 6 * H + 1800, transactionHash: txHash('proven-disputed', 'dispute'),
@@ -110,10 +119,10 @@ test('disputes and invalid-relays keep the reference shapes', async (t) => {
   }]);
   const invalid = await get<Record<string, unknown>[]>(`${apps.connect.base}/api/invalid-relays`);
   t.deepEqual(Object.keys(invalid.body[0] ?? {}), [
-    'transactionId', 'blockNumber', 'blockTimestamp', 'transactionHash', 'originChain', 'destChain', 'originChainId',
+    'ageSeconds', 'transactionId', 'blockNumber', 'blockTimestamp', 'transactionHash', 'originChain', 'destChain', 'originChainId',
     'destChainId', 'originToken', 'destToken', 'originAmountFormatted', 'destAmountFormatted', 'to', 'relayer',
   ]);
-  t.like(invalid.body[0], { transactionId: txid('invalid-relay'), originChainId: 130, destChainId: 56, originChain: 'unichain', destChain: 'bnb' });
+  t.like(invalid.body[0], { ageSeconds: D, transactionId: txid('invalid-relay'), originChainId: 130, destChainId: 56, originChain: 'unichain', destChain: 'bnb' });
 });
 
 const FILTERS: [string, string[]][] = [

@@ -5,6 +5,7 @@ import { indexerApi } from '../../lib/indexer/api.js';
 import { closeIndexerDb, createIndexerDb, type IndexerDb } from '../../lib/indexer/db.js';
 import { freePort } from '../../lib/indexer/embedded.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
+import { migrate } from '../../lib/indexer/migrate.js';
 import { NOW, loadFixtures } from '../fixtures/indexer/bridges.js';
 import { get, graphql, serve, type Running } from '../fixtures/indexer/server.js';
 
@@ -106,22 +107,36 @@ test.serial('a statement that exceeds the statement timeout gives 503', async (t
   t.is(ok.status, 200);
 });
 
-test.serial('tables that do not exist give a 500 whose detail is only shown in development', async (t) => {
+test.serial('before the indexer has created its tables the lists answer 503 INDEX_NOT_READY with Retry-After, naming what was looked for', async (t) => {
   await pg.db.none('CREATE DATABASE empty_index');
   const empty = createIndexerDb(pg.url.replace(/\/omnigate$/, '/empty_index'));
   cleanups.push(() => closeIndexerDb(empty));
   const prod = await served(empty);
-  const res = await get<Record<string, unknown>>(`${prod.base}/api/disputes`);
-  t.is(res.status, 500);
-  t.is(res.headers.get('content-type'), 'application/problem+json');
-  t.like(res.body, { status: 500, code: 'SCHEMA_MISSING', detail: 'An unexpected error occurred; it has been logged.' });
-  t.is(res.body.debug, undefined);
-  t.false(res.text.includes('BridgeProofDisputedEvents'));
-  const dev = await served(empty, 'development');
-  const detailed = await get<Record<string, unknown>>(`${dev.base}/api/disputes`);
-  t.is(detailed.status, 500);
-  t.regex(String(detailed.body.detail), /does not exist.*omnigate db migrate/);
-  t.truthy((detailed.body.debug as { stack?: string }).stack);
+  for (const path of ['/api/disputes', '/api/transaction-id/0x' + 'ab'.repeat(32)]) {
+    const res = await get<Record<string, unknown>>(`${prod.base}${path}`);
+    t.is(res.status, 503, path);
+    t.is(res.headers.get('content-type'), 'application/problem+json');
+    t.is(res.headers.get('retry-after'), '10');
+    t.like(res.body, { status: 503, code: 'INDEX_NOT_READY' });
+    t.regex(String(res.body.detail), /do not exist yet in the search path: looked for BridgeRequestEvents \(or bridge_request_events\)/);
+    t.is(res.body.debug, undefined);
+  }
+  const gql = await graphql<{ errors: { message: string; extensions: { code: string } }[] }>(prod.base, '{ disputes { __typename } }');
+  t.is(gql.status, 503);
+  t.is(gql.headers.get('retry-after'), '5');
+  t.is(gql.body.errors[0]!.extensions.code, 'INDEX_NOT_READY');
+  t.regex(gql.body.errors[0]!.message, /do not exist yet in the search path/);
+  // Once Ponder creates them, the same server answers (no restart).
+  await empty.none(`CREATE TABLE "BridgeProofDisputedEvents" (id text)`);
+  const partial = await get<Record<string, unknown>>(`${prod.base}/api/disputes`);
+  t.is(partial.status, 500);
+  t.like(partial.body, { code: 'SCHEMA_MISMATCH' });
+  t.regex(String(partial.body.detail), /not BridgeRequestEvents \(or bridge_request_events\), BridgeRelayedEvents/);
+  await empty.none('DROP TABLE "BridgeProofDisputedEvents"');
+  await migrate(empty);
+  const ok = await get<unknown[]>(`${prod.base}/api/disputes`);
+  t.is(ok.status, 200);
+  t.deepEqual(ok.body, []);
 });
 
 test.serial('stopping the database turns answers into 503 within the timeout', async (t) => {

@@ -161,7 +161,7 @@ test('README mounting-indexer: the indexer serves its routes, a host /api route 
   const list = await send(app.base, 'GET', '/api/pending-transactions/missing-relay');
   t.is(list.status, 200, list.text);
   t.deepEqual(list.body, []);
-  t.deepEqual((await send(app.base, 'GET', '/api/status')).body, { ok: true });
+  t.deepEqual((await send(app.base, 'GET', '/api/app-status')).body, { ok: true });
   const spec = await send(app.base, 'GET', '/openapi.json');
   t.is(spec.status, 200);
   t.deepEqual(spec.body.servers, [{ url: '/' }]);

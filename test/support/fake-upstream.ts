@@ -28,6 +28,8 @@ export interface FakeOptions {
   path?: string;
   /** The whole response text for a single call, as written (numbers, duplicate keys…), instead of `answer`. */
   raw?: (call: RpcCallIn) => string;
+  /** Answer a batch with `raw`'s text for each member too, joined in an array (default: `answer`). */
+  rawBatch?: boolean;
   /** Port to listen on (default: a free one), e.g. the port of a `deadUrl()` that comes back. */
   port?: number;
 }
@@ -172,7 +174,13 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
           res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
           return;
         }
-        const text = options.raw && !Array.isArray(body) ? options.raw(body as RpcCallIn) : render(fake.profile, body, answer);
+        const raw = options.raw;
+        const text =
+          raw && !Array.isArray(body)
+            ? raw(body as RpcCallIn)
+            : raw && options.rawBatch && Array.isArray(body)
+              ? `[${(body as RpcCallIn[]).map((c) => raw(c)).join(',')}]`
+              : render(fake.profile, body, answer);
         res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };
       if (fake.delayMs > 0) setTimeout(send, fake.delayMs);

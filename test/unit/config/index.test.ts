@@ -33,14 +33,14 @@ chains:
   t.is(config.port, 8545);
   t.is(config.confirmations, 1);
   t.is(config.refreshInterval, 60);
-  t.deepEqual(config.timeouts, { upstreamMs: 10_000, requestMs: 30_000, hedgeMs: 1_000 });
-  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {} });
+  t.deepEqual(config.timeouts, { upstreamMs: 10_000, requestMs: 30_000, hedgeMs: 1_000, hedgeAdaptive: true, hedgeMinMs: 20, hedgeMaxMs: 1_000, hedgeQuantile: 0.9, hedgeBudget: 0.1 });
+  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {}, strategy: 'priority', heads: {} });
 });
 
 test('should parse the example config shipped in config/', async (t) => {
   const config = await loadConfigFile(new URL('../../../config/omnigate.example.yaml', import.meta.url).pathname);
   t.is(config.chains['1']!.confirmations, 2);
-  t.deepEqual(config.chains['1']!.confirmableMethods, ['eth_getBlockByHash', 'eth_getTransactionReceipt']);
+  t.deepEqual(config.chains['1']!.confirmableMethods.map((m) => m.method), ['eth_getBlockByHash', 'eth_foo']);
 });
 
 test('should keep a chain id larger than 2^53 exact', (t) => {

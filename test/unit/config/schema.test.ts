@@ -25,15 +25,17 @@ test('should apply every default to a minimal config', (t) => {
     port: defaults.port,
     confirmations: defaults.confirmations,
     refreshInterval: defaults.refreshInterval,
-    timeouts: { ...defaults.timeouts },
+    timeouts: { ...defaults.timeouts, hedgeAdaptive: true },
     limits: { ...defaults.limits },
     server: { ...defaults.server },
     upstreams: { ...defaults.upstreams },
     redactHeaders: defaults.redactHeaders,
     disputes: { ...defaults.disputes },
+    indexer: {},
     confirmableMethods: [],
     ignoredFields: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {} } },
+    heads: {},
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, heads: {} } },
   });
 });
 
@@ -81,9 +83,18 @@ test('should read the upstreams section: sockets, keep-alive and a proxy URL', (
   t.regex(problems({ ...minimal, upstreams: { proxy: 'not a url' } })[0]!.message, /is not a URL/);
 });
 
+test('should read indexer.schema, the schema of the Ponder tables, and name a bad one', (t) => {
+  t.deepEqual(ok({ ...minimal, indexer: { schema: 'rfq_views' } }).indexer, { schema: 'rfq_views' });
+  t.deepEqual(ok({ ...minimal, indexer: null }).indexer, {});
+  const bad = problems({ ...minimal, indexer: { schema: 'rfq; drop', table: 'x' } });
+  t.true(bad.some((p) => p.path === 'indexer.schema' && /not a PostgreSQL schema name.*Example: schema: rfq/.test(p.message)), JSON.stringify(bad));
+  t.true(bad.some((p) => p.path.startsWith('indexer') && /table/.test(p.path + p.message)), JSON.stringify(bad));
+});
+
 test('should read the disputes section', (t) => {
-  t.deepEqual(ok({ ...minimal, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } }).disputes, { window: 4, maxLost: 2, sampleEvery: 1 });
-  t.deepEqual(ok({ ...minimal, disputes: { window: 3 } }).disputes, { window: 3, maxLost: 3, sampleEvery: defaults.disputes.sampleEvery });
+  const fileMaxBytes = defaults.disputes.fileMaxBytes;
+  t.deepEqual(ok({ ...minimal, disputes: { window: 4, maxLost: 2, sampleEvery: 1 } }).disputes, { window: 4, maxLost: 2, sampleEvery: 1, fileMaxBytes });
+  t.deepEqual(ok({ ...minimal, disputes: { window: 3 } }).disputes, { window: 3, maxLost: 3, sampleEvery: defaults.disputes.sampleEvery, fileMaxBytes });
   t.is(ok({ ...minimal, disputes: { maxLost: 0 } }).disputes.maxLost, 0);
 });
 
@@ -104,8 +115,14 @@ test('should accept chain id 0', (t) => {
 
 test('should keep the configured confirmable methods', (t) => {
   const c = ok({ confirmableMethods: ['eth_getBlockByHash'], chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getTransactionReceipt'] } } });
-  t.deepEqual(c.confirmableMethods, ['eth_getBlockByHash']);
-  t.deepEqual(c.chains['1']!.confirmableMethods, ['eth_getTransactionReceipt']);
+  t.deepEqual(c.confirmableMethods, [{ method: 'eth_getBlockByHash', pin: { kind: 'blockHash', at: 0 } }]);
+  t.deepEqual(c.chains['1']!.confirmableMethods, [{ method: 'eth_getTransactionReceipt', pin: { kind: 'txHash', at: 0 } }]);
+  const custom = ok({ chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: [{ method: 'eth_foo', block: 1 }, { method: 'eth_bar', txHash: 0 }, { method: 'eth_const', pin: 'none' }] } } });
+  t.deepEqual(custom.chains['1']!.confirmableMethods, [
+    { method: 'eth_foo', pin: { kind: 'block', at: 1, hash: true } },
+    { method: 'eth_bar', pin: { kind: 'txHash', at: 0 } },
+    { method: 'eth_const', pin: { kind: 'none' } },
+  ]);
 });
 
 /** raw config → the path and a piece of the message of the problem it must report. */
@@ -153,9 +170,13 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['redactHeaders as a string', { ...minimal, redactHeaders: 'yes' }, 'redactHeaders', /is not true or false/],
   ['a never-confirmable method', { ...minimal, confirmableMethods: ['eth_blockNumber'] }, 'confirmableMethods[0]', /eth_blockNumber is never confirmable/],
   ['eth_sendRawTransaction on a chain', { chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getBlockByHash', 'eth_sendRawTransaction'] } } }, 'chains.1.confirmableMethods[1]', /never confirmable/],
-  ['a pinned method', { ...minimal, confirmableMethods: ['eth_getBalance'] }, 'confirmableMethods[0]', /already confirmable when pinned/],
+  ['a pinned method at another position', { ...minimal, confirmableMethods: [{ method: 'eth_getBalance', block: 0 }] }, 'confirmableMethods[0]', /eth_getBalance has its pin at block: 1, not at block: 0: write just eth_getBalance/],
+  ['a method outside the table without its pin', { ...minimal, confirmableMethods: ['eth_foo'] }, 'confirmableMethods[0]', /eth_foo is not in the method table.*write \{ method: eth_foo, block: <index> \}/],
+  ['a pin that is not an index', { ...minimal, confirmableMethods: [{ method: 'eth_foo', block: 'latest' }] }, 'confirmableMethods[0]', /block must be the index of that parameter/],
+  ['two pins', { ...minimal, confirmableMethods: [{ method: 'eth_foo', block: 1, txHash: 0 }] }, 'confirmableMethods[0]', /exactly one of block, blockHash, txHash or pin/],
+  ['a table method without a pin', { ...minimal, confirmableMethods: ['eth_chainId'] }, 'confirmableMethods[0]', /eth_chainId has no pin/],
   ['a non-method name', { ...minimal, confirmableMethods: ['getBalance'] }, 'confirmableMethods[0]', /not a JSON-RPC method name/],
-  ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of method names/],
+  ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of methods/],
   ['refresh_interval', { ...minimal, refresh_interval: 30 }, 'refresh_interval', /did you mean "refreshInterval"\?/],
   ['Port (case)', { ...minimal, Port: 1 }, 'Port', /did you mean "port"\?/],
   ['an unknown top-level key', { ...minimal, foo: 1 }, 'foo', /known keys here: port, confirmations, refreshInterval/],
@@ -224,3 +245,16 @@ for (const [name, value, path, message] of badIgnored) {
     t.regex(p[0]!.message, message);
   });
 }
+
+test('should read heads settings globally and per chain', (t) => {
+  const config = ok({ heads: { intervalMs: 2000, suspectBlocks: 50 }, chains: { '1': { rpcs: ['https://a.example'], heads: { waitMs: 500, finalityDepth: 10 } } } });
+  t.deepEqual(config.heads, { intervalMs: 2000, suspectBlocks: 50 });
+  t.deepEqual(config.chains['1']!.heads, { waitMs: 500, finalityDepth: 10 });
+});
+
+test('should refuse a bad heads setting with its path and an example', (t) => {
+  const p = problems({ heads: { intervalMs: 5, waitms: 1 }, chains: { '1': { rpcs: ['https://a.example'], heads: 'fast' } } });
+  t.true(p.some((x) => x.path === 'heads.intervalMs' && /from 100 to .*Example: intervalMs: 4000/.test(x.message)), JSON.stringify(p));
+  t.true(p.some((x) => x.path === 'heads.waitms' && /did you mean "waitMs"/.test(x.message)), JSON.stringify(p));
+  t.true(p.some((x) => x.path === 'chains.1.heads' && /must be a mapping/.test(x.message)), JSON.stringify(p));
+});

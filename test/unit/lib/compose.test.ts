@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import test from 'ava';
 import { compose, type Middleware, type Next } from '../../../lib/compose.js';
+import { InternalError } from '../../../lib/errors.js';
 
 const req = {} as IncomingMessage;
 const res = {} as ServerResponse;
@@ -76,32 +77,63 @@ test('should turn a throw from a later stage into one next(err)', async (t) => {
   t.deepEqual(calls, [[err]]);
 });
 
-test('should ignore a second next() from the same stage', async (t) => {
+test('should throw an InternalError at a stage that calls next() twice, and run the rest once', (t) => {
   let b = 0;
-  const calls = await run([
-    (_q, _s, next) => { next(); next(); },
-    (_q, _s, next) => { b += 1; next(); },
-  ]);
+  const calls: unknown[][] = [];
+  const twice: Middleware = function twice(_q, _s, next) {
+    next();
+    next();
+  };
+  const error = t.throws(
+    () => compose([twice, (_q, _s, next) => { b += 1; next(); }])(req, res, (...args: unknown[]) => calls.push(args)),
+    { instanceOf: InternalError },
+  );
+  t.is(error?.message, 'pipeline stage 0 (twice) called next() twice: a bug in that stage');
   t.is(b, 1);
   t.deepEqual(calls, [[undefined]]);
 });
 
-test('should ignore next(err) after the stage already called next()', async (t) => {
+test('should throw at a later next(err) after the stage already called next(), and not pass the error on', async (t) => {
   let late: Next = () => {};
   const calls = await run([
     (_q, _s, next) => { late = next; next(); },
     (_q, _s, next) => void setImmediate(() => next()),
   ]);
-  late(new Error('too late'));
+  t.throws(() => late(new Error('too late')), { instanceOf: InternalError, message: /stage 0 called next\(\) twice/ });
   await tick();
   t.deepEqual(calls, [[undefined]]);
 });
 
-test('should ignore a stage\'s next() after the chain was stopped by an error', async (t) => {
+test('should throw at a stage\'s next() after its own next(err) stopped the chain', async (t) => {
   const err = new Error('first');
   let b = 0;
+  let second: unknown;
   const calls = await run([
-    (_q, _s, next) => { setImmediate(() => next()); next(err); },
+    (_q, _s, next) => {
+      setImmediate(() => {
+        try {
+          next();
+        } catch (e) {
+          second = e;
+        }
+      });
+      next(err);
+    },
+    (_q, _s, next) => { b += 1; next(); },
+  ]);
+  t.is(b, 0);
+  t.deepEqual(calls, [[err]]);
+  t.true(second instanceof InternalError);
+});
+
+test('should ignore a stage\'s first next() after the chain ended on its throw', async (t) => {
+  const err = new Error('thrown');
+  let b = 0;
+  const calls = await run([
+    (_q, _s, next) => {
+      setImmediate(() => next());
+      throw err;
+    },
     (_q, _s, next) => { b += 1; next(); },
   ]);
   t.is(b, 0);

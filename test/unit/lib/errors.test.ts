@@ -23,6 +23,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['UpstreamBudgetError', errors.UpstreamBudgetError, 'OMNI_ERR_UPSTREAM_BUDGET', -32013, 503],
   ['LoopDetectedError', errors.LoopDetectedError, 'OMNI_ERR_LOOP', -32014, 508],
   ['ShuttingDownError', errors.ShuttingDownError, 'OMNI_ERR_SHUTTING_DOWN', -32015, 503],
+  ['BlockNotAvailableError', errors.BlockNotAvailableError, 'OMNI_ERR_BLOCK_NOT_AVAILABLE', -32016, 503],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 

@@ -42,7 +42,7 @@ test('should leave out chains with fewer URLs than --confirmations, unless they 
   t.false('problems' in validateConfig(raw));
   const err = t.throws(() => toConfig(cleaned, { confirmations: 2, chains: ['1', '57'] }), { instanceOf: ConfigError });
   t.deepEqual(err?.problems, ['--chains: chain 57 (Syscoin Mainnet) has 1 usable URL, fewer than --confirmations 2']);
-  t.throws(() => toConfig(cleaned, { confirmations: 4 }), { message: /no chain of the list has 4 usable URLs/ });
+  t.throws(() => toConfig(cleaned, { confirmations: 4 }), { message: /no chain of the list has 4 usable URLs of distinct providers/ });
 });
 
 test('should name every bad --chains value and why', async (t) => {
@@ -100,4 +100,14 @@ test('should report a missing or malformed snapshot file as a config error', asy
   t.teardown(() => rm(dir, { recursive: true }));
   await writeFile(join(dir, 'bad.json'), '{"1": {"rpcs": [');
   await t.throwsAsync(loadChainlist(fileSource(join(dir, 'bad.json'))), { instanceOf: ConfigError, message: /the chain list file is not JSON/ });
+});
+
+test('should count one vote per provider for --confirmations (https and wss of one provider are one)', (t) => {
+  const cleaned = cleanChainlist([
+    { chainId: 7, name: 'Seven', rpc: ['https://rpc.seven.example', 'wss://ws.seven.example'] },
+    { chainId: 8, name: 'Eight', rpc: ['https://rpc.eight-a.example', 'https://rpc.eight-b.example'] },
+  ]);
+  t.deepEqual(Object.keys(toConfig(cleaned, { confirmations: 2 }).chains), ['8']);
+  const err = t.throws(() => toConfig(cleaned, { confirmations: 2, chains: ['7'] }), { instanceOf: ConfigError });
+  t.deepEqual(err?.problems, ['--chains: chain 7 (Seven) has 2 usable URLs of 1 provider (one vote each), fewer than --confirmations 2']);
 });

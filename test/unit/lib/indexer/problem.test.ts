@@ -51,3 +51,11 @@ test('missing tables point at the migrate command in development', (t) => {
   t.regex(toProblem(missing, { dev: true }).body.detail, /omnigate db migrate/);
   t.is(toProblem(missing, { dev: false }).body.detail, 'An unexpected error occurred; it has been logged.');
 });
+
+test('a missing column is SCHEMA_MISMATCH naming it, never INTERNAL', (t) => {
+  const missing = Object.assign(new Error('column r.transactionId does not exist'), { code: '42703' });
+  const p = toProblem(missing, { dev: false });
+  t.like(p.body, { code: 'SCHEMA_MISMATCH', status: 500 });
+  t.is(p.body.detail, "The indexer's tables lack a column the API reads: column r.transactionId does not exist");
+  t.is(p.body.debug, undefined);
+});

@@ -16,12 +16,14 @@ test('booleans stored as integers become booleans', (t) => {
 });
 
 test('missing-relay items keep key order, exact block numbers and a null raw amount', (t) => {
-  const item = missingRelayItem({ ...request, originAmount: null });
-  t.deepEqual(Object.keys(item), ['Bridge', 'BridgeRequest']);
+  const item = missingRelayItem({ ...request, originAmount: null, _sortTs: 1700000000 }, 1700000100);
+  t.deepEqual(Object.keys(item), ['ageSeconds', 'Bridge', 'BridgeRequest']);
+  t.is(item.ageSeconds, 100);
   t.deepEqual(Object.keys(item.Bridge), [
     'transactionId', 'originChain', 'destChain', 'originChainId', 'destChainId', 'originToken', 'destToken',
-    'originAmountFormatted', 'destAmountFormatted', 'sender', 'request', 'sendChainGas', 'originAmount', 'destAmount',
+    'originAmountFormatted', 'destAmountFormatted', 'sender', 'request', 'sendChainGas', 'originAmount', 'destAmount', 'decodedRequest',
   ]);
+  t.is(item.Bridge.decodedRequest, null, 'request bytes of neither layout');
   t.is(item.Bridge.sendChainGas, true);
   t.is(item.Bridge.originAmount, null);
   t.deepEqual(item.BridgeRequest, { blockNumber: '123456789012345678901234567890', blockTimestamp: 1700000000, transactionHash: '0xh1' });
@@ -31,8 +33,9 @@ test('missing-claim items nest relay and proof', (t) => {
   const item = missingClaimItem({
     ...request,
     relay_blockNumber: '5', relay_blockTimestamp: 1700000010, relay_transactionHash: '0xh2', relay_relayer: '0xR', relay_to: '0xT',
-    proof_blockNumber: '6', proof_blockTimestamp: '1700000020', proof_transactionHash: '0xh3', proof_relayer: '0xP',
-  });
+    proof_blockNumber: '6', proof_blockTimestamp: '1700000020', proof_transactionHash: '0xh3', proof_relayer: '0xP', _sortTs: '1700000020',
+  }, 1700000030);
+  t.is(item.ageSeconds, 10, 'age of the proof, the time the list is ordered by');
   t.deepEqual(item.BridgeRelay, { blockNumber: '5', blockTimestamp: 1700000010, transactionHash: '0xh2', relayer: '0xR', to: '0xT' });
   t.deepEqual(item.BridgeProof, { blockNumber: '6', blockTimestamp: 1700000020, transactionHash: '0xh3', relayer: '0xP' });
 });
@@ -40,15 +43,16 @@ test('missing-claim items nest relay and proof', (t) => {
 test('disputes carry only the transactionId in Bridge', (t) => {
   t.deepEqual(disputeItem({
     transactionId: '0x01', dispute_blockNumber: '9', dispute_blockTimestamp: 5, dispute_transactionHash: '0xd',
-    dispute_originChainId: 10, dispute_originChain: 'optimism', dispute_relayer: '0xg',
-  }), { Bridge: { transactionId: '0x01' }, BridgeDispute: { blockNumber: '9', blockTimestamp: 5, transactionHash: '0xd', originChainId: 10, originChain: 'optimism', relayer: '0xg' } });
+    dispute_originChainId: 10, dispute_originChain: 'optimism', dispute_relayer: '0xg', _sortTs: 5,
+  }, 65), { ageSeconds: 60, Bridge: { transactionId: '0x01' }, BridgeDispute: { blockNumber: '9', blockTimestamp: 5, transactionHash: '0xd', originChainId: 10, originChain: 'optimism', relayer: '0xg' } });
 });
 
 test('invalid relays are flat', (t) => {
   const item = invalidRelayItem({ transactionId: '0x1', blockNumber: '7', blockTimestamp: 3, transactionHash: '0xh', originChain: 'a', destChain: 'b',
-    originChainId: 1, destChainId: 2, originToken: '0xo', destToken: '0xd', originAmountFormatted: '1', destAmountFormatted: '1', to: '0xt', relayer: '0xr' });
+    originChainId: 1, destChainId: 2, originToken: '0xo', destToken: '0xd', originAmountFormatted: '1', destAmountFormatted: '1', to: '0xt', relayer: '0xr', _sortTs: 3 }, 10);
   t.is(item.blockNumber, '7');
-  t.is(Object.keys(item).length, 14);
+  t.is(item.ageSeconds, 7);
+  t.is(Object.keys(item).length, 15);
 });
 
 test('transaction details leave out phases that did not happen', (t) => {

@@ -1,9 +1,11 @@
 import test from 'ava';
 import { GatewayError } from '../../../../lib/errors.js';
-import { classifyCall, classifyCalls, neverConfirmable, pinnedMethods } from '../../../../lib/jsonrpc/methods.js';
+import { classifyCall, classifyCalls, neverConfirmable, pinnedMethods, type CustomMethods, type PinAt } from '../../../../lib/jsonrpc/methods.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
 
-const none: ReadonlySet<string> = new Set();
+const none: CustomMethods = new Map();
+/** Methods declared in config, each with where its pin is. */
+const declared = (entries: [string, PinAt][]): CustomMethods => new Map(entries);
 const addr = '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5';
 const slot = '0x0000000000000000000000000000000000000000000000000000000000000003';
 const hash = '0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b';
@@ -12,7 +14,7 @@ const callObj = { from: '0x0000000000000000000000000000000000000000', to: null }
 const filter = { address: [addr], topics: [[hash]] };
 
 const call = (method: string, params: unknown[], id: number | string = 1): RpcCall => ({ id, method, params });
-const confirmable = (calls: RpcCall | RpcCall[], extra: ReadonlySet<string> = none) =>
+const confirmable = (calls: RpcCall | RpcCall[], extra: CustomMethods = none) =>
   classifyCalls(Array.isArray(calls) ? calls : [calls], extra).confirmable;
 
 /**
@@ -25,11 +27,11 @@ const reference: [number, RpcCall | RpcCall[], boolean, string?][] = [
   [3, call('eth_getBlockByNumber', ['latest', false]), false],
   [4, call('eth_getBlockByNumber', [n, false]), true],
   [5, call('eth_blockNumber', []), false],
-  [6, call('eth_getTransactionByHash', [hash]), false, 'not in the seed list (OmniRPC: true)'],
-  [7, call('eth_getBlockTransactionCountByHash', [hash]), false, 'not in the seed list (OmniRPC: true)'],
+  [6, call('eth_getTransactionByHash', [hash]), true, 'pinned by a transaction hash (method table)'],
+  [7, call('eth_getBlockTransactionCountByHash', [hash]), true, 'pinned by a block hash (method table)'],
   [8, call('eth_getBlockTransactionCountByNumber', ['pending']), false],
-  [9, call('eth_getTransactionByBlockHashAndIndex', [hash, '0x1']), false, 'not in the seed list (OmniRPC: true)'],
-  [10, call('eth_getTransactionReceipt', [hash]), false, 'not in the seed list (OmniRPC: true)'],
+  [9, call('eth_getTransactionByBlockHashAndIndex', [hash, '0x1']), true, 'pinned by a block hash (method table)'],
+  [10, call('eth_getTransactionReceipt', [hash]), true, 'pinned by a transaction hash (method table)'],
   [11, call('eth_syncing', []), false],
   [12, call('net_version', []), false, 'not in the seed list (OmniRPC: true)'],
   [13, call('eth_getBalance', [addr, 'latest']), false],
@@ -64,8 +66,8 @@ for (const [num, input, expected, note] of reference) {
   });
 }
 
-const extraSet = new Set(['eth_getTransactionByHash', 'eth_getBlockTransactionCountByHash', 'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionReceipt', 'eth_chainId', 'net_version']);
-for (const num of [6, 7, 9, 10, 12, 34]) {
+const extraSet = declared([['eth_chainId', { kind: 'none' }], ['net_version', { kind: 'none' }]]);
+for (const num of [12, 34]) {
   const input = reference.find(([k]) => k === num)![1];
   test(`should classify reference case ${num} as confirmable once its method is in the extra set`, (t) => {
     t.true(confirmable(input, extraSet));
@@ -214,7 +216,8 @@ const batches: [string, RpcCall[], boolean][] = [
   ['every member pinned', [call('eth_getBalance', [addr, '0x1'], 1), call('eth_getCode', [addr, '0x1'], 2)], true],
   ['one member latest', [call('eth_getBalance', [addr, '0x1'], 1), call('eth_getCode', [addr, 'latest'], 2)], false],
   ['one member never confirmable', [call('eth_getBalance', [addr, '0x1'], 1), call('eth_gasPrice', [], 2)], false],
-  ['one unknown member', [call('eth_getBalance', [addr, '0x1'], 1), call('eth_getTransactionByHash', [hash], 2)], false],
+  ['one unknown member', [call('eth_getBalance', [addr, '0x1'], 1), call('web3_clientVersion', [], 2)], false],
+  ['a member pinned by hash', [call('eth_getBalance', [addr, '0x1'], 1), call('eth_getTransactionByHash', [hash], 2)], true],
   ['only chain constants', [call('eth_chainId', [], 1), call('net_version', [], 2)], false],
 ];
 for (const [name, calls, expected] of batches) {
@@ -239,36 +242,84 @@ test('should not confirm a batch of chain constants only', (t) => {
   t.false(confirmable([call('eth_chainId', [], 1), call('net_version', [], 2)]));
 });
 
-test('should let the extra set make a batch confirmable only when it covers every member', (t) => {
-  const extra = new Set(['eth_getTransactionReceipt']);
-  t.true(confirmable([call('eth_getTransactionReceipt', [hash], 1), call('eth_getBalance', [addr, '0x1'], 2)], extra));
-  t.false(confirmable([call('eth_getTransactionReceipt', [hash], 1), call('eth_getTransactionByHash', [hash], 2)], extra));
+test('should let the declared methods make a batch confirmable only when they cover every member', (t) => {
+  const extra = declared([['eth_foo', { kind: 'block', at: 0, hash: true }]]);
+  t.true(confirmable([call('eth_foo', ['0x1'], 1), call('eth_getBalance', [addr, '0x1'], 2)], extra));
+  t.false(confirmable([call('eth_foo', ['0x1'], 1), call('eth_bar', ['0x1'], 2)], extra));
 });
 
-const unknown = ['net_version', 'eth_chainId', 'eth_getTransactionByHash', 'eth_getBlockByHash', 'eth_feeHistory', 'eth_getProof', 'debug_traceTransaction', 'eth_newFilter', 'web3_clientVersion', 'foo_bar'];
+const unknown = ['web3_clientVersion', 'foo_bar', 'eth_chainId', 'net_version'];
 for (const method of unknown) {
   test(`should not confirm the unlisted method ${method} by default`, (t) => {
     const c = classifyCall(call(method, ['latest']), none);
     t.false(c.confirmable);
-    t.regex(c.reason, /not in the confirmable list/);
+    t.regex(c.reason, /not in the confirmable list|not confirmable: fixed for the chain/);
   });
 }
 
-test('should confirm a configured extra method whatever its params', (t) => {
-  const extra = new Set(['eth_getBlockByHash']);
-  const c = classifyCall(call('eth_getBlockByHash', [hash, true]), extra);
-  t.true(c.confirmable);
-  t.regex(c.reason, /configured as confirmable/);
+const pinnedNotConfirmable = ['eth_feeHistory', 'debug_traceTransaction', 'eth_newFilter', 'eth_getFilterLogs'];
+for (const method of pinnedNotConfirmable) {
+  test(`should not confirm the table's unconfirmable method ${method}`, (t) => {
+    t.false(classifyCall(call(method, ['0x1', '0x1']), none).confirmable);
+  });
+}
+
+/** The reads the seed does not list, pinned by a hash or a block: confirmable under the same rule. */
+const beyondSeed: [RpcCall, boolean][] = [
+  [call('eth_getBlockByHash', [hash, true]), true],
+  [call('eth_getTransactionByHash', [hash]), true],
+  [call('eth_getTransactionReceipt', [hash]), true],
+  [call('eth_getUncleByBlockHashAndIndex', [hash, '0x0']), true],
+  [call('eth_getUncleCountByBlockHash', [hash]), true],
+  [call('eth_getBlockReceipts', ['0x1']), true],
+  [call('eth_getBlockReceipts', ['earliest']), true],
+  [call('eth_getBlockReceipts', [hash]), true],
+  [call('eth_getBlockReceipts', [{ blockHash: hash }]), true],
+  [call('eth_getBlockReceipts', ['latest']), false],
+  [call('eth_getBlockReceipts', ['pending']), false],
+  [call('eth_getBlockReceipts', ['finalized']), false],
+  [call('eth_getProof', [addr, [slot], '0x1']), true],
+  [call('eth_getProof', [addr, [slot], 'latest']), false],
+  [call('eth_getProof', [addr, [slot]]), false],
+  [call('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']), true],
+  [call('eth_getTransactionByBlockNumberAndIndex', ['latest', '0x0']), false],
+  [call('eth_getUncleCountByBlockNumber', ['0x1']), true],
+  [call('debug_getRawBlock', ['0x1']), true],
+  [call('debug_getRawTransaction', [hash]), true],
+];
+for (const [c, expected] of beyondSeed) {
+  test(`should classify ${c.method} ${JSON.stringify(c.params)} as ${expected ? '' : 'not '}confirmable`, (t) => {
+    t.is(classifyCall(c, none).confirmable, expected);
+  });
+}
+
+test('should refuse a hash pin that is not a 32-byte hash', (t) => {
+  const err = t.throws(() => classifyCall(call('eth_getTransactionReceipt', ['0x1234']), none)) as GatewayError;
+  t.regex(err.message, /params\[0\] \(transaction hash\) must be a 32-byte hex hash/);
+});
+
+test('should confirm a configured method by its declared pin only', (t) => {
+  const extra = declared([['eth_foo', { kind: 'block', at: 1, hash: true }], ['eth_bar', { kind: 'txHash', at: 0 }], ['eth_const', { kind: 'none' }]]);
+  t.true(classifyCall(call('eth_foo', [addr, '0x1']), extra).confirmable);
+  t.false(classifyCall(call('eth_foo', [addr, 'latest']), extra).confirmable);
+  t.false(classifyCall(call('eth_foo', [addr]), extra).confirmable);
+  t.true(classifyCall(call('eth_bar', [hash]), extra).confirmable);
+  t.regex(classifyCall(call('eth_const', []), extra).reason, /whatever the block/);
+});
+
+test('should let the config turn on a pinned method the table does not confirm', (t) => {
+  const extra = declared([['debug_traceTransaction', { kind: 'txHash', at: 0 }]]);
+  t.true(classifyCall(call('debug_traceTransaction', [hash]), extra).confirmable);
 });
 
 for (const method of neverConfirmable) {
-  test(`should never confirm ${method}, even when the extra set lists it`, (t) => {
-    t.false(confirmable(call(method, ['0x1']), new Set([method])));
+  test(`should never confirm ${method}, even when the config declares it`, (t) => {
+    t.false(confirmable(call(method, ['0x1']), declared([[method, { kind: 'none' }]])));
   });
 }
 
-test('should keep the block rule for a pinned method the extra set lists', (t) => {
-  t.false(confirmable(call('eth_getBalance', [addr, 'latest']), new Set(['eth_getBalance'])));
+test('should keep the block rule for a pinned method the config lists', (t) => {
+  t.false(confirmable(call('eth_getBalance', [addr, 'latest']), declared([['eth_getBalance', { kind: 'block', at: 1, hash: true }]])));
 });
 
 test('should export the seed table of spec 4.3', (t) => {
@@ -282,14 +333,7 @@ test('should export the seed table of spec 4.3', (t) => {
     'eth_getStorageAt',
     'eth_getTransactionCount',
   ]);
-  t.deepEqual([...neverConfirmable].sort(), [
-    'eth_blockNumber',
-    'eth_estimateGas',
-    'eth_gasPrice',
-    'eth_maxPriorityFeePerGas',
-    'eth_sendRawTransaction',
-    'eth_syncing',
-  ]);
+  for (const m of ['eth_blockNumber', 'eth_estimateGas', 'eth_gasPrice', 'eth_maxPriorityFeePerGas', 'eth_sendRawTransaction', 'eth_syncing']) t.true(neverConfirmable.has(m), m);
 });
 
 test('should give a reason for every classification', (t) => {

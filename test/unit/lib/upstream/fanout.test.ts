@@ -135,3 +135,28 @@ test('Cancellation runs each listener once, in order, and forgets removed and la
   t.true(c.aborted);
   t.is((c.reason as Error).message, 'stop');
 });
+
+test('abort tells each call still running how long it ran, and none that settled', async (t) => {
+  const { pending, call } = deferredCalls();
+  let now = 0;
+  const fan = new FanOut(['a', 'b', 'c'], call, undefined, () => now);
+  fan.launch(2);
+  now = 5;
+  fan.launch(1);
+  pending.get('a')!.resolve('A');
+  await flush();
+  now = 12;
+  const abandoned: string[] = [];
+  fan.abort(undefined, (u, ms) => abandoned.push(`${u}:${ms}`));
+  t.deepEqual(abandoned, ['b:12', 'c:7']);
+});
+
+test('requeue puts upstreams back after the candidates left, to be called again', (t) => {
+  const { call } = deferredCalls();
+  const fan = new FanOut(['a', 'b', 'c'], call);
+  fan.launch(2);
+  fan.requeue(['a']);
+  t.is(fan.remaining, 2);
+  t.is(fan.launch(5), 2);
+  t.deepEqual(fan.called, ['a', 'b', 'c', 'a']);
+});

@@ -101,8 +101,8 @@ test('should count a revert as a vote', (t) => {
 });
 
 test('should read an error with "result": null next to it as the error', (t) => {
-  const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32000,"message":"header not found"}}', single('eth_getBalance')));
-  t.is(a.canonical, '{"error":{"code":-32000,"message":"header not found"}}');
+  const a = vote(assessBody('{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32000,"message":"invalid block range params"}}', single('eth_getBalance')));
+  t.is(a.canonical, '{"error":{"code":-32000,"message":"invalid block range params"}}');
 });
 
 // Bridges are full of rate-limited contracts: their revert reasons say "rate limit". Such a revert
@@ -423,7 +423,8 @@ const notRefusals: [string, number, string, 'trouble' | 'vote'][] = [
   ['a rate limit that names a range', -32005, 'rate limit: too many block range requests', 'trouble'],
   ['a revert that mentions a range', 3, 'execution reverted: block range too large', 'vote'],
   ['a -32000 revert that mentions a range', -32000, 'execution reverted: query returned more than 10 results', 'vote'],
-  ['an unknown block', -32000, 'header not found', 'vote'],
+  ['a lagging node\'s unknown block (trouble.ts)', -32000, 'header not found', 'trouble'],
+  ['a reversed range (the node\'s answer)', -32602, 'invalid block range params', 'vote'],
 ];
 for (const [name, code, message, kind] of notRefusals) {
   test(`should not take ${name} as a refusal (${kind})`, (t) => {

@@ -1,0 +1,384 @@
+/**
+ * Measured quality of each upstream, from real traffic and probes (issue 24). Per upstream and
+ * per method class (`logs`: eth_getLogs, `call`: eth_call and gas estimates, `read`: the rest):
+ * - the last `recentSamples` (3) latencies (their median is what the ranking reads: two slow calls
+ *   demote an upstream, one outlier does not);
+ * - a sliding-window sketch of latencies (DDSketch, @datadog/sketches-js, 2 % relative accuracy,
+ *   two halves of `windowMs / 2` that rotate), for the quantiles /chains and /metrics show;
+ * - a call abandoned after t ms without an answer (a hedged call answered first, the request was
+ *   decided, the client left) is a sample of t: a slow upstream is seen as slow even when it never
+ *   gets to answer;
+ * - the error rate over its last `outcomeWindow` calls, its calls in flight, its calls started in
+ *   the current second (for `maxRps`).
+ * Per chain and class: a sketch of the latencies of answered calls, for the adaptive hedge delay.
+ * The score (lower is better, in ms) folds these with the health record (distrusted, lag, lost
+ * votes): scoreOf().
+ *
+ * Pure state plus functions that take `now` (ms, any monotonic clock): the tests inject the
+ * clock; the gateway passes performance.now().
+ */
+import { DDSketch } from '@datadog/sketches-js';
+import type { Health } from './health.js';
+
+export type MethodClass = 'read' | 'call' | 'logs';
+export const methodClasses: readonly MethodClass[] = ['read', 'call', 'logs'];
+
+const callMethods = new Set(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1']);
+
+/** The class of a request: a batch takes its heaviest member's (logs > call > read). */
+export function methodClassOf(calls: readonly { method: string }[] | undefined): MethodClass {
+  let cls: MethodClass = 'read';
+  for (const c of calls ?? []) {
+    if (c.method === 'eth_getLogs') return 'logs';
+    if (callMethods.has(c.method)) cls = 'call';
+  }
+  return cls;
+}
+
+/** Latencies the ranking's median rests on, per upstream and class. */
+export const recentSamples = 3;
+/** Span of the sliding window of the quantile sketches (ms). */
+export const windowMs = 60_000;
+/** Outcomes the error rate rests on. */
+export const outcomeWindow = 32;
+const accuracy = 0.02;
+/** A probe or an answer this many times faster than the recent median resets it (a re-measurement). */
+export const resetFactor = 3;
+
+/** A sketch over the last `windowMs` (at least; at most 1.5×): two halves that rotate. */
+export class WindowedSketch {
+  private current = new DDSketch({ relativeAccuracy: accuracy });
+  private previous = new DDSketch({ relativeAccuracy: accuracy });
+  private startedAt: number;
+  constructor(
+    now: number,
+    private readonly spanMs = windowMs,
+  ) {
+    this.startedAt = now;
+  }
+
+  private rotate(now: number): void {
+    const half = this.spanMs / 2;
+    if (now - this.startedAt < half) return;
+    // Two halves or more have passed: both are stale.
+    this.previous = now - this.startedAt < 2 * half ? this.current : new DDSketch({ relativeAccuracy: accuracy });
+    this.current = new DDSketch({ relativeAccuracy: accuracy });
+    this.startedAt = now - ((now - this.startedAt) % half);
+  }
+
+  accept(ms: number, now: number): void {
+    this.rotate(now);
+    this.current.accept(Math.max(ms, 0.01));
+  }
+
+  count(now: number): number {
+    this.rotate(now);
+    return this.current.count + this.previous.count;
+  }
+
+  /** The q-quantile of the window (undefined when it is empty). */
+  quantile(q: number, now: number): number | undefined {
+    this.rotate(now);
+    if (this.previous.count === 0) return this.current.count === 0 ? undefined : this.current.getValueAtQuantile(q);
+    if (this.current.count === 0) return this.previous.getValueAtQuantile(q);
+    const merged = new DDSketch({ relativeAccuracy: accuracy });
+    merged.merge(this.previous);
+    merged.merge(this.current);
+    return merged.getValueAtQuantile(q);
+  }
+}
+
+/** The latencies of one upstream for one method class. */
+export class ClassStats {
+  private readonly ring = new Float64Array(recentSamples);
+  private n = 0;
+  /** Lower median of the last recentSamples latencies (undefined before the first). */
+  p50: number | undefined;
+  readonly sketch: WindowedSketch;
+  constructor(now: number) {
+    this.sketch = new WindowedSketch(now);
+  }
+
+  /** Samples in the ring (at most recentSamples). */
+  get samples(): number {
+    return Math.min(this.n, recentSamples);
+  }
+
+  add(ms: number, now: number): void {
+    this.ring[this.n % recentSamples] = ms;
+    this.n += 1;
+    const k = this.samples;
+    const sorted = Array.from(this.ring.subarray(0, k)).sort((a, b) => a - b);
+    this.p50 = sorted[(k - 1) >> 1];
+    this.sketch.accept(ms, now);
+  }
+
+  /** Forgets the recent samples (the sketch keeps them): a probe showed the upstream changed. */
+  reset(): void {
+    this.n = 0;
+    this.p50 = undefined;
+  }
+}
+
+export class UpstreamQuality {
+  readonly classes = new Map<MethodClass, ClassStats>();
+  inFlight = 0;
+  answered = 0;
+  errors = 0;
+  abandoned = 0;
+  /** Last outcomes, true = error; `recentErrors` of them are errors. */
+  private readonly outcomes: boolean[] = [];
+  recentErrors = 0;
+  /** Calls started in the second `rpsSecond` (for maxRps). */
+  rpsSecond = -1;
+  rpsCount = 0;
+  /** Smooth weighted round-robin state (select.ts). */
+  wrr = 0;
+
+  stats(cls: MethodClass, now: number): ClassStats {
+    let s = this.classes.get(cls);
+    if (!s) this.classes.set(cls, (s = new ClassStats(now)));
+    return s;
+  }
+
+  outcome(error: boolean): void {
+    this.outcomes.push(error);
+    if (error) this.recentErrors += 1;
+    if (this.outcomes.length > outcomeWindow && this.outcomes.shift()) this.recentErrors -= 1;
+  }
+
+  get errorRate(): number {
+    return this.outcomes.length === 0 ? 0 : this.recentErrors / this.outcomes.length;
+  }
+
+  /** Calls started in the second containing `now` (ms). */
+  startedThisSecond(now: number): number {
+    return Math.floor(now / 1000) === this.rpsSecond ? this.rpsCount : 0;
+  }
+
+  /** The median latency the ranking reads for `cls`, when it rests on at least `min` samples. */
+  p50(cls: MethodClass, min: number): number | undefined {
+    const s = this.classes.get(cls);
+    return s && s.samples >= min ? s.p50 : undefined;
+  }
+}
+
+// Keyed by the health record, which every rankable upstream has (and which lives as long as it).
+const byHealth = new WeakMap<Health, UpstreamQuality>();
+
+export function qualityOf(health: Health): UpstreamQuality {
+  let q = byHealth.get(health);
+  if (!q) byHealth.set(health, (q = new UpstreamQuality()));
+  return q;
+}
+
+/** Per chain (keyed by the chain object, so two gateways in one process never mix): answered latencies. */
+const byChain = new WeakMap<object, Map<MethodClass, WindowedSketch>>();
+
+function chainSketch(chain: object, cls: MethodClass, now: number): WindowedSketch {
+  let m = byChain.get(chain);
+  if (!m) byChain.set(chain, (m = new Map()));
+  let s = m.get(cls);
+  if (!s) m.set(cls, (s = new WindowedSketch(now)));
+  return s;
+}
+
+/** A call started (in flight until one of the record* below). */
+export function recordStart(health: Health, now: number): void {
+  const q = qualityOf(health);
+  q.inFlight += 1;
+  const second = Math.floor(now / 1000);
+  if (second !== q.rpsSecond) {
+    q.rpsSecond = second;
+    q.rpsCount = 0;
+  }
+  q.rpsCount += 1;
+}
+
+/** A call answered after `ms` (any answer the transport delivered). */
+export function recordAnswered(chain: object | undefined, health: Health, ms: number, cls: MethodClass, now: number): void {
+  const q = qualityOf(health);
+  q.inFlight = Math.max(0, q.inFlight - 1);
+  q.answered += 1;
+  q.outcome(false);
+  const stats = q.stats(cls, now);
+  // An answer far faster than the recent median: the slowness is over (or was a stall), so the
+  // older samples go (a demoted upstream comes back on its first fast answer, e.g. an explore request).
+  if (stats.p50 !== undefined && stats.p50 > resetFactor * Math.max(ms, 1)) stats.reset();
+  stats.add(ms, now);
+  if (chain) chainSketch(chain, cls, now).accept(ms, now);
+}
+
+/** A call failed (transport error, timeout, HTTP error). */
+export function recordError(health: Health): void {
+  // No latency sample: a refused connection fails fast and is no sign of a fast upstream (the
+  // health record's cooling down deals with failures).
+  const q = qualityOf(health);
+  q.inFlight = Math.max(0, q.inFlight - 1);
+  q.errors += 1;
+  q.outcome(true);
+}
+
+/**
+ * A call abandoned after `ms` without an answer (another answered first, the request ended): a
+ * latency sample of at least `ms`, neither an answer nor an error.
+ */
+export function recordAbandoned(health: Health, ms: number, cls: MethodClass, now: number): void {
+  const q = qualityOf(health);
+  q.inFlight = Math.max(0, q.inFlight - 1);
+  q.abandoned += 1;
+  q.stats(cls, now).add(ms, now);
+}
+
+/**
+ * A probe round of one chain answered (probe.ts; class `read`): a re-measurement. An upstream
+ * whose probe took no more than `resetFactor` × the round's median (it is not slow now), or was far
+ * faster than its own recent median, forgets its recent samples, which are from before a change:
+ * an upstream that is fast again is ranked as such after one probe round. Relative to the round,
+ * so a loaded machine (every probe slower) does not keep it down.
+ */
+export function recordProbeRound(round: readonly { health: Health; ms: number }[], now: number): void {
+  const sorted = round.map((r) => r.ms).sort((a, b) => a - b);
+  const median = sorted.length === 0 ? 0 : sorted[(sorted.length - 1) >> 1]!;
+  for (const { health, ms } of round) {
+    const q = qualityOf(health);
+    for (const s of q.classes.values()) {
+      if (s.p50 !== undefined && (s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms))) s.reset();
+    }
+    q.stats('read', now).add(ms, now);
+  }
+}
+
+/** One upstream's probe (a round of one). */
+export function recordProbe(health: Health, ms: number, now: number): void {
+  recordProbeRound([{ health, ms }], now);
+}
+
+/** Track one upstream call: in flight until it settles; an answer, an error, or abandoned (signal aborted first). */
+export function trackCall<T>(
+  chain: object | undefined,
+  health: Health,
+  cls: MethodClass,
+  signal: { readonly aborted: boolean },
+  call: () => Promise<T>,
+  clock: () => number = () => performance.now(),
+): Promise<T> {
+  const began = clock();
+  recordStart(health, began);
+  let promise: Promise<T>;
+  try {
+    promise = call();
+  } catch (err) {
+    recordError(health);
+    throw err;
+  }
+  promise.then(
+    () => {
+      const now = clock();
+      recordAnswered(chain, health, now - began, cls, now);
+    },
+    (err: unknown) => {
+      const now = clock();
+      if (signal.aborted) recordAbandoned(health, now - began, cls, now);
+      // Our own byte budget refusing an answer is not the upstream's error.
+      else if ((err as { kind?: string } | undefined)?.kind === 'budget') qualityOf(health).inFlight = Math.max(0, qualityOf(health).inFlight - 1);
+      else recordError(health);
+    },
+  );
+  return promise;
+}
+
+/**
+ * The score of an upstream (lower is better; ms, or null before any sample): its median latency
+ * (class `read`, else any class), times (1 + 4 × error rate), times 2 per lost vote of its recent
+ * votes, plus 100 ms per block of lag; a distrusted upstream scores 10× more.
+ */
+export function scoreOf(health: Health, cls: MethodClass = 'read'): number | null {
+  const q = byHealth.get(health);
+  if (!q) return null;
+  let p50 = q.p50(cls, 1);
+  for (const c of methodClasses) p50 ??= q.p50(c, 1);
+  if (p50 === undefined) return null;
+  let score = p50 * (1 + 4 * q.errorRate) * 2 ** Math.min(health.recentLost, 10) + 100 * Math.max(0, health.lag);
+  if (health.distrusted) score *= 10;
+  return Math.round(score * 10) / 10;
+}
+
+/** What /chains shows of an upstream's quality. */
+export function describeQuality(health: Health, now = performance.now()) {
+  const q = qualityOf(health);
+  const classes: Record<string, { p50Ms: number | null; p90Ms: number | null; samples: number }> = {};
+  for (const [cls, s] of q.classes) {
+    const round = (v: number | undefined) => (v === undefined ? null : Math.round(v * 10) / 10);
+    classes[cls] = { p50Ms: round(s.sketch.quantile(0.5, now)), p90Ms: round(s.sketch.quantile(0.9, now)), samples: s.sketch.count(now) };
+  }
+  return {
+    score: scoreOf(health),
+    inFlight: q.inFlight,
+    errorRate: Math.round(q.errorRate * 1000) / 1000,
+    abandoned: q.abandoned,
+    latency: classes,
+  };
+}
+
+export interface HedgeOptions {
+  /** A fixed delay (timeouts.hedgeMs set in the config): used as it is. */
+  fixedMs?: number;
+  /** Bounds of the adaptive delay (timeouts.hedgeMinMs / hedgeMaxMs). */
+  minMs: number;
+  maxMs: number;
+  /** The quantile of answered calls the delay follows (timeouts.hedgeQuantile, default 0.9). */
+  quantile: number;
+  /** Answered calls the quantile must rest on; before that, maxMs (default 20). */
+  minSamples?: number;
+}
+
+/**
+ * When to ask one more upstream for a request of class `cls` on `chain`: the fixed delay when
+ * one is configured, else the chain's recent `quantile` of answered calls of that class, within
+ * [minMs, maxMs]; maxMs while too few calls were answered to say.
+ */
+export function hedgeDelay(chain: object, cls: MethodClass, options: HedgeOptions, now = performance.now()): number {
+  if (options.fixedMs !== undefined) return options.fixedMs;
+  const sketch = byChain.get(chain)?.get(cls);
+  if (!sketch || sketch.count(now) < (options.minSamples ?? 20)) return options.maxMs;
+  const q = sketch.quantile(options.quantile, now)!;
+  return Math.min(options.maxMs, Math.max(options.minMs, Math.round(q)));
+}
+
+/**
+ * The hedging budget of one chain: extra (hedged) calls may be at most `share` of the first calls,
+ * plus a burst of `burst`. Each first call earns `share` of a token (up to `burst`); a hedge takes
+ * one. A chain whose upstreams are all slow is then not sent twice its traffic.
+ */
+export class HedgeBudget {
+  private tokens: number;
+  constructor(
+    readonly share: number,
+    readonly burst = 10,
+  ) {
+    if (!(share >= 0 && share <= 1)) throw new TypeError('HedgeBudget: share must be within 0..1');
+    this.tokens = burst;
+  }
+
+  /** A first (not hedged) call was made. */
+  onCall(): void {
+    this.tokens = Math.min(this.burst, this.tokens + this.share);
+  }
+
+  /** May one more (hedged) call be made now? Takes a token when it may. */
+  tryHedge(): boolean {
+    if (this.tokens < 1 - 1e-9) return false; // (ten shares of 0.1 add up to 0.9999…)
+    this.tokens = Math.max(0, this.tokens - 1);
+    return true;
+  }
+}
+
+const budgets = new WeakMap<object, HedgeBudget>();
+
+/** The hedging budget of a chain (one per chain object, created on first use). */
+export function hedgeBudgetOf(chain: object, share: number): HedgeBudget {
+  let b = budgets.get(chain);
+  if (!b) budgets.set(chain, (b = new HedgeBudget(share)));
+  return b;
+}

@@ -1,0 +1,163 @@
+/**
+ * Conformance: the execution-apis corpus (test/fixtures/execution-apis: requests and answers of
+ * real clients, one or more per method of the spec) replayed through the gateway. Fake upstreams
+ * answer each recorded request with the recorded answer, byte for byte; the client must get
+ * exactly what the node sent (result or error, its id, HTTP 200), at N=1, at N=3, and in batches
+ * of several members, with X-Confirmable as the method table of the README says.
+ */
+import test from 'ava';
+import { startFakeUpstream, type FakeUpstream, type RpcCallIn } from '../support/fake-upstream.js';
+import { recordedPairs, withId, type RecordedPair } from '../support/execution-apis.js';
+import { startGateway, type Gateway } from '../support/gateway.js';
+
+const pairs = recordedPairs();
+
+/**
+ * The README's method table, written out here on its own (not read from lib/), so that a change
+ * of the table is a change of this test too: where each confirmable method's pin sits.
+ */
+const confirmablePins: Record<string, number | 'filter'> = {
+  eth_getBlockByNumber: 0,
+  eth_getBlockTransactionCountByNumber: 0,
+  eth_getBalance: 1,
+  eth_getCode: 1,
+  eth_getTransactionCount: 1,
+  eth_call: 1,
+  eth_getStorageAt: 2,
+  eth_getLogs: 'filter',
+  eth_getBlockReceipts: 0,
+  eth_getBlockAccessList: 0,
+  eth_getProof: 2,
+  eth_getStorageValues: 1,
+  eth_getTransactionByBlockNumberAndIndex: 0,
+  eth_createAccessList: 1,
+  eth_simulateV1: 1,
+  debug_getRawHeader: 0,
+  debug_getRawBlock: 0,
+  debug_getRawReceipts: 0,
+  eth_getBlockByHash: 0,
+  eth_getBlockTransactionCountByHash: 0,
+  eth_getTransactionByBlockHashAndIndex: 0,
+  eth_getTransactionByHash: 0,
+  eth_getTransactionReceipt: 0,
+  debug_getRawTransaction: 0,
+};
+const neutral = new Set(['eth_chainId', 'net_version']);
+
+const fixedBlock = (v: unknown): boolean =>
+  typeof v === 'string'
+    ? /^0x[0-9a-f]+$/i.test(v) || v.toLowerCase() === 'earliest'
+    : v !== null && typeof v === 'object' && (typeof (v as { blockHash?: unknown }).blockHash === 'string' || fixedBlock((v as { blockNumber?: unknown }).blockNumber));
+
+function expectedConfirmable(request: RecordedPair['request']): boolean {
+  const at = confirmablePins[request.method];
+  if (at === undefined) return false;
+  const params = request.params ?? [];
+  if (at === 'filter') {
+    const f = params[0] as Record<string, unknown>;
+    return f.blockHash !== undefined || (fixedBlock(f.fromBlock) && fixedBlock(f.toBlock));
+  }
+  return fixedBlock(params[at]);
+}
+
+/**
+ * Requests the gateway refuses itself, before any upstream (the params omnigate reads are not
+ * valid: no node accepts them either): the client gets -32602 with its id and HTTP 400, and no
+ * upstream is called. Every other pair is relayed as the node answered.
+ */
+const refusedByGateway = new Set([
+  'debug_getRawBlock/get-invalid-number.io#0',
+  'debug_getRawHeader/get-invalid-number.io#0',
+  'debug_getRawReceipts/get-invalid-number.io#0',
+  'debug_getRawTransaction/get-invalid-hash.io#0',
+  'eth_getLogs/filter-error-invalid-blockHash-and-range.io#0',
+]);
+
+let fakes: FakeUpstream[];
+let gw: Gateway;
+/** The pairs the fakes answer now, by request id (tests run serially). */
+let current = new Map<string, RecordedPair>();
+/** Requests a fake received that were not the recorded ones. */
+const strays: string[] = [];
+const key = (id: unknown) => JSON.stringify(id);
+
+function replay(call: RpcCallIn): string {
+  const pair = current.get(key(call.id));
+  if (!pair || call.method !== pair.request.method || JSON.stringify(call.params ?? []) !== JSON.stringify(pair.request.params ?? [])) {
+    strays.push(`${call.method} ${JSON.stringify(call.params)}`);
+    return JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32099, message: 'not a recorded request' } });
+  }
+  return withId(pair.responseText, pair.response.id, call.id);
+}
+
+test.before(async () => {
+  fakes = await Promise.all([1, 2, 3].map(() => startFakeUpstream({ raw: replay, rawBatch: true })));
+  gw = await startGateway({ chains: { 1337: { rpcs: fakes.map((f) => f.url) } } });
+});
+
+test.after.always(async () => {
+  await gw?.close();
+  await Promise.all((fakes ?? []).map((f) => f.close()));
+});
+
+const calls = () => fakes.reduce((sum, f) => sum + f.calls, 0);
+const sevenHeaders = ['content-type', 'x-request-id', 'x-confirmable', 'x-required-confirmations', 'x-forwarded-from', 'x-checked-urls', 'x-json-hash'];
+
+test.serial('the corpus has at least one pair for every method of its folders, and 25 methods or more', (t) => {
+  const methods = new Set(pairs.map((p) => p.method));
+  t.true(methods.size >= 25, `${methods.size} methods`);
+  for (const m of methods) t.true(pairs.some((p) => p.method === m && p.request.method === m), m);
+});
+
+for (const n of [1, 3]) {
+  for (const pair of pairs) {
+    test.serial(`N=${n}: ${pair.name} (${pair.request.method}) comes back as the node sent it`, async (t) => {
+      current = new Map([[key(pair.request.id), pair]]);
+      strays.length = 0;
+      const before = calls();
+      const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
+      const r = await gw.post(path, pair.requestText);
+      if (refusedByGateway.has(pair.name)) {
+        t.is(r.status, 400);
+        t.is(r.body.error.code, -32602);
+        t.deepEqual(r.body.id, pair.request.id);
+        t.is(calls() - before, 0);
+        return;
+      }
+      t.is(r.status, 200, r.text.slice(0, 300));
+      t.is(r.text, pair.responseText); // lossless: the node's bytes, its result or error, the id
+      for (const h of sevenHeaders) t.truthy(r.headers[h], h);
+      const confirmable = expectedConfirmable(pair.request);
+      t.is(r.headers['x-confirmable'], String(confirmable));
+      const required = confirmable ? n : 1;
+      t.is(r.headers['x-required-confirmations'], String(required));
+      t.is(calls() - before, required);
+      t.deepEqual(strays, []);
+    });
+  }
+}
+
+/** The pairs answered with a result and relayed: batch members. */
+const batchable = pairs.filter((p) => p.response.result !== undefined && !refusedByGateway.has(p.name));
+const batchSize = 5;
+const batches: RecordedPair[][] = [];
+for (let i = 0; i < batchable.length; i += batchSize) batches.push(batchable.slice(i, i + batchSize));
+
+for (const n of [1, 3]) {
+  for (const [b, members] of batches.entries()) {
+    const ids = members.map((_, k) => (k % 2 === 0 ? 2 ** 40 + b * 10 + k : `m-${b}-${k}`));
+    test.serial(`N=${n}: batch ${b} (${members.map((p) => p.request.method).join(', ')}) comes back member by member as the nodes sent them`, async (t) => {
+      current = new Map(members.map((p, k) => [key(ids[k]), p]));
+      strays.length = 0;
+      const body = `[${members.map((p, k) => JSON.stringify({ ...p.request, id: ids[k] })).join(',')}]`;
+      const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
+      const r = await gw.post(path, body);
+      t.is(r.status, 200, r.text.slice(0, 300));
+      t.is(r.text, `[${members.map((p, k) => withId(p.responseText, p.response.id, ids[k])).join(',')}]`);
+      const confirmable = members.every((p) => expectedConfirmable(p.request) || neutral.has(p.request.method)) && members.some((p) => expectedConfirmable(p.request));
+      t.is(r.headers['x-confirmable'], String(confirmable));
+      t.is(r.headers['x-required-confirmations'], String(confirmable ? n : 1));
+      t.deepEqual(strays, []);
+    });
+  }
+}
