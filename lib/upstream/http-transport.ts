@@ -63,10 +63,10 @@ const preallocFrom = 64 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
 
 /** A network error as a failed call; an answer node's parser refused says so first. */
-function transportError(err: Error): UpstreamCallError {
+function transportError(err: Error, sent: boolean): UpstreamCallError {
   const { code, reason } = err as Error & { code?: string; reason?: string };
-  if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err });
-  return new UpstreamCallError('transport', describeError(err), { cause: err });
+  if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err, sent: true });
+  return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
 }
 
 /** The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none. */
@@ -127,7 +127,7 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
     send: (request) => client.send(request),
     close: async () => {
       client.closed = true;
-      for (const call of client.live) call.fail(new UpstreamCallError('closed', 'transport closed'));
+      for (const call of client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
       if (own) agent.destroy();
     },
   };
@@ -140,10 +140,12 @@ class Client {
   readonly requestOptions: http.RequestOptions;
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
+  private readonly host: string;
 
   constructor(url: URL, agent: http.Agent, options: HttpTransportOptions) {
     this.secure = url.protocol === 'https:';
     this.via = options.via;
+    this.host = url.host;
     this.auth =
       url.username || url.password
         ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
@@ -162,16 +164,22 @@ class Client {
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted'));
-    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed'));
-    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1));
+    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted', { sent: false }));
+    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed', { sent: false }));
+    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1, false));
     return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
+  /**
+   * The request's headers, as an object: node, nock, OpenTelemetry (which copies and adds to
+   * them) and proxy agents (which regenerate the head) all read them that way. Host is given
+   * (node would build the same) so that node does not look it up per call.
+   */
   headers(request: UpstreamRequest): http.OutgoingHttpHeaders {
     // The parse stage only lets visible ASCII through; anything else would be refused by node.
     const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
     const headers: http.OutgoingHttpHeaders = {
+      Host: this.host,
       'User-Agent': 'omnigate',
       'Content-Type': 'application/json',
       Accept: 'application/json',
@@ -184,11 +192,48 @@ class Client {
   }
 }
 
+/** The Call of a ClientRequest (the handlers below are shared, not closures per call). */
+const kCall = Symbol('omnigate.call');
+type CallRequest = http.ClientRequest & { [kCall]: Call };
+type CallResponse = http.IncomingMessage & { req: CallRequest };
+
+function onSocket(this: CallRequest, socket: Duplex & { connecting?: boolean; encrypted?: boolean }): void {
+  const call = this[kCall];
+  // A socket that cannot be written: https-proxy-agent's stand-in replaying a proxy's refusal
+  // of the tunnel. Nothing reaches the upstream.
+  if (socket.writable === false) return;
+  // A reused kept-alive socket is connected: the head is written at once. A new one holds the
+  // bytes until it connects (TCP), or until its handshake ends (TLS): a failure before that
+  // means nothing reached the upstream.
+  if (this.reusedSocket || (!socket.connecting && !socket.encrypted)) call.sent = true;
+  else socket.once(socket.encrypted ? 'secureConnect' : 'connect', () => (call.sent = true));
+}
+function onRequestError(this: CallRequest, err: Error): void {
+  this[kCall].onError(err);
+}
+function onResponse(this: CallRequest, res: http.IncomingMessage): void {
+  this[kCall].onResponse(res);
+}
+function onData(this: CallResponse, chunk: Buffer): void {
+  this.req[kCall].onData(chunk);
+}
+function onEnd(this: CallResponse): void {
+  this.req[kCall].onEnd();
+}
+function onResponseError(this: CallResponse, err: Error): void {
+  this.req[kCall].onError(err);
+}
+function onTimeout(call: Call): void {
+  call.fail(new UpstreamCallError('timeout', `no answer within ${call.request.timeoutMs} ms`, { sent: call.sent }));
+}
+
 /** One upstream call: its request, its timer and its answer's bytes. */
 class Call {
+  /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
+  sent = false;
   private settled = false;
   private readonly timer: NodeJS.Timeout;
-  private readonly req: http.ClientRequest;
+  private readonly req: CallRequest;
   private res: http.IncomingMessage | undefined;
   /** The answer's bytes when its length was declared large (filled as they come). */
   private body: Buffer | undefined;
@@ -200,30 +245,41 @@ class Call {
 
   constructor(
     private readonly client: Client,
-    private readonly request: UpstreamRequest,
+    readonly request: UpstreamRequest,
     private readonly resolve: (response: UpstreamResponse) => void,
     private readonly reject: (err: Error) => void,
   ) {
     client.live.add(this);
-    this.timer = setTimeout(this.onTimeout, request.timeoutMs);
+    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
     request.signal.addEventListener('abort', this.onAbort, { once: true });
     const mod = client.secure ? https : http;
     // Looked up on the module at each call (not a bound import): what nock and OpenTelemetry patch.
-    const req = mod.request({ ...client.requestOptions, headers: client.headers(request) });
+    const req = mod.request({ ...client.requestOptions, headers: client.headers(request) }) as CallRequest;
+    req[kCall] = this;
     this.req = req;
-    req.on('response', this.onResponse);
-    req.on('error', this.onError);
-    // Head and body in one write; node never writes it again.
-    req.end(request.payload.raw);
+    req.on('socket', onSocket);
+    req.on('response', onResponse);
+    req.on('error', onRequestError);
+    // Head and body in one write: node joins the head to a body given as a string (a Buffer
+    // goes out as a second chunk, a writev). latin1 maps each byte to one char and back, so the
+    // bytes are the client's, unchanged. node never writes a request twice.
+    req.end(request.payload.raw.toString('latin1'), 'latin1');
   }
 
-  private readonly onTimeout = () => this.fail(new UpstreamCallError('timeout', `no answer within ${this.request.timeoutMs} ms`));
-  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted'));
-  private readonly onError = (err: Error) => this.fail(err instanceof UpstreamCallError ? err : transportError(err));
+  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));
 
-  private readonly onResponse = (res: http.IncomingMessage) => {
+  onError(err: Error): void {
+    this.fail(err instanceof UpstreamCallError ? err : transportError(err, this.sent));
+  }
+
+  onResponse(res: http.IncomingMessage): void {
     this.res = res;
     const status = res.statusCode ?? 0;
+    if (!this.sent && res.socket?.writable === false) {
+      // The proxy's answer to CONNECT, replayed (see onSocket): the call never left.
+      return this.fail(new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${status}`, { sent: false }));
+    }
+    this.sent = true;
     const length = res.headers['content-length'];
     this.declared = length === undefined ? -1 : Number(length);
     if (status >= 300 || status < 200) {
@@ -242,12 +298,12 @@ class Call {
       // A large answer is copied into place as it comes: no second copy in a concat at its end.
       if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
     }
-    res.on('data', this.onData);
-    res.on('end', this.onEnd);
-    res.on('error', this.onError);
-  };
+    res.on('data', onData);
+    res.on('end', onEnd);
+    res.on('error', onResponseError);
+  }
 
-  private readonly onData = (chunk: Buffer) => {
+  onData(chunk: Buffer): void {
     if (this.settled) return;
     this.size += chunk.length;
     if (this.size > this.request.maxBytes || (this.declared >= 0 && this.size > this.declared)) {
@@ -257,9 +313,9 @@ class Call {
     } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
       this.chunks.push(chunk);
     }
-  };
+  }
 
-  private readonly onEnd = () => {
+  onEnd(): void {
     if (this.settled) return;
     if (!this.res!.complete) return this.fail(new UpstreamCallError('transport', 'connection closed before the answer was complete'));
     const chunks = this.chunks;
@@ -268,7 +324,7 @@ class Call {
     const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
     if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
     this.finish(undefined, body);
-  };
+  }
 
   /** Charges the request's budget account; false when it failed the call for it. */
   private charge(bytes: number): boolean {

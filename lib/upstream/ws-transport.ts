@@ -151,7 +151,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     if (socket?.readyState === WebSocket.OPEN) return Promise.resolve(socket);
     if (opening) return opening;
     if (Date.now() < retryAt) {
-      return Promise.reject(new UpstreamCallError('closed', `connection down, next attempt in ${retryAt - Date.now()} ms`));
+      return Promise.reject(new UpstreamCallError('closed', `connection down, next attempt in ${retryAt - Date.now()} ms`, { sent: false }));
     }
     opening = new Promise<WebSocket>((resolve, reject) => {
       const ws = new WebSocket(rawUrl, {
@@ -180,7 +180,8 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
           failures += 1;
           retryAt = Date.now() + Math.min(250 * 2 ** (failures - 1), 30_000);
           opening = undefined;
-          reject(new UpstreamCallError('transport', `websocket: ${err.message}`));
+          // The handshake failed: no call was written on this connection.
+          reject(new UpstreamCallError('transport', `websocket: ${err.message}`, { sent: false }));
         }
       });
       ws.on('close', (code) => {
@@ -199,10 +200,12 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
   }
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (closed) throw new UpstreamCallError('closed', 'transport closed');
-    if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1);
-    return withTimeout(request.signal, request.timeoutMs, async (signal) => {
+    if (closed) throw new UpstreamCallError('closed', 'transport closed', { sent: false });
+    if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1, false);
+    return withTimeout(request.signal, request.timeoutMs, async (signal, state) => {
       const ws = await connect();
+      // Aborted or timed out while the connection opened: the call is not sent.
+      if (signal.aborted) throw signal.reason;
       const ids = new Map<number, RpcId>();
       const outgoing = request.payload.calls.map((call) => {
         const id = nextId++;
@@ -221,10 +224,12 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
           { once: true },
         );
         const message = JSON.stringify(request.payload.batch ? outgoing : outgoing[0]);
+        // From here the upstream may receive the call (ws refuses to write on a socket not open).
+        state.sent = ws.readyState === WebSocket.OPEN;
         ws.send(message, (err) => {
           if (err) {
             for (const id of ids.keys()) pending.delete(id);
-            reject(new UpstreamCallError('transport', `websocket send: ${err.message}`));
+            reject(new UpstreamCallError('transport', `websocket send: ${err.message}`, { sent: state.sent }));
           }
         });
       });

@@ -11,7 +11,8 @@ import { validateConfig } from '../../config/schema.js';
 import { rpcPipeline } from '../../middleware/index.js';
 import { send } from '../support/gateway.js';
 
-// Each ava file runs in its own process: nock's interception stays in this one.
+// Each ava file runs in its own process: nock's interception stays in this one. nock's scopes
+// are global to the process, so the tests run one at a time (ava runs a file's tests at once).
 test.before(() => {
   nock.disableNetConnect(); // a call nock does not expect fails instead of leaving the machine
   nock.enableNetConnect('127.0.0.1'); // the test's own requests to the gateway
@@ -44,7 +45,7 @@ const balance = { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: ['0x0
 /** A nock reply that echoes the request's id, as a provider does. */
 const result = (value: string) => (_uri: string, body: nock.Body) => ({ jsonrpc: '2.0', id: (body as { id: unknown }).id, result: value });
 
-test('N=1: the only upstream is answered from a nock scope', async (t) => {
+test.serial('N=1: the only upstream is answered from a nock scope', async (t) => {
   const provider = nock('https://rpc-a.provider.test').post('/v2/KEY').reply(200, result('0x3635c9adc5dea00000'));
   const post = await gateway(t, ['https://rpc-a.provider.test/v2/KEY']);
 
@@ -55,7 +56,7 @@ test('N=1: the only upstream is answered from a nock scope', async (t) => {
   t.true(provider.isDone());
 });
 
-test('N=2: two providers, each answered from its own scope, agree', async (t) => {
+test.serial('N=2: two providers, each answered from its own scope, agree', async (t) => {
   const a = nock('https://rpc-a.provider.test').post('/v2/KEY').reply(200, result('0x1'));
   const b = nock('https://eth.other-provider.test').post('/v1/KEY2').reply(200, result('0x1'));
   const post = await gateway(t, ['https://rpc-a.provider.test/v2/KEY', 'https://eth.other-provider.test/v1/KEY2']);
@@ -68,20 +69,20 @@ test('N=2: two providers, each answered from its own scope, agree', async (t) =>
   t.true(b.isDone());
 });
 
-test('a scope replying 500 is skipped for another upstream', async (t) => {
+test.serial('a scope replying 500 is skipped for another upstream', async (t) => {
   const failing = nock('https://rpc-a.provider.test').post('/v2/KEY').reply(500, 'upstream trouble');
   const working = nock('https://eth.other-provider.test').post('/v1/KEY2').reply(200, result('0x2'));
   const post = await gateway(t, ['https://rpc-a.provider.test/v2/KEY', 'https://eth.other-provider.test/v1/KEY2']);
 
   const reply = await post('/rpc/1', balance);
 
-  t.is(reply.status, 200);
+  t.is(reply.status, 200, JSON.stringify(reply.body));
   t.deepEqual(reply.body, { jsonrpc: '2.0', id: 1, result: '0x2' });
   t.true(failing.isDone());
   t.true(working.isDone());
 });
 
-test('the request nock receives carries the request id and JSON headers', async (t) => {
+test.serial('the request nock receives carries the request id and JSON headers', async (t) => {
   let headers: Record<string, string | string[]> = {};
   const provider = nock('https://rpc-a.provider.test')
     .post('/v2/KEY')

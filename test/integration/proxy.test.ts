@@ -16,7 +16,7 @@ import test, { type ExecutionContext } from 'ava';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { rpcPipeline } from '../../middleware/index.js';
 import { createHttpTransport } from '../../lib/upstream/http-transport.js';
-import { Cancellation } from '../../lib/upstream/transport.js';
+import { Cancellation, UpstreamCallError } from '../../lib/upstream/transport.js';
 import { listeningPort, runCli } from '../support/cli.js';
 import { startFakeUpstream } from '../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../support/gateway.js';
@@ -141,7 +141,37 @@ test('a proxy URL carries an https upstream in a CONNECT tunnel, and the upstrea
     (e: Error) => e,
   );
   t.regex(String(err?.message), /self-signed|SELF_SIGNED/i);
+  t.false((err as UpstreamCallError).sent, 'the handshake in the tunnel failed before the request was written');
   t.is(upstream.calls, 2);
+});
+
+test('a proxy that refuses the tunnel, or is not there, fails the call with sent: false', async (t) => {
+  const refusing = http.createServer((_req, res) => res.writeHead(403).end());
+  refusing.on('connect', (_req: http.IncomingMessage, client: net.Socket) => client.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n'));
+  refusing.listen(0, '127.0.0.1');
+  await once(refusing, 'listening');
+  t.teardown(() => {
+    refusing.closeAllConnections();
+    refusing.close();
+  });
+  const gone = http.createServer();
+  gone.listen(0, '127.0.0.1');
+  await once(gone, 'listening');
+  const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
+  gone.close();
+  const upstream = await startHttpsUpstream(t);
+  for (const proxy of [`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, goneUrl]) {
+    const transport = createHttpTransport(upstream.url, { proxy, tls: { ca: cert } });
+    t.teardown(() => transport.close());
+    const err = await transport.send(call).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.true(err instanceof UpstreamCallError, String(err));
+    t.false((err as UpstreamCallError).sent, `${proxy}: ${(err as Error).message}`);
+    t.regex((err as Error).message, /the proxy refused the tunnel: HTTP 403|ECONNREFUSED/);
+  }
+  t.is(upstream.calls, 0);
 });
 
 /** `omnigate serve` (the real CLI) for one https upstream, with the given environment. */

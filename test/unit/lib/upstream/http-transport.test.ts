@@ -219,6 +219,18 @@ test('should time out when the headers come but the body stalls', async (t) => {
   );
 });
 
+test('should say sent: true when a call the upstream read fails (aborted here)', async (t) => {
+  await withUpstream(() => {}, async (transport, up) => {
+    const controller = new AbortController();
+    const pending = failure(transport.send(request({ signal: controller.signal, timeoutMs: 10_000 })));
+    while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    const err = await pending;
+    t.is(err.kind, 'aborted');
+    t.true(err.sent);
+  });
+});
+
 test('should fail with kind aborted when the caller aborts', async (t) => {
   await withUpstream(() => {}, async (transport) => {
     const controller = new AbortController();
@@ -236,6 +248,7 @@ test('should fail with kind aborted at once when the signal is already aborted',
     controller.abort();
     const err = await failure(transport.send(request({ signal: controller.signal })));
     t.is(err.kind, 'aborted');
+    t.false(err.sent);
   });
 });
 
@@ -274,6 +287,7 @@ test('should fail with kind transport when the connection is refused', async (t)
   try {
     const err = await failure(transport.send(request()));
     t.is(err.kind, 'transport');
+    t.false(err.sent, 'a refused connection carried nothing');
     t.regex(err.message, /ECONNREFUSED/);
     t.false(err.message.includes('KEYKEYKEYKEY'), 'the provider key stays out of the message');
   } finally {
@@ -313,12 +327,16 @@ test('should fail a call aborted while it waits for a pool connection, and never
   const busy = failure(transport.send(request({ signal: first.signal, timeoutMs: 10_000 })));
   const queued = new AbortController();
   const waiting = failure(transport.send(request({ signal: queued.signal, timeoutMs: 10_000 })));
-  await new Promise((r) => setTimeout(r, 100));
+  // The first call reached the upstream (it holds it); the second waits for its socket.
+  while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
   queued.abort();
   const err = await waiting;
   t.is(err.kind, 'aborted');
+  t.false(err.sent, 'aborted while it waited for a socket');
   first.abort();
-  t.is((await busy).kind, 'aborted');
+  const sent = await busy;
+  t.is(sent.kind, 'aborted');
+  t.true(sent.sent, 'aborted while the upstream held it');
   await new Promise((r) => setTimeout(r, 100));
   t.is(up.received.length, 1, 'the queued call was never sent');
 });
@@ -490,8 +508,11 @@ test('should drop a kept connection the upstream closed while it was idle', asyn
       setTimeout(() => s.destroy(), 5);
     },
     async (transport, up) => {
+      const closed = up.nextClose();
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
-      await new Promise((r) => setTimeout(r, 50));
+      await closed;
+      // The client reads the close in a later turn of the loop (before it, node would take the socket).
+      await new Promise((r) => setTimeout(r, 20));
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
       t.is(up.requests.length, 2);
       t.is(up.connections, 2);
@@ -507,7 +528,9 @@ test('should send a request once when a reused connection closes after the upstr
     async (transport, up) => {
       t.is((await transport.send(request())).body.toString(), '{"n":0}');
       const raw = '{"jsonrpc":"2.0","id":7,"method":"eth_sendRawTransaction","params":["0x02f8"]}';
-      t.is((await failure(transport.send(request({ payload: payload(raw) })))).kind, 'transport');
+      const err = await failure(transport.send(request({ payload: payload(raw) })));
+      t.is(err.kind, 'transport');
+      t.true(err.sent, 'the upstream may have acted on it');
       t.is(up.requests.length, 2);
       t.is(up.requests.filter((r) => r.includes('eth_sendRawTransaction')).length, 1);
       t.is(up.connections, 1);
@@ -541,6 +564,7 @@ test('should not send again when the first connection fails before any answer', 
     async (transport, up) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
+      t.true(err.sent, 'written on a new connection, then dropped: the upstream may have acted on it');
       t.is(up.requests.length, 1);
     },
   );
@@ -674,9 +698,12 @@ test('should call an https upstream, verify its certificate and resume the TLS s
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
     t.is(handshakes, 1, 'the connection is kept');
+    const before = handshakes;
     const err = await failure(untrusted.send(request()));
     t.is(err.kind, 'transport');
+    t.false(err.sent, 'the handshake failed before the request was written');
     t.regex(err.message, /self-signed|SELF_SIGNED/i);
+    t.is(handshakes, before, 'no handshake completed, so no request reached the server');
     // A second connection resumes the first one's session.
     const other = createHttpTransport(`${origin}/`, { tls: { ca: cert } });
     await Promise.all([trusted.send(request()), trusted.send(request())]);
@@ -697,4 +724,15 @@ test('should keep a request id with line breaks from adding header lines', async
     t.true(lines.includes('X-Request-Id: abcX-Injected:1'));
     t.false(lines.some((l) => l.startsWith('X-Injected')));
   });
+});
+
+test('should say sent: false when the host name does not resolve', async (t) => {
+  // .invalid never resolves (RFC 6761); without DNS at all the lookup fails or times out, unsent either way.
+  const transport = createHttpTransport('http://rpc.omnigate-test.invalid/v2/KEY');
+  try {
+    const err = await failure(transport.send(request({ timeoutMs: 5_000 })));
+    t.false(err.sent, `${err.kind}: ${err.message}`);
+  } finally {
+    await transport.close();
+  }
 });
