@@ -260,10 +260,9 @@ class Call {
     req.on('socket', onSocket);
     req.on('response', onResponse);
     req.on('error', onRequestError);
-    // Head and body in one write: node joins the head to a body given as a string (a Buffer
-    // goes out as a second chunk, a writev). latin1 maps each byte to one char and back, so the
-    // bytes are the client's, unchanged. node never writes a request twice.
-    req.end(request.payload.raw.toString('latin1'), 'latin1');
+    // node writes the head and the body together when the socket is assigned (one writev; a
+    // single write measured the same: the syscall is the cost) and never writes them twice.
+    req.end(request.payload.raw);
   }
 
   private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));

@@ -21,8 +21,8 @@ test.afterEach.always(() => nock.cleanAll());
 test.after.always(() => nock.enableNetConnect());
 
 /** The user's gateway: rpcPipeline for `rpcs` in a plain http.createServer, on port 0. */
-async function gateway(t: import('ava').ExecutionContext, rpcs: string[]) {
-  const result = validateConfig({ chains: { 1: { rpcs } } });
+async function gateway(t: import('ava').ExecutionContext, rpcs: string[], chain: Record<string, unknown> = {}) {
+  const result = validateConfig({ chains: { 1: { rpcs, ...chain } } });
   if ('problems' in result) throw new Error(JSON.stringify(result.problems));
   const rpc = rpcPipeline(result.config);
   const server = http.createServer((req, res) =>
@@ -72,7 +72,8 @@ test.serial('N=2: two providers, each answered from its own scope, agree', async
 test.serial('a scope replying 500 is skipped for another upstream', async (t) => {
   const failing = nock('https://rpc-a.provider.test').post('/v2/KEY').reply(500, 'upstream trouble');
   const working = nock('https://eth.other-provider.test').post('/v1/KEY2').reply(200, result('0x2'));
-  const post = await gateway(t, ['https://rpc-a.provider.test/v2/KEY', 'https://eth.other-provider.test/v1/KEY2']);
+  // priority: the first upstream in list order is asked first, so the failing scope is reached.
+  const post = await gateway(t, ['https://rpc-a.provider.test/v2/KEY', 'https://eth.other-provider.test/v1/KEY2'], { strategy: 'priority' });
 
   const reply = await post('/rpc/1', balance);
 
