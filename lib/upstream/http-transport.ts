@@ -140,12 +140,10 @@ class Client {
   readonly requestOptions: http.RequestOptions;
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
-  private readonly host: string;
 
   constructor(url: URL, agent: http.Agent, options: HttpTransportOptions) {
     this.secure = url.protocol === 'https:';
     this.via = options.via;
-    this.host = url.host;
     this.auth =
       url.username || url.password
         ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
@@ -172,14 +170,12 @@ class Client {
 
   /**
    * The request's headers, as an object: node, nock, OpenTelemetry (which copies and adds to
-   * them) and proxy agents (which regenerate the head) all read them that way. Host is given
-   * (node would build the same) so that node does not look it up per call.
+   * them) and proxy agents (which regenerate the head) all read them that way (node adds Host).
    */
   headers(request: UpstreamRequest): http.OutgoingHttpHeaders {
     // The parse stage only lets visible ASCII through; anything else would be refused by node.
     const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
     const headers: http.OutgoingHttpHeaders = {
-      Host: this.host,
       'User-Agent': 'omnigate',
       'Content-Type': 'application/json',
       Accept: 'application/json',
@@ -197,7 +193,9 @@ const kCall = Symbol('omnigate.call');
 type CallRequest = http.ClientRequest & { [kCall]: Call };
 type CallResponse = http.IncomingMessage & { req: CallRequest };
 
-function onSocket(this: CallRequest, socket: Duplex & { connecting?: boolean; encrypted?: boolean }): void {
+type AnySocket = Duplex & { connecting?: boolean; encrypted?: boolean; getPeerCertificate?: () => object | null };
+
+function onSocket(this: CallRequest, socket: AnySocket): void {
   const call = this[kCall];
   // A socket that cannot be written: https-proxy-agent's stand-in replaying a proxy's refusal
   // of the tunnel. Nothing reaches the upstream.
@@ -205,8 +203,13 @@ function onSocket(this: CallRequest, socket: Duplex & { connecting?: boolean; en
   // A reused kept-alive socket is connected: the head is written at once. A new one holds the
   // bytes until it connects (TCP), or until its handshake ends (TLS): a failure before that
   // means nothing reached the upstream.
-  if (this.reusedSocket || (!socket.connecting && !socket.encrypted)) call.sent = true;
-  else socket.once(socket.encrypted ? 'secureConnect' : 'connect', () => (call.sent = true));
+  // (A TLS socket a user's agent hands over already established shows the server's certificate.)
+  if (this.reusedSocket) call.sent = true;
+  else if (socket.encrypted) {
+    if (Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0) call.sent = true;
+    else socket.once('secureConnect', () => (call.sent = true));
+  } else if (socket.connecting) socket.once('connect', () => (call.sent = true));
+  else call.sent = true;
 }
 function onRequestError(this: CallRequest, err: Error): void {
   this[kCall].onError(err);
