@@ -21,7 +21,8 @@ async function descendants(pid: number): Promise<number[]> {
 }
 
 test('the bench runs end to end in smoke mode and prints its table', async (t) => {
-  t.timeout(60_000);
+  // About 25 s on a quiet machine; a loaded CI machine has taken 54 s (both indexer layouts and their stats).
+  t.timeout(200_000);
   const started = Date.now();
   // Its own process group, stopped in teardown whatever failed (the bench forks its servers).
   const child = spawnGroup(t, process.execPath, ['--import', 'tsx', 'test/bench/run.ts'], {
@@ -36,7 +37,7 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   const watch = setInterval(() => {
     if (child.pid) void descendants(child.pid).then((list) => list.forEach((p) => pids.add(p)));
   }, 500);
-  const killer = setTimeout(() => void stopGroup(child, 2_000), 55_000);
+  const killer = setTimeout(() => void stopGroup(child, 2_000), 180_000);
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
   clearTimeout(killer);
   clearInterval(watch);

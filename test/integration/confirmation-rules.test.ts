@@ -17,6 +17,9 @@ test.before(async () => {
   fakes = await Promise.all([1, 2, 3].map(() => startFakeUpstream()));
   gw = await startGateway({
     confirmations: 2,
+    // The calls are counted exactly: no hedge (a 150-member batch on a loaded machine has members
+    // slower than the test gateway's 1 s hedge).
+    timeouts: { hedgeMs: 0 },
     chains: { 1337: { rpcs: fakes.map((f) => f.url), confirmableMethods: ['eth_getTransactionReceipt'] } },
   });
 });
