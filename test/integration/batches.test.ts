@@ -23,14 +23,21 @@ async function setup(t: ExecutionContext, options: FakeOptions[], config: Record
   return { fakes, gw };
 }
 
-/** How many calls of `method` each fake received (each member goes upstream on its own). */
-const received = (fakes: FakeUpstream[], method: string) =>
-  fakes.map((f) => f.requests.filter((r) => !Array.isArray(r.body) && (r.body as { method?: string })?.method === method).length);
+/** Every call a fake received, alone or in an upstream batch. */
+const callsOf = (f: FakeUpstream) => f.requests.flatMap((r) => (Array.isArray(r.body) ? r.body : [r.body]) as { method?: string; id?: unknown }[]);
+/** How many calls of `method` each fake received (alone or in upstream batches). */
+const received = (fakes: FakeUpstream[], method: string) => fakes.map((f) => callsOf(f).filter((c) => c?.method === method).length);
+/** Each fake's requests, as the number of calls in each (1: a single call, not a batch). */
+const shapes = (fakes: FakeUpstream[]) => fakes.map((f) => f.requests.map((r) => (Array.isArray(r.body) ? r.body.length : 1)));
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 test('a refused member, a member whose upstreams all fail and valid members: an array in order, each with its own id', async (t) => {
-  // eth_getCode fails on every upstream (not JSON); every other call is answered.
-  const broken: FakeOptions = { raw: (call) => (call.method === 'eth_getCode' ? '<html>oops</html>' : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...defaultAnswer(call) })) };
+  // eth_getCode fails on every upstream (an answer with neither result nor error, in a batch
+  // answer that is otherwise well formed); every other call is answered.
+  const broken: FakeOptions = {
+    rawBatch: true,
+    raw: (call) => JSON.stringify(call.method === 'eth_getCode' ? { jsonrpc: '2.0', id: call.id } : { jsonrpc: '2.0', id: call.id, ...defaultAnswer(call) }),
+  };
   const { fakes, gw } = await setup(t, [broken, broken]);
   const batch = [
     balanceAt('0x5', 'first'),
@@ -53,7 +60,9 @@ test('a refused member, a member whose upstreams all fail and valid members: an 
   t.is(sum(received(fakes, 'eth_getCode')), 2, 'the failing member asked every upstream');
   t.is(sum(received(fakes, 'eth_getBalance')), 1);
   t.is(sum(received(fakes, 'eth_blockNumber')), 1);
-  t.true(fakes.every((f) => f.requests.every((req) => !Array.isArray(req.body))), 'members go upstream one call each');
+  // The three sent members went to one upstream as one batch (N=1 members of a batch ask the
+  // same upstream first); eth_getCode, failed there, asked the other one alone.
+  t.deepEqual(shapes(fakes).map((s) => s.join()).sort(), ['1', '3']);
   // one error among the members: the batch as a whole is not confirmed
   t.is(r.headers['x-confirmable'], 'false');
   t.is(r.headers['x-required-confirmations'], '1');
@@ -75,6 +84,8 @@ test('confirmable and unconfirmable members each get their own N: upstream calls
   t.is(r.headers['x-confirmable'], 'false', 'two members were not confirmable');
   t.is(r.headers['x-required-confirmations'], '1', 'the smallest N any answer was agreed by');
   t.is(r.headers['x-checked-urls'], fakes.map((f) => f.url).join(','));
+  // one upstream batch per upstream: both N=3 members everywhere, both N=1 members on one of them
+  t.deepEqual(shapes(fakes).map((s) => s.join()).sort(), ['2', '2', '4']);
 
   const pinned = [balanceAt('0x5', 'a'), rpc('eth_getBlockByNumber', ['0x7', false], 'b'), rpc('eth_chainId', [], 'c')];
   const before = fakes.map((f) => f.calls);
@@ -82,7 +93,8 @@ test('confirmable and unconfirmable members each get their own N: upstream calls
   t.is(c.status, 200, c.text);
   t.is(c.headers['x-confirmable'], 'true', 'every member confirmed by 3 (eth_chainId beside them too)');
   t.is(c.headers['x-required-confirmations'], '3');
-  t.deepEqual(fakes.map((f, i) => f.calls - before[i]!), [3, 3, 3]);
+  t.deepEqual(fakes.map((f, i) => f.calls - before[i]!), [1, 1, 1], 'one upstream batch of 3 each');
+  t.deepEqual(shapes(fakes).map((s) => s.at(-1)), [3, 3, 3]);
   // the same answers give the same X-Json-Hash, whichever upstream's bytes were returned
   const again = await gw.post('/confirmations/3/rpc/1', pinned);
   t.is(again.headers['x-json-hash'], c.headers['x-json-hash']);
@@ -169,7 +181,9 @@ test('each member has its own deadline: a member whose upstream never answers ti
   server.on('connection', (s) => sockets.add(s));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const gw = await startGateway({ timeouts: { requestMs: 300, upstreamMs: 60_000 }, chains: { 1: { rpcs: [url] } } });
+  // batchUpstream: false: each member goes alone, so only eth_getCode's call hangs (coalesced,
+  // the shared call would hang for all three: see the coalescing tests below).
+  const gw = await startGateway({ timeouts: { requestMs: 300, upstreamMs: 60_000 }, chains: { 1: { rpcs: [url], batchUpstream: false } } });
   t.teardown(async () => {
     await gw.close();
     for (const s of sockets) s.destroy();
