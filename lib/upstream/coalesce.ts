@@ -1,7 +1,7 @@
 /**
  * Coalescing of one client batch's member calls (issue 25's cost): the calls its members' agreement
- * loops make to the same upstream in the same turn of the event loop go as ONE upstream JSON-RPC
- * batch, and the answer array is split back by id, each member getting the raw bytes of its own
+ * loops make to the same upstream in the same tick (before the microtask queue drains: runMembers
+ * starts every member synchronously, so their first calls) go as ONE upstream JSON-RPC batch, and the answer array is split back by id, each member getting the raw bytes of its own
  * answer object (numbers untouched) as if it had been a single call. A thin layer over
  * `upstream.transport.send`: one coalescer per client batch (middleware/run-members.ts), used by the
  * fetch stage for reads only (writes are never coalesced).
@@ -129,8 +129,10 @@ export class BatchCoalescer {
       if (!queue) this.queues.set(upstream, (queue = []));
       queue.push(p);
       if (!this.scheduled) {
+        // A microtask, not setImmediate: the members' first calls are all made by then, and a
+        // check-phase wait cost N=1 batches half their throughput under load (batch-cost.ts).
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        queueMicrotask(() => this.flush());
       }
     });
   }
