@@ -47,6 +47,12 @@ export const defaults = {
     /** On SIGTERM/SIGINT: how long in-flight requests may finish before the process exits, in ms. */
     shutdownMs: 10_000,
   },
+  upstreams: {
+    /** Sockets open at once to each HTTP(S) upstream; calls beyond wait for one. */
+    maxSockets: 128,
+    /** How long an idle kept-alive upstream socket stays open, in ms (a shorter server Keep-Alive hint wins). */
+    keepAliveMs: 30_000,
+  },
   /**
    * X-Checked-URLS / X-Forwarded-From name each upstream with its key masked, as logs do. Any web
    * page can read these headers (CORS is `*`), so showing raw URLs is an explicit opt-out (false).

@@ -80,6 +80,8 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
   };
   readonly redactHeaders: boolean;
+  /** How HTTP(S) upstreams are reached (lib/upstream/http-transport.ts); optional for configs built in code. */
+  readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
   readonly disputes: {
     readonly window: number;
@@ -107,7 +109,7 @@ export interface ConfigProblem {
   message: string;
 }
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -191,6 +193,13 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     requestTimeoutMs: int(sv, 'requestTimeoutMs', 'server.requestTimeoutMs', d.requestTimeoutMs, 0, 3_600_000, 'In milliseconds, 0 for timeouts.requestMs + 30 s. Example: requestTimeoutMs: 60000'),
     keepAliveTimeoutMs: int(sv, 'keepAliveTimeoutMs', 'server.keepAliveTimeoutMs', d.keepAliveTimeoutMs, 1, 600_000, 'In milliseconds. Example: keepAliveTimeoutMs: 5000'),
     shutdownMs: int(sv, 'shutdownMs', 'server.shutdownMs', d.shutdownMs, 0, 600_000, 'In milliseconds. Example: shutdownMs: 10000'),
+  };
+  const up = section('upstreams');
+  unknownKeys(up, ['maxSockets', 'keepAliveMs', 'proxy'], 'upstreams', report);
+  const upstreams = {
+    maxSockets: int(up, 'maxSockets', 'upstreams.maxSockets', defaults.upstreams.maxSockets, 1, 100_000, 'Sockets open at once per upstream. Example: maxSockets: 128'),
+    keepAliveMs: int(up, 'keepAliveMs', 'upstreams.keepAliveMs', defaults.upstreams.keepAliveMs, 1, 3_600_000, 'How long an idle socket stays open, in milliseconds. Example: keepAliveMs: 30000'),
+    ...proxyUrl(up.proxy, report),
   };
   let redactHeaders: boolean = defaults.redactHeaders;
   if (raw.redactHeaders !== undefined && raw.redactHeaders !== null) {
@@ -283,7 +292,29 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     }
   }
   if (problems.length > 0) return { problems };
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+}
+
+/** `upstreams.proxy`: an http:// or https:// URL (empty or absent: none; the environment's HTTPS_PROXY, HTTP_PROXY, NO_PROXY apply). */
+function proxyUrl(v: unknown, report: (p: string, m: string) => void): { proxy?: string } {
+  if (v === undefined || v === null || v === '') return {};
+  const hint = 'Use an http:// or https:// proxy URL, e.g. proxy: http://proxy.internal:3128';
+  if (typeof v !== 'string') {
+    report('upstreams.proxy', `${show(v)} is not a URL. ${hint}`);
+    return {};
+  }
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    report('upstreams.proxy', `${JSON.stringify(v)} is not a URL. ${hint}`);
+    return {};
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    report('upstreams.proxy', `the ${url.protocol} scheme is not supported. ${hint}`);
+    return {};
+  }
+  return { proxy: v };
 }
 
 /** `chains.<id>.writes: { broadcast: all | <K> | off }` → `{ writes: { broadcast } }`, or nothing when off. */

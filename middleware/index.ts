@@ -26,7 +26,7 @@ import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
 import { headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
-import { createRegistry, type Registry } from '../lib/upstream/registry.js';
+import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
 import { classify } from './classify.js';
@@ -50,6 +50,13 @@ export interface RpcPipelineDeps {
   processMetrics?: boolean;
   /** Upstreams to use instead of building them from the config (tests, embedding). */
   registry?: Registry;
+  /**
+   * The node:http Agent of every HTTP(S) upstream, instead of omnigate's own keep-alive agent
+   * per upstream (config `upstreams`): a proxy agent, an instrumented one. The caller closes it.
+   */
+  agent?: AgentChoice['agent'];
+  /** The agent of one HTTP(S) upstream by its configured URL; undefined falls back to `agent`. */
+  agents?: AgentChoice['agents'];
   /**
    * Extra readiness checks for GET /ready, next to the chains' usable upstreams (e.g. the
    * indexer's database: `watchDatabase(db)` from the indexer).
@@ -88,7 +95,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       headers: { Connection: 'close' },
       cause,
     });
-  const registry = deps.registry ?? createRegistry(config);
+  const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;

@@ -1,25 +1,30 @@
 /**
- * HTTP(S) upstream: keep-alive HTTP/1.1 connections of our own, one pool per upstream. The
- * client's body is POSTed as is (so the upstream echoes the client's ids), with the request id
- * in `X-Request-Id`. HTTP ≥ 300 (redirects are not followed), a body over the size limit, a
- * timeout or a transport error each fail the call with an UpstreamCallError.
+ * HTTP(S) upstream on node's own client: `http.request`/`https.request` through a keep-alive
+ * Agent per upstream. Being node:http, it is what nock intercepts, what OpenTelemetry's http
+ * instrumentation traces and what a proxy agent can carry. The client's body is POSTed as is (so
+ * the upstream echoes the client's ids) and the answer's bytes are returned as received.
+ * HTTP ≥ 300 (redirects are never followed), an answer over the size limit or the byte budget or
+ * nested too deep, a timeout, an abort or a transport error each fail the call with an
+ * UpstreamCallError; a call over the size limit destroys its socket.
  *
- * Why not undici or node:http. Both were used and measured here (`npm run bench`, README):
- * - undici 7.30 holds every request it puts on a reused keep-alive socket until the event
- *   loop's check phase (its fix for GHSA-35p6-xmwp-9g52). Under load a whole poll phase of
- *   client requests is parsed first, so each upstream call left that much later: 0.27 ms at
- *   the median, 0.39 ms on average at 50 connections, which was all of the closed-loop gap to
- *   http-proxy.
- * - node:http's Agent writes at once but cost 30 µs of CPU per call against undici's 17.
- * This pool writes at once, in one write, and parses with http1-response.ts. What the undici
- * fix guards against, bytes an upstream sends unasked on an idle connection, is handled by
- * closing a connection that receives any byte while idle; a connection is never shared
- * between upstreams, so such bytes could only ever be read as that upstream's own answer,
- * which the verifier judges like any other.
+ * A request is written at most once: node's client never sends it again and nothing here does
+ * (a kept-alive socket closed after the write fails the call). Bytes an upstream sends after an
+ * answer never become the next call's answer: in the answer's own packet node's client sees a
+ * double response and destroys the socket; on an idle socket of omnigate's own agents the guard
+ * below destroys it (node would drop them and keep the socket). What HTTP/1.1 cannot tell apart
+ * is a stray answer arriving after the next request was written and before its answer.
+ *
+ * The agent, in order: the caller's (`agent`: rpcPipeline's `agents`/`agent`), else a proxy
+ * agent when `proxy` (config `upstreams.proxy`) or the environment (HTTPS_PROXY, HTTP_PROXY,
+ * ALL_PROXY, with NO_PROXY) names one, else a plain keep-alive agent.
  */
-import net from 'node:net';
-import tls from 'node:tls';
-import { Http1ResponseParser, type ResponseHead, type ResponseSink } from './http1-response.js';
+import http from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+import type tls from 'node:tls';
+import { HttpProxyAgent } from 'http-proxy-agent';
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import { getProxyForUrl } from 'proxy-from-env';
 import { nestsDeeperThan } from '../jsonrpc/scan.js';
 import {
   defaultMaxDepth,
@@ -33,366 +38,327 @@ import {
 } from './transport.js';
 
 export interface HttpTransportOptions {
-  /** Connections open at once per upstream; calls beyond wait for one. */
-  connections?: number;
+  /** The agent to use, as is (the caller sizes and closes it). */
+  agent?: http.Agent;
+  /** Sockets open at once to this upstream; calls beyond wait for one (config `upstreams.maxSockets`). */
+  maxSockets?: number;
+  /** How long an idle kept-alive socket stays open, in ms (config `upstreams.keepAliveMs`). */
+  keepAliveMs?: number;
+  /** An http(s) proxy URL for this upstream (config `upstreams.proxy`); the environment is then not read. */
+  proxy?: string;
   /** TLS options added to the defaults (a private CA, say). */
   tls?: tls.ConnectionOptions;
   /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
   via?: string;
 }
 
-/** How long an idle connection is kept; a shorter `Keep-Alive: timeout` hint wins. */
-const idleSocketMs = 30_000;
-/** Closing this early before the server's announced idle timeout avoids racing it. */
-const hintMarginMs = 1_000;
-/** Error bodies up to this size are read and dropped so the connection is kept. */
+/** The defaults of `upstreams.maxSockets` and `upstreams.keepAliveMs` (what the pool before this one used). */
+export const defaultMaxSockets = 128;
+export const defaultKeepAliveMs = 30_000;
+
+/** Error bodies up to this size are read and dropped so the socket is kept. */
 const drainLimit = 64 * 1024;
 /** Answers of a declared length above this are read into one buffer allocated up front. */
 const preallocFrom = 64 * 1024;
-/** Bodies below this are copied behind the head for a single write. */
-const coalesceLimit = 16 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
 
-/** The same failure, saying that no byte of the request reached the upstream. */
-const notSent = (err: UpstreamCallError) => new UpstreamCallError(err.kind, err.message, { cause: err.cause, sent: false });
+/** A network error as a failed call; an answer node's parser refused says so first. */
+function transportError(err: Error, sent: boolean): UpstreamCallError {
+  const { code, reason } = err as Error & { code?: string; reason?: string };
+  if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err, sent: true });
+  return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
+}
 
-class Call {
-  settled = false;
-  timer: NodeJS.Timeout | undefined = undefined;
-  onAbort: (() => void) | undefined = undefined;
-  /** The connection the call is on; undefined while it waits for one. */
-  connection: Connection | undefined = undefined;
-  /** Sent again once already, after a reused connection closed before answering. */
-  retried = false;
-  /** Bytes charged to the request's budget account for this call's answer. */
-  charged = 0;
-  constructor(
-    readonly request: UpstreamRequest,
-    readonly resolve: (response: UpstreamResponse) => void,
-    readonly reject: (err: Error) => void,
-  ) {}
+/** The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none. */
+export function proxyFor(url: string, configured: string | undefined): string | undefined {
+  if (configured) return configured;
+  return getProxyForUrl(url) || undefined;
+}
+
+/** The agent of one upstream, when the caller handed in none. */
+export function createAgent(url: URL, options: HttpTransportOptions = {}): http.Agent {
+  const secure = url.protocol === 'https:';
+  const agentOptions: http.AgentOptions = {
+    keepAlive: true,
+    keepAliveMsecs: 1_000,
+    maxSockets: options.maxSockets ?? defaultMaxSockets,
+    maxFreeSockets: options.maxSockets ?? defaultMaxSockets,
+    timeout: options.keepAliveMs ?? defaultKeepAliveMs,
+    // The most recently used socket first: a hot set stays open, the rest time out.
+    scheduling: 'lifo',
+  };
+  const proxy = proxyFor(url.href, options.proxy);
+  if (proxy) {
+    return guardIdleSockets(secure ? new HttpsProxyAgent(proxy, agentOptions) : new HttpProxyAgent(proxy, agentOptions));
+  }
+  return guardIdleSockets(secure ? new https.Agent({ ...agentOptions, ...options.tls }) : new http.Agent(agentOptions));
+}
+
+/**
+ * A kept-alive socket that receives any byte while idle is destroyed: nothing was asked on it,
+ * so the bytes are a stray answer (or worse) and the socket's framing cannot be trusted. Uses the
+ * agent's documented hooks: keepSocketAlive (a socket goes idle) and reuseSocket (it is taken).
+ */
+function guardIdleSockets<A extends http.Agent>(agent: A): A {
+  const keep = agent.keepSocketAlive.bind(agent) as (socket: Duplex) => boolean;
+  const reuse = agent.reuseSocket.bind(agent);
+  agent.keepSocketAlive = ((socket: Duplex) => {
+    if (socket.readableLength > 0 || !keep(socket)) return false;
+    socket.on('data', onIdleBytes);
+    return true;
+  }) as http.Agent['keepSocketAlive'];
+  agent.reuseSocket = (socket, req) => {
+    socket.removeListener('data', onIdleBytes);
+    reuse(socket, req);
+  };
+  return agent;
+}
+
+function onIdleBytes(this: Duplex): void {
+  this.destroy();
 }
 
 export function createHttpTransport(rawUrl: string, options: HttpTransportOptions = {}): Transport {
-  const pool = new Pool(new URL(rawUrl), options);
-  return { send: (request) => pool.send(request), close: async () => pool.close() };
+  const url = new URL(rawUrl);
+  const own = options.agent === undefined;
+  const agent = options.agent ?? createAgent(url, options);
+  const client = new Client(url, agent, options);
+  return {
+    send: (request) => client.send(request),
+    close: async () => {
+      client.closed = true;
+      for (const call of client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
+      if (own) agent.destroy();
+    },
+  };
 }
 
-class Pool {
+class Client {
+  closed = false;
+  readonly live = new Set<Call>();
   readonly secure: boolean;
-  /** Where sockets connect: the host without IPv6 brackets. */
-  readonly host: string;
-  readonly port: number;
-  readonly tlsOptions: tls.ConnectionOptions | undefined;
-  /** The last TLS session, offered to resume on the next connection. */
-  session: Buffer | undefined;
-  /** Request head up to the request id; the id and the length follow per call. */
-  private readonly headPrefix: string;
+  readonly requestOptions: http.RequestOptions;
   private readonly via: string | undefined;
-  private readonly max: number;
-  /** Idle connections, the most recently used last (taken first: a hot set stays open). */
-  private readonly idle: Connection[] = [];
-  private readonly waiting: Call[] = [];
-  private open = 0;
-  private readonly live = new Set<Connection>();
-  private closed = false;
+  private readonly auth: string | undefined;
 
-  constructor(url: URL, options: HttpTransportOptions) {
+  constructor(url: URL, agent: http.Agent, options: HttpTransportOptions) {
     this.secure = url.protocol === 'https:';
-    this.host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    this.port = Number(url.port) || (this.secure ? 443 : 80);
-    this.tlsOptions = options.tls;
-    this.max = options.connections ?? 128;
     this.via = options.via;
-    const auth =
+    this.auth =
       url.username || url.password
-        ? `Authorization: Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}\r\n`
-        : '';
-    this.headPrefix =
-      `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nUser-Agent: omnigate\r\n` +
-      `Content-Type: application/json\r\nAccept: application/json\r\n${auth}X-Request-Id: `;
+        ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+        : undefined;
+    this.requestOptions = {
+      agent,
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: Number(url.port) || (this.secure ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      // TLS options for the upstream's own handshake (a proxy agent takes them from the request);
+      // without any, https verifies the certificate against the system CAs.
+      ...(this.secure && options.tls ? options.tls : {}),
+    };
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted'));
-    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed'));
-    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1));
-    return new Promise<UpstreamResponse>((resolve, reject) => {
-      const call = new Call(request, resolve, reject);
-      call.timer = setTimeout(() => this.stop(call, new UpstreamCallError('timeout', `no answer within ${request.timeoutMs} ms`)), request.timeoutMs);
-      call.onAbort = () => this.stop(call, new UpstreamCallError('aborted', 'call aborted'));
-      request.signal.addEventListener('abort', call.onAbort, { once: true });
-      this.dispatch(call);
-    });
+    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted', { sent: false }));
+    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed', { sent: false }));
+    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1, false));
+    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
-  /** The bytes of a call's request: one buffer when small. */
-  requestBytes(request: UpstreamRequest): Buffer | [Buffer, Buffer] {
-    const body = request.payload.raw;
-    // The parse stage only lets visible ASCII through; anything else would break the head.
+  /**
+   * The request's headers, as an object: node, nock, OpenTelemetry (which copies and adds to
+   * them) and proxy agents (which regenerate the head) all read them that way (node adds Host).
+   */
+  headers(request: UpstreamRequest): http.OutgoingHttpHeaders {
+    // The parse stage only lets visible ASCII through; anything else would be refused by node.
     const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
-    const via = this.via ? `Via: ${request.via ? `${request.via}, ` : ''}${this.via}\r\n` : '';
-    const head = `${this.headPrefix}${id}\r\n${via}Content-Length: ${body.length}\r\n\r\n`;
-    if (body.length >= coalesceLimit) return [Buffer.from(head, 'latin1'), body];
-    const bytes = Buffer.allocUnsafe(head.length + body.length);
-    bytes.write(head, 0, 'latin1');
-    body.copy(bytes, head.length);
-    return bytes;
-  }
-
-  /** Ends a call for its caller. The connection, if any, is the caller's to deal with. */
-  settle(call: Call, err: Error | undefined, body?: Buffer): void {
-    if (call.settled) return;
-    // Never on a connected socket: no byte of the request left (writes may go elsewhere).
-    if (err instanceof UpstreamCallError && err.sent === undefined && !call.connection?.connected) err = notSent(err);
-    call.settled = true;
-    clearTimeout(call.timer);
-    call.request.signal.removeEventListener('abort', call.onAbort!);
-    // A failed call's bytes are dropped: they go back to the budget.
-    if (err && call.charged > 0) call.request.budget?.give(call.charged);
-    if (err) call.reject(err);
-    else call.resolve({ body: body! });
-  }
-
-  /** Our side ends a call (timeout, abort, size): a connection mid-call cannot be reused. */
-  stop(call: Call, err: UpstreamCallError): void {
-    if (call.settled) return;
-    this.settle(call, err);
-    if (call.connection) call.connection.destroy();
-    else {
-      const i = this.waiting.indexOf(call);
-      if (i !== -1) this.waiting.splice(i, 1);
-    }
-  }
-
-  private dispatch(call: Call): void {
-    for (let c = this.idle.pop(); c; c = this.idle.pop()) {
-      if (!c.gone) return c.start(call);
-    }
-    if (this.open < this.max) return this.connect(call);
-    this.waiting.push(call);
-  }
-
-  private connect(call: Call): void {
-    this.open += 1;
-    const c = new Connection(this);
-    this.live.add(c);
-    c.start(call);
-  }
-
-  /** A connection finished a call and may serve another. */
-  release(c: Connection, hintMs: number): void {
-    const next = this.waiting.shift();
-    if (next) return c.start(next);
-    const idleMs = hintMs > 0 ? Math.min(idleSocketMs, hintMs - hintMarginMs) : idleSocketMs;
-    if (idleMs <= 0 || this.closed) return c.destroy();
-    c.rest(idleMs);
-    this.idle.push(c);
-  }
-
-  /** A connection closed; `call` was on it, unanswered. */
-  lost(c: Connection, call: Call | undefined, err: Error, retriable: boolean): void {
-    this.open -= 1;
-    this.live.delete(c);
-    const i = this.idle.indexOf(c);
-    if (i !== -1) this.idle.splice(i, 1);
-    if (call && !call.settled) {
-      call.connection = undefined;
-      // (settle reads an unset `sent` off call.connection, cleared here: say it now)
-      if (!(err instanceof UpstreamCallError)) err = new UpstreamCallError('transport', describeError(err), { cause: err, sent: c.connected });
-      else if (err.sent === undefined) err = new UpstreamCallError(err.kind, err.message, { cause: err.cause, sent: c.connected });
-      if (retriable && !call.retried && !this.closed) {
-        // The upstream closed a kept-alive connection as we reused it (its idle timeout): the
-        // request got no byte back, so it is sent once more on a fresh connection.
-        call.retried = true;
-        this.connect(call);
-      } else {
-        this.settle(call, err);
-      }
-    }
-    const next = this.open < this.max && !this.closed ? this.waiting.shift() : undefined;
-    if (next) this.connect(next);
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const call of this.waiting.splice(0)) this.settle(call, new UpstreamCallError('closed', 'transport closed'));
-    for (const c of this.live) c.destroy(new UpstreamCallError('closed', 'transport closed'));
+    const headers: http.OutgoingHttpHeaders = {
+      'User-Agent': 'omnigate',
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+      'X-Request-Id': id,
+      'Content-Length': request.payload.raw.length,
+    };
+    if (this.auth) headers.Authorization = this.auth;
+    if (this.via) headers.Via = request.via ? `${request.via}, ${this.via}` : this.via;
+    return headers;
   }
 }
 
-/** One keep-alive connection; at most one call on it at a time (no pipelining). */
-class Connection implements ResponseSink {
-  readonly socket: net.Socket;
-  /** Closed, or closing. */
-  gone = false;
-  /** The socket connected (TLS: the handshake finished): request bytes may have left from then on. */
-  connected = false;
-  private readonly parser = new Http1ResponseParser(this);
-  private call: Call | undefined;
-  /** A call was answered on it before: it is a reused connection. */
-  private used = false;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private head: ResponseHead | undefined;
-  /** The answer's bytes when its length was declared (filled as they come: no concat at the end). */
+/** The Call of a ClientRequest (the handlers below are shared, not closures per call). */
+const kCall = Symbol('omnigate.call');
+type CallRequest = http.ClientRequest & { [kCall]: Call };
+type CallResponse = http.IncomingMessage & { req: CallRequest };
+
+type AnySocket = Duplex & { connecting?: boolean; encrypted?: boolean; getPeerCertificate?: () => object | null };
+
+function onSocket(this: CallRequest, socket: AnySocket): void {
+  const call = this[kCall];
+  // A socket that cannot be written: https-proxy-agent's stand-in replaying a proxy's refusal
+  // of the tunnel. Nothing reaches the upstream.
+  if (socket.writable === false) return;
+  // A reused kept-alive socket is connected: the head is written at once. A new one holds the
+  // bytes until it connects (TCP), or until its handshake ends (TLS): a failure before that
+  // means nothing reached the upstream.
+  // (A TLS socket a user's agent hands over already established shows the server's certificate.)
+  if (this.reusedSocket) call.sent = true;
+  else if (socket.encrypted) {
+    if (Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0) call.sent = true;
+    else socket.once('secureConnect', () => (call.sent = true));
+  } else if (socket.connecting) socket.once('connect', () => (call.sent = true));
+  else call.sent = true;
+}
+function onRequestError(this: CallRequest, err: Error): void {
+  this[kCall].onError(err);
+}
+function onResponse(this: CallRequest, res: http.IncomingMessage): void {
+  this[kCall].onResponse(res);
+}
+function onData(this: CallResponse, chunk: Buffer): void {
+  this.req[kCall].onData(chunk);
+}
+function onEnd(this: CallResponse): void {
+  this.req[kCall].onEnd();
+}
+function onResponseError(this: CallResponse, err: Error): void {
+  this.req[kCall].onError(err);
+}
+function onTimeout(call: Call): void {
+  call.fail(new UpstreamCallError('timeout', `no answer within ${call.request.timeoutMs} ms`, { sent: call.sent }));
+}
+
+/** One upstream call: its request, its timer and its answer's bytes. */
+class Call {
+  /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
+  sent = false;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly req: CallRequest;
+  private res: http.IncomingMessage | undefined;
+  /** The answer's bytes when its length was declared large (filled as they come). */
   private body: Buffer | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
-  /** Why it closed, when we know better than the socket. */
-  private reason: Error | undefined;
+  /** Bytes charged to the request's budget account for this answer. */
+  private charged = 0;
+  private declared = -1;
 
-  constructor(private readonly pool: Pool) {
-    const { host, port } = pool;
-    const socket = pool.secure
-      ? tls.connect({
-          host,
-          port,
-          servername: net.isIP(host) ? undefined : host,
-          ALPNProtocols: ['http/1.1'],
-          session: pool.session,
-          ...pool.tlsOptions,
-        })
-      : net.connect({ host, port });
-    if (pool.secure) socket.on('session', (session: Buffer) => (pool.session = session));
-    socket.once(pool.secure ? 'secureConnect' : 'connect', () => (this.connected = true));
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, idleSocketMs);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => (this.reason ??= err));
-    socket.on('close', () => this.onClose());
-    this.socket = socket;
+  constructor(
+    private readonly client: Client,
+    readonly request: UpstreamRequest,
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    client.live.add(this);
+    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
+    request.signal.addEventListener('abort', this.onAbort, { once: true });
+    const mod = client.secure ? https : http;
+    // Looked up on the module at each call (not a bound import): what nock and OpenTelemetry patch.
+    const req = mod.request({ ...client.requestOptions, headers: client.headers(request) }) as CallRequest;
+    req[kCall] = this;
+    this.req = req;
+    req.on('socket', onSocket);
+    req.on('response', onResponse);
+    req.on('error', onRequestError);
+    // node writes the head and the body together when the socket is assigned (one writev; a
+    // single write measured the same: the syscall is the cost) and never writes them twice.
+    req.end(request.payload.raw);
   }
 
-  start(call: Call): void {
-    clearTimeout(this.idleTimer);
-    this.socket.ref();
-    this.call = call;
-    call.connection = this;
-    const bytes = this.pool.requestBytes(call.request);
-    if (Array.isArray(bytes)) {
-      this.socket.cork();
-      this.socket.write(bytes[0]);
-      this.socket.write(bytes[1]);
-      this.socket.uncork();
-    } else {
-      this.socket.write(bytes);
+  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));
+
+  onError(err: Error): void {
+    this.fail(err instanceof UpstreamCallError ? err : transportError(err, this.sent));
+  }
+
+  onResponse(res: http.IncomingMessage): void {
+    this.res = res;
+    const status = res.statusCode ?? 0;
+    if (!this.sent && res.socket?.writable === false) {
+      // The proxy's answer to CONNECT, replayed (see onSocket): the call never left.
+      return this.fail(new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${status}`, { sent: false }));
     }
-  }
-
-  /** Idle in the pool for up to `ms`. */
-  rest(ms: number): void {
-    this.socket.unref();
-    this.idleTimer = setTimeout(() => this.destroy(), ms);
-    this.idleTimer.unref();
-  }
-
-  destroy(reason?: Error): void {
-    if (this.gone) return;
-    this.gone = true;
-    this.reason ??= reason;
-    clearTimeout(this.idleTimer);
-    this.socket.destroy();
-  }
-
-  private onData(chunk: Buffer): void {
-    if (this.gone) return;
-    // Bytes on an idle connection answer nothing we asked: the connection is not to be trusted.
-    if (!this.call) return this.destroy();
-    try {
-      this.parser.push(chunk);
-    } catch (err) {
-      const call = this.call;
-      this.destroy();
-      if (call) this.pool.settle(call, new UpstreamCallError('transport', `invalid HTTP response: ${(err as Error).message}`));
-    }
-  }
-
-  onHead(head: ResponseHead): void {
-    const call = this.call;
-    if (!call) return;
-    this.head = head;
-    if (head.status >= 300) {
-      this.pool.settle(call, new UpstreamCallError('http-status', `HTTP ${head.status}`));
-      // The body is read and dropped to keep the connection, unless it is large or unbounded.
-      if (head.contentLength > drainLimit || !head.keepAlive) this.destroy();
+    this.sent = true;
+    const length = res.headers['content-length'];
+    this.declared = length === undefined ? -1 : Number(length);
+    if (status >= 300 || status < 200) {
+      this.finish(new UpstreamCallError('http-status', `HTTP ${status}`));
+      // The body is read and dropped to keep the socket, unless it is large or unbounded.
+      if (this.declared >= 0 && this.declared <= drainLimit) res.resume();
+      else this.req.destroy();
       return;
     }
-    if (head.contentLength > call.request.maxBytes) {
-      this.pool.stop(call, new UpstreamCallError('too-large', `response of ${head.contentLength} bytes is over the ${call.request.maxBytes}-byte limit`));
-    } else if (head.contentLength > 0) {
-      if (!this.charge(call, head.contentLength)) return;
-      // A large answer is copied into place as it comes: no second copy (and twice the memory)
-      // in a concat at its end. A small one is usually one chunk, kept as is.
-      if (head.contentLength > preallocFrom) this.body = Buffer.allocUnsafe(head.contentLength);
+    const { maxBytes, budget } = this.request;
+    if (this.declared > maxBytes) {
+      return this.fail(new UpstreamCallError('too-large', `response of ${this.declared} bytes is over the ${maxBytes}-byte limit`));
     }
+    if (this.declared > 0) {
+      if (budget && !this.charge(this.declared)) return;
+      // A large answer is copied into place as it comes: no second copy in a concat at its end.
+      if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
+    }
+    res.on('data', onData);
+    res.on('end', onEnd);
+    res.on('error', onResponseError);
   }
 
-  /** Charges the call's budget account; false when it stopped the call for it. */
-  private charge(call: Call, bytes: number): boolean {
-    const account = call.request.budget;
-    if (!account) return true;
-    if (!account.take(bytes)) {
-      this.pool.stop(call, overBudget(account, bytes));
-      return false;
-    }
-    call.charged += bytes;
-    return true;
-  }
-
-  onBody(chunk: Buffer): void {
-    const call = this.call;
-    if (!call || this.gone) return;
+  onData(chunk: Buffer): void {
+    if (this.settled) return;
     this.size += chunk.length;
-    if (call.settled) {
-      if (this.size > drainLimit) this.destroy();
-    } else if (this.size > call.request.maxBytes) {
-      this.pool.stop(call, new UpstreamCallError('too-large', `response over the ${call.request.maxBytes}-byte limit`));
+    if (this.size > this.request.maxBytes || (this.declared >= 0 && this.size > this.declared)) {
+      this.fail(new UpstreamCallError('too-large', `response over the ${this.request.maxBytes}-byte limit`));
     } else if (this.body) {
       chunk.copy(this.body, this.size - chunk.length);
-    } else if (this.head!.contentLength > 0 || this.charge(call, chunk.length)) {
+    } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
       this.chunks.push(chunk);
     }
   }
 
-  onComplete(extra: Buffer | undefined): void {
-    const call = this.call;
-    if (!call || this.gone) return;
+  onEnd(): void {
+    if (this.settled) return;
+    if (!this.res!.complete) return this.fail(new UpstreamCallError('transport', 'connection closed before the answer was complete'));
     const chunks = this.chunks;
-    // (Settled already when it was an error status whose body was read only to keep the connection.)
-    if (!call.settled) {
-      const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
-      // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
-      const maxDepth = call.request.maxDepth ?? defaultMaxDepth;
-      if (nestsDeeperThan(body, maxDepth)) this.pool.settle(call, tooDeep(maxDepth));
-      else this.pool.settle(call, undefined, body);
-    }
-    this.call = undefined;
-    call.connection = undefined;
-    this.body = undefined;
-    this.chunks = [];
-    this.size = 0;
-    this.used = true;
-    this.parser.reset();
-    // Bytes after the answer belong to no request of ours (we never pipeline).
-    if (extra || !this.head!.keepAlive) return this.destroy();
-    this.pool.release(this, this.head!.keepAliveMs);
+    const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
+    const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
+    if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
+    this.finish(undefined, body);
   }
 
-  private onClose(): void {
-    this.gone = true;
-    clearTimeout(this.idleTimer);
-    let call = this.call;
-    this.call = undefined;
-    if (call && !call.settled && this.parser.readsUntilClose && !this.reason) {
-      // A body without a length ends with the connection: complete, not lost.
-      const body = Buffer.concat(this.chunks, this.size);
-      const maxDepth = call.request.maxDepth ?? defaultMaxDepth;
-      this.pool.settle(call, nestsDeeperThan(body, maxDepth) ? tooDeep(maxDepth) : undefined, body);
-      call = undefined;
+  /** Charges the request's budget account; false when it failed the call for it. */
+  private charge(bytes: number): boolean {
+    const account = this.request.budget!;
+    if (!account.take(bytes)) {
+      this.fail(overBudget(account, bytes));
+      return false;
     }
-    // Retried once: a reused connection the upstream closed before any byte of the answer came.
-    const retriable = this.used && this.parser.idle && !(this.reason instanceof UpstreamCallError);
-    const err = this.reason ?? new UpstreamCallError('transport', 'connection closed before the answer was complete');
-    this.pool.lost(this, call, err, retriable);
+    this.charged += bytes;
+    return true;
+  }
+
+  /** Our side ends the call (timeout, abort, size, budget, close): its socket is not reused. */
+  fail(err: UpstreamCallError): void {
+    if (this.settled) return;
+    this.finish(err);
+    this.req.destroy();
+  }
+
+  /** Ends the call for its caller; the socket is the caller's to deal with. */
+  private finish(err: UpstreamCallError | undefined, body?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.request.signal.removeEventListener('abort', this.onAbort);
+    this.client.live.delete(this);
+    if (err) {
+      // A failed call's bytes are dropped: they go back to the budget.
+      if (this.charged > 0) this.request.budget?.give(this.charged);
+      this.reject(err);
+    } else {
+      this.resolve({ body: body! });
+    }
   }
 }

@@ -2,6 +2,7 @@
  * The live upstreams of every chain: built once from the config, each with its transport
  * (HTTP pool or WebSocket) and its health record. close() releases every pool and socket.
  */
+import type { Agent } from 'node:http';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
@@ -71,7 +72,15 @@ export interface Registry {
   close(): Promise<void>;
 }
 
-export function createRegistry(config: OmnigateConfig): Registry {
+/** Agents handed in by an embedding program (rpcPipeline's deps), instead of omnigate's own. */
+export interface AgentChoice {
+  /** The agent of an HTTP(S) upstream, by its configured URL (undefined: the next rule). */
+  agents?: (url: string) => Agent | undefined;
+  /** The agent of every HTTP(S) upstream `agents` left out. */
+  agent?: Agent;
+}
+
+export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {}): Registry {
   const chains = new Map<string, Chain>();
   const byToken = new Map<string, Upstream>();
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
@@ -92,7 +101,7 @@ export function createRegistry(config: OmnigateConfig): Registry {
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : createHttpTransport(url, { via }),
+          : createHttpTransport(url, { via, ...httpOptions(url, config, choice) }),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
@@ -127,4 +136,12 @@ export function createRegistry(config: OmnigateConfig): Registry {
       await Promise.all([...chains.values()].flatMap((c) => c.upstreams.map((u) => u.transport.close())));
     },
   };
+}
+
+/** The transport options of one HTTP(S) upstream: a handed-in agent, else the config's sizes and proxy. */
+function httpOptions(url: string, config: OmnigateConfig, choice: AgentChoice) {
+  const agent = choice.agents?.(url) ?? choice.agent;
+  if (agent) return { agent };
+  const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
+  return { ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
 }

@@ -1,6 +1,6 @@
 /**
  * The contract between the fetch stage and an upstream connection. Two implementations:
- * http-transport.ts (a pool of keep-alive HTTP/1.1 connections) and ws-transport.ts (one
+ * http-transport.ts (node:http with a keep-alive Agent per upstream) and ws-transport.ts (one
  * multiplexed socket).
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
@@ -66,11 +66,12 @@ export const defaultMaxDepth = 256;
 /** The failure of a call whose answer nests deeper than `limit`. */
 export const tooDeep = (limit: number) => new UpstreamCallError('too-deep', `answer nested deeper than ${limit} levels (limits.jsonDepth)`);
 
-/** The failure of a call whose answer would not fit the byte budget. */
-export const overBudget = (account: BudgetAccount, bytes: number) =>
+/** The failure of a call whose answer would not fit the byte budget (`sent`: false when refused before the call). */
+export const overBudget = (account: BudgetAccount, bytes: number, sent = true) =>
   new UpstreamCallError(
     'budget',
     `upstream byte budget exhausted: ${bytes} more bytes would pass limits.bufferedBytes (${account.limit}; ${account.budget.used} in use)`,
+    { sent },
   );
 
 export interface UpstreamResponse {
@@ -86,40 +87,47 @@ export interface Transport {
 /** Why one upstream call failed; `kind` is stable, `message` is for humans (no URLs in it). */
 export class UpstreamCallError extends Error {
   readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
-  /** Whether request bytes may have reached the upstream; undefined reads as true (helper `transport` makes it a boolean). */
-  readonly sent?: boolean;
+  /**
+   * Whether the request's bytes may have reached the upstream: false only when the call never
+   * wrote to a connection (refused before the call, connection refused, DNS, TLS handshake or
+   * proxy failure, aborted while waiting for a socket); true otherwise, the upstream may have
+   * acted on it (a write must not be sent elsewhere as if it had not).
+   */
+  readonly sent: boolean;
   constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown; sent?: boolean }) {
     super(message, options);
     this.name = 'UpstreamCallError';
     this.kind = kind;
-    if (options?.sent !== undefined) this.sent = options.sent;
+    this.sent = options?.sent ?? true;
   }
 }
 
 /**
  * Runs `fn` with a signal that fires on the caller's abort or after `timeoutMs`, and says which.
- * The timer is always cleared.
+ * `fn` sets `state.sent` once it writes the request: a failure it did not describe itself says
+ * whether the bytes may have left. The timer is always cleared.
  */
 export async function withTimeout<T>(
   outer: CancelSignal,
   timeoutMs: number,
-  fn: (signal: AbortSignal) => Promise<T>,
+  fn: (signal: AbortSignal, state: { sent: boolean }) => Promise<T>,
 ): Promise<T> {
   const controller = new AbortController();
+  const state = { sent: false };
   let timedOut = false;
   const onAbort = () => controller.abort(outer.reason);
   if (outer.aborted) controller.abort(outer.reason);
   else outer.addEventListener('abort', onAbort, { once: true });
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`));
+    controller.abort(new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`, { sent: state.sent }));
   }, timeoutMs);
   try {
-    return await fn(controller.signal);
+    return await fn(controller.signal, state);
   } catch (err) {
-    if (timedOut) throw new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`);
-    if (outer.aborted) throw new UpstreamCallError('aborted', 'call aborted');
-    throw err instanceof UpstreamCallError ? err : new UpstreamCallError('transport', describeError(err), { cause: err });
+    if (timedOut) throw new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`, { sent: state.sent });
+    if (outer.aborted) throw new UpstreamCallError('aborted', 'call aborted', { sent: state.sent });
+    throw err instanceof UpstreamCallError ? err : new UpstreamCallError('transport', describeError(err), { cause: err, sent: state.sent });
   } finally {
     clearTimeout(timer);
     outer.removeEventListener('abort', onAbort);

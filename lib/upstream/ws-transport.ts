@@ -161,7 +161,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     if (socket?.readyState === WebSocket.OPEN) return Promise.resolve(socket);
     if (opening) return opening;
     if (Date.now() < retryAt) {
-      return Promise.reject(new UpstreamCallError('closed', `connection down, next attempt in ${retryAt - Date.now()} ms`));
+      return Promise.reject(new UpstreamCallError('closed', `connection down, next attempt in ${retryAt - Date.now()} ms`, { sent: false }));
     }
     opening = new Promise<WebSocket>((resolve, reject) => {
       const ws = new WebSocket(rawUrl, {
@@ -190,7 +190,8 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
           failures += 1;
           retryAt = Date.now() + Math.min(250 * 2 ** (failures - 1), 30_000);
           opening = undefined;
-          reject(new UpstreamCallError('transport', `websocket: ${err.message}`));
+          // The handshake failed: no call was written on this connection.
+          reject(new UpstreamCallError('transport', `websocket: ${err.message}`, { sent: false }));
         }
       });
       ws.on('close', (code) => {
@@ -209,9 +210,9 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
   }
 
   async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (closed) throw new UpstreamCallError('closed', 'transport closed');
-    if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1);
-    return withTimeout(request.signal, request.timeoutMs, async (signal) => {
+    if (closed) throw new UpstreamCallError('closed', 'transport closed', { sent: false });
+    if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1, false);
+    return withTimeout(request.signal, request.timeoutMs, async (signal, state) => {
       // The timeout and the caller's abort apply to the handshake too: a call given up on while
       // the connection opens is never sent (its abort would otherwise go unheard, and it would
       // wait for an answer for as long as the upstream keeps it).
@@ -234,10 +235,12 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
           { once: true },
         );
         const message = JSON.stringify(request.payload.batch ? outgoing : outgoing[0]);
+        // From here the upstream may receive the call (ws refuses to write on a socket not open).
+        state.sent = ws.readyState === WebSocket.OPEN;
         ws.send(message, (err) => {
           if (err) {
             for (const id of ids.keys()) pending.delete(id);
-            reject(new UpstreamCallError('transport', `websocket send: ${err.message}`));
+            reject(new UpstreamCallError('transport', `websocket send: ${err.message}`, { sent: state.sent }));
           }
         });
       });

@@ -3,7 +3,8 @@
  * request's bytes to every upstream at once and answers with the first upstream's bytes once all
  * of them answered: the waiting of an N=3 answer with none of the verifying (no JSON parse, no
  * classification, no canonical form or hash, no health or metrics). Same parts as omnigate where
- * they are shared: node:http for the clients, omnigate's own upstream pool for the upstreams.
+ * they are shared: node:http for the clients, omnigate's upstream transport (node:http with a
+ * keep-alive agent per upstream, lib/upstream/http-transport.ts) for the upstreams.
  * argv[2]: JSON array of upstream URLs. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
@@ -13,7 +14,7 @@ import { serveHttpChild } from './ipc.js';
 
 const urls = JSON.parse(process.argv[2] ?? '[]') as string[];
 if (!Array.isArray(urls) || urls.length === 0) throw new Error('fanout-server: argv[2] must be a JSON array of upstream URLs');
-const pools = urls.map((url) => createHttpTransport(url, { connections: 256 }));
+const pools = urls.map((url) => createHttpTransport(url, { maxSockets: 256 }));
 const never = new Cancellation();
 let seq = 0;
 

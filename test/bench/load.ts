@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { parsePayload } from '../../lib/jsonrpc/parse.js';
-import { createHttpTransport } from '../../lib/upstream/http-transport.js';
+import { createHttpTransport } from './client/pool.js';
 import { Cancellation } from '../../lib/upstream/transport.js';
 
 const require = createRequire(import.meta.url);
@@ -137,11 +137,11 @@ function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx
  * for a connection, or in the server): no coordinated omission. autocannon's own rate option
  * sends each second's requests in one burst, which measures the burst's queueing instead.
  *
- * The client is omnigate's own HTTP/1.1 pool (lib/upstream/http-transport.ts, POST only): this
+ * The client is the raw-socket HTTP/1.1 pool omnigate used for upstreams before issue 18 (client/pool.ts, POST only): this
  * process spent 26–45 µs per request with it at 4,000–8,000 req/s, ticker included. undici's
  * Pool.request, used here before, cost 84–91 µs per request at 4,000 req/s, which filled the
  * core this process shares with the fake upstreams before any server under test was busy, and it
- * holds requests on reused sockets until the check phase (see http-transport.ts), which adds to
+ * holds requests on reused sockets until the check phase (see client/pool.ts), which adds to
  * every latency measured.
  */
 async function runFixedRate(options: LoadOptions, rate: number): Promise<LoadResult> {

@@ -28,6 +28,7 @@ test('should apply every default to a minimal config', (t) => {
     timeouts: { ...defaults.timeouts, hedgeAdaptive: true },
     limits: { ...defaults.limits },
     server: { ...defaults.server },
+    upstreams: { ...defaults.upstreams },
     redactHeaders: defaults.redactHeaders,
     disputes: { ...defaults.disputes },
     indexer: {},
@@ -70,6 +71,16 @@ test('should take an rpcs entry as { url, provider } and keep the labels by posi
   t.deepEqual(c.chains['1']!.rpcs, ['https://a.example/', 'https://b.example/x', 'https://c.example/']);
   t.deepEqual(c.chains['1']!.providers, [undefined, 'acme', undefined]);
   t.false('providers' in ok(minimal).chains['1']!, 'no providers key without a label');
+});
+
+test('should read the upstreams section: sockets, keep-alive and a proxy URL', (t) => {
+  const config = ok({ ...minimal, upstreams: { maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' } });
+  t.deepEqual(config.upstreams, { maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' });
+  t.deepEqual(ok({ ...minimal, upstreams: { proxy: '' } }).upstreams, { maxSockets: 128, keepAliveMs: 30_000 });
+  const found = problems({ ...minimal, upstreams: { maxSockets: 0, proxy: 'socks5://127.0.0.1:1080', keepalive: 1 } });
+  t.deepEqual(found.map((p) => p.path).sort(), ['upstreams.keepalive', 'upstreams.maxSockets', 'upstreams.proxy']);
+  t.regex(found.find((p) => p.path === 'upstreams.proxy')!.message, /socks5: scheme is not supported\. Use an http:\/\/ or https:\/\/ proxy URL/);
+  t.regex(problems({ ...minimal, upstreams: { proxy: 'not a url' } })[0]!.message, /is not a URL/);
 });
 
 test('should read indexer.schema, the schema of the Ponder tables, and name a bad one', (t) => {

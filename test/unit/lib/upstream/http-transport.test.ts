@@ -2,10 +2,11 @@
  * The HTTP transport against real local servers on port 0: node:http and node:https servers for
  * what upstreams normally do, raw TCP servers that write exact bytes for what they rarely do
  * (chunked and close-delimited answers, dead keep-alive connections, unasked bytes, malformed
- * answers). Not nock: the transport speaks HTTP/1.1 on its own sockets, which nock never sees.
+ * answers). The transport is node:http (nock sees it: test/integration/nock.test.ts); real servers
+ * here, because what is tested is what node's client and omnigate do with real sockets.
  * test/fixtures/tls holds a self-signed certificate for localhost and 127.0.0.1 (100 years).
  */
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -218,6 +219,18 @@ test('should time out when the headers come but the body stalls', async (t) => {
   );
 });
 
+test('should say sent: true when a call the upstream read fails (aborted here)', async (t) => {
+  await withUpstream(() => {}, async (transport, up) => {
+    const controller = new AbortController();
+    const pending = failure(transport.send(request({ signal: controller.signal, timeoutMs: 10_000 })));
+    while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    const err = await pending;
+    t.is(err.kind, 'aborted');
+    t.true(err.sent);
+  });
+});
+
 test('should fail with kind aborted when the caller aborts', async (t) => {
   await withUpstream(() => {}, async (transport) => {
     const controller = new AbortController();
@@ -235,6 +248,7 @@ test('should fail with kind aborted at once when the signal is already aborted',
     controller.abort();
     const err = await failure(transport.send(request({ signal: controller.signal })));
     t.is(err.kind, 'aborted');
+    t.false(err.sent);
   });
 });
 
@@ -273,6 +287,7 @@ test('should fail with kind transport when the connection is refused', async (t)
   try {
     const err = await failure(transport.send(request()));
     t.is(err.kind, 'transport');
+    t.false(err.sent, 'a refused connection carried nothing');
     t.regex(err.message, /ECONNREFUSED/);
     t.false(err.message.includes('KEYKEYKEYKEY'), 'the provider key stays out of the message');
   } finally {
@@ -303,7 +318,7 @@ test('should serve concurrent calls', async (t) => {
 
 test('should fail a call aborted while it waits for a pool connection, and never send it', async (t) => {
   const up = await upstream(() => {}); // never answers: the one connection stays busy
-  const transport = createHttpTransport(`${up.origin}/`, { connections: 1 });
+  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 1 });
   t.teardown(async () => {
     await transport.close().catch(() => {});
     await up.close();
@@ -312,12 +327,16 @@ test('should fail a call aborted while it waits for a pool connection, and never
   const busy = failure(transport.send(request({ signal: first.signal, timeoutMs: 10_000 })));
   const queued = new AbortController();
   const waiting = failure(transport.send(request({ signal: queued.signal, timeoutMs: 10_000 })));
-  await new Promise((r) => setTimeout(r, 100));
+  // The first call reached the upstream (it holds it); the second waits for its socket.
+  while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
   queued.abort();
   const err = await waiting;
   t.is(err.kind, 'aborted');
+  t.false(err.sent, 'aborted while it waited for a socket');
   first.abort();
-  t.is((await busy).kind, 'aborted');
+  const sent = await busy;
+  t.is(sent.kind, 'aborted');
+  t.true(sent.sent, 'aborted while the upstream held it');
   await new Promise((r) => setTimeout(r, 100));
   t.is(up.received.length, 1, 'the queued call was never sent');
 });
@@ -341,6 +360,8 @@ interface RawUpstream {
   readonly connections: number;
   /** Requests received so far (head and body), in order. */
   readonly requests: string[];
+  /** Resolves when the next connection closes. */
+  nextClose(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -356,10 +377,14 @@ async function rawUpstream(
   const requests: string[] = [];
   const sockets = new Set<Socket>();
   let connections = 0;
+  const closes = new EventEmitter();
   const server = createNetServer((socket) => {
     connections += 1;
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      closes.emit('close');
+    });
     socket.on('error', () => {});
     onConnection?.(socket, connections);
     let buffered = Buffer.alloc(0);
@@ -385,6 +410,9 @@ async function rawUpstream(
       return connections;
     },
     requests,
+    nextClose: async () => {
+      await once(closes, 'close');
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       server.close();
@@ -460,7 +488,7 @@ test('should reuse one connection for sequential calls and open one per concurre
 
 test('should queue calls over the connection limit and send them as connections free up', async (t) => {
   const up = await rawUpstream((s, i) => setTimeout(() => s.write(okBytes(`{"n":${i}}`)), 30));
-  const transport = createHttpTransport(`${up.origin}/`, { connections: 2 });
+  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 2 });
   try {
     const answers = await Promise.all(Array.from({ length: 6 }, () => transport.send(request())));
     t.is(answers.length, 6);
@@ -480,8 +508,11 @@ test('should drop a kept connection the upstream closed while it was idle', asyn
       setTimeout(() => s.destroy(), 5);
     },
     async (transport, up) => {
+      const closed = up.nextClose();
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
-      await new Promise((r) => setTimeout(r, 50));
+      await closed;
+      // The client reads the close in a later turn of the loop (before it, node would take the socket).
+      await new Promise((r) => setTimeout(r, 20));
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
       t.is(up.requests.length, 2);
       t.is(up.connections, 2);
@@ -489,25 +520,58 @@ test('should drop a kept connection the upstream closed while it was idle', asyn
   );
 });
 
-test('should send again, once, on a fresh connection when a reused one closes before any byte of the answer', async (t) => {
-  // The close races the request: the upstream drops the kept connection as the second call
-  // arrives on it.
+test('should send a request once when a reused connection closes after the upstream read it, and fail the call', async (t) => {
+  // The upstream reads the second request (an eth_sendRawTransaction, say) on the kept-alive
+  // connection and closes it without answering: sending it again would deliver it twice.
   await withRaw(
     (s, i) => (i === 1 ? s.destroy() : s.write(okBytes(`{"n":${i}}`))),
     async (transport, up) => {
       t.is((await transport.send(request())).body.toString(), '{"n":0}');
+      const raw = '{"jsonrpc":"2.0","id":7,"method":"eth_sendRawTransaction","params":["0x02f8"]}';
+      const err = await failure(transport.send(request({ payload: payload(raw) })));
+      t.is(err.kind, 'transport');
+      t.true(err.sent, 'the upstream may have acted on it');
+      t.is(up.requests.length, 2);
+      t.is(up.requests.filter((r) => r.includes('eth_sendRawTransaction')).length, 1);
+      t.is(up.connections, 1);
+      // The next call is sent on a fresh connection, once.
       t.is((await transport.send(request())).body.toString(), '{"n":2}');
       t.is(up.requests.length, 3);
+    },
+  );
+});
+
+test('should destroy a kept-alive socket that receives a stray answer while idle, and answer the next call on a new one', async (t) => {
+  await withRaw(
+    (s, i) => {
+      s.write(okBytes(`{"n":${i}}`));
+      if (i === 0) setTimeout(() => s.write(okBytes('{"stray":true}')), 1);
+    },
+    async (transport, up) => {
+      const closed = up.nextClose();
+      t.is((await transport.send(request())).body.toString(), '{"n":0}');
+      // Awaited on the wire: the stray reached the client, which closed that socket.
+      await closed;
+      t.is((await transport.send(request())).body.toString(), '{"n":1}');
       t.is(up.connections, 2);
     },
   );
-  // Never twice: a fresh connection that fails too fails the call.
+});
+
+test('should take a second answer that comes after the next request was written as that request\'s answer (HTTP/1.1 cannot tell them apart), then drop the connection', async (t) => {
+  // What omnigate can and cannot do about stray answers on a kept-alive connection. Here the
+  // upstream answers the second request twice, in one packet: node's client takes the first as
+  // the answer (it came after the request was written, as an answer would) and, seeing bytes
+  // after a complete answer, destroys the socket, so the extra one is never read as the third
+  // call's answer. A stray arriving while the socket is idle is covered by the test before; one
+  // that arrives after a request was written and before its answer cannot be told from it.
   await withRaw(
-    (s, i) => (i === 0 ? s.write(okBytes('{}')) : s.destroy()),
+    (s, i) => s.write(i === 1 ? okBytes('{"stray":true}') + okBytes('{"n":1}') : okBytes(`{"n":${i}}`)),
     async (transport, up) => {
-      await transport.send(request());
-      t.is((await failure(transport.send(request()))).kind, 'transport');
-      t.is(up.requests.length, 3);
+      t.is((await transport.send(request())).body.toString(), '{"n":0}');
+      t.is((await transport.send(request())).body.toString(), '{"stray":true}');
+      t.is((await transport.send(request())).body.toString(), '{"n":2}');
+      t.is(up.connections, 2, 'the connection that carried two answers was dropped');
     },
   );
 });
@@ -518,6 +582,7 @@ test('should not send again when the first connection fails before any answer', 
     async (transport, up) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
+      t.true(err.sent, 'written on a new connection, then dropped: the upstream may have acted on it');
       t.is(up.requests.length, 1);
     },
   );
@@ -533,24 +598,8 @@ test('should not send again when the upstream closes mid-answer', async (t) => {
       await transport.send(request());
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
-      t.regex(err.message, /closed before the answer was complete/);
+      t.regex(err.message, /closed before the answer was complete|ECONNRESET/);
       t.is(up.requests.length, 2);
-    },
-  );
-});
-
-test('should drop a connection that receives bytes while idle, and answer the next call on a new one', async (t) => {
-  await withRaw(
-    (s, i) => {
-      s.write(okBytes(`{"n":${i}}`));
-      // Unasked bytes after the answer: a response to nothing.
-      if (i === 0) setTimeout(() => s.write(okBytes('{"poison":true}')), 10);
-    },
-    async (transport, up) => {
-      t.is((await transport.send(request())).body.toString(), '{"n":0}');
-      await new Promise((r) => setTimeout(r, 60));
-      t.is((await transport.send(request())).body.toString(), '{"n":1}');
-      t.is(up.connections, 2);
     },
   );
 });
@@ -605,18 +654,18 @@ test('should not keep a connection whose Keep-Alive timeout is too short to reus
 });
 
 test('should fail with kind transport on a malformed answer', async (t) => {
-  for (const bytes of ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 'SSH-2.0-OpenSSH_9.6\r\n\r\n', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n']) {
+  for (const bytes of ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 'SSH-2.0-OpenSSH_9.6\r\n\r\n']) {
     await withRaw((s) => s.write(bytes), async (transport) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
-      t.regex(err.message, /^invalid HTTP response: /);
+      t.regex(err.message, /^invalid HTTP response: .+ \(HPE_[A-Z_]+\)$/);
     });
   }
 });
 
 test('should fail running and waiting calls with kind closed on close()', async (t) => {
   const up = await rawUpstream(() => {}); // never answers
-  const transport = createHttpTransport(`${up.origin}/`, { connections: 1 });
+  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 1 });
   try {
     const running = failure(transport.send(request({ timeoutMs: 10_000 })));
     const waiting = failure(transport.send(request({ timeoutMs: 10_000 })));
@@ -667,9 +716,12 @@ test('should call an https upstream, verify its certificate and resume the TLS s
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
     t.is(handshakes, 1, 'the connection is kept');
+    const before = handshakes;
     const err = await failure(untrusted.send(request()));
     t.is(err.kind, 'transport');
+    t.false(err.sent, 'the handshake failed before the request was written');
     t.regex(err.message, /self-signed|SELF_SIGNED/i);
+    t.is(handshakes, before, 'no handshake completed, so no request reached the server');
     // A second connection resumes the first one's session.
     const other = createHttpTransport(`${origin}/`, { tls: { ca: cert } });
     await Promise.all([trusted.send(request()), trusted.send(request())]);
@@ -690,4 +742,15 @@ test('should keep a request id with line breaks from adding header lines', async
     t.true(lines.includes('X-Request-Id: abcX-Injected:1'));
     t.false(lines.some((l) => l.startsWith('X-Injected')));
   });
+});
+
+test('should say sent: false when the host name does not resolve', async (t) => {
+  // .invalid never resolves (RFC 6761); without DNS at all the lookup fails or times out, unsent either way.
+  const transport = createHttpTransport('http://rpc.omnigate-test.invalid/v2/KEY');
+  try {
+    const err = await failure(transport.send(request({ timeoutMs: 5_000 })));
+    t.false(err.sent, `${err.kind}: ${err.message}`);
+  } finally {
+    await transport.close();
+  }
 });

@@ -225,6 +225,7 @@ test('should time out within the limit and ignore the late answer', async (t) =>
     const err = await failure(transport.send(request([call(1)], { timeoutMs: 150 })));
     const elapsed = Date.now() - started;
     t.is(err.kind, 'timeout');
+    t.true(err.sent, 'the upstream held the call');
     t.true(elapsed >= 140 && elapsed < 1_000, `${elapsed} ms`);
     // The late answer arrives; the next call still gets its own answer.
     await until(() => up.held.length === 2);
@@ -243,7 +244,9 @@ test('should fail with kind aborted when the caller aborts', async (t) => {
     const pending = transport.send(request([call(1)], { signal: controller.signal }));
     await until(() => up.held.length === 1);
     controller.abort();
-    t.is((await failure(pending)).kind, 'aborted');
+    const err = await failure(pending);
+    t.is(err.kind, 'aborted');
+    t.true(err.sent);
   });
 });
 
@@ -256,6 +259,7 @@ test('should fail the calls in flight when the server drops, and reconnect on th
     const [ea, eb] = await Promise.all([failure(a), failure(b)]);
     t.is(ea.kind, 'closed');
     t.is(eb.kind, 'closed');
+    t.true(ea.sent && eb.sent, 'both were written before the drop');
     const next = transport.send(request([call(3)]));
     await until(() => up.held.length === 3);
     up.held[2]!.socket.send(JSON.stringify(reply(up.held[2]!.message)));
@@ -271,10 +275,12 @@ test('should fail fast with kind transport when the upstream is not there, then 
   try {
     const first = await failure(transport.send(request([call(1)])));
     t.is(first.kind, 'transport');
+    t.false(first.sent, 'the handshake failed: nothing was written');
     t.false(first.message.includes('KEY'), 'no provider key in the message');
     const started = Date.now();
     const second = await failure(transport.send(request([call(2)])));
     t.is(second.kind, 'closed');
+    t.false(second.sent);
     t.regex(second.message, /next attempt in \d+ ms/);
     t.true(Date.now() - started < 100);
   } finally {
@@ -295,6 +301,7 @@ test('should close: fail the calls in flight, refuse new ones and close the sock
     await closed;
     const after = await failure(transport.send(request([call(2)])));
     t.is(after.kind, 'closed');
+    t.false(after.sent);
     t.is(after.message, 'transport closed');
   } finally {
     await up.close();
