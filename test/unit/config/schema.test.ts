@@ -259,3 +259,14 @@ test('should refuse a bad heads setting with its path and an example', (t) => {
   t.true(p.some((x) => x.path === 'heads.waitms' && /did you mean "waitMs"/.test(x.message)), JSON.stringify(p));
   t.true(p.some((x) => x.path === 'chains.1.heads' && /must be a mapping/.test(x.message)), JSON.stringify(p));
 });
+
+test('chains.<id>.batchUpstream: false is kept; true or absent is the default (no key)', (t) => {
+  const of = (batchUpstream: unknown) => {
+    const r = validateConfig({ chains: { '1': { rpcs: ['https://a.example'], ...(batchUpstream === undefined ? {} : { batchUpstream }) } } });
+    if (!('config' in r)) throw new Error(JSON.stringify(r.problems));
+    return r.config.chains['1']!.batchUpstream;
+  };
+  t.is(of(false), false);
+  t.is(of(true), undefined);
+  t.is(of(undefined), undefined);
+});
