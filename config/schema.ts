@@ -34,6 +34,8 @@ export interface ChainConfig {
   readonly writes?: { readonly broadcast: number };
   /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
   readonly upstreamLimits?: readonly UpstreamLimits[];
+  /** false: a batch's member calls are never sent to an upstream as one batch (lib/upstream/coalesce.ts); absent: they are. */
+  readonly batchUpstream?: false;
 }
 
 /** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps }` rpcs entry. */
@@ -108,7 +110,7 @@ export interface ConfigProblem {
 }
 
 const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 const aliases: Record<string, string> = { refresh_interval: 'refreshInterval', rpc: 'rpcs', urls: 'rpcs', confirmation: 'confirmations' };
 const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 
@@ -261,6 +263,10 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       if (strategy !== 'balanced' && strategy !== 'priority') {
         report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);
       }
+      const batchUpstream = value.batchUpstream ?? true;
+      if (typeof batchUpstream !== 'boolean') {
+        report(`${path}.batchUpstream`, `${show(batchUpstream)} is not true or false: true (default) sends a batch's calls to an upstream as one batch, false one by one (for providers that refuse batches)`);
+      }
       const chainConfirmations = int(value, 'confirmations', `${path}.confirmations`, confirmations, 1, 1000, 'Example: confirmations: 2');
       // Only the chain's own key is an error: a global default above a small chain is a warning
       // at start-up (chainsBelowConfirmations) and a -32003 on its confirmable requests. What
@@ -281,6 +287,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
         ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
         heads: headsSection(value.heads, `${path}.heads`, report),
         ...writesSection(value.writes, `${path}.writes`, rpcs.length, report),
+        ...(batchUpstream === false && { batchUpstream: false as const }),
       };
     }
   }

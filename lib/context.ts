@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { InternalError } from './errors.js';
 import type { RpcPayload } from './jsonrpc/types.js';
 import type { BudgetAccount } from './upstream/budget.js';
+import type { BatchCoalescer } from './upstream/coalesce.js';
 import type { Chain, Upstream } from './upstream/registry.js';
 import type { Outcome } from './upstream/fanout.js';
 import type { UpstreamResponse } from './upstream/transport.js';
@@ -41,6 +42,8 @@ export interface RpcContext {
   via?: string;
   /** A batch member whose batch holds a confirmable call (runMembers): chain constants follow it. */
   batchConfirmable?: boolean;
+  /** A batch member (runMembers): its batch's coalescer of upstream calls (lib/upstream/coalesce.ts); absent: calls go alone. */
+  coalescer?: BatchCoalescer;
   /** classify */
   confirmable?: boolean;
   required?: number;

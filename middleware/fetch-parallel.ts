@@ -5,11 +5,12 @@
  * deadline. The loop starts the first N calls at once and asks for more when answers fail or
  * disagree; every call stops when the answer is decided, when the client goes away or when the
  * deadline passes.
- * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via   Writes: ctx.fetch, ctx.budget
+ * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch, ctx.budget
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { UpstreamBudgetError } from '../lib/errors.js';
+import { isWrite } from '../lib/jsonrpc/writes.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
 import { methodClassOf, trackCall } from '../lib/upstream/quality.js';
 import type { Upstream } from '../lib/upstream/registry.js';
@@ -54,10 +55,13 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     // Quality (lib/upstream/quality.ts): every call is measured: in flight, answered after t ms,
     // failed, or abandoned after t ms when the agreement loop aborted it (a sample of at least t).
     const cls = methodClassOf(payload.calls);
+    // A batch member's reads go through its batch's coalescer (lib/upstream/coalesce.ts): one
+    // upstream batch per upstream and turn. Writes never do.
+    const coalescer = ctx.coalescer && !isWrite(payload.calls) ? ctx.coalescer : undefined;
     ctx.fetch = {
       call: (upstream, signal) =>
-        trackCall(ctx.chain, upstream.health, cls, signal, () =>
-          upstream.transport.send({
+        trackCall(ctx.chain, upstream.health, cls, signal, () => {
+          const request = {
             payload,
             requestId: ctx.requestId,
             signal,
@@ -66,7 +70,9 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
             via: ctx.via,
             maxDepth: options.maxDepth,
             budget: account,
-          })),
+          };
+          return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
+        }),
       expectedMs: expectedLatency,
       deadlineMs: options.requestTimeoutMs,
     };

@@ -15,6 +15,7 @@ import { getContext, initContext, need, type MemberResult } from '../lib/context
 import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
 import { batchNeutral, classifyCall } from '../lib/jsonrpc/methods.js';
 import type { RpcCall } from '../lib/jsonrpc/types.js';
+import { BatchCoalescer } from '../lib/upstream/coalesce.js';
 import type { Chain } from '../lib/upstream/registry.js';
 
 export function runMembers(memberStages: readonly Middleware[]): Middleware {
@@ -28,6 +29,8 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
     const responses: EventEmitter[] = [];
     const callCount = members.filter((m) => m.kind === 'call').length;
     let pending = callCount;
+    // Members' reads to one upstream in one turn go as one upstream batch (unless the chain says batchUpstream: false).
+    const coalescer = callCount > 1 && ctx.chain?.batchUpstream !== false ? new BatchCoalescer() : undefined;
     const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(payload.calls, ctx.chain) : false;
     const settle = () => {
       if (--pending > 0) return;
@@ -46,6 +49,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
       if (member.kind === 'call') {
         const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
         if (confirmablePeer) mctx.batchConfirmable = true;
+        if (coalescer) mctx.coalescer = coalescer;
         // The member's request and response: the batch's, with a context and events of their own.
         const mreq = Object.create(req) as IncomingMessage;
         initContext(mreq, mctx.requestId, mctx.log);

@@ -78,6 +78,8 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
       verifiedRequests.set(chain, count);
       if (count % sampleEvery === 0) sampleDistrusted(ordered, required, count / sampleEvery);
     }
+    // A batch's N=1 reads ask one upstream first, to go there as one batch (lib/upstream/coalesce.ts).
+    if (required === 1 && !explore && ctx.coalescer && !(ctx.payload && isWrite(ctx.payload.calls))) ctx.coalescer.sameFirst(ordered, performance.now());
     ctx.candidates = ordered;
     next();
   };

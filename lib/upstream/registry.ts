@@ -61,6 +61,8 @@ export interface Chain {
   readonly strategy?: 'balanced' | 'priority';
   /** Writes (lib/verify/write.ts): sent to `broadcast` upstreams at once (absent or 1: one; Infinity: all). */
   readonly writes?: { readonly broadcast: number };
+  /** false: a batch's member calls go upstream one by one, never as one upstream batch (lib/upstream/coalesce.ts); absent: coalesced. */
+  readonly batchUpstream?: false;
 }
 
 export interface Registry {
@@ -118,6 +120,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
       providerCount: countProviders(chain.rpcs, chain.providers),
       strategy: chain.strategy,
       ...(chain.writes && { writes: chain.writes }),
+      ...(chain.batchUpstream === false && { batchUpstream: false as const }),
     });
   }
   return {

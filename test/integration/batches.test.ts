@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeOptions, type FakeUpstream } from '../support/fake-upstream.js';
+import { startFaultyUpstream, type HttpFaultMode } from '../support/faulty-upstream.js';
 import { rpc, startGateway } from '../support/gateway.js';
 
 const address = `0x${'11'.repeat(20)}`;
@@ -23,14 +24,21 @@ async function setup(t: ExecutionContext, options: FakeOptions[], config: Record
   return { fakes, gw };
 }
 
-/** How many calls of `method` each fake received (each member goes upstream on its own). */
-const received = (fakes: FakeUpstream[], method: string) =>
-  fakes.map((f) => f.requests.filter((r) => !Array.isArray(r.body) && (r.body as { method?: string })?.method === method).length);
+/** Every call a fake received, alone or in an upstream batch. */
+const callsOf = (f: FakeUpstream) => f.requests.flatMap((r) => (Array.isArray(r.body) ? r.body : [r.body]) as { method?: string; id?: unknown }[]);
+/** How many calls of `method` each fake received (alone or in upstream batches). */
+const received = (fakes: FakeUpstream[], method: string) => fakes.map((f) => callsOf(f).filter((c) => c?.method === method).length);
+/** Each fake's requests, as the number of calls in each (1: a single call, not a batch). */
+const shapes = (fakes: FakeUpstream[]) => fakes.map((f) => f.requests.map((r) => (Array.isArray(r.body) ? r.body.length : 1)));
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 test('a refused member, a member whose upstreams all fail and valid members: an array in order, each with its own id', async (t) => {
-  // eth_getCode fails on every upstream (not JSON); every other call is answered.
-  const broken: FakeOptions = { raw: (call) => (call.method === 'eth_getCode' ? '<html>oops</html>' : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...defaultAnswer(call) })) };
+  // eth_getCode fails on every upstream (an answer with neither result nor error, in a batch
+  // answer that is otherwise well formed); every other call is answered.
+  const broken: FakeOptions = {
+    rawBatch: true,
+    raw: (call) => JSON.stringify(call.method === 'eth_getCode' ? { jsonrpc: '2.0', id: call.id } : { jsonrpc: '2.0', id: call.id, ...defaultAnswer(call) }),
+  };
   const { fakes, gw } = await setup(t, [broken, broken]);
   const batch = [
     balanceAt('0x5', 'first'),
@@ -53,7 +61,9 @@ test('a refused member, a member whose upstreams all fail and valid members: an 
   t.is(sum(received(fakes, 'eth_getCode')), 2, 'the failing member asked every upstream');
   t.is(sum(received(fakes, 'eth_getBalance')), 1);
   t.is(sum(received(fakes, 'eth_blockNumber')), 1);
-  t.true(fakes.every((f) => f.requests.every((req) => !Array.isArray(req.body))), 'members go upstream one call each');
+  // The three sent members went to one upstream as one batch (N=1 members of a batch ask the
+  // same upstream first); eth_getCode, failed there, asked the other one alone.
+  t.deepEqual(shapes(fakes).map((s) => s.join()).sort(), ['1', '3']);
   // one error among the members: the batch as a whole is not confirmed
   t.is(r.headers['x-confirmable'], 'false');
   t.is(r.headers['x-required-confirmations'], '1');
@@ -75,6 +85,8 @@ test('confirmable and unconfirmable members each get their own N: upstream calls
   t.is(r.headers['x-confirmable'], 'false', 'two members were not confirmable');
   t.is(r.headers['x-required-confirmations'], '1', 'the smallest N any answer was agreed by');
   t.is(r.headers['x-checked-urls'], fakes.map((f) => f.url).join(','));
+  // one upstream batch per upstream: both N=3 members everywhere, both N=1 members on one of them
+  t.deepEqual(shapes(fakes).map((s) => s.join()).sort(), ['2', '2', '4']);
 
   const pinned = [balanceAt('0x5', 'a'), rpc('eth_getBlockByNumber', ['0x7', false], 'b'), rpc('eth_chainId', [], 'c')];
   const before = fakes.map((f) => f.calls);
@@ -82,7 +94,8 @@ test('confirmable and unconfirmable members each get their own N: upstream calls
   t.is(c.status, 200, c.text);
   t.is(c.headers['x-confirmable'], 'true', 'every member confirmed by 3 (eth_chainId beside them too)');
   t.is(c.headers['x-required-confirmations'], '3');
-  t.deepEqual(fakes.map((f, i) => f.calls - before[i]!), [3, 3, 3]);
+  t.deepEqual(fakes.map((f, i) => f.calls - before[i]!), [1, 1, 1], 'one upstream batch of 3 each');
+  t.deepEqual(shapes(fakes).map((s) => s.at(-1)), [3, 3, 3]);
   // the same answers give the same X-Json-Hash, whichever upstream's bytes were returned
   const again = await gw.post('/confirmations/3/rpc/1', pinned);
   t.is(again.headers['x-json-hash'], c.headers['x-json-hash']);
@@ -169,7 +182,9 @@ test('each member has its own deadline: a member whose upstream never answers ti
   server.on('connection', (s) => sockets.add(s));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const gw = await startGateway({ timeouts: { requestMs: 300, upstreamMs: 60_000 }, chains: { 1: { rpcs: [url] } } });
+  // batchUpstream: false: each member goes alone, so only eth_getCode's call hangs (coalesced,
+  // the shared call would hang for all three: see the coalescing tests below).
+  const gw = await startGateway({ timeouts: { requestMs: 300, upstreamMs: 60_000 }, chains: { 1: { rpcs: [url], batchUpstream: false } } });
   t.teardown(async () => {
     await gw.close();
     for (const s of sockets) s.destroy();
@@ -182,4 +197,93 @@ test('each member has its own deadline: a member whose upstream never answers ti
   t.is(r.body[1].error.code, -32012, r.text);
   t.is(r.body[2].result, '0x539');
   t.is(hanging, 1);
+});
+
+// Coalescing (lib/upstream/coalesce.ts): the members' calls to one upstream in one turn go as one
+// upstream batch, split back by id.
+
+/** A batch of 10 eth_getBalance of distinct accounts at `block`, ids 1…10. */
+const tenBalances = (block: string) => Array.from({ length: 10 }, (_, i) => rpc('eth_getBalance', [`0x${String(i).repeat(40)}`, block], i + 1));
+const honest = (body: unknown[]) => body.map((c) => ({ jsonrpc: '2.0', id: (c as { id: unknown }).id, ...defaultAnswer(c as Parameters<AnswerFn>[0]) }));
+
+test('coalesced: a batch of 10 at N=1 makes one upstream request of 10 calls; at N=3 one per upstream', async (t) => {
+  const { fakes, gw } = await setup(t, [{}, {}, {}]);
+  const n1 = tenBalances('latest');
+  const r = await gw.post('/rpc/1', n1);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, honest(n1));
+  t.deepEqual(shapes(fakes).flat(), [10], 'one upstream request in all, with the 10 calls');
+  t.deepEqual(fakes.flatMap(callsOf).map((c) => c.id), n1.map((c) => c.id), 'the members in order, ids as sent');
+  t.is(r.headers['x-forwarded-from'], fakes[shapes(fakes).findIndex((s) => s.length === 1)]!.url);
+
+  const before = fakes.map((f) => f.requests.length);
+  const n3 = tenBalances('0x5');
+  const c = await gw.post('/confirmations/3/rpc/1', n3);
+  t.is(c.status, 200, c.text);
+  t.deepEqual(c.body, honest(n3));
+  t.is(c.headers['x-confirmable'], 'true');
+  t.is(c.headers['x-required-confirmations'], '3');
+  t.deepEqual(fakes.map((f, i) => f.requests.length - before[i]!), [1, 1, 1], 'one upstream request per upstream');
+  t.deepEqual(shapes(fakes).map((s) => s.at(-1)), [10, 10, 10]);
+});
+
+test('coalesced: a mangled upstream batch answer fails its members there; they escalate and are answered from another upstream', async (t) => {
+  for (const mode of ['batch-missing-id', 'batch-foreign-id', 'batch-duplicate-id', 'garbage-status', 'truncated-json'] as HttpFaultMode[]) {
+    const faulty = await startFaultyUpstream(mode);
+    t.teardown(() => faulty.close());
+    const good = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
+    t.teardown(() => Promise.all(good.map((f) => f.close())));
+    // N=2 asks the first two in list order: the faulty one and good[0]; good[1] replaces the faulty one.
+    const gw = await startGateway({ chains: { 1: { rpcs: [faulty.url, ...good.map((f) => f.url)], confirmations: 2 } } });
+    t.teardown(() => gw.close());
+    const body = [rpc('eth_getBalance', [address, '0x10'], 1), rpc('eth_getBlockByNumber', ['0x2', false], 'b'), rpc('eth_getBalance', [address, '0x11'], 3)];
+    const r = await gw.post('/rpc/1', body);
+    t.is(r.status, 200, `${mode}: ${r.text}`);
+    t.deepEqual(r.body, honest(body), `${mode}: each member the honest answer, in order`);
+    t.is(r.headers['x-confirmable'], 'true', mode);
+    t.is(r.headers['x-checked-urls'], good.map((f) => f.url).join(','), `${mode}: the faulty upstream is no vote`);
+    t.is(faulty.requests, 1, `${mode}: the faulty upstream asked once (one batch)`);
+    t.deepEqual(shapes(good), [[3], [3]], `${mode}: the three members escalated together, as one batch`);
+  }
+});
+
+test('coalesced: an upstream that answers a batch with one error object gets the calls again one by one, and no batch after', async (t) => {
+  const refusing = await startFaultyUpstream('batch-as-object');
+  t.teardown(() => refusing.close());
+  const gw = await startGateway({ chains: { 1: { rpcs: [refusing.url] } } });
+  t.teardown(() => gw.close());
+  const body = [rpc('eth_getBalance', [address, 'latest'], 1), rpc('eth_blockNumber', [], 2), rpc('eth_chainId', [], 3)];
+  const r = await gw.post('/rpc/1', body);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, honest(body));
+  t.is(refusing.requests, 1 + 3, 'the batch, then each call alone');
+  const again = await gw.post('/rpc/1', body);
+  t.deepEqual(again.body, honest(body));
+  t.is(refusing.requests, 4 + 3, 'one by one at once');
+});
+
+test('coalesced: members with repeated ids go in separate upstream batches and are answered in order', async (t) => {
+  const { fakes, gw } = await setup(t, [{}]);
+  const body = [rpc('eth_getBalance', [address, 'latest'], 1), rpc('eth_blockNumber', [], 1), rpc('eth_chainId', [], 2), rpc('eth_chainId', [], 1)];
+  const r = await gw.post('/rpc/1', body);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, honest(body), 'in order, each with its own answer');
+  t.deepEqual(shapes(fakes)[0]!.sort(), [1, 1, 2], 'ids 1 and 2 together; the second and third id 1 alone');
+});
+
+test('coalesced: batchUpstream: false sends each member alone; a member over limits.responseBytes fails alone', async (t) => {
+  const { fakes, gw } = await setup(t, [{}], { chain: { batchUpstream: false } });
+  const r = await gw.post('/rpc/1', tenBalances('latest'));
+  t.is(r.status, 200, r.text);
+  t.deepEqual(shapes(fakes), [Array(10).fill(1)]);
+
+  const large: AnswerFn = (call) => (call.method === 'eth_getCode' ? { result: `0x${'ab'.repeat(3000)}` } : defaultAnswer(call));
+  const limited = await setup(t, [{ answer: large }, { answer: large }], { limits: { responseBytes: 4096 } });
+  const body = [rpc('eth_getCode', [address, 'latest'], 1), rpc('eth_chainId', [], 2), rpc('eth_blockNumber', [], 3)];
+  const l = await limited.gw.post('/rpc/1', body);
+  t.is(l.status, 200, l.text);
+  t.is(l.body[0].error.code, -32011, l.text);
+  t.regex(l.body[0].error.data.failures[0].reason, /larger than 4096 bytes/);
+  t.deepEqual(l.body.slice(1), honest(body.slice(1)));
+  t.deepEqual(shapes(limited.fakes).map((s) => s.join()).sort(), ['1', '3'], 'the batch of 3, then eth_getCode alone elsewhere');
 });

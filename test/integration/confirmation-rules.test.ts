@@ -80,19 +80,25 @@ const cases: [string, unknown, boolean, { calls: number }?][] = [
   ['a batch of 150 pinned reads (viem batches up to 1,000)', Array.from({ length: 150 }, (_, i) => rpc('eth_getBalance', [addr, `0x${i + 1}`], i)), true, { calls: 300 }],
 ];
 
+/** Calls the fakes received, alone or in upstream batches. */
+const upstreamCalls = () => fakes.reduce((n, f) => n + f.requests.reduce((m, q) => m + (Array.isArray(q.body) ? q.body.length : 1), 0), 0);
+
 for (const [title, body, confirmable, batch] of cases) {
   test.serial(`${confirmable ? 'confirmable' : 'not confirmable'}: ${title}`, async (t) => {
     const before = fakes.reduce((n, f) => n + f.calls, 0);
     const each = fakes.map((f) => f.calls);
+    const callsBefore = upstreamCalls();
     const r = await gw.post('/rpc/1337', body);
     t.is(r.status, 200, r.text);
     t.is(r.headers['x-confirmable'], String(confirmable));
     t.is(r.headers['x-required-confirmations'], confirmable ? '2' : '1');
-    // a batch: each member goes upstream on its own, to its own N
-    t.is(fakes.reduce((n, f) => n + f.calls, 0) - before, batch?.calls ?? (confirmable ? 2 : 1), 'upstream calls');
+    // a batch: each member goes upstream to its own N; its calls to one upstream go as one
+    // upstream batch (lib/upstream/coalesce.ts): one request per upstream asked
+    t.is(upstreamCalls() - callsBefore, batch?.calls ?? (confirmable ? 2 : 1), 'upstream calls');
+    const asked = fakes.filter((f, i) => f.calls > each[i]!).length;
+    t.is(fakes.reduce((n, f) => n + f.calls, 0) - before, asked, 'upstream requests: one per upstream asked');
     // X-Checked-URLS names each upstream that gave an answer returned, once (a batch's members may
     // go to different upstreams under the balanced strategy)
-    const asked = fakes.filter((f, i) => f.calls > each[i]!).length;
     t.is(String(r.headers['x-checked-urls']).split(',').length, batch ? asked : confirmable ? 2 : 1);
   });
 }

@@ -43,6 +43,8 @@ const confirmablePins: Record<string, number | 'filter'> = {
   debug_getRawTransaction: 0,
 };
 const neutral = new Set(['eth_chainId', 'net_version']);
+/** The corpus's write methods (never sent upstream in a batch). */
+const writes = new Set(['eth_sendRawTransaction']);
 
 const fixedBlock = (v: unknown): boolean =>
   typeof v === 'string'
@@ -154,6 +156,7 @@ for (const n of [1, 3]) {
       current = new Map(members.map((p, k) => [key(ids[k]), p]));
       strays.length = 0;
       const before = calls();
+      const sentBefore = fakes.map((f) => f.requests.length);
       const body = `[${members.map((p, k) => JSON.stringify({ ...p.request, id: ids[k] })).join(',')}]`;
       const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
       const r = await gw.post(path, body);
@@ -174,7 +177,16 @@ for (const n of [1, 3]) {
       t.is(r.headers['x-confirmable'], String(confirmable));
       t.is(r.headers['x-required-confirmations'], String(answered.length > 0 ? Math.min(...answered) : 1));
       for (const h of sevenHeaders) t.true(h in r.headers, h);
-      t.is(calls() - before, perMember.reduce((a, c) => a + c, 0)); // one upstream call per member and vote
+      // One upstream call per member and vote; a batch's reads to one upstream go as one upstream
+      // batch (the N=1 ones to one upstream, the N=3 ones to all three), a write alone.
+      const sent = fakes.map((f, i) => f.requests.slice(sentBefore[i]).map((q) => (Array.isArray(q.body) ? q.body : [q.body]) as RpcCallIn[]));
+      t.is(sent.flat(2).length, perMember.reduce((a, c) => a + c, 0));
+      const isWrite = (c: RpcCallIn) => writes.has(c.method);
+      const writeCalls = members.filter((p, k) => perMember[k]! > 0 && writes.has(p.request.method)).length;
+      const readRequests = perMember.some((c, k) => c === 3 && !writes.has(members[k]!.request.method)) ? 3 : perMember.some((c, k) => c > 0 && !writes.has(members[k]!.request.method)) ? 1 : 0;
+      t.is(sent.flat().filter((q) => !q.some(isWrite)).length, readRequests, 'one request per upstream asked reads');
+      t.true(sent.every((f) => f.filter((q) => !q.some(isWrite)).length <= 1));
+      t.deepEqual(sent.flat().filter((q) => q.some(isWrite)).map((q) => q.length), Array(writeCalls).fill(1), 'writes alone');
       t.deepEqual(strays, []);
     });
   }

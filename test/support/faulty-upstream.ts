@@ -29,7 +29,8 @@
  * - `batch-foreign-id`          : a batch answer whose last member carries an id that was not asked.
  * - `batch-extra-member`        : every member answered correctly, plus one member with an id that was not asked.
  * - `batch-duplicate-id`        : a lie for the first id, then every member answered correctly (the first id twice).
- * - `batch-as-object`           : a batch answered with one error object.
+ * - `batch-as-object`           : a batch answered with one error object (a provider that refuses batches).
+ *   (The batch-* modes answer a single call honestly.)
  *
  * Every server counts TCP connections, HTTP requests (counted when the request line arrives),
  * requests it finished, and `aborted`: requests whose connection the client closed before the
@@ -136,6 +137,8 @@ function faultyBody(mode: HttpFaultMode, body: unknown, answer: AnswerFn, oversi
   const honest = honestValue(body, answer);
   const members = Array.isArray(honest) ? honest : [honest];
   const calls = (Array.isArray(body) ? body : [body]) as RpcCallIn[];
+  // The batch-* faults mangle batch answers only: a single call gets the honest answer.
+  if (mode.startsWith('batch-') && !Array.isArray(body)) return JSON.stringify(honest);
   switch (mode) {
     case 'wrong-id': {
       const out = members.map((m) => ({ ...m, id: faultyId(m.id) }));

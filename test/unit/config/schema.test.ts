@@ -168,6 +168,7 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['a JSON depth past the stack-safe bound', { ...minimal, limits: { jsonDepth: 5000 } }, 'limits.jsonDepth', /not an integer from 1 to 2048/],
   ['a zero probe concurrency', { ...minimal, limits: { probeConcurrency: 0 } }, 'limits.probeConcurrency', /not an integer from 1/],
   ['redactHeaders as a string', { ...minimal, redactHeaders: 'yes' }, 'redactHeaders', /is not true or false/],
+  ['batchUpstream as a string', { chains: { '1': { rpcs: ['https://a.example'], batchUpstream: 'no' } } }, 'chains.1.batchUpstream', /"no" is not true or false: true \(default\) sends a batch's calls to an upstream as one batch, false one by one/],
   ['a never-confirmable method', { ...minimal, confirmableMethods: ['eth_blockNumber'] }, 'confirmableMethods[0]', /eth_blockNumber is never confirmable/],
   ['eth_sendRawTransaction on a chain', { chains: { '1': { rpcs: ['https://a.example'], confirmableMethods: ['eth_getBlockByHash', 'eth_sendRawTransaction'] } } }, 'chains.1.confirmableMethods[1]', /never confirmable/],
   ['a pinned method at another position', { ...minimal, confirmableMethods: [{ method: 'eth_getBalance', block: 0 }] }, 'confirmableMethods[0]', /eth_getBalance has its pin at block: 1, not at block: 0: write just eth_getBalance/],
@@ -257,4 +258,15 @@ test('should refuse a bad heads setting with its path and an example', (t) => {
   t.true(p.some((x) => x.path === 'heads.intervalMs' && /from 100 to .*Example: intervalMs: 4000/.test(x.message)), JSON.stringify(p));
   t.true(p.some((x) => x.path === 'heads.waitms' && /did you mean "waitMs"/.test(x.message)), JSON.stringify(p));
   t.true(p.some((x) => x.path === 'chains.1.heads' && /must be a mapping/.test(x.message)), JSON.stringify(p));
+});
+
+test('chains.<id>.batchUpstream: false is kept; true or absent is the default (no key)', (t) => {
+  const of = (batchUpstream: unknown) => {
+    const r = validateConfig({ chains: { '1': { rpcs: ['https://a.example'], ...(batchUpstream === undefined ? {} : { batchUpstream }) } } });
+    if (!('config' in r)) throw new Error(JSON.stringify(r.problems));
+    return r.config.chains['1']!.batchUpstream;
+  };
+  t.is(of(false), false);
+  t.is(of(true), undefined);
+  t.is(of(undefined), undefined);
 });
