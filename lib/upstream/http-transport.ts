@@ -139,7 +139,7 @@ class Client {
    * The calls in flight, as a list linked through the calls (close() fails them). Not a Set: a
    * Set that every call enters and leaves made its calls, and all they hold (request, answer,
    * socket buffers), survive young GCs into the old generation: 7 µs more CPU per call and 4×
-   * the full GCs in isolation, several times that in the server (see test/bench/README.md).
+   * the full GCs, measured in isolation (test/bench/README.md, "N=1 path").
    */
   live: Call | undefined = undefined;
   readonly secure: boolean;
