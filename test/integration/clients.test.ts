@@ -177,8 +177,12 @@ test('ethers (staticNetwork, batched): results, a revert as CALL_EXCEPTION, conf
     const alone = await t.throwsAsync(provider.call({ to: CONTRACT, data: '0x03', blockTag: 17 }));
     t.true(isError(alone, 'CALL_EXCEPTION'), `got ${String(alone)}`);
     if (isError(alone, 'CALL_EXCEPTION')) t.is(alone.reason, 'nope');
-    t.deepEqual(callCounts(fakes), [7, 6, 0]);
-    t.deepEqual(calls(fakes), [3, 2, 0]);
+    // Two upstreams, one call each (which two is the ranking's: on a loaded machine the third may
+    // rank above the second for a moment).
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    t.is(sum(callCounts(fakes)), 13);
+    t.is(sum(calls(fakes)), 5);
+    t.is(callCounts(fakes).filter((n, i) => n > [6, 5, 0][i]!).length, 2, 'on 2 different upstreams');
     assertFanout(t, fakes, 2);
   } finally {
     provider.destroy();
