@@ -388,6 +388,8 @@ export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[],
       if (rose()) done(true);
     });
     const timer = setTimeout(() => done(rose()), options.waitMs ?? chainHeadSettings(chain).waitMs);
+    // As in waitForEligible: a wait whose loop already ended must not hold the process.
+    timer.unref();
   });
 }
 

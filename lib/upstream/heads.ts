@@ -350,6 +350,37 @@ async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, s
   }
 }
 
+/** At most one on-demand head poll (pollHeadsNow) per upstream in this many ms. */
+export const pollNowGapMs = 250;
+const onDemand = new WeakMap<Upstream, { inFlight: boolean; at: number }>();
+const neverAborted = new AbortController().signal;
+
+/**
+ * Asks these upstreams for their latest head now, without waiting for the tracker's next round
+ * (a request pinned above their known heads is waiting for them: the heads polled every
+ * `heads.intervalMs` may be seconds old). At most one poll per upstream in flight and per
+ * `pollNowGapMs`; refreshes the chain (waking the waiters, onHeads) when the polls end. Only on a
+ * chain whose heads are polled already (a poll here must not turn eligibility on by itself).
+ */
+export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): void {
+  if (!chain.upstreams.some((u) => u.health.headPolledAt > 0)) return;
+  const now = performance.now();
+  const due = upstreams.filter((u) => {
+    const last = onDemand.get(u);
+    return inRotation(u) && (last === undefined || (!last.inFlight && now - last.at >= pollNowGapMs));
+  });
+  if (due.length === 0) return;
+  for (const u of due) {
+    chainOf.set(u, chain);
+    onDemand.set(u, { inFlight: true, at: now });
+  }
+  void Promise.all(
+    due.map((u) =>
+      pollUpstream(u, false, timeoutMs, neverAborted, silentLogger).finally(() => onDemand.set(u, { inFlight: false, at: performance.now() })),
+    ),
+  ).then(() => refreshChain(chain));
+}
+
 /**
  * Polls every chain's upstreams for their heads, each chain on its own `heads.intervalMs`
  * cadence (first round at once), at most `concurrency` upstreams of a chain at once

@@ -4,7 +4,8 @@
  * the fan-out of calls, the request deadline, hedging, escalation (one more upstream per missing
  * vote when an answer fails or disagrees), one vote per provider, refusals (a provider refusing
  * the request as too large: not its failure, relayed when every answer is a refusal), eligibility
- * (an answer that may not count yet: neither a vote nor a failure) and the single abort: every
+ * (an answer that may not count yet: neither a vote nor a failure; a failure that only says the
+ * upstream lacks the data yet) and the single abort: every
  * call still running is aborted once, when the answer is decided, the deadline passes or the
  * client leaves (`abort()`).
  *
@@ -103,11 +104,20 @@ export interface AgreementPolicy extends CallPolicy {
    */
   recheck?(assessed: Good): boolean;
   /**
-   * Called once, when no group can reach N and some answers were not eligible: a promise to wait
-   * for (e.g. heads catching up), after which the upstreams that answered ineligibly are asked
-   * again; undefined to fail at once (cause 'ineligible'). The deadline still applies.
+   * Whether a failed call only says that its upstream lacks the data yet (a lagging node's
+   * "header not found" for a block above its head): still a failure (the 502's data lists it, the
+   * health record counts it), but its upstream is asked again after `waitForEligible`, like an
+   * ineligible answer. Read when the loop runs out of upstreams (not when the failure comes in:
+   * a hash pin learns only later that another upstream has the data).
    */
-  waitForEligible?(state: LoopState, ineligible: readonly Good[]): Promise<unknown> | undefined;
+  lacking?(failure: Bad): boolean;
+  /**
+   * Called once, when no group can reach N and some answers were not eligible (or some failures
+   * were `lacking`): a promise to wait for (e.g. heads catching up), after which `waiting`, the
+   * upstreams that answered so, are asked again; undefined to fail at once (cause 'ineligible').
+   * The deadline still applies.
+   */
+  waitForEligible?(state: LoopState, waiting: readonly Upstream[]): Promise<unknown> | undefined;
   /** Each call's outcome, as it is assessed (`counted`: a vote that counts). */
   onOutcome?(assessed: Assessed, counted: boolean): void;
   /** A call still running when the question ended, with how long it had run (ms): a sample of at least that. */
@@ -121,7 +131,8 @@ export interface AgreementPolicy extends CallPolicy {
 
 /**
  * Why no group of N: 'deadline'; 'budget' (an answer was refused by our own byte budget);
- * 'ineligible' (answers that could not count yet); 'aborted' (the client left); 'exhausted'.
+ * 'ineligible' (answers that could not count yet, or failures of upstreams that lack the data
+ * yet: policy `lacking`); 'aborted' (the client left); 'exhausted'.
  */
 export type FailureCause = 'deadline' | 'budget' | 'ineligible' | 'aborted' | 'exhausted';
 
@@ -162,8 +173,11 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
   const votes: Vote<Good>[] = [];
   const failures: Bad[] = [];
   const ineligible: Good[] = [];
-  /** ineligible[requeueFrom..] are the ones to ask again after a wait. */
+  /** ineligible[requeueFrom..] and the `lacking` ones of failures[failuresFrom..] are the ones to ask again after a wait. */
   let requeueFrom = 0;
+  let failuresFrom = 0;
+  /** Whether some failure was `lacking` (the end's cause is then 'ineligible'). */
+  let lacked = false;
   let finished = false;
   let waited = false;
   let waiting = false;
@@ -211,7 +225,7 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       cause:
         cause === 'deadline' ? cause
         : failures.some((f) => f.kind === 'budget') ? 'budget'
-        : cause === 'exhausted' && ineligible.length > 0 ? 'ineligible'
+        : cause === 'exhausted' && (ineligible.length > 0 || lacked || lackingSince(0).length > 0) ? 'ineligible'
         : cause,
       required,
       votes,
@@ -232,16 +246,20 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       // refusal (none of them votes) and a failure (one does), whatever the arrival order.
       if (votes.length === 0 && fanout.inFlight > 0 && failures.some((f) => f.refused)) return;
       if (waiting) return;
-      if (!waited && ineligible.length > requeueFrom && policy.waitForEligible) {
+      const lackingNow = waited || !policy.waitForEligible ? [] : lackingSince(failuresFrom);
+      const again = waited || !policy.waitForEligible ? [] : [...ineligible.slice(requeueFrom).map((a) => a.upstream), ...lackingNow];
+      if (again.length > 0) {
         waited = true;
-        const wait = policy.waitForEligible(state(), ineligible);
+        if (lackingNow.length > 0) lacked = true;
+        const wait = policy.waitForEligible!(state(), again);
         if (wait) {
           waiting = true;
           wait.then(
             () => guard(() => {
               waiting = false;
-              fanout.requeue(ineligible.slice(requeueFrom).map((a) => a.upstream));
+              fanout.requeue(again);
               requeueFrom = ineligible.length;
+              failuresFrom = failures.length;
               step();
               armHedge();
             }),
@@ -271,6 +289,17 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       failures.push(a);
     }
     step();
+  };
+
+  /** The upstreams of failures[from..] that only lack the data yet (policy `lacking`), once each. */
+  const lackingSince = (from: number): Upstream[] => {
+    if (!policy.lacking || failures.length <= from) return [];
+    const found: Upstream[] = [];
+    for (let i = from; i < failures.length; i++) {
+      const f = failures[i]!;
+      if (!found.includes(f.upstream) && policy.lacking(f)) found.push(f.upstream);
+    }
+    return found;
   };
 
   /** Votes that may no longer count (policy `recheck`) become ineligible answers, in arrival order. */

@@ -11,9 +11,14 @@
  * asks others, waits once (at most the chain's `heads.waitMs`) for heads to catch up, asks the
  * waiting ones again, and otherwise ends with -32016 naming the block and the heads seen. Never
  * a confirmed empty answer from upstreams below the block.
- * Only an answer that looks like the block is missing counts as the node's lag: a `null` block,
- * receipt or transaction, an empty list, or an unknown-block error. A real answer from an
- * upstream whose known head is older is a vote: it had the data.
+ * For a single call, only an answer that looks like the block is missing counts as the node's
+ * lag: a `null` block, receipt or transaction, an empty list, or an unknown-block error (a
+ * failure, `lacking`: asked again after the wait). A real answer from an upstream whose known
+ * head is older is a vote (it had the data: heads are polled, so a head may be seconds old),
+ * except for a range, eth_getLogs up to `toBlock`: a node below `toBlock` answers the logs of the
+ * blocks it has, a real but partial list, so only upstreams known to have `toBlock` vote on it.
+ * A batch member is held to the heads alone. Before waiting, the upstreams to be asked again are
+ * asked for their heads at once (heads.ts pollHeadsNow).
  * It applies once the chain's heads are polled (probes or the head tracker, heads.ts): heads seen
  * only in passing answers are lower bounds, too stale to turn an upstream away. An embedded
  * pipeline before `startHealthChecks()` keeps the earlier rule.
@@ -47,7 +52,8 @@ import {
   waitForHeadsToRise,
   type BlockNeed,
 } from '../upstream/eligibility.js';
-import { believedHead } from '../upstream/heads.js';
+import { pinAtOf } from '../jsonrpc/methods.js';
+import { believedHead, pollHeadsNow } from '../upstream/heads.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { AgreementPolicy, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';
@@ -64,12 +70,20 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
   const required = ctx.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
+  // A range (eth_getLogs up to toBlock): a node below toBlock answers the blocks it has, a real
+  // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
+  const whole = !payload.batch && pinAtOf(calls[0]!.method, chain.extraConfirmable)?.kind !== 'filter';
   return {
-    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (!payload.batch && !answerBodyAsMissing(calls[0]!, assessed.body)),
-    waitForEligible: () =>
-      waitForEligible(chain, calls, required).then((ok) => {
+    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (whole && !answerBodyAsMissing(calls[0]!, assessed.body)),
+    // A lagging node's "header not found": asked again once its head has the block.
+    lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
+    waitForEligible: (_state, waiting) => {
+      // Heads polled every heads.intervalMs may be seconds old: ask the waiting ones now.
+      pollHeadsNow(chain, waiting);
+      return waitForEligible(chain, calls, required).then((ok) => {
         if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
-      }),
+      });
+    },
   };
 }
 
@@ -82,6 +96,8 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
   const missing = missingOf(call);
   return {
     eligible: (_upstream, assessed) => !holder || !missing(assessed),
+    // An unknown-block error ("header for hash not found") once another upstream has the data.
+    lacking: (failure) => holder !== undefined && missingBlockErrors.some((re) => re.test(failure.reason)),
     recheck: (assessed) => {
       if (holder || missing(assessed)) return false;
       holder = assessed.upstream;
@@ -91,10 +107,10 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
     // head, or after heads.waitMs. Not when every one of them is known to be at or above the
     // head of the upstream that had the data (its answer raised that head to the data's block):
     // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
-    waitForEligible: (_state, ineligible) => {
-      const lacking = ineligible.map((a) => a.upstream);
+    waitForEligible: (_state, lacking) => {
       const head = holder && believedHead(holder);
       if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
+      pollHeadsNow(chain, lacking);
       return waitForHeadsToRise(chain, lacking);
     },
   };

@@ -6,7 +6,7 @@
  *   once bytes were sent, the hedging budget, …); none of them should take anything for asking:
  *   what a hedge costs is taken in `onHedge`, which runs only when the hedge goes out;
  * - `onOutcome`, `onAbandoned`, `onHedge`, `onDecided`: each one runs, in order;
- * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `waitForEligible`, `timers`): the last
+ * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `lacking`, `waitForEligible`, `timers`): the last
  *   policy that sets one wins.
  */
 import type { RpcContext } from '../context.js';
@@ -14,7 +14,7 @@ import type { AgreementPolicy } from './agreement.js';
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */
 export type LoopPolicy = Partial<
-  Pick<AgreementPolicy, 'eligible' | 'recheck' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onHedge' | 'onDecided' | 'timers'>
+  Pick<AgreementPolicy, 'eligible' | 'recheck' | 'lacking' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onHedge' | 'onDecided' | 'timers'>
 >;
 
 export type LoopPolicyOf = (ctx: RpcContext) => LoopPolicy | undefined;

@@ -10,6 +10,17 @@ import test from 'ava';
 import { defaultAnswer, startFakeUpstream, type AnswerFn } from '../support/fake-upstream.js';
 import { rpc, startGateway } from '../support/gateway.js';
 
+const logAt = (n: number) => ({
+  address: '0x' + '11'.repeat(20),
+  blockNumber: `0x${n.toString(16)}`,
+  data: '0x',
+  topics: [],
+  logIndex: '0x0',
+  transactionIndex: '0x0',
+  blockHash: `0x${n.toString(16).padStart(64, '0')}`,
+  transactionHash: '0x' + '33'.repeat(32),
+  removed: false,
+});
 const block = (n: number) => ({ number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}`, transactions: [] });
 
 /** A node at `head`: it knows blocks up to its head and answers as a lagging node above it. */
@@ -22,8 +33,12 @@ const node = (head: number): AnswerFn => (call) => {
     return { result: n <= head ? block(n) : null };
   }
   if (call.method === 'eth_getLogs') {
-    const to = Number((p[0] as { toBlock: string }).toBlock);
-    return { result: to <= head ? [{ address: '0x' + '11'.repeat(20), blockNumber: '0x65', data: '0x', topics: [], logIndex: '0x0', transactionIndex: '0x0', blockHash: '0x' + '22'.repeat(32), transactionHash: '0x' + '33'.repeat(32), removed: false }] : [] };
+    // One log per block of the range, up to the node's head: a range above it is cut there (a
+    // real, partial list), as go-ethereum's filter does when it runs out of headers.
+    const { fromBlock, toBlock } = p[0] as { fromBlock: string; toBlock: string };
+    const logs = [];
+    for (let n = Number(fromBlock); n <= Math.min(Number(toBlock), head); n++) logs.push(logAt(n));
+    return { result: logs };
   }
   if (call.method === 'eth_getBalance') {
     return Number(p[1]) <= head ? { result: '0x1' } : { error: { code: -32000, message: 'header not found' } };
@@ -42,6 +57,8 @@ async function setup(t: import('ava').ExecutionContext) {
 const pinnedCases: [string, ReturnType<typeof rpc>][] = [
   ['eth_getBlockByNumber(0x69)', rpc('eth_getBlockByNumber', ['0x69', false], 7)],
   ['eth_getLogs over 101–105', rpc('eth_getLogs', [{ fromBlock: '0x65', toBlock: '0x69' }], 7)],
+  // The lagging nodes answer the logs of 96–100, a real list: two of them must not confirm it.
+  ['eth_getLogs over 96–105 (cut at the lagging heads)', rpc('eth_getLogs', [{ fromBlock: '0x60', toBlock: '0x69' }], 7)],
   ['eth_getBalance at 105', rpc('eth_getBalance', ['0x' + '44'.repeat(20), '0x69'], 7)],
 ];
 
@@ -83,4 +100,46 @@ test('a block only reached by the lagging nodes later is confirmed once their he
   t.is(r.status, 200, r.text);
   t.is(r.headers['x-confirmable'], 'true');
   t.is(r.body.result.number, '0x69', 'never the null of a node below the block');
+});
+
+test('a lagging node\'s "header not found" is asked again once its head has the block, and it is confirmed', async (t) => {
+  // The first node refuses the balance at 105 with "header not found" and reaches 110 right
+  // after: the gateway waits for heads instead of ending at once, and asks it again.
+  let lagging = 100;
+  const catchingUp: AnswerFn = (call) => {
+    const answer = node(lagging)(call);
+    if (call.method === 'eth_getBalance' && 'error' in answer) lagging = 110;
+    return answer;
+  };
+  const fakes = await Promise.all([startFakeUpstream({ answer: catchingUp }), startFakeUpstream({ answer: node(100) }), startFakeUpstream({ answer: node(110) })]);
+  const gw = await startGateway({ heads: { waitMs: 5_000 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await gw.rpc.startHealthChecks().firstRound;
+  const r = await gw.post('/rpc/1', rpc('eth_getBalance', ['0x' + '44'.repeat(20), '0x69'], 10));
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(r.body.result, '0x1', 'never the lagging nodes\' error');
+  const balances = fakes[0]!.requests.filter((q) => (q.body as { method?: string }).method === 'eth_getBalance').length;
+  t.is(balances, 2, 'asked once, and again after its head caught up');
+});
+
+test('heads seconds old are polled at once when a pinned read waits for them (no probe round needed)', async (t) => {
+  // The first node reaches 110 after the probe round recorded 100. No probe or tracker round
+  // follows within heads.waitMs (5 s): only the gateway asking the waiting upstreams for their
+  // heads at once can confirm the block before the wait ends with -32016.
+  let lagging = 100;
+  const fakes = await Promise.all([startFakeUpstream({ answer: (call) => node(lagging)(call) }), startFakeUpstream({ answer: node(100) }), startFakeUpstream({ answer: node(110) })]);
+  const gw = await startGateway({ heads: { waitMs: 5_000 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await gw.rpc.startHealthChecks().firstRound;
+  lagging = 110;
+  const before = fakes[0]!.requests.filter((q) => (q.body as { method?: string }).method === 'eth_blockNumber').length;
+  for (const body of [rpc('eth_getLogs', [{ fromBlock: '0x60', toBlock: '0x69' }], 11), rpc('eth_getBlockByNumber', ['0x69', false], 12)]) {
+    const r = await gw.post('/rpc/1', body);
+    t.is(r.status, 200, r.text);
+    t.is(r.headers['x-confirmable'], 'true');
+  }
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x60', toBlock: '0x69' }], 13));
+  t.is(r.body.result.length, 10, 'the whole range, 96–105');
+  t.true(fakes[0]!.requests.filter((q) => (q.body as { method?: string }).method === 'eth_blockNumber').length > before, 'the caught-up node was asked for its head');
 });

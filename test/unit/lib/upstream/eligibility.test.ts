@@ -165,6 +165,9 @@ test('waitForHeadsToRise should resolve when one of the lacking upstreams report
   recordHead(chain.upstreams[1]!, 'latest', 101n, 'poll');
   refreshChain(chain);
   t.true(await waiting);
+  // The wait's timer is unref'd (a wait must not hold the process): this one holds it meanwhile.
+  const hold = setTimeout(() => {}, 10_000);
+  t.teardown(() => clearTimeout(hold));
   t.false(await waitForHeadsToRise(chain, chain.upstreams.slice(0, 1), { waitMs: 0 }));
   t.false(await waitForHeadsToRise(chainOf([undefined]), [], { waitMs: 1 }), 'without heads: the plain bounded wait');
 });

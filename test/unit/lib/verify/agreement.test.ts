@@ -406,8 +406,8 @@ test('eligibility: waitForEligible waits, then asks the ineligible upstreams aga
   const waits: string[][] = [];
   const s = setup({ a: [ok('empty', 5), ok('x', 5)], b: ok('x', 5) }, 2, {
     eligible: (u) => u.label !== 'a' || caughtUp,
-    waitForEligible: (_state, ineligible) => {
-      waits.push(ineligible.map((a) => a.upstream.label));
+    waitForEligible: (_state, waiting) => {
+      waits.push(waiting.map((u) => u.label));
       return new Promise<void>((resolve) => (release = resolve));
     },
   });
@@ -419,6 +419,44 @@ test('eligibility: waitForEligible waits, then asks the ineligible upstreams aga
   await s.clock.advance(50);
   t.deepEqual(s.called(), ['a@0', 'b@0', 'a@50']);
   t.is(s.summary(), 'agreed x by b,a');
+});
+
+test('eligibility: a failure that only says the upstream lacks the data is asked again after the wait', async (t) => {
+  // Two lagging nodes answer "header not found"; the third has the block. N=2 cannot agree,
+  // so the loop waits (heads catching up), then asks the lagging ones again.
+  const waits: string[][] = [];
+  let release: () => void = () => {};
+  const s = setup({ a: [fail(5, 'header not found'), ok('x', 5)], b: fail(5, 'header not found'), c: ok('x', 5) }, 2, {
+    lacking: (f) => f.reason === 'header not found',
+    waitForEligible: (_state, waiting) => {
+      waits.push(waiting.map((u) => u.label));
+      return new Promise<void>((resolve) => (release = resolve));
+    },
+  });
+  await s.clock.advance(50);
+  t.deepEqual(waits, [['a', 'b']], 'one wait, for the two lacking upstreams');
+  t.is(s.summary(), 'running', 'no failure before the wait is over');
+  release();
+  await s.clock.advance(50);
+  t.is(s.summary(), 'agreed x by c,a');
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@5', 'a@50'], 'one more call for the one missing vote');
+});
+
+test('eligibility: lacking failures end with the cause "ineligible" when no wait is offered, and other failures never wait', async (t) => {
+  const s = setup({ a: fail(5, 'header not found'), b: ok('x', 5) }, 2, { lacking: (f) => f.reason === 'header not found', waitForEligible: () => undefined });
+  await s.clock.advance(50);
+  t.is(s.summary(), 'failed (ineligible)');
+  let asked = 0;
+  const other = setup({ a: fail(5, 'rate limited'), b: ok('x', 5) }, 2, {
+    lacking: (f) => f.reason === 'header not found',
+    waitForEligible: () => {
+      asked++;
+      return Promise.resolve();
+    },
+  });
+  await other.clock.advance(50);
+  t.is(other.summary(), 'failed (exhausted)');
+  t.is(asked, 0, 'a failure that is not "lacking" is not waited for');
 });
 
 test('eligibility: the deadline still ends a wait that never resolves', async (t) => {
@@ -454,8 +492,8 @@ test('eligibility recheck: taken-back votes are asked again after the wait, and 
   const s = setup({ a: [ok('none', 5), ok('data', 5)], b: ok('data', 10), c: ok('none', 5) }, 2, {
     eligible: (_u, a) => !known || a.hash !== 'none',
     recheck: (a) => !known && a.hash !== 'none' && (known = true),
-    waitForEligible: (_state, ineligible) => {
-      waits.push(ineligible.map((a) => a.upstream.label));
+    waitForEligible: (_state, waiting) => {
+      waits.push(waiting.map((u) => u.label));
       return Promise.resolve();
     },
   });
