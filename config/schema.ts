@@ -481,7 +481,7 @@ function headsSection(value: unknown, path: string, report: (p: string, m: strin
   const out: { -readonly [K in keyof HeadsConfig]: number } = {};
   const keys: [keyof HeadsConfig, number, number, string][] = [
     ['intervalMs', 100, 3_600_000, 'In milliseconds, between two head polls of each upstream. Example: intervalMs: 4000'],
-    ['suspectBlocks', 1, 1_000_000_000, 'Blocks above the median head that make an upstream suspect. Example: suspectBlocks: 128'],
+    ['suspectBlocks', 1, 1_000_000_000, 'Blocks above the chain head (itself at most this far above the median head) that make an upstream suspect. Example: suspectBlocks: 128'],
     ['finalityDepth', 0, 1_000_000_000, 'Blocks below latest taken as safe and finalized where a node has no such tags. Example: finalityDepth: 64'],
     ['waitMs', 0, 600_000, 'In milliseconds, how long a pinned read waits for heads to reach its block. Example: waitMs: 12000'],
   ];

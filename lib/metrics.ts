@@ -111,7 +111,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   });
   new Gauge({
     name: 'omnigate_upstream_suspect',
-    help: '1 when the upstream\'s head is far above the chain\'s median head (heads.suspectBlocks): not believed, not ranked first.',
+    help: '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.',
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {
@@ -136,7 +136,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   });
   new Gauge({
     name: 'omnigate_upstream_score',
-    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; absent before its first sample.',
+    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample.',
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {

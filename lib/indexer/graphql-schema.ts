@@ -235,7 +235,7 @@ type ChainStatus {
 "REST: GET /api/status."
 type IndexerStatus {
   generatedAt: Int!
-  "ponder_checkpoint (0.11+), ponder_status (0.9–0.10), ponder_meta (0.5–0.8), or events (the newest indexed event per chain)."
+  "ponder_checkpoint (0.11+), ponder_status (0.9–0.10), ponder_meta (0.4.42–0.8), or events (the newest indexed event per chain: before 0.4.42, or before Ponder's first status)."
   source: String!
   chains: [ChainStatus!]!
 }

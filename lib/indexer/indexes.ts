@@ -47,8 +47,8 @@ export const REQUIRED_INDEXES: readonly IndexSpec[] = [
   { table: 'relay', name: 'omnigate_relay_stats', method: 'btree', columns: ['transactionId'], include: ['blockTimestamp'] },
   { table: 'proof', name: 'omnigate_proof_stats', method: 'btree', columns: ['transactionId', 'blockNumber'], include: ['blockTimestamp'] },
   { table: 'claim', name: 'omnigate_claim_stats', method: 'btree', columns: ['transactionId'] },
-  // /api/status on Ponder 0.4 (no bookkeeping per chain): the newest event per chain of each table,
-  // a few probes per chain instead of a scan of the six tables (~5 ms instead of 0.6–0.9 s at 1,000,000 events).
+  // /api/status where Ponder keeps no position per chain (before 0.4.42, or before its first
+  // status): the newest event per chain of each table, a few probes per chain instead of a scan of the six tables (~5 ms instead of 0.6–0.9 s at 1,000,000 events).
   // Migration 0005 creates the same.
   { table: 'request', name: 'omnigate_request_chain_block', method: 'btree', columns: ['originChainId', 'blockNumber'], include: ['blockTimestamp'] },
   { table: 'relay', name: 'omnigate_relay_chain_block', method: 'btree', columns: ['destChainId', 'blockNumber'], include: ['blockTimestamp'] },

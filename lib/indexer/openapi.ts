@@ -252,7 +252,7 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
       + 'client and by the Prometheus gauges); `generatedAt` says when. GraphQL: `stats`.', 'Stats');
   paths['/api/status'] = opsOperation('status', 'How far the index has come per chain',
     "The latest indexed block per chain, its time and age, and the finalized block where Ponder records it: from Ponder's "
-      + '`_ponder_checkpoint` (0.11 and later; finalized from 0.13), `_ponder_status` (0.9–0.10) or `_ponder_meta` status row (0.5–0.8), '
+      + '`_ponder_checkpoint` (0.11 and later; finalized from 0.13), `_ponder_status` (0.9–0.10) or `_ponder_meta` status row (0.4.42–0.8), '
       + 'else from the newest indexed event per chain (`source` says which); before 0.9 the finalized position is the app-wide '
       + 'checkpoint Ponder keeps (`_ponder_meta` app value, 0.4–0.5 `ponder.namespace_lock`). GraphQL: `status`.', 'IndexerStatus');
   const graphqlResponses = {

@@ -21,9 +21,13 @@
  *   0.11 and later  `_ponder_checkpoint`: one row per chain, latest checkpoint; from 0.13 also
  *                   `finalized_checkpoint` (0.11–0.12 have only a crash-recovery `safe_checkpoint`)
  *   0.9–0.10        `_ponder_status`: one row per network, latest block and time, `ready`
- *   0.5–0.8         `_ponder_meta` row `status`: {network: {block: {number, timestamp}, ready}}
- *   0.4–0.6         nothing per chain: the newest indexed event per chain (a lower bound)
- * and the finalized position where Ponder records one: per chain from 0.13; before 0.9 one
+ *   0.4.42–0.8      `_ponder_meta` row `status`: {network: {block: {number, timestamp}, ready}}
+ *                   (0.4.42 added it with Ponder's `/status` endpoint; null until the first status)
+ *   0.4.0–0.4.41    nothing per chain: the newest indexed event per chain (a lower bound)
+ * They are tried in this order, and the first that exists and gives a row is the source; when none
+ * does (a version before 0.4.42, or `_ponder_meta` before Ponder wrote its first status), the
+ * newest events are. And
+ * the finalized position where Ponder records one: per chain from 0.13; before 0.9 one
  * checkpoint for the whole app (`ponder.namespace_lock.finalized_checkpoint` in 0.4–0.5, the
  * `app` value's `checkpoint` of `_ponder_meta` in 0.6–0.8): every chain is final up to its time,
  * and its block is that of the chain the checkpoint names. The tables are looked up next to the
@@ -86,8 +90,9 @@ export interface StatusSnapshot {
   /**
    * Where the positions come from: `ponder_checkpoint` (_ponder_checkpoint, 0.11+),
    * `ponder_status` (_ponder_status, 0.9–0.10), `ponder_meta` (_ponder_meta's status row,
-   * 0.5–0.8), or `events` (the newest indexed event per chain: a lower bound, since a chain with
-   * no recent bridge event shows the block of its last event).
+   * 0.4.42–0.8), or `events` (before 0.4.42, or before Ponder's first status: the newest indexed
+   * event per chain, a lower bound, since a chain with no recent bridge event shows the block of
+   * its last event).
    */
   source: StatusSource;
   chains: ChainStatus[];

@@ -19,10 +19,11 @@
  *
  * The chain's head (chainHead) is robust to an outlier: the median of the upstreams' heads (the
  * lower median: a head that at least half of them reached), then the highest head within
- * `suspectBlocks` of it. An upstream more than `suspectBlocks` above the median is `suspect`: its
- * head is not the chain's, it is ranked after the others (select.ts) and believed to have no
- * block above the chain's head. With two upstreams far apart the lower one is believed: the
- * conservative reading, since no third upstream can say which is right.
+ * `suspectBlocks` of it. An upstream more than `suspectBlocks` above that chain head (refreshChain)
+ * (not above the median) is `suspect`: its head is not the chain's, it is ranked after the
+ * others (select.ts) and believed to have no block above the chain's head. With two upstreams far
+ * apart the lower one is believed: the conservative reading, since no third upstream can say
+ * which is right.
  */
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -37,7 +38,10 @@ import type { Chain, Registry, Upstream } from './registry.js';
 export interface HeadsConfig {
   /** The head tracker's cadence, in ms. */
   readonly intervalMs?: number;
-  /** Blocks above the median head that make an upstream suspect. */
+  /**
+   * The chain's head is the highest upstream head at most this many blocks above the median head;
+   * an upstream more than this many blocks above the chain's head is suspect.
+   */
   readonly suspectBlocks?: number;
   /** For upstreams without the safe/finalized tags: safe = finalized = latest − this. */
   readonly finalityDepth?: number;

@@ -1,18 +1,21 @@
 /**
  * Ranking of a chain's upstreams for one request. Pure: (candidates, now) → ordered list.
  *
- * An upstream that reported another chain id, or is a request loop, is out of rotation (left out). The others are
- * ordered by: not cooling down after repeated failures first; then not lagging (more than
- * `maxLagBlocks` behind the chain's robust head, heads.ts) and not suspect (far above it) first; then not slow (a latency average,
- * over at least `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus
- * `slowMarginMs`) first; then the configured position. The tiers are coarse on purpose: ordinary
- * jitter never reorders upstreams. The tie-break is the configured position, never arrival order
- * or a random draw, so the same state always gives the same choice (and so the same headers for
- * the same request).
+ * An upstream that reported another chain id, or is a request loop, is out of rotation (left out).
+ * The others are ordered by tiers (rankTiers), each criterion outweighing all the ones after it:
+ * not distrusted first; then not failed without ever answering; then not cooling down after
+ * repeated failures; then not lagging (more than `maxLagBlocks` behind the chain's robust head,
+ * heads.ts) and not suspect (far above it); then not slow (measured, per method class: see
+ * `measuredMinSamples` and `abandonedSlowFactor` below; or a latency average, over at least
+ * `slowMinSamples` answers, above `slowFactor` × the fastest upstream's plus `slowMarginMs`);
+ * then the configured position. The score of quality.ts (scoreOf, shown in /chains and /metrics)
+ * is not read here. The tiers are coarse on purpose: ordinary jitter never reorders upstreams.
+ * The tie-break is the configured position, never arrival order or a random draw, so the same
+ * state always gives the same choice (and so the same headers for the same request).
  *
- * Above all tiers: an upstream that failed and never answered (refused connections or a name
- * that does not resolve from the start) ranks after every one that answered at least once. It
- * is still tried when nothing better is left.
+ * An upstream that failed and never answered (refused connections or a name that does not
+ * resolve from the start) ranks after every one that answered at least once (distrusted ones
+ * aside). It is still tried when nothing better is left.
  */
 import { neverSucceeded, type Health } from './health.js';
 import { qualityOf, type MethodClass } from './quality.js';
@@ -114,7 +117,7 @@ export type Strategy = 'balanced' | 'priority';
 
 export interface ArrangeOptions {
   strategy: Strategy;
-  /** Votes the request needs: N ≥ 2 takes the N best by score. */
+  /** Votes the request needs: N ≥ 2 keeps the ranking as it is (tiers, then configured position). */
   required: number;
   cls: MethodClass;
   /** Wall or monotonic ms (for the maxRps second). */

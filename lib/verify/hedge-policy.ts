@@ -7,8 +7,11 @@
  * - the budget: hedged calls of a chain at most `hedgeBudget` × its first calls, plus a burst of 10
  *   (quality.ts HedgeBudget): a chain whose upstreams are all slow is not sent twice its traffic.
  *   `mayHedge` asks, `onHedge` pays (so a policy composed after this one may still refuse for free);
- * - the count: one call per vote still missing (`hedgeMissingVotes`): N=3 with one vote in and
- *   two calls stalled asks two more, N=3 with two votes in asks one.
+ * - the count (`hedgeMissingVotes`): max(1, missing − inFlight), one call per vote the leading
+ *   group still lacks less the calls already running, and at least one. N=3 with one vote in and
+ *   two calls stalled asks one more (two missing, two running), as does N=3 with two votes in and
+ *   one call stalled. The loop's escalation already keeps as many calls running as votes are
+ *   missing while candidates remain (quorum.ts decide), so a hedge usually asks one.
  * Composable with other policies (lib/verify/loop-policy.ts composePolicies).
  */
 import type { RpcContext } from '../context.js';

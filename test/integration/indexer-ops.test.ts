@@ -189,7 +189,7 @@ test.serial("GET /api/status reads Ponder's _ponder_status (0.9–0.10), then _p
   });
 });
 
-test.serial("GET /api/status reads Ponder 0.5–0.8's _ponder_meta status row with the app's finalized checkpoint, and 0.11–0.12's _ponder_checkpoint without a finalized column", async (t) => {
+test.serial("GET /api/status reads Ponder 0.4.42–0.8's _ponder_meta status row with the app's finalized checkpoint, and 0.11–0.12's _ponder_checkpoint without a finalized column", async (t) => {
   const cp = (ts: number, chainId: number, blockNumber: number) =>
     `${String(ts).padStart(10, '0')}${String(chainId).padStart(16, '0')}${String(blockNumber).padStart(16, '0')}${'0'.repeat(16)}5${'0'.repeat(16)}`;
   await pg.db.none('CREATE TABLE "_ponder_meta" ("key" TEXT PRIMARY KEY, "value" JSONB)');

@@ -248,6 +248,17 @@ for (const fixture of FIXTURES) {
       if (status.source !== 'events') t.is(chain.latestBlock, head.blockNumber, `${status.source} records the last block indexed`);
     }
     if (fixture.key === 'latest') t.is(status.source, 'ponder_checkpoint');
+    if (fixture.key === '0.4') {
+      // Ponder 0.4.42 added the `status` row of `_ponder_meta` (with its /status endpoint): 0.4.43
+      // keeps a position per chain, so the newest events are not the source.
+      t.is(status.source, 'ponder_meta');
+      // The finalized position is the app-wide checkpoint of ponder.namespace_lock: its time on
+      // every chain, its block on the chain it names.
+      const lock = JSON.parse(rowsByTable('0.4').get('ponder.namespace_lock')![0]!) as { finalized_checkpoint: string };
+      const cp = lock.finalized_checkpoint;
+      const [ts, chainId, block] = [Number(cp.slice(0, 10)), Number(cp.slice(10, 26)), BigInt(cp.slice(26, 42)).toString()];
+      for (const c of status.chains) t.like(c, { ready: true, finalizedTimestamp: ts, finalizedBlock: c.chainId === chainId ? block : null });
+    }
     const stage = (name: string) => stats.stages.filter((x) => x.stage === name).map((x) => ({ ...x, oldestAgeSeconds: undefined }));
     const pair = { originChainId: 42161, destChainId: 8453, oldestAgeSeconds: undefined };
     t.deepEqual(stage('missingRelay'), []);
