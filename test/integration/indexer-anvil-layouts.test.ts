@@ -1,21 +1,25 @@
 /**
  * End to end from real contracts to both table layouts: FastBridgeV2 (the compiled contract of
  * ../shared/fixtures/fastbridge/) deployed on two anvil chains, driven through every state the
- * contract allows (requested; relayed; proven; claimed; proven then disputed by a guard;
- * refunded; relayed then refunded; proven by another prover than the relayer). The events are
+ * contract allows (requested, then left unrelayed while both chains' clocks move 8 days forward,
+ * past the 7-day missing-relay window; requested; relayed; proven; claimed; proven then disputed
+ * by a guard; refunded; relayed then refunded; proven by another prover than the relayer), plus a
+ * relay on the destination of a request the origin chain never saw bridged (an invalid relay).
+ * Every list is thus non-empty. The events are
  * written, as the RFQ indexer writes them, into the Ponder 0.4–0.6 tables (search path) and
  * copied into the Ponder 0.7+ layout (schema `rfq`, read through the views of `rfq_views`, with
  * Ponder's `_ponder_checkpoint`). Both APIs answer the same lists, stats and status; then a
  * redeploy of each (tables dropped and re-created) is followed by the indexes coming back.
  */
 import test from 'ava';
-import { createPublicClient, createWalletClient, http, keccak256, parseEventLogs, toHex, type Address, type Hex, type Log } from 'viem';
+import { createPublicClient, createWalletClient, encodePacked, http, keccak256, parseEventLogs, toHex, type Address, type Hex, type Log } from 'viem';
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { indexerApi } from '../../lib/indexer/api.js';
 import { chainById } from '../../lib/indexer/chains.js';
 import { REQUIRED_INDEXES, watchIndexes } from '../../lib/indexer/indexes.js';
 import { LayoutResolver, TABLES } from '../../lib/indexer/layout.js';
-import type { StatsSnapshot, StatusSnapshot } from '../../lib/indexer/ops.js';
+import type { Stage, StatsSnapshot, StatusSnapshot } from '../../lib/indexer/ops.js';
+import { WINDOW_DEFAULTS } from '../../lib/indexer/queries.js';
 import { formatUnits, insertRows, type DemoRow } from '../../lib/indexer/seed.js';
 import { anvilMnemonic, startAnvils, stopAllAnvils } from '../support/anvil.js';
 import { deployFastBridge, fastBridgeArtifact } from '../support/fastbridge.js';
@@ -31,23 +35,39 @@ const GENESIS = 1_700_000_000;
 const account = (i: number): HDAccount => mnemonicToAccount(anvilMnemonic, { addressIndex: i });
 const [ADMIN, RELAYER, GUARD, PROVER2] = [account(0), account(1), account(2), account(3)];
 
-/** The bridges and the state each is driven to. */
-const BRIDGES = ['requested', 'relayed', 'proven', 'claimed', 'disputed', 'refunded', 'relayedRefunded', 'otherProver'] as const;
+/**
+ * The bridges and the state each is driven to, in the order they are requested. `stale` comes
+ * first: once it is requested both chains' clocks move STALE_SECONDS forward, so it alone is
+ * older than the missing-relay window when the API reads the tables.
+ */
+const BRIDGES = ['stale', 'requested', 'relayed', 'proven', 'claimed', 'disputed', 'refunded', 'relayedRefunded', 'otherProver'] as const;
 type Name = (typeof BRIDGES)[number];
+/** A bridge, or the relay of a request the origin never emitted. */
+type Id = Name | 'invalidRelay';
+/** The missing-relay window (7 days) plus one day. */
+const STALE_SECONDS = WINDOW_DEFAULTS.missingRelayWindowSeconds + 86_400;
+/** The events a bridge can have; `at[id][phase]` is the timestamp of the block that emitted it. */
+type Phase = 'request' | 'relay' | 'proof' | 'dispute' | 'claim' | 'refund';
 
 interface Chain {
   id: number;
   url: string;
   bridge: Address;
   client: ReturnType<typeof createPublicClient>;
-  /** Sends one contract call from `from` and waits for its receipt (automine). */
-  call(from: HDAccount, functionName: string, args: unknown[], value?: bigint): Promise<{ hash: Hex; blockNumber: bigint; logs: Log[] }>;
+  /** One JSON-RPC call to the node (e.g. anvil's clock methods). */
+  rpc(method: string, params?: unknown[]): Promise<unknown>;
+  /** Sends one contract call from `from` and waits for its receipt (automine); `timestamp` is its block's. */
+  call(from: HDAccount, functionName: string, args: unknown[], value?: bigint): Promise<{ hash: Hex; blockNumber: bigint; timestamp: number; logs: Log[] }>;
 }
 
 let pg: TestDatabase;
 let origin: Chain;
 let dest: Chain;
-const tx = {} as Record<Name, Hex>;
+const tx = {} as Record<Id, Hex>;
+/** When each event of each bridge was emitted (block timestamps read from the chains). */
+const at = Object.fromEntries([...BRIDGES, 'invalidRelay'].map((n) => [n, {}])) as Record<Id, Partial<Record<Phase, number>>>;
+/** The relay of the request the origin never emitted: its transaction, block and request bytes. */
+let invalid: { hash: Hex; blockNumber: bigint; request: Hex; destAmount: bigint };
 const apps: { old?: Running; new?: Running } = {};
 /** Newest block of each chain once everything is done, and the API's clock. */
 let heads: Record<number, { number: bigint; timestamp: number }>;
@@ -55,19 +75,22 @@ let NOW: number;
 
 async function chainOn(id: number): Promise<Chain> {
   const cluster = await startAnvils(1, { chainId: id, timestamp: GENESIS });
-  const url = cluster.nodes[0]!.url;
-  await cluster.nodes[0]!.rpc('evm_setAutomine', [true]); // the helper starts nodes that mine on request only
+  const node = cluster.nodes[0]!;
+  const url = node.url;
+  await node.rpc('evm_setAutomine', [true]); // the helper starts nodes that mine on request only
   const bridge = await deployFastBridge(url, ADMIN);
   // Automine mines each transaction at once: poll for its receipt every 50 ms, not viem's 4 s.
   const client = createPublicClient({ transport: http(url), pollingInterval: 50 });
   return {
     id, url, bridge, client,
+    rpc: (method, params) => node.rpc(method, params),
     async call(from, functionName, args, value) {
       const wallet = createWalletClient({ account: from, transport: http(url) });
       const hash = await wallet.writeContract({ address: bridge, abi, functionName, args, chain: null, ...(value === undefined ? {} : { value }) } as never);
       const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
       if (receipt.status !== 'success') throw new Error(`${functionName} reverted on chain ${id}`);
-      return { hash, blockNumber: receipt.blockNumber, logs: receipt.logs };
+      const { timestamp } = await client.getBlock({ blockNumber: receipt.blockNumber });
+      return { hash, blockNumber: receipt.blockNumber, timestamp: Number(timestamp), logs: receipt.logs };
     },
   };
 }
@@ -136,30 +159,55 @@ test.before(async () => {
   for (const role of ['GUARD_ROLE', 'CANCELER_ROLE']) await origin.call(ADMIN, 'grantRole', [keccak256(toHex(role)), GUARD.address]);
 
   const requests = {} as Record<Name, Hex>;
-  const start = Number((await origin.client.getBlock()).timestamp);
   for (const [i, name] of BRIDGES.entries()) {
     const originAmount = 10n ** 17n * BigInt(i + 1);
     const params = {
       dstChainId: DEST, sender: ADMIN.address, to: ADMIN.address, originToken: NATIVE, destToken: NATIVE,
-      originAmount, destAmount: originAmount - 10n ** 15n, sendChainGas: false, deadline: BigInt(start + 3600),
+      originAmount, destAmount: originAmount - 10n ** 15n, sendChainGas: false, deadline: (await origin.client.getBlock()).timestamp + 3600n,
     };
-    const { logs } = await origin.call(ADMIN, 'bridge', [params], originAmount);
-    const [requested] = parseEventLogs({ abi, logs, eventName: 'BridgeRequested' });
+    const sent = await origin.call(ADMIN, 'bridge', [params], originAmount);
+    const [requested] = parseEventLogs({ abi, logs: sent.logs, eventName: 'BridgeRequested' });
     const args = requested!.args as unknown as { transactionId: Hex; request: Hex; destAmount: bigint };
     tx[name] = args.transactionId;
     requests[name] = args.request;
+    at[name].request = sent.timestamp;
+    if (name === 'stale') {
+      // Never relayed nor refunded: 8 days later, on both chains (relays keep following their
+      // requests in time), it has waited past the missing-relay window. Each clock moves with
+      // evm_increaseTime and an empty block, so every later block is that much later.
+      for (const c of [origin, dest]) {
+        await c.rpc('evm_increaseTime', [STALE_SECONDS]);
+        await c.rpc('evm_mine');
+      }
+      continue;
+    }
     if (name === 'requested' || name === 'refunded') continue;
     const relay = await dest.call(RELAYER, 'relay', [args.request], args.destAmount);
+    at[name].relay = relay.timestamp;
     if (name === 'relayed' || name === 'relayedRefunded') continue;
-    await origin.call(name === 'otherProver' ? PROVER2 : RELAYER, 'prove', [args.request, relay.hash]);
+    at[name].proof = (await origin.call(name === 'otherProver' ? PROVER2 : RELAYER, 'prove', [args.request, relay.hash])).timestamp;
   }
+  // The destination accepts the relay of any request naming it: this one (V2 layout,
+  // BridgeTransactionV2Lib.encodeV2: tightly packed, no exclusivity, no zap) says it comes from the
+  // origin chain with a nonce the origin never reached, so no BridgeRequested has its id.
+  const destAmount = 10n ** 16n;
+  const request = encodePacked(
+    ['uint16', 'uint32', 'uint32', 'address', 'address', 'address', 'address', 'uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'address', 'uint256', 'uint256', 'bytes'],
+    [2, ORIGIN, DEST, ADMIN.address, PROVER2.address, NATIVE, NATIVE, destAmount + 10n ** 15n, destAmount, 0n,
+      (await dest.client.getBlock()).timestamp + 3600n, 1_000_000n, '0x0000000000000000000000000000000000000000', 0n, 0n, '0x'],
+  );
+  const forged = await dest.call(RELAYER, 'relay', [request], destAmount);
+  tx.invalidRelay = keccak256(request);
+  at.invalidRelay.relay = forged.timestamp;
+  invalid = { hash: forged.hash, blockNumber: forged.blockNumber, request, destAmount };
+
   // Within the dispute period a guard disputes one proof; past it (and past the deadlines) the
   // relayer claims one bridge and the guard, a canceler, refunds two never proven.
-  await origin.call(GUARD, 'dispute', [tx.disputed]);
-  await origin.client.request({ method: 'evm_increaseTime' as never, params: [3700] as never });
-  await origin.call(RELAYER, 'claimV2', [requests.claimed]);
-  await origin.call(GUARD, 'refund', [requests.refunded]);
-  await origin.call(GUARD, 'refund', [requests.relayedRefunded]);
+  at.disputed.dispute = (await origin.call(GUARD, 'dispute', [tx.disputed])).timestamp;
+  await origin.rpc('evm_increaseTime', [3700]);
+  at.claimed.claim = (await origin.call(RELAYER, 'claimV2', [requests.claimed])).timestamp;
+  at.refunded.refund = (await origin.call(GUARD, 'refund', [requests.refunded])).timestamp;
+  at.relayedRefunded.refund = (await origin.call(GUARD, 'refund', [requests.relayedRefunded])).timestamp;
 
   // What the RFQ indexer writes, into the Ponder 0.4 tables, then the same as Ponder 0.7+ writes it.
   const [fromOrigin, fromDest] = await Promise.all([rowsOf(origin), rowsOf(dest)]);
@@ -194,29 +242,63 @@ test.after.always(async () => {
 });
 
 /** The expected transactionIds of each list, from the states the bridges were driven to. */
-const LISTS: Record<string, Name[]> = {
+const LISTS: Record<string, Id[]> = {
   '/api/pending-transactions/missing-relay': ['requested'],
-  '/api/pending-transactions/exceed-deadline': [],
+  '/api/pending-transactions/exceed-deadline': ['stale'],
   '/api/pending-transactions/missing-proof': ['relayed', 'disputed', 'relayedRefunded'],
   '/api/pending-transactions/missing-claim': ['proven', 'otherProver'],
   '/api/refunded-and-relayed': ['relayedRefunded'],
   '/api/conflicting-proofs': ['otherProver'],
   '/api/disputes': ['disputed'],
-  '/api/invalid-relays': [],
+  '/api/invalid-relays': ['invalidRelay'],
+};
+/** The event each list's items age from (and are ordered by). */
+const AGED_FROM: Record<string, Phase> = {
+  '/api/pending-transactions/missing-relay': 'request',
+  '/api/pending-transactions/exceed-deadline': 'request',
+  '/api/pending-transactions/missing-proof': 'relay',
+  '/api/pending-transactions/missing-claim': 'proof',
+  '/api/refunded-and-relayed': 'refund',
+  '/api/conflicting-proofs': 'proof',
+  '/api/disputes': 'dispute',
+  '/api/invalid-relays': 'relay',
 };
 
-const ids = (body: unknown) => (body as { Bridge?: { transactionId: string }; transactionId?: string }[])
-  .map((i) => (i.Bridge?.transactionId ?? i.transactionId)!.toLowerCase()).sort();
+/** A list item: its id is the bridge's, or the relay's own (invalid-relays). */
+type Item = { ageSeconds: number; Bridge?: { transactionId: string }; transactionId?: string };
+const idOf = (i: Item) => (i.Bridge?.transactionId ?? i.transactionId)!.toLowerCase();
+const ids = (body: unknown) => (body as Item[]).map(idOf).sort();
+
+test.serial('the clock: only the stale request is older than the missing-relay window at NOW; the invalid relay is inside its 14 days', (t) => {
+  const cutoff = NOW - WINDOW_DEFAULTS.missingRelayWindowSeconds;
+  t.true(at.stale.request! <= cutoff);
+  for (const name of BRIDGES.filter((n) => n !== 'stale')) t.true(at[name].request! > cutoff, name);
+  t.true(at.invalidRelay.relay! > NOW - WINDOW_DEFAULTS.invalidRelayWindowSeconds);
+});
 
 for (const [path, expected] of Object.entries(LISTS)) {
-  test.serial(`${path}: the bridges in that state, the same items on both layouts`, async (t) => {
-    const [a, b] = await Promise.all([get(`${apps.old!.base}${path}`), get(`${apps.new!.base}${path}`)]);
+  test.serial(`${path}: the bridges in that state, aged from the chain's timestamps, the same items on both layouts`, async (t) => {
+    const [a, b] = await Promise.all([get<Item[]>(`${apps.old!.base}${path}`), get(`${apps.new!.base}${path}`)]);
     t.is(a.status, 200);
     t.is(b.status, 200);
     t.deepEqual(ids(a.body), expected.map((n) => tx[n].toLowerCase()).sort());
+    const ageOf = new Map(expected.map((n) => [tx[n].toLowerCase(), NOW - at[n][AGED_FROM[path]!]!]));
+    t.deepEqual(a.body.map((i) => i.ageSeconds), a.body.map((i) => ageOf.get(idOf(i))));
     t.deepEqual(b.body, a.body);
   });
 }
+
+test.serial('/api/invalid-relays: the relay of the forged request as the destination emitted it, and no bridge to look up', async (t) => {
+  const [item] = (await get<Record<string, unknown>[]>(`${apps.old!.base}/api/invalid-relays`)).body;
+  t.like(item, {
+    ageSeconds: NOW - at.invalidRelay.relay!, transactionId: keccak256(invalid.request), blockNumber: String(invalid.blockNumber),
+    blockTimestamp: at.invalidRelay.relay, transactionHash: invalid.hash, originChainId: ORIGIN, destChainId: DEST,
+    originChain: chainById(ORIGIN)!.name, destChain: chainById(DEST)!.name, originToken: NATIVE, destToken: NATIVE,
+    destAmountFormatted: formatUnits(invalid.destAmount, 18), to: PROVER2.address, relayer: RELAYER.address,
+  });
+  const lookups = await Promise.all([get(`${apps.old!.base}/api/transaction-id/${tx.invalidRelay}`), get(`${apps.new!.base}/api/transaction-id/${tx.invalidRelay}`)]);
+  t.deepEqual(lookups.map((r) => r.status), [404, 404]);
+});
 
 test.serial('a bridge\'s lookup carries every event the chains emitted for it, on both layouts', async (t) => {
   const [a, b] = await Promise.all([get<Record<string, unknown>>(`${apps.old!.base}/api/transaction-id/${tx.claimed}`), get(`${apps.new!.base}/api/transaction-id/${tx.claimed}`)]);
@@ -231,14 +313,21 @@ test.serial('/api/stats: per stage the bridges of the lists with their oldest ag
   t.is(a.status, 200);
   t.deepEqual(b.body, a.body);
   t.is(a.body.generatedAt, NOW);
-  t.deepEqual(a.body.stages.map((s) => [s.stage, s.originChainId, s.destChainId, s.count]), [
-    ['missingRelay', ORIGIN, DEST, 1], ['missingProof', ORIGIN, DEST, 3], ['missingClaim', ORIGIN, DEST, 2], ['disputed', ORIGIN, DEST, 1],
-  ]);
+  // Every stage has bridges, all from the origin to the destination: as many as its list, the
+  // oldest aged from the chain's timestamp of the event the stage waits after.
+  const stages: [Stage, string][] = [['missingRelay', '/api/pending-transactions/missing-relay'], ['exceedDeadline', '/api/pending-transactions/exceed-deadline'],
+    ['missingProof', '/api/pending-transactions/missing-proof'], ['missingClaim', '/api/pending-transactions/missing-claim'], ['disputed', '/api/disputes']];
+  t.deepEqual(a.body.stages, stages.map(([stage, path]) => ({
+    stage, originChainId: ORIGIN, destChainId: DEST, count: LISTS[path]!.length,
+    oldestAgeSeconds: NOW - Math.min(...LISTS[path]!.map((n) => at[n][AGED_FROM[path]!]!)),
+  })));
   // Oldest ages agree with the lists' items (the same timestamps, the same clock).
-  for (const [stage, path] of [['missingRelay', 'missing-relay'], ['missingProof', 'missing-proof'], ['missingClaim', 'missing-claim']] as const) {
-    const items = (await get<{ ageSeconds: number }[]>(`${apps.old!.base}/api/pending-transactions/${path}`)).body;
+  for (const [stage, path] of stages) {
+    const items = (await get<{ ageSeconds: number }[]>(`${apps.old!.base}${path}`)).body;
     t.is(a.body.stages.find((s) => s.stage === stage)!.oldestAgeSeconds, Math.max(...items.map((i) => i.ageSeconds)), stage);
   }
+  t.true(a.body.stages.find((s) => s.stage === 'exceedDeadline')!.oldestAgeSeconds >= WINDOW_DEFAULTS.missingRelayWindowSeconds);
+  t.true(a.body.stages.find((s) => s.stage === 'missingRelay')!.oldestAgeSeconds < WINDOW_DEFAULTS.missingRelayWindowSeconds);
 });
 
 test.serial('/api/status: the newest events and Ponder 0.4\'s finalized checkpoint on the old layout, _ponder_checkpoint on the new', async (t) => {
@@ -246,7 +335,7 @@ test.serial('/api/status: the newest events and Ponder 0.4\'s finalized checkpoi
   t.is(a.status, 200);
   t.is(b.status, 200);
   // Old layout: the newest bridge event per chain (the origin's last is the refund, the
-  // destination's the last relay), finalized up to the origin's block 2 for every chain.
+  // destination's the last relay, the invalid one), finalized up to the origin's block 2 for every chain.
   const events = (await pg.db.any<{ chain: number; block: string; ts: number }>(`SELECT "originChainId" AS chain, max("blockNumber"::numeric)::text AS block, max("blockTimestamp") AS ts
     FROM "BridgeDepositRefundedEvents" GROUP BY 1 UNION ALL SELECT "destChainId", max("blockNumber"::numeric)::text, max("blockTimestamp") FROM "BridgeRelayedEvents" GROUP BY 1 ORDER BY 1`));
   const block2 = await origin.client.getBlock({ blockNumber: 2n });
