@@ -3,7 +3,7 @@
  * cycling through faults (healthy, slow 3 s, HTTP 500, hang, healthy again), mixed load from
  * SOAK_CONNECTIONS concurrent clients against the real pipeline (the defaults: balanced, adaptive hedging), every answer
  * checked against the deterministic fake chain. Prints one line per phase and a summary: wrong
- * answers (must be 0), p50 of the slow phase against the first healthy one (must be within 2×),
+ * answers (must be 0), p50 of the slow phase against the slower of the two healthy ones (must be within 2×),
  * memory after each phase (must stay flat). Exit code 1 when a check fails.
  * SOAK_PHASE_S (default 30) is the length of each phase, after SOAK_WARMUP_S (default 5) of
  * unmeasured warm-up.
