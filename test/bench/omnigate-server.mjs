@@ -6,7 +6,8 @@
  * argv[2]: the raw config (JSON), validated as the CLI would.
  * Protocol (see ipc.ts): { ready, info } once listening; { cmd: 'shutdown' } or a closed IPC
  * channel closes the server and exits 0, so `--cpu-prof` writes its profile; `memory` and `elu`
- * report process.memoryUsage() with V8's spaces and the event-loop utilization so far.
+ * report process.memoryUsage() with V8's spaces and the event-loop utilization so far; `heap`
+ * writes a V8 heap snapshot (to `path`, else node's default name) and answers its file name.
  */
 import v8 from 'node:v8';
 import { validateConfig } from '../../dist/config/schema.js';
@@ -43,6 +44,10 @@ process.on('message', (/** @type {{ cmd: string, seq: number }} */ m) => {
   } else if (m.cmd === 'memory') {
     const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, Math.round(s.space_size / 2 ** 20)]));
     process.send?.({ seq: m.seq, ok: true, value: { ...process.memoryUsage(), spaces } });
+  } else if (m.cmd === 'heap') {
+    // A heap snapshot written now (BENCH_RSS_HEAP): what the old generation holds under load.
+    const file = v8.writeHeapSnapshot(/** @type {{ path?: string }} */ (m).path);
+    process.send?.({ seq: m.seq, ok: true, value: file });
   } else {
     process.send?.({ seq: m.seq, ok: false, error: `unknown command ${m.cmd}` });
   }

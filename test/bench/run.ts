@@ -14,7 +14,9 @@
  * N=1 throughput runs at saturation),
  * BENCH_LOGS_CONNECTIONS (10), BENCH_RATE (1000: the offered req/s of the fixed-rate runs), BENCH_ROUNDS (5: interleaved
  * rounds of the compared load scenarios; 1 in smoke mode), BENCH_PIN=0 (no CPU pinning, see pin()),
- * BENCH_RSS_CONNECTIONS (500), BENCH_EVENTS (1000000),
+ * BENCH_RSS_CONNECTIONS (500), BENCH_RSS_EXECARGV (node flags of the RSS run's omnigate process, e.g.
+ * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
+ * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy (only that scenario, omnigate (or the proxy) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
@@ -359,6 +361,7 @@ async function main() {
     heads: { intervalMs: 3_600_000 }, // head polls (eth_blockNumber) likewise: one round at start
     timeouts: { hedgeMs: 0 },
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
+    ...(env.BENCH_MAX_SOCKETS ? { upstreams: { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } } : {}),
   };
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
   const fastest3 = FIVE_DELAYS.map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d).slice(0, 3).map(({ i }) => `http://127.0.0.1:${upB.ports[i]}/`);
@@ -600,7 +603,11 @@ async function main() {
   // requests: three upstream calls in flight per client request); VmHWM is its peak since start.
   let rss: { hwmMb: number; maxRssMb: number; idleMb: number; afterAllMb: number; result: LoadResult; usage?: string } | undefined;
   if (wants('rss')) {
-    const fresh = await startChild<{ port: number }>('omnigate-rss', './omnigate-server.mjs', [JSON.stringify(config)], { plainJs: true });
+    const fresh = await startChild<{ port: number }>('omnigate-rss', './omnigate-server.mjs', [JSON.stringify(config)], {
+      plainJs: true,
+      // BENCH_RSS_EXECARGV='--trace-gc …': node flags of the RSS run's omnigate process.
+      execArgv: env.BENCH_RSS_EXECARGV ? env.BENCH_RSS_EXECARGV.split(' ').filter(Boolean) : [],
+    });
     children.add(fresh);
     const freshBase = `http://127.0.0.1:${fresh.info.port}`;
     await waitHealthy(freshBase, 6);
@@ -612,13 +619,21 @@ async function main() {
     // What the memory is, at the sample with the largest heap: V8 heap vs buffers and the rest.
     let peakUsage: NodeJS.MemoryUsage | undefined;
     let tick = 0;
+    let cpuStart = 0;
     log(`running RSS at ${RSS_CONNECTIONS} connections (fresh omnigate process, pid ${pid})…`);
     const result = await runLoad({
       url: `${freshBase}/rpc/2`, body: bodies.getBalance, connections: RSS_CONNECTIONS, seconds: SECONDS, warmupSeconds: 0,
+      onMeasureStart: async () => {
+        cpuStart = await cpuMs(pid);
+      },
       sample: () => {
         samples.push(readProcStatus(pid, 'VmRSS').then((mb) => {
           if (mb > maxRssMb) maxRssMb = mb;
         }, () => {}));
+        // BENCH_RSS_HEAP=file: one heap snapshot of the child 3 s into the run (under full load).
+        if (tick === 60 && env.BENCH_RSS_HEAP) {
+          samples.push(fresh.call<string>('heap', { path: env.BENCH_RSS_HEAP }).then((f) => log(`  heap snapshot: ${f}`), (err) => log(`  heap snapshot failed: ${err}`)));
+        }
         if (tick++ % 10 === 0) {
           samples.push(fresh.call<NodeJS.MemoryUsage>('memory').then((u) => {
             if (!peakUsage || u.rss > peakUsage.rss) peakUsage = u;
@@ -626,11 +641,12 @@ async function main() {
         }
       },
     });
+    const cpuUs = ((await cpuMs(pid)) - cpuStart) * 1000 / result.ok;
     await Promise.all(samples);
     const hwmMb = await readProcStatus(pid, 'VmHWM');
     check(result.non2xx === 0 && result.errors === 0, `RSS run: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     rss = { hwmMb, maxRssMb, idleMb, afterAllMb, result };
-    rows.push({ key: 'rss', scenario: `   omnigate N=3 at ${RSS_CONNECTIONS} connections (RSS run, fresh process)`, result });
+    rows.push({ key: 'rss', scenario: `   omnigate N=3 at ${RSS_CONNECTIONS} connections (RSS run, fresh process)`, result, cpuUs });
     const mb = (n: number | undefined) => fmt((n ?? NaN) / 2 ** 20, 1);
     const usage = peakUsage
       ? `heap ${mb(peakUsage.heapUsed)} used of ${mb(peakUsage.heapTotal)}, external ${mb(peakUsage.external)} (array buffers ${mb(peakUsage.arrayBuffers)}) at the largest sampled RSS, ${mb(peakUsage.rss)} MB; V8 spaces (MB) ${JSON.stringify((peakUsage as { spaces?: unknown }).spaces)}`

@@ -8,7 +8,7 @@
  */
 import { EventEmitter, once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -339,6 +339,33 @@ test('should fail a call aborted while it waits for a pool connection, and never
   t.true(sent.sent, 'aborted while the upstream held it');
   await new Promise((r) => setTimeout(r, 100));
   t.is(up.received.length, 1, 'the queued call was never sent');
+});
+
+test('should hold calls over the socket limit itself, never as requests queued in the agent, and start them in order as calls end', async (t) => {
+  const held: ServerResponse[] = [];
+  const up = await upstream((_req, res) => held.push(res)); // answers when told
+  const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+  const transport = createHttpTransport(`${up.origin}/`, { agent }); // the caller's agent: its maxSockets is the limit
+  t.teardown(async () => {
+    await transport.close().catch(() => {});
+    agent.destroy();
+    await up.close();
+  });
+  const bodies = Array.from({ length: 6 }, (_, i) => `{"id":${i}}`);
+  const aborted = new AbortController();
+  const calls = bodies.map((b, i) => transport.send(request({ payload: payload(b), timeoutMs: 10_000, ...(i === 2 ? { signal: aborted.signal } : {}) })));
+  const third = failure(calls[2]!);
+  while (up.received.length < 2) await new Promise((r) => setTimeout(r, 5));
+  t.is(Object.values(agent.requests).flat().length, 0, 'no request waits in the agent');
+  aborted.abort(); // a waiting call leaves the queue and is never sent
+  t.false((await third).sent);
+  for (let n = 0; n < 5; n++) {
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
+    t.true(held.length <= 2, 'never more than the limit at the upstream');
+    held.shift()!.end('{}');
+  }
+  await Promise.all(calls.filter((_, i) => i !== 2));
+  t.deepEqual(up.received.map((r) => r.body.toString()), bodies.filter((_, i) => i !== 2), 'sent in order, the aborted one never');
 });
 
 test('should fail with kind http-status on a 3xx or an error status, without following redirects', async (t) => {
