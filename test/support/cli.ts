@@ -47,7 +47,14 @@ export function runCli(args: string[], env: Record<string, string> = {}, options
   child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
   child.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
   const exited = new Promise<number | null>((r) => {
-    child.once('exit', (code) => r(code));
+    // 'exit' may come before the pipes are read to their end (a loaded CI clone saw exit code 2
+    // with stderr still empty): wait for both to end, at most 2 s (a grandchild may hold them).
+    child.once('exit', (code) => {
+      const ended = (s: NodeJS.ReadableStream & { readableEnded?: boolean }) =>
+        s.readableEnded ? Promise.resolve() : new Promise<void>((done) => (s.once('end', done), s.once('close', done)));
+      const bound = new Promise<void>((done) => setTimeout(done, 2_000).unref());
+      void Promise.race([Promise.all([ended(child.stdout!), ended(child.stderr!)]), bound]).then(() => r(code));
+    });
     child.once('error', (e) => {
       err.push(`spawn failed: ${e.message}`);
       r(null);
