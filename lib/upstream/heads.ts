@@ -354,6 +354,11 @@ async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, s
   }
 }
 
+/** Some upstream of the chain was asked for its head (a probe, the head tracker or pollHeadsNow). */
+export function headsPolled(chain: Chain): boolean {
+  return chain.upstreams.some((u) => u.health.headPolledAt > 0);
+}
+
 /** At most one on-demand head poll (pollHeadsNow) per upstream in this many ms. */
 export const pollNowGapMs = 250;
 const onDemand = new WeakMap<Upstream, { inFlight: boolean; at: number }>();
@@ -367,7 +372,7 @@ const neverAborted = new AbortController().signal;
  * chain whose heads are polled already (a poll here must not turn eligibility on by itself).
  */
 export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): void {
-  if (!chain.upstreams.some((u) => u.health.headPolledAt > 0)) return;
+  if (!headsPolled(chain)) return;
   const now = performance.now();
   const due = upstreams.filter((u) => {
     const last = onDemand.get(u);

@@ -246,8 +246,9 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       // refusal (none of them votes) and a failure (one does), whatever the arrival order.
       if (votes.length === 0 && fanout.inFlight > 0 && failures.some((f) => f.refused)) return;
       if (waiting) return;
-      const lackingNow = waited || !policy.waitForEligible ? [] : lackingSince(failuresFrom);
-      const again = waited || !policy.waitForEligible ? [] : [...ineligible.slice(requeueFrom).map((a) => a.upstream), ...lackingNow];
+      const canWait = !waited && policy.waitForEligible !== undefined;
+      const lackingNow = canWait ? lackingSince(failuresFrom) : [];
+      const again = canWait ? [...ineligible.slice(requeueFrom).map((a) => a.upstream), ...lackingNow] : [];
       if (again.length > 0) {
         waited = true;
         if (lackingNow.length > 0) lacked = true;

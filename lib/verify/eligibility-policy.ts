@@ -53,7 +53,7 @@ import {
   type BlockNeed,
 } from '../upstream/eligibility.js';
 import { pinAtOf } from '../jsonrpc/methods.js';
-import { believedHead, pollHeadsNow } from '../upstream/heads.js';
+import { believedHead, headsPolled, pollHeadsNow } from '../upstream/heads.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { AgreementPolicy, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';
@@ -162,7 +162,3 @@ function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call
   return hashNotAvailable(chain, pin, required, holders, [...new Set(lacked)].filter((u) => !holders.includes(u)), id);
 }
 
-/** Some upstream of the chain was asked for its head (a probe or the head tracker). */
-function headsPolled(chain: Chain): boolean {
-  return chain.upstreams.some((u) => u.health.headPolledAt > 0);
-}
