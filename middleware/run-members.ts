@@ -93,7 +93,9 @@ function hasConfirmableCall(calls: readonly RpcCall[], chain: Chain): boolean {
 export function chainConstantsInBatch(): Middleware {
   return function chainConstantsInBatch(req, _res, next) {
     const ctx = getContext(req);
-    if (ctx.batchConfirmable && !ctx.confirmable && batchNeutral.has(need(ctx, 'payload', 'chainConstantsInBatch').calls[0]!.method)) {
+    const call = need(ctx, 'payload', 'chainConstantsInBatch').calls[0]!;
+    // (not one whose request object has a key Go nodes read as its method: lib/jsonrpc/types.ts alias)
+    if (ctx.batchConfirmable && !ctx.confirmable && batchNeutral.has(call.method) && call.alias === undefined) {
       ctx.confirmable = true;
       ctx.required = ctx.confirmationsOverride ?? need(ctx, 'chain', 'chainConstantsInBatch').confirmations;
     }

@@ -13,6 +13,7 @@
  * `pinOf` tells where a call's pin is (for heads and eligibility).
  */
 import { InvalidParamsError } from '../errors.js';
+import { goAliasOf } from './parse.js';
 import type { RpcCall } from './types.js';
 import { writeTable } from './writes.js';
 
@@ -205,6 +206,9 @@ export const resolvableTags: ReadonlySet<string> = new Set(['safe', 'finalized']
 const movingTags = new Set(['latest', 'pending', 'safe', 'finalized']);
 const fixedTags = new Set(['earliest']);
 const hexQuantity = /^0x[0-9a-f]+$/i;
+/** The keys of an EIP-1898 object and the pin keys of a filter (no other spelling: goAliasOf). */
+const eip1898Keys = ['blockNumber', 'blockHash', 'requireCanonical'] as const;
+const filterPinKeys = ['fromBlock', 'toBlock', 'blockHash'] as const;
 const hash32 = /^0x[0-9a-f]{64}$/i;
 
 export interface Classification {
@@ -220,6 +224,7 @@ export interface Classification {
  */
 export function classifyCall(call: RpcCall, custom: CustomMethods): Classification {
   if (neverConfirmable.has(call.method)) return { confirmable: false, reason: `${call.method} is never confirmable` };
+  if (call.alias !== undefined) return { confirmable: false, reason: `the request has a key ${JSON.stringify(call.alias)} that Go nodes read as jsonrpc, id, method or params: they may answer another call` };
   const rule = ruleOf(call.method);
   const declared = Object.hasOwn(Object.prototype, call.method) ? undefined : custom.get(call.method);
   if (rule && (rule.confirmable || declared)) return classifyPinned(call, rule);
@@ -251,7 +256,7 @@ export function classifyCalls(calls: readonly RpcCall[], custom: CustomMethods):
   for (const [i, c] of verdicts.entries()) {
     const call = calls[i]!;
     if (c.confirmable) pinnedMembers += 1;
-    else if (!batchNeutral.has(call.method)) return { confirmable: false, reason: `batch member ${JSON.stringify(call.id)}: ${c.reason}` };
+    else if (!batchNeutral.has(call.method) || call.alias !== undefined) return { confirmable: false, reason: `batch member ${JSON.stringify(call.id)}: ${c.reason}` };
   }
   return pinnedMembers > 0
     ? { confirmable: true, reason: 'every batch member is confirmable or fixed for the chain' }
@@ -310,6 +315,8 @@ function classifyBlock(
     if (fixedTags.has(tag) || hexQuantity.test(value)) return { confirmable: true, reason: `${where} pins block ${value}` };
   } else if (allowHash && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
+    const alias = goAliasOf(obj, eip1898Keys);
+    if (alias !== undefined) throw bad(`${where} has a key ${JSON.stringify(alias)} that Go nodes read as one of ${eip1898Keys.join(', ')}: spell it exactly`);
     if (typeof obj.blockHash === 'string' && hash32.test(obj.blockHash) && obj.blockNumber === undefined) {
       return { confirmable: true, reason: `${where} pins block hash ${obj.blockHash}` };
     }
@@ -324,6 +331,8 @@ function classifyBlock(
 function classifyFilter(filter: unknown, bad: (m: string) => Error): Classification {
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw bad('params[0] must be a filter object');
   const f = filter as Record<string, unknown>;
+  const alias = goAliasOf(f, filterPinKeys);
+  if (alias !== undefined) throw bad(`the filter has a key ${JSON.stringify(alias)} that Go nodes read as one of ${filterPinKeys.join(', ')}: spell it exactly`);
   if (f.blockHash !== undefined) {
     if (f.fromBlock !== undefined || f.toBlock !== undefined) throw bad('a filter with blockHash cannot also have fromBlock or toBlock (EIP-234)');
     if (typeof f.blockHash !== 'string' || !hash32.test(f.blockHash)) throw bad(`blockHash must be a 32-byte hex hash, got ${preview(f.blockHash)}`);

@@ -94,6 +94,24 @@ function isNotification(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !('id' in value);
 }
 
+/**
+ * A key of `obj` that a Go node (go-ethereum, erigon: encoding/json) reads as one of `names`
+ * while it is not spelled so: Go matches keys case-insensitively (and folds `K` U+212A to `k`,
+ * `ſ` U+017F to `s`), the last matching key winning. omnigate reads the exact keys and forwards
+ * the client's bytes, so such a key would make the nodes answer another call than the one
+ * classified (e.g. `"Params"` with `latest` after `"params"` with a block number).
+ */
+export function goAliasOf(obj: Record<string, unknown>, names: readonly string[]): string | undefined {
+  for (const key of Object.keys(obj)) {
+    if (names.includes(key)) continue;
+    const folded = key.replace(/\u212a/g, 'k').replace(/\u017f/g, 's').toLowerCase();
+    if (names.some((n) => n.toLowerCase() === folded)) return key;
+  }
+  return undefined;
+}
+
+const envelopeKeys = ['jsonrpc', 'id', 'method', 'params'] as const;
+
 function toCall(value: unknown, where: string): RpcCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidRequestError(`Invalid request: ${where} must be a JSON object, got ${describe(value)}`);
@@ -110,7 +128,9 @@ function toCall(value: unknown, where: string): RpcCall {
   if (obj.params !== undefined && !Array.isArray(obj.params)) {
     throw fail(`"params" must be an array (by-position), got ${describe(obj.params)}`);
   }
-  return { id: obj.id, method: obj.method, params: (obj.params as unknown[] | undefined) ?? [] };
+  const call = { id: obj.id, method: obj.method, params: (obj.params as unknown[] | undefined) ?? [] };
+  const alias = goAliasOf(obj, envelopeKeys);
+  return alias === undefined ? call : { ...call, alias };
 }
 
 function describe(value: unknown): string {

@@ -7,6 +7,12 @@ export interface RpcCall {
   readonly method: string;
   /** Always an array: an absent `params` is read as `[]`. */
   readonly params: readonly unknown[];
+  /**
+   * A key of the request object that Go nodes read as `jsonrpc`, `id`, `method` or `params`
+   * while it is spelled otherwise (`"Params"`, `"METHOD"`: parse.ts goAliasOf): the nodes may
+   * answer another call than this one, so it is never confirmable (one upstream).
+   */
+  readonly alias?: string;
 }
 
 /** The request body, parsed and validated, with the bytes it came from. */

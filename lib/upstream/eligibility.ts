@@ -219,13 +219,16 @@ export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | 
 
 /**
  * Results that mean "this node does not have it": null for these methods (a node that lacks the
- * block or transaction answers null, as it would for one that does not exist), and for a method
- * outside the method table (one the config declares with its pin: null is taken as "lacks it").
+ * block or transaction answers null, as it would for one that does not exist; the debug_getRaw*
+ * reads on go-ethereum's simulated backend and older clients; a state read whose result is never
+ * null for a block the node has, as older Besu answered above its head), and for a method outside
+ * the method table (one the config declares with its pin: null is taken as "lacks it").
  */
 const nullMeansMissing: ReadonlySet<string> = new Set([
   'eth_getBlockByHash',
   'eth_getBlockByNumber',
   'eth_getBlockReceipts',
+  'eth_getBlockAccessList',
   'eth_getBlockTransactionCountByHash',
   'eth_getBlockTransactionCountByNumber',
   'eth_getTransactionByHash',
@@ -236,7 +239,24 @@ const nullMeansMissing: ReadonlySet<string> = new Set([
   'eth_getUncleByBlockNumberAndIndex',
   'eth_getUncleCountByBlockHash',
   'eth_getUncleCountByBlockNumber',
+  'eth_getBalance',
+  'eth_getCode',
+  'eth_getTransactionCount',
+  'eth_getStorageAt',
+  'eth_getProof',
+  'eth_getStorageValues',
+  'debug_getRawHeader',
+  'debug_getRawBlock',
+  'debug_getRawReceipts',
+  'debug_getRawTransaction',
 ]);
+
+/**
+ * Methods whose result is never empty bytes for data the node has (an RLP header or block, a
+ * signed transaction), so `"0x"` means "this node does not have it": reth answers
+ * debug_getRawHeader and debug_getRawBlock of a block it lacks with empty bytes.
+ */
+const emptyBytesMeanMissing: ReadonlySet<string> = new Set(['debug_getRawHeader', 'debug_getRawBlock', 'debug_getRawTransaction']);
 
 /**
  * Error messages of a node that lacks the block or its state (case-insensitive), by client:
@@ -247,7 +267,8 @@ const nullMeansMissing: ReadonlySet<string> = new Set([
  * - Nethermind: "… could not be found" (e.g. "Block 0x… could not be found") and "header not found";
  * - Anvil: "block … not found", "BlockOutOfRange", "is in the future";
  * - go-ethereum by hash (EIP-1898 `blockHash`): "header for hash not found"; a transaction
- *   lookup still being indexed: "transaction indexing is in progress".
+ *   lookup still being indexed: "transaction indexing is in progress"; debug_getRawHeader of a
+ *   hash it lacks: "header #… not found".
  */
 export const missingBlockErrors: readonly RegExp[] = [
   /header not found/i,
@@ -259,6 +280,7 @@ export const missingBlockErrors: readonly RegExp[] = [
   /block ?out ?of ?range/i,
   /block .*in the future/i,
   /header for hash not found/i,
+  /header #.*not found/i,
   /transaction indexing is in progress/i,
 ];
 
@@ -272,6 +294,7 @@ export function answersAsMissing(call: RpcCall, answer: { result?: unknown; erro
     const message = typeof answer.error?.message === 'string' ? answer.error.message : '';
     return missingBlockErrors.some((re) => re.test(message));
   }
+  if (answer.result === '0x') return emptyBytesMeanMissing.has(call.method);
   return answer.result === null && (nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined);
 }
 

@@ -149,8 +149,12 @@ export interface Failed {
 
 export type AgreementEnd =
   | { kind: 'agreed'; verdict: Verdict }
-  /** No vote, and upstreams refused the request as too large: the first refusal is the answer. */
-  | { kind: 'refused'; verdict: Verdict }
+  /**
+   * No vote, and upstreams refused the request as too large: the first refusal is the answer.
+   * `confirmed` when N providers refused alike (the first refusal's hash); otherwise the answer
+   * is one provider's word, not a confirmation (X-Confirmable: false).
+   */
+  | { kind: 'refused'; verdict: Verdict; confirmed: boolean }
   | Failed
   /** A policy hook or a call threw. */
   | { kind: 'error'; error: unknown };
@@ -211,12 +215,15 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
     if (cause !== 'deadline' && votes.length === 0) {
       const refusals = failures.filter((f) => f.refused?.hash !== undefined);
       if (refusals.length > 0) {
+        const hash = refusals[0]!.refused!.hash!;
+        const alike = refusals.filter((f) => f.refused!.hash === hash).map((f) => (perProvider ? f.upstream.provider : f.upstream));
         return {
           kind: 'refused',
           verdict: {
-            hash: refusals[0]!.refused!.hash!,
+            hash,
             members: refusals.map((f) => ({ upstream: f.upstream, ok: true, body: f.refused!.body, hash: f.refused!.hash!, ms: f.ms })),
           },
+          confirmed: new Set(alike).size >= required,
         };
       }
     }

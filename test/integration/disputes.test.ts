@@ -152,6 +152,29 @@ test('should answer the node\'s refusal (200, the client\'s id) when every upstr
   t.is(verified.body.error.code, -32005);
 });
 
+test('a refusal relayed from fewer than N providers is not confirmed: X-Confirmable false, X-Required-Confirmations 1', async (t) => {
+  // N=2: the first upstream refuses as too large, the other two fail (HTTP 500). No vote: the
+  // refusal is relayed, but one provider's word is not two confirmations.
+  const list = await fakes(t, [{ answer: refusing }, { profile: 'error500' }, { profile: 'error500' }]);
+  const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } } });
+  const r = await gw.post('/confirmations/2/rpc/1', wideLogs);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, { jsonrpc: '2.0', id: 'client-id-7', error: { code: -32005, message: 'query returned more than 10000 results' } });
+  t.deepEqual(calls(list), [1, 1, 1]);
+  t.is(r.headers['x-checked-urls'], list[0]!.url);
+  t.is(r.headers['x-forwarded-from'], list[0]!.url);
+  t.is(r.headers['x-confirmable'], 'false', 'one refusal is not confirmed by two');
+  t.is(r.headers['x-required-confirmations'], '1');
+  // Two providers refusing alike are two confirmations of that refusal.
+  const both = await fakes(t, [{ answer: refusing }, { answer: refusing }, { profile: 'error500' }]);
+  const gw2 = await gateway(t, { chains: { 1: { rpcs: both.map((f) => f.url) } } });
+  const r2 = await gw2.post('/confirmations/2/rpc/1', wideLogs);
+  t.is(r2.status, 200, r2.text);
+  t.is(r2.body.error.code, -32005);
+  t.is(r2.headers['x-confirmable'], 'true');
+  t.is(r2.headers['x-required-confirmations'], '2');
+});
+
 test('should answer 502 when upstreams refused and another gave an answer that could not be confirmed', async (t) => {
   const list = await fakes(t, [{ answer: refusing }, {}]);
   const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } } });

@@ -158,3 +158,51 @@ test('a block above every upstream\'s head is never a confirmed null: -32016 nam
     t.deepEqual(r.body.error.data.heads.map((h: { latest: string }) => h.latest), ['0x64', '0x64', '0x63']);
   }
 });
+
+// Lagging nodes whose "I lack that block" is not a null block nor an error: reth answers
+// debug_getRawHeader / debug_getRawBlock of a block above its head with empty bytes ("0x"),
+// go-ethereum's simulated backend and older clients answer the debug_getRaw* reads (and some a
+// state read above the head, as older Besu did) with null. None of these is a value of the block.
+const oddlyLagging = (head: number): AnswerFn => (call) => {
+  const p = call.params ?? [];
+  const above = (at: number) => typeof p[at] === 'string' && Number(p[at]) > head;
+  if ((call.method === 'debug_getRawHeader' || call.method === 'debug_getRawBlock') && typeof p[0] === 'string') {
+    return { result: above(0) ? '0x' : `0xf9${'ab'.repeat(20)}` };
+  }
+  if (call.method === 'debug_getRawReceipts' && typeof p[0] === 'string') return { result: above(0) ? null : [`0x02${'cd'.repeat(20)}`] };
+  if (call.method === 'eth_getTransactionCount' && typeof p[1] === 'string') return { result: above(1) ? null : '0x7' };
+  return node(head)(call);
+};
+
+const oddCases: [string, ReturnType<typeof rpc>][] = [
+  ['debug_getRawHeader(0x69) answered "0x" by the lagging nodes', rpc('debug_getRawHeader', ['0x69'], 21)],
+  ['debug_getRawBlock(0x69) answered "0x" by the lagging nodes', rpc('debug_getRawBlock', ['0x69'], 21)],
+  ['debug_getRawReceipts(0x69) answered null by the lagging nodes', rpc('debug_getRawReceipts', ['0x69'], 21)],
+  ['eth_getTransactionCount at 0x69 answered null by the lagging nodes', rpc('eth_getTransactionCount', ['0x' + '44'.repeat(20), '0x69'], 21)],
+];
+
+for (const [name, body] of oddCases) {
+  test(`${name}: -32016, never their empty answer confirmed`, async (t) => {
+    const fakes = await Promise.all([startFakeUpstream({ answer: oddlyLagging(100) }), startFakeUpstream({ answer: oddlyLagging(100) }), startFakeUpstream({ answer: oddlyLagging(110) })]);
+    const gw = await startGateway({ heads: { waitMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+    t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+    await gw.rpc.startHealthChecks().firstRound;
+    const r = await gw.post('/rpc/1', body);
+    t.is(r.status, 503, r.text);
+    t.is(r.headers['x-json-hash'], undefined, 'nothing was confirmed');
+    t.is(r.body.id, 21);
+    t.is(r.body.error.code, -32016);
+    t.is(r.body.error.data.block, '0x69');
+    t.is(r.body.error.data.eligible, 1);
+    const method = (body as { method: string }).method;
+    const asked = fakes.map((f) => f.requests.filter((q) => (q.body as { method?: string }).method === method).length);
+    t.true(asked[2]! >= 1, 'the upstream that has the block was asked');
+    // A block all three have is confirmed by two as before.
+    const params = [...(body as { params: unknown[] }).params].map((v) => (v === '0x69' ? '0x60' : v));
+    const ok = await gw.post('/rpc/1', { ...(body as object), params });
+    t.is(ok.status, 200, ok.text);
+    t.is(ok.headers['x-confirmable'], 'true');
+    t.not(ok.body.result, null);
+    t.not(ok.body.result, '0x');
+  });
+}

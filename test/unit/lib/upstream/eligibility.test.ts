@@ -91,6 +91,16 @@ test('answerBodyAsMissing should read null, [], unknown-block errors as missing,
   t.false(answerBodyAsMissing(receipt, body({ result: { blockNumber: '0x1', status: '0x1' } })));
   t.false(answerBodyAsMissing(call('eth_call', {}, { blockHash: hash }), body({ error: { code: 3, message: 'execution reverted' } })));
   t.false(answerBodyAsMissing(call('eth_call', {}, { blockHash: hash }), body({ result: null })), 'null is an answer of eth_call');
+  // A lagging node's other ways of saying it lacks the block: reth's empty raw header or block,
+  // a null raw read or state read (never a value of a block the node has).
+  t.true(answerBodyAsMissing(call('debug_getRawHeader', '0x69'), body({ result: '0x' })));
+  t.true(answerBodyAsMissing(call('debug_getRawBlock', '0x69'), body({ result: '0x' })));
+  t.true(answerBodyAsMissing(call('debug_getRawReceipts', '0x69'), body({ result: null })));
+  t.true(answerBodyAsMissing(call('debug_getRawTransaction', hash), body({ result: null })));
+  t.true(answerBodyAsMissing(call('eth_getBalance', '0x1', '0x69'), body({ result: null })));
+  t.true(answerBodyAsMissing(call('debug_getRawHeader', hash), body({ error: { code: -32000, message: 'header #[1 2 3] not found' } })));
+  t.false(answerBodyAsMissing(call('eth_getCode', '0x1', '0x69'), body({ result: '0x' })), 'an account without code');
+  t.false(answerBodyAsMissing(call('debug_getRawHeader', '0x69'), body({ result: '0xf901' })));
 });
 
 // --- safe / finalized resolved through the heads
