@@ -81,6 +81,11 @@ export function verify(options: VerifyOptions = {}): Middleware {
     ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {
       if (end.kind === 'agreed' || end.kind === 'refused') {
         ctx.verdict = end.verdict;
+        // A refusal fewer than N providers sent alike is relayed, but not as confirmed: X-Confirmable false, N 1.
+        if (end.kind === 'refused' && !end.agreed) {
+          ctx.confirmable = false;
+          ctx.required = 1;
+        }
         return next();
       }
       next(end.kind === 'error' ? end.error : failureError(ctx, end, disputeFile));

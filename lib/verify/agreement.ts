@@ -149,8 +149,11 @@ export interface Failed {
 
 export type AgreementEnd =
   | { kind: 'agreed'; verdict: Verdict }
-  /** No vote, and upstreams refused the request as too large: the first refusal is the answer. */
-  | { kind: 'refused'; verdict: Verdict }
+  /**
+   * No vote, and upstreams refused the request as too large: the first refusal is the answer.
+   * `agreed`: N providers sent that same refusal (its hash); otherwise it is one upstream's word.
+   */
+  | { kind: 'refused'; verdict: Verdict; agreed: boolean }
   | Failed
   /** A policy hook or a call threw. */
   | { kind: 'error'; error: unknown };
@@ -211,12 +214,16 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
     if (cause !== 'deadline' && votes.length === 0) {
       const refusals = failures.filter((f) => f.refused?.hash !== undefined);
       if (refusals.length > 0) {
+        const hash = refusals[0]!.refused!.hash!;
+        // Confirmed only as an answer is: N providers sent the refusal that is returned.
+        const alike = new Set(refusals.filter((f) => f.refused!.hash === hash).map((f, i) => (perProvider ? f.upstream.provider : i)));
         return {
           kind: 'refused',
           verdict: {
-            hash: refusals[0]!.refused!.hash!,
+            hash,
             members: refusals.map((f) => ({ upstream: f.upstream, ok: true, body: f.refused!.body, hash: f.refused!.hash!, ms: f.ms })),
           },
+          agreed: alike.size >= required,
         };
       }
     }

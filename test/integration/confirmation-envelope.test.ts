@@ -125,3 +125,44 @@ test('should not count a coalesced batch member with "Result" beside "result"; t
   t.is(r.text, '[{"jsonrpc":"2.0","id":"a","result":"0x2"},{"jsonrpc":"2.0","id":"b","result":"0x2"}]');
   t.deepEqual(calls(fakes), [1, 1, 1]);
 });
+
+// A refusal (a method the provider does not serve, a range too wide) is relayed when no upstream
+// gave a vote. It is confirmed as an answer is, or not at all: only when N providers sent it alike.
+const notServed = () => ({ error: { code: -32601, message: 'the method eth_getBalance does not exist/is not available', data: { balance: '0xdead' } } });
+const tooWide = () => ({ error: { code: -32005, message: 'query returned more than 10000 results' } });
+
+test('should not relay one upstream\'s refusal as confirmed when the other upstreams failed', async (t) => {
+  const { fakes, gw } = await setup(t, [{ answer: notServed }, { profile: 'error500' }], 2);
+  const r = await gw.post('/rpc/1', balance);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.error, notServed().error);
+  t.is(r.headers['x-confirmable'], 'false');
+  t.is(r.headers['x-required-confirmations'], '1');
+  t.is(r.headers['x-forwarded-from'], fakes[0]!.url);
+  t.deepEqual(calls(fakes), [1, 1]);
+});
+
+test('should not relay two different refusals as a confirmed one, alone or in a batch', async (t) => {
+  const { fakes, gw } = await setup(t, [{ answer: notServed }, { answer: tooWide, delayMs: 30 }, { profile: 'error500' }], 2);
+  const r = await gw.post('/rpc/1', balance);
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.error, notServed().error);
+  t.is(r.headers['x-confirmable'], 'false');
+  t.is(r.headers['x-required-confirmations'], '1');
+  const b = await gw.post('/rpc/1', [balance]);
+  t.is(b.status, 200, b.text);
+  t.deepEqual(b.body[0].error, notServed().error);
+  t.is(b.headers['x-confirmable'], 'false');
+  t.is(b.headers['x-required-confirmations'], '1');
+  t.deepEqual(calls(fakes), [2, 2, 2]);
+});
+
+test('should relay a refusal N providers sent alike as confirmed', async (t) => {
+  const { fakes, gw } = await setup(t, [{ answer: tooWide }, { answer: tooWide }, { profile: 'error500' }], 2);
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x10' }]));
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body.error, tooWide().error);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(r.headers['x-required-confirmations'], '2');
+  t.deepEqual(calls(fakes), [1, 1, 1]);
+});
