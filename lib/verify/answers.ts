@@ -10,11 +10,18 @@
  * node gave it.
  *
  * The JSON text is read losslessly: a key repeated in an object makes the answer a failure
- * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and every
- * number is compared as written. JSON.parse does the parsing (V8's, the fastest there is) and one
- * scan of the text proves both (readJson); only an answer with a number JSON.parse would change
- * is parsed a second time, those numbers swapped for marker strings, then for JsonNumbers.
+ * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and so do
+ * two keys that differ only in letter case (`result` and `Result`, `to` and `To`): Go's
+ * encoding/json and .NET's Newtonsoft read them as one key, the last one winning, so a client
+ * would read a value that was never compared. Every number is compared as written. The client
+ * gets these bytes, not the canonical form: so an answer that is not UTF-8 (read as U+FFFD here,
+ * as something else by another decoder) and one with both an `error` and a non-null `result`
+ * (clients differ on which they read) cannot vote either. JSON.parse does the parsing (V8's, the fastest
+ * there is) and one scan of the text proves the keys and numbers (readJson); only an answer with
+ * a number JSON.parse would change is parsed a second time, those numbers swapped for marker
+ * strings, then for JsonNumbers.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
@@ -51,6 +58,8 @@ export function assessBody(body: Buffer | string, payload: RpcPayload, ignored?:
 }
 
 function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFields | undefined, scrub: (text: string) => string): Assessment {
+  // The bytes are forwarded as they are: what they say must not depend on the client's decoder.
+  if (typeof body !== 'string' && !isUtf8(body)) return { ok: false, reason: `not UTF-8: ${preview(body, scrub)}` };
   const read = readJson(typeof body === 'string' ? body : body.toString('utf8'));
   if ('reason' in read) return { ok: false, reason: read.reason === notJson ? `not JSON: ${preview(body, scrub)}` : read.reason };
   const value = read.value;
@@ -98,8 +107,9 @@ const notJson = 'not JSON';
  * The JSON text's value, read losslessly, or why it cannot vote. JSON.parse first (fast, and it
  * rejects what is not JSON); then scanText proves, in one pass, that no key repeats (JSON.parse
  * keeps one member per key, so the tree has fewer members than the text has `:` outside strings
- * exactly when one repeats) and that every number reads back as written. Only if some number
- * does not is the text parsed again by lossless-json, which keeps such numbers as JsonNumbers.
+ * exactly when one repeats) and that every number reads back as written; the walk that counts
+ * the tree's members also finds two keys of one object that differ only in letter case. Only if
+ * some number does not read back is the text parsed again, such numbers kept as JsonNumbers.
  */
 export function readJson(text: string): { value: unknown } | { reason: string } {
   let value: unknown;
@@ -109,8 +119,22 @@ export function readJson(text: string): { value: unknown } | { reason: string } 
     return { reason: notJson };
   }
   const scan = scanText(text);
-  if (scan.members !== countMembers(value)) {
+  foldClash = undefined;
+  let members: number;
+  try {
+    members = countMembers(value);
+  } finally {
+    forgetKeys();
+  }
+  if (scan.members !== members) {
     return { reason: 'an object has a duplicate key: JSON parsers differ on which of its values counts, so the answer cannot vote' };
+  }
+  if (foldClash !== undefined) {
+    const [a, b] = foldClash as [string, string];
+    foldClash = undefined;
+    return {
+      reason: `an object has the keys ${JSON.stringify(a)} and ${JSON.stringify(b)}, which differ only in letter case: JSON parsers differ on whether they are one key (Go's reads the last), so the answer cannot vote`,
+    };
   }
   if (scan.inexact.length === 0) return { value };
   return { value: parseKeeping(text, scan.inexact) };
@@ -187,7 +211,60 @@ export function scanText(text: string): { members: number; inexact: number[] } {
   return { members, inexact };
 }
 
-/** Members of every object in a parsed JSON value. */
+/** Two keys of one object that fold alike (set by countMembers; the first pair found). */
+let foldClash: [string, string] | undefined;
+
+/**
+ * A key as case-insensitive parsers match it: Go's encoding/json (Unicode simple folding: `ſ`
+ * is `s`, the Kelvin sign `K` is `k`), .NET's ordinal ignore-case. Upper then lower case covers
+ * both (and folds a little more, which only makes odd keys clash).
+ */
+function fold(key: string): string {
+  const lower = key.toLowerCase();
+  for (let i = 0; i < lower.length; i++) if (lower.charCodeAt(i) > 0x7f) return key.toUpperCase().toLowerCase();
+  return lower;
+}
+
+/**
+ * Each key seen → a number for its folded form (keys that fold alike share it). An answer's
+ * objects repeat the same few keys thousands of times: one map lookup per key, and the check of
+ * one object is a stamp per number (`seen[n] === round`), no set per object. Never cleared during
+ * a walk (a clash could go unseen); after one, when an answer brought many keys (forgetKeys).
+ */
+const foldNumber = new Map<string, number>();
+const foldNumberOfFolded = new Map<string, number>();
+let seen = new Int32Array(64);
+let round = 0;
+
+/** After a walk: the keys are forgotten when there are more than honest answers bring. */
+function forgetKeys(): void {
+  if (foldNumber.size <= 4096) return;
+  foldNumber.clear();
+  foldNumberOfFolded.clear();
+  seen = new Int32Array(64);
+  round = 0;
+}
+
+function foldNumberOf(key: string): number {
+  let n = foldNumber.get(key);
+  if (n === undefined) {
+    const f = fold(key);
+    n = foldNumberOfFolded.get(f);
+    if (n === undefined) {
+      n = foldNumberOfFolded.size;
+      foldNumberOfFolded.set(f, n);
+      if (n >= seen.length) {
+        const grown = new Int32Array(seen.length * 2);
+        grown.set(seen);
+        seen = grown;
+      }
+    }
+    foldNumber.set(key, n);
+  }
+  return n;
+}
+
+/** Members of every object in a parsed JSON value; notes in foldClash two keys of one object that fold alike. */
 function countMembers(value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;
   let count = 0;
@@ -195,8 +272,23 @@ function countMembers(value: unknown): number {
     for (const v of value) if (v !== null && typeof v === 'object') count += countMembers(v);
     return count;
   }
-  for (const k in value) {
-    count++;
+  const keys = Object.keys(value);
+  count = keys.length;
+  if (count > 1 && foldClash === undefined) {
+    if (++round === 0x7fffffff) {
+      round = 1;
+      seen.fill(0);
+    }
+    for (const k of keys) {
+      const n = foldNumberOf(k);
+      if (seen[n] === round) {
+        foldClash = [keys.find((other) => other !== k && foldNumberOf(other) === n)!, k];
+        break;
+      }
+      seen[n] = round;
+    }
+  }
+  for (const k of keys) {
     const v = (value as Record<string, unknown>)[k];
     if (v !== null && typeof v === 'object') count += countMembers(v);
   }
@@ -253,6 +345,9 @@ function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string
   const obj = value as Record<string, unknown>;
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
   if ('error' in obj && obj.error !== undefined && obj.error !== null) {
+    // JSON-RPC 2.0: never both. Clients differ on which they read, and only the error would vote
+    // (a `"result": null` beside it, as some servers write it, is read as the error, as before).
+    if (obj.result !== undefined && obj.result !== null) return 'both a result and an error (JSON-RPC 2.0 allows one)';
     const error = obj.error as Record<string, unknown>;
     if (typeof error !== 'object' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return 'error without an integer code';
     const message = String(error.message ?? '');

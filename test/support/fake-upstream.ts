@@ -26,8 +26,8 @@ export interface FakeOptions {
   answer?: AnswerFn;
   /** Path the fake serves (any other path gets 404), e.g. '/v2/KEY'. */
   path?: string;
-  /** The whole response text for a single call, as written (numbers, duplicate keys…), instead of `answer`. */
-  raw?: (call: RpcCallIn) => string;
+  /** The whole response text for a single call, as written (numbers, duplicate keys…; bytes: not even UTF-8), instead of `answer`. */
+  raw?: (call: RpcCallIn) => string | Buffer;
   /** Answer a batch with `raw`'s text for each member too, joined in an array (default: `answer`). */
   rawBatch?: boolean;
   /** Port to listen on (default: a free one), e.g. the port of a `deadUrl()` that comes back. */
@@ -180,7 +180,7 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
           raw && !Array.isArray(body)
             ? raw(body as RpcCallIn)
             : raw && options.rawBatch && Array.isArray(body)
-              ? `[${(body as RpcCallIn[]).map((c) => raw(c)).join(',')}]`
+              ? Buffer.concat([Buffer.from('['), ...(body as RpcCallIn[]).flatMap((c, i) => [Buffer.from(i === 0 ? '' : ','), Buffer.from(raw(c))]), Buffer.from(']')])
               : render(fake.profile, body, answer);
         res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };

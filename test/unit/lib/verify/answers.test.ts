@@ -280,6 +280,52 @@ test('should not count a batch answer with a duplicate key in one member as a vo
   t.regex(reasonOf(assessBody('[{"jsonrpc":"2.0","id":1,"result":"0x1"},{"jsonrpc":"2.0","id":2,"result":"0x1","id":2}]', p)), /duplicate key/);
 });
 
+// Go's encoding/json and .NET's Newtonsoft match keys case-insensitively (Go with Unicode simple
+// folding), the last one winning: a client would read the value that was not compared.
+const caseTwins: [string, string][] = [
+  ['in the envelope', '{"jsonrpc":"2.0","id":1,"result":"0x1","Result":"0x2"}'],
+  ['as the id', '{"jsonrpc":"2.0","id":1,"result":"0x1","ID":2}'],
+  ['in an error', '{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"x","data":"0x1","DATA":"0x2"}}'],
+  ['as a null beside a field of a transaction', reply('{"hash":"0x1","to":"0x2","To":null}')],
+  ['folded beyond ASCII (long s)', '{"jsonrpc":"2.0","id":1,"result":"0x1","re\\u017fult":"0x2"}'],
+  ['folded beyond ASCII (Kelvin sign)', reply('{"k":"0x1","\\u212a":"0x2"}')],
+  ['deep in a log of a list', reply('[{"address":"0x1"},{"address":"0x1","Address":"0x2"}]')],
+];
+for (const [where, text] of caseTwins) {
+  test(`should not count an answer with two keys that differ only in letter case ${where} as a vote, and say so`, (t) => {
+    t.regex(reasonOf(assessBody(text, balance)), /differ only in letter case/);
+  });
+}
+
+test('should count keys that only look alike once folded by no parser, and the same key in two objects', (t) => {
+  t.is(vote(assessBody(reply('{"ss":"0x1","s":"0x2","i":"0x3","j":"0x4"}'), balance)).canonical, '{"result":{"i":"0x3","j":"0x4","s":"0x2","ss":"0x1"}}');
+  t.true(assessBody(reply('[{"hash":"0x1"},{"Hash":"0x1"}]'), balance).ok, 'one key in each object');
+});
+
+test('should find two keys that differ only in letter case wherever they are put in any JSON text', (t) => {
+  fc.assert(
+    fc.property(jsonValue, fc.string({ minLength: 1 }).filter((k) => k.toUpperCase() !== k.toLowerCase()), (v, key) => {
+      const twin = key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase();
+      const text = `{${JSON.stringify(key)}:1,"x":${JSON.stringify(v)},${JSON.stringify(twin)}:2}`;
+      return 'reason' in readJson(JSON.stringify([v, text.length]).replace(/^\[/, `[${text},`));
+    }),
+    { numRuns: 500, seed: 7 },
+  );
+  t.pass();
+});
+
+test('should not count an answer with an error and a result (a "result": null beside the error is the error)', (t) => {
+  t.regex(reasonOf(assessBody('{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"x","data":"0x1"},"result":"0x2"}', balance)), /both a result and an error/);
+  t.regex(reasonOf(assessBody('{"jsonrpc":"2.0","id":1,"result":false,"error":{"code":-32000,"message":"x"}}', balance)), /both a result and an error/);
+  t.true(assessBody('{"jsonrpc":"2.0","id":1,"result":"0x2","error":null}', balance).ok);
+});
+
+test('should not count an answer that is not UTF-8', (t) => {
+  const bytes = (b: number[]) => Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"result":"'), Buffer.from(b), Buffer.from('"}')]);
+  for (const b of [[0xed, 0xa0, 0x80], [0xc0, 0xa2], [0xff], [0xe2, 0x82]]) t.regex(reasonOf(assessBody(bytes(b), balance)), /^not UTF-8/, String(b));
+  t.true(assessBody(bytes([0xe2, 0x82, 0xac, 0xef, 0xbf, 0xbd]), balance).ok, '€ and U+FFFD written as UTF-8');
+});
+
 test('should not take colons, quotes and digits inside strings for members or numbers', (t) => {
   const text = reply(String.raw`{"k\":":"a\\\":b:1.0","n":"1e400","e":"\\"}`);
   const read = readJson(text);
