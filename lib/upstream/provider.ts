@@ -11,7 +11,8 @@
  *   included, so `a.herokuapp.com` and `b.herokuapp.com` are two owners); for an IP address,
  *   `localhost` or any host without a registrable domain, the host and port (`127.0.0.1:8545`):
  *   two local nodes on two ports are two nodes, while one node's http and ws endpoints on one
- *   port are one.
+ *   port are one; the loopback names (`localhost`, `[::1]`) are `127.0.0.1`, an IPv4-mapped
+ *   IPv6 address is its IPv4 address.
  */
 import { getDomain } from 'tldts';
 
@@ -32,11 +33,28 @@ export function normalizeUpstreamUrl(text: string): URL | undefined {
 export function providerOf(url: string, label?: string): string {
   if (label !== undefined) return label;
   const parsed = new URL(url);
-  const hostname = parsed.hostname.replace(/^\[|\]$/g, '');
-  const domain = getDomain(hostname, { allowPrivateDomains: true });
+  const host = sameHost(parsed.hostname);
+  // (`*.localhost` has a "registrable domain" for tldts; an IP address has none.)
+  const domain = host === '127.0.0.1' ? null : getDomain(host.replace(/^\[|\]$/g, ''), { allowPrivateDomains: true });
   if (domain) return domain;
   const port = parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80');
-  return `${parsed.hostname}:${port}`;
+  return `${host}:${port}`;
+}
+
+/**
+ * One name for the spellings of one address: an IPv4-mapped IPv6 address (`[::ffff:7f00:1]`,
+ * as WHATWG writes `[::ffff:127.0.0.1]`) is its IPv4 address, and `localhost`, `*.localhost`
+ * (RFC 6761) and `[::1]` are `127.0.0.1`: a node listening on all loopback addresses, listed
+ * under two of these names, is one node.
+ */
+function sameHost(hostname: string): string {
+  const mapped = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(hostname);
+  if (mapped) {
+    const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+    hostname = `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  }
+  if (hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]') return '127.0.0.1';
+  return hostname;
 }
 
 /** Distinct providers among a chain's upstreams (the most confirmations it can give). */

@@ -41,6 +41,14 @@ const pairs: [string, string, boolean][] = [
   ['http://127.0.0.1:8545/', 'http://127.0.0.1:8546/', false],
   ['http://localhost:8545/', 'http://localhost:9545/', false],
   ['http://[::1]:8545/', 'ws://[::1]:8545/', true],
+  // One node on the loopback interface under its several names, or an IPv4 address IPv4-mapped.
+  ['http://localhost:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://[::1]:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://[::ffff:127.0.0.1]:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://node.localhost:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://[::ffff:10.0.0.5]/', 'http://10.0.0.5/', true],
+  ['http://[::ffff:10.0.0.5]/', 'http://10.0.0.6/', false],
+  ['http://localhost:8545/', 'http://127.0.0.2:8545/', false],
   ['http://10.0.0.5/', 'http://10.0.0.6/', false],
 ];
 for (const [a, b, same] of pairs) {
@@ -55,8 +63,10 @@ test('should name the provider by its registrable domain, or host:port without o
   t.is(providerOf('https://KEY.provider.io/'), 'provider.io');
   t.is(providerOf('http://127.0.0.1:8545/'), '127.0.0.1:8545');
   t.is(providerOf('https://127.0.0.1/'), '127.0.0.1:443');
-  t.is(providerOf('ws://[::1]:8546/'), '[::1]:8546');
-  t.is(providerOf('http://localhost/'), 'localhost:80');
+  t.is(providerOf('ws://[::1]:8546/'), '127.0.0.1:8546');
+  t.is(providerOf('http://localhost/'), '127.0.0.1:80');
+  t.is(providerOf('http://[::ffff:10.0.0.5]:8545/'), '10.0.0.5:8545');
+  t.is(providerOf('http://[2001:db8::1]:8545/'), '[2001:db8::1]:8545');
 });
 
 test('should let an explicit label override the derived identity', (t) => {
