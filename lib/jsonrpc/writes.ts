@@ -44,6 +44,11 @@ export const writeTable: Readonly<Record<string, WriteRule>> = {
   eth_cancelPrivateTransaction: { resultIsHash: false, broadcast: true, why: 'cancels a private transaction (Flashbots)' },
   // Builders: the same bundle sent to several is the usual practice; answered with a bundle hash.
   eth_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots and kin)' },
+  // Flashbots MEV-Share's bundle, and the cancellation of a bundle by its replacement uuid.
+  mev_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots MEV-Share)' },
+  eth_cancelBundle: { resultIsHash: false, broadcast: true, why: 'cancels a bundle at a builder (Flashbots and kin)' },
+  // zkSync Era: a signed transaction, answered with its hash, storage logs and events.
+  zks_sendRawTransactionWithDetailedOutput: { hashAt: { param: 0 }, resultIsHash: false, broadcast: true, why: 'a signed transaction, answered with its effects (zkSync Era)' },
   // ERC-4337 bundlers: a signed user operation, answered with its hash (not a transaction's).
   eth_sendUserOperation: { resultIsHash: false, broadcast: true, why: 'a signed user operation for a bundler (ERC-4337)' },
   // The node signs with its own key and picks the nonce: two nodes would make two transactions.

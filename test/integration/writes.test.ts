@@ -319,3 +319,18 @@ test('already known for a transaction of a type omnigate does not know: relayed 
   t.is(r.body.error?.message, 'already known');
   t.is(r.body.result, undefined);
 });
+
+for (const [method, params] of [
+  ['mev_sendBundle', [{ version: 'v0.1', inclusion: { block: '0x10' }, body: [{ tx: rawTx, canRevert: false }] }]],
+  ['eth_cancelBundle', [{ replacementUuid: '01234567-89ab-cdef-0123-456789abcdef' }]],
+  ['zks_sendRawTransactionWithDetailedOutput', [rawTx]],
+] as const) {
+  test(`${method} is a write: not sent on once its bytes went unanswered, never hedged`, async (t) => {
+    const { ups, gw } = await setup(t, [{ kind: 'close-after-read' }, accepts], {}, { hedgeMs: 10 });
+    const r = await gw.post('/rpc/1', rpc(method, params as unknown as unknown[], 6));
+    t.is(r.status, 504);
+    t.is(r.body.id, 6);
+    t.is(r.body.error.code, -32017);
+    t.deepEqual(ups.map((u) => u.received.length), [1, 0], 'the second upstream never received it');
+  });
+}
