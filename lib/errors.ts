@@ -54,6 +54,7 @@ function define(name: string, code: string, rpcCode: number, status: number): Su
 
 export const ParseError = define('ParseError', 'OMNI_ERR_PARSE', RpcCode.ParseError, 400);
 export const InvalidRequestError = define('InvalidRequestError', 'OMNI_ERR_INVALID_REQUEST', RpcCode.InvalidRequest, 400);
+export const MethodNotFoundError = define('MethodNotFoundError', 'OMNI_ERR_METHOD_NOT_FOUND', RpcCode.MethodNotFound, 400);
 export const InvalidParamsError = define('InvalidParamsError', 'OMNI_ERR_INVALID_PARAMS', RpcCode.InvalidParams, 400);
 export const InvalidChainIdError = define('InvalidChainIdError', 'OMNI_ERR_INVALID_CHAIN_ID', RpcCode.InvalidChainId, 400);
 export const UnknownChainError = define('UnknownChainError', 'OMNI_ERR_UNKNOWN_CHAIN', RpcCode.UnknownChain, 404);

@@ -9,6 +9,8 @@ export const RpcCode = {
   ParseError: -32700,
   /** The body is JSON but not a JSON-RPC request (or batch) omnigate can verify. */
   InvalidRequest: -32600,
+  /** A method omnigate does not serve (subscriptions: their notifications have no way back over HTTP). */
+  MethodNotFound: -32601,
   /** The params do not fit the method (wrong count or type of a parameter omnigate reads). */
   InvalidParams: -32602,
   /** An internal error of omnigate itself (a bug: the log has the cause). */

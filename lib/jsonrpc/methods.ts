@@ -12,7 +12,7 @@
  * unless the config declares it as confirmable with where its pin is (`declaredMethod`).
  * `pinOf` tells where a call's pin is (for heads and eligibility).
  */
-import { InvalidParamsError } from '../errors.js';
+import { InvalidParamsError, MethodNotFoundError } from '../errors.js';
 import { goAliasOf } from './parse.js';
 import type { RpcCall } from './types.js';
 import { writeTable } from './writes.js';
@@ -222,7 +222,18 @@ export interface Classification {
  * (-32602) for a parameter list that no node would accept, so a bad call never reaches an upstream.
  * @param custom methods the config makes confirmable, each with its declared pin.
  */
+/**
+ * Methods omnigate refuses: a subscription's notifications would come on the WebSocket connection
+ * omnigate shares between every request to a ws upstream, where no client hears them, for as long
+ * as the connection lasts (any client could open such streams at will, at the provider's price);
+ * over HTTP a node refuses them anyway.
+ */
+export const refusedMethods: ReadonlySet<string> = new Set(['eth_subscribe', 'eth_unsubscribe']);
+
 export function classifyCall(call: RpcCall, custom: CustomMethods): Classification {
+  if (refusedMethods.has(call.method)) {
+    throw new MethodNotFoundError(`${call.method} is not served: subscriptions need a WebSocket connection of the client's own (omnigate answers over HTTP, its upstream connections are shared)`, { id: call.id });
+  }
   if (neverConfirmable.has(call.method)) return { confirmable: false, reason: `${call.method} is never confirmable` };
   if (call.alias !== undefined) return { confirmable: false, reason: `the request has a key ${JSON.stringify(call.alias)} that Go nodes read as jsonrpc, id, method or params: they may answer another call` };
   const rule = ruleOf(call.method);

@@ -9,8 +9,9 @@
  * have reached an upstream that never answered ends in -32017 (outcome unknown) with the
  * transaction hash when it has one, so the client can look it up.
  *
- * `hashAt`: where the signed transaction is, whose keccak-256 is the transaction hash (the
- * answer of the method, and what an `already known` answer stands for). `broadcast`: the same
+ * `hashAt`: where the signed transaction is, whose hash (transactionHash: keccak-256 of the bytes,
+ * or of a blob transaction's body) is the answer of the method, and what an `already known`
+ * answer stands for. `broadcast`: the same
  * bytes mean the same thing on every upstream, so the chain's broadcast mode may send them to K
  * upstreams at once (not so for a transaction the node signs: each node would make its own).
  */
@@ -43,6 +44,11 @@ export const writeTable: Readonly<Record<string, WriteRule>> = {
   eth_cancelPrivateTransaction: { resultIsHash: false, broadcast: true, why: 'cancels a private transaction (Flashbots)' },
   // Builders: the same bundle sent to several is the usual practice; answered with a bundle hash.
   eth_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots and kin)' },
+  // Flashbots MEV-Share's bundle, and the cancellation of a bundle by its replacement uuid.
+  mev_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots MEV-Share)' },
+  eth_cancelBundle: { resultIsHash: false, broadcast: true, why: 'cancels a bundle at a builder (Flashbots and kin)' },
+  // zkSync Era: a signed transaction, answered with its hash, storage logs and events.
+  zks_sendRawTransactionWithDetailedOutput: { hashAt: { param: 0 }, resultIsHash: false, broadcast: true, why: 'a signed transaction, answered with its effects (zkSync Era)' },
   // ERC-4337 bundlers: a signed user operation, answered with its hash (not a transaction's).
   eth_sendUserOperation: { resultIsHash: false, broadcast: true, why: 'a signed user operation for a bundler (ERC-4337)' },
   // The node signs with its own key and picks the nonce: two nodes would make two transactions.
@@ -72,9 +78,9 @@ export function mayBroadcast(calls: readonly RpcCall[]): boolean {
 const hexBytes = /^0x(?:[0-9a-f]{2})+$/i;
 
 /**
- * The transaction hash of a write call: keccak-256 of its signed bytes, `0x` + 64 hex digits;
- * undefined when the method carries no signed transaction or the parameter is not hex bytes
- * (the node will say what is wrong with it).
+ * The transaction hash of a write call, `0x` + 64 hex digits; undefined when the method carries no
+ * signed transaction, the parameter is not hex bytes (the node will say what is wrong with it), or
+ * the transaction is of a type whose hash is not known here (transactionHash).
  */
 export function txHashOf(call: RpcCall): string | undefined {
   const at = writeRuleOf(call.method)?.hashAt;
@@ -82,7 +88,47 @@ export function txHashOf(call: RpcCall): string | undefined {
   let value = call.params[at.param];
   if (at.key !== undefined) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[at.key] : undefined;
   if (typeof value !== 'string' || !hexBytes.test(value)) return undefined;
-  return `0x${Buffer.from(keccak_256(Buffer.from(value.slice(2), 'hex'))).toString('hex')}`;
+  return transactionHash(Buffer.from(value.slice(2), 'hex'));
+}
+
+const keccakHex = (bytes: Uint8Array) => `0x${Buffer.from(keccak_256(bytes)).toString('hex')}`;
+
+/**
+ * The hash of signed transaction bytes as a node sends them: keccak-256 of the bytes for a legacy
+ * transaction and EIP-2718 types 1, 2 and 4. A blob transaction (type 3, EIP-4844) travels in its
+ * network form, `0x03 || rlp([tx_payload_body, blobs, commitments, proofs])` (EIP-7594 adds a
+ * wrapper version), and its hash is keccak-256 of `0x03 || rlp(tx_payload_body)`: the blobs are
+ * not hashed. Any other type (zkSync's 0x71, whose hash covers its EIP-712 digest; types of other
+ * chains): undefined, never a hash that is not the transaction's.
+ */
+export function transactionHash(bytes: Buffer): string | undefined {
+  const type = bytes[0];
+  if (type === undefined) return undefined;
+  if (type >= 0xc0 || type === 0x01 || type === 0x02 || type === 0x04) return keccakHex(bytes);
+  if (type !== 0x03) return undefined;
+  const outer = rlpList(bytes, 1);
+  if (!outer || outer.end !== bytes.length) return undefined;
+  const first = rlpList(bytes, outer.start);
+  // Its first item a list: the network form; else the transaction itself.
+  if (!first) return keccakHex(bytes);
+  if (first.end > outer.end) return undefined;
+  return keccakHex(Buffer.concat([bytes.subarray(0, 1), bytes.subarray(outer.start, first.end)]));
+}
+
+/** The RLP list whose header is at `at`: where its items start and where it ends; undefined when not a list or cut short. */
+function rlpList(bytes: Buffer, at: number): { start: number; end: number } | undefined {
+  const b = bytes[at];
+  if (b === undefined || b < 0xc0) return undefined;
+  if (b <= 0xf7) {
+    const end = at + 1 + (b - 0xc0);
+    return end <= bytes.length ? { start: at + 1, end } : undefined;
+  }
+  const size = b - 0xf7;
+  if (at + 1 + size > bytes.length) return undefined;
+  let length = 0;
+  for (let i = 0; i < size; i++) length = length * 256 + bytes[at + 1 + i]!;
+  const end = at + 1 + size + length;
+  return end <= bytes.length ? { start: at + 1 + size, end } : undefined;
 }
 
 /**

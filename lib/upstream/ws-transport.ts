@@ -217,6 +217,9 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
       // the connection opens is never sent (its abort would otherwise go unheard, and it would
       // wait for an answer for as long as the upstream keeps it).
       const ws = await untilAborted(connect(), signal);
+      // An abort that came after the connection was ready and before this line was heard by no
+      // one (the listener below would never fire): the call is not written, and not waited for.
+      if (signal.aborted) throw signal.reason as Error;
       const ids = new Map<number, RpcId>();
       const outgoing = request.payload.calls.map((call) => {
         const id = nextId++;

@@ -33,7 +33,7 @@ const CHAIN_CONFIRMATIONS = 2;
 
 /** HTTP status → the JSON-RPC codes README "Errors" allows with it. */
 const codesByStatus: Record<number, number[]> = {
-  400: [-32700, -32600, -32602, -32002, -32003, -32007, -32009],
+  400: [-32700, -32600, -32601, -32602, -32002, -32003, -32007, -32009],
   404: [-32001, -32008],
   405: [-32004],
   413: [-32006],
@@ -265,7 +265,7 @@ function isNotification(v: unknown): boolean {
 
 /** HTTP status of each documented code (README "Errors"). */
 const statusOfCode: Record<number, number> = {
-  [-32700]: 400, [-32600]: 400, [-32602]: 400, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
+  [-32700]: 400, [-32600]: 400, [-32601]: 400, [-32602]: 400, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
   [-32001]: 404, [-32004]: 405, [-32006]: 413, [-32010]: 502, [-32011]: 502, [-32012]: 504,
 };
 
@@ -281,7 +281,9 @@ function bodyExpectation(bytes: Buffer): { success: boolean; codes: number[] } |
   if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700] };
   if (!parsed.ok) return { success: false, codes: [-32700] };
   const v = parsed.value;
-  const valid = { success: true, codes: [-32602, -32010, -32011, -32012] };
+  // eth_subscribe and eth_unsubscribe: -32601, whatever their params
+  const refused = isObject(v) && (v.method === 'eth_subscribe' || v.method === 'eth_unsubscribe') ? [-32601] : [];
+  const valid = { success: true, codes: [-32602, -32010, -32011, -32012, ...refused] };
   if (Array.isArray(v)) {
     if (v.length === 0) return { success: false, codes: [-32600] };
     if (v.length > BATCH_LIMIT) return { success: false, codes: [-32007, -32600] };

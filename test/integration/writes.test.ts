@@ -104,6 +104,21 @@ const rawTx = await (async () => {
 })();
 const txHash = Transaction.from(rawTx).hash!;
 
+// A blob transaction (EIP-4844) as eth_sendRawTransaction carries it: the network form,
+// 0x03 || rlp([tx_payload_body, blobs, commitments, proofs]). Its hash is keccak-256 of
+// 0x03 || rlp(tx_payload_body), not of the bytes sent.
+const blobTx = await (async () => {
+  const { Wallet } = await import('ethers');
+  const wallet = new Wallet('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+  const tx = Transaction.from({
+    type: 3, chainId: 1, nonce: 8, to: '0x1111111111111111111111111111111111111111', value: 1n, gasLimit: 21_000n,
+    maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, maxFeePerBlobGas: 1n,
+    blobs: [{ data: `0x${'00'.repeat(131_072)}`, commitment: `0x${'c0'.repeat(48)}`, proof: `0x${'a0'.repeat(48)}` }],
+  });
+  tx.signature = wallet.signingKey.sign(tx.unsignedHash);
+  return { raw: tx.serialized, hash: tx.hash! };
+})();
+
 const accepts = { kind: 'answer', answer: () => ({ result: txHash }) } as const;
 const alreadyKnown = { kind: 'answer', answer: () => ({ error: { code: -32000, message: 'already known' } }) } as const;
 const send = (id: unknown = 1) => rpc('eth_sendRawTransaction', [rawTx], id);
@@ -277,3 +292,45 @@ test('broadcast: one node rejects, another never answered → -32017 (it may be 
   t.regex(reasons, new RegExp(`${ups[1]!.url} rejected it: .*insufficient funds`));
   t.deepEqual(ups.map((u) => u.received.length), [1, 1]);
 });
+
+test('already known for a blob transaction sent in its network form: the result is the transaction\'s hash, not keccak-256 of the bytes sent', async (t) => {
+  const { gw } = await setup(t, [alreadyKnown]);
+  const r = await gw.post('/rpc/1', rpc('eth_sendRawTransaction', [blobTx.raw], 3));
+  t.is(r.status, 200);
+  t.deepEqual(r.body, { jsonrpc: '2.0', id: 3, result: blobTx.hash });
+});
+
+test('a blob transaction whose write went unanswered: -32017 names the transaction\'s hash', async (t) => {
+  const { gw } = await setup(t, [{ kind: 'close-after-read' }]);
+  const r = await gw.post('/rpc/1', rpc('eth_sendRawTransaction', [blobTx.raw], 4));
+  t.is(r.status, 504);
+  t.is(r.body.error.code, -32017);
+  t.is(r.body.error.data.txHash, blobTx.hash);
+});
+
+// A transaction type whose hash is not keccak-256 of its bytes (zkSync's EIP-712 0x71, among
+// others): no hash is made up for it.
+test('already known for a transaction of a type omnigate does not know: relayed as the node gave it, no hash made up', async (t) => {
+  const { gw } = await setup(t, [alreadyKnown]);
+  const zk = `0x71${'f8'}${'00'.repeat(40)}`;
+  const r = await gw.post('/rpc/1', rpc('eth_sendRawTransaction', [zk], 5));
+  t.is(r.status, 200);
+  t.is(r.body.id, 5);
+  t.is(r.body.error?.message, 'already known');
+  t.is(r.body.result, undefined);
+});
+
+for (const [method, params] of [
+  ['mev_sendBundle', [{ version: 'v0.1', inclusion: { block: '0x10' }, body: [{ tx: rawTx, canRevert: false }] }]],
+  ['eth_cancelBundle', [{ replacementUuid: '01234567-89ab-cdef-0123-456789abcdef' }]],
+  ['zks_sendRawTransactionWithDetailedOutput', [rawTx]],
+] as const) {
+  test(`${method} is a write: not sent on once its bytes went unanswered, never hedged`, async (t) => {
+    const { ups, gw } = await setup(t, [{ kind: 'close-after-read' }, accepts], {}, { hedgeMs: 10 });
+    const r = await gw.post('/rpc/1', rpc(method, params as unknown as unknown[], 6));
+    t.is(r.status, 504);
+    t.is(r.body.id, 6);
+    t.is(r.body.error.code, -32017);
+    t.deepEqual(ups.map((u) => u.received.length), [1, 0], 'the second upstream never received it');
+  });
+}

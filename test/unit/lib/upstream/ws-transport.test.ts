@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../lib/upstream/transport.js';
+import { Cancellation, UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../lib/upstream/transport.js';
 import { createWsTransport } from '../../../../lib/upstream/ws-transport.js';
 
 interface Msg {
@@ -425,4 +425,22 @@ test('should fail with kind aborted when the caller aborts while the connection 
     ['eth_blockNumber'],
     'the aborted call was never sent',
   );
+});
+
+test('should never send a call aborted between the connection being ready and the write, nor wait for it', async (t) => {
+  await withWs({ hold: true }, async (transport, up) => {
+    const first = transport.send(request([call(1)]));
+    await until(() => up.held.length === 1);
+    up.held[0]!.socket.send(JSON.stringify(reply(up.held[0]!.message)));
+    await first;
+    // The socket is open: the connection is ready a microtask later, and the abort comes right then.
+    const cancellation = new Cancellation();
+    const pending = transport.send(request([call(2, 'eth_sendRawTransaction', ['0x01'])], { signal: cancellation, timeoutMs: 600_000 }));
+    queueMicrotask(() => cancellation.abort(new Error('decided elsewhere')));
+    const outcome = await Promise.race([failure(pending), new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 1_000))]);
+    t.not(outcome, 'hung', 'the aborted call settles');
+    t.is((outcome as UpstreamCallError).kind, 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.is(up.received.length, 1, 'the aborted call was never written');
+  });
 });
