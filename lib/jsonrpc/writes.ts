@@ -15,6 +15,7 @@
  * bytes mean the same thing on every upstream, so the chain's broadcast mode may send them to K
  * upstreams at once (not so for a transaction the node signs: each node would make its own).
  */
+import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
 import { keccak_256 } from '@noble/hashes/sha3';
 import type { RpcCall } from './types.js';
 
@@ -106,29 +107,17 @@ export function transactionHash(bytes: Buffer): string | undefined {
   if (type === undefined) return undefined;
   if (type >= 0xc0 || type === 0x01 || type === 0x02 || type === 0x04) return keccakHex(bytes);
   if (type !== 0x03) return undefined;
-  const outer = rlpList(bytes, 1);
-  if (!outer || outer.end !== bytes.length) return undefined;
-  const first = rlpList(bytes, outer.start);
-  // Its first item a list: the network form; else the transaction itself.
-  if (!first) return keccakHex(bytes);
-  if (first.end > outer.end) return undefined;
-  return keccakHex(Buffer.concat([bytes.subarray(0, 1), bytes.subarray(outer.start, first.end)]));
-}
-
-/** The RLP list whose header is at `at`: where its items start and where it ends; undefined when not a list or cut short. */
-function rlpList(bytes: Buffer, at: number): { start: number; end: number } | undefined {
-  const b = bytes[at];
-  if (b === undefined || b < 0xc0) return undefined;
-  if (b <= 0xf7) {
-    const end = at + 1 + (b - 0xc0);
-    return end <= bytes.length ? { start: at + 1, end } : undefined;
+  let outer: Uint8Array | NestedUint8Array;
+  try {
+    outer = RLP.decode(bytes.subarray(1)); // the whole payload, canonical, nothing after it
+  } catch {
+    return undefined; // the node will say what is wrong with it
   }
-  const size = b - 0xf7;
-  if (at + 1 + size > bytes.length) return undefined;
-  let length = 0;
-  for (let i = 0; i < size; i++) length = length * 256 + bytes[at + 1 + i]!;
-  const end = at + 1 + size + length;
-  return end <= bytes.length ? { start: at + 1 + size, end } : undefined;
+  if (!Array.isArray(outer)) return undefined;
+  const body = outer[0];
+  // Its first item a list: the network form; else (chain id first) the transaction itself.
+  if (!Array.isArray(body)) return keccakHex(bytes);
+  return keccakHex(Buffer.concat([bytes.subarray(0, 1), RLP.encode(body)]));
 }
 
 /**
