@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../log.js';
 import type { IndexerDb } from './db.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, type LimitSettings } from './params.js';
+import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from './params.js';
 import { createOpsSource, type OpsSource } from './ops.js';
 import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
 import { LayoutResolver, type LayoutSource } from './layout.js';
@@ -57,6 +57,11 @@ export interface ApiContext {
 }
 
 export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {}): ApiContext {
+  const floor = options.lookbackFloor;
+  if (floor !== undefined && !(Number.isInteger(floor) && floor >= 0 && floor <= MAX_INT4)) {
+    // Bound as a PostgreSQL integer in every request-based list: anything else fails each of them.
+    throw new RangeError(`lookbackFloor must be unix seconds, an integer from 0 to ${MAX_INT4} (got ${String(floor)})`);
+  }
   const maxLimit = options.maxLimit ?? MAX_LIMIT;
   const defaultLimit = Math.min(options.defaultLimit ?? DEFAULT_LIMIT, maxLimit);
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));

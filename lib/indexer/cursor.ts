@@ -9,6 +9,8 @@ export interface Cursor {
 }
 
 const MAX_ID_LENGTH = 200;
+/** The sort timestamps are PostgreSQL `integer` columns: a larger ts cannot be bound as one. */
+const MAX_TS = 2147483647;
 
 export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.ts, cursor.id]), 'utf8').toString('base64url');
@@ -25,7 +27,8 @@ export function decodeCursor(text: string): Cursor | undefined {
   }
   if (!Array.isArray(value) || value.length !== 2) return undefined;
   const [ts, id] = value as [unknown, unknown];
-  if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0) return undefined;
-  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH) return undefined;
+  if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0 || ts > MAX_TS) return undefined;
+  // A NUL cannot be sent as PostgreSQL text (the server refuses the whole statement).
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_LENGTH || id.includes('\u0000')) return undefined;
   return { ts, id };
 }

@@ -3,6 +3,7 @@
  * the only place that touches `process.env` (it passes it in).
  */
 import { DEFAULT_DATA_DIR } from './embedded.js';
+import { MAX_INT4 as MAX_UNIX_SECONDS } from './params.js';
 
 export interface IndexerEnv {
   databaseUrl?: string;
@@ -58,7 +59,14 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   const connectTimeoutMs = positiveInt(env, k.connectTimeoutMs);
   if (connectTimeoutMs !== undefined) out.connectTimeoutMs = connectTimeoutMs;
   const lookbackFloor = positiveInt(env, k.lookbackFloor, true);
-  if (lookbackFloor !== undefined) out.lookbackFloor = lookbackFloor;
+  if (lookbackFloor !== undefined) {
+    // Compared with Ponder's integer blockTimestamp column: a larger value (unix milliseconds,
+    // say) made every request-based list fail with a 500.
+    if (lookbackFloor > MAX_UNIX_SECONDS) {
+      throw new Error(`${k.lookbackFloor} must be unix seconds, at most ${MAX_UNIX_SECONDS} (got "${env[k.lookbackFloor]}"; milliseconds?)`);
+    }
+    out.lookbackFloor = lookbackFloor;
+  }
   if (env[k.nodeEnv]) out.nodeEnv = env[k.nodeEnv];
   const statsIntervalSeconds = positiveInt(env, k.statsIntervalSeconds);
   if (statsIntervalSeconds !== undefined) out.statsIntervalSeconds = statsIntervalSeconds;

@@ -6,7 +6,9 @@
  *
  * Status codes: express-graphql answers 400 for syntax/validation errors, the depth rule and the
  * cost check; we additionally answer 503 (with Retry-After) when a resolver hit an unavailable
- * database, and 400 when the only errors are invalid arguments. Unexpected errors are masked
+ * database, and 400 when the only errors are the client's (invalid arguments, variables that do
+ * not fit their types, an unknown operation name). express-graphql's own refusals of a request
+ * (no query, a body that is not JSON, 405, 415) keep their message. Unexpected errors are masked
  * outside development.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -54,6 +56,20 @@ function rootValue(ctx: ApiContext): Record<string, unknown> {
   return root;
 }
 
+/** The status of an http-errors error express-graphql raised for a bad HTTP request (4xx, exposed); else undefined. */
+function clientHttpStatus(err: Error): number | undefined {
+  const { status, expose } = err as Error & { status?: unknown; expose?: unknown };
+  return typeof status === 'number' && status >= 400 && status < 500 && expose === true ? status : undefined;
+}
+
+/**
+ * Whether an error of an execution result is the client's: an invalid argument, or one GraphQL
+ * raised about the request itself before running any field (a variable of the wrong type or
+ * missing, an unknown or ambiguous operation name, an operation type the schema lacks). Those
+ * have no path; every error raised while a field ran (resolver failures, null checks) has one.
+ */
+const isClientError = (e: GraphQLError) => e.path === undefined || e.originalError instanceof InvalidParameterError;
+
 function formatError(ctx: ApiContext) {
   return (error: GraphQLError): GraphQLFormattedError => {
     const formatted = error.toJSON();
@@ -61,6 +77,12 @@ function formatError(ctx: ApiContext) {
     if (!original || original instanceof GraphQLError) return formatted;
     if (original instanceof InvalidParameterError) {
       return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT', parameter: original.parameter } };
+    }
+    const httpStatus = clientHttpStatus(original);
+    if (httpStatus !== undefined) {
+      // express-graphql's own refusal of the HTTP request (no query, a body that is not JSON, an
+      // unsupported content type or method): its message is the answer, nothing to log.
+      return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_REQUEST' } };
     }
     if (original instanceof IndexerError && original.code === 'INDEX_NOT_READY') {
       // The indexer has not created its tables yet (layout.ts); logged once by the layout resolver.
@@ -103,11 +125,14 @@ function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
       }
     }
     const result = await execute(args);
-    const originals = (result.errors ?? []).map((e) => e.originalError);
+    const errors = result.errors ?? [];
+    const originals = errors.map((e) => e.originalError);
     if (originals.some((e) => e !== undefined && (isDatabaseUnavailable(e) || (e instanceof IndexerError && e.status === 503)))) {
       response.statusCode = 503;
       response.setHeader('Retry-After', '5');
-    } else if (originals.length > 0 && result.data == null && originals.every((e) => e instanceof InvalidParameterError)) {
+    } else if (errors.length > 0 && errors.every(isClientError)) {
+      // Otherwise express-graphql answers 500 whenever data is null (e.g. a variable of the wrong
+      // type), and 200 for an invalid argument of a nullable field.
       response.statusCode = 400;
     }
     return result;

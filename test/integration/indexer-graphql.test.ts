@@ -142,6 +142,39 @@ test('invalid arguments are 400 with BAD_USER_INPUT naming the parameter', async
   t.is(unknownField.status, 400);
 });
 
+test('malformed requests are 4xx with GraphQL\'s own message, not 500 or a masked internal error', async (t) => {
+  const post = (body: string, contentType = 'application/json') => get<Gql>(`${apps.connect.base}/graphql`, {
+    method: 'POST', headers: { 'content-type': contentType, accept: 'application/json' }, body,
+  });
+  const cases: [string, string, number, RegExp][] = [
+    ['a variable of the wrong type', JSON.stringify({ query: 'query Q($n: Int) { disputes(limit: $n) { cursor } }', variables: { n: 'x' } }), 400, /Variable "\$n" got invalid value/],
+    ['a variable beyond Int', JSON.stringify({ query: 'query Q($n: Int) { disputes(limit: $n) { cursor } }', variables: { n: 1e10 } }), 400, /non 32-bit signed integer/],
+    ['a missing required variable', JSON.stringify({ query: 'query T($id: String!) { transaction(id: $id) { Bridge { transactionId } } }' }), 400, /Variable "\$id" of required type/],
+    ['an unknown operation name', JSON.stringify({ query: 'query A { stats { generatedAt } }', operationName: 'B' }), 400, /Unknown operation named "B"/],
+    ['two operations and no name', JSON.stringify({ query: 'query A { stats { generatedAt } } query B { status { source } }' }), 400, /Must provide operation name/],
+    ['a mutation', JSON.stringify({ query: 'mutation { stats }' }), 400, /not configured to execute mutation/],
+    ['no query', JSON.stringify({}), 400, /Must provide query string/],
+    ['a body that is not JSON', '{', 400, /invalid JSON/],
+    ['an unsupported charset', JSON.stringify({ query: '{ stats { generatedAt } }' }), 415, /Unsupported charset/],
+  ];
+  for (const [name, body, status, message] of cases) {
+    const res = await post(body, name === 'an unsupported charset' ? 'application/json; charset=latin1' : 'application/json');
+    t.is(res.status, status, name);
+    t.regex(res.body.errors?.[0]?.message ?? '', message, name);
+    t.not(res.body.errors?.[0]?.extensions?.code, 'INTERNAL', name);
+  }
+  const put = await get<Gql>(`${apps.connect.base}/graphql`, { method: 'PUT', headers: { accept: 'application/json' } });
+  t.is(put.status, 405);
+  t.regex(put.body.errors?.[0]?.message ?? '', /only supports GET and POST/);
+  const badId = await graphql<Gql>(apps.connect.base, '{ transaction(id: "0x12") { Bridge { transactionId } } }');
+  t.is(badId.status, 400, 'an invalid argument of a nullable field is a 400 too');
+  t.is(badId.body.errors?.[0]?.extensions?.parameter, 'id');
+  const badCursor = await graphql<Gql>(apps.connect.base, 'query Q($c: String) { disputes(cursor: $c) { cursor } }',
+    { c: Buffer.from('[2147483648,"0x"]').toString('base64url') });
+  t.is(badCursor.status, 400);
+  t.is(badCursor.body.errors?.[0]?.extensions?.parameter, 'cursor');
+});
+
 test('depth is limited (fragments followed, introspection exempt)', async (t) => {
   const deep = await graphql<Gql>(shallow.base, '{ disputes { ...d } } fragment d on ActiveDispute { Bridge { transactionId } }');
   t.is(deep.status, 400);

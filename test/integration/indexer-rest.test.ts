@@ -204,6 +204,9 @@ const BAD: [string, string][] = [
   ['limit=', 'limit'],
   ['cursor=not*base64', 'cursor'],
   [`cursor=${Buffer.from('["x",1]').toString('base64url')}`, 'cursor'],
+  // Well-formed but tampered: a timestamp beyond the integer columns, a NUL PostgreSQL text cannot hold.
+  [`cursor=${Buffer.from('[2147483648,"0x"]').toString('base64url')}`, 'cursor'],
+  [`cursor=${Buffer.from('[1760000000,"0x\\u0000"]').toString('base64url')}`, 'cursor'],
   ['originChainId=eth', 'originChainId'],
   ['originChainId=99999999999', 'originChainId'],
   ['destChainId=0', 'destChainId'],

@@ -33,3 +33,10 @@ test('defaults and per-request clock', (t) => {
   t.is(createApiContext({} as IndexerDb, { lookbackFloor: 5 }).queryContext().lookbackFloor, 5);
   t.is(createApiContext({} as IndexerDb).limits.defaultLimit, 100);
 });
+
+test('a lookback floor that is not unix seconds (e.g. milliseconds) is refused when the API is created', (t) => {
+  for (const lookbackFloor of [1722729600000, -1, 1.5, Number.NaN]) {
+    t.throws(() => createApiContext({} as IndexerDb, { lookbackFloor }), { instanceOf: RangeError, message: /lookbackFloor/ }, String(lookbackFloor));
+  }
+  t.is(createApiContext({} as IndexerDb, { lookbackFloor: 2147483647 }).queryContext().lookbackFloor, 2147483647);
+});

@@ -14,8 +14,14 @@ for (const [name, text] of [
   ['three items', b64('[1,"x",2]')], ['string ts', b64('["1","x"]')], ['negative ts', b64('[-1,"x"]')],
   ['fractional ts', b64('[1.5,"x"]')], ['empty id', b64('[1,""]')], ['numeric id', b64('[1,2]')],
   ['huge id', b64(`[1,"${'x'.repeat(201)}"]`)], ['too long', 'a'.repeat(401)],
+  ['ts beyond a PostgreSQL integer', b64('[2147483648,"x"]')], ['ts at 2^53', b64('[9007199254740991,"x"]')],
+  ['NUL in id', b64('[1,"0x\\u0000"]')],
 ] as const) {
   test(`rejects ${name}`, (t) => {
     t.is(decodeCursor(text), undefined);
   });
 }
+
+test('accepts the largest timestamp a PostgreSQL integer holds', (t) => {
+  t.deepEqual(decodeCursor(encodeCursor({ ts: 2147483647, id: 'x' })), { ts: 2147483647, id: 'x' });
+});

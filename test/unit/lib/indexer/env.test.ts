@@ -21,6 +21,7 @@ test('reads every key', (t) => {
 for (const [key, value] of [
   ['DATABASE_URL', 'mysql://x'], ['OMNIGATE_PG_PORT', '70000'], ['OMNIGATE_PG_PORT', 'x'],
   ['OMNIGATE_DB_STATEMENT_TIMEOUT_MS', '0'], ['OMNIGATE_DB_CONNECT_TIMEOUT_MS', '1.5'], ['OMNIGATE_LOOKBACK_FLOOR', '-1'],
+  ['OMNIGATE_LOOKBACK_FLOOR', '1722729600000'],
 ] as const) {
   test(`rejects ${key}=${value} naming the variable`, (t) => {
     t.throws(() => readIndexerEnv({ [key]: value }), { message: new RegExp(key) });
