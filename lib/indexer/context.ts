@@ -69,6 +69,12 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     missingRelayWindowSeconds: options.missingRelayWindowSeconds ?? WINDOW_DEFAULTS.missingRelayWindowSeconds,
     invalidRelayWindowSeconds: options.invalidRelayWindowSeconds ?? WINDOW_DEFAULTS.invalidRelayWindowSeconds,
   };
+  for (const [name, seconds] of Object.entries(windows)) {
+    // `now - window` is bound as a PostgreSQL integer too (queries.ts).
+    if (!(Number.isInteger(seconds) && seconds > 0 && seconds <= MAX_INT4)) {
+      throw new RangeError(`${name} must be seconds, an integer from 1 to ${MAX_INT4} (got ${String(seconds)})`);
+    }
+  }
   const layouts = options.layouts
     ?? new LayoutResolver(db, { ...(options.schema === undefined ? {} : { schema: options.schema }), ...(options.logger ? { logger: options.logger } : {}) });
   const queryContext = (): QueryContext => ({

@@ -40,3 +40,12 @@ test('a lookback floor that is not unix seconds (e.g. milliseconds) is refused w
   }
   t.is(createApiContext({} as IndexerDb, { lookbackFloor: 2147483647 }).queryContext().lookbackFloor, 2147483647);
 });
+
+test('a relay window that is not whole seconds within a PostgreSQL integer is refused when the API is created', (t) => {
+  for (const name of ['missingRelayWindowSeconds', 'invalidRelayWindowSeconds'] as const) {
+    for (const seconds of [604800000000, 0, -1, 1.5, Number.NaN]) {
+      t.throws(() => createApiContext({} as IndexerDb, { [name]: seconds }), { instanceOf: RangeError, message: new RegExp(name) }, `${name} ${seconds}`);
+    }
+    t.is(createApiContext({} as IndexerDb, { [name]: 3600 }).queryContext()[name], 3600);
+  }
+});
