@@ -7,6 +7,8 @@
  * Each outcome is one of:
  * - accepted: a result, or `already known` for a transaction whose hash we know (the node has
  *   it: for the client the write is done; the client gets `result` = the hash). The first wins.
+ *   Another 32-byte hash as the result is not accepted: it is counted as unknown (below), the
+ *   node may have taken the write.
  * - rejected: the node's own error (nonce too low, insufficient funds): relayed as the node gave
  *   it once no call can still be accepted, unless another call's outcome is unknown (then -32017,
  *   whose data lists the rejection: the write may be on the other node).
@@ -43,7 +45,7 @@ export interface WritePolicy extends CallPolicy {
   timers?: Timers;
 }
 
-export type WriteOutcome = 'accepted' | 'known' | 'rejected' | 'not-taken' | 'unknown';
+export type WriteOutcome = 'accepted' | 'known' | 'rejected' | 'not-taken' | 'unknown' | 'wrong-hash';
 
 export type WriteEnd =
   /** `accepted`: a result or `already known` (the verdict's body is then our own answer); else the node's rejection or refusal, relayed. */
@@ -60,6 +62,8 @@ export interface WriteRun {
   /** The client left: end now (the calls are left to finish: they are writes). */
   abort(): void;
 }
+
+const hash32 = /^0x[0-9a-f]{64}$/i;
 
 /** Codes and messages that say a provider turned the call away before any node took it. */
 const turnedAwayCodes: ReadonlySet<number> = new Set([429, -32005, -32007, -32009, -32012]);
@@ -94,7 +98,12 @@ export function classifyWriteOutcome(o: Outcome<Upstream, UpstreamResponse>, a: 
     if (verdict?.kind === 'trouble') return turnedAwayCodes.has(code) || turnedAwayMessage.test(message) ? 'not-taken' : 'unknown';
   }
   if (!a.ok) return 'unknown';
-  return error !== null && typeof error === 'object' ? 'rejected' : 'accepted';
+  if (error !== null && typeof error === 'object') return 'rejected';
+  // A hash that is not the transaction's: a client would look for a transaction that does not
+  // exist. The node may still have taken the write, so it is not sent on.
+  const result = answer?.result;
+  if (knownHash !== undefined && typeof result === 'string' && hash32.test(result) && result.toLowerCase() !== knownHash) return 'wrong-hash';
+  return 'accepted';
 }
 
 /** Our answer for a transaction the node already has: `result` = its hash, with the client's id. */
@@ -154,8 +163,11 @@ export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, p
       return finish({ kind: 'answered', verdict: { hash: member.hash, members: [member] }, accepted: true, known: true, sentTo: reached() });
     }
     if (what === 'rejected' && a.ok) rejection ??= a;
-    else if (!a.ok) failures.push(a);
-    if (what === 'unknown') unknown += 1;
+    else if (what === 'wrong-hash' && a.ok) {
+      const result = a.body.subarray(0, 300).toString('utf8');
+      failures.push({ upstream: a.upstream, ok: false, reason: `answered with a result that is not the transaction's hash ${policy.knownHash}: ${a.upstream.secrets.scrub(result)}`, ms: a.ms });
+    } else if (!a.ok) failures.push(a);
+    if (what === 'unknown' || what === 'wrong-hash') unknown += 1;
     // Only a write that reached no node, or that a provider turned away, moves on.
     if (what === 'not-taken') fanout.launch(1);
     settle();

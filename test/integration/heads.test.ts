@@ -5,6 +5,7 @@
  * /metrics show them. On real nodes: three anvils, one behind, heads seen as they are.
  */
 import test from 'ava';
+import { keccak256 } from 'ethers';
 import { startAnvils, stopAllAnvils } from '../support/anvil.js';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type RpcCallIn } from '../support/fake-upstream.js';
 import { rpc, startGateway } from '../support/gateway.js';
@@ -17,7 +18,8 @@ const node = (head: string, tags?: { safe: string; finalized: string } | 'none')
     if (tags === 'none' || tags === undefined) return { error: { code: -32602, message: `invalid block tag ${String(tag)}` } };
     return { result: { number: tags[tag], hash: `0x${'ab'.repeat(32)}` } };
   }
-  if (call.method === 'eth_sendRawTransaction') return { result: `0x${'cd'.repeat(32)}` };
+  // A node answers a write with its transaction's hash (for these bytes, keccak-256 of them).
+  if (call.method === 'eth_sendRawTransaction') return { result: keccak256(String(call.params?.[0])) };
   return defaultAnswer(call);
 };
 

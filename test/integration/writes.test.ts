@@ -334,3 +334,32 @@ for (const [method, params] of [
     t.deepEqual(ups.map((u) => u.received.length), [1, 0], 'the second upstream never received it');
   });
 }
+
+// A result that is not the transaction's hash: a client tracking it would wait for a transaction
+// that does not exist. The node may still have taken the write, so it is not sent on.
+const wrongHash = { kind: 'answer', answer: () => ({ result: `0x${'ee'.repeat(32)}` }) } as const;
+
+test('a write answered with a hash that is not the transaction\'s is not accepted nor sent on: -32017 with the real hash', async (t) => {
+  const { ups, gw } = await setup(t, [wrongHash, accepts]);
+  const r = await gw.post('/rpc/1', send(4));
+  t.is(r.status, 504, r.text);
+  t.is(r.body.id, 4);
+  t.is(r.body.error.code, -32017);
+  t.is(r.body.error.data.txHash, txHash);
+  t.regex(r.body.error.data.failures[0].reason, new RegExp(`not the transaction's hash ${txHash}.*${'ee'.repeat(32)}`));
+  t.deepEqual(ups.map((u) => u.received.length), [1, 0], 'never sent to the second upstream');
+  // The same hash in capitals is the transaction's.
+  const upper = await setup(t, [{ kind: 'answer', answer: () => ({ result: `0x${txHash.slice(2).toUpperCase()}` }) }]);
+  const ok = await upper.gw.post('/rpc/1', send(5));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.body.result.toLowerCase(), txHash);
+});
+
+test('broadcast: a faster upstream\'s wrong hash loses to a slower one\'s accepted answer', async (t) => {
+  const { ups, gw } = await setup(t, [wrongHash, { ...accepts, delayMs: 200 }], { writes: { broadcast: 'all' } });
+  const r = await gw.post('/rpc/1', send(6));
+  t.is(r.status, 200, r.text);
+  t.deepEqual(r.body, { jsonrpc: '2.0', id: 6, result: txHash });
+  t.is(r.headers['x-forwarded-from'], ups[1]!.url);
+  t.deepEqual(ups.map((u) => u.received.length), [1, 1]);
+});
