@@ -58,12 +58,12 @@ test('a batch with one write is a write; broadcast only when every write of it m
 });
 
 test('the transaction hash of each type: its bytes, a blob transaction\'s body without its blobs, none for a type not known', (t) => {
-  t.is(transactionHash(bytes(legacy)), Transaction.from(legacy).hash);
+  t.is(transactionHash(bytes(legacy)), Transaction.from(legacy).hash!);
   t.is(transactionHash(bytes(raw)), hash);
-  t.is(transactionHash(bytes(blob.serialized)), blob.hash, 'network form: the blobs are not hashed');
+  t.is(transactionHash(bytes(blob.serialized)), blob.hash!, 'network form: the blobs are not hashed');
   const body = blob.clone();
   body.blobs = null;
-  t.is(transactionHash(bytes(body.serialized)), blob.hash, 'a blob transaction without its sidecar: its bytes');
+  t.is(transactionHash(bytes(body.serialized)), blob.hash!, 'a blob transaction without its sidecar: its bytes');
   t.is(transactionHash(bytes(`0x71${blob.serialized.slice(4)}`)), undefined, 'zkSync 0x71 and other types');
   for (const cut of [1, 2, 5, 100]) t.is(transactionHash(bytes(blob.serialized).subarray(0, cut)), undefined, `cut at ${cut}`);
   t.is(transactionHash(Buffer.alloc(0)), undefined);
