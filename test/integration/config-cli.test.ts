@@ -125,6 +125,31 @@ test('${VAR} substitution: the provider key only in the environment reaches the 
   t.regex(output, /"msg":"rpc request"/);
 });
 
+test('keys written in the file are masked in config errors: a duplicate, a bad scheme, a URL without scheme, a proxy URL (exit 2, paths and lines)', async (t) => {
+  const key = 'c0ffee0123456789c0ffee0123456789';
+  const yaml = [
+    'upstreams:',
+    `  proxy: "http//user:${key}@proxy.internal:3128"`,
+    'chains:',
+    '  1:',
+    '    rpcs:',
+    `      - https://eth.example/v2/${key}`,
+    `      - https://ETH.example/v2/${key}#copy`,
+    `      - ftp://user:${key}@eth.example/`,
+    `      - eth.example/v3/${key}`,
+    '',
+  ].join('\n');
+  const file = await configFile(t, yaml);
+  const r = run(t, ['serve', '--config', file, '--no-indexer']);
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.false(err.includes(key), err);
+  t.regex(err, /upstreams\.proxy \(line 2\): the value \(not shown: it may hold a password\) is not a URL/);
+  t.regex(err, /chains\.1\.rpcs\[1\] \(line 7\): "https:\/\/eth\.example\/v2\/\*\*\*" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/);
+  t.regex(err, /chains\.1\.rpcs\[2\] \(line 8\): "ftp:\/\/\*\*\*@eth\.example" is not an http\(s\)\/ws\(s\) URL/);
+  t.regex(err, /chains\.1\.rpcs\[3\] \(line 9\): the value \(not shown: it may hold a key\) is not an http\(s\)\/ws\(s\) URL \(it has no scheme/);
+});
+
 test('an unset ${VAR} exits 2 naming the YAML path, the line, the variable and the fix', async (t) => {
   const file = await configFile(t, 'chains:\n  1:\n    rpcs:\n      - https://eth.example/v2/${OMNIGATE_TEST_UNSET_KEY}\n');
   const r = run(t, ['serve', '--config', file, '--no-indexer']);
