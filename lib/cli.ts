@@ -17,6 +17,7 @@ import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
+import { parseDatabaseUrl } from './indexer/env.js';
 import { indexerGauges, type IndexerGauges } from './indexer/ops-metrics.js';
 import { LayoutResolver } from './indexer/layout.js';
 import { watchIndexes } from './indexer/indexes.js';
@@ -147,7 +148,8 @@ program
  * would turn every "omnigate listening" line into "*** listening".
  */
 function databaseSecrets(raw: string): string[] {
-  const url = new URL(raw);
+  const url = parseDatabaseUrl(raw); // checked by readIndexerEnv; `postgres://u:p@/db?host=/socket` too
+  if (!url) return [raw];
   url.username = '';
   url.pathname = '/';
   return secretsOf(url.toString());
