@@ -234,7 +234,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exit(err.exitCode === 0 ? 0 : 2);
+    // commander's own (usage) errors are 2; our commands' errors carry theirs (db migrate: 1 when the database fails).
+    process.exit(err.exitCode === 0 ? 0 : err.code.startsWith('omnigate.') ? err.exitCode : 2);
   }
   if (err instanceof ConfigError) {
     process.stderr.write(`omnigate: ${err.message}\n`);
