@@ -5,6 +5,7 @@
 import { declaredMethod, type PinAt } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
+import { redactUrl, scrubberOf, secretsOf } from '../lib/upstream/redact.js';
 import type { HeadsConfig } from '../lib/upstream/heads.js';
 import { defaults } from './defaults.js';
 
@@ -117,6 +118,13 @@ const urlSchemes = new Set(['http:', 'https:', 'ws:', 'wss:']);
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const show = (v: unknown) => (typeof v === 'bigint' ? v.toString() : JSON.stringify(v));
+/**
+ * A URL as a problem quotes it: with its secret parts masked (redact.ts redactUrl), or not at
+ * all when it does not parse (no telling the key from the rest). The path and line name it.
+ */
+const showUrl = (text: string) => (URL.canParse(text) ? JSON.stringify(redactUrl(text)) : 'the value (not shown: it may hold a key)');
+/** A value where a URL string belongs, as a problem names it: a list or a mapping by its kind only. */
+const showNotUrl = (v: unknown) => (Array.isArray(v) ? 'a list' : isObj(v) ? 'a mapping' : show(v));
 
 export function validateConfig(raw: unknown): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
@@ -291,8 +299,26 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
       };
     }
   }
-  if (problems.length > 0) return { problems };
+  if (problems.length > 0) {
+    // A URL in the wrong place (a value quoted by a problem, or a key named in its path) still
+    // holds its provider key: the secret parts of every URL in the document are masked.
+    const scrub = scrubberOf(urlSecretsIn(raw));
+    return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
+  }
   return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+}
+
+/** The secret parts (redact.ts secretsOf) of every `scheme://…` URL in a raw config, keys included. */
+function urlSecretsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && URL.canParse(text)) out.push(...secretsOf(text));
+  } else if (Array.isArray(value)) {
+    for (const v of value) urlSecretsIn(v, out);
+  } else if (isObj(value)) {
+    for (const [k, v] of Object.entries(value)) urlSecretsIn(v, urlSecretsIn(k, out));
+  }
+  return out;
 }
 
 /** `upstreams.proxy`: an http:// or https:// URL (empty or absent: none; the environment's HTTPS_PROXY, HTTP_PROXY, NO_PROXY apply). */
@@ -300,14 +326,15 @@ function proxyUrl(v: unknown, report: (p: string, m: string) => void): { proxy?:
   if (v === undefined || v === null || v === '') return {};
   const hint = 'Use an http:// or https:// proxy URL, e.g. proxy: http://proxy.internal:3128';
   if (typeof v !== 'string') {
-    report('upstreams.proxy', `${show(v)} is not a URL. ${hint}`);
+    report('upstreams.proxy', `${showNotUrl(v)} is not a URL. ${hint}`);
     return {};
   }
   let url: URL;
   try {
     url = new URL(v);
   } catch {
-    report('upstreams.proxy', `${JSON.stringify(v)} is not a URL. ${hint}`);
+    // Not quoted: its user-info (the proxy's password) cannot be told from the rest.
+    report('upstreams.proxy', `the value (not shown: it may hold a password) is not a URL. ${hint}`);
     return {};
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -397,15 +424,16 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
       }
     }
     const at = isObj(entry) ? `${where}.url` : where;
-    if (typeof item !== 'string') return report(at, `${show(item)} is not a URL string`);
+    if (typeof item !== 'string') return report(at, `${showNotUrl(item)} is not a URL string`);
     const url = normalizeUpstreamUrl(item);
     if (!url || !urlSchemes.has(url.protocol) || !url.hostname) {
-      return report(at, `"${item}" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"`);
+      const noScheme = !url && !item.includes('://') ? ' (it has no scheme: write https://, http://, wss:// or ws:// before the host)' : '';
+      return report(at, `${showUrl(item)} is not an http(s)/ws(s) URL${noScheme}. Example: "https://rpc.example/v1/KEY"`);
     }
-    if (/\$\{|%7B/i.test(item)) return report(at, `"${item}" is a template: put the real key in place of the \${…} placeholder`);
+    if (/\$\{|%7B/i.test(item)) return report(at, `${showUrl(item)} is a template: put the real key in place of the \${…} placeholder`);
     const first = seen.get(url.href);
     if (first !== undefined) {
-      return report(at, `"${item}" is listed twice (the same URL as ${path}[${first}] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one`);
+      return report(at, `${showUrl(item)} is listed twice (the same URL as ${path}[${first}] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one`);
     }
     seen.set(url.href, i);
     // The WHATWG-normalized form: also what makes a non-ASCII path (or an IDN host) fit a

@@ -17,6 +17,7 @@ import { startServer, type RunningServer } from './app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from './chainlist/index.js';
 import { ConfigError } from './errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from './indexer/index.js';
+import { parseDatabaseUrl } from './indexer/env.js';
 import { indexerGauges, type IndexerGauges } from './indexer/ops-metrics.js';
 import { LayoutResolver } from './indexer/layout.js';
 import { watchIndexes } from './indexer/indexes.js';
@@ -147,7 +148,8 @@ program
  * would turn every "omnigate listening" line into "*** listening".
  */
 function databaseSecrets(raw: string): string[] {
-  const url = new URL(raw);
+  const url = parseDatabaseUrl(raw); // checked by readIndexerEnv; `postgres://u:p@/db?host=/socket` too
+  if (!url) return [raw];
   url.username = '';
   url.pathname = '/';
   return secretsOf(url.toString());
@@ -232,7 +234,8 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) {
-    process.exit(err.exitCode === 0 ? 0 : 2);
+    // commander's own (usage) errors are 2; our commands' errors carry theirs (db migrate: 1 when the database fails).
+    process.exit(err.exitCode === 0 ? 0 : err.code.startsWith('omnigate.') ? err.exitCode : 2);
   }
   if (err instanceof ConfigError) {
     process.stderr.write(`omnigate: ${err.message}\n`);

@@ -40,6 +40,18 @@ function positiveInt(env: Record<string, string | undefined>, key: string, allow
   return n;
 }
 
+/**
+ * DATABASE_URL as node-postgres reads it (pg-connection-string: spaces and stray `%` encoded
+ * first, an empty host allowed for a socket named in `?host=`), or undefined when it cannot.
+ */
+export function parseDatabaseUrl(text: string): URL | undefined {
+  const str = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(text) ? encodeURI(text).replace(/%25(\d\d)/g, '%$1') : text;
+  for (const candidate of [str, str.replace('@/', '@___DUMMY___/')]) {
+    if (URL.canParse(candidate)) return new URL(candidate);
+  }
+  return undefined;
+}
+
 /** Reads and validates the indexer's variables; throws an Error naming the bad variable. */
 export function readIndexerEnv(env: Record<string, string | undefined>): IndexerEnv {
   const k = INDEXER_ENV_KEYS;
@@ -47,6 +59,14 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   const url = env[k.databaseUrl]?.trim();
   if (url) {
     if (!/^postgres(?:ql)?:\/\//.test(url)) throw new Error(`${k.databaseUrl} must be a postgres:// or postgresql:// URL`);
+    if (!parseDatabaseUrl(url)) {
+      // Not quoted: the password is in it, and the part that does not parse may be the password.
+      throw new Error(
+        `${k.databaseUrl} is not a URL node-postgres can read (its value is not shown: it holds the password): write `
+        + 'postgres://USER:PASSWORD@HOST:PORT/DATABASE with a port from 1 to 65535, an IPv6 host in [brackets], and the '
+        + 'password\'s special characters percent-encoded (@ as %40, / as %2F, # as %23, : as %3A)',
+      );
+    }
     out.databaseUrl = url;
   }
   const port = positiveInt(env, k.port);

@@ -25,6 +25,7 @@ import type tls from 'node:tls';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
+import { ConfigError } from '../errors.js';
 import { nestsDeeperThan } from '../jsonrpc/scan.js';
 import {
   defaultMaxDepth,
@@ -72,10 +73,23 @@ function transportError(err: Error, sent: boolean): UpstreamCallError {
   return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
 }
 
-/** The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none. */
+/**
+ * The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none.
+ * One from the environment that is not an http(s) URL is a ConfigError naming the variables,
+ * not its value (its user-info is the proxy's password); the config's is checked at load.
+ */
 export function proxyFor(url: string, configured: string | undefined): string | undefined {
   if (configured) return configured;
-  return getProxyForUrl(url) || undefined;
+  const proxy = getProxyForUrl(url) || undefined;
+  if (proxy !== undefined && !(URL.canParse(proxy) && /^https?:$/.test(new URL(proxy).protocol))) {
+    const scheme = new URL(url).protocol.slice(0, -1);
+    const names = `${scheme.toUpperCase()}_PROXY, ${scheme}_proxy, ALL_PROXY or all_proxy`;
+    throw new ConfigError(
+      [`the proxy the environment names for ${scheme} upstreams (${names}) is not an http:// or https:// URL (its value is not shown: it may hold a password): correct or unset it, or name the upstream's host in NO_PROXY. Example: HTTPS_PROXY=http://user:password@proxy.internal:3128`],
+      'environment',
+    );
+  }
+  return proxy;
 }
 
 /** The agent of one upstream, when the caller handed in none. */

@@ -125,6 +125,45 @@ test('${VAR} substitution: the provider key only in the environment reaches the 
   t.regex(output, /"msg":"rpc request"/);
 });
 
+test('keys written in the file are masked in config errors: a duplicate, a bad scheme, a URL without scheme, a proxy URL (exit 2, paths and lines)', async (t) => {
+  const key = 'c0ffee0123456789c0ffee0123456789';
+  const yaml = [
+    'upstreams:',
+    `  proxy: "http//user:${key}@proxy.internal:3128"`,
+    'chains:',
+    '  1:',
+    '    rpcs:',
+    `      - https://eth.example/v2/${key}`,
+    `      - https://ETH.example/v2/${key}#copy`,
+    `      - ftp://user:${key}@eth.example/`,
+    `      - eth.example/v3/${key}`,
+    '',
+  ].join('\n');
+  const file = await configFile(t, yaml);
+  const r = run(t, ['serve', '--config', file, '--no-indexer']);
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.false(err.includes(key), err);
+  t.regex(err, /upstreams\.proxy \(line 2\): the value \(not shown: it may hold a password\) is not a URL/);
+  t.regex(err, /chains\.1\.rpcs\[1\] \(line 7\): "https:\/\/eth\.example\/v2\/\*\*\*" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/);
+  t.regex(err, /chains\.1\.rpcs\[2\] \(line 8\): "ftp:\/\/\*\*\*@eth\.example" is not an http\(s\)\/ws\(s\) URL/);
+  t.regex(err, /chains\.1\.rpcs\[3\] \(line 9\): the value \(not shown: it may hold a key\) is not an http\(s\)\/ws\(s\) URL \(it has no scheme/);
+});
+
+test('db migrate against an unreachable DATABASE_URL exits 1 (a runtime failure), a bad DATABASE_URL 2, never printing the password', async (t) => {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  const down = run(t, ['db', 'migrate'], { DATABASE_URL: `postgres://admin:hunter2-secret@127.0.0.1:${port}/index` });
+  t.is(await down.exited, 1);
+  t.regex(down.err.join(''), /omnigate db migrate failed \(postgres:\/\/admin:\*\*\*@127\.0\.0\.1:\d+\/index\): .*ECONNREFUSED/);
+  const bad = run(t, ['db', 'migrate'], { DATABASE_URL: 'mysql://admin:hunter2-secret@db/index' });
+  t.is(await bad.exited, 2);
+  t.regex(bad.err.join(''), /DATABASE_URL must be a postgres/);
+  t.false([...down.err, ...down.out, ...bad.err, ...bad.out].join('').includes('hunter2'));
+});
+
 test('an unset ${VAR} exits 2 naming the YAML path, the line, the variable and the fix', async (t) => {
   const file = await configFile(t, 'chains:\n  1:\n    rpcs:\n      - https://eth.example/v2/${OMNIGATE_TEST_UNSET_KEY}\n');
   const r = run(t, ['serve', '--config', file, '--no-indexer']);

@@ -157,3 +157,35 @@ test('should answer GET / with the routes of omnigate serve: JSON, or HTML for a
   run.child.kill('SIGTERM');
   t.is(await run.exited, 0);
 });
+
+test('a DATABASE_URL that is not a URL exits 2 naming the variable and the fix, never the password', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-dburl-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: 'postgres://u:hunter2-secret@db.internal:65536/x', LOG_LEVEL: 'info' });
+  t.teardown(() => void run.child.kill('SIGKILL'));
+  t.is(await run.exited, 2);
+  const err = run.err.join('');
+  t.regex(err, /^omnigate: environment: invalid config:\n {2}- DATABASE_URL is not a URL node-postgres can read .*percent-encoded/);
+  t.false((err + run.out.join('')).includes('hunter2'));
+});
+
+test('should serve with a DATABASE_URL naming a socket directory in ?host= (an empty host, as node-postgres reads it)', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const socketDir = await mkdtemp(join(tmpdir(), 'omnigate-nosocket-'));
+  t.teardown(() => rm(socketDir, { recursive: true, force: true }));
+  const { run, base } = await serve(t, fake, `postgres://u:hunter2-secret@/x?host=${socketDir}`);
+  const call = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber')), { 'content-type': 'application/json' });
+  t.is(call.status, 200);
+  const ready = await readyUntil(base, (r) => r.body?.checks?.database?.status === 'unreachable');
+  t.is(ready.status, 503);
+  t.regex(ready.body.reasons.join(), /database: unreachable \(.*ENOENT/);
+  t.false(JSON.stringify(ready.body).includes('hunter2'));
+  run.child.kill('SIGTERM');
+  await run.exited;
+  t.false((run.out.join('') + run.err.join('')).includes('hunter2'));
+});

@@ -49,7 +49,7 @@ test('should exit 2 on URL variants of one upstream and a bad provider label, na
   t.teardown(() => void r.child.kill());
   t.is(await r.exited, 2);
   const err = r.err.join('');
-  t.regex(err, /chains\.1\.rpcs\[1\] \(line 5\): "https:\/\/X\.example:443\/v2\/KEY#b" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/);
+  t.regex(err, /chains\.1\.rpcs\[1\] \(line 5\): "https:\/\/x\.example\/v2\/KEY" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/);
   t.regex(err, /chains\.1\.rpcs\[2\]\.provider \(line 7\): \["a"\] is not a provider label/);
 });
 

@@ -201,6 +201,25 @@ test('HTTPS_PROXY in the environment carries the calls of `omnigate serve`', asy
   t.true(proxy.carried.every((line) => line === `CONNECT ${upstream.hostPort}`), proxy.carried.join('; '));
 });
 
+test('an HTTPS_PROXY that is not an http(s) URL stops `omnigate serve` with exit 2 naming the variables, never its password', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-proxy-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, 'chains:\n  1:\n    rpcs: ["https://eth.example/v2/x", "http://eth.example:8545"]\n');
+  const clean = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
+  for (const [env, scheme] of [
+    [{ HTTPS_PROXY: 'http://user:proxy-secret-99@proxy.internal:99999' }, 'https'],
+    [{ HTTP_PROXY: 'http://user:proxy-secret-99@[proxy.internal:3128' }, 'http'],
+    [{ ALL_PROXY: 'socks5://user:proxy-secret-99@proxy.internal:1080' }, 'https'],
+  ] as const) {
+    const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { ...clean, ...env }, { t });
+    t.is(await r.exited, 2, JSON.stringify(env));
+    const err = r.err.join('');
+    t.regex(err, new RegExp(`^omnigate: environment: invalid config:\\n  - the proxy the environment names for ${scheme} upstreams \\(${scheme.toUpperCase()}_PROXY, ${scheme}_proxy, ALL_PROXY or all_proxy\\) is not an http:// or https:// URL`), err);
+    t.false((err + r.out.join('')).includes('proxy-secret-99'));
+  }
+});
+
 test('NO_PROXY bypasses HTTPS_PROXY for the hosts it names', async (t) => {
   const proxy = await startProxy(t);
   const upstream = await startHttpsUpstream(t);

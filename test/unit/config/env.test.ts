@@ -73,7 +73,7 @@ test('should name the path, the line and the variable of every unset one, with t
 test('a value taken from the environment never appears in a problem', (t) => {
   const secret = 'https://a.example/v2/0123456789abcdef';
   const problems = problemsOf('chains:\n  1:\n    rpcs: ["${URL}", "${URL}"]\n', { URL: secret });
-  t.deepEqual(problems, ['chains.1.rpcs[1] (line 3): "${URL}" is listed twice (the same URL as chains.1.rpcs[0] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one']);
+  t.deepEqual(problems, ['chains.1.rpcs[1] (line 3): "https://a.example/v2/***" is listed twice (the same URL as chains.1.rpcs[0] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one']);
   t.false(problems.join().includes('0123456789abcdef'));
 });
 

@@ -144,7 +144,7 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['a template URL', { chains: { '1': { rpcs: ['https://mainnet.infura.io/v3/${INFURA_API_KEY}'] } } }, 'chains.1.rpcs[0]', /is a template/],
   ['a duplicate URL', { chains: { '1': { rpcs: ['https://a.example/v2/K', 'https://a.example/v2/K'] } } }, 'chains.1.rpcs[1]', /listed twice/],
   ['a duplicate URL in another case and with a trailing slash', { chains: { '1': { rpcs: ['https://a.example', 'HTTPS://A.EXAMPLE/'] } } }, 'chains.1.rpcs[1]', /listed twice/],
-  ['a duplicate URL with a fragment', { chains: { '1': { rpcs: ['https://x.example/', 'https://x.example/#b'] } } }, 'chains.1.rpcs[1]', /"https:\/\/x\.example\/#b" is listed twice \(the same URL as chains\.1\.rpcs\[0\] once the case, default port, fragment and empty query are ignored\).*remove one/],
+  ['a duplicate URL with a fragment', { chains: { '1': { rpcs: ['https://x.example/', 'https://x.example/#b'] } } }, 'chains.1.rpcs[1]', /"https:\/\/x\.example" is listed twice \(the same URL as chains\.1\.rpcs\[0\] once the case, default port, fragment and empty query are ignored\).*remove one/],
   ['a duplicate URL with an empty query', { chains: { '1': { rpcs: ['https://x.example/', 'https://x.example/?'] } } }, 'chains.1.rpcs[1]', /listed twice/],
   ['a duplicate URL with the default port', { chains: { '1': { rpcs: ['https://x.example/', { url: 'https://x.example:443/', provider: 'p' }] } } }, 'chains.1.rpcs[1].url', /listed twice/],
   ['an rpcs object without url', { chains: { '1': { rpcs: [{ provider: 'p' }] } } }, 'chains.1.rpcs[0].url', /is missing\. Example: \{ url: /],
@@ -189,6 +189,31 @@ for (const [name, raw, path, message] of invalid) {
   test(`should report ${name} at ${path}`, (t) => {
     const found = problems(raw).find((p) => p.path === path);
     t.truthy(found, `no problem at ${path}: ${JSON.stringify(problems(raw))}`);
+    t.regex(found!.message, message);
+  });
+}
+
+/** A provider key written in the file, where each of these problems would quote its value. */
+const key = '0123456789abcdef0123456789abcdef';
+const leaking: [string, unknown, string, RegExp][] = [
+  ['a duplicate URL with a key', { chains: { '1': { rpcs: [`https://a.example/v2/${key}`, `https://A.example/v2/${key}#b`] } } }, 'chains.1.rpcs[1]', /^"https:\/\/a\.example\/v2\/\*\*\*" is listed twice \(the same URL as chains\.1\.rpcs\[0\]/],
+  ['an ftp URL with a password', { chains: { '1': { rpcs: [`ftp://user:${key}@a.example/x`] } } }, 'chains.1.rpcs[0]', /^"ftp:\/\/\*\*\*@a\.example\/x" is not an http\(s\)\/ws\(s\) URL/],
+  ['a URL without its scheme', { chains: { '1': { rpcs: [`a.example/v2/${key}`] } } }, 'chains.1.rpcs[0]', /^the value \(not shown: it may hold a key\) is not an http\(s\)\/ws\(s\) URL \(it has no scheme: write https:\/\/, http:\/\/, wss:\/\/ or ws:\/\/ before the host\)/],
+  ['a template with a key beside it', { chains: { '1': { rpcs: [`https://a.example/v2/${key}/%7Bchain%7D`] } } }, 'chains.1.rpcs[0]', /^"https:\/\/a\.example\/v2\/\*\*\*\/\*\*\*" is a template/],
+  ['a URL nested in a list', { chains: { '1': { rpcs: [[`https://a.example/v2/${key}`]] } } }, 'chains.1.rpcs[0]', /^a list is not a URL string$/],
+  ['a url that is a list', { chains: { '1': { rpcs: [{ url: [`https://a.example/v2/${key}`] }] } } }, 'chains.1.rpcs[0].url', /^a list is not a URL string$/],
+  ['a proxy URL with a password that does not parse', { ...minimal, upstreams: { proxy: `http//user:${key}@proxy.internal:3128` } }, 'upstreams.proxy', /^the value \(not shown: it may hold a password\) is not a URL\. Use an http:\/\/ or https:\/\/ proxy URL/],
+  ['a proxy URL in a list', { ...minimal, upstreams: { proxy: [`http://user:${key}@proxy.internal:3128`] } }, 'upstreams.proxy', /^a list is not a URL\./],
+  ['an upstream URL as a method', { ...minimal, confirmableMethods: [`https://a.example/v2/${key}`] }, 'confirmableMethods[0]', /^"https:\/\/a\.example\/v2\/\*\*\*" is not a JSON-RPC method name/],
+  ['an upstream URL as a strategy', { chains: { '1': { rpcs: ['https://a.example'], strategy: [`https://b.example/v2/${key}`] } } }, 'chains.1.strategy', /^\["https:\/\/b\.example\/v2\/\*\*\*"\] is not a strategy/],
+  ['an upstream URL as a key', { chains: { '1': { rpcs: ['https://a.example'], [`https://b.example/v2/${key}`]: null } } }, 'chains.1.https://b.example/v2/***', /^unknown key/],
+];
+for (const [name, raw, path, message] of leaking) {
+  test(`should report ${name} at ${path} without the key`, (t) => {
+    const all = problems(raw);
+    t.false(JSON.stringify(all).includes(key), JSON.stringify(all));
+    const found = all.find((p) => p.path === path);
+    t.truthy(found, `no problem at ${path}: ${JSON.stringify(all)}`);
     t.regex(found!.message, message);
   });
 }

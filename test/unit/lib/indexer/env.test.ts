@@ -27,3 +27,17 @@ for (const [key, value] of [
     t.throws(() => readIndexerEnv({ [key]: value }), { message: new RegExp(key) });
   });
 }
+
+for (const url of ['postgres://admin:hunter2-secret@db:99999/index', 'postgres://admin:hunter2-secret@[::1/index', 'postgresql://admin:hunter2-secret@db:port/index']) {
+  test(`rejects DATABASE_URL=${url.replace('hunter2-secret', '***')} naming the variable and the fix, never the password`, (t) => {
+    const err = t.throws(() => readIndexerEnv({ DATABASE_URL: url }));
+    t.regex(err!.message, /^DATABASE_URL is not a URL node-postgres can read \(its value is not shown: it holds the password\): write postgres:\/\/USER:PASSWORD@HOST:PORT\/DATABASE/);
+    t.false(err!.message.includes('hunter2'));
+  });
+}
+
+test('accepts what node-postgres reads: a socket in ?host= with an empty host, a space in the password', (t) => {
+  for (const url of ['postgres://admin:hunter2-secret@/index?host=/var/run/postgresql', 'postgres://admin:hunter 2@db/index', 'postgres://admin:p%40ss@db:5432/index']) {
+    t.is(readIndexerEnv({ DATABASE_URL: url }).databaseUrl, url);
+  }
+});
