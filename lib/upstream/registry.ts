@@ -80,12 +80,32 @@ export interface AgentChoice {
   agent?: Agent;
 }
 
+/**
+ * The labels of a chain's upstreams (their redacted URLs). URLs that differ only in their secret
+ * parts (two keys of one provider) would show as one upstream in /chains, the headers and the
+ * metric series: each such label gets `#1`, `#2`, … in configured order (a fragment, never sent,
+ * so the name still reads as the URL).
+ */
+export function distinctLabels(urls: readonly string[]): string[] {
+  const labels = urls.map(redactUrl);
+  const counts = new Map<string, number>();
+  for (const l of labels) counts.set(l, (counts.get(l) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return labels.map((l) => {
+    if (counts.get(l)! < 2) return l;
+    const n = (seen.get(l) ?? 0) + 1;
+    seen.set(l, n);
+    return `${l}#${n}`;
+  });
+}
+
 export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {}): Registry {
   const chains = new Map<string, Chain>();
   const byToken = new Map<string, Upstream>();
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
   const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
   for (const [id, chain] of Object.entries(config.chains)) {
+    const labels = distinctLabels(chain.rpcs);
     const upstreams = chain.rpcs.map((url, index): Upstream => {
       // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
       const own = secretsOf(url)
@@ -97,7 +117,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         chainId: id,
         index,
         url,
-        label: redactUrl(url),
+        label: labels[index]!,
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })

@@ -24,3 +24,21 @@ test('should count requests, upstream latency, disagreements and health at /metr
   t.regex(m.text, /omnigate_upstream_up\{chain="1",upstream="[^"]+"\} 1/);
   t.false(m.text.includes(key), 'metrics labels are redacted');
 });
+
+test('should keep two keys of one upstream apart in /metrics and /chains, never showing either key', async (t) => {
+  // One node reached with two provider keys: the redacted URLs are equal, the labels are not.
+  const keys = ['feedfacefeedfacefeedfacefeedface', 'deadbeefdeadbeefdeadbeefdeadbeef'];
+  const fake = await startFakeUpstream();
+  const gw = await startGateway({ chains: { 1: { rpcs: keys.map((k) => `${fake.url}/v2/${k}`) } } });
+  t.teardown(() => Promise.all([gw.close(), fake.close()]));
+  const r = await gw.post('/rpc/1', rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x1']));
+  t.is(r.status, 200, r.text);
+  const labels = [`${fake.url}/v2/***#1`, `${fake.url}/v2/***#2`];
+  t.true(labels.includes(String(r.headers['x-forwarded-from'])), String(r.headers['x-forwarded-from']));
+  const chains = await gw.request('GET', '/chains');
+  t.deepEqual(chains.body[0].upstreams.map((u: { url: string }) => u.url), labels);
+  const m = await gw.request('GET', '/metrics');
+  // Two series (the second upstream, never called nor probed here, is 0 until its first probe).
+  for (const label of labels) t.regex(m.text, new RegExp(`omnigate_upstream_up\\{chain="1",upstream="${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"\\} [01]\n`), label);
+  for (const key of keys) t.false(m.text.includes(key) || chains.text.includes(key) || JSON.stringify(r.headers).includes(key));
+});
