@@ -9,6 +9,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['ParseError', errors.ParseError, 'OMNI_ERR_PARSE', -32700, 400],
   ['InvalidRequestError', errors.InvalidRequestError, 'OMNI_ERR_INVALID_REQUEST', -32600, 400],
   ['InvalidParamsError', errors.InvalidParamsError, 'OMNI_ERR_INVALID_PARAMS', -32602, 400],
+  ['MethodNotFoundError', errors.MethodNotFoundError, 'OMNI_ERR_METHOD_NOT_FOUND', -32601, 400],
   ['InvalidChainIdError', errors.InvalidChainIdError, 'OMNI_ERR_INVALID_CHAIN_ID', -32009, 400],
   ['UnknownChainError', errors.UnknownChainError, 'OMNI_ERR_UNKNOWN_CHAIN', -32001, 404],
   ['InvalidConfirmationsError', errors.InvalidConfirmationsError, 'OMNI_ERR_INVALID_CONFIRMATIONS', -32002, 400],
@@ -62,7 +63,7 @@ test('should keep omnigate\'s own codes in -32001…-32099 and clear of the node
     if (rpcCode >= -32099 && rpcCode <= -32000) {
       t.true(rpcCode !== -32000 && rpcCode !== -32005, name);
     } else {
-      t.true([-32700, -32600, -32602, -32603].includes(rpcCode), name);
+      t.true([-32700, -32600, -32601, -32602, -32603].includes(rpcCode), name);
     }
   }
 });
