@@ -1,6 +1,7 @@
 /**
  * The end of an answer's life, on the client's side: when the upstream calls of a request may
- * stop and its buffered bytes (limits.bufferedBytes) go back.
+ * stop and its buffered bytes (limits.bufferedBytes) go back, and how long a written answer may
+ * wait for its client to take it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -43,3 +44,26 @@ export function onAnswerDone(req: IncomingMessage, res: ServerResponse, done: ()
 
 /** Whether the client of `req` is gone (its connection closed): nobody will read an answer. */
 export const clientGone = (req: IncomingMessage): boolean => req.socket?.destroyed === true;
+
+/**
+ * Ends `res` with `body`; a client that has not taken all of it `sendMs` later is disconnected
+ * (timeouts.sendMs), so that one that stops reading cannot hold the answer, and the upstream
+ * bytes of its request, for ever: Node has no such timer, a response's write waits as long as
+ * the connection stays open. A pipelined answer's time starts at its turn (when it gets the
+ * connection), not while the answers before it are written.
+ */
+export function endAnswer(res: ServerResponse, body: Buffer | string, sendMs: number | undefined): void {
+  res.end(body);
+  if (!(sendMs !== undefined && sendMs > 0) || res.writableFinished) return;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    timer = setTimeout(() => res.destroy(), sendMs);
+    timer.unref();
+  };
+  if (res.socket) arm();
+  else res.once('socket', arm);
+  res.once('close', () => {
+    clearTimeout(timer);
+    res.off('socket', arm);
+  });
+}

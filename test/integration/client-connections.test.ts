@@ -1,8 +1,9 @@
 /**
  * The client side of HTTP: what a client's connection does to the budget of buffered upstream
  * bytes (limits.bufferedBytes) and to the answers. A pipelined request whose connection closes
- * before its turn gives its bytes back; pipelined requests are answered in order, each with its
- * own id.
+ * before its turn gives its bytes back; a client that stops reading its answer is disconnected
+ * after timeouts.sendMs instead of holding the answer (and its share of the budget) for ever;
+ * pipelined requests are answered in order, each with its own id.
  */
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
@@ -91,11 +92,34 @@ test('a pipelined request whose connection closes before its turn gives its buff
   t.is(slow.aborted, 1, 'the first request\'s upstream call was aborted');
 });
 
-test('pipelined requests are answered in order, each with its own id', async (t) => {
+test('a client that reads none of a large answer is disconnected after timeouts.sendMs: its buffered bytes are given back', async (t) => {
+  t.timeout(60_000);
+  const big = await fake(t, bigAnswer(24 * MiB));
+  const small = await fake(t);
+  const gw = await gateway(t, {
+    limits: { responseBytes: 24 * MiB, bufferedBytes: 24 * MiB },
+    timeouts: { hedgeMs: 0, sendMs: 1000 },
+    chains: { 1: { rpcs: [big.url] }, 2: { rpcs: [small.url] } },
+  });
+  const stuck = await connection(t, gw, post('/rpc/1', rpc('eth_blockNumber', [], 'never-read')), false);
+  while (big.calls < 1) await sleep(20);
+  await sleep(500);
+  const held = await until(gw, '/rpc/2', 503);
+  t.is(held.body?.error?.code, -32013, held.text);
+  const after = await until(gw, '/rpc/2', 200);
+  t.is(after.status, 200, after.text);
+  // the whole budget is free again: a 24 MiB answer is read
+  const again = await gw.post('/rpc/1', rpc('eth_blockNumber', [], 'again'));
+  t.is(again.status, 200, again.text.slice(0, 300));
+  t.is(again.text.length, 24 * MiB);
+  t.true(stuck.socket.readableLength < 24 * MiB, 'the stuck client did not get all of its answer');
+});
+
+test('pipelined requests are answered in order, each with its own id; an answer waiting for its turn is not cut by timeouts.sendMs', async (t) => {
   t.timeout(60_000);
   const slow = await fake(t, { delayMs: 2000 });
   const quick = await fake(t);
-  const gw = await gateway(t, { timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: [slow.url] }, 1: { rpcs: [quick.url] } } });
+  const gw = await gateway(t, { timeouts: { hedgeMs: 0, sendMs: 1000 }, chains: { 1337: { rpcs: [slow.url] }, 1: { rpcs: [quick.url] } } });
   const conn = await connection(
     t,
     gw,
