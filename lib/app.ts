@@ -12,7 +12,7 @@ import type { OmnigateConfig } from '../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/index.js';
 import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
-import { RouteNotFoundError } from './errors.js';
+import { InvalidRequestError, RouteNotFoundError } from './errors.js';
 import { indexerNotFound } from './indexer/api.js';
 import { homeRoute } from './home.js';
 import { RpcCode } from './jsonrpc/codes.js';
@@ -49,6 +49,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
   options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();
+  app.use(hostRequired as connect.NextHandleFunction);
   app.use(rpc as connect.NextHandleFunction);
   app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
@@ -70,7 +71,11 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of
   // the shorter timeout (250 ms at least), so each acts within 25 % of its configured time.
   const server = http.createServer(
-    { connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))) },
+    {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))),
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
+      requireHostHeader: false,
+    },
     app,
   );
   server.headersTimeout = config.server.headersTimeoutMs;
@@ -121,6 +126,16 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     },
   };
 }
+
+/**
+ * An HTTP/1.1 request must carry a Host header (RFC 9112, 3.2): without one it is refused with a
+ * JSON-RPC error (400) and the connection closed, as Node would (with an empty body).
+ */
+const hostRequired: Middleware = (req, _res, next) => {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return next();
+  req.resume(); // the body is not read: drained, so the client reads the 400
+  next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
+};
 
 /**
  * A request Node's HTTP parser refuses (bad bytes in the path, headers too large, a client too

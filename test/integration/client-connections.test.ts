@@ -8,8 +8,9 @@
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
+import { startServer } from '../../lib/app.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../support/fake-upstream.js';
-import { rpc, startGateway, type Gateway } from '../support/gateway.js';
+import { makeConfig, rpc, startGateway, type Gateway } from '../support/gateway.js';
 
 const MiB = 1 << 20;
 
@@ -132,4 +133,26 @@ test('pipelined requests are answered in order, each with its own id; an answer 
     answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
     ['a', 'b', 'c', 4],
   );
+});
+
+test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC error (400), not a bare 400', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  await once(socket, 'close');
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 400 /);
+  t.regex(text, /\r\nContent-Type: application\/json\r\n/i);
+  const json = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } };
+  t.is(json.error.code, -32600);
+  t.regex(json.error.message, /Host/);
+  t.is(json.id, null);
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
 });
