@@ -156,3 +156,26 @@ test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC 
   t.is(json.id, null);
   t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
 });
+
+test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {
+  t.timeout(90_000);
+  const up = await fake(t, { delayMs: 1000 });
+  // a 60 s keep-alive: a connection left open after its answer would hold close() that long
+  const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, server: { keepAliveTimeoutMs: 60_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const closed = once(socket, 'close');
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 'in-flight'));
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  while (!up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 'in-flight')) await sleep(20);
+  const stopped = server.close().then(() => 'stopped');
+  t.is(await Promise.race([stopped, sleep(30_000).then(() => 'still open')]), 'stopped');
+  await closed;
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 200 /);
+  t.regex(text, /\r\nConnection: close\r\n/i);
+  t.regex(text, /"id":"in-flight","result":"0x10"/);
+});
