@@ -22,6 +22,11 @@ export const defaults = {
     hedgeQuantile: 0.9,
     /** Hedged calls at most, as a share of first calls per chain. */
     hedgeBudget: 0.1,
+    /**
+     * Time a client has to take a whole answer once it is written, in ms (0: no limit); then its
+     * connection is closed, so a client that stops reading cannot hold the answer's bytes.
+     */
+    sendMs: 60_000,
   },
   limits: {
     /** Largest request body, in bytes (5 MiB). */

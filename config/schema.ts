@@ -65,6 +65,8 @@ export interface OmnigateConfig {
     readonly hedgeQuantile: number;
     /** Hedged calls at most, as a share of first calls per chain (quality.ts HedgeBudget). */
     readonly hedgeBudget: number;
+    /** Time a client has to take a written answer, ms (0: no limit). */
+    readonly sendMs: number;
   };
   readonly limits: {
     readonly bodyBytes: number;
@@ -159,7 +161,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   const confirmations = int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
   const refreshInterval = int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
   const t = section('timeouts');
-  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs', 'hedgeMinMs', 'hedgeMaxMs', 'hedgeQuantile', 'hedgeBudget'], 'timeouts', report);
+  unknownKeys(t, ['upstreamMs', 'requestMs', 'hedgeMs', 'hedgeMinMs', 'hedgeMaxMs', 'hedgeQuantile', 'hedgeBudget', 'sendMs'], 'timeouts', report);
   const share = (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
     const v = obj[key];
     if (v === undefined || v === null) return fallback;
@@ -179,6 +181,7 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
     hedgeMaxMs: int(t, 'hedgeMaxMs', 'timeouts.hedgeMaxMs', Math.max(defaults.timeouts.hedgeMaxMs, hedgeMinMs), hedgeMinMs, 600_000, `The adaptive hedge delay never goes above it, in milliseconds (at least timeouts.hedgeMinMs = ${hedgeMinMs}). Example: hedgeMaxMs: 1000`),
     hedgeQuantile: share(t, 'hedgeQuantile', 'timeouts.hedgeQuantile', defaults.timeouts.hedgeQuantile, 0.5, 0.999, 'The quantile of answered calls the adaptive hedge delay follows. Example: hedgeQuantile: 0.9'),
     hedgeBudget: share(t, 'hedgeBudget', 'timeouts.hedgeBudget', defaults.timeouts.hedgeBudget, 0, 1, 'Hedged calls at most, as a share of first calls (0.1 = 10 %). Example: hedgeBudget: 0.1'),
+    sendMs: int(t, 'sendMs', 'timeouts.sendMs', defaults.timeouts.sendMs, 0, 3_600_000, 'Time a client has to take a written answer, in milliseconds, 0 for no limit. Example: sendMs: 60000'),
   };
   const l = section('limits');
   unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency'], 'limits', report);

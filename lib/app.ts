@@ -12,7 +12,7 @@ import type { OmnigateConfig } from '../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../middleware/index.js';
 import { pathOf } from '../middleware/parse-jsonrpc.js';
 import type { Middleware } from './compose.js';
-import { RouteNotFoundError } from './errors.js';
+import { InvalidRequestError, RouteNotFoundError } from './errors.js';
 import { indexerNotFound } from './indexer/api.js';
 import { homeRoute } from './home.js';
 import { RpcCode } from './jsonrpc/codes.js';
@@ -49,6 +49,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
   options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();
+  app.use(hostRequired as connect.NextHandleFunction);
   app.use(rpc as connect.NextHandleFunction);
   app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
@@ -70,27 +71,39 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of
   // the shorter timeout (250 ms at least), so each acts within 25 % of its configured time.
   const server = http.createServer(
-    { connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))) },
+    {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))),
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
+      requireHostHeader: false,
+    },
     app,
   );
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
-  // Connections, and those with a request in the app (from its head to the end of its answer).
+  // Connections, and the answers in progress on each (from a request's head to the end of its
+  // answer; several on a pipelined connection).
   const sockets = new Set<Socket>();
-  const busy = new Set<Socket>();
+  const inFlight = new Map<Socket, Set<http.ServerResponse>>();
+  let closing = false;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);
-      busy.delete(socket);
+      inFlight.delete(socket);
     });
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
-    busy.add(socket);
-    res.once('close', () => busy.delete(socket));
+    let answers = inFlight.get(socket);
+    if (!answers) inFlight.set(socket, (answers = new Set()));
+    answers.add(res);
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      answers.delete(res);
+      if (answers.size === 0 && inFlight.get(socket) === answers) inFlight.delete(socket);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -104,23 +117,52 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     rpc,
     port: (server.address() as AddressInfo).port,
     /**
-     * Stops accepting connections, lets in-flight requests finish (idle keep-alive connections
-     * are closed at once, busy ones as their response ends: Node 19+ does that on close()),
-     * then closes upstream pools, sockets and the database. A connection with no request in the
-     * app (idle, or a request head not yet complete) is closed at once: Node counts a half-sent
-     * head as busy, and it held the shutdown for all of shutdownMs.
+     * Stops accepting connections, lets in-flight requests finish, then closes upstream pools,
+     * sockets and the database. A connection with no request in the app (idle, or a request head
+     * not yet complete) is closed at once: Node counts a half-sent head as busy, and it held the
+     * shutdown for all of shutdownMs. A busy one is closed once its answers are written: they
+     * say `Connection: close` (Node's close() leaves a connection that turns idle later open for
+     * keepAliveTimeoutMs, its answer saying keep-alive).
      */
     async close() {
+      closing = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-        for (const socket of sockets) if (!busy.has(socket)) socket.destroy();
+        for (const socket of sockets) {
+          const answers = inFlight.get(socket);
+          if (!answers) socket.destroy();
+          // the last answer of a pipelined connection ends it: the ones before it are written first
+          else endsConnection([...answers].at(-1)!, socket, () => inFlight.has(socket));
+        }
       });
       await rpc.close();
       await options.onClose?.();
     },
   };
 }
+
+/**
+ * The server is closing: the answer `res`, the last in progress on `socket`, says
+ * `Connection: close` when its head is still to be written; written already, the connection is
+ * ended once it is done, unless `stillBusy()` (a request that came after it: it says close).
+ */
+function endsConnection(res: http.ServerResponse, socket: Socket, stillBusy: () => boolean): void {
+  if (!res.headersSent) return void res.setHeader('Connection', 'close');
+  res.once('close', () => {
+    if (!stillBusy()) socket.end();
+  });
+}
+
+/**
+ * An HTTP/1.1 request must carry a Host header (RFC 9112, 3.2): without one it is refused with a
+ * JSON-RPC error (400) and the connection closed, as Node would (with an empty body).
+ */
+const hostRequired: Middleware = (req, _res, next) => {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return next();
+  req.resume(); // the body is not read: drained, so the client reads the 400
+  next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
+};
 
 /**
  * A request Node's HTTP parser refuses (bad bytes in the path, headers too large, a client too

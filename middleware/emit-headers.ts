@@ -4,10 +4,12 @@
  * success (the error handler writes X-Request-Id on errors).
  * A batch (ctx.members) gets HTTP 200 and one array, one element per member that is not a
  * notification, in order; what the seven headers then say is in lib/jsonrpc/batch.ts. A batch of
- * notifications only gets 204 No Content with X-Request-Id.
+ * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
+ * answer `sendMs` after it was written is disconnected (lib/answer-done.ts).
  * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { endAnswer } from '../lib/answer-done.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/headers.js';
@@ -22,13 +24,18 @@ export interface EmitHeadersOptions {
    * false shows the raw URLs, keys included (an explicit opt-out: config `redactHeaders: false`).
    */
   redactHeaders: boolean;
+  /**
+   * Time a client has to take a whole answer once it is written, ms; then its connection is
+   * closed (config `timeouts.sendMs`; absent or 0: no limit).
+   */
+  sendMs?: number;
 }
 
 export function emitHeaders(options: EmitHeadersOptions): Middleware {
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
-    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown);
+    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs);
     const verdict = need(ctx, 'verdict', 'emitHeaders');
     const forwarded = verdict.members[0]!;
     // its bytes, less any ignored field the N agreeing answers did not all carry alike
@@ -46,11 +53,18 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.RequiredConfirmations, String(need(ctx, 'required', 'emitHeaders')),
     ];
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
-    res.end(body);
+    endAnswer(res, body, options.sendMs);
   };
 }
 
-function emitBatch(req: IncomingMessage, res: ServerResponse, members: readonly MemberResult[], requestId: string, shown: (u: { url: string; label: string }) => string): void {
+function emitBatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  members: readonly MemberResult[],
+  requestId: string,
+  shown: (u: { url: string; label: string }) => string,
+  sendMs: number | undefined,
+): void {
   const answer = batchAnswer(members, errorText, (error, ctx) => {
     const err = asGatewayError(error, ctx?.log ?? getContext(req).log);
     if (ctx) ctx.errorCode = err.code;
@@ -73,5 +87,5 @@ function emitBatch(req: IncomingMessage, res: ServerResponse, members: readonly 
     Header.RequestId, requestId,
     Header.RequiredConfirmations, String(answer.required),
   ]);
-  res.end(answer.body);
+  endAnswer(res, answer.body, sendMs);
 }

@@ -7,9 +7,10 @@
  * deadline passes.
  * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch, ctx.budget
  */
+import { clientGone, onAnswerDone } from '../lib/answer-done.js';
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
-import { UpstreamBudgetError } from '../lib/errors.js';
+import { InvalidRequestError, UpstreamBudgetError } from '../lib/errors.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
 import { methodClassOf, trackCall } from '../lib/upstream/quality.js';
@@ -42,6 +43,8 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     // Checked here, where the stages' order is wrong if they are missing.
     need(ctx, 'candidates', 'fetchParallel');
     need(ctx, 'required', 'fetchParallel');
+    // The client left while an earlier stage (or a host app's middleware) waited: nobody reads the answer.
+    if (clientGone(req)) return next(new InvalidRequestError('Invalid request: the client closed the connection before its answer', { id: null }));
     if (budget?.exhausted) {
       return next(
         new UpstreamBudgetError('Upstream byte budget exhausted: the answers in flight hold limits.bufferedBytes; try again shortly', {
@@ -76,8 +79,8 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
       expectedMs: expectedLatency,
       deadlineMs: options.requestTimeoutMs,
     };
-    // 'close' fires when the response is done or the client went away: either way, stop.
-    res.once('close', () => {
+    // The answer written or its client gone (lib/answer-done.ts): either way, stop.
+    onAnswerDone(req, res, () => {
       ctx.agreement?.abort();
       account?.close();
     });

@@ -121,7 +121,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
       verify({ metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
     ]),
-    emitHeaders({ redactHeaders: config.redactHeaders }),
+    emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }),
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });

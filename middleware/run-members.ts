@@ -10,6 +10,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { onAnswerDone } from '../lib/answer-done.js';
 import { compose, type Middleware } from '../lib/compose.js';
 import { getContext, initContext, need, type MemberResult } from '../lib/context.js';
 import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
@@ -38,7 +39,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
       next();
     };
     // The batch's answer written or its client gone: every member's fetch stage stops (its 'close').
-    if (callCount > 0) res.once('close', () => { for (const r of responses) r.emit('close'); });
+    if (callCount > 0) onAnswerDone(req, res, () => { for (const r of responses) r.emit('close'); });
     // Members without a run first: a run may end synchronously (a refusal by classify), and the
     // last one to end writes the answer.
     for (const [i, member] of members.entries()) {
