@@ -55,6 +55,8 @@ export const clientGone = (req: IncomingMessage): boolean => req.socket?.destroy
 export function endAnswer(res: ServerResponse, body: Buffer | string, sendMs: number | undefined): void {
   res.end(body);
   if (!(sendMs !== undefined && sendMs > 0) || res.writableFinished) return;
+  // All of it already handed to the kernel (the usual small answer): nothing is held here.
+  if (res.socket && res.socket.writableLength === 0) return;
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     timer = setTimeout(() => res.destroy(), sendMs);
