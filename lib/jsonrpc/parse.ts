@@ -2,6 +2,7 @@
  * Body bytes → validated JSON-RPC payload. Pure: no I/O. Every rejection is a GatewayError that
  * carries the client's id when the id itself was readable, so the error answer can echo it.
  */
+import { isUtf8 } from 'node:buffer';
 import { InvalidRequestError, ParseError, BatchTooLargeError } from '../errors.js';
 import { arrayElements, scanJson } from './scan.js';
 import type { BatchMember, RpcCall, RpcId, RpcPayload } from './types.js';
@@ -39,6 +40,10 @@ function isValidId(id: unknown): id is RpcId {
 export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   // A UTF-8 byte-order mark is dropped from the bytes forwarded too: Go nodes reject it.
   const raw = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+  // JSON text is UTF-8 (RFC 8259). Other bytes would be read here as U+FFFD, the client's id
+  // would not come back as sent, and the nodes the bytes are forwarded to may each read them
+  // otherwise (Go replaces them, serde refuses them).
+  if (!isUtf8(raw)) throw new ParseError('Parse error: the body is not UTF-8 (JSON text must be)');
   const text = raw.toString('utf8');
   if (text.trim() === '') throw new ParseError('Parse error: the request body is empty');
   // Before JSON.parse: it takes seconds on a few MB of `[[[[…]]]]`, and code after it recurses.

@@ -36,6 +36,8 @@ interface Case {
 const cases: Case[] = [
   { title: 'non-JSON body', body: '{"jsonrpc":"2.0",', status: 400, code: -32700, id: null, message: /not valid JSON/ },
   { title: 'empty body', body: '', status: 400, code: -32700, id: null, message: /empty/ },
+  // An id that is not UTF-8 would come back as U+FFFD, not as sent, and nodes read such bytes each their way.
+  { title: 'a body that is not UTF-8', body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b","method":"eth_chainId"}')]), status: 400, code: -32700, id: null, message: /not UTF-8/ },
   { title: 'empty batch', body: '[]', status: 400, code: -32600, id: null, message: /empty batch/ },
   { title: 'a JSON string', body: '"hello"', status: 400, code: -32600, id: null },
   { title: 'a string id is fine but a missing method is not', body: JSON.stringify({ jsonrpc: '2.0', id: 'a-1', params: [] }), status: 400, code: -32600, id: 'a-1', message: /method/ },
