@@ -93,6 +93,8 @@ export class ClassStats {
   private readonly ring = new Float64Array(recentSamples);
   /** Which samples of the ring are abandoned calls (a lower bound, not an answer). */
   private readonly cut = new Uint8Array(recentSamples);
+  /** The ring's samples in order, for the median (reused: add() runs on every answer). */
+  private readonly sorted = new Float64Array(recentSamples);
   private n = 0;
   /** Lower median of the last recentSamples latencies (undefined before the first). */
   p50: number | undefined;
@@ -117,8 +119,16 @@ export class ClassStats {
     this.ring[this.n % recentSamples] = ms;
     this.cut[this.n % recentSamples] = abandoned ? 1 : 0;
     this.n += 1;
+    // An insertion sort of the (at most recentSamples) samples into a reused array: copying
+    // them into a new array and sorting it allocated about 1 KB per answer.
     const k = this.samples;
-    const sorted = Array.from(this.ring.subarray(0, k)).sort((a, b) => a - b);
+    const sorted = this.sorted;
+    for (let i = 0; i < k; i += 1) {
+      const v = this.ring[i]!;
+      let j = i;
+      for (; j > 0 && sorted[j - 1]! > v; j -= 1) sorted[j] = sorted[j - 1]!;
+      sorted[j] = v;
+    }
     this.p50 = sorted[(k - 1) >> 1];
     this.sketch.accept(ms, now);
   }
