@@ -6,6 +6,9 @@
  * The connection opens on first use; after it drops, the next call reconnects, and after
  * repeated failures calls fail at once until a backoff (250 ms doubling to 30 s) has passed,
  * so a dead ws upstream costs one fast failure, not a handshake timeout per request.
+ * A connection that stops answering (a peer gone without a FIN: a half-open TCP connection
+ * stays "open" for ever) is found by a ping every `heartbeatMs`: when neither a pong nor any
+ * message came since the last ping, it is dropped, its calls fail and the next call reconnects.
  */
 import WebSocket from 'ws';
 import { scanJson, type JsonScan } from '../jsonrpc/scan.js';
@@ -51,9 +54,13 @@ export interface WsTransportOptions {
   handshakeTimeoutMs?: number;
   /** Our Via entry (loop.ts), sent on the handshake (one socket serves every request). */
   via?: string;
+  /** How often an open connection is pinged; one with no pong or message since the last ping is dropped (default 15 s; 0: never). */
+  heartbeatMs?: number;
 }
 
 interface Pending {
+  /** The connection the call was written on (its close fails this call, not those of a newer one). */
+  ws: WebSocket;
   /** Transport id → client id, for every call of this request. */
   ids: Map<number, RpcId>;
   maxDepth: number;
@@ -82,9 +89,14 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
   let nextId = 1;
   const pending = new Map<number, Pending>();
 
-  function failAll(err: Error): void {
-    const all = new Set(pending.values());
-    pending.clear();
+  /** Fails every call in flight, or only those written on `on`. */
+  function failAll(err: Error, on?: WebSocket): void {
+    const all = new Set<Pending>();
+    for (const [id, p] of pending) {
+      if (on !== undefined && p.ws !== on) continue;
+      all.add(p);
+      pending.delete(id);
+    }
     for (const p of all) p.reject(err);
   }
 
@@ -170,13 +182,31 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         perMessageDeflate: false,
         ...(options.via ? { headers: { Via: options.via } } : {}),
       });
+      // Whether a pong or a message came since the last ping; whether the heartbeat dropped it.
+      let alive = true;
+      let dropped = false;
+      let heartbeat: NodeJS.Timeout | undefined;
       ws.on('open', () => {
         failures = 0;
         socket = ws;
         opening = undefined;
+        const every = options.heartbeatMs ?? 15_000;
+        if (every > 0) {
+          heartbeat = setInterval(() => {
+            if (!alive) {
+              dropped = true;
+              return void ws.terminate(); // 'close' follows: its calls fail
+            }
+            alive = false;
+            ws.ping();
+          }, every);
+          heartbeat.unref();
+        }
         resolve(ws);
       });
+      ws.on('pong', () => (alive = true));
       ws.on('message', (data) => {
+        alive = true;
         // Nothing an upstream sends may throw out of an event handler (that ends the process).
         try {
           onMessage(data);
@@ -195,14 +225,17 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         }
       });
       ws.on('close', (code) => {
+        clearInterval(heartbeat);
         if (socket === ws) socket = undefined;
         // ws drops the connection (1009, or 1006 as seen here) when a message is over maxPayload.
         const overLimit = tooLarge || code === 1009;
         tooLarge = false;
+        // Only the calls written on this connection: a newer one may already carry others.
         failAll(
           overLimit
             ? new UpstreamCallError('too-large', `answer over the ${options.maxBytes}-byte limit (the connection is reopened)`)
-            : new UpstreamCallError('closed', `websocket closed (code ${code})`),
+            : new UpstreamCallError('closed', dropped ? `websocket dropped: no pong nor message for ${options.heartbeatMs ?? 15_000} ms` : `websocket closed (code ${code})`),
+          ws,
         );
       });
     });
@@ -227,7 +260,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         return { jsonrpc: '2.0', id, method: call.method, params: call.params };
       });
       return new Promise<UpstreamResponse>((resolve, reject) => {
-        const entry: Pending = { ids, maxDepth: request.maxDepth ?? defaultMaxDepth, budget: request.budget, resolve, reject };
+        const entry: Pending = { ws, ids, maxDepth: request.maxDepth ?? defaultMaxDepth, budget: request.budget, resolve, reject };
         for (const id of ids.keys()) pending.set(id, entry);
         signal.addEventListener(
           'abort',

@@ -444,3 +444,45 @@ test('should never send a call aborted between the connection being ready and th
     t.is(up.received.length, 1, 'the aborted call was never written');
   });
 });
+
+test('should drop a connection that answers no ping (a half-open one), fail its calls and reconnect on the next call', async (t) => {
+  // autoPong off: the upstream reads calls but never answers a ping, as a peer gone without a FIN.
+  const server = new WebSocketServer({ port: 0, host: '127.0.0.1', autoPong: false });
+  await once(server, 'listening');
+  let connections = 0;
+  const held: WebSocket[] = [];
+  server.on('connection', (socket) => {
+    connections += 1;
+    socket.on('message', () => held.push(socket));
+  });
+  const transport = createWsTransport(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { maxBytes: 1_000, heartbeatMs: 100 });
+  t.teardown(async () => {
+    await transport.close();
+    server.clients.forEach((c) => c.terminate());
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const stuck = transport.send(request([call(1)], { timeoutMs: 10_000 }));
+  const err = await failure(stuck);
+  t.is(err.kind, 'closed');
+  t.regex(err.message, /no pong nor message for 100 ms/);
+  t.true(err.sent, 'it was written: a write would not be sent again');
+  // The next call opens a new connection.
+  const next = transport.send(request([call(2)], { timeoutMs: 10_000 }));
+  await until(() => held.length === 2);
+  t.is(connections, 2);
+  held[1]!.send(JSON.stringify({ jsonrpc: '2.0', id: 2, result: '0x1' }));
+  t.is((json((await next).body) as { id: unknown }).id, 2);
+});
+
+test('should keep a connection that answers its pings, however long it is idle', async (t) => {
+  const up = await wsUpstream();
+  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, heartbeatMs: 50 });
+  t.teardown(async () => {
+    await transport.close();
+    await up.close();
+  });
+  await transport.send(request([call(1)]));
+  await new Promise((resolve) => setTimeout(resolve, 400)); // eight pings
+  await transport.send(request([call(2)]));
+  t.is(up.connections, 1, 'one connection for both calls');
+});
