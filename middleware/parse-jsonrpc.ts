@@ -16,6 +16,7 @@ import {
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
+  ParseError,
   RouteNotFoundError,
   UnknownChainError,
 } from '../lib/errors.js';
@@ -65,6 +66,11 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
           id: null,
         }),
       );
+    }
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      req.resume(); // not read: drained, so the caller reads the error
+      return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
     }
     readBody(req, options.bodyLimit, (err, raw) => {
       if (err) return next(err);

@@ -2,6 +2,7 @@
  * Every bad input of spec B5 gets a JSON-RPC error object with the client's id (or null), the
  * right HTTP status and code, reaches no upstream, and the server keeps serving.
  */
+import { gzipSync } from 'node:zlib';
 import test from 'ava';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../support/gateway.js';
@@ -31,11 +32,14 @@ interface Case {
   id: unknown;
   message?: RegExp;
   headers?: Record<string, string>;
+  /** Request headers besides Content-Type. */
+  sent?: Record<string, string>;
 }
 
 const cases: Case[] = [
   { title: 'non-JSON body', body: '{"jsonrpc":"2.0",', status: 400, code: -32700, id: null, message: /not valid JSON/ },
   { title: 'empty body', body: '', status: 400, code: -32700, id: null, message: /empty/ },
+  { title: 'a gzip-encoded body', body: gzipSync(JSON.stringify(balance(3))), sent: { 'content-encoding': 'gzip' }, status: 400, code: -32700, id: null, message: /Content-Encoding "gzip"/ },
   // An id that is not UTF-8 would come back as U+FFFD, not as sent, and nodes read such bytes each their way.
   { title: 'a body that is not UTF-8', body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b","method":"eth_chainId"}')]), status: 400, code: -32700, id: null, message: /not UTF-8/ },
   { title: 'empty batch', body: '[]', status: 400, code: -32600, id: null, message: /empty batch/ },
@@ -66,7 +70,7 @@ const cases: Case[] = [
 for (const c of cases) {
   test.serial(`should refuse ${c.title}`, async (t) => {
     const before = upstreamCalls();
-    const r = await gw.request(c.method ?? 'POST', c.path ?? '/rpc/1', c.body, { 'content-type': 'application/json' });
+    const r = await gw.request(c.method ?? 'POST', c.path ?? '/rpc/1', c.body, { 'content-type': 'application/json', ...c.sent });
     t.is(r.status, c.status, r.text);
     t.is(r.headers['content-type'], 'application/json');
     t.truthy(r.headers['x-request-id']);
