@@ -32,8 +32,8 @@ export function registerDisputesCommands(program: Command, print: (line: string)
     .command('diff <file>')
     .description('print where the answers of a recorded dispute differ (default: the last one in the file)')
     .option('--line <n>', 'the dispute on this line of the file (1 is the first)', positive('--line'))
-    .option('--limit <k>', 'at most this many differences (default 20)', positive('--limit'), 20)
-    .option('--width <w>', 'cut each value to this many characters (default 200)', positive('--width'), 200)
+    .option('--limit <k>', 'at most this many differences', positive('--limit'), 20)
+    .option('--width <w>', 'cut each value to this many characters', positive('--width'), 200)
     .option('--json', 'print the differences as JSON')
     .action(async (file: string, opts: { line?: number; limit: number; width: number; json?: boolean }, cmd: Command) => {
       let text: string;
