@@ -13,7 +13,7 @@ import { BlockNotAvailableError } from '../errors.js';
 import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { scanText } from '../verify/answers.js';
-import { believedHead, chainHead, chainHeadSettings, inRotation, lowerMedian, onHeads } from './heads.js';
+import { believedHead, chainHead, chainHeadSettings, inRotation, onHeads } from './heads.js';
 import type { Chain, Upstream } from './registry.js';
 
 /** What block a call needs an upstream to have. */
@@ -68,7 +68,7 @@ export function hasBlock(u: Upstream, n: bigint): boolean | undefined {
 /**
  * `safe` or `finalized` as a block number, once known: with `voters`, the lowest of their
  * safe/finalized heads (a block every one of them holds as safe/finalized; undefined while one
- * of them is unknown); without, the chain's (the median of its upstreams'). Also `earliest`
+ * of them is unknown); without, the chain's (the lower median of its providers'). Also `earliest`
  * (0) and a hex number; `latest`/`pending` move: undefined.
  */
 export function resolveTag(chain: Chain, tag: string, voters?: readonly Upstream[]): bigint | undefined {
@@ -76,10 +76,8 @@ export function resolveTag(chain: Chain, tag: string, voters?: readonly Upstream
   if (t === 'earliest') return 0n;
   if (/^0x[0-9a-f]+$/i.test(tag)) return BigInt(tag);
   if (t !== 'safe' && t !== 'finalized') return undefined;
-  if (!voters) {
-    const values = chain.upstreams.flatMap((u) => (inRotation(u) && u.health[t] !== undefined ? [u.health[t]!] : []));
-    return lowerMedian(values);
-  }
+  // The chain's: the lower median of its providers' (each provider once, heads.ts chainHead).
+  if (!voters) return chainHead(chain, t);
   let low: bigint | undefined;
   for (const u of voters) {
     const v = u.health[t];
@@ -99,7 +97,7 @@ export interface ResolvedTags {
  * `safe` and `finalized` resolved for one request (issue 25): each such tag where a call's pin sits
  * (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
  * `fromBlock`/`toBlock`) is replaced by the chain's robust safe/finalized head (resolveTag: the
- * lower median of the upstreams' heads, which heads.ts derives as latest − finality depth on
+ * lower median of the providers' heads, which heads.ts derives as latest − finality depth on
  * nodes without the tags). The upstreams are then asked for that number, and the read is pinned
  * to it. The ids and every other parameter are kept; `raw` is written anew (what HTTP upstreams
  * receive); the answers are still relayed as the nodes give them.

@@ -17,9 +17,9 @@
  * snapshot, a load balancer that now routes to a lagging backend. One lower poll alone (one call
  * that hit a lagging backend) is ignored, and an answer passing through only ever raises a head.
  *
- * The chain's head (chainHead) is robust to an outlier: the median of the upstreams' heads (the
- * lower median: a head that at least half of them reached), then the highest head within
- * `suspectBlocks` of it. An upstream more than `suspectBlocks` above that chain head (refreshChain)
+ * The chain's head (chainHead) is robust to an outlier: the median of the providers' heads (the
+ * lower median: a head that at least half of them reached; a provider's several upstreams count
+ * once, with the highest of their heads), then the highest head within `suspectBlocks` of it. An upstream more than `suspectBlocks` above that chain head (refreshChain)
  * (not above the median) is `suspect`: its head is not the chain's, it is ranked after the
  * others (select.ts) and believed to have no block above the chain's head. With two upstreams far
  * apart the lower one is believed: the conservative reading, since no third upstream can say
@@ -187,14 +187,29 @@ export function lowerMedian(values: bigint[]): bigint | undefined {
 export const inRotation = (u: Upstream): boolean => u.health.wrongChainId === undefined && !u.health.loop;
 
 /**
- * The chain's head: the highest upstream head within `suspectBlocks` of the median head (never
+ * One head per provider (the highest of its upstreams in rotation): a provider's several
+ * endpoints (its https and wss URLs, two regions) are one witness, as they are one vote, so they
+ * cannot outnumber the other providers in the median.
+ */
+function providerHeads(chain: Chain, key: (typeof field)[HeadTag]): bigint[] {
+  const best = new Map<string, bigint>();
+  for (const u of chain.upstreams) {
+    const h = u.health[key];
+    if (!inRotation(u) || h === undefined) continue;
+    const known = best.get(u.provider);
+    if (known === undefined || h > known) best.set(u.provider, h);
+  }
+  return [...best.values()];
+}
+
+/**
+ * The chain's head: the highest provider head within `suspectBlocks` of the median head (never
  * the maximum: one upstream reporting 0xffffffffffff does not move it). For `safe` and
- * `finalized`, the lower median itself: a block at least half of the upstreams hold as such.
- * Undefined before any head.
+ * `finalized`, the lower median itself: a block at least half of the providers hold as such.
+ * Each provider counts once (providerHeads). Undefined before any head.
  */
 export function chainHead(chain: Chain, tag: HeadTag = 'latest'): bigint | undefined {
-  const key = field[tag];
-  const heads = chain.upstreams.flatMap((u) => (inRotation(u) && u.health[key] !== undefined ? [u.health[key]!] : []));
+  const heads = providerHeads(chain, field[tag]);
   const median = lowerMedian(heads);
   if (median === undefined || tag !== 'latest') return median;
   const limit = median + BigInt(chainHeadSettings(chain).suspectBlocks);

@@ -3,7 +3,8 @@
  * one dispute recorded in a disputes.file (dispute-log.ts), read again from its full answers
  * (dispute.ts), without the 5-path, 80-character bounds of the error data. Exit 2 when the file
  * cannot be read, has no such line or the line is not a dispute. The chain's own ignoredFields
- * are not known here: the built-in list applies.
+ * are not known here: the built-in list applies. A damaged line (a field of the wrong type, an answer
+ * nested too deeply to compare) is exit 2 too, with a sentence.
  */
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -51,10 +52,16 @@ export function registerDisputesCommands(program: Command, print: (line: string)
       const record = parseRecord(lines[n - 1]!);
       if (typeof record === 'string') return cmd.error(`omnigate disputes diff: line ${n} of ${file} ${record}`, { exitCode: 2, code: 'omnigate.disputes.record' });
       const payload: RpcPayload = { calls: record.calls, batch: record.batch, raw: Buffer.alloc(0) };
-      const differences = diffAnswers(
-        record.groups.map((g) => comparableAnswers(g.body, payload)),
-        { limit: opts.limit, width: opts.width, ...(record.batch ? { batchIds: record.calls.map((c) => c.id) } : {}) },
-      );
+      let differences: Difference[];
+      try {
+        differences = diffAnswers(
+          record.groups.map((g) => comparableAnswers(g.body, payload)),
+          { limit: opts.limit, width: opts.width, ...(record.batch ? { batchIds: record.calls.map((c) => c.id) } : {}) },
+        );
+      } catch (err) {
+        // A damaged or hand-edited line (an answer nested deeper than any the gateway accepts).
+        return cmd.error(`omnigate disputes diff: line ${n} of ${file} cannot be compared: ${err instanceof RangeError ? 'an answer is nested too deeply' : (err as Error).message}`, { exitCode: 2, code: 'omnigate.disputes.record' });
+      }
       if (opts.json) return print(JSON.stringify({ line: n, differences }, null, 2));
       for (const l of describe(record, n, differences)) print(l);
     });
@@ -70,8 +77,11 @@ function parseRecord(line: string): Recorded | string {
   const r = value as Partial<Recorded>;
   const isCall = (c: unknown) => c !== null && typeof c === 'object' && typeof (c as RpcCall).method === 'string' && Array.isArray((c as RpcCall).params);
   if (r === null || typeof r !== 'object' || !Array.isArray(r.calls) || r.calls.length === 0 || !r.calls.every(isCall)) return 'is not a dispute: no `calls` list of {id, method, params}';
-  if (!Array.isArray(r.groups) || r.groups.length < 2 || !r.groups.every((g) => g !== null && typeof g === 'object' && typeof g.body === 'string')) {
-    return 'is not a dispute: no `groups` list of two or more answers with a `body`';
+  const isGroup = (g: unknown) =>
+    g !== null && typeof g === 'object' && typeof (g as { body?: unknown }).body === 'string' &&
+    ((g as { upstreams?: unknown }).upstreams === undefined || (Array.isArray((g as { upstreams?: unknown }).upstreams) && ((g as { upstreams: unknown[] }).upstreams).every((u) => typeof u === 'string')));
+  if (!Array.isArray(r.groups) || r.groups.length < 2 || !r.groups.every(isGroup)) {
+    return 'is not a dispute: no `groups` list of two or more answers with a `body` (and `upstreams`, a list of names)';
   }
   return { ...r, batch: r.batch === true, calls: r.calls, groups: r.groups } as Recorded;
 }

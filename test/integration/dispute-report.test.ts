@@ -4,7 +4,7 @@
  * the same, and `disputes.file` gets one JSON line per dispute with the full answers (keys
  * scrubbed), rotated to `<file>.1` at `disputes.fileMaxBytes`.
  */
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
@@ -237,4 +237,26 @@ test('omnigate disputes diff prints where the answers of a recorded dispute diff
   const beyond = runCli(['disputes', 'diff', file, '--line', '2'], {}, { t });
   t.is(await beyond.exited, 2);
   t.regex(beyond.err.join(''), /has 1 dispute: use --line 1 to 1/);
+});
+
+test('omnigate disputes diff exits 2 with a sentence on a line it cannot compare, never a stack or a raw TypeError', async (t) => {
+  const dir = await tempDir(t);
+  const body = (result: string) => `{"jsonrpc":"2.0","id":1,"result":${result}}`;
+  const record = (groups: unknown[]) => `${JSON.stringify({ calls: [{ id: 1, method: 'eth_call', params: [] }], groups })}\n`;
+  const cases: [string, string][] = [
+    // `upstreams` that is not a list (a hand-edited or damaged file)
+    ['upstreams.jsonl', record([{ hash: 'a', upstreams: 'x', body: body('1') }, { hash: 'b', upstreams: ['y'], body: body('2') }])],
+    // an answer nested deeper than any upstream answer the gateway accepts
+    ['deep.jsonl', record([{ hash: 'a', upstreams: ['x'], body: body(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) }, { hash: 'b', upstreams: ['y'], body: body('2') }])],
+  ];
+  for (const [name, text] of cases) {
+    const file = join(dir, name);
+    await writeFile(file, text);
+    const run = runCli(['disputes', 'diff', file], {}, { t });
+    const code = await run.exited;
+    const err = run.err.join('');
+    t.true(code === 0 || code === 2, `${name}: exit ${code}: ${err}`);
+    if (code === 2) t.regex(err, /line 1 of .* (?:is not a dispute|cannot be compared)/, name);
+    t.notRegex(err, /is not a function|Maximum call stack|\n\s+at /, name);
+  }
 });

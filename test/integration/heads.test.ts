@@ -130,3 +130,30 @@ test('should see the heads of three anvil nodes, one behind', async (t) => {
   t.deepEqual(chain.upstreams.map((u: { suspect: boolean }) => u.suspect), [false, false, false]);
   for (const u of chain.upstreams) t.truthy(u.heads.finalized, 'anvil answers the finalized tag (or the depth gives one)');
 });
+
+test('should count one head per provider, so one provider\'s several endpoints cannot make the others suspect', async (t) => {
+  // Two endpoints of one provider (say its https and wss URLs) far behind, two other providers
+  // at the tip: the chain's head is the tip; the behind ones lag, the others are not suspect.
+  const fakes = await Promise.all([
+    startFakeUpstream({ answer: node('0x100') }),
+    startFakeUpstream({ answer: node('0x100') }),
+    startFakeUpstream({ answer: node('0x1000') }),
+    startFakeUpstream({ answer: node('0x1000') }),
+  ]);
+  const [s1, s2, a, b] = fakes.map((f) => f.url);
+  const gw = await startGateway({ chains: { 1: { rpcs: [{ url: s1!, provider: 'shady' }, { url: s2!, provider: 'shady' }, a!, b!] } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await gw.rpc.startHealthChecks().runOnce();
+
+  const chain = (await gw.request('GET', '/chains')).body[0];
+  t.is(chain.heads.latest, String(0x1000), 'the head of most providers');
+  t.deepEqual(chain.upstreams.map((u: { suspect: boolean }) => u.suspect), [false, false, false, false]);
+  t.deepEqual(chain.upstreams.map((u: { state: string }) => u.state), ['lagging', 'lagging', 'healthy', 'healthy']);
+
+  const head = await gw.post('/rpc/1', rpc('eth_blockNumber'));
+  t.is(head.body.result, '0x1000', 'the unverified read goes to a provider at the tip');
+  // A range up to a block the two providers at the tip have: voted on by them, not refused.
+  const logs = await gw.post('/confirmations/2/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x800', toBlock: '0x800' }]));
+  t.is(logs.status, 200, logs.text);
+  t.deepEqual(String(logs.headers['x-checked-urls']).split(',').sort(), [a!, b!].sort());
+});

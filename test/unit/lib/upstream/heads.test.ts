@@ -145,6 +145,23 @@ test('eligible should keep today\'s behaviour while no head is known (no tracker
   t.true(eligible(chain, chain.upstreams[0]!, [call('eth_getBalance', '0x1', '0x69')]));
 });
 
+test('should count each provider once in the chain\'s heads, latest, safe and finalized', (t) => {
+  // Two upstreams of one provider far behind, two other providers at the tip.
+  const chain = chainOf([100n, 100n, 1000n, 1000n]);
+  const [s1, s2] = chain.upstreams as [Upstream, Upstream];
+  (s1 as { provider: string }).provider = 'shady';
+  (s2 as { provider: string }).provider = 'shady';
+  chain.upstreams.forEach((u, i) => {
+    u.health.finalized = i < 2 ? 10n : 900n;
+  });
+  refreshChain(chain);
+  t.is(chainHead(chain), 1000n, 'the median of three providers, not of four upstreams');
+  t.deepEqual(chain.upstreams.map((u) => u.health.suspect), [false, false, false, false]);
+  t.deepEqual(chain.upstreams.map((u) => u.health.lag), [900, 900, 0, 0]);
+  t.is(chainHead(chain, 'finalized'), 900n);
+  t.is(resolveTag(chain, 'finalized'), 900n, '"finalized" is not resolved to the one provider\'s stale block');
+});
+
 test('resolveTag should give safe and finalized once the voters\' heads are known', (t) => {
   const chain = chainOf([100n, 100n, 100n]);
   t.is(resolveTag(chain, 'safe'), undefined);
