@@ -396,21 +396,26 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
  * waking on each head refresh (no polling). Resolves true when one did, false at the end of the
  * wait. Without heads tracked it is the plain bounded wait.
  */
-export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number } = {}): Promise<boolean> {
+export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
   const before = upstreams.map((u) => u.health.head);
   const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
+  if (options.signal?.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);
       unsubscribe();
+      options.signal?.removeEventListener('abort', onAbort);
       resolve(ok);
     };
+    const onAbort = () => done(false);
     const unsubscribe = onHeads(chain, () => {
       if (rose()) done(true);
     });
     const timer = setTimeout(() => done(rose()), options.waitMs ?? chainHeadSettings(chain).waitMs);
     // As in waitForEligible: a wait whose loop already ended must not hold the process.
     timer.unref();
+    // The question ended first (deadline, client gone): stop listening to head refreshes now.
+    options.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

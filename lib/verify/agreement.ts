@@ -115,9 +115,10 @@ export interface AgreementPolicy extends CallPolicy {
    * Called once, when no group can reach N and some answers were not eligible (or some failures
    * were `lacking`): a promise to wait for (e.g. heads catching up), after which `waiting`, the
    * upstreams that answered so, are asked again; undefined to fail at once (cause 'ineligible').
-   * The deadline still applies.
+   * The deadline still applies. `ended` fires when the question ends first (deadline, client
+   * gone): the wait should stop listening then.
    */
-  waitForEligible?(state: LoopState, waiting: readonly Upstream[]): Promise<unknown> | undefined;
+  waitForEligible?(state: LoopState, waiting: readonly Upstream[], ended: AbortSignal): Promise<unknown> | undefined;
   /** Each call's outcome, as it is assessed (`counted`: a vote that counts). */
   onOutcome?(assessed: Assessed, counted: boolean): void;
   /** A call still running when the question ended, with how long it had run (ms): a sample of at least that. */
@@ -184,6 +185,8 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
   let lacked = false;
   let finished = false;
   let waited = false;
+  /** Ends the wait of waitForEligible when the question ends before it. */
+  let waitEnded: AbortController | undefined;
   let waiting = false;
   let hedged = 0;
   let hedgeTimer: unknown;
@@ -204,6 +207,7 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
   const finish = (end: AgreementEnd) => {
     if (finished) return;
     finished = true;
+    waitEnded?.abort();
     timers.clearTimeout(deadline);
     if (hedgeTimer !== undefined) timers.clearTimeout(hedgeTimer);
     fanout.abort(undefined, policy.onAbandoned);
@@ -259,7 +263,8 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       if (again.length > 0) {
         waited = true;
         if (lackingNow.length > 0) lacked = true;
-        const wait = policy.waitForEligible!(state(), again);
+        waitEnded = new AbortController();
+        const wait = policy.waitForEligible!(state(), again, waitEnded.signal);
         if (wait) {
           waiting = true;
           wait.then(

@@ -77,10 +77,10 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
     eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (whole && !answerBodyAsMissing(calls[0]!, assessed.body)),
     // A lagging node's "header not found": asked again once its head has the block.
     lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
-    waitForEligible: (_state, waiting) => {
+    waitForEligible: (_state, waiting, ended) => {
       // Heads polled every heads.intervalMs may be seconds old: ask the waiting ones now.
       pollHeadsNow(chain, waiting);
-      return waitForEligible(chain, calls, required).then((ok) => {
+      return waitForEligible(chain, calls, required, { signal: ended }).then((ok) => {
         if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
       });
     },
@@ -107,11 +107,11 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
     // head, or after heads.waitMs. Not when every one of them is known to be at or above the
     // head of the upstream that had the data (its answer raised that head to the data's block):
     // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
-    waitForEligible: (_state, lacking) => {
+    waitForEligible: (_state, lacking, ended) => {
       const head = holder && believedHead(holder);
       if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
       pollHeadsNow(chain, lacking);
-      return waitForHeadsToRise(chain, lacking);
+      return waitForHeadsToRise(chain, lacking, { signal: ended });
     },
   };
 }

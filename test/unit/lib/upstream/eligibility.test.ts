@@ -182,6 +182,18 @@ test('waitForHeadsToRise should resolve when one of the lacking upstreams report
   t.false(await waitForHeadsToRise(chainOf([undefined]), [], { waitMs: 1 }), 'without heads: the plain bounded wait');
 });
 
+test('waitForHeadsToRise should end at once, false, when its question ended (its signal), and stop listening', async (t) => {
+  const chain = chainOf([100n, 100n, 110n]);
+  const ended = new AbortController();
+  const waiting = waitForHeadsToRise(chain, chain.upstreams.slice(0, 2), { waitMs: 60_000, signal: ended.signal });
+  ended.abort();
+  t.false(await waiting);
+  // A head rising later finds no listener of that wait (it resolved once, false).
+  recordHead(chain.upstreams[1]!, 'latest', 101n, 'poll');
+  refreshChain(chain);
+  t.false(await waitForHeadsToRise(chain, chain.upstreams.slice(0, 1), { waitMs: 60_000, signal: ended.signal }), 'already ended: false at once');
+});
+
 test('hashNotAvailable should name the hash, who had it and who lacked it, with Retry-After', (t) => {
   const chain = chainOf([100n, 100n, 100n], new Map(), 2500);
   const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];

@@ -459,10 +459,18 @@ test('eligibility: lacking failures end with the cause "ineligible" when no wait
   t.is(asked, 0, 'a failure that is not "lacking" is not waited for');
 });
 
-test('eligibility: the deadline still ends a wait that never resolves', async (t) => {
-  const s = setup({ a: ok('empty', 5) }, 1, { eligible: () => false, waitForEligible: () => new Promise(() => {}), deadlineMs: 500 });
-  await s.clock.advance(1000);
+test('eligibility: the deadline still ends a wait that never resolves, and tells the wait it ended', async (t) => {
+  let ended: AbortSignal | undefined;
+  const waitForEligible = (_state: unknown, _waiting: unknown, signal: AbortSignal) => {
+    ended = signal;
+    return new Promise(() => {});
+  };
+  const s = setup({ a: ok('empty', 5) }, 1, { eligible: () => false, waitForEligible, deadlineMs: 500 });
+  await s.clock.advance(100);
+  t.false(ended!.aborted, 'waiting');
+  await s.clock.advance(900);
   t.is(s.summary(), 'failed (deadline)');
+  t.true(ended!.aborted, 'the wait can stop listening for heads: its question is over');
 });
 
 test('eligibility: no wait offered (undefined) fails at once', async (t) => {
