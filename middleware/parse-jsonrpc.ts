@@ -67,13 +67,12 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
         }),
       );
     }
-    const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-      req.resume(); // not read: drained, so the caller reads the error
-      return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
-    }
     readBody(req, options.bodyLimit, (err, raw) => {
       if (err) return next(err);
+      const encoding = req.headers['content-encoding'];
+      if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+        return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
+      }
       try {
         ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
         readRoute(req, ctx, options.registry);

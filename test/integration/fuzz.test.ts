@@ -467,6 +467,14 @@ function judge(r: FuzzRequest, a: Answer): string[] {
     checkErrorBody(parsed.value, a.status, [null], problems);
     return problems;
   }
+  // A body sent compressed (any Content-Encoding but identity) is refused before it is parsed.
+  const encoding = r.headers['content-encoding'];
+  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
+    if (a.status !== 400) problems.push(`Content-Encoding ${String(encoding)}: HTTP ${a.status}, expected 400`);
+    checkErrorBody(parsed.value, a.status, [null], problems);
+    if (isObject(parsed.value) && isObject(parsed.value.error) && parsed.value.error.code !== -32700) problems.push(`Content-Encoding ${String(encoding)}: code ${String(parsed.value.error.code)}, expected -32700`);
+    return problems;
+  }
   if (a.status === 200) {
     checkSuccess(r, a, parsed.value, where.n, problems);
   } else {
