@@ -3,12 +3,17 @@
  * app that builds pipelines again, on a config reload say, or runs several). A closed pipeline
  * must be garbage: nothing process-wide (observers, timers, listeners) may keep it reachable.
  */
-import { setImmediate as tick } from 'node:timers/promises';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { setImmediate as tick, setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import test from 'ava';
 import { rpcPipeline } from '../../middleware/index.js';
-import { makeConfig } from '../support/gateway.js';
+import { UpstreamCallError } from '../../lib/upstream/transport.js';
+import { createWsTransport } from '../../lib/upstream/ws-transport.js';
+import { startFakeUpstream, startFakeWsUpstream } from '../support/fake-upstream.js';
+import { makeConfig, rpc as call, startGateway } from '../support/gateway.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -39,4 +44,57 @@ test('a closed pipeline with process metrics is garbage; two at once both serve 
     refs.push(new WeakRef(a.registry), new WeakRef(b.registry));
   })();
   for (const ref of refs) t.true(await collected(ref), 'the closed pipeline (its upstreams, agents) is collected');
+});
+
+test('a pipeline closed after probes, head tracking, ws upstreams and requests of every kind is garbage', async (t) => {
+  const fakes = await Promise.all([startFakeUpstream(), startFakeUpstream(), startFakeWsUpstream()]);
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
+  const refs: WeakRef<object>[] = [];
+  await (async () => {
+    const gw = await startGateway({ heads: { intervalMs: 100, waitMs: 100 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+    await gw.rpc.startHealthChecks().firstRound;
+    await gw.rpc.startHeadTracking().runOnce();
+    const balance = (block: string, id: number) => call('eth_getBalance', [`0x${'11'.repeat(20)}`, block], id);
+    const replies = await Promise.all([
+      gw.post('/rpc/1', balance('0x1', 1)),
+      gw.post('/rpc/1', [balance('0x1', 1), balance('0x2', 2), call('eth_blockNumber', [], 3)]),
+      gw.post('/rpc/1', call('eth_getBlockByNumber', ['0xffffff', false])), // above the head: waits for heads
+      gw.request('GET', '/metrics'),
+    ]);
+    t.deepEqual(replies.map((r) => r.status > 0), [true, true, true, true]);
+    await gw.close();
+    refs.push(new WeakRef(gw.rpc.registry), new WeakRef(gw.rpc));
+  })();
+  for (const ref of refs) t.true(await collected(ref), 'the closed pipeline is collected');
+});
+
+test('close() of a ws upstream whose handshake is not answered ends at once, and the call waiting for it is never written', async (t) => {
+  // Accepts the TCP connection, never answers the upgrade.
+  const sockets: net.Socket[] = [];
+  const received: Buffer[] = [];
+  const server = net.createServer((s) => {
+    sockets.push(s);
+    s.on('data', (d) => received.push(d));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const transport = createWsTransport(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`, { maxBytes: 1e6, handshakeTimeoutMs: 60_000 });
+  const body = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] };
+  const pending = transport.send({
+    payload: { calls: [body], batch: false, raw: Buffer.from(JSON.stringify(body)) },
+    requestId: 'r',
+    signal: new AbortController().signal,
+    timeoutMs: 60_000,
+    maxBytes: 1e6,
+  });
+  pending.catch(() => undefined);
+  while (sockets.length === 0) await sleep(10);
+  const closed = await Promise.race([transport.close().then(() => 'closed'), sleep(5_000).then(() => 'still waiting')]);
+  t.is(closed, 'closed', 'close() does not wait for the handshake timeout');
+  const err = await t.throwsAsync(pending);
+  t.true(err instanceof UpstreamCallError && !err.sent, 'the call failed, not sent');
+  t.false(Buffer.concat(received).includes('eth_blockNumber'), 'nothing but the upgrade request reached the upstream');
 });
