@@ -12,6 +12,7 @@ import test from 'ava';
 import { rpcPipeline } from '../../middleware/index.js';
 import { UpstreamCallError } from '../../lib/upstream/transport.js';
 import { createWsTransport } from '../../lib/upstream/ws-transport.js';
+import { pollHeadsNow } from '../../lib/upstream/heads.js';
 import { startFakeUpstream, startFakeWsUpstream } from '../support/fake-upstream.js';
 import { makeConfig, rpc as call, startGateway } from '../support/gateway.js';
 
@@ -97,4 +98,23 @@ test('close() of a ws upstream whose handshake is not answered ends at once, and
   const err = await t.throwsAsync(pending);
   t.true(err instanceof UpstreamCallError && !err.sent, 'the call failed, not sent');
   t.false(Buffer.concat(received).includes('eth_blockNumber'), 'nothing but the upgrade request reached the upstream');
+});
+
+test('head polls of more than 10 upstreams at once (the tracker, on-demand polls) raise no MaxListenersExceededWarning', async (t) => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  // One slow fake behind 12 paths: 12 upstreams whose polls are in flight together.
+  const fake = await startFakeUpstream({ delayMs: 100 });
+  t.teardown(() => fake.close());
+  const rpcs = Array.from({ length: 12 }, (_, i) => `${fake.url}/u${i}`);
+  const gw = await startGateway({ chains: { 1: { rpcs } } });
+  t.teardown(() => gw.close());
+  await gw.rpc.startHeadTracking().runOnce();
+  const chain = gw.rpc.registry.chains.get('1')!;
+  pollHeadsNow(chain, chain.upstreams);
+  await sleep(300);
+  t.true(fake.calls >= 24, 'the polls were made');
+  t.deepEqual(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')), []);
 });
