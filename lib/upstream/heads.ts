@@ -258,6 +258,21 @@ function notify(chain: Chain): void {
   if (set) for (const fn of [...set]) fn();
 }
 
+/** Chains whose pipeline closed: no head will come any more (endHeadWaits). */
+const ended = new WeakSet<Chain>();
+
+/**
+ * The chain's pipeline closed (rpcPipeline's close()): the tracker and probes are stopped, so no
+ * head will come. Wakes the waits for heads (onHeads), which end at once (headsEnded).
+ */
+export function endHeadWaits(chain: Chain): void {
+  ended.add(chain);
+  notify(chain);
+}
+
+/** Whether the chain's pipeline closed: a wait for its heads would wait for nothing. */
+export const headsEnded = (chain: Chain): boolean => ended.has(chain);
+
 /** Calls fn each time the chain's heads were refreshed; returns the unsubscribe function. */
 export function onHeads(chain: Chain, fn: () => void): () => void {
   let set = listeners.get(chain);

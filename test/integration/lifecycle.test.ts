@@ -13,7 +13,7 @@ import { rpcPipeline } from '../../middleware/index.js';
 import { UpstreamCallError } from '../../lib/upstream/transport.js';
 import { createWsTransport } from '../../lib/upstream/ws-transport.js';
 import { pollHeadsNow } from '../../lib/upstream/heads.js';
-import { startFakeUpstream, startFakeWsUpstream } from '../support/fake-upstream.js';
+import { defaultAnswer, startFakeUpstream, startFakeWsUpstream, type AnswerFn } from '../support/fake-upstream.js';
 import { makeConfig, rpc as call, startGateway } from '../support/gateway.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -117,4 +117,32 @@ test('head polls of more than 10 upstreams at once (the tracker, on-demand polls
   await sleep(300);
   t.true(fake.calls >= 24, 'the polls were made');
   t.deepEqual(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')), []);
+});
+
+test('rpc.close() ends the requests waiting for heads at once: -32015, not after heads.waitMs', async (t) => {
+  // Nodes at block 0x100 that lack anything above it.
+  const node: AnswerFn = (c) => {
+    if (c.method === 'eth_blockNumber') return { result: '0x100' };
+    if (c.method === 'eth_getBalance') return { error: { code: -32000, message: 'header not found' } };
+    return defaultAnswer(c);
+  };
+  const fakes = await Promise.all([startFakeUpstream({ answer: node }), startFakeUpstream({ answer: node })]);
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
+  const gw = await startGateway({
+    heads: { waitMs: 60_000 },
+    timeouts: { requestMs: 60_000 },
+    chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } },
+  });
+  t.teardown(() => gw.close());
+  await gw.rpc.startHeadTracking().runOnce();
+  const asked = () => fakes.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').length, 0);
+  const reply = gw.post('/rpc/1', call('eth_getBalance', [`0x${'11'.repeat(20)}`, '0x200'], 7));
+  while (asked() < 2) await sleep(10); // both answered "header not found": the request waits for heads
+  await sleep(50);
+  await gw.rpc.close();
+  const end = await Promise.race([reply, sleep(5_000).then(() => 'still waiting' as const)]);
+  if (end === 'still waiting') return t.fail('the request still waits for heads after close()');
+  t.is(end.status, 503);
+  t.is(end.body.id, 7);
+  t.is(end.body.error.code, -32015, end.text);
 });
