@@ -5,7 +5,7 @@
  * Label values are bounded: `method` is a known Ethereum method name or `other` (a client could
  * otherwise create one series per random string), `upstream` is the redacted URL.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { supportedMethods } from './collection.js';
 import { chainHead } from './upstream/heads.js';
 import { isUp } from './upstream/health.js';
@@ -30,9 +30,26 @@ export interface Metrics {
   readonly disagreements: Counter<'chain' | 'upstream'>;
 }
 
+/**
+ * The process metrics (CPU, memory, event loop, GC): collected once per process, in a registry of
+ * their own, and registered in each pipeline's registry that shows them. prom-client's collector
+ * never stops (a GC observer, an event-loop histogram) and holds its registry: given a pipeline's
+ * own, it kept every closed pipeline (its upstreams, metrics, agents) for the life of the process.
+ */
+let processRegistry: Registry | undefined;
+
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'omnigate_' });
+  }
+  return processRegistry;
+}
+
 export function createMetrics(upstreams: Upstreams, options: { processMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'omnigate_' });
+  // (getMetricsAsArray is typed as the metrics' descriptions: they are the metrics themselves)
+  if (options.processMetrics) for (const metric of processMetrics().getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
   const requests = new Counter({
     name: 'omnigate_requests_total',
     help: 'JSON-RPC requests answered, by chain, method and outcome (ok, or the error code such as OMNI_ERR_NO_QUORUM).',

@@ -19,12 +19,12 @@ import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/compose.js';
 import { findContext } from '../lib/context.js';
 import { createMetrics, methodLabel, type Metrics } from '../lib/metrics.js';
-import { ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
+import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
 import { exposedHeaders } from '../lib/headers.js';
 import type { ReadinessCheck } from '../lib/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { matchRpcRoute } from '../lib/route.js';
-import { headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
+import { endHeadWaits, headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
 import { startProber, type Prober } from '../lib/upstream/probe.js';
 import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { openDisputeFile } from '../lib/verify/dispute-log.js';
@@ -81,8 +81,9 @@ export type RpcPipeline = Middleware & {
   startHeadTracking(): HeadTracker;
   /**
    * Stops the probes and closes every upstream pool and socket. From then on an RPC request is
-   * answered -32015 (HTTP 503, `Connection: close`), not sent upstream. Close the HTTP server
-   * first so that requests in flight finish. Safe to call twice.
+   * answered -32015 (HTTP 503, `Connection: close`), not sent upstream; so is one in flight whose
+   * calls it cut, or that waited for heads (no head comes any more). Close the HTTP server first
+   * so that requests in flight finish. Safe to call twice.
    */
   close(): Promise<void>;
 };
@@ -128,9 +129,10 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const services = serviceRoutes({ registry, metrics, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
-    // A request in flight when close() ran loses its upstream sockets: say why.
+    // A request in flight when close() ran loses its upstream sockets, or its wait for heads
+    // (no head comes any more): say why.
     const fail = (err?: unknown) =>
-      err ? onError(closing && err instanceof UpstreamsFailedError ? shuttingDown(err) : err, req, res, next) : next();
+      err ? onError(closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err, req, res, next) : next();
     if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
     // CORS: emitHeaders and the error handler write the headers of answers; a preflight is here.
     if (req.method === 'OPTIONS') {
@@ -176,6 +178,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       closing ??= (async () => {
         prober?.stop();
         tracker?.stop();
+        // The requests waiting for heads (a read above them) end now, not after heads.waitMs.
+        for (const chain of registry.chains.values()) endHeadWaits(chain);
         await registry.close();
         await disputeFile?.flush(); // the disputes of the last requests are in the file
       })();

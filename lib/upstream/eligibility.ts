@@ -13,7 +13,7 @@ import { BlockNotAvailableError } from '../errors.js';
 import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { scanText } from '../verify/answers.js';
-import { believedHead, chainHead, chainHeadSettings, inRotation, onHeads } from './heads.js';
+import { believedHead, chainHead, chainHeadSettings, headsEnded, inRotation, onHeads } from './heads.js';
 import type { Chain, Upstream } from './registry.js';
 
 /** What block a call needs an upstream to have. */
@@ -340,7 +340,7 @@ export function waitForEligible(
 ): Promise<boolean> {
   const check = () => eligibleProviders(chain, calls, options.among) >= required;
   if (check()) return Promise.resolve(true);
-  if (options.signal?.aborted) return Promise.resolve(false);
+  if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);
@@ -351,6 +351,7 @@ export function waitForEligible(
     const onAbort = () => done(false);
     const unsubscribe = onHeads(chain, () => {
       if (check()) done(true);
+      else if (headsEnded(chain)) done(false); // the pipeline closed: no head will come
     });
     const timer = setTimeout(() => done(check()), options.waitMs ?? chainHeadSettings(chain).waitMs);
     // The request's own deadline keeps the process up while it waits; a wait whose loop already
@@ -399,7 +400,7 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
 export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
   const before = upstreams.map((u) => u.health.head);
   const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
-  if (options.signal?.aborted) return Promise.resolve(false);
+  if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);
@@ -410,6 +411,7 @@ export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[],
     const onAbort = () => done(false);
     const unsubscribe = onHeads(chain, () => {
       if (rose()) done(true);
+      else if (headsEnded(chain)) done(false); // the pipeline closed: no head will come
     });
     const timer = setTimeout(() => done(rose()), options.waitMs ?? chainHeadSettings(chain).waitMs);
     // As in waitForEligible: a wait whose loop already ended must not hold the process.

@@ -30,6 +30,7 @@ import { silentLogger } from '../log.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { defaultProbeConcurrency, mapLimited } from './probe.js';
 import type { Chain, Registry, Upstream } from './registry.js';
+import { Cancellation, type CancelSignal } from './transport.js';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -257,6 +258,21 @@ function notify(chain: Chain): void {
   if (set) for (const fn of [...set]) fn();
 }
 
+/** Chains whose pipeline closed: no head will come any more (endHeadWaits). */
+const ended = new WeakSet<Chain>();
+
+/**
+ * The chain's pipeline closed (rpcPipeline's close()): the tracker and probes are stopped, so no
+ * head will come. Wakes the waits for heads (onHeads), which end at once (headsEnded).
+ */
+export function endHeadWaits(chain: Chain): void {
+  ended.add(chain);
+  notify(chain);
+}
+
+/** Whether the chain's pipeline closed: a wait for its heads would wait for nothing. */
+export const headsEnded = (chain: Chain): boolean => ended.has(chain);
+
 /** Calls fn each time the chain's heads were refreshed; returns the unsubscribe function. */
 export function onHeads(chain: Chain, fn: () => void): () => void {
   let set = listeners.get(chain);
@@ -330,7 +346,7 @@ interface Answer {
   error?: { code?: number; message?: string };
 }
 
-async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: number, signal: CancelSignal): Promise<Answer> {
   const body = { jsonrpc: '2.0', id: 1, method, params };
   const payload: RpcPayload = { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify(body)) };
   const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024 });
@@ -345,7 +361,7 @@ async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: nu
 const hexQuantity = /^0x[0-9a-f]{1,16}$/i;
 
 /** Asks one upstream for its heads; failures leave them as they are (the probe judges health). */
-async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: AbortSignal, logger: Logger): Promise<void> {
+async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<void> {
   const s = stateOf(u);
   try {
     const latest = await ask(u, 'eth_blockNumber', [], timeoutMs, signal);
@@ -377,7 +393,12 @@ export function headsPolled(chain: Chain): boolean {
 /** At most one on-demand head poll (pollHeadsNow) per upstream in this many ms. */
 export const pollNowGapMs = 250;
 const onDemand = new WeakMap<Upstream, { inFlight: boolean; at: number }>();
-const neverAborted = new AbortController().signal;
+/**
+ * The signal of on-demand polls: never fired, so it keeps no listener. (One AbortSignal shared by
+ * every poll took a listener per poll in flight: 11 upstreams polled at once, and Node warned
+ * MaxListenersExceededWarning, "Possible EventTarget memory leak detected".)
+ */
+const neverAborted: CancelSignal = { aborted: false, addEventListener() {}, removeEventListener() {} };
 
 /**
  * Asks these upstreams for their latest head now, without waiting for the tracker's next round
@@ -415,7 +436,9 @@ export function startHeadTracker(
   options: { settings?: (chain: Chain) => HeadSettings; timeoutMs: number; logger?: Logger; concurrency?: number },
 ): HeadTracker {
   const logger = options.logger ?? silentLogger;
-  const abort = new AbortController();
+  // Every poll listens to it while in flight (one per upstream): a Cancellation, not an AbortSignal,
+  // which warns MaxListenersExceededWarning from 11 listeners (11 upstreams polled at once).
+  const abort = new Cancellation();
   const timers = new Set<NodeJS.Timeout>();
   const rounds = new Map<Chain, number>();
   for (const chain of registry.chains.values()) {
@@ -426,12 +449,12 @@ export function startHeadTracker(
     const n = rounds.get(chain) ?? 0;
     rounds.set(chain, n + 1);
     const live = chain.upstreams.filter(inRotation);
-    await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort.signal, logger));
-    if (!abort.signal.aborted) refreshChain(chain);
+    await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort, logger));
+    if (!abort.aborted) refreshChain(chain);
   };
   const loop = (chain: Chain) => {
     round(chain).finally(() => {
-      if (abort.signal.aborted) return;
+      if (abort.aborted) return;
       const timer = setTimeout(() => {
         timers.delete(timer);
         loop(chain);

@@ -82,6 +82,8 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 export function createWsTransport(rawUrl: string, options: WsTransportOptions): Transport {
   let socket: WebSocket | undefined;
   let opening: Promise<WebSocket> | undefined;
+  /** The connection being opened (its handshake not yet answered): close() ends it at once. */
+  let handshaking: WebSocket | undefined;
   let failures = 0;
   let retryAt = 0;
   let closed = false;
@@ -182,11 +184,13 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
         perMessageDeflate: false,
         ...(options.via ? { headers: { Via: options.via } } : {}),
       });
+      handshaking = ws;
       // Whether a pong or a message came since the last ping; whether the heartbeat dropped it.
       let alive = true;
       let dropped = false;
       let heartbeat: NodeJS.Timeout | undefined;
       ws.on('open', () => {
+        if (handshaking === ws) handshaking = undefined;
         failures = 0;
         socket = ws;
         opening = undefined;
@@ -217,6 +221,7 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
       ws.on('error', (err: Error & { code?: string }) => {
         if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') tooLarge = true;
         if (socket !== ws) {
+          if (handshaking === ws) handshaking = undefined;
           failures += 1;
           retryAt = Date.now() + Math.min(250 * 2 ** (failures - 1), 30_000);
           opening = undefined;
@@ -286,6 +291,10 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
   async function close(): Promise<void> {
     closed = true;
     failAll(new UpstreamCallError('closed', 'transport closed'));
+    // A handshake in progress is abandoned: waiting for it held close() for up to the handshake
+    // timeout (an upstream that accepts TCP and never answers), and a call waiting for it was
+    // written once it opened, after close().
+    handshaking?.terminate();
     const ws = socket ?? (await opening?.catch(() => undefined));
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
     await new Promise<void>((resolve) => {
