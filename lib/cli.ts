@@ -157,12 +157,16 @@ function databaseSecrets(raw: string): string[] {
 
 /**
  * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
- * 0 (1 if they did not finish in time or closing failed).
+ * 0 (1 if they did not finish in time or closing failed). A second signal while shutting down
+ * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it.
  */
 function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): void {
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal while shutting down: exiting now');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {

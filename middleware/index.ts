@@ -162,6 +162,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     registry,
     metrics,
     startHealthChecks() {
+      if (closing) throw new Error('rpcPipeline: startHealthChecks() after close(): the upstream pools are closed');
       prober ??= startProber(registry, {
         intervalSeconds: config.refreshInterval,
         timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
@@ -171,6 +172,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       return prober;
     },
     startHeadTracking() {
+      if (closing) throw new Error('rpcPipeline: startHeadTracking() after close(): the upstream pools are closed');
       tracker ??= startHeadTracker(registry, { timeoutMs: Math.min(5_000, config.timeouts.upstreamMs), logger, concurrency: config.limits.probeConcurrency });
       return tracker;
     },

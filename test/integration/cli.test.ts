@@ -122,6 +122,25 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   t.is(await r.exited, 0);
 });
 
+test('should exit 1 at once on a second signal while in-flight requests are still finishing', async (t) => {
+  const slow = await startFakeUpstream({ delayMs: 30_000 });
+  t.teardown(() => slow.close());
+  const file = await configFile(t, `timeouts:\n  hedgeMs: 0\nserver:\n  shutdownMs: 60000\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
+  const r = run(['serve', '--config', file, '--port', '0', '--no-indexer']);
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  void send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'slow'))).catch(() => {});
+  const arrived = () => slow.requests.some((q) => (q.body as { id?: unknown } | undefined)?.id === 'slow');
+  for (let i = 0; i < 250 && !arrived(); i++) await new Promise((res) => setTimeout(res, 20));
+  t.true(arrived(), 'the request reached the upstream');
+  r.child.kill('SIGINT');
+  await new Promise((res) => setTimeout(res, 300));
+  t.is(r.child.exitCode, null, 'the first signal waits for the request in flight');
+  r.child.kill('SIGINT');
+  t.is(await r.exited, 1);
+  t.true(logLines(r).some((l) => l.msg === 'second signal while shutting down: exiting now'));
+});
+
 test('should turn V8 allocation-site pretenuring off when serving, unless node was started with the flag', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());

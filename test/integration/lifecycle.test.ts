@@ -146,3 +146,10 @@ test('rpc.close() ends the requests waiting for heads at once: -32015, not after
   t.is(end.body.id, 7);
   t.is(end.body.error.code, -32015, end.text);
 });
+
+test('starting the probes or the head tracker after close() is refused, saying why', async (t) => {
+  const rpc = rpcPipeline(config());
+  await rpc.close();
+  t.throws(() => rpc.startHealthChecks(), { message: /startHealthChecks\(\) after close\(\)/ });
+  t.throws(() => rpc.startHeadTracking(), { message: /startHeadTracking\(\) after close\(\)/ });
+});
