@@ -238,6 +238,9 @@ test('waitForEligible should resolve as soon as a head refresh brings enough ups
   recordHead(chain.upstreams[0]!, 'latest', 0x69n, 'poll');
   refreshChain(chain);
   t.true(await waiting);
+  // The wait's timer is unref'd (a wait must not hold the process): this one holds it meanwhile.
+  const hold = setTimeout(() => {}, 10_000);
+  t.teardown(() => clearTimeout(hold));
   t.false(await waitForEligible(chain, [call('eth_getBlockByNumber', '0x7f', false)], 1, { waitMs: 0 }));
   const aborted = new AbortController();
   const pending = waitForEligible(chain, [call('eth_getBlockByNumber', '0x7f', false)], 1, { signal: aborted.signal });
