@@ -109,10 +109,21 @@ function isNotification(value: unknown): value is Record<string, unknown> {
 export function goAliasOf(obj: Record<string, unknown>, names: readonly string[]): string | undefined {
   for (const key of Object.keys(obj)) {
     if (names.includes(key)) continue;
-    const folded = key.replace(/\u212a/g, 'k').replace(/\u017f/g, 's').toLowerCase();
+    const folded = foldKey(key);
     if (names.some((n) => n.toLowerCase() === folded)) return key;
   }
   return undefined;
+}
+
+/**
+ * A JSON key as case-insensitive parsers match it: Go's encoding/json (Unicode simple folding:
+ * `ſ` U+017F is `s`, the Kelvin sign U+212A is `k`) and .NET's ordinal ignore-case. Upper then
+ * lower case covers both (and folds a little more, which only makes odd keys match).
+ */
+export function foldKey(key: string): string {
+  const lower = key.toLowerCase();
+  for (let i = 0; i < lower.length; i++) if (lower.charCodeAt(i) > 0x7f) return key.toUpperCase().toLowerCase();
+  return lower;
 }
 
 const envelopeKeys = ['jsonrpc', 'id', 'method', 'params'] as const;

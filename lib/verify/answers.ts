@@ -23,6 +23,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
+import { foldKey } from '../jsonrpc/parse.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
 import { errorKind } from './trouble.js';
@@ -214,16 +215,6 @@ export function scanText(text: string): { members: number; inexact: number[] } {
 /** Two keys of one object that fold alike (set by countMembers; the first pair found). */
 let foldClash: [string, string] | undefined;
 
-/**
- * A key as case-insensitive parsers match it: Go's encoding/json (Unicode simple folding: `ſ`
- * is `s`, the Kelvin sign `K` is `k`), .NET's ordinal ignore-case. Upper then lower case covers
- * both (and folds a little more, which only makes odd keys clash).
- */
-function fold(key: string): string {
-  const lower = key.toLowerCase();
-  for (let i = 0; i < lower.length; i++) if (lower.charCodeAt(i) > 0x7f) return key.toUpperCase().toLowerCase();
-  return lower;
-}
 
 /**
  * Each key seen → a number for its folded form (keys that fold alike share it). An answer's
@@ -248,7 +239,7 @@ function forgetKeys(): void {
 function foldNumberOf(key: string): number {
   let n = foldNumber.get(key);
   if (n === undefined) {
-    const f = fold(key);
+    const f = foldKey(key);
     n = foldNumberOfFolded.get(f);
     if (n === undefined) {
       n = foldNumberOfFolded.size;
