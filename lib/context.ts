@@ -47,6 +47,11 @@ export interface RpcContext {
   /** classify */
   confirmable?: boolean;
   required?: number;
+  /**
+   * The calls need a block above every upstream's head: relayed unconfirmed (N=1), and an
+   * unknown-block error is the node's answer, not its trouble.
+   */
+  beyondHeads?: boolean;
   /** select */
   candidates?: Upstream[];
   /** fetch: how to call an upstream, and the deadline (the agreement loop's call policy) */

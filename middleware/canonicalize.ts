@@ -11,18 +11,23 @@ import { getContext, need, type Assessed } from '../lib/context.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';
+import { missingBlockErrors } from '../lib/upstream/eligibility.js';
 import { observe } from '../lib/upstream/heads.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport.js';
 import { assessBody } from '../lib/verify/answers.js';
 import type { IgnoredFields } from '../lib/verify/canonical.js';
 
+const lacksBlock = (message: string) => missingBlockErrors.some((re) => re.test(message));
+
 export function canonicalize(): Middleware {
   return function canonicalize(req, _res, next) {
     const ctx = getContext(req);
     need(ctx, 'fetch', 'canonicalize');
     const payload = need(ctx, 'payload', 'canonicalize');
-    ctx.assess = (o) => assessOutcome(o, payload, ctx.chain?.ignoredFields);
+    // Above every head (classify), "header not found" is what every node honestly says: an answer.
+    const asAnswer = ctx.beyondHeads ? lacksBlock : undefined;
+    ctx.assess = (o) => assessOutcome(o, payload, ctx.chain?.ignoredFields, asAnswer);
     next();
   };
 }
@@ -33,14 +38,14 @@ export function canonicalize(): Middleware {
  * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
  * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
  */
-export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields): Assessed {
+export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields, asAnswer?: (message: string) => boolean): Assessed {
   const { upstream } = o;
   if (!o.ok) {
     // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
     return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
   }
-  const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub);
+  const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
   if (!a.ok) {
     const reason = upstream.secrets.scrub(a.reason);
     return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };

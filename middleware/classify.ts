@@ -5,12 +5,18 @@
  * `safe`/`finalized`: once the chain's heads are tracked, they are resolved to the chain's robust
  * safe/finalized head (lib/upstream/eligibility.ts resolveTags) and the request, now pinned to
  * that number, is confirmable; the upstreams are asked for the number (ctx.payload is replaced).
- * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.confirmable, ctx.required (ctx.payload when a tag is resolved)
+ * A block above every upstream's head (lib/upstream/eligibility.ts aboveEveryHead, judged again
+ * after asking every upstream for its head now): no provider has it, so nothing about it can be
+ * vouched for. The request is relayed unconfirmed to one upstream (N=1, X-Confirmable: false),
+ * and the node's own answer, an unknown-block error included, is the answer (ctx.beyondHeads):
+ * the client gets what a node says at once, and no upstream is charged for the client's question.
+ * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.confirmable, ctx.required, ctx.beyondHeads (ctx.payload when a tag is resolved)
  */
 import type { Middleware } from '../lib/compose.js';
 import { getContext, need } from '../lib/context.js';
 import { classifyCalls } from '../lib/jsonrpc/methods.js';
-import { resolveTags } from '../lib/upstream/eligibility.js';
+import { aboveEveryHead, resolveTags } from '../lib/upstream/eligibility.js';
+import { pollHeadsNow } from '../lib/upstream/heads.js';
 
 export function classify(): Middleware {
   return function classify(req, _res, next) {
@@ -29,6 +35,17 @@ export function classify(): Middleware {
     ctx.confirmable = verdict.confirmable;
     ctx.required = verdict.confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
     if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable: verdict.confirmable, required: ctx.required, why: verdict.reason }, 'classified');
-    next();
+    const calls = need(ctx, 'payload', 'classify').calls;
+    if (!verdict.confirmable || !aboveEveryHead(chain, calls)) return next();
+    // The heads polled every heads.intervalMs may be seconds old: ask every upstream now.
+    void pollHeadsNow(chain, chain.upstreams).then(() => {
+      if (aboveEveryHead(chain, calls)) {
+        ctx.confirmable = false;
+        ctx.required = 1;
+        ctx.beyondHeads = true;
+        ctx.log.debug({}, 'the block is above every upstream\'s head: relayed unconfirmed');
+      }
+      next();
+    });
   };
 }

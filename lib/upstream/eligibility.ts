@@ -13,7 +13,7 @@ import { BlockNotAvailableError } from '../errors.js';
 import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { scanText } from '../verify/answers.js';
-import { believedHead, chainHead, chainHeadSettings, headsEnded, inRotation, onHeads } from './heads.js';
+import { believedHead, chainHead, chainHeadSettings, headsEnded, headsPolled, inRotation, onHeads } from './heads.js';
 import type { Chain, Upstream } from './registry.js';
 
 /** What block a call needs an upstream to have. */
@@ -205,6 +205,51 @@ export function eligible(chain: Chain, u: Upstream, calls: readonly RpcCall[]): 
   return !chain.upstreams.some((o) => o.health.head !== undefined);
 }
 
+/**
+ * The best credible head: the highest head of an upstream in rotation that is not suspect (not
+ * the median: an absence is vouched for only by providers that could have seen the newest block
+ * any credible provider has). Undefined before any head.
+ */
+export function bestCredibleHead(chain: Chain): bigint | undefined {
+  let best: bigint | undefined;
+  for (const u of chain.upstreams) {
+    const h = u.health.head;
+    if (h === undefined || u.health.suspect || !inRotation(u)) continue;
+    if (best === undefined || h > best) best = h;
+  }
+  return best;
+}
+
+/**
+ * Whether an upstream's "not found" (a null, an empty list, an unknown-block error) may count as
+ * a vote: its head is at the chain's best credible head, so it could have seen what the newest
+ * block holds. True while the chain's heads are not polled (nothing is known to be newer).
+ */
+export function atBestHead(chain: Chain, u: Upstream): boolean {
+  if (!headsPolled(chain)) return true;
+  const best = bestCredibleHead(chain);
+  if (best === undefined) return true;
+  const head = believedHead(u);
+  return head !== undefined && head >= best;
+}
+
+/**
+ * Whether the calls need a block above every upstream's known head (believed: a suspect's is
+ * capped at the chain's head): no provider can vouch for anything about it. False while the
+ * chain's heads are not polled, and for calls that need no known number.
+ */
+export function aboveEveryHead(chain: Chain, calls: readonly RpcCall[]): boolean {
+  if (!headsPolled(chain)) return false;
+  const top = highestBlock(chain, calls);
+  if (top === undefined) return false;
+  for (const u of chain.upstreams) {
+    if (!inRotation(u)) continue;
+    const head = believedHead(u);
+    if (head !== undefined && head >= top) return false;
+  }
+  return true;
+}
+
 /** The highest block number the calls need (undefined when none needs a known number). */
 export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | undefined {
   let top: bigint | undefined;
@@ -338,8 +383,17 @@ export function waitForEligible(
   required: number,
   options: { waitMs?: number; signal?: AbortSignal; among?: readonly Upstream[] } = {},
 ): Promise<boolean> {
-  const check = () => eligibleProviders(chain, calls, options.among) >= required;
-  if (check()) return Promise.resolve(true);
+  return waitUntil(chain, () => eligibleProviders(chain, calls, options.among) >= required, options);
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until `check()` holds, judged now
+ * and on each head refresh of the chain (onHeads; no polling). Resolves true when it holds, false
+ * at the end of the wait, on abort (`signal`: the question ended first), or when the chain's
+ * pipeline closed (no head will come). `atOnce: false`: not judged before the first refresh.
+ */
+export function waitUntil(chain: Chain, check: () => boolean, options: { waitMs?: number; signal?: AbortSignal; atOnce?: boolean } = {}): Promise<boolean> {
+  if (options.atOnce !== false && check()) return Promise.resolve(true);
   if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
@@ -351,7 +405,7 @@ export function waitForEligible(
     const onAbort = () => done(false);
     const unsubscribe = onHeads(chain, () => {
       if (check()) done(true);
-      else if (headsEnded(chain)) done(false); // the pipeline closed: no head will come
+      else if (headsEnded(chain)) done(false);
     });
     const timer = setTimeout(() => done(check()), options.waitMs ?? chainHeadSettings(chain).waitMs);
     // The request's own deadline keeps the process up while it waits; a wait whose loop already
@@ -400,25 +454,7 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
 export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
   const before = upstreams.map((u) => u.health.head);
   const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
-  if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      unsubscribe();
-      options.signal?.removeEventListener('abort', onAbort);
-      resolve(ok);
-    };
-    const onAbort = () => done(false);
-    const unsubscribe = onHeads(chain, () => {
-      if (rose()) done(true);
-      else if (headsEnded(chain)) done(false); // the pipeline closed: no head will come
-    });
-    const timer = setTimeout(() => done(rose()), options.waitMs ?? chainHeadSettings(chain).waitMs);
-    // As in waitForEligible: a wait whose loop already ended must not hold the process.
-    timer.unref();
-    // The question ended first (deadline, client gone): stop listening to head refreshes now.
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return waitUntil(chain, rose, { ...options, atOnce: false });
 }
 
 /**
@@ -449,6 +485,41 @@ export function hashNotAvailable(
         eligible: providers,
         had: had.map((u) => u.label),
         lacked: lacked.map((u) => u.label),
+      },
+    },
+  );
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that every upstream answered
+ * as missing, where fewer than `required` providers at the best credible head said so: the others
+ * are behind it and could not have seen what its newest blocks hold, so "not found" cannot be
+ * vouched for. Names the hash, the best head, and who answered from where (URLs redacted).
+ */
+export function absenceNotVouched(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  atBest: readonly Upstream[],
+  behind: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(atBest.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  const best = bestCredibleHead(chain);
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} was not found, but only ${providers} of the ${required} upstream${required === 1 ? '' : 's'} needed ${providers === 1 ? 'is' : 'are'} at the best head${best === undefined ? '' : ` (block ${best})`}; ${behind.length} behind it could not have seen it yet: retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        bestHead: hex(best),
+        atBestHead: atBest.map((u) => u.label),
+        behind: behind.map((u) => ({ upstream: u.label, latest: hex(believedHead(u)) })),
       },
     },
   );

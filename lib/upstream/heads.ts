@@ -392,7 +392,7 @@ export function headsPolled(chain: Chain): boolean {
 
 /** At most one on-demand head poll (pollHeadsNow) per upstream in this many ms. */
 export const pollNowGapMs = 250;
-const onDemand = new WeakMap<Upstream, { inFlight: boolean; at: number }>();
+const onDemand = new WeakMap<Upstream, { polling: Promise<void> | undefined; at: number }>();
 /**
  * The signal of on-demand polls: never fired, so it keeps no listener. (One AbortSignal shared by
  * every poll took a listener per poll in flight: 11 upstreams polled at once, and Node warned
@@ -406,24 +406,33 @@ const neverAborted: CancelSignal = { aborted: false, addEventListener() {}, remo
  * `heads.intervalMs` may be seconds old). At most one poll per upstream in flight and per
  * `pollNowGapMs`; refreshes the chain (waking the waiters, onHeads) when the polls end. Only on a
  * chain whose heads are polled already (a poll here must not turn eligibility on by itself).
+ * Resolves when the polls it started, and those already in flight that it joined, have ended
+ * (an upstream polled less than pollNowGapMs ago counts as fresh); it never rejects.
  */
-export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): void {
-  if (!headsPolled(chain)) return;
+export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): Promise<void> {
+  if (!headsPolled(chain)) return Promise.resolve();
   const now = performance.now();
-  const due = upstreams.filter((u) => {
+  const waits: Promise<void>[] = [];
+  const due: Upstream[] = [];
+  for (const u of upstreams) {
+    if (!inRotation(u)) continue;
     const last = onDemand.get(u);
-    return inRotation(u) && (last === undefined || (!last.inFlight && now - last.at >= pollNowGapMs));
-  });
-  if (due.length === 0) return;
-  for (const u of due) {
-    chainOf.set(u, chain);
-    onDemand.set(u, { inFlight: true, at: now });
+    // Joined: its round refreshes the chain after its own polls; this one's after all of them.
+    if (last?.polling) waits.push(last.polling.then(() => refreshChain(chain)));
+    else if (last === undefined || now - last.at >= pollNowGapMs) due.push(u);
   }
-  void Promise.all(
-    due.map((u) =>
-      pollUpstream(u, false, timeoutMs, neverAborted, silentLogger).finally(() => onDemand.set(u, { inFlight: false, at: performance.now() })),
-    ),
-  ).then(() => refreshChain(chain));
+  if (due.length > 0) {
+    const round = Promise.all(
+      due.map((u) => {
+        chainOf.set(u, chain);
+        const polling = pollUpstream(u, false, timeoutMs, neverAborted, silentLogger).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
+        onDemand.set(u, { polling, at: now });
+        return polling;
+      }),
+    ).then(() => refreshChain(chain));
+    waits.push(round);
+  }
+  return waits.length === 0 ? Promise.resolve() : Promise.all(waits).then(() => undefined);
 }
 
 /**

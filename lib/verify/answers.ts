@@ -47,18 +47,26 @@ class Refusal {
 /**
  * `ignored`: the chain's ignored fields (canonical.ts). `scrub` hides provider keys in what a
  * reason quotes of the body; it runs before any cut, so that a key cut in two cannot leave its
- * first half behind.
+ * first half behind. `asAnswer`: an error the trouble table counts as provider trouble is the
+ * node's answer after all when its message passes (a block above every head: "header not found"
+ * is what every node honestly says).
  */
-export function assessBody(body: Buffer | string, payload: RpcPayload, ignored?: IgnoredFields, scrub: (text: string) => string = (text) => text): Assessment {
+export function assessBody(
+  body: Buffer | string,
+  payload: RpcPayload,
+  ignored?: IgnoredFields,
+  scrub: (text: string) => string = (text) => text,
+  asAnswer?: (message: string) => boolean,
+): Assessment {
   try {
-    return assess(body, payload, ignored, scrub);
+    return assess(body, payload, ignored, scrub, asAnswer);
   } catch (err) {
     // RangeError from a pathologically nested answer: not a vote, and never a crash.
     return { ok: false, reason: `unusable answer: ${(err as Error).message}` };
   }
 }
 
-function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFields | undefined, scrub: (text: string) => string): Assessment {
+function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFields | undefined, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Assessment {
   // The bytes are forwarded as they are: what they say must not depend on the client's decoder.
   if (typeof body !== 'string' && !isUtf8(body)) return { ok: false, reason: `not UTF-8: ${preview(body, scrub)}` };
   const read = readJson(typeof body === 'string' ? body : body.toString('utf8'));
@@ -69,7 +77,7 @@ function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFiel
     found.length > 0 ? { ok: true, canonical, hash: sha256Hex(canonical), ignored: found } : { ok: true, canonical, hash: sha256Hex(canonical) };
   if (!payload.batch) {
     const call = payload.calls[0]!;
-    const answer = answerOf(value, call, scrub);
+    const answer = answerOf(value, call, scrub, asAnswer);
     if (typeof answer === 'string') return { ok: false, reason: answer };
     if (answer instanceof Refusal) return { ok: false, reason: answer.reason, refused: { hash: sha256Hex(canonicalForm(call.method, answer.answer)) } };
     return vote(canonicalForm(call.method, answer, { ignored, found }));
@@ -93,7 +101,7 @@ function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFiel
   for (const [i, call] of payload.calls.entries()) {
     const member = byId.get(idKey(call.id));
     if (member === undefined) return { ok: false, reason: `no answer for batch id ${JSON.stringify(call.id)}` };
-    const answer = answerOf(member, call, scrub);
+    const answer = answerOf(member, call, scrub, asAnswer);
     if (typeof answer === 'string') return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer}` };
     // A refused member is not the provider's failure either; the batch is not relayed as a refusal.
     if (answer instanceof Refusal) return { ok: false, reason: `batch id ${JSON.stringify(call.id)}: ${answer.reason}`, refused: {} };
@@ -331,7 +339,7 @@ function idKey(id: unknown): string {
 }
 
 /** The answer in a response object, or a string saying what is wrong with it. */
-function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string): Answer | Refusal | string {
+function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Answer | Refusal | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON-RPC response object';
   const obj = value as Record<string, unknown>;
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
@@ -347,7 +355,7 @@ function answerOf(value: unknown, call: RpcCall, scrub: (text: string) => string
     if (verdict?.kind === 'refusal') {
       return new Refusal(`${verdict.label}: ${error.code}: ${scrub(message).slice(0, 200)}`, { error: { code: error.code, data: error.data, message: error.message } });
     }
-    if (verdict?.kind === 'trouble') return `${verdict.label} ${error.code}: ${scrub(message).slice(0, 200)}`;
+    if (verdict?.kind === 'trouble' && !asAnswer?.(message)) return `${verdict.label} ${error.code}: ${scrub(message).slice(0, 200)}`;
     return { error: { code: error.code, data: error.data, message: error.message } };
   }
   if (!('result' in obj)) return 'neither result nor error';

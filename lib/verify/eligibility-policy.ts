@@ -39,7 +39,9 @@
 import type { RpcContext } from '../context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import {
+  absenceNotVouched,
   answerBodyAsMissing,
+  atBestHead,
   blockNotAvailable,
   eligible,
   eligibleProviders,
@@ -50,12 +52,13 @@ import {
   missingBlockErrors,
   waitForEligible,
   waitForHeadsToRise,
+  waitUntil,
   type BlockNeed,
 } from '../upstream/eligibility.js';
 import { pinAtOf } from '../jsonrpc/methods.js';
 import { believedHead, headsPolled, pollHeadsNow } from '../upstream/heads.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import type { AgreementPolicy, Failed, Good } from './agreement.js';
+import type { AgreementPolicy, Bad, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';
 
 export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | undefined {
@@ -63,8 +66,7 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
   if (!ctx.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
   if (!payload.batch) {
-    // At N=1 the first answer decides: who may vote changes nothing.
-    if (hashPinned(chain, calls[0]!)) return (ctx.required ?? 1) > 1 ? hashPolicy(chain, calls[0]!) : undefined;
+      if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
   }
   if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
   const required = ctx.required ?? 1;
@@ -79,7 +81,7 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
     lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
     waitForEligible: (_state, waiting, ended) => {
       // Heads polled every heads.intervalMs may be seconds old: ask the waiting ones now.
-      pollHeadsNow(chain, waiting);
+      void pollHeadsNow(chain, waiting);
       return waitForEligible(chain, calls, required, { signal: ended }).then((ok) => {
         if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
       });
@@ -88,29 +90,42 @@ export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | u
 }
 
 /**
- * A single call pinned to a hash: answers that look missing count until one upstream answers
- * with the data; from then on they do not (and those counted are taken back).
+ * A single call pinned to a hash: an answer that looks missing is a vote only from an upstream at
+ * the chain's best credible head (atBestHead; any upstream while heads are not polled), and only
+ * until one upstream answers with the data; from then on none is (and those counted are taken
+ * back).
  */
 function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
   let holder: Upstream | undefined;
   const missing = missingOf(call);
+  const unknownBlock = (failure: Bad) => missingBlockErrors.some((re) => re.test(failure.reason));
   return {
-    eligible: (_upstream, assessed) => !holder || !missing(assessed),
-    // An unknown-block error ("header for hash not found") once another upstream has the data.
-    lacking: (failure) => holder !== undefined && missingBlockErrors.some((re) => re.test(failure.reason)),
+    eligible: (upstream, assessed) => !missing(assessed) || (!holder && atBestHead(chain, upstream)),
+    // An unknown-block error ("header for hash not found") once another upstream has the data, or
+    // from an upstream behind the best head: asked again once heads rise.
+    lacking: (failure) => unknownBlock(failure) && (holder !== undefined || !atBestHead(chain, failure.upstream)),
     recheck: (assessed) => {
       if (holder || missing(assessed)) return false;
       holder = assessed.upstream;
       return true;
     },
-    // The lacking nodes may be a block behind: asked again once one of them reports a higher
-    // head, or after heads.waitMs. Not when every one of them is known to be at or above the
-    // head of the upstream that had the data (its answer raised that head to the data's block):
-    // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
-    waitForEligible: (_state, lacking, ended) => {
-      const head = holder && believedHead(holder);
+    waitForEligible: (state, lacking, ended) => {
+      if (!holder) {
+        // Every answer so far says "not found", some from upstreams behind the best head: asked
+        // again once enough of them are at it (heads polled now: a head seconds old is stale).
+        void pollHeadsNow(chain, lacking);
+        // (the calls still in flight may bring the other votes)
+        const needed = Math.max(1, state.missing - state.inFlight);
+        const providers = () => new Set(lacking.filter((u) => atBestHead(chain, u)).map((u) => u.provider)).size;
+        return waitUntil(chain, () => providers() >= needed, { signal: ended });
+      }
+      // The lacking nodes may be a block behind: asked again once one of them reports a higher
+      // head, or after heads.waitMs. Not when every one of them is known to be at or above the
+      // head of the upstream that had the data (its answer raised that head to the data's block):
+      // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
+      const head = believedHead(holder);
       if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
-      pollHeadsNow(chain, lacking);
+      void pollHeadsNow(chain, lacking);
       return waitForHeadsToRise(chain, lacking, { signal: ended });
     },
   };
@@ -151,7 +166,8 @@ export function ineligibleError(ctx: RpcContext, required: number, ranOutOfEligi
 
 function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call: RpcCall, required: number, end: Failed, id: string | number | null): Error | undefined {
   const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item.body));
-  if (had.length === 0 || tally(had).size > 1) return undefined;
+  if (had.length === 0) return absenceError(chain, pin, required, end, id);
+  if (tally(had).size > 1) return undefined;
   const lacked = [
     ...end.ineligible.map((a) => a.upstream),
     // An unknown-block error is provider trouble (lib/verify/trouble.ts): a failure, not a vote.
@@ -162,3 +178,17 @@ function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call
   return hashNotAvailable(chain, pin, required, holders, [...new Set(lacked)].filter((u) => !holders.includes(u)), id);
 }
 
+/**
+ * Every answer said "not found" and fewer than N came from upstreams at the best credible head:
+ * the others (answers not counted, unknown-block errors) are behind it. Undefined when none is
+ * behind (the usual 502 then says what happened).
+ */
+function absenceError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, required: number, end: Failed, id: string | number | null): Error | undefined {
+  const behind = [
+    ...end.ineligible.map((a) => a.upstream),
+    ...end.failures.filter((f) => missingBlockErrors.some((re) => re.test(f.reason)) && !atBestHead(chain, f.upstream)).map((f) => f.upstream),
+  ];
+  if (behind.length === 0) return undefined;
+  const atBest = [...new Set(end.votes.map((v) => v.item.upstream))];
+  return absenceNotVouched(chain, pin, required, atBest, [...new Set(behind)].filter((u) => !atBest.includes(u)), id);
+}

@@ -144,19 +144,19 @@ test('heads seconds old are polled at once when a pinned read waits for them (no
   t.true(fakes[0]!.requests.filter((q) => (q.body as { method?: string }).method === 'eth_blockNumber').length > before, 'the caught-up node was asked for its head');
 });
 
-test('a block above every upstream\'s head is never a confirmed null: -32016 naming it', async (t) => {
+test('a block above every upstream\'s head is never a confirmed null: the nodes\' own answer, unconfirmed, at once', async (t) => {
   const fakes = await Promise.all([startFakeUpstream({ answer: node(100) }), startFakeUpstream({ answer: node(100) }), startFakeUpstream({ answer: node(99) })]);
   const gw = await startGateway({ heads: { waitMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
   t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
   await gw.rpc.startHealthChecks().firstRound;
   for (const body of [rpc('eth_getBlockByNumber', ['0x69', false], 14), rpc('eth_getLogs', [{ fromBlock: '0x60', toBlock: '0x69' }], 15)]) {
     const r = await gw.post('/rpc/1', body);
-    t.is(r.status, 503, r.text);
-    t.is(r.body.error.code, -32016);
-    t.is(r.body.error.data.block, '0x69');
-    t.is(r.body.error.data.eligible, 0);
-    t.deepEqual(r.body.error.data.heads.map((h: { latest: string }) => h.latest), ['0x64', '0x64', '0x63']);
+    t.is(r.status, 200, r.text);
+    t.is(r.headers['x-confirmable'], 'false', 'nothing about a block no provider has is vouched for');
+    t.is(r.headers['x-required-confirmations'], '1');
+    t.false(r.headers['x-checked-urls']!.includes(','), 'one upstream, relayed');
   }
+  t.true(gw.rpc.registry.chains.get('1')!.upstreams.every((u) => u.health.failures === 0), 'no upstream charged');
 });
 
 // Lagging nodes whose "I lack that block" is not a null block nor an error: reth answers

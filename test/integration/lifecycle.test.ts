@@ -120,13 +120,14 @@ test('head polls of more than 10 upstreams at once (the tracker, on-demand polls
 });
 
 test('rpc.close() ends the requests waiting for heads at once: -32015, not after heads.waitMs', async (t) => {
-  // Nodes at block 0x100 that lack anything above it.
-  const node: AnswerFn = (c) => {
-    if (c.method === 'eth_blockNumber') return { result: '0x100' };
-    if (c.method === 'eth_getBalance') return { error: { code: -32000, message: 'header not found' } };
+  // A node at block 0x150 and two at 0x100 that lack anything above it: a read at 0x120 waits
+  // for their heads (a block no node has would be relayed at once instead).
+  const node = (head: string): AnswerFn => (c) => {
+    if (c.method === 'eth_blockNumber') return { result: head };
+    if (c.method === 'eth_getBalance') return head === '0x150' ? { result: '0x1' } : { error: { code: -32000, message: 'header not found' } };
     return defaultAnswer(c);
   };
-  const fakes = await Promise.all([startFakeUpstream({ answer: node }), startFakeUpstream({ answer: node })]);
+  const fakes = await Promise.all([startFakeUpstream({ answer: node('0x100') }), startFakeUpstream({ answer: node('0x100') }), startFakeUpstream({ answer: node('0x150') })]);
   t.teardown(() => Promise.all(fakes.map((f) => f.close())));
   const gw = await startGateway({
     heads: { waitMs: 60_000 },
@@ -136,8 +137,8 @@ test('rpc.close() ends the requests waiting for heads at once: -32015, not after
   t.teardown(() => gw.close());
   await gw.rpc.startHeadTracking().runOnce();
   const asked = () => fakes.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').length, 0);
-  const reply = gw.post('/rpc/1', call('eth_getBalance', [`0x${'11'.repeat(20)}`, '0x200'], 7));
-  while (asked() < 2) await sleep(10); // both answered "header not found": the request waits for heads
+  const reply = gw.post('/rpc/1', call('eth_getBalance', [`0x${'11'.repeat(20)}`, '0x120'], 7));
+  while (asked() < 3) await sleep(10); // two answered "header not found": the request waits for their heads
   await sleep(50);
   await gw.rpc.close();
   const end = await Promise.race([reply, sleep(5_000).then(() => 'still waiting' as const)]);

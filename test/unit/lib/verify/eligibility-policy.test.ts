@@ -42,11 +42,44 @@ test('a single call pinned to a hash: "not found" votes until an upstream has th
   t.false(policy.recheck!(answer(c, { blockNumber: '0x1' })), 'only once');
 });
 
-test('no hash policy at N=1 (the first answer decides) nor for a batch as a whole', (t) => {
-  const chain = chainOf([undefined, undefined]);
-  t.is(eligibilityPolicy(ctxOf(chain, [receipt()], 1)), undefined);
+test('the hash policy at N=1 too (a lagging node\'s null is not the answer), none for a batch as a whole or an unconfirmable call', (t) => {
+  const chain = chainOf([97n, 100n]);
+  const [a, b] = chain.upstreams as [Upstream, Upstream];
+  const policy = eligibilityPolicy(ctxOf(chain, [receipt()], 1))!;
+  t.false(policy.eligible!(a, answer(a, null)), 'behind the best head: its null is no answer');
+  t.true(policy.eligible!(b, answer(b, null)));
   t.is(eligibilityPolicy(ctxOf(chain, [receipt(1), receipt(2)])), undefined);
   t.is(eligibilityPolicy({ ...ctxOf(chain, [receipt()]), confirmable: false }), undefined);
+});
+
+test('a hash pin with heads polled: "not found" votes only from an upstream at the best credible head (not the median)', (t) => {
+  // Heads 97, 97, 100: the median is 97, the best credible head 100.
+  const chain = chainOf([97n, 97n, 100n]);
+  const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
+  const policy = eligibilityPolicy(ctxOf(chain, [receipt()]))!;
+  t.false(policy.eligible!(a, answer(a, null)));
+  t.false(policy.eligible!(b, answer(b, [])));
+  t.true(policy.eligible!(c, answer(c, null)));
+  t.true(policy.eligible!(a, answer(a, { blockNumber: '0x61' })), 'an answer with the data is a vote from anyone');
+  const unknown = (u: Upstream) => ({ upstream: u, ok: false as const, reason: 'provider error -32000: unknown block', ms: 1 });
+  t.true(policy.lacking!(unknown(a)), 'behind: its unknown-block error is lag, asked again after the wait');
+  t.false(policy.lacking!(unknown(c)), 'at the best head: a failure as before');
+  // A suspect far above the others does not set the best head.
+  const withSuspect = chainOf([97n, 97n, 100n, 100_000n]);
+  t.true(withSuspect.upstreams[3]!.health.suspect);
+  t.true(eligibilityPolicy(ctxOf(withSuspect, [receipt()]))!.eligible!(withSuspect.upstreams[2]!, answer(withSuspect.upstreams[2]!, null)));
+});
+
+test('ineligibleError for an absence: -32016 naming the best head and who was behind it', (t) => {
+  const chain = chainOf([97n, 97n, 100n]);
+  const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
+  const end: Failed = { kind: 'failed', cause: 'ineligible', required: 2, votes: [{ hash: 'null', item: answer(c, null) }], ineligible: [answer(a, null), answer(b, null)], failures: [], called: [a, b, c] };
+  const err = ineligibleError(ctxOf(chain, [receipt(5)]), 2, true, end) as Error & { rpcCode: number; rpcId: unknown; status: number; data: Record<string, unknown> };
+  t.is(err.rpcCode, -32016);
+  t.is(err.rpcId, 5);
+  t.like(err.data, { hash, pin: 'transaction', required: 2, eligible: 1, bestHead: '0x64', atBestHead: ['u2'] });
+  t.deepEqual(err.data.behind, [{ upstream: 'u0', latest: '0x61' }, { upstream: 'u1', latest: '0x61' }]);
+  t.regex(err.message, /was not found, but only 1 of the 2 upstreams needed is at the best head \(block 100\); 2 behind it could not have seen it yet/);
 });
 
 test('a single call pinned to a block number: the number policy once heads are polled', (t) => {
@@ -71,7 +104,7 @@ test('ineligibleError for a hash: -32016 when one had it and others lacked it, e
   t.is(err.rpcCode, -32016);
   t.is(err.rpcId, 9);
   t.like(err.data, { hash, pin: 'transaction', had: ['u0'], lacked: ['u1', 'u2'] });
-  t.is(ineligibleError(ctx, 2, false, end([answer(a, null)], [])), undefined, 'nobody had it');
+  t.is(ineligibleError(ctx, 2, false, end([answer(a, null)], [])), undefined, 'nobody had it, nobody behind: the usual 502');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 }), answer(b, { x: 2 })], [answer(c, null)])), undefined, 'the holders disagree: a dispute (502)');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 })], [], [{ upstream: b, ok: false, reason: 'timeout', ms: 1 }])), undefined, 'no one lacked it: upstreams failed (502)');
 });
