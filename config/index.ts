@@ -28,7 +28,8 @@ export async function loadConfigFile(file: string, options: ParseOptions = {}): 
 }
 
 /**
- * Parses YAML text (comments allowed). Integers are read exactly, so large chain ids never wrap.
+ * Parses YAML text (comments allowed). Integers are read exactly (as bigint), so large chain ids
+ * never wrap; validateConfig turns each one a JS number holds exactly into that number.
  * `${VAR}` / `${VAR:-default}` in values are replaced from the environment (config/env.ts).
  */
 export function parseConfig(text: string, source = 'config', options: ParseOptions = {}): OmnigateConfig {

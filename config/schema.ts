@@ -128,9 +128,41 @@ const showUrl = (text: string) => (URL.canParse(text) ? JSON.stringify(redactUrl
 /** A value where a URL string belongs, as a problem names it: a list or a mapping by its kind only. */
 const showNotUrl = (v: unknown) => (Array.isArray(v) ? 'a list' : isObj(v) ? 'a mapping' : show(v));
 
-export function validateConfig(raw: unknown): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
+/**
+ * Whole numbers as every check below reads them: JS numbers. The YAML loader reads whole numbers
+ * as bigint (config/index.ts: nothing is rounded on the way, so a chain id key beyond 2^53 stays
+ * exact); here, each bigint a JS number holds exactly becomes that number, the one way numbers
+ * reach the checks, from a file or from code. One beyond ±(2^53 − 1) stays a bigint, which no
+ * setting takes: it is refused, quoted with its exact digits. A copy (the caller's value is not
+ * changed); shared and self-referencing parts (YAML aliases) stay shared, walked once.
+ */
+function exactNumbers(value: unknown, copies = new Map<object, unknown>()): unknown {
+  if (typeof value === 'bigint') {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  const copied = copies.get(value);
+  if (copied !== undefined) return copied;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    copies.set(value, out);
+    for (const v of value) out.push(exactNumbers(v, copies));
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Obj = {};
+  copies.set(value, out);
+  // defineProperty: a key such as "__proto__" stays a key (YAML allows it), not a prototype.
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: exactNumbers(v, copies), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+export function validateConfig(input: unknown): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   const report = (path: string, message: string) => problems.push({ path, message });
+  const raw = exactNumbers(input);
   if (!isObj(raw)) {
     report('(root)', 'the config must be a YAML mapping with at least a `chains:` key');
     return { problems };
@@ -140,12 +172,11 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   const int = (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
     const v = obj[key];
     if (v === undefined || v === null) return fallback;
-    const n = typeof v === 'bigint' ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
       report(path, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
       return fallback;
     }
-    return n;
+    return v;
   };
   const section = (key: string): Obj => {
     const v = raw[key];
@@ -311,15 +342,19 @@ export function validateConfig(raw: unknown): { config: OmnigateConfig } | { pro
   return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
-/** The secret parts (redact.ts secretsOf) of every `scheme://…` URL in a raw config, keys included. */
-function urlSecretsIn(value: unknown, out: string[] = []): string[] {
+/**
+ * The secret parts (redact.ts secretsOf) of every `scheme://…` URL in a raw config, keys included.
+ * Each list and mapping is read once (a YAML alias may make one hold itself).
+ */
+function urlSecretsIn(value: unknown, out: string[] = [], seen = new Set<object>()): string[] {
   if (typeof value === 'string') {
     const text = value.trim();
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && URL.canParse(text)) out.push(...secretsOf(text));
-  } else if (Array.isArray(value)) {
-    for (const v of value) urlSecretsIn(v, out);
-  } else if (isObj(value)) {
-    for (const [k, v] of Object.entries(value)) urlSecretsIn(v, urlSecretsIn(k, out));
+  } else if (typeof value === 'object' && value !== null) {
+    if (seen.has(value)) return out;
+    seen.add(value);
+    if (Array.isArray(value)) for (const v of value) urlSecretsIn(v, out, seen);
+    else if (isObj(value)) for (const [k, v] of Object.entries(value)) urlSecretsIn(v, urlSecretsIn(k, out, seen), seen);
   }
   return out;
 }
@@ -402,14 +437,13 @@ function urlList(value: unknown, path: string, report: (p: string, m: string) =>
     const limits: { weight?: number; maxConcurrent?: number; maxRps?: number } = {};
     if (isObj(entry)) {
       unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps'], where, report);
-      // YAML integers load as bigint (config/index.ts: chain ids beyond 2^53 stay exact).
-      const w = typeof entry.weight === 'bigint' ? Number(entry.weight) : entry.weight;
+      const w = entry.weight;
       if (w !== undefined && w !== null) {
         if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
         limits.weight = w;
       }
       for (const key of ['maxConcurrent', 'maxRps'] as const) {
-        const v = typeof entry[key] === 'bigint' ? Number(entry[key]) : entry[key];
+        const v = entry[key];
         if (v === undefined || v === null) continue;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000) {
           return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
@@ -519,9 +553,8 @@ function headsSection(value: unknown, path: string, report: (p: string, m: strin
   for (const [key, min, max, hint] of keys) {
     const v = value[key];
     if (v === undefined || v === null) continue;
-    const n = typeof v === 'bigint' ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) report(`${path}.${key}`, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
-    else out[key] = n;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) report(`${path}.${key}`, `${show(v)} is not an integer from ${min} to ${max}. ${hint}`);
+    else out[key] = v;
   }
   return out;
 }

@@ -26,7 +26,8 @@ export interface SelectUpstreamsOptions {
   /**
    * At most one balanced N=1 request per chain in this many ms asks a slow upstream first, to
    * re-measure it (default 5000; 0 never). Time-based, not a share of requests: each such request
-   * waits for a hedge, which must stay rare at any request rate.
+   * waits for a hedge, which must stay rare at any request rate. A single call only: the members
+   * of a coalesced batch never explore (that would split the batch's one upstream request).
    */
   exploreEveryMs?: number;
   /** The clock of exploreEveryMs (default performance.now; tests inject one). */
@@ -48,7 +49,10 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
     const tiered = rankTiers(chain.upstreams, Date.now(), cls);
     let explore = false;
     // Never a write (lib/jsonrpc/writes.ts): it is not hedged, so it would wait on the slow upstream.
-    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced' && !(ctx.payload && isWrite(ctx.payload.calls))) {
+    // Never a member of a coalesced batch: its reads go to one upstream as one upstream batch
+    // (sameFirst below), which an exploring member would split; the turn stays for the next
+    // single N=1 request.
+    if (required === 1 && exploreEveryMs > 0 && chain.strategy === 'balanced' && !ctx.coalescer && !(ctx.payload && isWrite(ctx.payload.calls))) {
       const now = clock();
       const last = lastExplored.get(chain);
       if (last === undefined) lastExplored.set(chain, now);
@@ -79,7 +83,7 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
       if (count % sampleEvery === 0) sampleDistrusted(ordered, required, count / sampleEvery);
     }
     // A batch's N=1 reads ask one upstream first, to go there as one batch (lib/upstream/coalesce.ts).
-    if (required === 1 && !explore && ctx.coalescer && !(ctx.payload && isWrite(ctx.payload.calls))) ctx.coalescer.sameFirst(ordered, performance.now());
+    if (required === 1 && ctx.coalescer && !(ctx.payload && isWrite(ctx.payload.calls))) ctx.coalescer.sameFirst(ordered, performance.now());
     ctx.candidates = ordered;
     next();
   };

@@ -429,8 +429,7 @@ export function declaredMethod(entry: unknown): { method: string; pin: PinAt } |
       return { error: `must name the method and exactly one of block, blockHash, txHash or pin, got keys ${JSON.stringify(Object.keys(obj))}. Example: ${example}` };
     }
     const key = keys[0]!;
-    // The YAML loader gives integers as bigints.
-    const value = typeof obj[key] === 'bigint' ? Number(obj[key]) : obj[key];
+    const value = obj[key]; // a number (config/schema.ts validateConfig turns the YAML loader's bigints into numbers)
     if (key === 'pin') {
       if (value !== 'none') return { error: `pin must be none (a method whose answer is fixed whatever the block), got ${preview(value)}. Example: ${example}` };
       pin = { kind: 'none' };

@@ -1,6 +1,6 @@
 /**
  * End to end from real contracts to both table layouts: FastBridgeV2 (the compiled contract of
- * ../shared/fixtures/fastbridge/) deployed on two anvil chains, driven through every state the
+ * test/fixtures/fastbridge/) deployed on two anvil chains, driven through every state the
  * contract allows (requested, then left unrelayed while both chains' clocks move 8 days forward,
  * past the 7-day missing-relay window; requested; relayed; proven; claimed; proven then disputed
  * by a guard; refunded; relayed then refunded; proven by another prover than the relayer), plus a

@@ -1,6 +1,6 @@
 /**
  * decodeRequest against the contract's own decoder: FastBridgeV2 (the real compiled contract,
- * ../shared/fixtures/fastbridge/) deployed on anvil; its pure `getBridgeTransactionV2(bytes)`
+ * test/fixtures/fastbridge/) deployed on anvil; its pure `getBridgeTransactionV2(bytes)`
  * decodes the same bytes. Requests are generated (edge cases: no exclusivity, maximal integers,
  * call params of several sizes) and one comes from a real `bridgeV2` call's BridgeRequested event.
  * The v1 layout (abi.encode of BridgeTransaction) has no on-chain decoder in FastBridgeV2: it is

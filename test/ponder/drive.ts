@@ -1,5 +1,5 @@
 /**
- * Drives the real FastBridgeV2 (../shared/fixtures/fastbridge/) on two anvil chains, an origin
+ * Drives the real FastBridgeV2 (test/fixtures/fastbridge/) on two anvil chains, an origin
  * (chain id 42161, "arbitrum") and a destination (8453, "base"), through every state the RFQ
  * indexer's tables can show, and returns what happened as ground truth for the fixtures' test:
  * every bridge's id, request bytes, amounts, and each phase's block, time, transaction and actors.
@@ -19,15 +19,13 @@
  *   refundedRelayed  + relay + refund after the deadline            → refunded-and-relayed
  * plus one relay on the destination of a request the origin never saw (an invalid relay).
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import {
   createPublicClient, createWalletClient, encodeDeployData, encodeFunctionData, encodePacked, formatUnits, http, keccak256, parseEventLogs, toHex,
   type Abi, type Address, type Hex, type PublicClient,
 } from 'viem';
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { anvilMnemonic, type AnvilCluster } from '../support/anvil.js';
-import { fastBridgeFixtures } from '../support/fastbridge.js';
+import { fastBridgeArtifact } from '../support/fastbridge.js';
 
 export const ORIGIN_CHAIN_ID = 42161;
 export const DEST_CHAIN_ID = 8453;
@@ -39,9 +37,8 @@ const BLOCK_TIME = 12;
 export const TAIL_BLOCKS = 300;
 export const NATIVE: Address = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 
-const artifact = (name: string) => JSON.parse(readFileSync(path.join(fastBridgeFixtures(), `${name}.json`), 'utf8')) as { abi: Abi; bytecode: Hex };
-export const FastBridgeV2 = artifact('FastBridgeV2');
-const MockERC20 = artifact('MockERC20');
+export const FastBridgeV2 = fastBridgeArtifact('FastBridgeV2');
+const MockERC20 = fastBridgeArtifact('MockERC20');
 
 export interface Phase {
   blockNumber: string;

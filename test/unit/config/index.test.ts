@@ -180,6 +180,11 @@ test('should refuse a YAML alias bomb with a clear problem', (t) => {
   t.regex(problems[0]!, /aliases expand to a huge document.*billion laughs/);
 });
 
+test('should report a mapping that holds itself through a YAML alias as a problem, not overflow the stack', (t) => {
+  const problems = problemsOf('chains: &c\n  1:\n    rpcs: [https://a.example/KEY123456]\n    heads: *c\n');
+  t.deepEqual(problems, ['chains.1.heads.1 (line 4): unknown key; known keys here: intervalMs, suspectBlocks, finalityDepth, waitMs']);
+});
+
 test('should keep every upstream URL in WHATWG form: a non-ASCII path percent-encoded, an IDN host in punycode', (t) => {
   const config = parseConfig('chains:\n  1:\n    rpcs: ["https://x.example/ключ", "https://ключ.example/a", "https://y.example"]\n');
   t.deepEqual(config.chains['1']!.rpcs, ['https://x.example/%D0%BA%D0%BB%D1%8E%D1%87', 'https://xn--j1ac0b1a.example/a', 'https://y.example/']);
