@@ -350,6 +350,11 @@ function checkResponseObject(v: unknown, id: unknown, where: string, problems: s
   }
 }
 
+/** A code omnigate answers with itself (JSON-RPC's -32600…-32602, its own -32001…-32099 but the nodes' -32005). */
+function isGatewayCode(code: unknown): boolean {
+  return typeof code === 'number' && ((code >= -32602 && code <= -32600) || (code >= -32099 && code <= -32001 && code !== -32005));
+}
+
 /** A 200: the JSON-RPC answer(s) to what was sent, with the success headers. */
 function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | undefined, problems: string[]): void {
   const request = readRequest(r.body.bytes);
@@ -365,13 +370,15 @@ function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | unde
     const got = body.map((m) => (isObject(m) ? m.id : undefined));
     if (JSON.stringify(want) !== JSON.stringify(got)) problems.push(`batch answer ids ${JSON.stringify(got)} do not match the request's ${JSON.stringify(want)}`);
     body.forEach((m, i) => checkResponseObject(m, want[i], `answer[${i}]`, problems));
-    // The headers of a batch (README "Batches"): X-Confirmable true only when every member was
-    // confirmed by N; X-Required-Confirmations the smallest N any answer was agreed by.
+    // The headers of a batch (spec B2, README "Batches"): X-Confirmable true only when every
+    // member was confirmed by N; X-Required-Confirmations N then, and 1 whenever X-Confirmable is false.
     const confirmable = a.headers['x-confirmable'];
     const wantN = n === undefined ? CHAIN_CONFIRMATIONS : Number(safeDecode(n));
     const required = Number(a.headers['x-required-confirmations']);
     if (confirmable !== 'true' && confirmable !== 'false') problems.push(`X-Confirmable is ${JSON.stringify(confirmable)}`);
-    if (confirmable === 'true' ? required !== wantN : !(Number.isInteger(required) && required >= 1)) problems.push(`X-Required-Confirmations ${required} (confirmable: ${confirmable})`);
+    if (required !== (confirmable === 'true' ? wantN : 1)) problems.push(`X-Required-Confirmations ${required} (confirmable: ${confirmable})`);
+    // (a member omnigate refused or could not confirm has one of its own codes; a node's revert that N agreed on may be confirmed)
+    if (confirmable === 'true' && body.some((m) => isObject(m) && isObject(m.error) && isGatewayCode(m.error.code))) problems.push('X-Confirmable true with a refused member');
     const checked = String(a.headers['x-checked-urls'] ?? '').split(',').filter(Boolean);
     if (confirmable === 'true' && checked.length < wantN) problems.push(`X-Checked-URLS lists ${checked.length} upstreams, expected at least ${wantN}`);
     if (!/^[0-9a-f]{64}$/.test(String(a.headers['x-json-hash']))) problems.push(`X-Json-Hash ${JSON.stringify(a.headers['x-json-hash'])}`);
