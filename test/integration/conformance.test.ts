@@ -64,8 +64,9 @@ function expectedConfirmable(request: RecordedPair['request']): boolean {
 
 /**
  * Requests the gateway refuses itself, before any upstream (the params omnigate reads are not
- * valid: no node accepts them either): the client gets -32602 with its id and HTTP 400, and no
- * upstream is called. Every other pair is relayed as the node answered.
+ * valid: no node accepts them either): the client gets -32602 with its id and HTTP 200, as the
+ * node of the recording sent its own -32602, and no upstream is called. Every other pair is
+ * relayed as the node answered.
  */
 const refusedByGateway = new Set([
   'debug_getRawBlock/get-invalid-number.io#0',
@@ -120,8 +121,11 @@ for (const n of [1, 3]) {
       const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
       const r = await gw.post(path, pair.requestText);
       if (refusedByGateway.has(pair.name)) {
-        t.is(r.status, 400);
+        t.is(r.status, 200, 'as a node sends its -32602');
         t.is(r.body.error.code, -32602);
+        t.is(pair.response.error?.code, -32602, 'the node of the recording said -32602 too');
+        t.is(r.headers['x-confirmable'], 'false');
+        t.is(r.headers['x-required-confirmations'], '1');
         t.deepEqual(r.body.id, pair.request.id);
         t.is(calls() - before, 0);
         return;
