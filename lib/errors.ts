@@ -54,8 +54,12 @@ function define(name: string, code: string, rpcCode: number, status: number): Su
 
 export const ParseError = define('ParseError', 'OMNI_ERR_PARSE', RpcCode.ParseError, 400);
 export const InvalidRequestError = define('InvalidRequestError', 'OMNI_ERR_INVALID_REQUEST', RpcCode.InvalidRequest, 400);
-export const MethodNotFoundError = define('MethodNotFoundError', 'OMNI_ERR_METHOD_NOT_FOUND', RpcCode.MethodNotFound, 400);
-export const InvalidParamsError = define('InvalidParamsError', 'OMNI_ERR_INVALID_PARAMS', RpcCode.InvalidParams, 400);
+// HTTP 200 (spec B5): errors a node itself sends for the same request, with 200 as nodes send them
+// (clients such as ethers v6 read a non-2xx answer as a transport failure and lose the code).
+// Every other class is what only a gateway says, with a 4xx/5xx status. A host app's own
+// finalhandler honours 4xx/5xx statuses only: these two need rpcErrorHandler() to be answered as such.
+export const MethodNotFoundError = define('MethodNotFoundError', 'OMNI_ERR_METHOD_NOT_FOUND', RpcCode.MethodNotFound, 200);
+export const InvalidParamsError = define('InvalidParamsError', 'OMNI_ERR_INVALID_PARAMS', RpcCode.InvalidParams, 200);
 export const InvalidChainIdError = define('InvalidChainIdError', 'OMNI_ERR_INVALID_CHAIN_ID', RpcCode.InvalidChainId, 400);
 export const UnknownChainError = define('UnknownChainError', 'OMNI_ERR_UNKNOWN_CHAIN', RpcCode.UnknownChain, 404);
 export const InvalidConfirmationsError = define('InvalidConfirmationsError', 'OMNI_ERR_INVALID_CONFIRMATIONS', RpcCode.InvalidConfirmations, 400);

@@ -10,7 +10,11 @@
  *
  * The seven headers describe the whole array so that each promise holds for every member:
  * - X-Confirmable: true only when every element is an answer that was confirmable and confirmed;
- * - X-Required-Confirmations: the smallest N any element was agreed by (1 when none was);
+ * - X-Required-Confirmations: 1 whenever X-Confirmable is false (spec B2, the seed's rule: one
+ *   member the gateway could not confirm makes the whole array a 1); when every element was
+ *   confirmed, the N they were confirmed at. The members of one batch share the route's N, so
+ *   that is one number; were it ever not, the smallest, so that every element was agreed by at
+ *   least as many providers as the header says;
  * - X-Checked-URLS: the union of the members' agreeing upstreams, in order of first appearance;
  * - X-Forwarded-From: the union of the upstreams whose bytes were returned, in member order;
  * - X-Json-Hash: SHA-256 (hex) of the elements' hashes joined by `,` in order (an answer's hash is
@@ -102,7 +106,8 @@ export function batchAnswer(
   return {
     body,
     confirmable,
-    required: required === Infinity ? 1 : required,
+    // Not confirmed as a whole: 1, whatever N the confirmed members had (spec 2.4, B2).
+    required: confirmable && required !== Infinity ? required : 1,
     checked: [...checked],
     forwarded: [...forwarded],
     hash: sha256Hex(hashes.join(',')),

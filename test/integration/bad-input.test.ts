@@ -1,6 +1,7 @@
 /**
  * Every bad input of spec B5 gets a JSON-RPC error object with the client's id (or null), the
- * right HTTP status and code, reaches no upstream, and the server keeps serving.
+ * right HTTP status and code, reaches no upstream, and the server keeps serving. Params no node
+ * would accept get -32602 with HTTP 200, as a node sends it; what only a gateway says, a 4xx.
  */
 import { gzipSync } from 'node:zlib';
 import test from 'ava';
@@ -49,10 +50,10 @@ const cases: Case[] = [
   { title: 'params as an object', body: JSON.stringify({ jsonrpc: '2.0', id: 'obj', method: 'eth_getBalance', params: { address: '0x1' } }), status: 400, code: -32600, id: 'obj', message: /params/ },
   { title: 'a float id', body: JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'eth_chainId' }), status: 400, code: -32600, id: null, message: /id/ },
   { title: 'no id (a notification)', body: JSON.stringify({ jsonrpc: '2.0', method: 'eth_chainId' }), status: 400, code: -32600, id: null, message: /id/ },
-  { title: 'one-element params where two are needed (eth_getBlockByNumber without the flag)', body: JSON.stringify(rpc('eth_getBlockByNumber', ['0x1'], 9)), status: 400, code: -32602, id: 9, message: /params\[1\]/ },
-  { title: 'eth_getBalance without an address', body: JSON.stringify(rpc('eth_getBalance', [], 10)), status: 400, code: -32602, id: 10, message: /address/ },
-  { title: 'a decimal block number', body: JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '16'], 11)), status: 400, code: -32602, id: 11 },
-  { title: 'eth_getLogs with blockHash and fromBlock', body: JSON.stringify(rpc('eth_getLogs', [{ blockHash: `0x${'1'.repeat(64)}`, fromBlock: '0x1' }], 12)), status: 400, code: -32602, id: 12 },
+  { title: 'one-element params where two are needed (eth_getBlockByNumber without the flag)', body: JSON.stringify(rpc('eth_getBlockByNumber', ['0x1'], 9)), status: 200, code: -32602, id: 9, message: /params\[1\]/ },
+  { title: 'eth_getBalance without an address', body: JSON.stringify(rpc('eth_getBalance', [], 10)), status: 200, code: -32602, id: 10, message: /address/ },
+  { title: 'a decimal block number', body: JSON.stringify(rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '16'], 11)), status: 200, code: -32602, id: 11 },
+  { title: 'eth_getLogs with blockHash and fromBlock', body: JSON.stringify(rpc('eth_getLogs', [{ blockHash: `0x${'1'.repeat(64)}`, fromBlock: '0x1' }], 12)), status: 200, code: -32602, id: 12 },
   { title: 'a batch over limits.batchSize', body: JSON.stringify([balance(1), balance(2), balance(3), balance(4)]), status: 400, code: -32007, id: null },
   { title: '/rpc/abc', path: '/rpc/abc', body: JSON.stringify(balance(20)), status: 400, code: -32009, id: 20, message: /chain id/ },
   { title: '/rpc/-1 (no wrap-around)', path: '/rpc/-1', body: JSON.stringify(balance(21)), status: 400, code: -32009, id: 21 },
@@ -80,6 +81,11 @@ for (const c of cases) {
     t.is(typeof r.body.error.message, 'string');
     if (c.message) t.regex(r.body.error.message, c.message);
     for (const [k, v] of Object.entries(c.headers ?? {})) t.is(r.headers[k], v);
+    if (c.status === 200) {
+      // an error a node sends itself (spec B5), answered as a node does: HTTP 200, not confirmed
+      t.is(r.headers['x-confirmable'], 'false');
+      t.is(r.headers['x-required-confirmations'], '1');
+    }
     t.is(upstreamCalls(), before, 'no upstream was called');
     // the server keeps serving
     const ok = await gw.post('/rpc/1', rpc('eth_blockNumber', [], 'after'));
@@ -100,6 +106,8 @@ test.serial('should refuse a batch member with a bad block on its own, with its 
   t.is(r.body[1].error.code, -32602);
   t.regex(r.body[1].error.message, /params\[1\]/);
   t.is(upstreamCalls() - before, 1);
+  t.is(r.headers['x-confirmable'], 'false', 'one member refused: the array as a whole is not confirmed');
+  t.is(r.headers['x-required-confirmations'], '1');
 });
 
 test.serial('should answer each member of a batch with repeated ids, in order', async (t) => {
@@ -136,7 +144,7 @@ test.serial('should refuse a block parameter nested thousands of levels deep wit
 test.serial('should refuse a block parameter nested within limits.jsonDepth but not a block with -32602', async (t) => {
   const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
   const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
-  t.is(r.status, 400, r.text);
+  t.is(r.status, 200, r.text); // as a node sends its -32602
   t.is(r.body.id, 'deep');
   t.is(r.body.error.code, -32602);
 });

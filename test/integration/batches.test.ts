@@ -83,7 +83,7 @@ test('confirmable and unconfirmable members each get their own N: upstream calls
   t.is(sum(received(fakes, 'eth_blockNumber')), 1);
   t.is(sum(received(fakes, 'eth_getBlockByNumber')), 3);
   t.is(r.headers['x-confirmable'], 'false', 'two members were not confirmable');
-  t.is(r.headers['x-required-confirmations'], '1', 'the smallest N any answer was agreed by');
+  t.is(r.headers['x-required-confirmations'], '1', 'always 1 when X-Confirmable is false');
   t.is(r.headers['x-checked-urls'], fakes.map((f) => f.url).join(','));
   // one upstream batch per upstream: both N=3 members everywhere, both N=1 members on one of them
   t.deepEqual(shapes(fakes).map((s) => s.join()).sort(), ['2', '2', '4']);
@@ -117,8 +117,51 @@ test('a member pinned to a block the lagging upstreams lack gets -32016 while th
   t.is(r.body[1].error.code, -32016);
   t.is(r.body[1].error.data.block, '0x69');
   t.is(r.body[2].result, '0x1');
+  // The two answers were agreed by two, but one member could not be confirmed: the array as a
+  // whole is not, and X-Required-Confirmations is 1 whenever X-Confirmable is false (spec B2).
   t.is(r.headers['x-confirmable'], 'false');
-  t.is(r.headers['x-required-confirmations'], '2', 'every answer in the array was agreed by two');
+  t.is(r.headers['x-required-confirmations'], '1');
+  // the unions over the members: the upstreams that agreed on each answer, each named once
+  const checked = String(r.headers['x-checked-urls']).split(',');
+  t.true(checked.length >= 2 && checked.length <= 3 && new Set(checked).size === checked.length, checked.join());
+  t.true(String(r.headers['x-forwarded-from']).split(',').every((u) => checked.includes(u)));
+});
+
+test('one member the gateway could not confirm beside members confirmed by 3: X-Confirmable false and X-Required-Confirmations 1', async (t) => {
+  const { fakes, gw } = await setup(t, [{}, {}, {}]);
+  const urls = fakes.map((f) => f.url);
+  const confirmed = [balanceAt('0x5', 1), rpc('eth_getBlockByNumber', ['0x7', false], 2)];
+  const all = await gw.post('/confirmations/3/rpc/1', confirmed);
+  t.is(all.status, 200, all.text);
+  t.is(all.headers['x-confirmable'], 'true');
+  t.is(all.headers['x-required-confirmations'], '3', 'every member confirmed by 3: N');
+  t.deepEqual(String(all.headers['x-checked-urls']).split(',').sort(), [...urls].sort());
+
+  for (const [what, odd] of [
+    ['a member refused by the gateway (-32602: a block number without 0x)', rpc('eth_getBalance', [address, '5'], 3)],
+    ['a member not confirmable (latest)', balanceAt('latest', 3)],
+    ['a member refused by the gateway (eth_subscribe, -32601)', rpc('eth_subscribe', ['newHeads'], 3)],
+  ] as const) {
+    const before = fakes.map((f) => f.requests.length);
+    const r = await gw.post('/confirmations/3/rpc/1', [...confirmed, odd]);
+    t.is(r.status, 200, r.text);
+    t.deepEqual(r.body.map((m: { id: unknown }) => m.id), [1, 2, 3], what);
+    t.is(r.body[0].result, all.body[0].result, what);
+    t.is(r.headers['x-confirmable'], 'false', what);
+    t.is(r.headers['x-required-confirmations'], '1', `${what}: 1 whenever X-Confirmable is false, not the 3 of the others`);
+    // X-Checked-URLS: the union over the members (the two confirmed ones went to all three)
+    const checked = String(r.headers['x-checked-urls']).split(',');
+    t.deepEqual([...checked].sort(), [...urls].sort(), what);
+    // X-Forwarded-From: each answered member's upstream, once, among those checked
+    const forwarded = String(r.headers['x-forwarded-from']).split(',');
+    t.true(forwarded.length >= 1 && forwarded.length <= (r.body[2].result === undefined ? 2 : 3), what);
+    t.true(forwarded.every((u) => checked.includes(u)), what);
+    t.is(new Set(forwarded).size, forwarded.length, what);
+    if (r.body[2].result === undefined) {
+      t.is(typeof r.body[2].error.code, 'number', what);
+      t.deepEqual(fakes.map((f, i) => f.requests.slice(before[i]).flatMap((q) => (Array.isArray(q.body) ? q.body : [q.body]) as { id: unknown }[]).filter((c) => c.id === 3).length), [0, 0, 0], `${what}: never sent`);
+    }
+  }
 });
 
 test('notifications get no response and are not forwarded; a batch of notifications only gets 204', async (t) => {

@@ -33,7 +33,9 @@ const CHAIN_CONFIRMATIONS = 2;
 
 /** HTTP status → the JSON-RPC codes README "Errors" allows with it. */
 const codesByStatus: Record<number, number[]> = {
-  400: [-32700, -32600, -32601, -32602, -32002, -32003, -32007, -32009],
+  // omnigate's own errors that a node sends itself, with 200 as a node sends them (spec B5)
+  200: [-32601, -32602],
+  400: [-32700, -32600, -32002, -32003, -32007, -32009],
   404: [-32001, -32008],
   405: [-32004],
   413: [-32006],
@@ -265,7 +267,7 @@ function isNotification(v: unknown): boolean {
 
 /** HTTP status of each documented code (README "Errors"). */
 const statusOfCode: Record<number, number> = {
-  [-32700]: 400, [-32600]: 400, [-32601]: 400, [-32602]: 400, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
+  [-32700]: 400, [-32600]: 400, [-32601]: 200, [-32602]: 200, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
   [-32001]: 404, [-32004]: 405, [-32006]: 413, [-32010]: 502, [-32011]: 502, [-32012]: 504,
 };
 
@@ -350,6 +352,16 @@ function checkResponseObject(v: unknown, id: unknown, where: string, problems: s
   }
 }
 
+/** A code omnigate answers with itself (JSON-RPC's -32600…-32602, its own -32001…-32099 but the nodes' -32005). */
+function isGatewayCode(code: unknown): boolean {
+  return typeof code === 'number' && ((code >= -32602 && code <= -32600) || (code >= -32099 && code <= -32001 && code !== -32005));
+}
+
+/** A single error answered with 200 by omnigate itself (no upstream named), not a node's relayed error. */
+function isOwnError(body: unknown, a: Answer): boolean {
+  return isObject(body) && 'error' in body && a.headers['x-forwarded-from'] === undefined;
+}
+
 /** A 200: the JSON-RPC answer(s) to what was sent, with the success headers. */
 function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | undefined, problems: string[]): void {
   const request = readRequest(r.body.bytes);
@@ -365,13 +377,15 @@ function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | unde
     const got = body.map((m) => (isObject(m) ? m.id : undefined));
     if (JSON.stringify(want) !== JSON.stringify(got)) problems.push(`batch answer ids ${JSON.stringify(got)} do not match the request's ${JSON.stringify(want)}`);
     body.forEach((m, i) => checkResponseObject(m, want[i], `answer[${i}]`, problems));
-    // The headers of a batch (README "Batches"): X-Confirmable true only when every member was
-    // confirmed by N; X-Required-Confirmations the smallest N any answer was agreed by.
+    // The headers of a batch (spec B2, README "Batches"): X-Confirmable true only when every
+    // member was confirmed by N; X-Required-Confirmations N then, and 1 whenever X-Confirmable is false.
     const confirmable = a.headers['x-confirmable'];
     const wantN = n === undefined ? CHAIN_CONFIRMATIONS : Number(safeDecode(n));
     const required = Number(a.headers['x-required-confirmations']);
     if (confirmable !== 'true' && confirmable !== 'false') problems.push(`X-Confirmable is ${JSON.stringify(confirmable)}`);
-    if (confirmable === 'true' ? required !== wantN : !(Number.isInteger(required) && required >= 1)) problems.push(`X-Required-Confirmations ${required} (confirmable: ${confirmable})`);
+    if (required !== (confirmable === 'true' ? wantN : 1)) problems.push(`X-Required-Confirmations ${required} (confirmable: ${confirmable})`);
+    // (a member omnigate refused or could not confirm has one of its own codes; a node's revert that N agreed on may be confirmed)
+    if (confirmable === 'true' && body.some((m) => isObject(m) && isObject(m.error) && isGatewayCode(m.error.code))) problems.push('X-Confirmable true with a refused member');
     const checked = String(a.headers['x-checked-urls'] ?? '').split(',').filter(Boolean);
     if (confirmable === 'true' && checked.length < wantN) problems.push(`X-Checked-URLS lists ${checked.length} upstreams, expected at least ${wantN}`);
     if (!/^[0-9a-f]{64}$/.test(String(a.headers['x-json-hash']))) problems.push(`X-Json-Hash ${JSON.stringify(a.headers['x-json-hash'])}`);
@@ -380,6 +394,13 @@ function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | unde
   } else if (isObject(sent)) {
     if (!isRpcId(sent.id)) problems.push(`HTTP 200 for a request whose id ${JSON.stringify(sent.id)} is not a string or safe integer`);
     checkResponseObject(body, sent.id, 'answer', problems);
+    if (isOwnError(body, a)) {
+      // omnigate's own error that a node sends itself (-32602, -32601), with 200 as a node does:
+      // no upstream's answer, not confirmed
+      checkErrorBody(body, 200, [sent.id], problems);
+      if (a.headers['x-confirmable'] !== 'false' || a.headers['x-required-confirmations'] !== '1') problems.push(`a 200 error of omnigate with X-Confirmable ${String(a.headers['x-confirmable'])}, X-Required-Confirmations ${String(a.headers['x-required-confirmations'])}`);
+      return;
+    }
   } else {
     problems.push(`HTTP 200 for a body that is neither an object nor a batch (${typeof sent})`);
   }
@@ -485,8 +506,9 @@ function judge(r: FuzzRequest, a: Answer): string[] {
     const want = expectation(r.body.bytes, where.chain, where.n);
     if (want) stats.checkedAgainstReadme += 1;
     const code = isObject(parsed.value) && isObject(parsed.value.error) ? parsed.value.error.code : undefined;
-    if (want && a.status === 200 && !want.success) problems.push(`HTTP 200, expected an error with code ${[...want.codes].join(' or ')}`);
-    if (want && a.status !== 200) {
+    const own = a.status === 200 && isOwnError(parsed.value, a);
+    if (want && a.status === 200 && !own && !want.success) problems.push(`HTTP 200, expected an error with code ${[...want.codes].join(' or ')}`);
+    if (want && (a.status !== 200 || own)) {
       if (!want.codes.has(code as number)) problems.push(`code ${String(code)}, expected ${want.success ? 'a success or ' : ''}${[...want.codes].join(' or ')}`);
       else if (statusOfCode[code as number] !== a.status) problems.push(`code ${String(code)} with HTTP ${a.status}`);
     }

@@ -41,12 +41,16 @@ for (const method of ['eth_subscribe', 'eth_unsubscribe']) {
     const gw = await startGateway({ timeouts: { hedgeMs: 0 }, chains: { 1: { rpcs: [node.url] } } });
     t.teardown(() => Promise.all([gw.close(), node.close()]));
     const r = await gw.post('/rpc/1', rpc(method, method === 'eth_subscribe' ? ['newHeads'] : ['0x1'], 'sub-1'));
+    t.is(r.status, 200, 'HTTP 200, as a node answers a method it does not serve over HTTP');
+    t.is(r.headers['x-confirmable'], 'false');
+    t.is(r.headers['x-required-confirmations'], '1');
     t.is(r.body.id, 'sub-1');
     t.is(r.body.error?.code, -32601);
     t.regex(r.body.error.message, /subscri/);
     t.false(node.methods.includes(method), 'the upstream never received it');
     // In a batch: that member's own error, the others answered.
     const b = await gw.post('/rpc/1', [rpc('eth_blockNumber', [], 1), rpc(method, ['newHeads'], 2)]);
+    t.is(b.status, 200);
     t.is(b.body[0].result, '0x10');
     t.is(b.body[1].id, 2);
     t.is(b.body[1].error?.code, -32601);

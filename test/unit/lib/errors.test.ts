@@ -8,8 +8,8 @@ type Sub = new (message: string, options?: errors.GatewayErrorOptions) => Gatewa
 const catalogue: [string, Sub, string, number, number][] = [
   ['ParseError', errors.ParseError, 'OMNI_ERR_PARSE', -32700, 400],
   ['InvalidRequestError', errors.InvalidRequestError, 'OMNI_ERR_INVALID_REQUEST', -32600, 400],
-  ['InvalidParamsError', errors.InvalidParamsError, 'OMNI_ERR_INVALID_PARAMS', -32602, 400],
-  ['MethodNotFoundError', errors.MethodNotFoundError, 'OMNI_ERR_METHOD_NOT_FOUND', -32601, 400],
+  ['InvalidParamsError', errors.InvalidParamsError, 'OMNI_ERR_INVALID_PARAMS', -32602, 200],
+  ['MethodNotFoundError', errors.MethodNotFoundError, 'OMNI_ERR_METHOD_NOT_FOUND', -32601, 200],
   ['InvalidChainIdError', errors.InvalidChainIdError, 'OMNI_ERR_INVALID_CHAIN_ID', -32009, 400],
   ['UnknownChainError', errors.UnknownChainError, 'OMNI_ERR_UNKNOWN_CHAIN', -32001, 404],
   ['InvalidConfirmationsError', errors.InvalidConfirmationsError, 'OMNI_ERR_INVALID_CONFIRMATIONS', -32002, 400],

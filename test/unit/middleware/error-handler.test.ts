@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
-import { InternalError, InvalidRequestError, MethodNotAllowedError, NoQuorumError } from '../../../lib/errors.js';
+import { InternalError, InvalidParamsError, InvalidRequestError, MethodNotAllowedError, MethodNotFoundError, NoQuorumError } from '../../../lib/errors.js';
 import { rpcErrorHandler } from '../../../middleware/error-handler.js';
 
 test('should declare exactly four parameters, so connect and express see an error handler', (t) => {
@@ -42,6 +42,17 @@ test('should write a JSON-RPC error envelope with the error\'s status and the cl
   t.is(response.headers.get('content-type'), 'application/json');
   t.truthy(response.headers.get('x-request-id'));
   t.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid request: bad', data: { hint: 'x' } } });
+});
+
+test('should answer the errors a node sends itself (-32602, -32601) with HTTP 200, not confirmed (spec B5)', async (t) => {
+  for (const err of [new InvalidParamsError('Invalid params: bad', { id: 'p' }), new MethodNotFoundError('not served', { id: 'p' })]) {
+    const { response, text } = await render(err);
+    t.is(response.status, 200, err.name);
+    t.is(response.headers.get('content-type'), 'application/json');
+    t.is(response.headers.get('x-confirmable'), 'false');
+    t.is(response.headers.get('x-required-confirmations'), '1');
+    t.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 'p', error: { code: err.rpcCode, message: err.message } });
+  }
 });
 
 test('should answer id null when the id is unknown', async (t) => {

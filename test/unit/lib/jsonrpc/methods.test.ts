@@ -187,7 +187,7 @@ for (const [name, c] of invalidParams) {
     const err = t.throws(() => classifyCall({ ...c, id: 'req-7' }, none)) as GatewayError;
     t.true(err instanceof GatewayError);
     t.is(err.rpcCode, -32602);
-    t.is(err.status, 400);
+    t.is(err.status, 200, 'with HTTP 200, as a node sends its -32602');
     t.is(err.code, 'OMNI_ERR_INVALID_PARAMS');
     t.is(err.rpcId, 'req-7', 'echoes the client id');
     t.regex(err.message, new RegExp(c.method));
