@@ -105,7 +105,7 @@ const single = (method: string, params: unknown[]): RpcPayload => ({ calls: [{ i
 const cases: { name: string; method: string; payload: RpcPayload; text: string }[] = [
   { name: 'block, 1,000 full transactions', method: 'eth_getBlockByNumber', payload: single('eth_getBlockByNumber', ['0x1312d00', true]), text: JSON.stringify({ jsonrpc: '2.0', id: 1, result: blockResult(1000, false) }) },
   { name: 'the same block with L2 extras', method: 'eth_getBlockByNumber', payload: single('eth_getBlockByNumber', ['0x1312d00', true]), text: JSON.stringify({ jsonrpc: '2.0', id: 1, result: blockResult(1000, true) }) },
-  { name: 'eth_getLogs, 5,000 logs', method: 'eth_getLogs', payload: single('eth_getLogs', requests.getLogs.params), text: replyText('eth_getLogs', 1, 1) },
+  { name: 'eth_getLogs, 5,000 logs', method: 'eth_getLogs', payload: single('eth_getLogs', [...requests.getLogs.params]), text: replyText('eth_getLogs', 1, 1) },
 ];
 
 console.log(`${dist}, median of ${runs} runs (ms)`);
