@@ -5,10 +5,13 @@
  * block and on every transaction, and the bench's 2.5 MB eth_getLogs reply. Prints medians (ms).
  * No assertion: timings are for a reader to compare (e.g. the built code of two commits).
  *
- *   npm run build --silent && node --import tsx test/bench/canon-shapes.ts [DIST_DIR] [RUNS]
+ *   npm run build --silent && node --import tsx test/bench/canon-shapes.ts [DIST_DIR]
  *
- * DIST_DIR (default ./dist) is the built tree to measure, so that a copy of an older build can be
- * measured in the same way.
+ * DIST_DIR (default ./dist) is the built tree measured; for an older build, `cp -r dist /tmp/old`
+ * before the change and run the two alternately, one process each (two builds in one process
+ * measure the second slower, whichever it is). Printed: the median over the rounds of each
+ * round's median, and the lowest round. Knobs: CANON_RUNS (calls per round, default 30),
+ * CANON_ROUNDS (default 7).
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,7 +19,8 @@ import type { RpcPayload } from '../../lib/jsonrpc/types.js';
 import { replyText, requests } from './payloads.js';
 
 const dist = path.resolve(process.argv[2] ?? 'dist');
-const runs = Number(process.argv[3] ?? 40);
+const runs = Number(process.env.CANON_RUNS ?? 30);
+const rounds = Number(process.env.CANON_ROUNDS ?? 7);
 const { canonicalForm, sha256Hex } = (await import(pathToFileURL(path.join(dist, 'lib/verify/canonical.js')).href)) as typeof import('../../lib/verify/canonical.js');
 const { assessBody } = (await import(pathToFileURL(path.join(dist, 'lib/verify/answers.js')).href)) as typeof import('../../lib/verify/answers.js');
 
@@ -108,14 +112,23 @@ const cases: { name: string; method: string; payload: RpcPayload; text: string }
   { name: 'eth_getLogs, 5,000 logs', method: 'eth_getLogs', payload: single('eth_getLogs', [...requests.getLogs.params]), text: replyText('eth_getLogs', 1, 1) },
 ];
 
-console.log(`${dist}, median of ${runs} runs (ms)`);
-for (const c of cases) {
-  const body = Buffer.from(c.text);
-  const result = (JSON.parse(c.text) as { result: unknown }).result;
-  const canon = measure(() => sha256Hex(canonicalForm(c.method, { result })));
-  const assess = measure(() => {
-    const a = assessBody(body, c.payload);
-    if (!a.ok) throw new Error(a.reason);
-  });
-  console.log(`${c.name} (${(body.length / 1e6).toFixed(2)} MB): canonicalForm+sha256Hex ${canon.toFixed(2)}; assessBody ${assess.toFixed(2)}`);
+const bodies = cases.map((c) => ({ body: Buffer.from(c.text), result: (JSON.parse(c.text) as { result: unknown }).result }));
+/** [case] → per round: the medians of canonicalForm+sha256Hex and of assessBody. */
+const times = cases.map(() => [[], []] as [number[], number[]]);
+for (let round = 0; round < rounds; round += 1) {
+  for (const [i, c] of cases.entries()) {
+    const { body, result } = bodies[i]!;
+    times[i]![0].push(measure(() => sha256Hex(canonicalForm(c.method, { result }))));
+    times[i]![1].push(
+      measure(() => {
+        const a = assessBody(body, c.payload);
+        if (!a.ok) throw new Error(a.reason);
+      }),
+    );
+  }
+}
+const fmt = (xs: number[]) => `${median(xs).toFixed(2)} (min ${Math.min(...xs).toFixed(2)})`;
+console.log(`${dist}: median over ${rounds} rounds of ${runs} calls each, ms`);
+for (const [i, c] of cases.entries()) {
+  console.log(`  ${c.name} (${(bodies[i]!.body.length / 1e6).toFixed(2)} MB): canonicalForm+sha256Hex ${fmt(times[i]![0])}; assessBody ${fmt(times[i]![1])}`);
 }
