@@ -28,7 +28,7 @@ export * from './errors.js';
 export { RpcCode } from './jsonrpc/codes.js';
 export { Header } from './headers.js';
 export { createApp, startServer, type RunningServer, type ServeOptions } from './app.js';
-export { canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, sha256Hex, type IgnoredFields } from './verify/canonical.js';
+export { canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, schemaFields, sha256Hex, type IgnoredFields } from './verify/canonical.js';
 export { readJson } from './verify/answers.js';
 export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
 export { redactUrl } from './upstream/redact.js';

@@ -33,7 +33,7 @@ export type Assessment =
       ok: true;
       canonical: string;
       hash: string;
-      /** The ignored fields the answer carries (path and value); absent when none. */
+      /** The fields left out of the comparison that the answer carries (ignored, or outside the execution-apis schema; path and value); absent when none. */
       ignored?: IgnoredValue[];
     }
   /** refused: the provider refused this request as too large; `hash` (single calls) as a vote's would be. */
@@ -295,10 +295,13 @@ function countMembers(value: unknown): number {
 }
 
 /**
- * The body to return under a confirmation: the first member's raw bytes, unless it carries an
- * ignored field whose value (as written) not every member carried. Then that answer is read
- * again (readJson), those fields are removed, and it is written out again: compact, numbers as
- * written, key order kept except that integer-like keys come first (as in any JS object).
+ * The body to return under a confirmation: the first member's raw bytes, unless it carries a
+ * field left out of the comparison (an ignored field, or one outside the execution-apis schema:
+ * canonical.ts) whose value not every member carried alike (absent from one, or sent by all with
+ * different values: not vouched for either way, so removed, never a disagreement). Then that
+ * answer is read again (readJson), those fields are removed, and it is written out again:
+ * compact, numbers as written, key order kept except that integer-like keys come first (as in
+ * any JS object).
  */
 export function confirmedBody(members: readonly { body: Buffer; ignored?: readonly IgnoredValue[] }[], payload: RpcPayload): Buffer {
   const first = members[0]!;

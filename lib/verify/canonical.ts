@@ -9,17 +9,19 @@
  *   (answers.ts), and is written as that text.
  * - Hex strings (`0x…`) are lower-cased: an address in checksum case and the same address in
  *   lower case are the same value.
- * - In blocks, transactions, receipts and logs every field counts except the ignored ones
- *   (`defaultIgnoredFields` plus config), and a field whose value is null counts as absent. The
- *   ignored fields an answer carries are collected (path and value) so that the answer returned
- *   under a confirmation keeps only those that all N agreeing answers carried identically.
+ * - In blocks, transactions, receipts and logs the fields the execution-apis schema defines for
+ *   them (`schemaFields`) count, except the ignored ones (`defaultIgnoredFields` plus config); a
+ *   field whose value is null counts as absent. Every other field (an ignored one, or one outside
+ *   the schema: a client's or an L2's extra such as `l1BlockNumber`) is left out and collected
+ *   (path and value), so that the answer returned under a confirmation keeps only those that all
+ *   N agreeing answers carried identically (answers.ts confirmedBody).
  *
  * X-Json-Hash is the SHA-256 hex of this form, so it does not depend on which upstream's bytes
  * are returned or on the request id.
  */
 import { hash } from 'node:crypto';
 
-/** The objects whose fields can be ignored. */
+/** The objects whose fields are compared by the execution-apis schema, and can be ignored. */
 export type Shape = 'block' | 'transaction' | 'receipt' | 'log';
 export const shapes: readonly Shape[] = ['block', 'transaction', 'receipt', 'log'];
 export type IgnoredFields = Readonly<Record<Shape, readonly string[]>>;
@@ -45,6 +47,64 @@ export const defaultIgnoredFields: IgnoredFields = Object.freeze({
   log: Object.freeze([]),
 });
 
+/**
+ * The fields the execution-apis schema (ethereum/execution-apis src/schemas, at commit 033ca6e,
+ * 2026-08-07) defines for each object: the only fields compared. Any other field is a client's
+ * or a chain's extra (`l1BlockNumber`, `sendRoot`, `l1Fee`, nethermind's AuRa `author`…): left
+ * out of the comparison like an ignored field, and returned under a confirmation only when all N
+ * agreeing answers carried it alike. Objects inside these (withdrawals, access list and
+ * authorization entries, topics) are compared whole: the schema closes them
+ * (`additionalProperties: false`) and no client is known to add to them.
+ */
+export const schemaFields: Readonly<Record<Shape, readonly string[]>> = Object.freeze({
+  // Block (block.yaml): London, Shanghai (withdrawals), Cancun (blobs, beacon root), Prague
+  // (requestsHash), EIP-7928 (blockAccessListHash). Uncles have the same schema.
+  block: Object.freeze([
+    'hash', 'parentHash', 'sha3Uncles', 'miner', 'stateRoot', 'transactionsRoot', 'receiptsRoot', 'logsBloom',
+    'difficulty', 'number', 'gasLimit', 'gasUsed', 'timestamp', 'extraData', 'mixHash', 'nonce', 'size',
+    'baseFeePerGas', 'withdrawalsRoot', 'blobGasUsed', 'excessBlobGas', 'parentBeaconBlockRoot',
+    'requestsHash', 'blockAccessListHash', 'transactions', 'withdrawals', 'uncles',
+  ]),
+  // TransactionInfo (transaction.yaml): the context fields, then the union of the signed
+  // transaction types: legacy, EIP-2930, EIP-1559, EIP-4844 (blobs), EIP-7702 (set code).
+  transaction: Object.freeze([
+    'blockHash', 'blockNumber', 'blockTimestamp', 'from', 'hash', 'transactionIndex',
+    'type', 'nonce', 'to', 'gas', 'value', 'input', 'gasPrice', 'maxPriorityFeePerGas', 'maxFeePerGas',
+    'maxFeePerBlobGas', 'accessList', 'blobVersionedHashes', 'authorizationList', 'chainId',
+    'yParity', 'v', 'r', 's',
+  ]),
+  // ReceiptInfo (receipt.yaml).
+  receipt: Object.freeze([
+    'type', 'transactionHash', 'transactionIndex', 'blockHash', 'blockNumber', 'from', 'to',
+    'cumulativeGasUsed', 'gasUsed', 'blobGasUsed', 'contractAddress', 'logs', 'logsBloom', 'root',
+    'status', 'effectiveGasPrice', 'blobGasPrice',
+  ]),
+  // Log (receipt.yaml).
+  log: Object.freeze([
+    'removed', 'logIndex', 'transactionIndex', 'transactionHash', 'blockHash', 'blockNumber',
+    'blockTimestamp', 'address', 'data', 'topics',
+  ]),
+});
+
+/** Per shape, the fields compared: the schema's, less the ignored ones. */
+type Compared = Readonly<Record<Shape, ReadonlySet<string>>>;
+const comparedCache = new WeakMap<IgnoredFields, Compared>();
+
+/** The compared fields under a list of ignored fields (built once per list: the chains' lists live as long as the config). */
+function comparedUnder(ignored: IgnoredFields): Compared {
+  let out = comparedCache.get(ignored);
+  if (!out) {
+    const sets = {} as Record<Shape, ReadonlySet<string>>;
+    for (const shape of shapes) {
+      const skip = new Set(ignored[shape] ?? []);
+      sets[shape] = new Set(schemaFields[shape].filter((f) => !skip.has(f)));
+    }
+    out = Object.freeze(sets);
+    comparedCache.set(ignored, out);
+  }
+  return out;
+}
+
 /** defaultIgnoredFields plus the lists given (config: global, then per chain), without repeats. */
 export function mergeIgnoredFields(...lists: (Partial<IgnoredFields> | undefined)[]): IgnoredFields {
   const out = {} as Record<Shape, readonly string[]>;
@@ -68,7 +128,7 @@ export class JsonNumber {
   constructor(readonly text: string) {}
 }
 
-/** An ignored field an answer carried: where (path from the response) and its canonical value. */
+/** A field left out of the comparison (ignored, or outside the schema) that an answer carried: where (path from the response) and its canonical value. */
 export interface IgnoredValue {
   /** From the result (or, in a batch, from the member's position in request order). */
   path: readonly (string | number)[];
@@ -111,9 +171,14 @@ const hexString = /^0x[0-9a-fA-F]*$/;
 let needsWriter = false;
 const arrayIndex = /^(?:0|[1-9]\d{0,9})$/;
 
-/** The state of one comparable() walk: the ignored fields and where to put those found. */
-let ignoring: IgnoredFields = defaultIgnoredFields;
+/**
+ * The state of one comparable() walk: the fields compared, where to put those left out, and the
+ * path from the result to the object being walked (pushed and popped: a path array is built only
+ * for a field left out, not for each of 5,000 logs).
+ */
+let compared: Compared = comparedUnder(defaultIgnoredFields);
 let found: IgnoredValue[] | undefined;
+const trail: (string | number)[] = [];
 
 /** The object's keys in canonical (sorted) order; notes array-index keys. */
 function sortedKeys(value: object): string[] {
@@ -168,31 +233,41 @@ function lowerHex(value: string): string {
   return lower === value || hexString.test(value) ? lower : value;
 }
 
-/** Whether a field of this shape, or of the shapes inside it, is ignored. */
-function ignoresAny(node: ShapeNode): boolean {
-  return ignoring[node.shape].length > 0 || (node.children !== undefined && Object.values(node.children).some(ignoresAny));
-}
-
 /**
- * A block, transaction, receipt or log (or a list of them): every field but the ignored ones
- * and nulls, sorted; an ignored field with a value is noted in `found` with its path. `path` is
- * undefined where nothing inside can be ignored (no path arrays built for 5,000 logs).
+ * A block, transaction, receipt or log (or a list of them): its schema fields but the ignored
+ * ones and nulls, sorted; any other field with a value is noted in `found` with its path. One
+ * Set lookup per key. The fields kept are schema names, never an array index or "__proto__".
  */
-function shaped(value: unknown, node: ShapeNode, path: readonly (string | number)[] | undefined): unknown {
-  if (Array.isArray(value)) return path ? value.map((v, i) => shaped(v, node, [...path, i])) : value.map((v) => shaped(v, node, undefined));
+function shaped(value: unknown, node: ShapeNode): unknown {
+  if (Array.isArray(value)) {
+    return value.map((v, i) => {
+      trail.push(i);
+      const out = shaped(v, node);
+      trail.pop();
+      return out;
+    });
+  }
   if (value === null || typeof value !== 'object' || value instanceof JsonNumber) return plain(value);
-  const ignored = ignoring[node.shape];
+  const fields = compared[node.shape];
+  const children = node.children;
   const out: Record<string, unknown> = {};
-  for (const k of sortedKeys(value)) {
+  for (const k of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[k];
     if (v === null) continue;
-    if (ignored.length > 0 && ignored.includes(k)) {
-      const at = [...(path ?? []), k];
-      found?.push({ path: at, key: `${JSON.stringify(at)}=${canonicalJson(plain(v))}` });
+    if (!fields.has(k)) {
+      if (found) {
+        const at = [...trail, k];
+        found.push({ path: at, key: `${JSON.stringify(at)}=${canonicalJson(plain(v))}` });
+      }
       continue;
     }
-    const child = node.children && Object.hasOwn(node.children, k) ? node.children[k]! : undefined;
-    put(out, k, child ? shaped(v, child, path && ignoresAny(child) ? [...path, k] : undefined) : plain(v));
+    if (children !== undefined && Object.hasOwn(children, k)) {
+      trail.push(k);
+      out[k] = shaped(v, children[k]!);
+      trail.pop();
+    } else {
+      out[k] = plain(v);
+    }
   }
   return out;
 }
@@ -201,15 +276,15 @@ function shaped(value: unknown, node: ShapeNode, path: readonly (string | number
 export type Answer = { result: unknown } | { error: { code: unknown; data?: unknown; message?: unknown } };
 
 export interface CanonicalOptions {
-  /** Fields not compared (default: defaultIgnoredFields). */
+  /** Schema fields not compared (default: defaultIgnoredFields). */
   ignored?: IgnoredFields;
-  /** Receives the ignored fields the answer carries (not null), with their paths. */
+  /** Receives the fields left out that the answer carries (not null: ignored or outside the schema), with their paths. */
   found?: IgnoredValue[];
   /** Prepended to the paths in `found` (a batch member's position). */
   path?: readonly (string | number)[];
 }
 
-/** The comparable value of one answer: `{result}` with ignored fields left out, or `{error:{code,data,message?}}`. */
+/** The comparable value of one answer: `{result}` (blocks, transactions, receipts and logs reduced to their compared fields), or `{error:{code,data,message?}}`. */
 export function comparable(method: string, answer: Answer, options: CanonicalOptions = {}): unknown {
   if ('error' in answer) {
     const { code, data, message } = answer.error;
@@ -223,13 +298,15 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
   }
   const node = Object.hasOwn(resultShape, method) ? resultShape[method]! : undefined;
   if (!node) return { result: plain(answer.result) };
-  ignoring = options.ignored ?? defaultIgnoredFields;
+  compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
   found = options.found;
+  if (found && options.path) trail.push(...options.path);
   try {
-    return { result: shaped(answer.result, node, found && ignoresAny(node) ? (options.path ?? []) : undefined) };
+    return { result: shaped(answer.result, node) };
   } finally {
-    ignoring = defaultIgnoredFields;
+    compared = comparedUnder(defaultIgnoredFields);
     found = undefined;
+    trail.length = 0;
   }
 }
 

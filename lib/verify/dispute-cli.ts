@@ -3,7 +3,8 @@
  * one dispute recorded in a disputes.file (dispute-log.ts), read again from its full answers
  * (dispute.ts), without the 5-path, 80-character bounds of the error data. Exit 2 when the file
  * cannot be read, has no such line or the line is not a dispute. The chain's own ignoredFields
- * are not known here: the built-in list applies. A damaged line (a field of the wrong type, an answer
+ * are not known here: the built-in list applies (fields outside the execution-apis schema are left
+ * out as in the gateway, canonical.ts schemaFields). A damaged line (a field of the wrong type, an answer
  * nested too deeply to compare) is exit 2 too, with a sentence.
  */
 import { readFile } from 'node:fs/promises';

@@ -2,9 +2,10 @@
  * Where competing answers differ (issue 17 "Disputes"). Pure.
  *
  * The answers are compared in their comparable form (canonical.ts: `{result}` or
- * `{error:{code,data,message?}}`, keys sorted, hex lower-cased, ignored fields and nulls of
- * blocks, transactions, receipts and logs left out, numbers as written), so a difference found
- * here is one that made the hashes differ, never a field the comparison ignores.
+ * `{error:{code,data,message?}}`, keys sorted, hex lower-cased, numbers as written; in blocks,
+ * transactions, receipts and logs only the execution-apis schema's fields, less the ignored ones
+ * and nulls), so a difference found here is one that made the hashes differ, never a field the
+ * comparison leaves out (an ignored one, or a client's extra outside the schema).
  *
  * One walk over all the groups' values at once, in document order (object keys sorted, array
  * elements by index), that stops at the `limit`-th difference: the paths come out in the same

@@ -1,6 +1,7 @@
 /**
  * What a confirmation vouches for, on the wire (issue 16): every field but the ignored ones is
- * compared, an ignored field is returned only when the N agreed on it, numbers are compared as
+ * compared (in blocks, transactions, receipts and logs: every schema field, see
+ * confirmation-extras.test.ts), an ignored field is returned only when the N agreed on it, numbers are compared as
  * written, -32000 errors with their message, and a duplicate key is that upstream's failure.
  */
 import test from 'ava';

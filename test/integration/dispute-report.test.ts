@@ -82,10 +82,12 @@ test('a 502 names the log field two upstreams disagree on, with both values, and
 });
 
 test('a dispute goes to disputes.file as one JSON line with both full answers and no key', async (t) => {
-  // The upstream with a key in its URL also quotes the other's key-bearing URL in its answer.
+  // The upstream with a key in its URL also quotes the other's key-bearing URL in its answer, in
+  // a field of the log schema (compared, so the differences quote it too; a field outside the
+  // schema would be left out of the comparison).
   const otherKey = 'an0therK3yZyXw9876543210';
   let quoted = '';
-  const quoting: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: [log(1), log(2), { ...log(3), note: quoted }] } : defaultAnswer(call));
+  const quoting: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: [log(1), log(2), { ...log(3), blockTimestamp: quoted }] } : defaultAnswer(call));
   const [a, b] = await fakes(t, [{ answer: quoting, path: `/v2/${KEY}` }, { answer: otherLogData(2), path: `/rpc/${otherKey}` }]);
   quoted = b!.url;
   t.true(quoted.includes(otherKey));
@@ -114,10 +116,11 @@ test('a dispute goes to disputes.file as one JSON line with both full answers an
   t.deepEqual(d.differences, r.body.error.data.differences);
   const results = d.groups.map((g: { body: string }) => JSON.parse(g.body).result).sort((x: { data: string }[], y: { data: string }[]) => (x[2]!.data < y[2]!.data ? -1 : 1));
   t.deepEqual(results, [
-    [log(1), log(2), { ...log(3), note: quoted.replace(otherKey, '***') }],
+    [log(1), log(2), { ...log(3), blockTimestamp: quoted.replace(otherKey, '***') }],
     [log(1), log(2), { ...log(3), data: '0xdead' }],
   ]);
-  t.deepEqual(d.differences.map((x: { path: string }) => x.path), ['result[2].data', 'result[2].note']);
+  t.deepEqual(d.differences.map((x: { path: string }) => x.path), ['result[2].blockTimestamp', 'result[2].data']);
+  t.regex(JSON.stringify(d.differences), /\*\*\*/, 'the quoted URL is in the differences, its key masked');
   t.deepEqual((await stat(file)).mode & 0o777, 0o600);
 });
 

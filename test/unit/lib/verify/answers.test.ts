@@ -29,13 +29,19 @@ const reasonOf = (a: Assessment) => {
 
 /** Fixture kind → the request it answers, the variants that must hash as `compact`, and the liars. */
 const kinds: Record<string, { payload: RpcPayload; same: string[]; liars: string[] }> = {
-  block: { payload: single('eth_getBlockByNumber', ['0x12a05f2', true]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
+  // The block's extras are outside the schema (l1BlockNumber, sendRoot…) or ignored by default (totalDifficulty).
+  block: { payload: single('eth_getBlockByNumber', ['0x12a05f2', true]), same: ['pretty', 'reordered', 'checksum-case', 'extras'], liars: ['liar'] },
+  // Those of the receipt and the logs include a log's blockTimestamp, a schema field.
   receipt: { payload: single('eth_getTransactionReceipt', ['0x' + '11'.repeat(32)]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
   logs: { payload: single('eth_getLogs', [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }]), same: ['pretty', 'reordered', 'checksum-case'], liars: ['liar', 'extras'] },
   error: { payload: single('eth_call', [{ to: '0x' + '22'.repeat(20), data: '0x8da5cb5b' }, '0x12a05f2']), same: ['pretty', 'reordered', 'other-message', 'checksum-case'], liars: ['liar', 'liar-code'] },
 };
 
-/** The provider extras of the *.extras fixtures, as an operator would list them in ignoredFields. */
+/**
+ * The fields of the *.extras fixtures, as an operator would list them in ignoredFields: only the
+ * log's blockTimestamp counts (a schema field); the others are left out as outside the schema,
+ * listed or not.
+ */
 const extrasIgnored = mergeIgnoredFields({
   block: ['l1BlockNumber', 'sendCount', 'sendRoot'],
   transaction: ['l1BlockNumber'],
@@ -189,13 +195,22 @@ test('should compare a batch in request order, member by member', (t) => {
   t.is(inOrder.hash, sha256Hex(expected));
 });
 
-test('should hash a pretty batch with provider extras like the compact one when config ignores them', (t) => {
+test('should hash a pretty batch with a block\'s provider extras like the compact one, noting them', (t) => {
   const extras = JSON.parse(fixture('block.extras').toString()).result as unknown;
   const body = JSON.stringify([members[3], { ...members[1], result: extras }, members.logs], null, 2);
+  for (const ignored of [undefined, extrasIgnored]) {
+    const a = vote(assessBody(body, payload, ignored));
+    t.is(a.hash, inOrder.hash);
+    t.true(a.ignored!.some((v) => v.key === '[0,"totalDifficulty"]="0xc70d815d562d3cfa955"'), 'paths start at the request position');
+    t.true(a.ignored!.some((v) => v.key === '[0,"transactions",1,"l1BlockNumber"]="0x13a1b2c"'), 'a field outside the schema is noted like an ignored one');
+  }
+});
+
+test('should tell a batch apart when a log gains a blockTimestamp (a schema field), unless config ignores it', (t) => {
+  const extras = JSON.parse(fixture('logs.extras').toString()).result as unknown;
+  const body = JSON.stringify([members[1], { ...members.logs, result: extras }, members[3]]);
   t.not(vote(assessBody(body, payload)).hash, inOrder.hash);
-  const a = vote(assessBody(body, payload, extrasIgnored));
-  t.is(a.hash, inOrder.hash);
-  t.true(a.ignored!.some((v) => v.key === '[0,"totalDifficulty"]="0xc70d815d562d3cfa955"'), 'paths start at the request position');
+  t.is(vote(assessBody(body, payload, extrasIgnored)).hash, inOrder.hash);
 });
 
 test('should tell a batch apart when one member lies', (t) => {
@@ -428,6 +443,32 @@ test('should remove an unconfirmed ignored field from the right member of a batc
   const b = member(second, p);
   t.is(a.hash, b.hash);
   t.is(confirmedBody([a, b], p).toString(), `[{"jsonrpc":"2.0","id":7,"result":{"hash":"0x1","nonce":12345678901234567993,"v":"0x25"}},{"jsonrpc":"2.0","id":"a","result":"0x1"}]`);
+});
+
+test('should return a field outside the schema only when all N sent it alike', (t) => {
+  const p = single('eth_getBlockByNumber', ['0x10', true]);
+  const body = (block: string, tx: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"number":"0x10","gasUsed":1.0${block},"transactions":[{"hash":"0xAB"${tx}}]}}`);
+  const extras = member(body(',"l1BlockNumber":"0x13a1b2c"', ',"l1BlockNumber":"0x13a1b2c"'), p);
+  const plainBlock = member(body('', ''), p);
+  const other = member(body(',"l1BlockNumber":"0x13a1b2d"', ',"l1BlockNumber":"0x13a1b2c"'), p);
+  t.is(extras.hash, plainBlock.hash);
+  t.is(extras.hash, other.hash, 'a different value of a field outside the schema is not a disagreement');
+  t.is(confirmedBody([extras, plainBlock], p).toString(), '{"jsonrpc":"2.0","id":1,"result":{"number":"0x10","gasUsed":1.0,"transactions":[{"hash":"0xAB"}]}}');
+  t.is(confirmedBody([extras, member(body(',"l1BlockNumber":"0x13a1b2c"', ',"l1BlockNumber":"0x13a1b2c"'), p)], p), extras.body, 'all sent both alike: the raw bytes');
+  t.is(
+    confirmedBody([extras, other], p).toString(),
+    '{"jsonrpc":"2.0","id":1,"result":{"number":"0x10","gasUsed":1.0,"transactions":[{"hash":"0xAB","l1BlockNumber":"0x13a1b2c"}]}}',
+    'sent by all with different values: not vouched for, removed; the one sent alike stays',
+  );
+});
+
+test('should remove a receipt field outside the schema from eth_getBlockReceipts when one of the N lacks it', (t) => {
+  const p = single('eth_getBlockReceipts', ['0x10']);
+  const body = (extra: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[{"status":"0x1","logs":[]},{"status":"0x1"${extra},"logs":[{"data":"0x","l1Index":"0x1"}]}]}`);
+  const a = member(body(',"l1Fee":"0x1c3b5"'), p);
+  const b = member(body(''), p);
+  t.is(a.hash, b.hash);
+  t.is(confirmedBody([a, b], p).toString(), '{"jsonrpc":"2.0","id":1,"result":[{"status":"0x1","logs":[]},{"status":"0x1","logs":[{"data":"0x","l1Index":"0x1"}]}]}');
 });
 
 test('JsonNumber stays out of ordinary results', (t) => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { canonicalForm, canonicalJson, comparable, JsonNumber, mergeIgnoredFields, sha256Hex, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
+import { canonicalForm, canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, schemaFields, sha256Hex, shapes, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
+import { recordedPairs } from '../../../support/execution-apis.js';
 
 const canon = (method: string, answer: Answer) => canonicalJson(comparable(method, answer));
 
@@ -42,10 +43,10 @@ const forms: [string, string, Answer, string][] = [
   ['a short string, kept as is', 'eth_call', { result: '0' }, '{"result":"0"}'],
   ['an empty hex string', 'eth_call', { result: '0x' }, '{"result":"0x"}'],
   [
-    'logs, keeping every field but nulls, sorted, whatever keys they carry',
+    'logs, keeping their schema fields but nulls, sorted, and no key outside the schema',
     'eth_getLogs',
     { result: [{ topics: ['0xAA'], '0': 'x', address: '0xAB', data: null, constructor: 1 } as never] },
-    '{"result":[{"0":"x","address":"0xab","constructor":1,"topics":["0xaa"]}]}',
+    '{"result":[{"address":"0xab","topics":["0xaa"]}]}',
   ],
   ['an error without data', 'eth_call', { error: { code: -32000 } }, '{"error":{"code":-32000}}'],
   ['an error with hex data, lower-cased', 'eth_call', { error: { code: 3, data: '0x08C379A0' } }, '{"error":{"code":3,"data":"0x08c379a0"}}'],
@@ -95,27 +96,48 @@ const tx = {
 };
 const shaped: [string, string, unknown, unknown][] = [
   [
-    'a block, leaving out totalDifficulty and shaping its transactions',
+    'a block, leaving out totalDifficulty and its extras and shaping its transactions',
     'eth_getBlockByNumber',
     { number: '0x1', hash: '0xAB', totalDifficulty: '0x10', l1BlockNumber: '0x2', transactions: [{ ...tx, chainId: '0x1', v: '0x1b' }] },
-    { number: '0x1', hash: '0xab', l1BlockNumber: '0x2', transactions: [{ hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x', l1Fee: '0x5' }] },
+    { number: '0x1', hash: '0xab', transactions: [{ hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }] },
   ],
   ['a block with transaction hashes', 'eth_getBlockByHash', { number: '0x1', transactions: ['0xAB', '0xCD'] }, { number: '0x1', transactions: ['0xab', '0xcd'] }],
+  [
+    'a block with its withdrawals, compared whole',
+    'eth_getBlockByNumber',
+    { number: '0x1', withdrawalsRoot: '0x2', withdrawals: [{ index: '0x0', validatorIndex: '0x5', address: '0xAB', amount: '0x1', extra: 1 }] },
+    { number: '0x1', withdrawalsRoot: '0x2', withdrawals: [{ index: '0x0', validatorIndex: '0x5', address: '0xab', amount: '0x1', extra: 1 }] },
+  ],
+  ['an uncle', 'eth_getUncleByBlockHashAndIndex', { number: '0x1', author: '0x2', uncles: [] }, { number: '0x1', uncles: [] }],
   ['a null block', 'eth_getBlockByNumber', null, null],
-  ['a transaction', 'eth_getTransactionByHash', { ...tx, yParity: '0x1' }, { hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x', l1Fee: '0x5' }],
+  ['a transaction', 'eth_getTransactionByHash', { ...tx, yParity: '0x1' }, { hash: '0xaa', from: '0x95222290dd7278aa3ddd389cc1e1d165cc4bafe5', value: '0x1', input: '0x' }],
+  [
+    'a blob transaction, every field in the schema',
+    'eth_getTransactionByBlockNumberAndIndex',
+    { type: '0x3', maxFeePerBlobGas: '0x1', blobVersionedHashes: ['0x01AB'], accessList: [{ address: '0xAB', storageKeys: [] }], blockTimestamp: '0x5' },
+    { type: '0x3', maxFeePerBlobGas: '0x1', blobVersionedHashes: ['0x01ab'], accessList: [{ address: '0xab', storageKeys: [] }], blockTimestamp: '0x5' },
+  ],
+  [
+    'a set-code transaction, its authorizations compared whole',
+    'eth_getTransactionByBlockHashAndIndex',
+    { type: '0x4', authorizationList: [{ chainId: '0x1', nonce: '0x0', address: '0xAB', yParity: '0x1', r: '0x2', s: '0x3' }], sourceHash: '0x9' },
+    { type: '0x4', authorizationList: [{ chainId: '0x1', nonce: '0x0', address: '0xab', yParity: '0x1', r: '0x2', s: '0x3' }] },
+  ],
   [
     'a receipt with logs',
     'eth_getTransactionReceipt',
-    { status: '0x1', l1GasUsed: '0x1', contractAddress: null, logs: [{ address: '0xAB', data: '0x', blockTimestamp: '0x1' }] },
-    { status: '0x1', l1GasUsed: '0x1', logs: [{ address: '0xab', data: '0x', blockTimestamp: '0x1' }] },
+    { status: '0x1', l1GasUsed: '0x1', contractAddress: null, blobGasUsed: '0x2', blobGasPrice: '0x3', logs: [{ address: '0xAB', data: '0x', blockTimestamp: '0x1', l1Extra: '0x1' }] },
+    { status: '0x1', blobGasUsed: '0x2', blobGasPrice: '0x3', logs: [{ address: '0xab', data: '0x', blockTimestamp: '0x1' }] },
   ],
-  ['block receipts', 'eth_getBlockReceipts', [{ status: '0x0', l1Fee: '0x1' }], [{ status: '0x0', l1Fee: '0x1' }]],
+  ['block receipts', 'eth_getBlockReceipts', [{ status: '0x0', l1Fee: '0x1' }], [{ status: '0x0' }]],
   ['logs', 'eth_getLogs', [{ address: '0xAB', removed: false, blockTimestamp: '0x1' }], [{ address: '0xab', removed: false, blockTimestamp: '0x1' }]],
-  ['filter logs', 'eth_getFilterLogs', [{ address: '0xAB', extra: 1 }], [{ address: '0xab', extra: 1 }]],
+  ['filter logs', 'eth_getFilterLogs', [{ address: '0xAB', extra: 1 }], [{ address: '0xab' }]],
   ['an unshaped method, keeping every field', 'eth_feeHistory', { oldestBlock: '0xA', extra: 1 }, { oldestBlock: '0xa', extra: 1 }],
+  // Its blocks carry `calls`, outside the Block schema: eth_simulateV1 is compared whole.
+  ['eth_simulateV1, keeping every field', 'eth_simulateV1', [{ number: '0x1', calls: [{ status: '0x1' }] }], [{ number: '0x1', calls: [{ status: '0x1' }] }]],
 ];
 for (const [name, method, result, expected] of shaped) {
-  test(`should compare every field of ${name} but the ignored ones and nulls`, (t) => {
+  test(`should compare the schema fields of ${name} but the ignored ones and nulls`, (t) => {
     t.deepEqual(comparable(method, { result }), { result: expected });
   });
 }
@@ -153,12 +175,79 @@ test('should note the ignored fields an answer carries, with their path and cano
   ]);
 });
 
+test('should note the fields outside the schema like ignored ones, wherever they are, and not those that are null', (t) => {
+  const found: IgnoredValue[] = [];
+  const result = { number: '0x1', l1BlockNumber: '0x13A', sendRoot: null, transactions: [{ hash: '0x1' }, { hash: '0x2', requestId: { a: 1.5 } }] };
+  const form = canonicalForm('eth_getBlockByNumber', { result }, { found, path: [3] });
+  t.is(form, '{"result":{"number":"0x1","transactions":[{"hash":"0x1"},{"hash":"0x2"}]}}');
+  t.deepEqual(found, [
+    { path: [3, 'l1BlockNumber'], key: '[3,"l1BlockNumber"]="0x13a"' },
+    { path: [3, 'transactions', 1, 'requestId'], key: '[3,"transactions",1,"requestId"]={"a":1.5}' },
+  ]);
+  const inLists: IgnoredValue[] = [];
+  canonicalForm('eth_getBlockReceipts', { result: [{ status: '0x1' }, { status: '0x1', l1Fee: '0x2', logs: [{ data: '0x' }, { data: '0x', zkIndex: 7 }] }] }, { found: inLists });
+  t.deepEqual(inLists.map((v) => v.path), [[1, 'l1Fee'], [1, 'logs', 1, 'zkIndex']]);
+});
+
+test('should tell answers apart by a schema field, and not by a field outside the schema', (t) => {
+  const block = (extra: Record<string, unknown>) => canonicalForm('eth_getBlockByNumber', { result: { number: '0x1', hash: '0xab', ...extra } });
+  t.is(block({ l1BlockNumber: '0x1' }), block({ l1BlockNumber: '0x2' }));
+  t.is(block({ l1BlockNumber: '0x1' }), block({}));
+  t.not(block({ requestsHash: '0x1' }), block({ requestsHash: '0x2' }));
+  t.not(block({ parentBeaconBlockRoot: '0x1' }), block({}), 'a schema field one answer lacks is a difference');
+});
+
+test('should leave out an own "__proto__" or "constructor" key of a log, noting it as a field', (t) => {
+  const found: IgnoredValue[] = [];
+  const logs = JSON.parse('[{"address":"0x1","__proto__":{"lie":true},"constructor":"0x2"}]') as unknown;
+  t.is(canonicalForm('eth_getLogs', { result: logs }, { found }), '{"result":[{"address":"0x1"}]}');
+  t.deepEqual(found.map((v) => v.key), ['[0,"__proto__"]={"lie":true}', '[0,"constructor"]="0x2"']);
+});
+
 test('should leave out the fields of config ignoredFields on top of the defaults', (t) => {
-  const ignored = mergeIgnoredFields({ log: ['blockTimestamp'] }, { receipt: ['l1Fee'] });
+  const ignored = mergeIgnoredFields({ log: ['blockTimestamp'] }, { receipt: ['effectiveGasPrice'] });
   t.deepEqual(ignored.log, ['blockTimestamp']);
   t.deepEqual(ignored.block, ['totalDifficulty']);
   const logs = [{ address: '0x1', blockTimestamp: '0x5' }];
   t.is(canonicalForm('eth_getLogs', { result: logs }, { ignored }), '{"result":[{"address":"0x1"}]}');
   t.is(canonicalForm('eth_getLogs', { result: logs }), '{"result":[{"address":"0x1","blockTimestamp":"0x5"}]}');
-  t.is(canonicalForm('eth_getBlockReceipts', { result: [{ status: '0x1', l1Fee: '0x2' }] }, { ignored }), '{"result":[{"status":"0x1"}]}');
+  const receipts = [{ status: '0x1', effectiveGasPrice: '0x2' }];
+  t.is(canonicalForm('eth_getBlockReceipts', { result: receipts }, { ignored }), '{"result":[{"status":"0x1"}]}');
+  t.is(canonicalForm('eth_getBlockReceipts', { result: receipts }), '{"result":[{"effectiveGasPrice":"0x2","status":"0x1"}]}');
+});
+
+test('should list the execution-apis fields of each shape once, Prague and blob fields included', (t) => {
+  for (const shape of shapes) t.is(new Set(schemaFields[shape]).size, schemaFields[shape].length, shape);
+  const has = (shape: keyof typeof schemaFields, fields: string[]) => t.deepEqual(fields.filter((f) => !schemaFields[shape].includes(f)), [], shape);
+  has('block', ['withdrawals', 'withdrawalsRoot', 'blobGasUsed', 'excessBlobGas', 'parentBeaconBlockRoot', 'requestsHash', 'baseFeePerGas', 'mixHash', 'uncles']);
+  has('transaction', ['accessList', 'maxFeePerBlobGas', 'blobVersionedHashes', 'authorizationList', 'yParity', 'v', 'blockTimestamp']);
+  has('receipt', ['blobGasUsed', 'blobGasPrice', 'logs', 'effectiveGasPrice', 'root', 'status', 'contractAddress']);
+  has('log', ['removed', 'blockTimestamp', 'topics', 'data']);
+  t.false(schemaFields.block.includes('totalDifficulty'), 'dropped from the schema (execution-apis#570), ignored by default');
+});
+
+/** Where each recorded method's result holds blocks, transactions, receipts and logs. */
+const recorded: Record<string, true> = {
+  eth_getBlockByNumber: true,
+  eth_getBlockByHash: true,
+  eth_getTransactionByHash: true,
+  eth_getTransactionByBlockHashAndIndex: true,
+  eth_getTransactionByBlockNumberAndIndex: true,
+  eth_getTransactionReceipt: true,
+  eth_getBlockReceipts: true,
+  eth_getLogs: true,
+};
+
+test('should leave out no field of the execution-apis recorded answers but the default ignored ones', (t) => {
+  const ignoredNames = new Set(shapes.flatMap((s) => defaultIgnoredFields[s]));
+  let objects = 0;
+  for (const pair of recordedPairs()) {
+    if (!recorded[pair.method] || pair.response.result === undefined || pair.response.result === null) continue;
+    const found: IgnoredValue[] = [];
+    canonicalForm(pair.method, { result: pair.response.result }, { found });
+    const outside = found.filter((v) => !ignoredNames.has(String(v.path[v.path.length - 1])));
+    t.deepEqual(outside, [], pair.name);
+    objects++;
+  }
+  t.true(objects > 30, `${objects} recorded results`);
 });

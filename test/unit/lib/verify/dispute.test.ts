@@ -48,6 +48,13 @@ test('should not name what the comparison does not count: hex case, key order, w
   t.deepEqual(diffBodies(single('eth_getBlockByNumber', ['0x10', false]), [a, b]), []);
 });
 
+test('should not name a field outside the execution-apis schema, and name a schema field beside it', (t) => {
+  const block = { number: '0x10', hash: `0x${'ab'.repeat(32)}`, l1BlockNumber: '0x5', transactions: [{ hash: '0x1', l1BlockNumber: '0x5' }] };
+  const a = body(block);
+  const b = body({ ...block, l1BlockNumber: '0x6', requestsHash: '0x1', transactions: [{ hash: '0x1' }] });
+  t.deepEqual(diffBodies(single('eth_getBlockByNumber', ['0x10', true]), [a, b]), [{ path: 'result.requestsHash', values: [{ group: 0, absent: true }, { group: 1, value: '"0x1"' }] }]);
+});
+
 test('should give the lengths of arrays that differ in length first, then the elements one answer lacks', (t) => {
   const d = diffBodies(getLogs, [body(logs(3)), body(logs(2))]);
   t.deepEqual(d[0], { path: 'result.length', values: [{ group: 0, value: '3' }, { group: 1, value: '2' }] });
