@@ -251,16 +251,21 @@ function shaped(value: unknown, node: ShapeNode): unknown {
   const fields = compared[node.shape];
   const children = node.children;
   const out: Record<string, unknown> = {};
+  const foundBefore = found?.length ?? 0;
+  let kept = 0;
+  let left = 0;
   for (const k of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[k];
     if (v === null) continue;
     if (!fields.has(k)) {
+      left++;
       if (found) {
         const at = [...trail, k];
         found.push({ path: at, key: `${JSON.stringify(at)}=${canonicalJson(plain(v))}` });
       }
       continue;
     }
+    kept++;
     if (children !== undefined && Object.hasOwn(children, k)) {
       trail.push(k);
       out[k] = shaped(v, children[k]!);
@@ -268,6 +273,12 @@ function shaped(value: unknown, node: ShapeNode): unknown {
     } else {
       out[k] = plain(v);
     }
+  }
+  // Not a block, transaction, receipt or log at all (no compared field, only others): compared
+  // whole, so that two different such objects never agree on an empty one.
+  if (kept === 0 && left > 0) {
+    if (found) found.length = foundBefore;
+    return plain(value);
   }
   return out;
 }
