@@ -6,10 +6,24 @@ import { declaredMethod, type PinAt } from '../lib/jsonrpc/methods.js';
 import { shapes, type Shape } from '../lib/verify/canonical.js';
 import { countProviders, normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import { redactUrl, scrubberOf, secretsOf } from '../lib/upstream/redact.js';
-import type { HeadsConfig } from '../lib/upstream/heads.js';
 import { defaults } from './defaults.js';
 
 /** A confirmableMethods entry: the method and where its pin is (lib/jsonrpc/methods.ts). */
+/** The `heads:` keys, globally and per chain; absent keys take the defaults (lib/health/heads.ts headSettings). */
+export interface HeadsConfig {
+  /** The head tracker's cadence, in ms. */
+  readonly intervalMs?: number;
+  /**
+   * The chain's head is the highest upstream head at most this many blocks above the median head;
+   * an upstream more than this many blocks above the chain's head is suspect.
+   */
+  readonly suspectBlocks?: number;
+  /** For upstreams without the safe/finalized tags: safe = finalized = latest − this. */
+  readonly finalityDepth?: number;
+  /** How long a pinned read waits for enough upstreams to reach its block, in ms. */
+  readonly waitMs?: number;
+}
+
 export interface ConfirmableMethod {
   readonly method: string;
   readonly pin: PinAt;
@@ -27,7 +41,7 @@ export interface ChainConfig {
   readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
   readonly ignoredFields: IgnoredFieldsConfig;
-  /** This chain's head tracking and wait (lib/upstream/heads.ts); over the global `heads:`. */
+  /** This chain's head tracking and wait (lib/health/heads.ts); over the global `heads:`. */
   readonly heads: HeadsConfig;
   /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
   readonly strategy: 'balanced' | 'priority';
@@ -35,7 +49,7 @@ export interface ChainConfig {
   readonly writes?: { readonly broadcast: number };
   /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
   readonly upstreamLimits?: readonly UpstreamLimits[];
-  /** false: a batch's member calls are never sent to an upstream as one batch (lib/upstream/coalesce.ts); absent: they are. */
+  /** false: a batch's member calls are never sent to an upstream as one batch (lib/upstream/transport/coalesce.ts); absent: they are. */
   readonly batchUpstream?: false;
 }
 
@@ -83,7 +97,7 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
   };
   readonly redactHeaders: boolean;
-  /** How HTTP(S) upstreams are reached (lib/upstream/http-transport.ts); optional for configs built in code. */
+  /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
   readonly disputes: {
@@ -98,7 +112,7 @@ export interface OmnigateConfig {
   readonly confirmableMethods: readonly ConfirmableMethod[];
   /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
-  /** Head tracking and the wait for heads on every chain (lib/upstream/heads.ts: defaults per chain id). */
+  /** Head tracking and the wait for heads on every chain (lib/health/heads.ts: defaults per chain id). */
   readonly heads: HeadsConfig;
   /** The indexer API (issue 19): `schema` holds the Ponder tables; absent, they are found in the search path. */
   readonly indexer: { readonly schema?: string };
@@ -534,7 +548,7 @@ function fieldLists(value: unknown, path: string, report: (p: string, m: string)
 
 /**
  * `heads: { intervalMs, suspectBlocks, finalityDepth, waitMs }`, globally or per chain; each key
- * optional (lib/upstream/heads.ts headSettings gives the defaults, some per chain id).
+ * optional (lib/health/heads.ts headSettings gives the defaults, some per chain id).
  */
 function headsSection(value: unknown, path: string, report: (p: string, m: string) => void): HeadsConfig {
   if (value === undefined || value === null) return {};

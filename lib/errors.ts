@@ -5,6 +5,8 @@
  * finalhandler honour it when a host app has no error handler of its own).
  */
 import { RpcCode } from './jsonrpc/codes.js';
+import type { RpcErrorObject } from './jsonrpc/types.js';
+import type { Logger } from './log.js';
 
 export interface GatewayErrorOptions {
   /** The client's JSON-RPC id, when the error is about a request whose id could be read. */
@@ -88,4 +90,24 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
     this.problems = problems;
   }
+}
+
+/**
+ * Any error → a GatewayError, logged: ours at info (a refusal), any other as an unexpected error
+ * with its stack, answered -32603 without internals. Also used for each refused batch member.
+ */
+export function asGatewayError(err: unknown, log: Logger): GatewayError {
+  if (err instanceof GatewayError) {
+    log.info({ code: err.code, status: err.status, message: err.message }, 'request refused');
+    return err;
+  }
+  log.error({ err }, 'unexpected error');
+  return new InternalError('Internal error', { cause: err });
+}
+
+/** The JSON-RPC error answer's text; `idText` is the id's JSON text (`null`, or the client's bytes). */
+export function errorText(error: GatewayError, idText: string): string {
+  const inner: RpcErrorObject = { code: error.rpcCode, message: error.message };
+  if (error.data !== undefined) inner.data = error.data;
+  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(inner)}}`;
 }

@@ -20,14 +20,14 @@ export {
 // verify() and serviceRoutes() take, and the head tracker and probes that eligibility reads.
 export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
 export { eligibilityPolicy } from './verify/eligibility-policy.js';
-export { createMetrics, type Metrics } from './metrics.js';
-export { startHeadTracker, headSettings, type HeadTracker, type HeadSettings } from './upstream/heads.js';
-export { startProber, type Prober } from './upstream/probe.js';
+export { createMetrics, type Metrics } from './ops/metrics.js';
+export { startHeadTracker, headSettings, type HeadTracker, type HeadSettings } from './health/heads.js';
+export { startProber, type Prober } from './health/probe.js';
 export { loadConfigFile, parseConfig, validateConfig, defaults, type OmnigateConfig, type ChainConfig } from '../config/index.js';
 export * from './errors.js';
 export { RpcCode } from './jsonrpc/codes.js';
-export { Header } from './headers.js';
-export { createApp, startServer, type RunningServer, type ServeOptions } from './app.js';
+export { Header } from './pipeline/headers.js';
+export { createApp, startServer, type RunningServer, type ServeOptions } from './server/app.js';
 export { canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, schemaFields, sha256Hex, type IgnoredFields } from './verify/canonical.js';
 export { readJson } from './verify/answers.js';
 export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
@@ -35,7 +35,7 @@ export { redactUrl } from './upstream/redact.js';
 export { normalizeUpstreamUrl, providerOf } from './upstream/provider.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';
 export { silentLogger, type Logger } from './log.js';
-export { tuneRuntime, runtimeFlags } from './runtime.js';
+export { tuneRuntime, runtimeFlags } from './server/runtime.js';
 export {
   indexerApi,
   indexerNotFound,
@@ -56,5 +56,5 @@ export {
   type OpenIndexerDbOptions,
   type DatabaseWatch,
 } from './indexer/index.js';
-export { readiness, type ReadinessCheck, type ReadinessResult, type Readiness } from './readiness.js';
+export { readiness, type ReadinessCheck, type ReadinessResult, type Readiness } from './ops/readiness.js';
 export { cleanChainlist, toConfig, toYaml, loadChainlist, fileSource, defaultSource, classifyUrl } from './chainlist/index.js';

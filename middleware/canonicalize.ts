@@ -6,15 +6,16 @@
  * Hands the agreement loop (run by the verify stage) the assessment as a function.
  * Reads: ctx.payload, ctx.chain   Writes: ctx.assess
  */
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need, type Assessed } from '../lib/context.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need } from '../lib/pipeline/context.js';
+import type { Assessed } from '../lib/verify/agreement.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';
-import { missingBlockErrors } from '../lib/upstream/eligibility.js';
-import { observe } from '../lib/upstream/heads.js';
+import { missingBlockErrors } from '../lib/verify/eligibility.js';
+import { observe } from '../lib/health/heads.js';
 import type { Upstream } from '../lib/upstream/registry.js';
-import type { UpstreamResponse } from '../lib/upstream/transport.js';
+import type { UpstreamResponse } from '../lib/upstream/transport/contract.js';
 import { assessBody } from '../lib/verify/answers.js';
 import type { IgnoredFields } from '../lib/verify/canonical.js';
 
@@ -54,7 +55,7 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }
   // Heads seen in answers passing through (an eth_blockNumber result, a block's number): a
-  // bounded byte search, no parse (lib/upstream/heads.ts observe). Single calls only.
+  // bounded byte search, no parse (lib/health/heads.ts observe). Single calls only.
   if (!payload.batch) observe(upstream, payload.calls[0], o.value.body);
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

@@ -3,20 +3,20 @@
  * block) and how many upstreams must agree: the path's `<n>`, else the chain's, else the global
  * default; always 1 for a request that is not confirmable.
  * `safe`/`finalized`: once the chain's heads are tracked, they are resolved to the chain's robust
- * safe/finalized head (lib/upstream/eligibility.ts resolveTags) and the request, now pinned to
+ * safe/finalized head (lib/verify/eligibility.ts resolveTags) and the request, now pinned to
  * that number, is confirmable; the upstreams are asked for the number (ctx.payload is replaced).
- * A block above every upstream's head (lib/upstream/eligibility.ts aboveEveryHead, judged again
+ * A block above every upstream's head (lib/verify/eligibility.ts aboveEveryHead, judged again
  * after asking every upstream for its head now): no provider has it, so nothing about it can be
  * vouched for. The request is relayed unconfirmed to one upstream (N=1, X-Confirmable: false),
  * and the node's own answer, an unknown-block error included, is the answer (ctx.beyondHeads):
  * the client gets what a node says at once, and no upstream is charged for the client's question.
  * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.confirmable, ctx.required, ctx.beyondHeads (ctx.payload when a tag is resolved)
  */
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need } from '../lib/context.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need } from '../lib/pipeline/context.js';
 import { classifyCalls } from '../lib/jsonrpc/methods.js';
-import { aboveEveryHead, resolveTags } from '../lib/upstream/eligibility.js';
-import { pollHeadsNow } from '../lib/upstream/heads.js';
+import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
+import { pollHeadsNow } from '../lib/health/heads.js';
 
 export function classify(): Middleware {
   return function classify(req, _res, next) {

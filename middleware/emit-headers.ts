@@ -5,18 +5,18 @@
  * A batch (ctx.members) gets HTTP 200 and one array, one element per member that is not a
  * notification, in order; what the seven headers then say is in lib/jsonrpc/batch.ts. A batch of
  * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
- * answer `sendMs` after it was written is disconnected (lib/answer-done.ts).
+ * answer `sendMs` after it was written is disconnected (lib/pipeline/answer-done.ts).
  * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { endAnswer } from '../lib/answer-done.js';
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need } from '../lib/context.js';
-import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/headers.js';
+import { endAnswer } from '../lib/pipeline/answer-done.js';
+import { asGatewayError, errorText } from '../lib/errors.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need } from '../lib/pipeline/context.js';
+import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { confirmedBody } from '../lib/verify/answers.js';
-import type { MemberResult } from '../lib/context.js';
+import type { MemberResult } from '../lib/pipeline/context.js';
 import { batchAnswer } from '../lib/jsonrpc/batch.js';
-import { asGatewayError, errorText } from './error-handler.js';
 
 export interface EmitHeadersOptions {
   /**

@@ -11,10 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Next } from '../lib/compose.js';
-import { findContext } from '../lib/context.js';
-import { BodyTooLargeError, GatewayError, InternalError, ParseError } from '../lib/errors.js';
-import { corsHeaders, Header, wantsCors } from '../lib/headers.js';
+import type { Next } from '../lib/pipeline/compose.js';
+import { findContext } from '../lib/pipeline/context.js';
+import { asGatewayError, BodyTooLargeError, errorText, GatewayError, ParseError } from '../lib/errors.js';
+import { corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { RpcCode } from '../lib/jsonrpc/codes.js';
 import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
 import { silentLogger, type Logger } from '../lib/log.js';
@@ -53,26 +53,6 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     }
     res.end(text);
   };
-}
-
-/**
- * Any error → a GatewayError, logged: ours at info (a refusal), any other as an unexpected error
- * with its stack, answered -32603 without internals. Also used for each refused batch member.
- */
-export function asGatewayError(err: unknown, log: Logger): GatewayError {
-  if (err instanceof GatewayError) {
-    log.info({ code: err.code, status: err.status, message: err.message }, 'request refused');
-    return err;
-  }
-  log.error({ err }, 'unexpected error');
-  return new InternalError('Internal error', { cause: err });
-}
-
-/** The JSON-RPC error answer's text; `idText` is the id's JSON text (`null`, or the client's bytes). */
-export function errorText(error: GatewayError, idText: string): string {
-  const inner: RpcErrorObject = { code: error.rpcCode, message: error.message };
-  if (error.data !== undefined) inner.data = error.data;
-  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(inner)}}`;
 }
 
 /**

@@ -7,13 +7,13 @@
  * deadline passes.
  * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch, ctx.budget
  */
-import { clientGone, onAnswerDone } from '../lib/answer-done.js';
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need } from '../lib/context.js';
+import { clientGone, onAnswerDone } from '../lib/pipeline/answer-done.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need } from '../lib/pipeline/context.js';
 import { InvalidRequestError, UpstreamBudgetError } from '../lib/errors.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
-import { methodClassOf, trackCall } from '../lib/upstream/quality.js';
+import { methodClassOf, trackCall } from '../lib/health/quality.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 
 export interface FetchParallelOptions {
@@ -55,10 +55,10 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     }
     const account = budget?.open();
     ctx.budget = account;
-    // Quality (lib/upstream/quality.ts): every call is measured: in flight, answered after t ms,
+    // Quality (lib/health/quality.ts): every call is measured: in flight, answered after t ms,
     // failed, or abandoned after t ms when the agreement loop aborted it (a sample of at least t).
     const cls = methodClassOf(payload.calls);
-    // A batch member's reads go through its batch's coalescer (lib/upstream/coalesce.ts): one
+    // A batch member's reads go through its batch's coalescer (lib/upstream/transport/coalesce.ts): one
     // upstream batch per upstream and turn. Writes never do.
     const coalescer = ctx.coalescer && !isWrite(payload.calls) ? ctx.coalescer : undefined;
     ctx.fetch = {
@@ -79,7 +79,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
       expectedMs: expectedLatency,
       deadlineMs: options.requestTimeoutMs,
     };
-    // The answer written or its client gone (lib/answer-done.ts): either way, stop.
+    // The answer written or its client gone (lib/pipeline/answer-done.ts): either way, stop.
     onAnswerDone(req, res, () => {
       ctx.agreement?.abort();
       account?.close();

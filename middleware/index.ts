@@ -16,16 +16,16 @@
  * await rpc.close();
  */
 import type { OmnigateConfig } from '../config/schema.js';
-import { compose, type Middleware } from '../lib/compose.js';
-import { findContext } from '../lib/context.js';
-import { createMetrics, methodLabel, type Metrics } from '../lib/metrics.js';
+import { compose, type Middleware } from '../lib/pipeline/compose.js';
+import { findContext } from '../lib/pipeline/context.js';
+import { createMetrics, methodLabel, type Metrics } from '../lib/ops/metrics.js';
 import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
-import { exposedHeaders } from '../lib/headers.js';
-import type { ReadinessCheck } from '../lib/readiness.js';
+import { exposedHeaders } from '../lib/pipeline/headers.js';
+import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
-import { matchRpcRoute } from '../lib/route.js';
-import { endHeadWaits, headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/upstream/heads.js';
-import { startProber, type Prober } from '../lib/upstream/probe.js';
+import { matchRpcRoute } from '../lib/pipeline/route.js';
+import { endHeadWaits, headSettings, setChainHeadSettings, startHeadTracker, type HeadTracker } from '../lib/health/heads.js';
+import { startProber, type Prober } from '../lib/health/probe.js';
 import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
@@ -33,7 +33,8 @@ import { classify } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
-import { parseJsonRpc, pathOf } from './parse-jsonrpc.js';
+import { parseJsonRpc } from './parse-jsonrpc.js';
+import { pathOf } from '../lib/pipeline/url.js';
 import { chainConstantsInBatch, runMembers } from './run-members.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
@@ -74,7 +75,7 @@ export type RpcPipeline = Middleware & {
    */
   startHealthChecks(): Prober;
   /**
-   * Starts the head tracker (lib/upstream/heads.ts: each upstream's latest, safe and finalized
+   * Starts the head tracker (lib/health/heads.ts: each upstream's latest, safe and finalized
    * heads every `heads.intervalMs`, first round at once). Not started by rpcPipeline() itself;
    * `omnigate serve` starts it.
    */

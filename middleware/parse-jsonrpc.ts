@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Middleware } from '../lib/compose.js';
-import { initContext, type RpcContext } from '../lib/context.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { initContext, type RpcContext } from '../lib/pipeline/context.js';
 import {
   BodyTooLargeError,
   InvalidRequestError,
@@ -22,7 +22,8 @@ import {
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { silentLogger, type Logger } from '../lib/log.js';
-import { canonicalChainId, matchRpcRoute, parseConfirmations } from '../lib/route.js';
+import { canonicalChainId, matchRpcRoute, parseConfirmations } from '../lib/pipeline/route.js';
+import { pathOf } from '../lib/pipeline/url.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
 
@@ -106,12 +107,6 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
     throw new UnknownChainError(`Unknown chain ${chainId}: configured chains are ${[...registry.chains.keys()].join(', ')}`);
   }
   ctx.chain = chain;
-}
-
-export function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /**

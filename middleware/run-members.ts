@@ -10,13 +10,13 @@
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { onAnswerDone } from '../lib/answer-done.js';
-import { compose, type Middleware } from '../lib/compose.js';
-import { getContext, initContext, need, type MemberResult } from '../lib/context.js';
+import { onAnswerDone } from '../lib/pipeline/answer-done.js';
+import { compose, type Middleware } from '../lib/pipeline/compose.js';
+import { getContext, initContext, need, type MemberResult } from '../lib/pipeline/context.js';
 import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
 import { batchNeutral, classifyCall } from '../lib/jsonrpc/methods.js';
 import type { RpcCall } from '../lib/jsonrpc/types.js';
-import { BatchCoalescer } from '../lib/upstream/coalesce.js';
+import { BatchCoalescer } from '../lib/upstream/transport/coalesce.js';
 import type { Chain } from '../lib/upstream/registry.js';
 
 export function runMembers(memberStages: readonly Middleware[]): Middleware {

@@ -6,17 +6,17 @@
  * unverified reads; to give it a chance to show it agrees again, one verified request (N ≥ 2) in
  * `sampleEvery` of the chain takes it as one of its N voters (a wrong answer then costs that
  * request one more call; it can never make a wrong quorum, which needs N independent answers).
- * Measured quality (lib/upstream/quality.ts) ranks a far slower upstream behind its peers, and the
+ * Measured quality (lib/health/quality.ts) ranks a far slower upstream behind its peers, and the
  * chain's `strategy` spreads N=1 requests over the best tier (`balanced`) or keeps list order
  * (`priority`); an upstream at its `maxConcurrent`/`maxRps` cap is skipped (select.ts arrange).
  * Reads: ctx.chain, ctx.required, ctx.payload   Writes: ctx.candidates
  */
 import { defaults } from '../config/defaults.js';
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need } from '../lib/context.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need } from '../lib/pipeline/context.js';
 import { NotEnoughUpstreamsError } from '../lib/errors.js';
 import type { Chain, Upstream } from '../lib/upstream/registry.js';
-import { methodClassOf } from '../lib/upstream/quality.js';
+import { methodClassOf } from '../lib/health/quality.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
 
@@ -82,7 +82,7 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
       verifiedRequests.set(chain, count);
       if (count % sampleEvery === 0) sampleDistrusted(ordered, required, count / sampleEvery);
     }
-    // A batch's N=1 reads ask one upstream first, to go there as one batch (lib/upstream/coalesce.ts).
+    // A batch's N=1 reads ask one upstream first, to go there as one batch (lib/upstream/transport/coalesce.ts).
     if (required === 1 && ctx.coalescer && !(ctx.payload && isWrite(ctx.payload.calls))) ctx.coalescer.sameFirst(ordered, performance.now());
     ctx.candidates = ordered;
     next();

@@ -1,21 +1,21 @@
 /**
  * The balancer's non-RPC routes: GET /health (liveness), GET /ready (readiness: 200 or 503 with
- * the reasons, lib/readiness.ts), GET /chains (chains and upstream health, URLs redacted),
+ * the reasons, lib/ops/readiness.ts), GET /chains (chains and upstream health, URLs redacted),
  * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
  * Anything else goes to next().
  */
-import { describeQuality } from '../lib/upstream/quality.js';
-import type { Middleware } from '../lib/compose.js';
-import { buildCollection } from '../lib/collection.js';
+import { describeQuality } from '../lib/health/quality.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { buildCollection } from '../lib/ops/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
-import { mountPrefix } from '../lib/mount.js';
-import type { Metrics } from '../lib/metrics.js';
-import { readiness, type ReadinessCheck } from '../lib/readiness.js';
-import { chainHead } from '../lib/upstream/heads.js';
-import { upstreamState } from '../lib/upstream/health.js';
+import { mountPrefix } from '../lib/pipeline/url.js';
+import type { Metrics } from '../lib/ops/metrics.js';
+import { readiness, type ReadinessCheck } from '../lib/ops/readiness.js';
+import { chainHead } from '../lib/health/heads.js';
+import { upstreamState } from '../lib/health/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
-import { pathOf } from './parse-jsonrpc.js';
+import { pathOf } from '../lib/pipeline/url.js';
 
 export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number; readiness?: readonly ReadinessCheck[] }): Middleware {
   const startedAt = options.startedAt ?? Date.now();
@@ -76,7 +76,7 @@ function describeChains(registry: Registry) {
     confirmations: chain.confirmations,
     providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable.keys()],
-    // The chain's robust heads (lib/upstream/heads.ts: never the maximum), decimal strings.
+    // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
     heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
     strategy: chain.strategy ?? 'priority',
     upstreams: chain.upstreams.map((u) => ({
@@ -99,7 +99,7 @@ function describeChains(registry: Registry) {
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
-      // Measured quality (lib/upstream/quality.ts): score (ms, lower is better), latency quantiles per method class.
+      // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
       quality: describeQuality(u.health),
       ...(u.weight === undefined ? {} : { weight: u.weight }),
       ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),

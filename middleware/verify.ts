@@ -16,12 +16,12 @@
  * Reads: ctx.fetch, ctx.assess, ctx.candidates, ctx.required, ctx.chain   Writes: ctx.agreement, ctx.verdict
  */
 import { defaults } from '../config/defaults.js';
-import type { Middleware } from '../lib/compose.js';
-import { getContext, need, type Assessed, type RpcContext } from '../lib/context.js';
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
-import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/upstream/health.js';
-import type { Metrics } from '../lib/metrics.js';
-import { runAgreement, type AgreementEnd, type AgreementPolicy, type Decided, type Failed } from '../lib/verify/agreement.js';
+import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/health/health.js';
+import type { Metrics } from '../lib/ops/metrics.js';
+import { type AgreementEnd, type AgreementPolicy, type Assessed, type Decided, type Failed, runAgreement } from '../lib/verify/agreement.js';
 import { tally } from '../lib/verify/quorum.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';

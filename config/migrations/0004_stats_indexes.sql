@@ -4,7 +4,7 @@
 -- heaps, the requests' being mostly the ~800-byte "request" hex: on 1,000,000 events the stats
 -- statement went from 2.8 s to 1.1 s and read 234,000 buffers instead of 733,000 (alternated runs, 2
 -- shared cores at load 9; test/bench/README.md).
--- lib/indexer/indexes.ts lists the same indexes, so they come back after an indexer redeploy.
+-- lib/indexer/db/indexes.ts lists the same indexes, so they come back after an indexer redeploy.
 --
 -- Like 0002, a relation that is a view is skipped with a NOTICE.
 

@@ -1,8 +1,8 @@
 -- Btrees on (chain, blockNumber) INCLUDE (blockTimestamp) of each table, for /api/status on
 -- Ponder 0.4, which keeps no position per chain: the status is the newest indexed event per chain.
 -- Without them that read scanned the six tables (0.6-0.9 s at 1,000,000 events); with them it is
--- a few index probes per chain, about 5 ms (lib/indexer/ops.ts, newestEvents).
--- lib/indexer/indexes.ts lists the same indexes, so they come back after an indexer redeploy.
+-- a few index probes per chain, about 5 ms (lib/indexer/ops/stats.ts, newestEvents).
+-- lib/indexer/db/indexes.ts lists the same indexes, so they come back after an indexer redeploy.
 --
 -- Like 0002, a relation that is a view is skipped with a NOTICE.
 

@@ -2,7 +2,7 @@
  * `indexerApi(db)`: one connect/express handler, mounted at the app root, that serves the indexer
  * paths and passes every other request on with `next()`:
  *   /api/*          REST (routes.ts)
- *   /graphql        GraphQL + GraphiQL (graphql.ts)
+ *   /graphql        GraphQL + GraphiQL (lib/indexer/graphql/endpoint.ts)
  *   /openapi.json   OpenAPI 3.1 (openapi.ts)
  *   /api-docs       Redoc page and its locally served bundle (docs.ts)
  * Any other path, /api/… ones included, goes to the host app's next handler: routes mounted after
@@ -13,21 +13,21 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiContext, splitUrl, type ApiContext, type IndexerApiOptions } from './context.js';
-import type { IndexerDb } from './db.js';
-import { redactUrl } from './db-errors.js';
-import { graphqlHandler } from './graphql.js';
-import { sendProblem, toProblem } from './problem.js';
+import type { IndexerDb } from './db/pool.js';
+import { redactUrl } from './db/errors.js';
+import { graphqlHandler } from './graphql/endpoint.js';
+import { sendProblem, toProblem } from './http/problem.js';
 import { NotFoundError } from './errors.js';
-import { docsHandler, REDOC_BUNDLE_PATH } from './docs.js';
-import { isRestRoute, restHandler } from './routes.js';
-import { isOpsRoute, opsHandler } from './ops-routes.js';
-import type { OpsSource } from './ops.js';
+import { docsHandler, REDOC_BUNDLE_PATH } from './http/docs.js';
+import { isRestRoute, restHandler } from './http/routes.js';
+import { isOpsRoute, opsHandler } from './ops/routes.js';
+import type { OpsSource } from './ops/stats.js';
 
 export type { IndexerApiOptions } from './context.js';
 
 export type IndexerHandler = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
-/** The handler of indexerApi(), with the stats/status snapshots its routes serve (for the Prometheus gauges: ops-metrics.ts). */
+/** The handler of indexerApi(), with the stats/status snapshots its routes serve (for the Prometheus gauges: lib/indexer/ops/metrics.ts). */
 export type IndexerApiHandler = IndexerHandler & { readonly ops: OpsSource };
 
 function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: unknown): void {

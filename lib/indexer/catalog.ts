@@ -1,9 +1,9 @@
 /**
  * The public surface of every list query in one table: its REST paths (the first is canonical;
  * the others are aliases clients already use), its GraphQL field and item type, and its
- * documentation. routes.ts, graphql.ts and openapi.ts are all generated from this table.
+ * documentation. routes.ts, lib/indexer/graphql/endpoint.ts and openapi.ts are all generated from this table.
  */
-import type { ListQueryName } from './queries.js';
+import type { ListQueryName } from './read/queries.js';
 
 export interface ListRoute {
   readonly query: ListQueryName;

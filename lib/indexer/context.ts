@@ -5,11 +5,11 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../log.js';
-import type { IndexerDb } from './db.js';
-import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from './params.js';
-import { createOpsSource, type OpsSource } from './ops.js';
-import { WINDOW_DEFAULTS, type QueryContext } from './queries.js';
-import { LayoutResolver, type LayoutSource } from './layout.js';
+import type { IndexerDb } from './db/pool.js';
+import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from './read/params.js';
+import { createOpsSource, type OpsSource } from './ops/stats.js';
+import { WINDOW_DEFAULTS, type QueryContext } from './read/queries.js';
+import { LayoutResolver, type LayoutSource } from './db/layout.js';
 
 export interface IndexerApiOptions {
   /** `development` turns on detailed error bodies (messages, stacks, causes). */
@@ -52,7 +52,7 @@ export interface ApiContext {
   /** The tables' layout, detected from the catalog and cached (layout.ts). */
   layouts: LayoutSource;
   queryContext(): QueryContext;
-  /** Stats and status snapshots (ops.ts), cached and shared with the Prometheus gauges. */
+  /** Stats and status snapshots (lib/indexer/ops/stats.ts), cached and shared with the Prometheus gauges. */
   ops: OpsSource;
 }
 
@@ -97,7 +97,7 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
   };
 }
 
-export { mountPrefix } from '../mount.js';
+export { mountPrefix } from '../pipeline/url.js';
 
 export function splitUrl(req: IncomingMessage): { path: string; search: string } {
   const url = req.url ?? '/';

@@ -2,8 +2,8 @@
  * The environment variables the indexer understands, read in one pure function so the CLI is
  * the only place that touches `process.env` (it passes it in).
  */
-import { DEFAULT_DATA_DIR } from './embedded.js';
-import { MAX_INT4 as MAX_UNIX_SECONDS } from './params.js';
+import { DEFAULT_DATA_DIR } from './postgres/embedded.js';
+import { MAX_INT4 as MAX_UNIX_SECONDS } from './read/params.js';
 
 export interface IndexerEnv {
   databaseUrl?: string;
@@ -13,7 +13,7 @@ export interface IndexerEnv {
   connectTimeoutMs?: number;
   lookbackFloor?: number;
   nodeEnv?: string;
-  /** Seconds between refreshes of the indexer's Prometheus gauges (ops-metrics.ts; default 30). */
+  /** Seconds between refreshes of the indexer's Prometheus gauges (lib/indexer/ops/metrics.ts; default 30). */
   statsIntervalSeconds?: number;
   /** Schema the Ponder tables are in (Ponder ≥0.7 `--schema`, or its `--views-schema`); default: the search path. */
   schema?: string;

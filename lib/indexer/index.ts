@@ -9,22 +9,22 @@
  */
 export { indexerApi, indexerNotFound, type IndexerApiOptions, type IndexerHandler, type IndexerApiHandler } from './api.js';
 export { openIndexerDb, type OpenIndexerDb, type OpenIndexerDbOptions } from './open.js';
-export { watchDatabase, type DatabaseWatch, type DatabaseWatchOptions } from './readiness.js';
-export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db.js';
-export { migrate, loadMigrations, defaultMigrationsDir } from './migrate.js';
+export { watchDatabase, type DatabaseWatch, type DatabaseWatchOptions } from './db/readiness.js';
+export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOptions } from './db/pool.js';
+export { migrate, loadMigrations, defaultMigrationsDir } from './db/migrate.js';
 export { seedDemo, generateDemo, DEMO_STATES, type DemoState } from './seed.js';
-export { registerDbCommands, type DbCommandDeps } from './cli.js';
+export { registerDbCommands, type DbCommandDeps } from '../cli/db.js';
 export { readIndexerEnv, INDEXER_ENV_KEYS, type IndexerEnv } from './env.js';
-export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
-export { buildOpenApi } from './openapi.js';
-export { decodeRequest, type DecodedRequest } from './request-decode.js';
-export { runStats, runStatus, STAGES, PONDER_META, type Stage, type StageStat, type StatsSnapshot, type StatusSnapshot, type StatusSource, type ChainStatus, type OpsSource } from './ops.js';
-export { indexerGauges, DEFAULT_STATS_INTERVAL_SECONDS, type IndexerGauges, type IndexerGaugesOptions } from './ops-metrics.js';
-export { buildIndexerSchema } from './graphql-schema.js';
+export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './postgres/embedded.js';
+export { buildOpenApi } from './http/openapi.js';
+export { decodeRequest, type DecodedRequest } from './read/request-decode.js';
+export { runStats, runStatus, STAGES, PONDER_META, type Stage, type StageStat, type StatsSnapshot, type StatusSnapshot, type StatusSource, type ChainStatus, type OpsSource } from './ops/stats.js';
+export { indexerGauges, DEFAULT_STATS_INTERVAL_SECONDS, type IndexerGauges, type IndexerGaugesOptions } from './ops/metrics.js';
+export { buildIndexerSchema } from './graphql/schema.js';
 export {
   missingRelay, exceedDeadline, missingProof, missingClaim, refundedAndRelayed, conflictingProofs, activeDisputes,
   invalidRelays, findTransaction, WINDOW_DEFAULTS, type QueryContext, type Page,
-} from './queries.js';
-export { DEFAULT_LIMIT, MAX_LIMIT, type ListFilter } from './params.js';
+} from './read/queries.js';
+export { DEFAULT_LIMIT, MAX_LIMIT, type ListFilter } from './read/params.js';
 export { IndexerError, InvalidParameterError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError } from './errors.js';
 export type * from './types.js';

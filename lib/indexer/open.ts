@@ -7,10 +7,10 @@
  * PostgreSQL in `dataDir` and applies the migrations, so a fresh checkout works with no setup.
  */
 import { silentLogger, type Logger } from '../log.js';
-import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from './db.js';
-import { redactUrl } from './db-errors.js';
-import { DEFAULT_DATA_DIR, startEmbeddedPostgres } from './embedded.js';
-import { migrate } from './migrate.js';
+import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from './db/pool.js';
+import { redactUrl } from './db/errors.js';
+import { DEFAULT_DATA_DIR, startEmbeddedPostgres } from './postgres/embedded.js';
+import { migrate } from './db/migrate.js';
 
 export interface OpenIndexerDbOptions extends DbOptions {
   /** PostgreSQL URL; when absent the embedded server is used. */

@@ -6,7 +6,7 @@
  * `generateDemo` is pure and deterministic for a given seed; `seedDemo` inserts its rows.
  */
 import { CHAINS, blockAt, type ChainInfo } from './chains.js';
-import { bound, SqlBuilder, type IndexerDb } from './db.js';
+import { bound, SqlBuilder, type IndexerDb } from './db/pool.js';
 
 export const DEMO_STATES = [
   'requested', // waiting for a relay, recent → missing-relay

@@ -26,8 +26,8 @@ export interface Bridge {
   decodedRequest: DecodedRequest | null;
 }
 
-export type { DecodedRequest } from './request-decode.js';
-import type { DecodedRequest } from './request-decode.js';
+export type { DecodedRequest } from './read/request-decode.js';
+import type { DecodedRequest } from './read/request-decode.js';
 
 /** Seconds since the timestamp the list is ordered by (now − that time), on every list item. */
 export interface Aged { ageSeconds: number }

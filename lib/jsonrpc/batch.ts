@@ -22,7 +22,7 @@
  * - X-Request-Id: the request's.
  */
 import { GatewayError } from '../errors.js';
-import type { MemberResult, RpcContext } from '../context.js';
+import type { MemberResult, RpcContext } from '../pipeline/context.js';
 import { confirmedBody } from '../verify/answers.js';
 import { sha256Hex } from '../verify/canonical.js';
 import { scanJson } from './scan.js';

@@ -198,7 +198,7 @@ export type Pin =
 /**
  * Tags that move with the chain, yet are resolved to a number once the heads are tracked: the
  * classify stage rewrites them to the chain's robust safe/finalized head (resolveTags in
- * lib/upstream/eligibility.ts), and the call is then pinned to that number. Until the heads are
+ * lib/verify/eligibility.ts), and the call is then pinned to that number. Until the heads are
  * known they are not confirmable.
  */
 export const resolvableTags: ReadonlySet<string> = new Set(['safe', 'finalized']);

@@ -8,7 +8,7 @@
  * Outcomes are pushed to one listener (callbacks, no promise per outcome: this is the hot path
  * of every request); the listener hears `undefined` once, when the fan-out is aborted.
  */
-import { Cancellation, type CancelSignal } from './transport.js';
+import { Cancellation, type CancelSignal } from './transport/contract.js';
 
 export type Outcome<U, R> =
   | { upstream: U; ok: true; value: R; ms: number }

@@ -13,7 +13,6 @@
 import { randomBytes } from 'node:crypto';
 import { LoopDetectedError, type GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Registry } from './registry.js';
 
 /** Omnigate entries a request may carry in Via before it is refused as a loop. */
 export const maxHops = 8;
@@ -41,12 +40,17 @@ export function hopTokens(via: string | string[] | undefined): string[] {
 /** The reason shown for an upstream found to be a loop (/chains lastError, logs). */
 export const loopReason = 'request loop: this upstream is the gateway itself (or leads back to it)';
 
+/** Where a token of ours leads: the upstream it was sent to (the registry's `loopThrough`). */
+export interface LoopTargets {
+  loopThrough(tokens: readonly string[]): { chainId: string; label: string; health: { loop: boolean; lastError: string | undefined } } | undefined;
+}
+
 /**
  * Checks the omnigate Via tokens of an incoming request: a loop error to answer with, or
  * undefined. A token of ours marks the upstream it was sent to as a loop (out of rotation, not
  * probed again) and logs it, once.
  */
-export function loopError(tokens: readonly string[], registry: Registry, logger: Logger): GatewayError | undefined {
+export function loopError(tokens: readonly string[], registry: LoopTargets, logger: Logger): GatewayError | undefined {
   const upstream = registry.loopThrough(tokens);
   if (upstream) {
     if (!upstream.health.loop) {

@@ -6,13 +6,13 @@ import type { Agent } from 'node:http';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
-import { newHealth, type Health } from './health.js';
-import { createHttpTransport } from './http-transport.js';
+import { newHealth, type Health } from '../health/health.js';
+import { createHttpTransport } from './transport/http.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
-import type { Transport } from './transport.js';
-import { createWsTransport } from './ws-transport.js';
+import type { Transport } from './transport/contract.js';
+import { createWsTransport } from './transport/ws.js';
 
 export interface Upstream {
   readonly chainId: string;
@@ -61,7 +61,7 @@ export interface Chain {
   readonly strategy?: 'balanced' | 'priority';
   /** Writes (lib/verify/write.ts): sent to `broadcast` upstreams at once (absent or 1: one; Infinity: all). */
   readonly writes?: { readonly broadcast: number };
-  /** false: a batch's member calls go upstream one by one, never as one upstream batch (lib/upstream/coalesce.ts); absent: coalesced. */
+  /** false: a batch's member calls go upstream one by one, never as one upstream batch (lib/upstream/transport/coalesce.ts); absent: coalesced. */
   readonly batchUpstream?: false;
 }
 

@@ -17,8 +17,8 @@
  * resolve from the start) ranks after every one that answered at least once (distrusted ones
  * aside). It is still tried when nothing better is left.
  */
-import { neverSucceeded, type Health } from './health.js';
-import { qualityOf, type MethodClass } from './quality.js';
+import { neverSucceeded, type Health } from '../health/health.js';
+import { qualityOf, type MethodClass } from '../health/quality.js';
 
 const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 

@@ -18,11 +18,26 @@
  * hedge timer per run, which re-arms itself for the rest of the quiet period when an outcome came
  * meanwhile. The loop ends exactly once, through `done`.
  */
-import type { Assessed, Verdict } from '../context.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
-import type { CancelSignal, UpstreamResponse } from '../upstream/transport.js';
+import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { IgnoredValue } from './canonical.js';
 import { decide, leadingCount, type Vote } from './quorum.js';
+
+/** An upstream's answer after canonicalization: a vote, or why it is not one. */
+export type Assessed =
+  | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number; ignored?: readonly IgnoredValue[] }
+  /**
+   * kind: the transport's failure kind (e.g. 'budget'). refused: the provider refused this request
+   * as too large (not its failure); the body and, for a single call, its hash.
+   */
+  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string; refused?: { hash?: string; body: Buffer } };
+
+export interface Verdict {
+  hash: string;
+  /** The N agreeing upstreams, in arrival order; the first is the one whose bytes are returned. */
+  members: Extract<Assessed, { ok: true }>[];
+}
 
 export type Good = Extract<Assessed, { ok: true }>;
 export type Bad = Extract<Assessed, { ok: false }>;

@@ -14,7 +14,8 @@
  * logged once (until a write succeeds again) and never thrown.
  */
 import { appendFile, rename, stat } from 'node:fs/promises';
-import type { Assessed, RpcContext } from '../context.js';
+import type { RpcContext } from '../pipeline/context.js';
+import type { Assessed } from './agreement.js';
 import type { Logger } from '../log.js';
 import { comparableAnswers, diffAnswers, type Difference } from './dispute.js';
 

@@ -6,7 +6,7 @@
  * Pinned to a block number (a block parameter, EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a
  * method the config declares with its pin, a `safe`/`finalized` that classify resolved to a
  * number): only an upstream whose head is known to be at or above the block
- * (lib/upstream/eligibility.ts). An answer from an upstream below it (a lagging node's `null`,
+ * (lib/verify/eligibility.ts). An answer from an upstream below it (a lagging node's `null`,
  * `[]` or "header not found") is neither a vote nor the provider's failure: the agreement loop
  * asks others, waits once (at most the chain's `heads.waitMs`) for heads to catch up, asks the
  * waiting ones again, and otherwise ends with -32016 naming the block and the heads seen. Never
@@ -36,7 +36,7 @@
  * wrong confirmation): its invention alone is never N votes.
  * Applies without tracked heads (a hash pin needs none), at N ≥ 2 (at N=1 the first answer decides).
  */
-import type { RpcContext } from '../context.js';
+import type { RpcContext } from '../pipeline/context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import {
   absenceNotVouched,
@@ -54,9 +54,9 @@ import {
   waitForHeadsToRise,
   waitUntil,
   type BlockNeed,
-} from '../upstream/eligibility.js';
+} from './eligibility.js';
 import { pinAtOf } from '../jsonrpc/methods.js';
-import { believedHead, headsPolled, pollHeadsNow } from '../upstream/heads.js';
+import { believedHead, headsPolled, pollHeadsNow } from '../health/heads.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { AgreementPolicy, Bad, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';

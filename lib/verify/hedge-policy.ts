@@ -3,7 +3,7 @@
  * - the delay: `timeouts.hedgeMs` when the config sets it (a fixed override; 0 turns hedging off),
  *   else adaptive: the chain's recent `hedgeQuantile` (p90) of answered calls of the request's
  *   method class, within [hedgeMinMs, hedgeMaxMs]; hedgeMaxMs until 20 calls were answered
- *   (lib/upstream/quality.ts hedgeDelay). Read at each hedge timer, so a long request follows the chain;
+ *   (lib/health/quality.ts hedgeDelay). Read at each hedge timer, so a long request follows the chain;
  * - the budget: hedged calls of a chain at most `hedgeBudget` × its first calls, plus a burst of 10
  *   (quality.ts HedgeBudget): a chain whose upstreams are all slow is not sent twice its traffic.
  *   `mayHedge` asks, `onHedge` pays (so a policy composed after this one may still refuse for free);
@@ -14,8 +14,8 @@
  *   missing while candidates remain (quorum.ts decide), so a hedge usually asks one.
  * Composable with other policies (lib/verify/loop-policy.ts composePolicies).
  */
-import type { RpcContext } from '../context.js';
-import { hedgeBudgetOf, hedgeDelay, methodClassOf, type HedgeOptions } from '../upstream/quality.js';
+import type { RpcContext } from '../pipeline/context.js';
+import { hedgeBudgetOf, hedgeDelay, methodClassOf, type HedgeOptions } from '../health/quality.js';
 import { hedgeMissingVotes } from './agreement.js';
 import type { LoopPolicy, LoopPolicyOf } from './loop-policy.js';
 

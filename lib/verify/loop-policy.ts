@@ -9,7 +9,7 @@
  * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `lacking`, `waitForEligible`, `timers`): the last
  *   policy that sets one wins.
  */
-import type { RpcContext } from '../context.js';
+import type { RpcContext } from '../pipeline/context.js';
 import type { AgreementPolicy } from './agreement.js';
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */

@@ -22,14 +22,13 @@
  * In broadcast mode a failure of one call is not the request's: it ends on the first accepted
  * answer, or once every call has ended.
  */
-import type { Assessed, Verdict } from '../context.js';
 import { UpstreamsFailedError, WriteOutcomeUnknownError, type GatewayError } from '../errors.js';
 import { isAlreadyKnown, mayBroadcast, txHashOf, writeRuleOf } from '../jsonrpc/writes.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
-import type { UpstreamResponse } from '../upstream/transport.js';
-import { realTimers, type Bad, type CallPolicy, type Good, type Timers } from './agreement.js';
+import type { UpstreamResponse } from '../upstream/transport/contract.js';
+import { type Assessed, type Bad, type CallPolicy, type Good, type Timers, type Verdict, realTimers } from './agreement.js';
 import { canonicalForm, sha256Hex } from './canonical.js';
 import { errorKind } from './trouble.js';
 

@@ -61,7 +61,7 @@ if (args[0] === 'upstreams') {
   const child = fork(new URL(import.meta.url).pathname, ['upstreams', String(mb)]);
   const { ports, bytes } = await new Promise((r) => child.once('message', r));
   const { validateConfig } = await import(pathToFileURL(`${dist}/config/schema.js`).href);
-  const { startServer } = await import(pathToFileURL(`${dist}/lib/app.js`).href);
+  const { startServer } = await import(pathToFileURL(`${dist}/lib/server/app.js`).href);
   const raw = {
     timeouts: { upstreamMs: 60_000, requestMs: 120_000, hedgeMs: 0 },
     limits: budget ? { bufferedBytes: budget * 1024 * 1024 } : {},

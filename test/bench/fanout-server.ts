@@ -4,12 +4,12 @@
  * of them answered: the waiting of an N=3 answer with none of the verifying (no JSON parse, no
  * classification, no canonical form or hash, no health or metrics). Same parts as omnigate where
  * they are shared: node:http for the clients, omnigate's upstream transport (node:http with a
- * keep-alive agent per upstream, lib/upstream/http-transport.ts) for the upstreams.
+ * keep-alive agent per upstream, lib/upstream/transport/http.ts) for the upstreams.
  * argv[2]: JSON array of upstream URLs. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
-import { Cancellation } from '../../lib/upstream/transport.js';
-import { createHttpTransport } from '../../lib/upstream/http-transport.js';
+import { Cancellation } from '../../lib/upstream/transport/contract.js';
+import { createHttpTransport } from '../../lib/upstream/transport/http.js';
 import { serveHttpChild } from './ipc.js';
 
 const urls = JSON.parse(process.argv[2] ?? '[]') as string[];

@@ -8,24 +8,24 @@
  * 0.11's `--views-schema`), indexed as `omnigate serve` indexes it, and served by a second server
  * (`portNew`), so the rows of both layouts are measured on the same data.
  * Commands: `explain` (EXPLAIN ANALYZE of the three pending queries; `{ layout: 'new' }` for the
- * new layout), `ops` (the stats and status snapshots of ops.ts on both layouts, median of 5).
+ * new layout), `ops` (the stats and status snapshots of lib/indexer/ops/stats.ts on both layouts, median of 5).
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pgPromise from 'pg-promise';
 import { validateConfig } from '../../config/schema.js';
-import { startServer } from '../../lib/app.js';
-import { tuneRuntime } from '../../lib/runtime.js';
+import { startServer } from '../../lib/server/app.js';
+import { tuneRuntime } from '../../lib/server/runtime.js';
 import { indexerApi, openIndexerDb } from '../../lib/indexer/index.js';
-import { DEFAULT_LIMIT } from '../../lib/indexer/params.js';
-import { listStatement, WINDOW_DEFAULTS, type ListQueryName } from '../../lib/indexer/queries.js';
-import { ensureIndexes } from '../../lib/indexer/indexes.js';
-import { detectLayout, fixedLayout, PONDER_04_LAYOUT, type Layout } from '../../lib/indexer/layout.js';
-import { runStats, runStatus } from '../../lib/indexer/ops.js';
+import { DEFAULT_LIMIT } from '../../lib/indexer/read/params.js';
+import { listStatement, WINDOW_DEFAULTS, type ListQueryName } from '../../lib/indexer/read/queries.js';
+import { ensureIndexes } from '../../lib/indexer/db/indexes.js';
+import { detectLayout, fixedLayout, PONDER_04_LAYOUT, type Layout } from '../../lib/indexer/db/layout.js';
+import { runStats, runStatus } from '../../lib/indexer/ops/stats.js';
 import { copyIntoNewLayout } from '../fixtures/indexer/ponder/ponder-new.js';
 import { generateDemo, insertRows } from '../../lib/indexer/seed.js';
-import { bound, prepared } from '../../lib/indexer/db.js';
+import { bound, prepared } from '../../lib/indexer/db/pool.js';
 import { childMain } from './ipc.js';
 
 const { events } = JSON.parse(process.argv[2] ?? '{}') as { events: number };

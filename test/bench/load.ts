@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { parsePayload } from '../../lib/jsonrpc/parse.js';
 import { createHttpTransport } from './client/pool.js';
-import { Cancellation } from '../../lib/upstream/transport.js';
+import { Cancellation } from '../../lib/upstream/transport/contract.js';
 
 const require = createRequire(import.meta.url);
 

@@ -11,8 +11,8 @@
  */
 import v8 from 'node:v8';
 import { validateConfig } from '../../dist/config/schema.js';
-import { startServer } from '../../dist/lib/app.js';
-import { tuneRuntime } from '../../dist/lib/runtime.js';
+import { startServer } from '../../dist/lib/server/app.js';
+import { tuneRuntime } from '../../dist/lib/server/runtime.js';
 
 if (!process.send) throw new Error('this script is a bench child: start it with child_process.fork()');
 const result = validateConfig(JSON.parse(process.argv[2] ?? '{}'));

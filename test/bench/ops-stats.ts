@@ -1,15 +1,15 @@
 /**
  * How long the operators' snapshots take at scale: seeds the bench's data set (BENCH_EVENTS,
  * default 1,000,000 events, the demo generator) into an embedded PostgreSQL, then times the
- * stats statement and the status query (ops.ts) five times each. Not part of `npm run bench` (minutes of seeding):
+ * stats statement and the status query (lib/indexer/ops/stats.ts) five times each. Not part of `npm run bench` (minutes of seeding):
  *   node --import tsx test/bench/ops-stats.ts
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { openIndexerDb } from '../../lib/indexer/index.js';
-import { runStats, runStatus } from '../../lib/indexer/ops.js';
-import { WINDOW_DEFAULTS } from '../../lib/indexer/queries.js';
+import { runStats, runStatus } from '../../lib/indexer/ops/stats.js';
+import { WINDOW_DEFAULTS } from '../../lib/indexer/read/queries.js';
 import { generateDemo, insertRows } from '../../lib/indexer/seed.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);

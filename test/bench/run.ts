@@ -320,7 +320,7 @@ async function main() {
   const box = await machine();
   log(`mode: ${SMOKE ? 'smoke' : PROFILE ? `profile ${PROFILE}` : 'full'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${CONNECTIONS} connections`);
   log(`machine: ${box.cores} cores, ${box.model}, Node ${box.node}`);
-  const built = await stat(path.join(HERE, '../../dist/lib/app.js')).catch(() => undefined);
+  const built = await stat(path.join(HERE, '../../dist/lib/server/app.js')).catch(() => undefined);
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {

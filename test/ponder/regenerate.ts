@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startAnvils, stopAllAnvils } from '../support/anvil.js';
 import { startTestDatabase, type TestDatabase } from '../support/pg.js';
-import type { IndexerDb } from '../../lib/indexer/db.js';
+import type { IndexerDb } from '../../lib/indexer/db/pool.js';
 import { DEST_CHAIN_ID, drive, FastBridgeV2, GENESIS, ORIGIN_CHAIN_ID, type DriveResult } from './drive.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -14,7 +14,7 @@
  * every cluster this process started (call it in `test.after.always`), and a process 'exit'
  * hook SIGKILLs whatever is still running. Neither runs when the worker is killed (ava's timeout
  * ends a worker with a signal: no 'exit' event, no `after.always`), so each anvil also runs in its
- * own process group with a watchdog, as the embedded PostgreSQL does (lib/indexer/pg-process.ts):
+ * own process group with a watchdog, as the embedded PostgreSQL does (lib/indexer/postgres/process.ts):
  * a tiny `/bin/sh` whose standard input is a pipe from this worker. The kernel closes the pipe
  * when the worker dies, however it dies; `read` returns and the watchdog SIGKILLs the anvil's
  * group, if /proc still shows that pid listening on its port (a recycled pid is never hit). The

@@ -1,5 +1,5 @@
 /**
- * Runs the built CLI (`dist/lib/cli.js`) as a child process, as a user would, and reads its output.
+ * Runs the built CLI (`dist/lib/cli/index.js`) as a child process, as a user would, and reads its output.
  * The child runs in its own process group and cannot outlive the test: pass the test as `t` and
  * its stop (SIGTERM, SIGKILL after a grace period) is registered with `t.teardown` at spawn;
  * without one, it is stopped after the test file (`test.after.always`), and any group still
@@ -13,7 +13,7 @@ import { spawnGroup, stopAllGroups, stopGroup, type Teardown } from './procs.js'
 // A test that did not pass `t` (or stop its child) still leaves nothing running after its file.
 test.after.always('stop CLI children still running', () => stopAllGroups());
 
-const cli = resolve('dist/lib/cli.js');
+const cli = resolve('dist/lib/cli/index.js');
 
 export interface Run {
   child: ChildProcess;
@@ -30,11 +30,11 @@ export interface RunOptions {
   /** The test: the child is stopped in its teardown, whatever failed. */
   t?: Teardown;
   cwd?: string;
-  /** Another copy of the CLI to run (default: this project's dist/lib/cli.js). */
+  /** Another copy of the CLI to run (default: this project's dist/lib/cli/index.js). */
   cli?: string;
 }
 
-/** Starts `node [nodeArgs] [--import preload] dist/lib/cli.js ...args` with the given extra environment. */
+/** Starts `node [nodeArgs] [--import preload] dist/lib/cli/index.js ...args` with the given extra environment. */
 export function runCli(args: string[], env: Record<string, string> = {}, options: RunOptions = {}): Run {
   const node = [...(options.nodeArgs ?? []), ...(options.preload ? ['--import', options.preload] : [])];
   const child = spawnGroup(options.t, process.execPath, [...node, options.cli ?? cli, ...args], {

@@ -1,5 +1,5 @@
 /**
- * fast-check arbitraries for the balancer fuzz test (test/integration/fuzz.test.ts): HTTP
+ * fast-check arbitraries for the balancer fuzz test (test/integration/balancer/fuzz.test.ts): HTTP
  * methods, paths, headers and request bodies, from plain valid JSON-RPC calls to random bytes.
  *
  * Bodies are built as a small JSON tree that may hold raw number tokens (`1e400`, `-0`, 2^64…),
@@ -573,7 +573,7 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
   });
 
 // ---------------------------------------------------------------------------------------------
-// Upstream answers (test/integration/fuzz-upstream.test.ts)
+// Upstream answers (test/integration/balancer/fuzz-upstream.test.ts)
 
 /**
  * Results an upstream may answer with, as exact JSON texts. Semantically distinct two by two, yet

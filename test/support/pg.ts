@@ -6,9 +6,9 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from '../../lib/indexer/db.js';
-import { startEmbeddedPostgres, type EmbeddedServer } from '../../lib/indexer/embedded.js';
-import { migrate } from '../../lib/indexer/migrate.js';
+import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from '../../lib/indexer/db/pool.js';
+import { startEmbeddedPostgres, type EmbeddedServer } from '../../lib/indexer/postgres/embedded.js';
+import { migrate } from '../../lib/indexer/db/migrate.js';
 
 export interface TestDatabase {
   /** Connection URL (contains the password). */

@@ -1,5 +1,5 @@
 /**
- * An HTTP/1.1 response parser for the upstream connections of http-transport.ts: push() the
+ * An HTTP/1.1 response parser for the upstream connections of lib/upstream/transport/http.ts: push() the
  * bytes as they come, and the sink hears the head, the body in pieces and the end of the
  * message. One response per parser run; reset() readies it for the next one on the same
  * connection.

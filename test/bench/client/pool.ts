@@ -1,6 +1,6 @@
 /**
  * The bench's own load-generator client: the raw-socket HTTP/1.1 pool omnigate used for its
- * upstreams until issue 18 (it now uses node:http, lib/upstream/http-transport.ts). Kept here,
+ * upstreams until issue 18 (it now uses node:http, lib/upstream/transport/http.ts). Kept here,
  * unchanged, so that the generator's cost and the N=3 baseline (fanout-server.ts) stay what they
  * were measured with, and the figures of main and of this branch compare. Not shipped.
  *
@@ -35,7 +35,7 @@ import {
   type Transport,
   type UpstreamRequest,
   type UpstreamResponse,
-} from '../../../lib/upstream/transport.js';
+} from '../../../lib/upstream/transport/contract.js';
 
 export interface HttpTransportOptions {
   /** Connections open at once per upstream; calls beyond wait for one. */

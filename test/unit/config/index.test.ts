@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { chainsBelowConfirmations, defaults, loadConfigFile, parseConfig } from '../../../config/index.js';
-import { headDefaults, headSettings } from '../../../lib/upstream/heads.js';
+import { headDefaults, headSettings } from '../../../lib/health/heads.js';
 import { ConfigError } from '../../../lib/errors.js';
 
 /** The problems a YAML text is refused with. */

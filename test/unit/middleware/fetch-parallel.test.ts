@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import test from 'ava';
-import { initContext } from '../../../lib/context.js';
+import { initContext } from '../../../lib/pipeline/context.js';
 import { silentLogger } from '../../../lib/log.js';
-import { newHealth } from '../../../lib/upstream/health.js';
+import { newHealth } from '../../../lib/health/health.js';
 import type { Upstream } from '../../../lib/upstream/registry.js';
-import type { UpstreamRequest } from '../../../lib/upstream/transport.js';
+import type { UpstreamRequest } from '../../../lib/upstream/transport/contract.js';
 import type { Chain } from '../../../lib/upstream/registry.js';
 import { canonicalize } from '../../../middleware/canonicalize.js';
 import { fetchParallel } from '../../../middleware/fetch-parallel.js';

@@ -6,12 +6,12 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import test from 'ava';
-import { compose } from '../../../lib/compose.js';
-import { initContext, type RpcContext } from '../../../lib/context.js';
+import { compose } from '../../../lib/pipeline/compose.js';
+import { initContext, type RpcContext } from '../../../lib/pipeline/context.js';
 import { silentLogger } from '../../../lib/log.js';
-import { newHealth } from '../../../lib/upstream/health.js';
+import { newHealth } from '../../../lib/health/health.js';
 import type { Chain, Upstream } from '../../../lib/upstream/registry.js';
-import type { UpstreamResponse } from '../../../lib/upstream/transport.js';
+import type { UpstreamResponse } from '../../../lib/upstream/transport/contract.js';
 import { canonicalize } from '../../../middleware/canonicalize.js';
 import { fetchParallel } from '../../../middleware/fetch-parallel.js';
 import { verify, type VerifyOptions } from '../../../middleware/verify.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import test from 'ava';
 import { createApiContext, mountPrefix, splitUrl } from '../../../../lib/indexer/context.js';
-import type { IndexerDb } from '../../../../lib/indexer/db.js';
+import type { IndexerDb } from '../../../../lib/indexer/db/pool.js';
 
 const req = (url: string, originalUrl?: string) => ({ url, ...(originalUrl === undefined ? {} : { originalUrl }) }) as unknown as IncomingMessage;
 

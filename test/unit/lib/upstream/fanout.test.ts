@@ -1,6 +1,6 @@
 import test from 'ava';
 import { FanOut, type Outcome } from '../../../../lib/upstream/fanout.js';
-import { Cancellation, type CancelSignal } from '../../../../lib/upstream/transport.js';
+import { Cancellation, type CancelSignal } from '../../../../lib/upstream/transport/contract.js';
 
 /** A call per upstream name that settles when the test says so. */
 function deferredCalls() {

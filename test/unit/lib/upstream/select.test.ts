@@ -1,5 +1,5 @@
 import test from 'ava';
-import { newHealth, type Health } from '../../../../lib/upstream/health.js';
+import { newHealth, type Health } from '../../../../lib/health/health.js';
 import { maxLagBlocks, rankUpstreams, slowMinSamples, spreadProviders } from '../../../../lib/upstream/select.js';
 
 const now = 1_000_000;

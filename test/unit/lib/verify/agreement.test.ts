@@ -3,15 +3,14 @@
  * scripted (what, and how long after its call started), time moves only when the test says so.
  */
 import test from 'ava';
-import type { Assessed } from '../../../../lib/context.js';
 import type { Upstream } from '../../../../lib/upstream/registry.js';
-import type { CancelSignal, UpstreamResponse } from '../../../../lib/upstream/transport.js';
-import type { RpcContext } from '../../../../lib/context.js';
-import { newHealth } from '../../../../lib/upstream/health.js';
-import { recordAnswered } from '../../../../lib/upstream/quality.js';
+import type { CancelSignal, UpstreamResponse } from '../../../../lib/upstream/transport/contract.js';
+import type { RpcContext } from '../../../../lib/pipeline/context.js';
+import { newHealth } from '../../../../lib/health/health.js';
+import { recordAnswered } from '../../../../lib/health/quality.js';
 import { hedgePolicy } from '../../../../lib/verify/hedge-policy.js';
 import { composePolicies } from '../../../../lib/verify/loop-policy.js';
-import { hedgeMissingVotes, runAgreement, type AgreementEnd, type AgreementPolicy, type AgreementRun, type LoopState, type Timers } from '../../../../lib/verify/agreement.js';
+import { type AgreementEnd, type AgreementPolicy, type AgreementRun, type Assessed, type LoopState, type Timers, hedgeMissingVotes, runAgreement } from '../../../../lib/verify/agreement.js';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -3,12 +3,12 @@
  * member): which hooks it hands the agreement loop, and the -32016 it makes of a loop's end.
  */
 import test from 'ava';
-import type { Assessed, RpcContext } from '../../../../lib/context.js';
+import type { RpcContext } from '../../../../lib/pipeline/context.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
-import { headSettings, refreshChain, setChainHeadSettings } from '../../../../lib/upstream/heads.js';
-import { newHealth } from '../../../../lib/upstream/health.js';
+import { headSettings, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
+import { newHealth } from '../../../../lib/health/health.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
-import type { Failed, Good } from '../../../../lib/verify/agreement.js';
+import type { Assessed, Failed, Good } from '../../../../lib/verify/agreement.js';
 import { eligibilityPolicy, ineligibleError } from '../../../../lib/verify/eligibility-policy.js';
 
 const upstream = (index: number, head?: bigint): Upstream =>

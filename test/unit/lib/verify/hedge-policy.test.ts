@@ -4,9 +4,9 @@
  * policy: test/unit/lib/verify/agreement.test.ts ("hedge policy: …").
  */
 import test from 'ava';
-import type { RpcContext } from '../../../../lib/context.js';
-import { newHealth } from '../../../../lib/upstream/health.js';
-import { recordAnswered } from '../../../../lib/upstream/quality.js';
+import type { RpcContext } from '../../../../lib/pipeline/context.js';
+import { newHealth } from '../../../../lib/health/health.js';
+import { recordAnswered } from '../../../../lib/health/quality.js';
 import { hedgeMissingVotes, type LoopState } from '../../../../lib/verify/agreement.js';
 import { hedgePolicy, hedgeSettings } from '../../../../lib/verify/hedge-policy.js';
 import { composePolicies, mergeLoopPolicy, type LoopPolicy } from '../../../../lib/verify/loop-policy.js';

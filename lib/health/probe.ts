@@ -1,0 +1,139 @@
+/**
+ * Active health checks: every `refreshInterval` seconds each upstream is asked `eth_chainId`
+ * and `eth_blockNumber` under a short timeout. A chain id other than the configured one takes
+ * the upstream out of rotation (and is logged); a failed probe counts as a failure; the head
+ * goes to heads.ts, which sets each upstream's lag behind the chain's robust head (never the
+ * maximum: one upstream reporting an absurd head does not make the others lag). Probes of a chain run in parallel,
+ * at most `limits.probeConcurrency` upstreams at once (each probe is two calls), chains one after
+ * another, so a large config never opens hundreds of connections at once. An upstream found to
+ * be a request loop (loop.ts) is not probed.
+ */
+import type { RpcPayload } from '../jsonrpc/types.js';
+import { silentLogger, type Logger } from '../log.js';
+import { recordHead, refreshChain } from './heads.js';
+import { defaultProbeConcurrency, mapLimited } from './limited.js';
+import { recordFailure, recordSuccess } from './health.js';
+import { recordProbeRound } from './quality.js';
+import type { Chain, Registry, Upstream } from '../upstream/registry.js';
+
+export interface ProbeResult {
+  chainId?: bigint;
+  head?: bigint;
+  error?: string;
+  ms: number;
+}
+
+function call(method: string, id: number): RpcPayload {
+  const body = { jsonrpc: '2.0', id, method, params: [] };
+  return { calls: [body], batch: false, raw: Buffer.from(JSON.stringify(body)) };
+}
+
+async function ask(upstream: Upstream, method: string, id: number, timeoutMs: number): Promise<bigint> {
+  const { body } = await upstream.transport.send({
+    payload: call(method, id),
+    requestId: `probe-${method}`,
+    signal: new AbortController().signal,
+    timeoutMs,
+    maxBytes: 64 * 1024,
+  });
+  let value: { result?: unknown; error?: { message?: string } };
+  try {
+    value = JSON.parse(body.toString('utf8')) as typeof value;
+  } catch {
+    // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
+    throw new Error(`${method}: the answer is not JSON`);
+  }
+  if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
+    throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
+  }
+  return BigInt(value.result);
+}
+
+export async function probeUpstream(upstream: Upstream, timeoutMs: number): Promise<ProbeResult> {
+  const started = performance.now();
+  try {
+    const [chainId, head] = await Promise.all([ask(upstream, 'eth_chainId', 1, timeoutMs), ask(upstream, 'eth_blockNumber', 2, timeoutMs)]);
+    return { chainId, head, ms: performance.now() - started };
+  } catch (err) {
+    // An upstream may echo its URL or key in an error message: never recorded or logged as sent.
+    return { error: upstream.secrets.scrub((err as Error).message), ms: performance.now() - started };
+  }
+}
+
+/** Probes every upstream of a chain (at most `concurrency` at once) and updates their health. */
+export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger, concurrency = defaultProbeConcurrency): Promise<void> {
+  // A request loop is never probed again: each probe would only come back to us.
+  const results = await mapLimited(chain.upstreams, concurrency, (u) => (u.health.loop ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
+  const now = Date.now();
+  const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
+  results.forEach((r, i) => {
+    const u = chain.upstreams[i]!;
+    const h = u.health;
+    if (h.loop) return; // found to be a loop (maybe by this very probe), and logged then
+    h.lastProbeAt = now;
+    if (r.error !== undefined) {
+      recordFailure(h, `probe: ${r.error}`, now);
+      logger.warn({ chain: chain.id, upstream: u.label, reason: r.error }, 'health probe failed');
+      return;
+    }
+    const reported = r.chainId!.toString();
+    if (reported !== chain.id) {
+      if (h.wrongChainId !== reported) logger.error({ chain: chain.id, upstream: u.label, reportedChainId: reported }, 'upstream serves another chain: out of rotation');
+      h.wrongChainId = reported;
+      return;
+    }
+    if (h.wrongChainId !== undefined) logger.info({ chain: chain.id, upstream: u.label }, 'upstream serves the configured chain again: back in rotation');
+    h.wrongChainId = undefined;
+    recordSuccess(h, r.ms);
+    answered.push({ health: h, ms: r.ms });
+    recordHead(u, 'latest', r.head!, 'poll');
+  });
+  refreshChain(chain);
+  recordProbeRound(answered, performance.now());
+}
+
+export interface Prober {
+  /** Probes every chain once (used at start and by each tick). */
+  runOnce(): Promise<void>;
+  /** Settles when the round started at once has finished (every upstream has a state). */
+  readonly firstRound: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Starts periodic probing: one round at once, then every `intervalSeconds`. Timers are unref'd,
+ * so probing never keeps a process alive; stop() ends it.
+ */
+export function startProber(
+  registry: Registry,
+  options: { intervalSeconds: number; timeoutMs: number; logger?: Logger; concurrency?: number },
+): Prober {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let firstRound: Promise<void> | undefined;
+  const runOnce = async () => {
+    for (const chain of registry.chains.values()) {
+      if (stopped) return;
+      await probeChain(chain, options.timeoutMs, options.logger, options.concurrency);
+    }
+  };
+  const tick = () => {
+    const round = runOnce();
+    firstRound ??= round;
+    round.finally(() => {
+      if (!stopped) {
+        timer = setTimeout(tick, options.intervalSeconds * 1000);
+        timer.unref();
+      }
+    });
+  };
+  tick();
+  return {
+    runOnce,
+    firstRound: firstRound!,
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The GraphQL schema (SDL). Type names follow the reference API's schema (`Transaction`,
+ * `Deposit`, `Relay`, …) so existing fragments keep matching; its bugs are fixed: block numbers
+ * are exact strings, `sendChainGas` is a Boolean, every list takes the REST parameters, and each
+ * item has a `cursor` to pass back as `cursor` for the next page.
+ */
+import { buildSchema, type GraphQLSchema } from 'graphql';
+import { LIST_ROUTES } from '../catalog.js';
+
+const EVENT = `
+  "Exact decimal string (the column is numeric(78,0))."
+  blockNumber: String!
+  "Unix seconds."
+  blockTimestamp: Int!
+  transactionHash: String!`;
+
+const LIST_ARGS = `(
+    "Page size (default and maximum in the API docs)."
+    limit: Int
+    "The cursor of the last item already seen (from an item's cursor field)."
+    cursor: String
+    originChainId: Int
+    destChainId: Int
+    "Inclusive lower bound (unix seconds) on the timestamp the list is ordered by."
+    since: Int
+    "Exclusive upper bound (unix seconds) on the timestamp the list is ordered by."
+    until: Int
+  )`;
+
+const ITEM_CURSOR = `
+  "Pass as cursor to get the items after this one."
+  cursor: String!
+  "Seconds from the timestamp the list is ordered by to now."
+  ageSeconds: Int!`;
+
+export const SDL = `
+"The bridge as requested on the origin chain (REST: Bridge)."
+type Transaction {
+  transactionId: String!
+  originChain: String!
+  destChain: String!
+  originChainId: Int!
+  destChainId: Int!
+  originToken: String!
+  destToken: String!
+  originAmountFormatted: String!
+  destAmountFormatted: String!
+  sender: String!
+  request: String!
+  sendChainGas: Boolean!
+  "Raw amount in token units, exact decimal string; null when the indexer did not store it."
+  originAmount: String
+  "Raw amount in token units, exact decimal string."
+  destAmount: String!
+  "What request encodes (FastBridge v1 or v2 layout); null when it is neither."
+  decodedRequest: DecodedRequest
+}
+
+"The bridge a request's bytes encode. Integers of 256 bits are exact decimal strings."
+type DecodedRequest {
+  "1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed)."
+  version: Int!
+  originChainId: Int!
+  destChainId: Int!
+  originSender: String!
+  destRecipient: String!
+  originToken: String!
+  destToken: String!
+  originAmount: String!
+  destAmount: String!
+  originFeeAmount: String!
+  "Unix seconds after which the request may be refunded."
+  deadline: String!
+  nonce: String!
+  "v1 only (null in v2)."
+  sendChainGas: Boolean
+  "v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none)."
+  exclusivityRelayer: String
+  "v2 only."
+  exclusivityEndTime: String
+  "v2 only: native value forwarded to the recipient."
+  zapNative: String
+  "v2 only: call data forwarded to the recipient (hex)."
+  zapData: String
+}
+
+"A transactionId alone (disputes are not joined to requests)."
+type TransactionRef {
+  transactionId: String!
+}
+
+"The BridgeRequested event (REST: BridgeRequest)."
+type Deposit {${EVENT}
+}
+
+"The BridgeRelayed event on the destination chain (REST: BridgeRelay)."
+type Relay {${EVENT}
+  relayer: String!
+  to: String!
+}
+
+"The BridgeProofProvided event (REST: BridgeProof)."
+type Proof {${EVENT}
+  relayer: String!
+}
+
+"The BridgeDepositClaimed event (REST: BridgeClaim)."
+type Claim {${EVENT}
+  to: String!
+  relayer: String!
+  amountFormatted: String!
+  token: String!
+  amount: String!
+}
+
+"The BridgeDepositRefunded event (REST: BridgeRefund)."
+type Refund {${EVENT}
+  to: String!
+  amountFormatted: String!
+  token: String!
+  amount: String!
+}
+
+"The BridgeProofDisputed event (REST: BridgeDispute)."
+type Dispute {${EVENT}
+  originChainId: Int!
+  originChain: String!
+  relayer: String!
+}
+
+type PendingTransactionMissingRelay {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+}
+
+type PendingTransactionMissingProof {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+}
+
+type PendingTransactionMissingClaim {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeProof: Proof!
+}
+
+type RefundedAndRelayedTransaction {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeRefund: Refund!
+}
+
+type ConflictingProof {${ITEM_CURSOR}
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay!
+  BridgeProof: Proof!
+}
+
+type ActiveDispute {${ITEM_CURSOR}
+  Bridge: TransactionRef!
+  BridgeDispute: Dispute!
+}
+
+"A relay whose transactionId has no request (flat, as in REST)."
+type InvalidRelay {${ITEM_CURSOR}
+  transactionId: String!
+  blockNumber: String!
+  blockTimestamp: Int!
+  transactionHash: String!
+  originChain: String!
+  destChain: String!
+  originChainId: Int!
+  destChainId: Int!
+  originToken: String!
+  destToken: String!
+  originAmountFormatted: String!
+  destAmountFormatted: String!
+  to: String!
+  relayer: String!
+}
+
+"Everything known about one bridge; phases that did not happen are null."
+type CompleteTransaction {
+  Bridge: Transaction!
+  BridgeRequest: Deposit!
+  BridgeRelay: Relay
+  "The latest proof, even if a later dispute voided it."
+  BridgeProof: Proof
+  BridgeClaim: Claim
+  BridgeRefund: Refund
+  "The latest dispute, only if no proof came after it."
+  BridgeDispute: Dispute
+}
+
+enum Stage { missingRelay exceedDeadline missingProof missingClaim disputed }
+
+"How many bridges wait in one stage on one chain pair, and since when."
+type StageStat {
+  stage: Stage!
+  originChainId: Int!
+  "Null for a dispute whose request row is missing."
+  destChainId: Int
+  count: Int!
+  "Seconds since the oldest item of the stage on this pair entered it."
+  oldestAgeSeconds: Int!
+}
+
+"REST: GET /api/stats."
+type Stats {
+  "Unix seconds the snapshot was computed at (ages are relative to it)."
+  generatedAt: Int!
+  stages: [StageStat!]!
+}
+
+"How far the index has come on one chain."
+type ChainStatus {
+  chainId: Int
+  chain: String!
+  "Latest indexed block (exact decimal string)."
+  latestBlock: String
+  latestTimestamp: Int
+  "Seconds since latestTimestamp."
+  ageSeconds: Int
+  "Finalized block where Ponder records it (per chain from 0.13; before 0.9 one app-wide checkpoint, whose block is that of the chain it names)."
+  finalizedBlock: String
+  finalizedTimestamp: Int
+  "Ponder's readiness flag where it records one."
+  ready: Boolean
+}
+
+"REST: GET /api/status."
+type IndexerStatus {
+  generatedAt: Int!
+  "ponder_checkpoint (0.11+), ponder_status (0.9–0.10), ponder_meta (0.4.42–0.8), or events (the newest indexed event per chain: before 0.4.42, or before Ponder's first status)."
+  source: String!
+  chains: [ChainStatus!]!
+}
+
+type Query {
+${LIST_ROUTES.map((r) => `  """${r.summary}. ${r.description} Ordered by ${r.sortedBy}, newest first. REST: GET ${r.paths[0]}"""
+  ${r.graphqlField}${LIST_ARGS}: [${r.itemType}!]!`).join('\n')}
+  "One bridge by transactionId or by the hash of the origin transaction that requested it; null when unknown. REST: GET /api/transaction-id/{id}"
+  transaction(id: String!): CompleteTransaction
+  "Counts and oldest age per stage and chain pair. REST: GET /api/stats"
+  stats: Stats!
+  "Latest indexed block and its age per chain. REST: GET /api/status"
+  status: IndexerStatus!
+  "The reference API's lookup, as a list of zero or one item."
+  transactionById(transactionId: String!): [CompleteTransaction!]! @deprecated(reason: "Use transaction(id).")
+}
+`;
+
+export function buildIndexerSchema(): GraphQLSchema {
+  return buildSchema(SDL);
+}

@@ -1,0 +1,281 @@
+/**
+ * Every query the indexer answers, once. REST routes and GraphQL resolvers both call these
+ * functions (no second copy to drift, the reference's bug §5.7).
+ *
+ * Meaning (reference §1.4), with its bugs fixed:
+ * - a proof is *active* unless a dispute for the same transaction came later; a dispute is active
+ *   unless a proof came later. "Later" compares block numbers: proofs and disputes are both
+ *   emitted on the origin chain, and timestamps tie on chains with sub-second blocks;
+ * - time windows are computed from the request's `now` (never at start-up, bug §5.1);
+ * - there is no hard-coded lookback floor (bug §5.5): `lookbackFloor` is an optional setting that
+ *   drops requests older than it from the request-based lists;
+ * - every list is ordered by (sort timestamp desc, transactionId desc) and paged with a keyset
+ *   cursor on that pair, so a page is an index range scan however deep the client goes.
+ */
+import { encodeCursor } from './cursor.js';
+import { rows, SqlBuilder, type IndexerDb } from '../db/pool.js';
+import type { ListFilter } from './params.js';
+import {
+  disputeItem, invalidRelayItem, missingClaimItem, missingProofItem, missingRelayItem, refundedAndRelayedItem,
+  transactionDetail, type Row,
+} from './shape.js';
+import type { TransactionDetail } from '../types.js';
+import { aliasSelect, isIdentity, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from '../db/layout.js';
+
+export interface QueryContext {
+  /** Current unix time in seconds; windows are relative to it. */
+  now: number;
+  /** Requests with blockTimestamp below this (unix seconds) are ignored by request-based lists. */
+  lookbackFloor?: number;
+  /** Age that separates missing-relay from exceed-deadline, seconds (default 7 days). */
+  missingRelayWindowSeconds: number;
+  /** How far back invalid-relays looks, seconds (default 14 days). */
+  invalidRelayWindowSeconds: number;
+  /** Where and how Ponder wrote the tables (layout.ts); absent: the Ponder 0.4 tables in the search path. */
+  layouts?: LayoutSource;
+}
+
+export const WINDOW_DEFAULTS = {
+  missingRelayWindowSeconds: 7 * 24 * 3600,
+  invalidRelayWindowSeconds: 14 * 24 * 3600,
+} as const;
+
+export interface Page<T> {
+  items: T[];
+  /** The cursor of each item (a client may resume after any of them). */
+  cursors: string[];
+  /** Cursor for the next page, or null when this page is the last. */
+  nextCursor: string | null;
+}
+
+const REQUEST_COLUMNS = `r."transactionId", r."originChain", r."destChain", r."originChainId", r."destChainId",
+  r."originToken", r."destToken", r."originAmountFormatted", r."destAmountFormatted", r."sender", r."request",
+  r."sendChainGas", r."originAmount", r."destAmount",
+  r."blockNumber" AS "request_blockNumber", r."blockTimestamp" AS "request_blockTimestamp",
+  r."transactionHash" AS "request_transactionHash"`;
+const RELAY_COLUMNS = `l."blockNumber" AS "relay_blockNumber", l."blockTimestamp" AS "relay_blockTimestamp",
+  l."transactionHash" AS "relay_transactionHash", l."relayer" AS "relay_relayer", l."to" AS "relay_to"`;
+const PROOF_COLUMNS = `p."blockNumber" AS "proof_blockNumber", p."blockTimestamp" AS "proof_blockTimestamp",
+  p."transactionHash" AS "proof_transactionHash", p."relayer" AS "proof_relayer"`;
+const CLAIM_COLUMNS = `c."blockNumber" AS "claim_blockNumber", c."blockTimestamp" AS "claim_blockTimestamp",
+  c."transactionHash" AS "claim_transactionHash", c."to" AS "claim_to", c."relayer" AS "claim_relayer",
+  c."amountFormatted" AS "claim_amountFormatted", c."token" AS "claim_token", c."amount" AS "claim_amount"`;
+const REFUND_COLUMNS = `f."blockNumber" AS "refund_blockNumber", f."blockTimestamp" AS "refund_blockTimestamp",
+  f."transactionHash" AS "refund_transactionHash", f."to" AS "refund_to",
+  f."amountFormatted" AS "refund_amountFormatted", f."token" AS "refund_token", f."amount" AS "refund_amount"`;
+const DISPUTE_COLUMNS = `d."blockNumber" AS "dispute_blockNumber", d."blockTimestamp" AS "dispute_blockTimestamp",
+  d."transactionHash" AS "dispute_transactionHash", d."originChainId" AS "dispute_originChainId",
+  d."originChain" AS "dispute_originChain", d."relayer" AS "dispute_relayer"`;
+const INVALID_RELAY_COLUMNS = `l."transactionId", l."blockNumber", l."blockTimestamp", l."transactionHash",
+  l."originChain", l."destChain", l."originChainId", l."destChainId", l."originToken", l."destToken",
+  l."originAmountFormatted", l."destAmountFormatted", l."to", l."relayer"`;
+
+/** Proof `p` has no later dispute. */
+const PROOF_ACTIVE = `NOT EXISTS (SELECT 1 FROM "BridgeProofDisputedEvents" dd
+  WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" > p."blockNumber")`;
+/** Dispute `d` has no later proof. */
+const DISPUTE_ACTIVE = `NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" pp
+  WHERE pp."transactionId" = d."transactionId" AND pp."blockNumber" > d."blockNumber")`;
+const NOT_RELAYED = `NOT EXISTS (SELECT 1 FROM "BridgeRelayedEvents" l WHERE l."transactionId" = r."transactionId")`;
+const NOT_REFUNDED = `NOT EXISTS (SELECT 1 FROM "BridgeDepositRefundedEvents" f WHERE f."transactionId" = r."transactionId")`;
+
+const REQUESTS = `"BridgeRequestEvents" r`;
+const WITH_RELAY = `${REQUESTS} JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"`;
+const WITH_PROOF = `${WITH_RELAY} JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"`;
+
+/** What one list selects and how it is filtered and ordered. */
+interface ListPlan {
+  select: string;
+  from: string;
+  where: string[];
+  /** Column the list is ordered, windowed (since/until) and paged by. */
+  sortTs: string;
+  /** Tie-breaker column (a transactionId). */
+  sortId: string;
+  originChainColumn: string;
+  destChainColumn: string;
+}
+
+function floor(s: SqlBuilder, ctx: QueryContext): string[] {
+  return ctx.lookbackFloor === undefined ? [] : [`r."blockTimestamp" >= ${s.param(ctx.lookbackFloor, 'integer')}`];
+}
+
+const requestKeys = { originChainColumn: 'r."originChainId"', destChainColumn: 'r."destChainId"' };
+
+/** The list queries by name, each a plan builder plus the row shaper for its items. */
+export const LIST_QUERIES = {
+  missingRelay: {
+    shape: missingRelayItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
+      where: [NOT_RELAYED, NOT_REFUNDED, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
+    }),
+  },
+  exceedDeadline: {
+    shape: missingRelayItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
+      where: [NOT_RELAYED, NOT_REFUNDED, `r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
+    }),
+  },
+  missingProof: {
+    shape: missingProofItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}`, from: WITH_RELAY, ...requestKeys,
+      // Correlated on the relay (the same id as the request's): the planner can then drop relays
+      // with an active proof before it fetches their wide request rows.
+      where: [`NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = l."transactionId" AND ${PROOF_ACTIVE})`, ...floor(s, ctx)],
+      sortTs: 'l."blockTimestamp"', sortId: 'l."transactionId"',
+    }),
+  },
+  missingClaim: {
+    shape: missingClaimItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      // Both checks on the proof that drives the walk, so claimed proofs drop out before the
+      // request and relay rows are fetched (as in missingProof).
+      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: WITH_PROOF, ...requestKeys,
+      where: [PROOF_ACTIVE, `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`, ...floor(s, ctx)],
+      sortTs: 'p."blockTimestamp"', sortId: 'p."transactionId"',
+    }),
+  },
+  refundedAndRelayed: {
+    shape: refundedAndRelayedItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${REFUND_COLUMNS}`,
+      from: `${WITH_RELAY} JOIN "BridgeDepositRefundedEvents" f ON f."transactionId" = r."transactionId"`, ...requestKeys,
+      where: floor(s, ctx),
+      sortTs: 'f."blockTimestamp"', sortId: 'f."transactionId"',
+    }),
+  },
+  conflictingProofs: {
+    shape: missingClaimItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: WITH_PROOF, ...requestKeys,
+      where: [PROOF_ACTIVE, 'lower(l."relayer") <> lower(p."relayer")', ...floor(s, ctx)],
+      sortTs: 'p."blockTimestamp"', sortId: 'p."transactionId"',
+    }),
+  },
+  disputes: {
+    shape: disputeItem,
+    plan: (): ListPlan => ({
+      select: `d."transactionId", ${DISPUTE_COLUMNS}`,
+      // Joined only so destChainId can filter; a dispute is listed even without its request row.
+      from: `"BridgeProofDisputedEvents" d LEFT JOIN "BridgeRequestEvents" r ON r."transactionId" = d."transactionId"`,
+      where: [DISPUTE_ACTIVE],
+      sortTs: 'd."blockTimestamp"', sortId: 'd."transactionId"',
+      originChainColumn: 'd."originChainId"', destChainColumn: 'r."destChainId"',
+    }),
+  },
+  invalidRelays: {
+    shape: invalidRelayItem,
+    plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
+      select: INVALID_RELAY_COLUMNS, from: `"BridgeRelayedEvents" l`,
+      where: [
+        `NOT EXISTS (SELECT 1 FROM "BridgeRequestEvents" r WHERE r."transactionId" = l."transactionId")`,
+        `l."blockTimestamp" > ${s.param(ctx.now - ctx.invalidRelayWindowSeconds, 'integer')}`,
+      ],
+      sortTs: 'l."blockTimestamp"', sortId: 'l."transactionId"',
+      originChainColumn: 'l."originChainId"', destChainColumn: 'l."destChainId"',
+    }),
+  },
+} as const;
+
+export type ListQueryName = keyof typeof LIST_QUERIES;
+export type ListItemOf<N extends ListQueryName> = ReturnType<(typeof LIST_QUERIES)[N]['shape']>;
+export const LIST_QUERY_NAMES = Object.keys(LIST_QUERIES) as ListQueryName[];
+
+/** Builds the SQL of one list page (exported for tests and EXPLAIN). */
+export function listStatement(
+  name: ListQueryName, filter: ListFilter, ctx: QueryContext, layout: Layout = PONDER_04_LAYOUT,
+): { text: string; values: unknown[] } {
+  const s = new SqlBuilder();
+  const plan = LIST_QUERIES[name].plan(s, ctx);
+  const where = [...plan.where];
+  if (filter.originChainId !== undefined) where.push(`${plan.originChainColumn} = ${s.param(filter.originChainId, 'integer')}`);
+  if (filter.destChainId !== undefined) where.push(`${plan.destChainColumn} = ${s.param(filter.destChainId, 'integer')}`);
+  if (filter.since !== undefined) where.push(`${plan.sortTs} >= ${s.param(filter.since, 'integer')}`);
+  if (filter.until !== undefined) where.push(`${plan.sortTs} < ${s.param(filter.until, 'integer')}`);
+  if (filter.cursor) {
+    where.push(`(${plan.sortTs}, ${plan.sortId}) < (${s.param(filter.cursor.ts, 'integer')}, ${s.param(filter.cursor.id, 'text')})`);
+  }
+  // One row more than asked tells whether a next page exists. The LIMIT is a literal (the page
+  // size is a validated integer), so an unfiltered list has no parameters (see SqlBuilder.integer).
+  // Written in the Ponder 0.4 spelling; translate() renames for the layout (identity for 0.4).
+  const select = isIdentity(layout) ? plan.select : aliasSelect(plan.select);
+  return s.statement(translate(`SELECT ${select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
+FROM ${plan.from}
+WHERE ${where.length > 0 ? where.join('\n  AND ') : 'TRUE'}
+ORDER BY ${plan.sortTs} DESC, ${plan.sortId} DESC
+LIMIT ${s.integer(filter.limit + 1)}`, layout));
+}
+
+export async function runList<N extends ListQueryName>(
+  db: IndexerDb, name: N, filter: ListFilter, ctx: QueryContext,
+): Promise<Page<ListItemOf<N>>> {
+  // A list's text depends only on the query, the filters present and the page size; unfiltered
+  // (no parameters), it runs as a prepared statement, planned once per connection (see prepared()).
+  const result = await withLayout(ctx.layouts, (layout) => rows<Row>(db, listStatement(name, filter, ctx, layout), { prepare: true }));
+  const page = result.slice(0, filter.limit);
+  const shape = LIST_QUERIES[name].shape as (row: Row, now: number) => ListItemOf<N>;
+  const last = page[page.length - 1];
+  // Every item's cursor is encoded only when asked for (GraphQL edges); REST needs the last one.
+  let cursors: string[] | undefined;
+  return {
+    items: page.map((row) => shape(row, ctx.now)),
+    get cursors() {
+      return (cursors ??= page.map(cursorOf));
+    },
+    nextCursor: result.length > filter.limit && last ? cursorOf(last) : null,
+  };
+}
+
+function cursorOf(row: Row): string {
+  return encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) });
+}
+
+/** Requested, not relayed, not refunded, requested within the window. */
+export const missingRelay = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingRelay', f, ctx);
+/** Requested, not relayed, not refunded, requested before the window (older than 7 days by default). */
+export const exceedDeadline = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'exceedDeadline', f, ctx);
+/** Relayed, with no active proof. */
+export const missingProof = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingProof', f, ctx);
+/** Active proof, no claim. */
+export const missingClaim = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingClaim', f, ctx);
+/** Relayed on the destination and refunded on the origin (the anomaly). */
+export const refundedAndRelayed = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'refundedAndRelayed', f, ctx);
+/** Active proof by a relayer other than the one that relayed (case-insensitive). */
+export const conflictingProofs = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'conflictingProofs', f, ctx);
+/** Disputes with no later proof. */
+export const activeDisputes = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'disputes', f, ctx);
+/** Relays in the window whose transactionId has no request row. */
+export const invalidRelays = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'invalidRelays', f, ctx);
+
+/**
+ * One bridge by transactionId or by the hash of the origin transaction that requested it, with
+ * every phase (proofs even if disputed; only a dispute with no later proof). When several requests
+ * share an origin transaction hash, an exact transactionId match wins, then the newest request.
+ */
+export async function findTransaction(db: IndexerDb, key: string, layouts?: LayoutSource): Promise<TransactionDetail | null> {
+  const result = await withLayout(layouts, (layout) => rows<Row>(db, transactionStatement(key, layout)));
+  const row = result[0];
+  return row ? transactionDetail(row) : null;
+}
+
+function transactionStatement(key: string, layout: Layout): { text: string; values: unknown[] } {
+  const s = new SqlBuilder();
+  const k = s.param(key, 'text');
+  const select = `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS},
+  ${CLAIM_COLUMNS}, ${REFUND_COLUMNS}, ${DISPUTE_COLUMNS}`;
+  return s.statement(translate(`SELECT ${isIdentity(layout) ? select : aliasSelect(select)}
+FROM "BridgeRequestEvents" r
+LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
+LEFT JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"
+LEFT JOIN "BridgeDepositClaimedEvents" c ON c."transactionId" = r."transactionId"
+LEFT JOIN "BridgeDepositRefundedEvents" f ON f."transactionId" = r."transactionId"
+LEFT JOIN "BridgeProofDisputedEvents" d ON d."transactionId" = r."transactionId" AND ${DISPUTE_ACTIVE}
+WHERE r."transactionId" = ${k} OR r."transactionHash" = ${k}
+ORDER BY (r."transactionId" = ${k}) DESC, r."blockTimestamp" DESC, r."transactionId" DESC
+LIMIT 1`, layout));
+}

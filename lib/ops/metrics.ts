@@ -1,0 +1,196 @@
+/**
+ * Prometheus metrics of one pipeline (prom-client), in a registry of its own so several
+ * pipelines in one process never collide. Served as text at GET /metrics.
+ *
+ * Label values are bounded: `method` is a known Ethereum method name or `other` (a client could
+ * otherwise create one series per random string), `upstream` is the redacted URL.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { supportedMethods } from './collection.js';
+import { chainHead } from '../health/heads.js';
+import { isUp } from '../health/health.js';
+import type { Registry as Upstreams, Upstream } from '../upstream/registry.js';
+import { maxLagBlocks } from '../upstream/select.js';
+import { qualityOf, scoreOf } from '../health/quality.js';
+
+const knownMethods = new Set(supportedMethods.map((m) => m.method));
+
+/** The method label of a request: the method, `batch` for a batch, `other` for names we do not know. */
+export function methodLabel(calls: readonly { method: string }[] | undefined): string {
+  if (!calls || calls.length === 0) return 'none';
+  if (calls.length > 1) return 'batch';
+  const method = calls[0]!.method;
+  return knownMethods.has(method) ? method : 'other';
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly requests: Counter<'chain' | 'method' | 'outcome'>;
+  readonly upstreamSeconds: Histogram<'chain' | 'upstream' | 'outcome'>;
+  readonly disagreements: Counter<'chain' | 'upstream'>;
+}
+
+/**
+ * The process metrics (CPU, memory, event loop, GC): collected once per process, in a registry of
+ * their own, and registered in each pipeline's registry that shows them. prom-client's collector
+ * never stops (a GC observer, an event-loop histogram) and holds its registry: given a pipeline's
+ * own, it kept every closed pipeline (its upstreams, metrics, agents) for the life of the process.
+ */
+let processRegistry: Registry | undefined;
+
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'omnigate_' });
+  }
+  return processRegistry;
+}
+
+export function createMetrics(upstreams: Upstreams, options: { processMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  // (getMetricsAsArray is typed as the metrics' descriptions: they are the metrics themselves)
+  if (options.processMetrics) for (const metric of processMetrics().getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
+  const requests = new Counter({
+    name: 'omnigate_requests_total',
+    help: 'JSON-RPC requests answered, by chain, method and outcome (ok, or the error code such as OMNI_ERR_NO_QUORUM).',
+    labelNames: ['chain', 'method', 'outcome'] as const,
+    registers: [registry],
+  });
+  const upstreamSeconds = new Histogram({
+    name: 'omnigate_upstream_request_duration_seconds',
+    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote, failure, or refusal: the request refused as too large).',
+    labelNames: ['chain', 'upstream', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const disagreements = new Counter({
+    name: 'omnigate_upstream_disagreements_total',
+    help: 'Answers of an upstream that differed from the agreeing group.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+  });
+  const each = (fn: (chain: string, label: string, u: Upstream) => void) => {
+    for (const chain of upstreams.chains.values()) for (const u of chain.upstreams) fn(chain.id, u.label, u);
+  };
+  new Gauge({
+    name: 'omnigate_upstream_up',
+    help: '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, isUp(u.health) ? 1 : 0));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_lag_blocks',
+    help: `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`,
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.lag));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_wrong_chain',
+    help: '1 when the last probe reported another chain id (out of rotation).',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined ? 0 : 1));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_distrusted',
+    help: '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.distrusted ? 1 : 0));
+    },
+  });
+  // Heads (lib/health/heads.ts): a block number is exact in a float64 up to 2^53.
+  const tags = [['latest', 'head'], ['safe', 'safe'], ['finalized', 'finalized']] as const;
+  new Gauge({
+    name: 'omnigate_upstream_head_block',
+    help: 'The upstream\'s latest, safe and finalized heads (tag label), as the head tracker, probes and answers saw them.',
+    labelNames: ['chain', 'upstream', 'tag'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => {
+        for (const [tag, key] of tags) if (u.health[key] !== undefined) this.set({ chain, upstream, tag }, Number(u.health[key]));
+      });
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_suspect',
+    help: '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.suspect ? 1 : 0));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_chain_head_block',
+    help: 'The chain\'s robust head per tag: the highest upstream head within heads.suspectBlocks of the median (never the maximum).',
+    labelNames: ['chain', 'tag'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const chain of upstreams.chains.values()) {
+        for (const [tag] of tags) {
+          const head = chainHead(chain, tag);
+          if (head !== undefined) this.set({ chain: chain.id, tag }, Number(head));
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_score',
+    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => {
+        const score = scoreOf(u.health);
+        if (score !== null) this.set({ chain, upstream }, score);
+      });
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_in_flight',
+    help: 'Calls to the upstream in flight.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      each((chain, upstream, u) => this.set({ chain, upstream }, qualityOf(u.health).inFlight));
+    },
+  });
+  new Gauge({
+    name: 'omnigate_upstream_latency_quantile_seconds',
+    help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9).',
+    labelNames: ['chain', 'upstream', 'class', 'quantile'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = performance.now();
+      each((chain, upstream, u) => {
+        for (const [cls, stats] of qualityOf(u.health).classes) {
+          for (const q of [0.5, 0.9]) {
+            const v = stats.sketch.quantile(q, now);
+            if (v !== undefined) this.set({ chain, upstream, class: cls, quantile: String(q) }, v / 1000);
+          }
+        }
+      });
+    },
+  });
+  return { registry, requests, upstreamSeconds, disagreements };
+}

@@ -1,0 +1,96 @@
+/**
+ * The per-request state the pipeline stages share. Each stage reads what earlier stages wrote
+ * and writes its own fields; a field missing when a stage needs it means the stages were
+ * assembled out of order, which is a programming error (InternalError), never recovered from.
+ */
+import type { IncomingMessage } from 'node:http';
+import { InternalError } from '../errors.js';
+import type { RpcPayload } from '../jsonrpc/types.js';
+import type { BudgetAccount } from '../upstream/budget.js';
+import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
+import type { Outcome } from '../upstream/fanout.js';
+import type { UpstreamResponse } from '../upstream/transport/contract.js';
+import type { Logger } from '../log.js';
+import type { AgreementRun, Assessed, CallPolicy, Verdict } from '../verify/agreement.js';
+
+export interface RpcContext {
+  /** parse */
+  requestId: string;
+  log: Logger;
+  chain?: Chain;
+  /** The `<n>` of the path, when given. */
+  confirmationsOverride?: number;
+  payload?: RpcPayload;
+  /** The omnigate Via entries the request came with (lib/upstream/loop.ts), passed on upstream. */
+  via?: string;
+  /** A batch member whose batch holds a confirmable call (runMembers): chain constants follow it. */
+  batchConfirmable?: boolean;
+  /** A batch member (runMembers): its batch's coalescer of upstream calls (lib/upstream/transport/coalesce.ts); absent: calls go alone. */
+  coalescer?: BatchCoalescer;
+  /** classify */
+  confirmable?: boolean;
+  required?: number;
+  /**
+   * The calls need a block above every upstream's head: relayed unconfirmed (N=1), and an
+   * unknown-block error is the node's answer, not its trouble.
+   */
+  beyondHeads?: boolean;
+  /** select */
+  candidates?: Upstream[];
+  /** fetch: how to call an upstream, and the deadline (the agreement loop's call policy) */
+  fetch?: CallPolicy;
+  /** The request's share of the upstream byte budget (when one is set). */
+  budget?: BudgetAccount;
+  /** canonicalize: an upstream's outcome → a vote or a failure */
+  assess?: (outcome: Outcome<Upstream, UpstreamResponse>) => Assessed;
+  /** verify: the agreement loop of this request, and its verdict */
+  agreement?: AgreementRun;
+  verdict?: Verdict;
+  /** A write (lib/verify/write.ts): the upstreams it went to, named by X-Checked-URLS instead of the verdict's members. */
+  writtenTo?: readonly Upstream[];
+  /** error handler: the error code the request ended with (for logs and metrics) */
+  errorCode?: string;
+  /**
+   * A batch, after its members ran (middleware/run-members.ts): one entry per member, in order.
+   * Each answered or failed member has its own context, which the member stages filled.
+   */
+  members?: MemberResult[];
+}
+
+/** How one batch member ended: answered (its ctx holds the verdict), refused, or a notification. */
+export type MemberResult =
+  | { kind: 'answer'; ctx: RpcContext }
+  | { kind: 'error'; error: Error; ctx?: RpcContext; raw: Buffer }
+  | { kind: 'notification' };
+
+/**
+ * The context rides on the request under a symbol of ours: no name clash with a host app's own
+ * fields, and cheaper than a WeakMap, whose entries the GC must trace as ephemerons.
+ */
+const kContext = Symbol('omnigate.context');
+type WithContext = IncomingMessage & { [kContext]?: RpcContext };
+
+export function initContext(req: IncomingMessage, requestId: string, log: Logger): RpcContext {
+  const ctx: RpcContext = { requestId, log };
+  (req as WithContext)[kContext] = ctx;
+  return ctx;
+}
+
+/** The context, if the pipeline has started on this request (the error handler uses it). */
+export function findContext(req: IncomingMessage): RpcContext | undefined {
+  return (req as WithContext)[kContext];
+}
+
+export function getContext(req: IncomingMessage): RpcContext {
+  const ctx = (req as WithContext)[kContext];
+  if (!ctx) throw new InternalError('pipeline stage ran before parse: no request context');
+  return ctx;
+}
+
+/** Reads a field an earlier stage must have written. */
+export function need<K extends keyof RpcContext>(ctx: RpcContext, key: K, stage: string): NonNullable<RpcContext[K]> {
+  const value = ctx[key];
+  if (value === undefined || value === null) throw new InternalError(`${stage} needs ctx.${String(key)}: stages are out of order`);
+  return value as NonNullable<RpcContext[K]>;
+}

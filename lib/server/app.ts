@@ -1,0 +1,181 @@
+/**
+ * The `omnigate serve` application: one connect app with the balancer routes, GET / (an index
+ * of the routes, lib/server/home.ts), the indexer API when one is given, a JSON 404 for anything else
+ * and the JSON-RPC error handler, on a Node HTTP server with bounded header, request and
+ * keep-alive times.
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import connect from 'connect';
+import type { OmnigateConfig } from '../../config/schema.js';
+import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
+import { pathOf } from '../pipeline/url.js';
+import type { Middleware } from '../pipeline/compose.js';
+import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
+import { indexerNotFound } from '../indexer/api.js';
+import { homeRoute } from './home.js';
+import { RpcCode } from '../jsonrpc/codes.js';
+import { silentLogger, type Logger } from '../log.js';
+import type { ReadinessCheck } from '../ops/readiness.js';
+
+export interface ServeOptions {
+  /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
+  headTracking?: boolean;
+  logger?: Logger;
+  /** Extra handlers mounted after the balancer (the indexer API). */
+  extraHandlers?: Middleware[];
+  /** Called on close(), after the server stopped (e.g. close the database). */
+  onClose?: () => Promise<void>;
+  /** Called with the registry served at GET /metrics, to add gauges to it (the indexer's: lib/indexer/ops/metrics.ts). */
+  onMetricsRegistry?: (registry: RpcPipeline['metrics']['registry']) => void;
+  /** Extra checks for GET /ready (the indexer's database: `watchDatabase(db)`). */
+  readiness?: readonly ReadinessCheck[];
+  /** List the indexer's routes at GET / (set when extraHandlers serve the indexer API). */
+  indexer?: boolean;
+}
+
+export interface RunningServer {
+  server: http.Server;
+  rpc: RpcPipeline;
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** Stops accepting, ends idle keep-alive connections, closes upstreams. */
+  close(): Promise<void>;
+}
+
+export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
+  const logger = options.logger ?? silentLogger;
+  const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
+  options.onMetricsRegistry?.(rpc.metrics.registry);
+  const app = connect();
+  app.use(hostRequired as connect.NextHandleFunction);
+  app.use(rpc as connect.NextHandleFunction);
+  app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
+  for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
+  // The indexer passes /api paths it does not serve on (a host app may own some); here they are its 404.
+  if (options.extraHandlers?.length) app.use(indexerNotFound() as connect.NextHandleFunction);
+  app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${pathOf(req)}`, { id: null }))) as connect.NextHandleFunction);
+  app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
+  return { app, rpc };
+}
+
+export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
+  const { app, rpc } = createApp(config, options);
+  rpc.startHealthChecks();
+  // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
+  // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
+  if (options.headTracking !== false) rpc.startHeadTracking();
+  const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
+  // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
+  // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of
+  // the shorter timeout (250 ms at least), so each acts within 25 % of its configured time.
+  const server = http.createServer(
+    {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))),
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
+      requireHostHeader: false,
+    },
+    app,
+  );
+  server.headersTimeout = config.server.headersTimeoutMs;
+  server.requestTimeout = requestTimeout;
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
+  // Connections, and the answers in progress on each (from a request's head to the end of its
+  // answer; several on a pipelined connection).
+  const sockets = new Set<Socket>();
+  const inFlight = new Map<Socket, Set<http.ServerResponse>>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      inFlight.delete(socket);
+    });
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    let answers = inFlight.get(socket);
+    if (!answers) inFlight.set(socket, (answers = new Set()));
+    answers.add(res);
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      answers.delete(res);
+      if (answers.size === 0 && inFlight.get(socket) === answers) inFlight.delete(socket);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    server,
+    rpc,
+    port: (server.address() as AddressInfo).port,
+    /**
+     * Stops accepting connections, lets in-flight requests finish, then closes upstream pools,
+     * sockets and the database. A connection with no request in the app (idle, or a request head
+     * not yet complete) is closed at once: Node counts a half-sent head as busy, and it held the
+     * shutdown for all of shutdownMs. A busy one is closed once its answers are written: they
+     * say `Connection: close` (Node's close() leaves a connection that turns idle later open for
+     * keepAliveTimeoutMs, its answer saying keep-alive).
+     */
+    async close() {
+      closing = true;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        for (const socket of sockets) {
+          const answers = inFlight.get(socket);
+          if (!answers) socket.destroy();
+          // the last answer of a pipelined connection ends it: the ones before it are written first
+          else endsConnection([...answers].at(-1)!, socket, () => inFlight.has(socket));
+        }
+      });
+      await rpc.close();
+      await options.onClose?.();
+    },
+  };
+}
+
+/**
+ * The server is closing: the answer `res`, the last in progress on `socket`, says
+ * `Connection: close` when its head is still to be written; written already, the connection is
+ * ended once it is done, unless `stillBusy()` (a request that came after it: it says close).
+ */
+function endsConnection(res: http.ServerResponse, socket: Socket, stillBusy: () => boolean): void {
+  if (!res.headersSent) return void res.setHeader('Connection', 'close');
+  res.once('close', () => {
+    if (!stillBusy()) socket.end();
+  });
+}
+
+/**
+ * An HTTP/1.1 request must carry a Host header (RFC 9112, 3.2): without one it is refused with a
+ * JSON-RPC error (400) and the connection closed, as Node would (with an empty body).
+ */
+const hostRequired: Middleware = (req, _res, next) => {
+  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return next();
+  req.resume(); // the body is not read: drained, so the client reads the 400
+  next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
+};
+
+/**
+ * A request Node's HTTP parser refuses (bad bytes in the path, headers too large, a client too
+ * slow to send its request) never reaches the app; Node would answer a bare 400. Answer a
+ * JSON-RPC error body instead, so every answer of omnigate is JSON.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RpcCode.InvalidRequest, message: `Bad HTTP request (${err.code ?? 'malformed'})` } });
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

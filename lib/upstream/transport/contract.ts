@@ -1,0 +1,143 @@
+/**
+ * The contract between the fetch stage and an upstream connection. Two implementations:
+ * lib/upstream/transport/http.ts (node:http with a keep-alive Agent per upstream) and lib/upstream/transport/ws.ts (one
+ * multiplexed socket).
+ */
+import type { RpcPayload } from '../../jsonrpc/types.js';
+import type { BudgetAccount } from '../budget.js';
+
+/**
+ * The part of AbortSignal a transport uses. An AbortSignal is one; the fan-out passes a
+ * Cancellation instead, because creating a Node AbortSignal per call was a measurable share of a
+ * request's CPU (`BENCH_PROFILE=n1 npm run bench`).
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** A one-shot cancel signal: abort() runs every listener once, in order. */
+export class Cancellation implements CancelSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: (() => void)[] = [];
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i !== -1) this.listeners.splice(i, 1);
+  }
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
+  }
+}
+
+export interface UpstreamRequest {
+  payload: RpcPayload;
+  requestId: string;
+  /** Aborted when the answer is decided elsewhere, the client leaves or the deadline passes. */
+  signal: CancelSignal;
+  /** Per-attempt timeout. */
+  timeoutMs: number;
+  /** Largest response accepted, in bytes. */
+  maxBytes: number;
+  /** The omnigate Via entries of the request being served (loop.ts), passed along. */
+  via?: string;
+  /** Deepest JSON nesting accepted in the answer (default `defaultMaxDepth`). */
+  maxDepth?: number;
+  /** The request's share of the global budget of buffered answer bytes (none: not counted). */
+  budget?: BudgetAccount;
+}
+
+/** Nesting depth accepted when a request names none (`limits.jsonDepth`'s default). */
+export const defaultMaxDepth = 256;
+
+/** The failure of a call whose answer nests deeper than `limit`. */
+export const tooDeep = (limit: number) => new UpstreamCallError('too-deep', `answer nested deeper than ${limit} levels (limits.jsonDepth)`);
+
+/** The failure of a call whose answer would not fit the byte budget (`sent`: false when refused before the call). */
+export const overBudget = (account: BudgetAccount, bytes: number, sent = true) =>
+  new UpstreamCallError(
+    'budget',
+    `upstream byte budget exhausted: ${bytes} more bytes would pass limits.bufferedBytes (${account.limit}; ${account.budget.used} in use)`,
+    { sent },
+  );
+
+export interface UpstreamResponse {
+  /** The body as the upstream sent it (ws: the message with the client's ids put back). */
+  body: Buffer;
+}
+
+export interface Transport {
+  send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}
+
+/** Why one upstream call failed; `kind` is stable, `message` is for humans (no URLs in it). */
+export class UpstreamCallError extends Error {
+  readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
+  /**
+   * Whether the request's bytes may have reached the upstream: false only when the call never
+   * wrote to a connection (refused before the call, connection refused, DNS, TLS handshake or
+   * proxy failure, aborted while waiting for a socket); true otherwise, the upstream may have
+   * acted on it (a write must not be sent elsewhere as if it had not).
+   */
+  readonly sent: boolean;
+  constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown; sent?: boolean }) {
+    super(message, options);
+    this.name = 'UpstreamCallError';
+    this.kind = kind;
+    this.sent = options?.sent ?? true;
+  }
+}
+
+/**
+ * Runs `fn` with a signal that fires on the caller's abort or after `timeoutMs`, and says which.
+ * `fn` sets `state.sent` once it writes the request: a failure it did not describe itself says
+ * whether the bytes may have left. The timer is always cleared.
+ */
+export async function withTimeout<T>(
+  outer: CancelSignal,
+  timeoutMs: number,
+  fn: (signal: AbortSignal, state: { sent: boolean }) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const state = { sent: false };
+  let timedOut = false;
+  const onAbort = () => controller.abort(outer.reason);
+  if (outer.aborted) controller.abort(outer.reason);
+  else outer.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`, { sent: state.sent }));
+  }, timeoutMs);
+  try {
+    return await fn(controller.signal, state);
+  } catch (err) {
+    if (timedOut) throw new UpstreamCallError('timeout', `no answer within ${timeoutMs} ms`, { sent: state.sent });
+    if (outer.aborted) throw new UpstreamCallError('aborted', 'call aborted', { sent: state.sent });
+    throw err instanceof UpstreamCallError ? err : new UpstreamCallError('transport', describeError(err), { cause: err, sent: state.sent });
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A one-line description of a network error: its code and message (an address at most, never the URL). */
+export function describeError(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.code ?? e?.cause?.code;
+  const message = e?.cause?.message ?? e?.message ?? String(err);
+  return code ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,528 @@
+/**
+ * Eligibility: the predicates the agreement loop calls (pure functions of a call and the heads
+ * tracked by heads.ts), the bounded waits, the resolution of `safe`/`finalized`, and the -32016
+ * errors. Where a call's pin sits comes from the one method table (lib/jsonrpc/methods.ts
+ * `pinOf`) and the config's declared pins (the chain's `extraConfirmable`). A pinned read counts
+ * a vote only from an upstream known to have the block: for a block number (a block parameter,
+ * EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a resolved `safe`/`finalized`), an upstream whose
+ * head is at or above it; for a hash, whether the upstream has it shows only in its answer, and
+ * an answer "as if it lacks it" (answerBodyAsMissing) is not a vote for "not found" when another
+ * upstream has it (lib/verify/eligibility-policy.ts).
+ */
+import { BlockNotAvailableError } from '../errors.js';
+import { pinAtOf, pinOf, resolvableTags, ruleOf, type CustomMethods } from '../jsonrpc/methods.js';
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { scanText } from './answers.js';
+import { believedHead, chainHead, chainHeadSettings, headsEnded, headsPolled, inRotation, onHeads } from '../health/heads.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
+
+/** What block a call needs an upstream to have. */
+export type BlockNeed =
+  /** A block number (a hex number, `earliest`, EIP-1898 `blockNumber`, eth_getLogs `toBlock`). */
+  | { kind: 'number'; block: bigint }
+  /** `safe` or `finalized`: a number once resolved (resolveTag). */
+  | { kind: 'tag'; tag: 'safe' | 'finalized' }
+  /** A block or transaction hash: whether an upstream has it is known only from its answer. */
+  | { kind: 'hash'; hash: string; of: 'block' | 'transaction' }
+  /** `latest`, `pending` or no block parameter: whatever head the upstream has. */
+  | { kind: 'head' };
+
+/**
+ * The block a call needs, read from where the method table (lib/jsonrpc/methods.ts `pinOf`) or
+ * the config (`custom`, the chain's `extraConfirmable`) says its pin is; undefined for a method
+ * not tied to a block (eth_chainId, …) or a malformed pin. eth_getLogs needs its `toBlock` (the
+ * highest block of its range) or its `blockHash`.
+ */
+export function blockNeeded(call: RpcCall, custom?: CustomMethods): BlockNeed | undefined {
+  const pin = pinOf(call, custom);
+  switch (pin.kind) {
+    case 'number':
+      return { kind: 'number', block: pin.block };
+    case 'tag':
+      return resolvableTags.has(pin.tag) ? { kind: 'tag', tag: pin.tag as 'safe' | 'finalized' } : { kind: 'head' };
+    case 'blockHash':
+      return { kind: 'hash', hash: pin.hash, of: 'block' };
+    case 'txHash':
+      return { kind: 'hash', hash: pin.hash, of: 'transaction' };
+    case 'none':
+      return undefined;
+  }
+}
+
+/** The hash a single call is pinned to (a block hash, EIP-1898 `blockHash`, a transaction hash), if any. */
+export function hashPinned(chain: Chain, call: RpcCall): Extract<BlockNeed, { kind: 'hash' }> | undefined {
+  const need = blockNeeded(call, chain.extraConfirmable);
+  return need?.kind === 'hash' ? need : undefined;
+}
+
+/**
+ * Whether the upstream is known to have block n: true when its latest head is at or above it,
+ * false below it, undefined when its head is not known. A suspect upstream is believed up to the
+ * chain's head only.
+ */
+export function hasBlock(u: Upstream, n: bigint): boolean | undefined {
+  const head = believedHead(u);
+  return head === undefined ? undefined : n <= head;
+}
+
+/**
+ * `safe` or `finalized` as a block number, once known: with `voters`, the lowest of their
+ * safe/finalized heads (a block every one of them holds as safe/finalized; undefined while one
+ * of them is unknown); without, the chain's (the lower median of its providers'). Also `earliest`
+ * (0) and a hex number; `latest`/`pending` move: undefined.
+ */
+export function resolveTag(chain: Chain, tag: string, voters?: readonly Upstream[]): bigint | undefined {
+  const t = tag.toLowerCase();
+  if (t === 'earliest') return 0n;
+  if (/^0x[0-9a-f]+$/i.test(tag)) return BigInt(tag);
+  if (t !== 'safe' && t !== 'finalized') return undefined;
+  // The chain's: the lower median of its providers' (each provider once, heads.ts chainHead).
+  if (!voters) return chainHead(chain, t);
+  let low: bigint | undefined;
+  for (const u of voters) {
+    const v = u.health[t];
+    if (v === undefined) return undefined;
+    if (low === undefined || v < low) low = v;
+  }
+  return low;
+}
+
+/** What resolveTags did: each `safe`/`finalized` tag it replaced, with the block it became. */
+export interface ResolvedTags {
+  payload: RpcPayload;
+  resolved: { tag: string; block: bigint }[];
+}
+
+/**
+ * `safe` and `finalized` resolved for one request (issue 25): each such tag where a call's pin sits
+ * (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
+ * `fromBlock`/`toBlock`) is replaced by the chain's robust safe/finalized head (resolveTag: the
+ * lower median of the providers' heads, which heads.ts derives as latest − finality depth on
+ * nodes without the tags). The upstreams are then asked for that number, and the read is pinned
+ * to it. The ids and every other parameter are kept; `raw` is written anew (what HTTP upstreams
+ * receive); the answers are still relayed as the nodes give them.
+ * Undefined when no call names such a tag, when one cannot be resolved (the heads are not
+ * tracked for the chain: the request stays unconfirmable), or when the body holds a number that
+ * would not be written back as the client wrote it (1e400, 2^64 as a JSON number).
+ * Works on a single call and on a batch alike (each member's tags resolved).
+ */
+export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | undefined {
+  // The common case first (no tag to resolve): no closure, no allocation. This runs for every unconfirmable request.
+  let any = false;
+  for (const call of payload.calls) if ((any = namesResolvableTag(call, chain.extraConfirmable))) break;
+  if (!any) return undefined;
+  const resolved: { tag: string; block: bigint }[] = [];
+  let unresolvable = false;
+  const swap = (value: unknown, object: boolean): unknown => {
+    if (typeof value === 'string') {
+      const tag = value.toLowerCase();
+      if (!resolvableTags.has(tag)) return value;
+      const block = resolveTag(chain, tag);
+      if (block === undefined) {
+        unresolvable = true;
+        return value;
+      }
+      resolved.push({ tag, block });
+      return `0x${block.toString(16)}`;
+    }
+    if (object && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      const o = value as Record<string, unknown>;
+      if (o.blockHash === undefined && typeof o.blockNumber === 'string' && resolvableTags.has(o.blockNumber.toLowerCase())) {
+        return { ...o, blockNumber: swap(o.blockNumber, false) };
+      }
+    }
+    return value;
+  };
+  const rewrite = (call: RpcCall): RpcCall => {
+    const at = pinAtOf(call.method, chain.extraConfirmable);
+    if (at?.kind === 'block') {
+      const value = call.params[at.at];
+      const next = swap(value, at.hash);
+      if (next === value) return call;
+      const params = [...call.params];
+      params[at.at] = next;
+      return { id: call.id, method: call.method, params };
+    }
+    if (at?.kind === 'filter') {
+      const f = call.params[0];
+      if (typeof f !== 'object' || f === null || Array.isArray(f)) return call;
+      const filter = f as Record<string, unknown>;
+      const from = swap(filter.fromBlock, false);
+      const to = swap(filter.toBlock, false);
+      if (from === filter.fromBlock && to === filter.toBlock) return call;
+      const changed = { ...filter, ...(from !== filter.fromBlock && { fromBlock: from }), ...(to !== filter.toBlock && { toBlock: to }) };
+      return { id: call.id, method: call.method, params: [changed, ...call.params.slice(1)] };
+    }
+    return call;
+  };
+  let calls: RpcCall[] | undefined;
+  payload.calls.forEach((call, i) => {
+    const next = rewrite(call);
+    if (next !== call) calls ??= payload.calls.slice(0, i);
+    calls?.push(next);
+  });
+  if (!calls) return undefined;
+  if (resolved.length === 0 || unresolvable) return undefined;
+  if (scanText(payload.raw.toString('utf8')).inexact.length > 0) return undefined;
+  const request = (c: RpcCall) => ({ jsonrpc: '2.0', id: c.id, method: c.method, params: c.params });
+  const raw = Buffer.from(JSON.stringify(payload.batch ? calls.map(request) : request(calls[0]!)));
+  return { payload: { calls, batch: payload.batch, raw }, resolved };
+}
+
+/** `safe` or `finalized` in any case (by length first: a hex number or `latest` costs no lower-casing). */
+const isTag = (v: unknown): boolean => typeof v === 'string' && (v.length === 4 || v.length === 9) && resolvableTags.has(v.toLowerCase());
+const isResolvableTag = (v: unknown): boolean => isTag(v) || (typeof v === 'object' && v !== null && isTag((v as { blockNumber?: unknown }).blockNumber));
+
+/** Whether a call names `safe` or `finalized` where its pin sits (a block parameter, an EIP-1898 object, a filter's range). */
+function namesResolvableTag(call: RpcCall, custom: CustomMethods): boolean {
+  const at = pinAtOf(call.method, custom);
+  if (at?.kind === 'block') return isResolvableTag(call.params[at.at]);
+  if (at?.kind !== 'filter') return false;
+  const f = call.params[0] as { fromBlock?: unknown; toBlock?: unknown } | null | undefined;
+  return typeof f === 'object' && f !== null && (isResolvableTag(f.fromBlock) || isResolvableTag(f.toBlock));
+}
+
+/** The block number a need comes to, where known (a tag resolved on the chain, or voters). */
+export function neededNumber(chain: Chain, need: BlockNeed | undefined, voters?: readonly Upstream[]): bigint | undefined {
+  if (!need) return undefined;
+  if (need.kind === 'number') return need.block;
+  if (need.kind === 'tag') return resolveTag(chain, need.tag, voters);
+  return undefined;
+}
+
+/**
+ * Whether an upstream's vote may count for these calls (every member of a batch): for each
+ * block-number pin (or resolved tag), the upstream must be known to have the block. An upstream
+ * whose head is not known is eligible only while no upstream of the chain has a known head (the
+ * head tracker and probes are off: today's behaviour). Hash pins are eligible here; their answers
+ * are judged by answersAsMissing.
+ */
+export function eligible(chain: Chain, u: Upstream, calls: readonly RpcCall[]): boolean {
+  const top = highestBlock(chain, calls);
+  if (top === undefined) return true;
+  const has = hasBlock(u, top);
+  if (has !== undefined) return has;
+  return !chain.upstreams.some((o) => o.health.head !== undefined);
+}
+
+/**
+ * The best credible head: the highest head of an upstream in rotation that is not suspect (not
+ * the median: an absence is vouched for only by providers that could have seen the newest block
+ * any credible provider has). Undefined before any head.
+ */
+export function bestCredibleHead(chain: Chain): bigint | undefined {
+  let best: bigint | undefined;
+  for (const u of chain.upstreams) {
+    const h = u.health.head;
+    if (h === undefined || u.health.suspect || !inRotation(u)) continue;
+    if (best === undefined || h > best) best = h;
+  }
+  return best;
+}
+
+/**
+ * Whether an upstream's "not found" (a null, an empty list, an unknown-block error) may count as
+ * a vote: its head is at the chain's best credible head, so it could have seen what the newest
+ * block holds. True while the chain's heads are not polled (nothing is known to be newer).
+ */
+export function atBestHead(chain: Chain, u: Upstream): boolean {
+  if (!headsPolled(chain)) return true;
+  const best = bestCredibleHead(chain);
+  if (best === undefined) return true;
+  const head = believedHead(u);
+  return head !== undefined && head >= best;
+}
+
+/**
+ * Whether the calls need a block above every upstream's known head (believed: a suspect's is
+ * capped at the chain's head): no provider can vouch for anything about it. False while the
+ * chain's heads are not polled, and for calls that need no known number.
+ */
+export function aboveEveryHead(chain: Chain, calls: readonly RpcCall[]): boolean {
+  if (!headsPolled(chain)) return false;
+  const top = highestBlock(chain, calls);
+  if (top === undefined) return false;
+  for (const u of chain.upstreams) {
+    if (!inRotation(u)) continue;
+    const head = believedHead(u);
+    if (head !== undefined && head >= top) return false;
+  }
+  return true;
+}
+
+/** The highest block number the calls need (undefined when none needs a known number). */
+export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | undefined {
+  let top: bigint | undefined;
+  for (const call of calls) {
+    const n = neededNumber(chain, blockNeeded(call, chain.extraConfirmable));
+    if (n !== undefined && (top === undefined || n > top)) top = n;
+  }
+  return top;
+}
+
+/**
+ * Results that mean "this node does not have it": null for these methods (a node that lacks the
+ * block or transaction answers null, as it would for one that does not exist; the debug_getRaw*
+ * reads on go-ethereum's simulated backend and older clients; a state read whose result is never
+ * null for a block the node has, as older Besu answered above its head), and for a method outside
+ * the method table (one the config declares with its pin: null is taken as "lacks it").
+ */
+const nullMeansMissing: ReadonlySet<string> = new Set([
+  'eth_getBlockByHash',
+  'eth_getBlockByNumber',
+  'eth_getBlockReceipts',
+  'eth_getBlockAccessList',
+  'eth_getBlockTransactionCountByHash',
+  'eth_getBlockTransactionCountByNumber',
+  'eth_getTransactionByHash',
+  'eth_getTransactionReceipt',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionByBlockNumberAndIndex',
+  'eth_getUncleByBlockHashAndIndex',
+  'eth_getUncleByBlockNumberAndIndex',
+  'eth_getUncleCountByBlockHash',
+  'eth_getUncleCountByBlockNumber',
+  'eth_getBalance',
+  'eth_getCode',
+  'eth_getTransactionCount',
+  'eth_getStorageAt',
+  'eth_getProof',
+  'eth_getStorageValues',
+  'debug_getRawHeader',
+  'debug_getRawBlock',
+  'debug_getRawReceipts',
+  'debug_getRawTransaction',
+]);
+
+/**
+ * Methods whose result is never empty bytes for data the node has (an RLP header or block, a
+ * signed transaction), so `"0x"` means "this node does not have it": reth answers
+ * debug_getRawHeader and debug_getRawBlock of a block it lacks with empty bytes.
+ */
+const emptyBytesMeanMissing: ReadonlySet<string> = new Set(['debug_getRawHeader', 'debug_getRawBlock', 'debug_getRawTransaction']);
+
+/**
+ * Error messages of a node that lacks the block or its state (case-insensitive), by client:
+ * - go-ethereum (and Bor, op-geth): "header not found" (a state read at a number it does not
+ *   have), "unknown block" (eth_getLogs / eth_call by a hash it does not have), "missing trie
+ *   node" and "historical state … is not available" (state pruned);
+ * - Erigon, Besu, Reth: "block not found" (Reth also "unknown block", "header not found");
+ * - Nethermind: "… could not be found" (e.g. "Block 0x… could not be found") and "header not found";
+ * - Anvil: "block … not found", "BlockOutOfRange", "is in the future";
+ * - go-ethereum by hash (EIP-1898 `blockHash`): "header for hash not found"; a transaction
+ *   lookup still being indexed: "transaction indexing is in progress"; debug_getRawHeader of a
+ *   hash it lacks: "header #… not found".
+ */
+export const missingBlockErrors: readonly RegExp[] = [
+  /header not found/i,
+  /unknown block/i,
+  /block(?: [^\s]+)? not found/i,
+  /could not be found/i,
+  /missing trie node/i,
+  /historical state .*(?:not available|unavailable)/i,
+  /block ?out ?of ?range/i,
+  /block .*in the future/i,
+  /header for hash not found/i,
+  /header #.*not found/i,
+  /transaction indexing is in progress/i,
+];
+
+/**
+ * Whether an answer reads as "this node lacks the block": a null result of a method that
+ * returns null for an unknown block or transaction, or an unknown-block error (missingBlockErrors).
+ * Such an answer is not a vote for "empty" when another upstream has the block.
+ */
+export function answersAsMissing(call: RpcCall, answer: { result?: unknown; error?: { message?: unknown } }): boolean {
+  if (answer.error !== undefined) {
+    const message = typeof answer.error?.message === 'string' ? answer.error.message : '';
+    return missingBlockErrors.some((re) => re.test(message));
+  }
+  if (answer.result === '0x') return emptyBytesMeanMissing.has(call.method);
+  return answer.result === null && (nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined);
+}
+
+/** A "missing" answer is short (a null or an error message): a longer body is not parsed. */
+const missingMaxBytes = 4096;
+
+/**
+ * Whether the raw answer of a single call (the loop's `assessed.body`) looks like the node lacks
+ * the data: answersAsMissing, or an empty list (`[]` logs, receipts of a block it lacks). Parsed
+ * only when short, so a real answer costs one length check.
+ */
+export function answerBodyAsMissing(call: RpcCall, body: Buffer): boolean {
+  if (body.length > missingMaxBytes) return false;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(body.toString('utf8'));
+  } catch {
+    return false;
+  }
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
+  const a = answer as { result?: unknown; error?: { message?: unknown } };
+  return answersAsMissing(call, a) || (Array.isArray(a.result) && a.result.length === 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting, and the error when the wait ends without enough upstreams
+
+/** Distinct providers among the eligible upstreams (one vote each). */
+export function eligibleProviders(chain: Chain, calls: readonly RpcCall[], among: readonly Upstream[] = chain.upstreams): number {
+  const providers = new Set<string>();
+  for (const u of among) if (inRotation(u) && eligible(chain, u, calls)) providers.add(u.provider);
+  return providers.size;
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until `required` providers are
+ * eligible for the calls, waking on each head refresh (no polling). Resolves true when they
+ * are, false at the end of the wait or on abort.
+ */
+export function waitForEligible(
+  chain: Chain,
+  calls: readonly RpcCall[],
+  required: number,
+  options: { waitMs?: number; signal?: AbortSignal; among?: readonly Upstream[] } = {},
+): Promise<boolean> {
+  return waitUntil(chain, () => eligibleProviders(chain, calls, options.among) >= required, options);
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until `check()` holds, judged now
+ * and on each head refresh of the chain (onHeads; no polling). Resolves true when it holds, false
+ * at the end of the wait, on abort (`signal`: the question ended first), or when the chain's
+ * pipeline closed (no head will come). `atOnce: false`: not judged before the first refresh.
+ */
+export function waitUntil(chain: Chain, check: () => boolean, options: { waitMs?: number; signal?: AbortSignal; atOnce?: boolean } = {}): Promise<boolean> {
+  if (options.atOnce !== false && check()) return Promise.resolve(true);
+  if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      unsubscribe();
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onAbort = () => done(false);
+    const unsubscribe = onHeads(chain, () => {
+      if (check()) done(true);
+      else if (headsEnded(chain)) done(false);
+    });
+    const timer = setTimeout(() => done(check()), options.waitMs ?? chainHeadSettings(chain).waitMs);
+    // The request's own deadline keeps the process up while it waits; a wait whose loop already
+    // ended (deadline, client gone, pipeline closed) must not hold a closed process for waitMs.
+    timer.unref();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for "fewer than `required` eligible upstreams after
+ * the wait": names the block and the heads seen (URLs redacted).
+ */
+export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], required: number, waitedMs: number, id?: string | number | null): InstanceType<typeof BlockNotAvailableError> {
+  const block = highestBlock(chain, calls);
+  const shown = block === undefined ? 'the pinned block' : `block ${block} (0x${block.toString(16)})`;
+  const eligibleCount = eligibleProviders(chain, calls);
+  const head = chainHead(chain);
+  return new BlockNotAvailableError(
+    `${shown} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${eligibleCount} ha${eligibleCount === 1 ? 's' : 've'} it after waiting ${Math.round(waitedMs)} ms): retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        block: block === undefined ? null : `0x${block.toString(16)}`,
+        required,
+        eligible: eligibleCount,
+        waitedMs: Math.round(waitedMs),
+        chainHead: head === undefined ? null : `0x${head.toString(16)}`,
+        heads: chain.upstreams.map((u) => ({
+          upstream: u.label,
+          latest: hex(u.health.head),
+          ...(u.health.suspect ? { suspect: true } : {}),
+        })),
+      },
+    },
+  );
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until one of `upstreams` reports a
+ * higher head than now (a node that lacked a hash another upstream knows may have caught up),
+ * waking on each head refresh (no polling). Resolves true when one did, false at the end of the
+ * wait. Without heads tracked it is the plain bounded wait.
+ */
+export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
+  const before = upstreams.map((u) => u.health.head);
+  const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
+  return waitUntil(chain, rose, { ...options, atOnce: false });
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that some upstream has
+ * (`had`: answers with the data) while others answer as if they lack it (`lacked`: null, `[]` or
+ * an unknown-block error), so that N cannot agree on the data: names the hash, who had it and who
+ * lacked it (URLs redacted). Never a confirmed "not found" when an upstream had the data.
+ */
+export function hashNotAvailable(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  had: readonly Upstream[],
+  lacked: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(had.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${providers} ha${providers === 1 ? 's' : 've'} it, ${lacked.length} answer${lacked.length === 1 ? 's' : ''} as if ${lacked.length === 1 ? 'it lacks' : 'they lack'} it): retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        had: had.map((u) => u.label),
+        lacked: lacked.map((u) => u.label),
+      },
+    },
+  );
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that every upstream answered
+ * as missing, where fewer than `required` providers at the best credible head said so: the others
+ * are behind it and could not have seen what its newest blocks hold, so "not found" cannot be
+ * vouched for. Names the hash, the best head, and who answered from where (URLs redacted).
+ */
+export function absenceNotVouched(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  atBest: readonly Upstream[],
+  behind: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(atBest.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  const best = bestCredibleHead(chain);
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} was not found, but only ${providers} of the ${required} upstream${required === 1 ? '' : 's'} needed ${providers === 1 ? 'is' : 'are'} at the best head${best === undefined ? '' : ` (block ${best})`}; ${behind.length} behind it could not have seen it yet: retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        bestHead: hex(best),
+        atBestHead: atBest.map((u) => u.label),
+        behind: behind.map((u) => ({ upstream: u.label, latest: hex(believedHead(u)) })),
+      },
+    },
+  );
+}
+
+const hex = (n: bigint | undefined) => (n === undefined ? null : `0x${n.toString(16)}`);

@@ -1,0 +1,181 @@
+/**
+ * The client side of HTTP: what a client's connection does to the budget of buffered upstream
+ * bytes (limits.bufferedBytes) and to the answers. A pipelined request whose connection closes
+ * before its turn gives its bytes back; a client that stops reading its answer is disconnected
+ * after timeouts.sendMs instead of holding the answer (and its share of the budget) for ever;
+ * pipelined requests are answered in order, each with its own id.
+ */
+import { once } from 'node:events';
+import net, { type Socket } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { startServer } from '../../../lib/server/app.js';
+import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
+import { makeConfig, rpc, startGateway, type Gateway } from '../../support/gateway.js';
+
+const MiB = 1 << 20;
+
+async function fake(t: ExecutionContext, options: FakeOptions = {}): Promise<FakeUpstream> {
+  const f = await startFakeUpstream(options);
+  t.teardown(() => f.close());
+  return f;
+}
+
+async function gateway(t: ExecutionContext, raw: Record<string, unknown>): Promise<Gateway> {
+  const gw = await startGateway(raw);
+  t.teardown(() => gw.close());
+  return gw;
+}
+
+/** An upstream whose every answer is `bytes` long (a hex string result). */
+const bigAnswer = (bytes: number): FakeOptions => ({
+  raw: (call) => {
+    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":"0x`;
+    return `${head}${'a'.repeat(bytes - head.length - 2)}"}`;
+  },
+});
+
+/** A raw connection to the gateway that writes `text`; its reading is paused unless `read`. */
+async function connection(t: ExecutionContext, gw: Gateway, text: string, read = true): Promise<{ socket: Socket; received: () => string }> {
+  const socket = net.connect(Number(new URL(gw.url).port), '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  if (read) socket.on('data', (c: Buffer) => chunks.push(c));
+  else socket.pause();
+  socket.write(text);
+  return { socket, received: () => Buffer.concat(chunks).toString() };
+}
+
+const post = (path: string, body: unknown, close = false) => {
+  const text = JSON.stringify(body);
+  return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${close ? 'Connection: close\r\n' : ''}\r\n${text}`;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Posts a small call to `path` until the answer's status is `status` (at most 200 times, 100 ms
+ * apart); returns the last answer. While the budget is exhausted (limits.bufferedBytes held to
+ * the byte) it is refused before any upstream is called (-32013).
+ */
+async function until(gw: Gateway, path: string, status: number) {
+  let last = await gw.post(path, rpc('eth_blockNumber', [], 'probe'));
+  for (let i = 1; i < 200 && last.status !== status; i++) {
+    await sleep(100);
+    last = await gw.post(path, rpc('eth_blockNumber', [], 'probe'));
+  }
+  return last;
+}
+
+test('a pipelined request whose connection closes before its turn gives its buffered bytes back', async (t) => {
+  t.timeout(60_000);
+  const big = await fake(t, bigAnswer(3 * MiB));
+  const slow = await fake(t, { delayMs: 10_000 });
+  const small = await fake(t);
+  const gw = await gateway(t, {
+    limits: { responseBytes: 3 * MiB, bufferedBytes: 3 * MiB },
+    timeouts: { hedgeMs: 0 },
+    chains: { 1337: { rpcs: [slow.url] }, 1: { rpcs: [big.url] }, 2: { rpcs: [small.url] } },
+  });
+  // the first request waits on the slow upstream; the second's 3 MiB answer waits for its turn
+  const { socket } = await connection(t, gw, post('/rpc/1337', rpc('eth_blockNumber', [], 'first')) + post('/rpc/1', rpc('eth_blockNumber', [], 'second')));
+  while (big.calls < 1) await sleep(20);
+  await sleep(500);
+  // its 3 MiB are held: the budget is full
+  const held = await until(gw, '/rpc/2', 503);
+  t.is(held.body?.error?.code, -32013, held.text);
+  t.is(held.body?.error?.data?.inUse, 3 * MiB, held.text);
+  socket.destroy();
+  // both requests are gone with their connection: the budget is whole again
+  const after = await until(gw, '/rpc/2', 200);
+  t.is(after.status, 200, after.text);
+  t.is(slow.aborted, 1, 'the first request\'s upstream call was aborted');
+});
+
+test('a client that reads none of a large answer is disconnected after timeouts.sendMs: its buffered bytes are given back', async (t) => {
+  t.timeout(60_000);
+  const big = await fake(t, bigAnswer(24 * MiB));
+  const small = await fake(t);
+  const gw = await gateway(t, {
+    limits: { responseBytes: 24 * MiB, bufferedBytes: 24 * MiB },
+    timeouts: { hedgeMs: 0, sendMs: 1000 },
+    chains: { 1: { rpcs: [big.url] }, 2: { rpcs: [small.url] } },
+  });
+  const stuck = await connection(t, gw, post('/rpc/1', rpc('eth_blockNumber', [], 'never-read')), false);
+  while (big.calls < 1) await sleep(20);
+  await sleep(500);
+  const held = await until(gw, '/rpc/2', 503);
+  t.is(held.body?.error?.code, -32013, held.text);
+  const after = await until(gw, '/rpc/2', 200);
+  t.is(after.status, 200, after.text);
+  // the whole budget is free again: a 24 MiB answer is read
+  const again = await gw.post('/rpc/1', rpc('eth_blockNumber', [], 'again'));
+  t.is(again.status, 200, again.text.slice(0, 300));
+  t.is(again.text.length, 24 * MiB);
+  t.true(stuck.socket.readableLength < 24 * MiB, 'the stuck client did not get all of its answer');
+});
+
+test('pipelined requests are answered in order, each with its own id; an answer waiting for its turn is not cut by timeouts.sendMs', async (t) => {
+  t.timeout(60_000);
+  const slow = await fake(t, { delayMs: 2000 });
+  const quick = await fake(t);
+  const gw = await gateway(t, { timeouts: { hedgeMs: 0, sendMs: 1000 }, chains: { 1337: { rpcs: [slow.url] }, 1: { rpcs: [quick.url] } } });
+  const conn = await connection(
+    t,
+    gw,
+    post('/rpc/1337', rpc('eth_blockNumber', [], 'a')) + post('/rpc/1', rpc('eth_chainId', [], 'b')) + post('/rpc/abc', rpc('eth_chainId', [], 'c')) + post('/rpc/1', rpc('eth_blockNumber', [], 4), true),
+  );
+  await once(conn.socket, 'close');
+  const answers = conn.received().split(/(?=HTTP\/1\.1 )/);
+  t.deepEqual(answers.map((a) => a.slice(0, 12)), ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 400', 'HTTP/1.1 200'], conn.received());
+  t.deepEqual(
+    answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    ['a', 'b', 'c', 4],
+  );
+});
+
+test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC error (400), not a bare 400', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  await once(socket, 'close');
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 400 /);
+  t.regex(text, /\r\nContent-Type: application\/json\r\n/i);
+  const json = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } };
+  t.is(json.error.code, -32600);
+  t.regex(json.error.message, /Host/);
+  t.is(json.id, null);
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
+});
+
+test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {
+  t.timeout(90_000);
+  const up = await fake(t, { delayMs: 1000 });
+  // a 60 s keep-alive: a connection left open after its answer would hold close() that long
+  const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, server: { keepAliveTimeoutMs: 60_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const closed = once(socket, 'close');
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 'in-flight'));
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  while (!up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 'in-flight')) await sleep(20);
+  const stopped = server.close().then(() => 'stopped');
+  t.is(await Promise.race([stopped, sleep(30_000).then(() => 'still open')]), 'stopped');
+  await closed;
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 200 /);
+  t.regex(text, /\r\nConnection: close\r\n/i);
+  t.regex(text, /"id":"in-flight","result":"0x10"/);
+});

@@ -1,0 +1,150 @@
+/**
+ * Provider keys that upstreams echo back never reach a client, /chains, /metrics or the log:
+ * a 404 page and a 200 HTML page quoting the full URL, a 429 and a JSON-RPC quota error naming
+ * the key, a provider error quoting the key in an otherwise valid answer, a ws upstream's
+ * id-less error, and a host-name key in a DNS error. Run through the real CLI, whose log is read.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { WebSocketServer } from 'ws';
+import { startFakeUpstream } from '../../support/fake-upstream.js';
+import { rpc, send } from '../../support/gateway.js';
+import { listeningPort, runCli } from '../../support/cli.js';
+
+type Reply = { status: number; type: string; body: string };
+
+/** An HTTP upstream at `path` that answers every call with `reply(its own full URL, call id)`. */
+async function echoing(t: ExecutionContext, path: string, reply: (url: string, id: unknown) => Reply): Promise<string> {
+  let url = '';
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let id: unknown = null;
+      try {
+        id = (JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? null;
+      } catch {
+        // not JSON: id null
+      }
+      const r = reply(url, id);
+      res.writeHead(r.status, { 'content-type': r.type }).end(r.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
+  t.teardown(() => server.closeAllConnections());
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+  return url;
+}
+
+/** A ws upstream that answers every message with an id-less error naming the key. */
+async function wsEchoing(t: ExecutionContext, key: string): Promise<string> {
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) => ws.on('message', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `invalid key ${key}` } }))));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/${key}`;
+}
+
+const page = (url: string, key: string) =>
+  `<html><body><p>${url} was not found</p><p>${encodeURIComponent(url)}</p><p>Your key ${key} is valid.</p></body></html>`;
+const rpcError = (id: unknown, code: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+
+test('should keep echoed provider keys out of answers, headers, /chains, /metrics and the log', async (t) => {
+  const keys = {
+    notFound: '5f0c1a2b3c4d5e6f708192a3b4c5d6e7',
+    htmlPage: 'Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7',
+    status429: '0123456789abcdef0123456789abcdef',
+    quota: 'k3yQuotaK3yQuotaK3yQuota99',
+    echo: 'e1c2h3o4e5c6h7o8e1c2h3o4e5c6h7o8',
+    echoToo: 'f00dfeedf00dfeedf00dfeedf00dfeed',
+    honest: 'a11ce5a11ce5a11ce5a11ce5a11ce5a1',
+    ws: 'w5k3yw5k3yw5k3yw5k3yw5k3y',
+    // Quoted where a reason cuts the text (the 80-character preview, V8's JSON error snippet):
+    // a key must be hidden before the cut, or its first half would remain.
+    cut: 'Zq8Xw3Rt6Yu1Io4Pa7Sd0Fg2Hj5Kl9Mn',
+    first: 'Lp3Ok6Ij9Uh2Yg5Tf8Rd1Es4Wa7Qz0Xc',
+  };
+  const hostKey = 'abc123def456ghi789jk';
+  const bad = [
+    await echoing(t, `/v3/${keys.notFound}`, (url) => ({ status: 404, type: 'text/html', body: page(url, keys.notFound) })),
+    await echoing(t, `/v2/${keys.htmlPage}`, (url) => ({ status: 200, type: 'text/html', body: page(url, keys.htmlPage) })),
+    await echoing(t, `/rpc?apikey=${keys.status429}`, (_url, id) => ({ status: 429, type: 'application/json', body: rpcError(id, -32005, `key ${keys.status429} exceeded quota`) })),
+    await echoing(t, `/${keys.quota}`, (url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, 429, `key ${keys.quota} exceeded quota (${url})`) })),
+    await echoing(t, `/v2/${keys.echo}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `invalid api key ${keys.echo}`) })),
+    await wsEchoing(t, keys.ws),
+    await echoing(t, `/v1/${keys.cut}`, () => ({ status: 200, type: 'text/plain', body: `${'x'.repeat(70)} ${keys.cut} is not a valid key` })),
+    await echoing(t, `/v1/${keys.first}`, () => ({ status: 200, type: 'text/plain', body: `${keys.first} is not a valid key` })),
+    `http://${hostKey}.provider.invalid:9/rpc`,
+  ];
+  const echoToo = await echoing(t, `/v2/${keys.echoToo}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `unknown key ${keys.echoToo}`) }));
+  const honest = await startFakeUpstream({ path: `/v2/${keys.honest}` });
+  t.teardown(() => honest.close());
+
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  const list = (urls: string[]) => urls.map((u) => `      - "${u}"`).join('\n');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n${list(bad)}\n  1337:\n    rpcs:\n${list([echoToo, honest.url])}\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json', origin: 'https://any.page.example' });
+
+  // Every upstream of chain 1 fails: the 502 lists each one's reason.
+  const failed = await post('/rpc/1', rpc('eth_blockNumber'));
+  t.is(failed.status, 502, failed.text);
+  const failures = failed.body.error.data.failures as { upstream: string; reason: string }[];
+  t.is(failures.length, bad.length, failed.text);
+  const reasonOf = (key: string) => failures.find((f) => bad.find((u) => u.includes(key))!.replace(key, '***').startsWith(f.upstream))?.reason ?? '';
+  t.regex(reasonOf(keys.htmlPage), /not JSON: .*\*\*\*/, 'the page is quoted, key masked');
+  t.regex(reasonOf(keys.quota), /key \*\*\* exceeded quota/);
+  t.regex(reasonOf(keys.echo), /quotes this upstream's URL or key/);
+  t.regex(reasonOf(keys.ws), /id null: invalid key \*\*\*/);
+  t.true(failures.some((f) => f.upstream.includes('***.provider.invalid') && /ENOTFOUND \*\*\*\.provider\.invalid/.test(f.reason)), failed.text);
+
+  // An answer quoting its own key is not forwarded: the honest upstream answers instead.
+  const ok = await post('/rpc/1337', rpc('eth_blockNumber'));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-forwarded-from'], honest.url.replace(keys.honest, '***'));
+
+  // Wait for the first probe round to be recorded (its failures are logged too).
+  let chains = await send(base, 'GET', '/chains');
+  for (let i = 0; i < 200 && (chains.body as { upstreams: { lastProbe: string | null }[] }[]).some((c) => c.upstreams.some((u) => u.lastProbe === null)); i++) {
+    await new Promise((res) => setTimeout(res, 25));
+    chains = await send(base, 'GET', '/chains');
+  }
+  const chain1 = (chains.body as { chainId: string; upstreams: { url: string; lastError: string | null }[] }[]).find((c) => c.chainId === '1')!;
+  t.true(chain1.upstreams.every((u) => u.lastError !== null), chains.text);
+  t.true(chain1.upstreams.some((u) => u.lastError!.includes('***')), chains.text);
+  const metrics = await send(base, 'GET', '/metrics');
+  t.is(metrics.status, 200);
+
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  t.regex(log, /health probe failed/);
+  t.regex(log, /upstream call failed/);
+  const outputs: [string, string][] = [
+    ['the 502', failed.text + JSON.stringify(failed.headers)],
+    ['the 200', ok.text + JSON.stringify(ok.headers)],
+    ['/chains', chains.text],
+    ['/metrics', metrics.text],
+    ['the log', log],
+  ];
+  for (const secret of [...Object.values(keys), hostKey]) {
+    for (const [where, text] of outputs) t.false(text.toLowerCase().includes(secret.toLowerCase()), `${secret} in ${where}`);
+  }
+  for (const half of [keys.cut.slice(0, 8), keys.first.slice(0, 8)]) {
+    for (const [where, text] of outputs) t.false(text.includes(half), `the first half of a key, ${half}, in ${where}`);
+  }
+});

@@ -1,0 +1,37 @@
+/** A 2.5 MB eth_getLogs answer (5,000 logs) is confirmed by 3 upstreams (issue 3, item 8). */
+import test from 'ava';
+import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
+import { rpc, startGateway } from '../../support/gateway.js';
+
+const logs = Array.from({ length: 5_000 }, (_, i) => ({
+  ...log(i),
+  data: `0x${i.toString(16).padStart(64, '0')}${'00'.repeat(96)}`,
+}));
+const answer: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs } : { result: null });
+
+test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) => {
+  const fakes = await Promise.all([
+    startFakeUpstream({ answer }),
+    startFakeUpstream({ answer, profile: 'reordered' }),
+    startFakeUpstream({ answer, profile: 'extras' }),
+  ]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 3 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
+  t.is(r.status, 200);
+  t.true(r.text.length >= 2_500_000, `answer is ${r.text.length} bytes`);
+  t.is(r.body.result.length, 5_000);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(String(r.headers['x-checked-urls']).split(',').length, 3);
+  t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
+});
+
+test('should refuse an answer over limits.responseBytes and say so', async (t) => {
+  const fakes = await Promise.all([startFakeUpstream({ answer }), startFakeUpstream({ answer })]);
+  const gw = await startGateway({ limits: { responseBytes: 1_000_000 }, chains: { 1: { rpcs: fakes.map((f) => f.url) } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }]));
+  t.is(r.status, 502);
+  t.is(r.body.error.code, -32011);
+  t.regex(JSON.stringify(r.body.error.data.failures), /over the 1000000-byte limit/);
+});

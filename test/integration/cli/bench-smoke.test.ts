@@ -1,0 +1,79 @@
+/**
+ * Keeps `npm run bench` from rotting: runs test/bench/run.ts in its tiny mode (BENCH_SMOKE=1:
+ * 1 s per scenario, few connections, 2,000 indexer events, no results.md) as a child process,
+ * and checks that it exits 0 on its own, prints the table and leaves no child process behind.
+ * The figures of a smoke run mean nothing (PostgreSQL seeds during the HTTP scenarios).
+ */
+import test from 'ava';
+import { readFile, readdir } from 'node:fs/promises';
+import { spawnGroup, stopGroup } from '../../support/procs.js';
+
+/** Pids of processes whose parent is `pid`, recursively. */
+async function descendants(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) out.push(Number(entry), ...(await descendants(Number(entry))));
+  }
+  return out;
+}
+
+test('the bench runs end to end in smoke mode and prints its table', async (t) => {
+  // About 25 s on a quiet machine; a loaded CI machine has taken 54 s (both indexer layouts and their stats).
+  t.timeout(200_000);
+  const started = Date.now();
+  // Its own process group, stopped in teardown whatever failed (the bench forks its servers).
+  const child = spawnGroup(t, process.execPath, ['--import', 'tsx', 'test/bench/run.ts'], {
+    env: { ...process.env, BENCH_SMOKE: '1', BENCH_RESULTS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const pids = new Set<number>();
+  const watch = setInterval(() => {
+    if (child.pid) void descendants(child.pid).then((list) => list.forEach((p) => pids.add(p)));
+  }, 500);
+  const killer = setTimeout(() => void stopGroup(child, 2_000), 180_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(killer);
+  clearInterval(watch);
+  t.log(`smoke bench: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  t.is(code, 0, `bench failed:\n${err.slice(-4000)}`);
+  t.regex(out, /\| Scenario \| Conns \| Req\/s \| p50 ms \| p99 ms \| Upstream calls \/ answer \|/);
+  for (const row of ['1. upstream direct', '2. http-proxy', '3. omnigate N=1', '4. omnigate N=3 of 5', '5. omnigate N=3, 2.5 MB eth_getLogs', 'missing-relay', 'missing-proof', 'missing-claim']) {
+    t.true(out.includes(row), `no row for ${row}`);
+  }
+  t.regex(out, /\| Scenario \(\d+ connections, [\d,]+ req\/s offered\) \|/);
+  t.regex(out, /\| N=3 at rising load \(\d+ connections, req\/s offered\) \| 3rd-fastest direct p50 \/ p99 ms \| 3 fastest direct at once p50 \/ p99 ms \| N=3 p50 ms \|/);
+  t.regex(out, /^\| 400 \| [\d.]+ \/ [\d.]+ \| [\d.]+ \/ [\d.]+ \| [\d.]+ \|/m);
+  t.regex(out, /N=3 p50 within 1\.10× of the 3rd-fastest upstream's, at the same offered load: (up to [\d,]+ req\/s|at none) of the swept 400 req\/s/);
+  t.regex(out, /\| Target \| Measured \| Goal \|/);
+  t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns\) \| [\d.]+×/m);
+  t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns, server saturated\) \| [\d.]+×/m);
+  // The closed loop's N=3 row names the two loads its p50s were taken at.
+  t.regex(out, /^\| N=3 p50 vs 3rd-fastest upstream p50 \(\d+ conns\) \| [\d.]+× \(at [\d,]+ against [\d,]+ req\/s\) \| ≤ 1\.10× \| (pass|\*\*miss\*\*[^|]*) \|$/m);
+  t.regex(out, /Machine: \d+ cores/);
+  t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
+
+  // Every server the bench started (upstreams, proxy, omnigate, indexer, PostgreSQL) is gone
+  // (PostgreSQL's own workers may take a moment after the postmaster is told to stop).
+  const running = async (p: number) => {
+    const stat = await readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
+    return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  };
+  let alive: string[] = [];
+  for (let i = 0; i < 50; i += 1) {
+    alive = [];
+    for (const p of pids) {
+      if (await running(p)) alive.push(`${p} ${(await readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '')).replaceAll('\0', ' ').trim()}`);
+    }
+    if (alive.length === 0) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.deepEqual(alive, [], 'bench children still running');
+});

@@ -1,0 +1,45 @@
+import test from 'ava';
+import { parse, validate } from 'graphql';
+import { depthLimitRule, operationCost, selectionDepth } from '../../../../../lib/indexer/graphql/limits.js';
+import { buildIndexerSchema } from '../../../../../lib/indexer/graphql/schema.js';
+
+const schema = buildIndexerSchema();
+const settings = { listFields: new Set(['disputes', 'recentInvalidRelays']), defaultLimit: 100, maxLimit: 1000 };
+
+function depth(query: string): number {
+  const doc = parse(query);
+  const op = doc.definitions.find((d) => d.kind === 'OperationDefinition');
+  const fragments = new Map(doc.definitions.flatMap((d) => (d.kind === 'FragmentDefinition' ? [[d.name.value, d] as const] : [])));
+  return selectionDepth((op as { selectionSet: Parameters<typeof selectionDepth>[0] }).selectionSet, (n) => fragments.get(n));
+}
+
+test('depth counts nested selections, follows fragments, skips introspection', (t) => {
+  t.is(depth('{ disputes { cursor } }'), 2);
+  t.is(depth('{ disputes { Bridge { transactionId } } }'), 3);
+  t.is(depth('{ disputes { ...f } } fragment f on ActiveDispute { Bridge { transactionId } }'), 3);
+  t.is(depth('{ disputes { ... on ActiveDispute { Bridge { transactionId } } } }'), 3);
+  t.is(depth('{ __schema { types { fields { type { ofType { ofType { name } } } } } } }'), 0);
+  t.is(depth('{ a: disputes { cursor } b: transaction(id: "x") { Bridge { transactionId } } }'), 3);
+});
+
+test('the depth rule reports operations deeper than the maximum', (t) => {
+  const ok = validate(schema, parse('{ disputes { Bridge { transactionId } } }'), [depthLimitRule(3)]);
+  t.deepEqual(ok, []);
+  const deep = validate(schema, parse('{ disputes { Bridge { transactionId } } }'), [depthLimitRule(2)]);
+  t.is(deep.length, 1);
+  t.is(deep[0]?.extensions.code, 'QUERY_TOO_DEEP');
+  t.regex(deep[0]!.message, /depth 3 exceeds the maximum of 2/);
+});
+
+test('cost is the sum of list limits (defaults, literals, variables) plus one per other root field', (t) => {
+  const cost = (q: string, vars: Record<string, unknown> = {}, name?: string) => operationCost(parse(q), name, vars, settings);
+  t.is(cost('{ disputes { cursor } }'), 100);
+  t.is(cost('{ disputes(limit: 7) { cursor } recentInvalidRelays(limit: 3) { cursor } }'), 10);
+  t.is(cost('query($n: Int) { disputes(limit: $n) { cursor } }', { n: 40 }), 40);
+  t.is(cost('query($n: Int) { disputes(limit: $n) { cursor } }', {}), 100);
+  t.is(cost('{ disputes(limit: 5000) { cursor } }'), 1000, 'out-of-range counts as the maximum');
+  t.is(cost('{ ...q } fragment q on Query { disputes(limit: 2) { cursor } ... on Query { recentInvalidRelays(limit: 3) { cursor } } }'), 5);
+  t.is(cost('{ transaction(id: "x") { Bridge { transactionId } } __typename }'), 1);
+  t.is(cost('query A { disputes(limit: 1) { cursor } } query B { disputes(limit: 9) { cursor } }', {}, 'B'), 9);
+  t.is(cost('query A { disputes { cursor } } query B { disputes { cursor } }'), 0, 'ambiguous operation: execution reports it');
+});

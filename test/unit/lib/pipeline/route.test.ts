@@ -1,0 +1,100 @@
+import test from 'ava';
+import { canonicalChainId, matchRpcRoute, parseConfirmations, type RpcRoute } from '../../../../lib/pipeline/route.js';
+
+const routes: [string, RpcRoute | undefined][] = [
+  ['/rpc/1', { chainId: '1' }],
+  ['/rpc/1/', { chainId: '1' }],
+  ['/rpc/42161', { chainId: '42161' }],
+  ['/confirmations/2/rpc/1', { chainId: '1', confirmations: '2' }],
+  ['/confirmations/2/rpc/1/', { chainId: '1', confirmations: '2' }],
+  ['/confirmations/abc/rpc/1', { chainId: '1', confirmations: 'abc' }],
+  ['/confirmations//rpc/1', { chainId: '1', confirmations: '' }],
+  ['/rpc/abc', { chainId: 'abc' }],
+  ['/rpc/', { chainId: '' }],
+  ['/rpc/%31', { chainId: '1' }],
+  ['/rpc/%E0%A4%A', { chainId: '%E0%A4%A' }],
+  ['/rpc', undefined],
+  ['/rpc/1/extra', undefined],
+  ['/rpc/1//', undefined],
+  ['/RPC/1', undefined],
+  ['/api/rpc/1', undefined],
+  ['/confirmations/2/rpc', undefined],
+  ['/confirmations/2/1', undefined],
+  ['rpc/1', undefined],
+  ['/', undefined],
+];
+for (const [path, expected] of routes) {
+  test(`should match ${JSON.stringify(path)} as ${JSON.stringify(expected)}`, (t) => {
+    t.deepEqual(matchRpcRoute(path), expected);
+  });
+}
+
+test('should leave confirmations out of a plain /rpc route', (t) => {
+  t.false('confirmations' in matchRpcRoute('/rpc/1')!);
+});
+
+const chainIds: [string, string | undefined][] = [
+  ['1', '1'],
+  ['0', '0'],
+  ['01', '1'],
+  ['000', '0'],
+  ['42161', '42161'],
+  ['9007199254740993', '9007199254740993'],
+  ['18446744073709551617', '18446744073709551617'],
+  ['123456789012345678901234567890', '123456789012345678901234567890'],
+  ['1234567890123456789012345678901', '1234567890123456789012345678901'],
+  ['-1', undefined],
+  ['1.5', undefined],
+  ['1e3', undefined],
+  ['0x1', undefined],
+  ['abc', undefined],
+  ['', undefined],
+  [' 1', undefined],
+  ['1 ', undefined],
+  ['+1', undefined],
+  ['１', undefined],
+];
+for (const [text, expected] of chainIds) {
+  test(`should read chain id ${JSON.stringify(text)} as ${JSON.stringify(expected)}`, (t) => {
+    t.is(canonicalChainId(text), expected);
+  });
+}
+
+test('should keep chain ids above 2^53 exact', (t) => {
+  const id = (2n ** 64n + 1n).toString();
+  t.is(canonicalChainId(id), id);
+  t.not(String(Number(id)), id, 'Number() would have rounded it');
+});
+
+const confirmations: [string, number | undefined][] = [
+  ['1', 1],
+  ['2', 2],
+  ['01', 1],
+  ['10', 10],
+  ['999999', 999999],
+  ['0', undefined],
+  ['00', undefined],
+  ['-1', undefined],
+  ['1.5', undefined],
+  ['1.0', undefined],
+  ['abc', undefined],
+  ['', undefined],
+  ['1e2', undefined],
+  ['0x2', undefined],
+  [' 2', undefined],
+  ['2 ', undefined],
+  ['+2', undefined],
+];
+for (const [text, expected] of confirmations) {
+  test(`should read confirmations ${JSON.stringify(text)} as ${JSON.stringify(expected)}`, (t) => {
+    t.is(parseConfirmations(text), expected);
+  });
+}
+
+// Spec B3: "<n> must be a positive decimal integer; anything else is a 400 [...]. N larger than the
+// chain's usable upstreams is a 400 JSON-RPC error that says how many there are." A large <n> is
+// a positive integer, so it must reach the upstream-count check (-32003), not be refused as
+// malformed (-32002).
+test('should read any positive decimal integer, however large, as confirmations', (t) => {
+  t.is(parseConfirmations('1000000'), 1000000);
+});
