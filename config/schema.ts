@@ -114,7 +114,7 @@ export interface OmnigateConfig {
   readonly ignoredFields: IgnoredFieldsConfig;
   /** Head tracking and the wait for heads on every chain (lib/health/heads.ts: defaults per chain id). */
   readonly heads: HeadsConfig;
-  /** The indexer API (issue 19): `schema` holds the Ponder tables; absent, they are found in the search path. */
+  /** The indexer API: `schema` holds the Ponder tables; absent, they are found in the search path. */
   readonly indexer: { readonly schema?: string };
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;

@@ -56,7 +56,7 @@ function define(name: string, code: string, rpcCode: number, status: number): Su
 
 export const ParseError = define('ParseError', 'OMNI_ERR_PARSE', RpcCode.ParseError, 400);
 export const InvalidRequestError = define('InvalidRequestError', 'OMNI_ERR_INVALID_REQUEST', RpcCode.InvalidRequest, 400);
-// HTTP 200 (spec B5): errors a node itself sends for the same request, with 200 as nodes send them
+// HTTP 200: errors a node itself sends for the same request, with 200 as nodes send them
 // (clients such as ethers v6 read a non-2xx answer as a transport failure and lose the code).
 // Every other class is what only a gateway says, with a 4xx/5xx status. A host app's own
 // finalhandler honours 4xx/5xx statuses only: these two need rpcErrorHandler() to be answered as such.

@@ -1,6 +1,6 @@
 /**
  * Stage 7, emit headers. Writes the answer: the raw bytes of the first upstream of the agreeing
- * group and the seven headers of spec 2.4. The only stage that writes the X-* headers of a
+ * group and the seven headers (lib/pipeline/README.md "Response headers"). The only stage that writes the X-* headers of a
  * success (the error handler writes X-Request-Id on errors).
  * A batch (ctx.members) gets HTTP 200 and one array, one element per member that is not a
  * notification, in order; what the seven headers then say is in lib/jsonrpc/batch.ts. A batch of

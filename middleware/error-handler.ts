@@ -1,6 +1,6 @@
 /**
  * The JSON-RPC error handler: any error → `{"jsonrpc":"2.0","id":…,"error":{code,message,data?}}`
- * with the error's HTTP status (200 for the errors a node sends itself, -32602 and -32601: spec B5;
+ * with the error's HTTP status (200 for the errors a node sends itself, -32602 and -32601;
  * 4xx/5xx for what only a gateway says), Content-Type application/json, X-Request-Id and (for a request
  * that reached the pipeline) the CORS headers. The id is the client's when it could be read (a
  * batch's error has id null). An error that is not one of ours is logged with its stack and answered as a -32603 internal error without internals.
@@ -43,8 +43,8 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     res.setHeader('Content-Length', Buffer.byteLength(text));
     res.setHeader(Header.RequestId, ctx?.requestId ?? randomUUID());
     if (error.status < 300) {
-      // An error a node would send itself (-32602, -32601), with 200 as a node sends it (spec B5):
-      // an answer nothing confirmed, so the seed's pair for it (2.4: always 1 when false).
+      // An error a node would send itself (-32602, -32601), with 200 as a node sends it:
+      // an answer nothing confirmed, so X-Required-Confirmations is 1, as it always is when X-Confirmable is false.
       res.setHeader(Header.Confirmable, 'false');
       res.setHeader(Header.RequiredConfirmations, '1');
     } else {

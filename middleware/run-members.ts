@@ -1,6 +1,6 @@
 /**
  * The member stages (classify → select → fetch → canonicalize → verify), run once per call. A
- * single call runs them on the request itself. A batch (issue 25) runs them once per member,
+ * single call runs them on the request itself. A batch runs them once per member,
  * concurrently, each on a context of its own (lib/jsonrpc/batch.ts memberContext) holding the
  * member as a single call: its own classification and N, upstreams, agreement loop, deadline,
  * eligibility and error. Then the emit stage writes the one answer array.

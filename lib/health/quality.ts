@@ -1,5 +1,5 @@
 /**
- * Measured quality of each upstream, from real traffic and probes (issue 24). Per upstream and
+ * Measured quality of each upstream, from real traffic and probes. Per upstream and
  * per method class (`logs`: eth_getLogs, `call`: eth_call and gas estimates, `read`: the rest):
  * - the last `recentSamples` (3) latencies (their median is what the ranking reads: two slow calls
  *   demote an upstream, one outlier does not);
@@ -120,7 +120,7 @@ export class ClassStats {
     this.cut[this.n % recentSamples] = abandoned ? 1 : 0;
     this.n += 1;
     // An insertion sort of the (at most recentSamples) samples into a reused array: copying
-    // them into a new array and sorting it allocated about 1 KB per answer.
+    // them into a new array and sorting it allocated on every answer.
     const k = this.samples;
     const sorted = this.sorted;
     for (let i = 0; i < k; i += 1) {

@@ -1,5 +1,5 @@
 /**
- * The 12 networks the Ponder indexer watches (reference §2.4), with what the demo seeder needs to
+ * The 12 networks the Ponder indexer watches (lib/indexer/README.md), with what the demo seeder needs to
  * make plausible rows: the FastBridge contract, the indexer's start block and an average block
  * time, so a timestamp maps to a believable block number on that chain.
  */

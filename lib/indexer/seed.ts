@@ -1,6 +1,6 @@
 /**
  * A realistic demo dataset, so a new user can try every query: `count` bridges across the 12
- * chains of the indexer, in every state the API distinguishes (reference §6), with timestamps
+ * chains of the indexer, in every state the API distinguishes (lib/indexer/README.md), with timestamps
  * relative to `now` (so "missing relay within 7 days" has rows), block numbers that fit each
  * chain's block time, real token addresses and decimals, and an ABI-encoded `request`.
  * `generateDemo` is pure and deterministic for a given seed; `seedDemo` inserts its rows.

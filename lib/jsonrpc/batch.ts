@@ -1,5 +1,5 @@
 /**
- * A batch answered per member (issue 25): each call member runs the member stages (classify →
+ * A batch answered per member: each call member runs the member stages (classify →
  * select → fetch → canonicalize → verify) on a context of its own, as a single call; this module
  * makes those contexts and writes the one answer array. Pure apart from the contexts it creates.
  *
@@ -10,7 +10,7 @@
  *
  * The seven headers describe the whole array so that each promise holds for every member:
  * - X-Confirmable: true only when every element is an answer that was confirmable and confirmed;
- * - X-Required-Confirmations: 1 whenever X-Confirmable is false (spec B2, the seed's rule: one
+ * - X-Required-Confirmations: 1 whenever X-Confirmable is false (the rule of a single answer: one
  *   member the gateway could not confirm makes the whole array a 1); when every element was
  *   confirmed, the N they were confirmed at. The members of one batch share the route's N, so
  *   that is one number; were it ever not, the smallest, so that every element was agreed by at
@@ -106,7 +106,7 @@ export function batchAnswer(
   return {
     body,
     confirmable,
-    // Not confirmed as a whole: 1, whatever N the confirmed members had (spec 2.4, B2).
+    // Not confirmed as a whole: 1, whatever N the confirmed members had (the header is always 1 when X-Confirmable is false).
     required: confirmable && required !== Infinity ? required : 1,
     checked: [...checked],
     forwarded: [...forwarded],

@@ -1,5 +1,5 @@
 /**
- * Which calls are confirmable (spec 4.3 and B2). Pure.
+ * Which calls are confirmable (lib/jsonrpc/README.md "Which requests are confirmable"). Pure.
  *
  * A call is confirmable when its method pins the answer to one block and the block it names
  * cannot move: a hex number, `earliest`, or an EIP-1898 `{blockHash}`/`{blockNumber: hex}`.
@@ -56,12 +56,12 @@ const head = 'its answer moves with the chain head, the mempool or the node';
 
 /**
  * Every read method of the execution-apis spec (and the debug_/trace_ reads nodes serve), with
- * where its pin sits and whether it is confirmable. The seed's eight (spec 4.3) are as they were;
- * the rest follow the same rule (spec B2). Methods not listed are not confirmable unless the
+ * where its pin sits and whether it is confirmable. The eight of the original specification are as they were;
+ * the rest follow the same rule. Methods not listed are not confirmable unless the
  * config declares them with their pin (confirmableMethods).
  */
 export const methodTable: Readonly<Record<string, MethodRule>> = {
-  // The seed's eight (spec 4.3, B2).
+  // The eight of the original specification, confirmable when pinned to a block.
   eth_getBlockByNumber: { pin: blockAt(0), confirmable: true, required: [], max: 2, flagAt: 1, why: fixed },
   eth_getBlockTransactionCountByNumber: { pin: blockAt(0), confirmable: true, required: [], max: 1, why: fixed },
   eth_getBalance: { pin: blockAt(1), confirmable: true, required: ['address'], max: 2, why: fixed },
@@ -71,7 +71,7 @@ export const methodTable: Readonly<Record<string, MethodRule>> = {
   eth_call: { pin: blockAt(1), confirmable: true, required: ['transaction'], max: 4, why: fixed },
   eth_getStorageAt: { pin: blockAt(2), confirmable: true, required: ['address', 'storage slot'], max: 3, why: fixed },
   eth_getLogs: { pin: { kind: 'filter' }, confirmable: true, required: ['filter'], max: 1, why: fixed },
-  // Pinned by a block number the seed does not list.
+  // Pinned by a block number, beyond the original eight.
   eth_getBlockReceipts: { pin: blockAt(0), confirmable: true, required: ['block'], max: 1, why: fixed },
   eth_getBlockAccessList: { pin: blockAt(0), confirmable: true, required: ['block'], max: 1, why: fixed },
   eth_getProof: { pin: blockAt(2), confirmable: true, required: ['address', 'storage keys'], max: 3, why: fixed },
@@ -161,7 +161,7 @@ export const neverConfirmable: ReadonlySet<string> = new Set([
   ...Object.keys(writeTable),
 ]);
 
-/** The seed table of spec 4.3 (confirmable when pinned to a block). */
+/** The original specification's table (confirmable when pinned to a block). */
 export const pinnedMethods: readonly string[] = [
   'eth_getBlockByNumber',
   'eth_getBlockTransactionCountByNumber',
@@ -251,7 +251,7 @@ export function classifyCall(call: RpcCall, custom: CustomMethods): Classificati
  * Methods whose answer is fixed for a chain (every honest node of the chain gives the same one),
  * so they do not make a batch unconfirmable. ethers v6 adds `eth_chainId` to its batches; without
  * this, every batch of pinned reads it sends would fall to one upstream. On their own they stay
- * unconfirmable (one upstream), as spec B2 says.
+ * unconfirmable (one upstream), as a node reads a missing block parameter.
  */
 export const batchNeutral: ReadonlySet<string> = new Set(['eth_chainId', 'net_version']);
 

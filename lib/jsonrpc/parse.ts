@@ -68,7 +68,7 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
         `Batch too large: ${value.length} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`,
       );
     }
-    // Each member on its own (issue 25): a member refused here gets its own error with its own
+    // Each member on its own: a member refused here gets its own error with its own
     // id, a notification gets no answer, the others are forwarded with the bytes the client wrote.
     const spans = arrayElements(raw);
     const members: BatchMember[] = value.map((member: unknown, index): BatchMember => {

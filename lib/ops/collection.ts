@@ -1,5 +1,5 @@
 /**
- * The Postman v2.1 collection served at `GET /collection.json` (spec B1): every supported
+ * The Postman v2.1 collection served at `GET /collection.json`: every supported
  * method, once for `/rpc/{{chainId}}` (folder `eth`) and once for
  * `/confirmations/{{n}}/rpc/{{chainId}}` (folder `eth (confirmations)`, only the methods whose
  * answer confirmations can check). Built once, in code. Pure: no I/O.
@@ -136,7 +136,7 @@ const table: [string, unknown[], string][] = [
 /** The standard execution-layer JSON-RPC methods omnigate forwards, with mainnet example params. */
 export const supportedMethods: readonly SupportedMethod[] = table.map(([method, params, description]) => ({ method, params, description }));
 
-/** Methods users commonly configure as confirmable (spec B2); shown in the confirmations folder too. */
+/** Methods users commonly configure as confirmable (`confirmableMethods`); shown in the confirmations folder too. */
 const commonlyConfigured = ['eth_getBlockByHash', 'eth_getTransactionReceipt', 'eth_getTransactionByHash'];
 
 function confirmability(method: string): string {

@@ -32,7 +32,7 @@ export const exposedHeaders = Object.values(Header).join(', ');
 /**
  * The CORS headers of a balancer answer (success or error), as a flat name/value list. Only a
  * request with an `Origin` header (a browser's cross-origin request) gets them, as with the
- * reference's gin-contrib/cors: other clients never read them, and they are a quarter of an
+ * gin-contrib/cors of the gateway omnigate replaces: other clients never read them, and they are a quarter of an
  * answer's header bytes.
  */
 export const corsHeaders: readonly string[] = ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders];

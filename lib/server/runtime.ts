@@ -6,10 +6,10 @@
  * `--no-allocation-site-pretenuring`: V8 watches which object literals' objects survive a
  * young-generation GC and, past a threshold, allocates that literal's objects straight in the
  * old generation. A request's objects live a few ms, yet under load V8 pretenured some of
- * them, and anything a pretenured object points to survives the young GC too: about 1 KB per
- * request went to the old generation, scavenges took 2.3–2.7 ms instead of 0.8 and the old
- * generation needed a full GC every few seconds (measured with --trace-gc in `npm run bench`,
- * N=1 at 50 connections). Turning it off left the old generation flat.
+ * them, and anything a pretenured object points to survives the young GC too: part of every
+ * request went to the old generation, scavenges took longer and the old generation needed full
+ * GCs every few seconds (seen with --trace-gc in `npm run bench`, N=1 at 50 connections; figures
+ * in test/bench/README.md). Turning it off left the old generation flat.
  */
 import v8 from 'node:v8';
 

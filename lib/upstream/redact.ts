@@ -1,5 +1,5 @@
 /**
- * Redaction of upstream URLs for logs, /chains, headers and error data (spec B6). Pure.
+ * Redaction of upstream URLs for logs, /chains, headers and error data: each upstream still named, its key masked. Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
  * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name

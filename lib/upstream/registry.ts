@@ -18,7 +18,7 @@ export interface Upstream {
   readonly chainId: string;
   /** Position in the chain's rpcs list (the ranking's tie-break). */
   readonly index: number;
-  /** The configured URL, provider key included: only transports and the seed headers see it. */
+  /** The configured URL, provider key included: only transports see it (and the response headers, when `redactHeaders: false`). */
   readonly url: string;
   /** The URL with secrets hidden: what logs, /chains and error data show. */
   readonly label: string;

@@ -52,7 +52,7 @@ export function rankUpstreams<T extends Rankable>(candidates: readonly T[], now:
 }
 
 /**
- * Measured slowness (quality.ts, issue 24): an upstream whose recent median latency for the
+ * Measured slowness (lib/health/quality.ts): an upstream whose recent median latency for the
  * request's class, over at least `measuredMinSamples` samples (abandoned calls included), is
  * above `slowFactor` × the median of the chain's upstreams and above `measuredFloorMs`, is slow.
  * The median of the last 3 samples: one outlier never demotes, two slow calls do.

@@ -1,5 +1,5 @@
 /**
- * The canonical form two answers are compared in (spec B4). Pure and total.
+ * The canonical form two answers are compared in (lib/verify/README.md "How agreement works"). Pure and total.
  *
  * - A result is compared as `{"result":R}`, an error as `{"error":{"code":C,"data":D}}`, plus
  *   its `message` as written for the codes whose meaning is in the message (`messageCodes`).
@@ -337,7 +337,7 @@ export function canonicalForm(method: string, answer: Answer, options?: Canonica
  * Canonical JSON text of a value: keys sorted (by UTF-16 code units, as Array#sort does), no
  * whitespace, `undefined` members left out (in arrays: null), a JsonNumber as its text. For JSON
  * data it gives exactly what json-stable-stringify gives (the unit tests check that on generated
- * values), in about a third of the time: it is the hot path of every answer, 2.5 MB log lists included.
+ * values), faster (test/bench/README.md): it is the hot path of every answer, large log lists included.
  */
 export function canonicalJson(value: unknown): string {
   return write(value) ?? 'null';

@@ -1,5 +1,5 @@
 /**
- * Where competing answers differ (issue 17 "Disputes"). Pure.
+ * Where competing answers differ (the `differences` of a dispute). Pure.
  *
  * The answers are compared in their comparable form (canonical.ts: `{result}` or
  * `{error:{code,data,message?}}`, keys sorted, hex lower-cased, numbers as written; in blocks,

@@ -1,5 +1,5 @@
 /**
- * Who may vote on a pinned read (issues 17 and 25), as the agreement loop's policy. Works on
+ * Who may vote on a pinned read (lib/verify/README.md "How agreement works", 11), as the agreement loop's policy. Works on
  * one question: a single call, or a batch as a whole (a batch split per member asks one question
  * per member, each with its own policy).
  *

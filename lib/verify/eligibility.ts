@@ -94,7 +94,7 @@ export interface ResolvedTags {
 }
 
 /**
- * `safe` and `finalized` resolved for one request (issue 25): each such tag where a call's pin sits
+ * `safe` and `finalized` resolved for one request: each such tag where a call's pin sits
  * (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
  * `fromBlock`/`toBlock`) is replaced by the chain's robust safe/finalized head (resolveTag: the
  * lower median of the providers' heads, which heads.ts derives as latest − finality depth on

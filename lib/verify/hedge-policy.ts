@@ -1,5 +1,5 @@
 /**
- * Hedging policy of the agreement loop (issue 24), per request, from `timeouts:`:
+ * Hedging policy of the agreement loop, per request, from `timeouts:`:
  * - the delay: `timeouts.hedgeMs` when the config sets it (a fixed override; 0 turns hedging off),
  *   else adaptive: the chain's recent `hedgeQuantile` (p90) of answered calls of the request's
  *   method class, within [hedgeMinMs, hedgeMaxMs]; hedgeMaxMs until 20 calls were answered

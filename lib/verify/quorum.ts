@@ -1,7 +1,7 @@
 /**
  * Tally and decision: which group of agreeing answers wins, and when to ask more upstreams. Pure.
  *
- * Rule (spec B4): answer as soon as N answers share a hash. Otherwise make sure enough calls are
+ * Rule: answer as soon as N answers share a hash. Otherwise make sure enough calls are
  * in flight to still reach N — one more per missing vote of the leading group — and fail only
  * when no group can reach N with the upstreams left. A liar is never returned: only a group of N.
  * One vote per voter (provider): a second equal answer from the same voter does not count.

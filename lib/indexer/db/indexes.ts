@@ -41,14 +41,14 @@ export const REQUIRED_INDEXES: readonly IndexSpec[] = [
   { table: 'refund', name: 'omnigate_hash_refund_tx_id', method: 'hash', columns: ['transactionId'] },
   { table: 'refund', name: 'omnigate_refund_time', method: 'btree', columns: ['blockTimestamp', 'transactionId'] },
   // The stats (lib/indexer/ops/stats.ts) join whole tables on transactionId: these let it merge-join index-only
-  // scans of a few narrow columns instead of reading the heaps (the requests' is ~400 MB at
-  // 1,000,000 events, mostly the `request` bytes). Migration 0004 creates the same.
+  // scans of a few narrow columns instead of reading the heaps (the requests' heap is large,
+  // mostly the `request` bytes). Migration 0004 creates the same.
   { table: 'request', name: 'omnigate_request_stats', method: 'btree', columns: ['transactionId'], include: ['blockTimestamp', 'originChainId', 'destChainId'] },
   { table: 'relay', name: 'omnigate_relay_stats', method: 'btree', columns: ['transactionId'], include: ['blockTimestamp'] },
   { table: 'proof', name: 'omnigate_proof_stats', method: 'btree', columns: ['transactionId', 'blockNumber'], include: ['blockTimestamp'] },
   { table: 'claim', name: 'omnigate_claim_stats', method: 'btree', columns: ['transactionId'] },
   // /api/status where Ponder keeps no position per chain (before 0.4.42, or before its first
-  // status): the newest event per chain of each table, a few probes per chain instead of a scan of the six tables (~5 ms instead of 0.6–0.9 s at 1,000,000 events).
+  // status): the newest event per chain of each table, a few probes per chain instead of a scan of the six tables.
   // Migration 0005 creates the same.
   { table: 'request', name: 'omnigate_request_chain_block', method: 'btree', columns: ['originChainId', 'blockNumber'], include: ['blockTimestamp'] },
   { table: 'relay', name: 'omnigate_relay_chain_block', method: 'btree', columns: ['destChainId', 'blockNumber'], include: ['blockTimestamp'] },

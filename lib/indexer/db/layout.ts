@@ -4,7 +4,7 @@
  * `r."transactionId"`), and `translate()` rewrites it for the layout found in the catalog:
  *
  * - `ponder-0.4` (0.4–0.6): tables `"BridgeRequestEvents"` … with camelCase columns, booleans as
- *   integer 0/1 (reference §2.1, config/migrations/0001_ponder_tables.sql), in the search path;
+ *   integer 0/1 (config/migrations/0001_ponder_tables.sql), in the search path;
  * - `ponder-0.7` (0.7 … current): columns in snake_case (`transaction_id`; Ponder builds its
  *   Drizzle tables with `casing: "snake_case"`), real booleans, hex as lower-case text, bigint as
  *   numeric(78,0), in the schema named at start (`--schema` / DATABASE_SCHEMA) or, from 0.11, read

@@ -147,7 +147,7 @@ const preparedNames = new Map<string, string>();
  * The pg-promise form of a statement, as a named prepared statement when it has no parameters:
  * pg then parses it once per connection, and PostgreSQL plans it once and reuses the plan (with
  * no parameters a custom plan could not be better). This takes the planning out of every request:
- * 0.4-1.8 ms for the pending lists on 1,000,000 events, comparable to executing them.
+ * for the pending lists on a large index, planning cost about as much as executing them.
  *
  * A statement with parameters runs unnamed and is planned for its values each time, as before:
  * PostgreSQL would switch a named one to a generic plan after five runs whenever that plan's

@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   // Encoded once into a Buffer: given a string, node measures it (byteLength), prepends the
-  // header block to it and encodes the result again while writing; for a 190 kB page of a list
-  // that took about 0.4 ms, the Buffer about 0.1 ms.
+  // header block to it and encodes the result again while writing, several times the work for
+  // a large page of a list.
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

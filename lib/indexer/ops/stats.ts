@@ -146,8 +146,8 @@ export function statsStatement(ctx: QueryContext, layout: Layout = PONDER_04_LAY
 interface StatRow { stage: Stage; originChainId: unknown; destChainId: unknown; count: unknown; oldest: unknown }
 
 export async function runStats(db: IndexerDb, ctx: QueryContext): Promise<StatsSnapshot> {
-  // The default work_mem on purpose: more (32 MB tried) turns the planner to hash joins over the
-  // heaps, slower at 1,000,000 events than the merge of index-only scans it picks within 4 MB.
+  // The default work_mem on purpose: more turns the planner to hash joins over the heaps, slower
+  // on a large index than the merge of index-only scans it picks within the default.
   const result = await withLayout(ctx.layouts, (layout) => rows<StatRow>(db, statsStatement(ctx, layout)));
   const order = new Map(STAGES.map((s, i) => [s, i]));
   const stages = result.map((r): StageStat => ({
@@ -218,9 +218,9 @@ export const CHAIN_BLOCK_INDEXES = ['request', 'relay', 'proof', 'dispute', 'cla
  * The newest event per chain (relays are emitted on the destination chain, the rest on the origin
  * chain), from each of the six tables. With the (chain, blockNumber) indexes: per table a loose
  * index scan, the chains found one `max()` probe at a time and each chain's newest event one more
- * probe (PostgreSQL has no skip scan for DISTINCT ON before 18): about 5 ms instead of 600 ms at
- * 1,000,000 events. Without them (an index still being built) those probes would each be a scan
- * (4.7 s): then one DISTINCT ON scan per table.
+ * probe (PostgreSQL has no skip scan for DISTINCT ON before 18): a few probes instead of a scan
+ * of each table. Without them (an index still being built) those probes would each be a scan:
+ * then one DISTINCT ON scan per table.
  */
 const newestEvents = (probes: boolean): string => {
   const probe = (table: string, chain: string) => `WITH RECURSIVE c(chain) AS (

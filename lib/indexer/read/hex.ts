@@ -5,8 +5,8 @@
  * every other hex lower case.
  *
  * EIP-55 is written out here over @noble/hashes' keccak-256 (a dependency already, for the
- * hashes of writes): viem's `checksumAddress` did the same, but importing viem cost the server
- * about 30 MB of RSS, and it was only a development dependency (an install without dev
+ * hashes of writes): viem's `checksumAddress` did the same, but importing viem raised the
+ * server's RSS by tens of MB, and it was only a development dependency (an install without dev
  * dependencies could not start). The unit tests hold this against viem's.
  */
 import { keccak_256 } from '@noble/hashes/sha3';

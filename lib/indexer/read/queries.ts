@@ -1,13 +1,13 @@
 /**
  * Every query the indexer answers, once. REST routes and GraphQL resolvers both call these
- * functions (no second copy to drift, the reference's bug §5.7).
+ * functions: no second copy to drift apart (the API this one replaces had two, which disagreed).
  *
- * Meaning (reference §1.4), with its bugs fixed:
+ * Meaning (the queries of the API this one replaces), with its bugs fixed:
  * - a proof is *active* unless a dispute for the same transaction came later; a dispute is active
  *   unless a proof came later. "Later" compares block numbers: proofs and disputes are both
  *   emitted on the origin chain, and timestamps tie on chains with sub-second blocks;
- * - time windows are computed from the request's `now` (never at start-up, bug §5.1);
- * - there is no hard-coded lookback floor (bug §5.5): `lookbackFloor` is an optional setting that
+ * - time windows are computed from the request's `now` (never once at start-up, which froze them);
+ * - there is no hard-coded lookback floor: `lookbackFloor` is an optional setting that
  *   drops requests older than it from the request-based lists;
  * - every list is ordered by (sort timestamp desc, transactionId desc) and paged with a keyset
  *   cursor on that pair, so a page is an index range scan however deep the client goes.

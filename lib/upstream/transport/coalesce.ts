@@ -1,5 +1,5 @@
 /**
- * Coalescing of one client batch's member calls (issue 25's cost): the calls its members' agreement
+ * Coalescing of one client batch's member calls (so that a batch costs one upstream request, not one per member): the calls its members' agreement
  * loops make to the same upstream in the same tick (before the microtask queue drains: runMembers
  * starts every member synchronously, so their first calls) go as ONE upstream JSON-RPC batch, and the answer array is split back by id, each member getting the raw bytes of its own
  * answer object (numbers untouched) as if it had been a single call. A thin layer over

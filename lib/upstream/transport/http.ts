@@ -155,16 +155,16 @@ class Client {
   /**
    * The calls in flight, as a list linked through the calls (close() fails them). Not a Set: a
    * Set that every call enters and leaves made its calls, and all they hold (request, answer,
-   * socket buffers), survive young GCs into the old generation: 7 µs more CPU per call and 4×
-   * the full GCs, measured in isolation (test/bench/README.md, "N=1 path").
+   * socket buffers), survive young GCs into the old generation: more CPU per call and more full
+   * GCs (figures in test/bench/README.md, "N=1 path").
    */
   live: Call | undefined = undefined;
   /**
    * Calls that hold a ClientRequest, at most `limit`; the others wait in the queue below, as a
    * Call and nothing more. Queued in node's Agent instead, each waiting call held a ClientRequest
-   * with its head and body (about 4 KB) for as long as it waited, long enough under load to be
-   * promoted: 1,500 calls in flight on 3 × 128 sockets cost 57 µs of CPU per call that way and
-   * 44 this way, VmHWM 165 MB against 147 (test/bench/README.md, "RSS at 500 connections").
+   * with its head and body for as long as it waited, long enough under load to be promoted into
+   * the old generation: more CPU per call and more memory (figures in test/bench/README.md,
+   * "RSS at 500 connections").
    */
   active = 0;
   readonly limit: number;
@@ -251,8 +251,8 @@ class Client {
   /**
    * The options of one call's request, built as one literal of a fixed shape. node copies them
    * three times per request (ClientRequest twice, the agent once with its own options); the
-   * spread of requestOptions this replaces was a fourth copy: 2–4 µs more per call, measured in
-   * isolation (test/bench/README.md, 2026-11-27). With TLS options they are spread in as before.
+   * spread of requestOptions this replaces was a fourth copy, measurably slower per call
+   * (test/bench/README.md, 2026-11-27). With TLS options they are spread in as before.
    */
   options(request: UpstreamRequest): http.RequestOptions {
     const o = this.requestOptions;
