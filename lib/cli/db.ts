@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { bound, statement } from '../indexer/db/pool.js';
-import { redactUrl } from '../indexer/db/errors.js';
+import { redactUrl, redactUrlsIn } from '../upstream/redact.js';
 import { readIndexerEnv, type IndexerEnv } from '../indexer/env.js';
 import { migrate } from '../indexer/db/migrate.js';
 import { ensureIndexes } from '../indexer/db/indexes.js';
@@ -72,7 +72,7 @@ function where(env: IndexerEnv): string {
 
 function message(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return redactUrl(text);
+  return redactUrlsIn(text);
 }
 
 export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): void {

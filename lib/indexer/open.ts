@@ -8,7 +8,7 @@
  */
 import { silentLogger, type Logger } from '../log.js';
 import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from './db/pool.js';
-import { redactUrl } from './db/errors.js';
+import { redactUrl } from '../upstream/redact.js';
 import { DEFAULT_DATA_DIR, startEmbeddedPostgres } from './postgres/embedded.js';
 import { migrate } from './db/migrate.js';
 

@@ -1,5 +1,7 @@
 /**
- * Redaction of upstream URLs for logs, /chains, headers and error data: each upstream still named, its key masked. Pure.
+ * Redaction of URLs for logs, /chains, headers and error data: each upstream (or database) still
+ * named, its key masked. The one rule for every URL omnigate shows, the balancer's upstreams and
+ * the indexer's DATABASE_URL alike. Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
  * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name
@@ -68,6 +70,17 @@ export function redactUrl(raw: string): string {
     .join('/');
   const query = [...url.searchParams.keys()].map((k) => `${keepSegment(k) ? encodeURIComponent(k) : '***'}=***`).join('&');
   return `${url.protocol}//${auth}${host}${path === '/' ? '' : path}${query ? `?${query}` : ''}`;
+}
+
+/** A URL within free text (an error message): a scheme, `://`, and what follows up to a space or a quote. */
+const urlInText = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
+
+/**
+ * Free text (an error message, a log line) with every URL in it redacted as redactUrl does, and
+ * the user-info of a scheme-less `//user:secret@host` masked too.
+ */
+export function redactUrlsIn(text: string): string {
+  return text.replace(urlInText, (url) => redactUrl(url)).replace(/(^|[^:\w])\/\/[^:@/\s]+:[^@/\s]+@/g, '$1//***@');
 }
 
 /**

@@ -48,18 +48,3 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export function isMissingTable(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '42P01';
 }
-
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, safe to log. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) {
-      if (/pass|secret|key|token/i.test(key)) u.searchParams.set(key, '***');
-    }
-    return u.toString();
-  } catch {
-    // Not a URL: free text (an error message) that may contain one.
-    return url.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
-  }
-}

@@ -14,7 +14,7 @@
 import { silentLogger, type Logger } from '../../log.js';
 import type { ReadinessCheck, ReadinessResult } from '../../ops/readiness.js';
 import type { IndexerDb } from './pool.js';
-import { redactUrl } from './errors.js';
+import { redactUrl, redactUrlsIn } from '../../upstream/redact.js';
 
 export interface DatabaseWatchOptions {
   logger?: Logger;
@@ -46,7 +46,7 @@ export function causeOf(err: unknown): string {
   const message = err.message || (Array.isArray(nested) ? nested.map((e) => (e as Error).message).join('; ') : '') || err.name;
   const code = (err as { code?: unknown }).code;
   const text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
-  return redactUrl(text);
+  return redactUrlsIn(text);
 }
 
 export function watchDatabase(db: IndexerDb, options: DatabaseWatchOptions = {}): DatabaseWatch {

@@ -5,7 +5,8 @@
  * a `debug` member with the message, stack and cause.
  */
 import type { ServerResponse } from 'node:http';
-import { isDatabaseUnavailable, isMissingTable, redactUrl } from '../db/errors.js';
+import { isDatabaseUnavailable, isMissingTable } from '../db/errors.js';
+import { redactUrlsIn } from '../../upstream/redact.js';
 import { DatabaseUnavailableError, IndexerError, InvalidParameterError } from '../errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -51,9 +52,9 @@ function describe(err: unknown): { name: string; message: string; stack?: string
     const cause = err.cause instanceof Error ? err.cause.message : err.cause === undefined ? undefined : String(err.cause);
     return {
       name: err.name,
-      message: redactUrl(err.message),
+      message: redactUrlsIn(err.message),
       ...(err.stack ? { stack: err.stack } : {}),
-      ...(cause ? { cause: redactUrl(cause) } : {}),
+      ...(cause ? { cause: redactUrlsIn(cause) } : {}),
     };
   }
   return { name: typeof err, message: String(err) };
