@@ -21,7 +21,8 @@ export {
 export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
 export { eligibilityPolicy } from './verify/eligibility-policy.js';
 export { createMetrics, type Metrics } from './ops/metrics.js';
-export { startHeadTracker, headSettings, type HeadTracker, type HeadSettings } from './health/heads.js';
+export { headSettings, type HeadSettings } from './health/heads.js';
+export { startHeadTracker, type HeadTracker } from './health/tracker.js';
 export { startProber, type Prober } from './health/probe.js';
 export { loadConfigFile, parseConfig, validateConfig, defaults, type OmnigateConfig, type ChainConfig } from '../config/index.js';
 export * from './errors.js';

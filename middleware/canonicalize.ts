@@ -12,7 +12,7 @@ import type { Assessed } from '../lib/verify/agreement.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';
-import { missingBlockErrors } from '../lib/verify/eligibility.js';
+import { missingBlockErrors } from '../lib/verify/missing.js';
 import { observe } from '../lib/health/heads.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport/contract.js';

@@ -16,7 +16,7 @@ import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need } from '../lib/pipeline/context.js';
 import { classifyCalls } from '../lib/jsonrpc/methods.js';
 import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
-import { pollHeadsNow } from '../lib/health/heads.js';
+import { pollHeadsNow } from '../lib/health/tracker.js';
 
 export function classify(): Middleware {
   return function classify(req, _res, next) {

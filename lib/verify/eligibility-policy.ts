@@ -38,25 +38,12 @@
  */
 import type { RpcContext } from '../pipeline/context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
-import {
-  absenceNotVouched,
-  answerBodyAsMissing,
-  atBestHead,
-  blockNotAvailable,
-  eligible,
-  eligibleProviders,
-  hasBlock,
-  hashNotAvailable,
-  hashPinned,
-  highestBlock,
-  missingBlockErrors,
-  waitForEligible,
-  waitForHeadsToRise,
-  waitUntil,
-  type BlockNeed,
-} from './eligibility.js';
+import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
+import { answerBodyAsMissing, missingBlockErrors } from './missing.js';
+import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
 import { pinAtOf } from '../jsonrpc/methods.js';
-import { believedHead, headsPolled, pollHeadsNow } from '../health/heads.js';
+import { believedHead } from '../health/heads.js';
+import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { AgreementPolicy, Bad, Failed, Good } from './agreement.js';
 import { tally } from './quorum.js';

@@ -12,7 +12,7 @@ import test from 'ava';
 import { rpcPipeline } from '../../../middleware/index.js';
 import { UpstreamCallError } from '../../../lib/upstream/transport/contract.js';
 import { createWsTransport } from '../../../lib/upstream/transport/ws.js';
-import { pollHeadsNow } from '../../../lib/health/heads.js';
+import { pollHeadsNow } from '../../../lib/health/tracker.js';
 import { defaultAnswer, startFakeUpstream, startFakeWsUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { makeConfig, rpc as call, startGateway } from '../../support/gateway.js';
 

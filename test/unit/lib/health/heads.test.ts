@@ -1,8 +1,11 @@
 import test from 'ava';
 import { BlockNotAvailableError } from '../../../../lib/errors.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
-import { answerBodyAsMissing, answersAsMissing, blockNeeded, blockNotAvailable, eligible, hasBlock, resolveTag, waitForEligible } from '../../../../lib/verify/eligibility.js';
-import { chainHead, headSettings, observe, recordHead, refreshChain, setChainHeadSettings, startHeadTracker } from '../../../../lib/health/heads.js';
+import { blockNeeded, eligible, hasBlock, resolveTag } from '../../../../lib/verify/eligibility.js';
+import { answerBodyAsMissing, answersAsMissing } from '../../../../lib/verify/missing.js';
+import { blockNotAvailable, waitForEligible } from '../../../../lib/verify/head-waits.js';
+import { chainHead, headSettings, observe, recordHead, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
+import { startHeadTracker } from '../../../../lib/health/tracker.js';
 import { newHealth } from '../../../../lib/health/health.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
 import { rankUpstreams } from '../../../../lib/upstream/select.js';

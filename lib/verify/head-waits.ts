@@ -1,0 +1,176 @@
+/**
+ * Waiting for heads, and the -32016 errors when a wait ends without enough upstreams: the bounded
+ * waits the eligibility policy (eligibility-policy.ts) hands the agreement loop, woken by each head
+ * refresh (lib/health/heads.ts onHeads), and the errors that name the block or hash, who had it and
+ * the heads seen (URLs redacted).
+ */
+import { BlockNotAvailableError } from '../errors.js';
+import type { RpcCall } from '../jsonrpc/types.js';
+import { believedHead, chainHead, chainHeadSettings, headsEnded, inRotation, onHeads } from '../health/heads.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
+import { bestCredibleHead, eligible, highestBlock, type BlockNeed } from './eligibility.js';
+
+// ---------------------------------------------------------------------------------------------
+// Waiting, and the error when the wait ends without enough upstreams
+
+/** Distinct providers among the eligible upstreams (one vote each). */
+export function eligibleProviders(chain: Chain, calls: readonly RpcCall[], among: readonly Upstream[] = chain.upstreams): number {
+  const providers = new Set<string>();
+  for (const u of among) if (inRotation(u) && eligible(chain, u, calls)) providers.add(u.provider);
+  return providers.size;
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until `required` providers are
+ * eligible for the calls, waking on each head refresh (no polling). Resolves true when they
+ * are, false at the end of the wait or on abort.
+ */
+export function waitForEligible(
+  chain: Chain,
+  calls: readonly RpcCall[],
+  required: number,
+  options: { waitMs?: number; signal?: AbortSignal; among?: readonly Upstream[] } = {},
+): Promise<boolean> {
+  return waitUntil(chain, () => eligibleProviders(chain, calls, options.among) >= required, options);
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until `check()` holds, judged now
+ * and on each head refresh of the chain (onHeads; no polling). Resolves true when it holds, false
+ * at the end of the wait, on abort (`signal`: the question ended first), or when the chain's
+ * pipeline closed (no head will come). `atOnce: false`: not judged before the first refresh.
+ */
+export function waitUntil(chain: Chain, check: () => boolean, options: { waitMs?: number; signal?: AbortSignal; atOnce?: boolean } = {}): Promise<boolean> {
+  if (options.atOnce !== false && check()) return Promise.resolve(true);
+  if (options.signal?.aborted || headsEnded(chain)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      unsubscribe();
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onAbort = () => done(false);
+    const unsubscribe = onHeads(chain, () => {
+      if (check()) done(true);
+      else if (headsEnded(chain)) done(false);
+    });
+    const timer = setTimeout(() => done(check()), options.waitMs ?? chainHeadSettings(chain).waitMs);
+    // The request's own deadline keeps the process up while it waits; a wait whose loop already
+    // ended (deadline, client gone, pipeline closed) must not hold a closed process for waitMs.
+    timer.unref();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for "fewer than `required` eligible upstreams after
+ * the wait": names the block and the heads seen (URLs redacted).
+ */
+export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], required: number, waitedMs: number, id?: string | number | null): InstanceType<typeof BlockNotAvailableError> {
+  const block = highestBlock(chain, calls);
+  const shown = block === undefined ? 'the pinned block' : `block ${block} (0x${block.toString(16)})`;
+  const eligibleCount = eligibleProviders(chain, calls);
+  const head = chainHead(chain);
+  return new BlockNotAvailableError(
+    `${shown} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${eligibleCount} ha${eligibleCount === 1 ? 's' : 've'} it after waiting ${Math.round(waitedMs)} ms): retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        block: block === undefined ? null : `0x${block.toString(16)}`,
+        required,
+        eligible: eligibleCount,
+        waitedMs: Math.round(waitedMs),
+        chainHead: head === undefined ? null : `0x${head.toString(16)}`,
+        heads: chain.upstreams.map((u) => ({
+          upstream: u.label,
+          latest: hex(u.health.head),
+          ...(u.health.suspect ? { suspect: true } : {}),
+        })),
+      },
+    },
+  );
+}
+
+/**
+ * Waits at most `waitMs` (default: the chain's heads.waitMs) until one of `upstreams` reports a
+ * higher head than now (a node that lacked a hash another upstream knows may have caught up),
+ * waking on each head refresh (no polling). Resolves true when one did, false at the end of the
+ * wait. Without heads tracked it is the plain bounded wait.
+ */
+export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
+  const before = upstreams.map((u) => u.health.head);
+  const rose = () => upstreams.some((u, i) => u.health.head !== undefined && (before[i] === undefined || u.health.head > before[i]!));
+  return waitUntil(chain, rose, { ...options, atOnce: false });
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that some upstream has
+ * (`had`: answers with the data) while others answer as if they lack it (`lacked`: null, `[]` or
+ * an unknown-block error), so that N cannot agree on the data: names the hash, who had it and who
+ * lacked it (URLs redacted). Never a confirmed "not found" when an upstream had the data.
+ */
+export function hashNotAvailable(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  had: readonly Upstream[],
+  lacked: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(had.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${providers} ha${providers === 1 ? 's' : 've'} it, ${lacked.length} answer${lacked.length === 1 ? 's' : ''} as if ${lacked.length === 1 ? 'it lacks' : 'they lack'} it): retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        had: had.map((u) => u.label),
+        lacked: lacked.map((u) => u.label),
+      },
+    },
+  );
+}
+
+/**
+ * The -32016 error (HTTP 503, Retry-After) for a read pinned by a hash that every upstream answered
+ * as missing, where fewer than `required` providers at the best credible head said so: the others
+ * are behind it and could not have seen what its newest blocks hold, so "not found" cannot be
+ * vouched for. Names the hash, the best head, and who answered from where (URLs redacted).
+ */
+export function absenceNotVouched(
+  chain: Chain,
+  pin: Extract<BlockNeed, { kind: 'hash' }>,
+  required: number,
+  atBest: readonly Upstream[],
+  behind: readonly Upstream[],
+  id?: string | number | null,
+): InstanceType<typeof BlockNotAvailableError> {
+  const providers = new Set(atBest.map((u) => u.provider)).size;
+  const what = pin.of === 'transaction' ? 'transaction' : 'block';
+  const best = bestCredibleHead(chain);
+  return new BlockNotAvailableError(
+    `${what} ${pin.hash} was not found, but only ${providers} of the ${required} upstream${required === 1 ? '' : 's'} needed ${providers === 1 ? 'is' : 'are'} at the best head${best === undefined ? '' : ` (block ${best})`}; ${behind.length} behind it could not have seen it yet: retry shortly`,
+    {
+      ...(id !== undefined ? { id } : {}),
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+      data: {
+        hash: pin.hash,
+        pin: what,
+        required,
+        eligible: providers,
+        bestHead: hex(best),
+        atBestHead: atBest.map((u) => u.label),
+        behind: behind.map((u) => ({ upstream: u.label, latest: hex(believedHead(u)) })),
+      },
+    },
+  );
+}
+
+const hex = (n: bigint | undefined) => (n === undefined ? null : `0x${n.toString(16)}`);
