@@ -31,7 +31,7 @@ export { Header } from './pipeline/headers.js';
 export { createApp, startServer, type RunningServer, type ServeOptions } from './server/app.js';
 export { canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, schemaFields, sha256Hex, type IgnoredFields } from './verify/canonical.js';
 export { readJson } from './verify/answers.js';
-export { classifyCall, classifyCalls } from './jsonrpc/methods.js';
+export { classifyCall, classifyCalls } from './jsonrpc/classify.js';
 export { redactUrl } from './upstream/redact.js';
 export { normalizeUpstreamUrl, providerOf } from './upstream/provider.js';
 export { createRegistry, type Registry, type Chain, type Upstream } from './upstream/registry.js';

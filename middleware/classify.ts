@@ -14,7 +14,7 @@
  */
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need } from '../lib/pipeline/context.js';
-import { classifyCalls } from '../lib/jsonrpc/methods.js';
+import { classifyCalls } from '../lib/jsonrpc/classify.js';
 import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
 import { pollHeadsNow } from '../lib/health/tracker.js';
 

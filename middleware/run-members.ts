@@ -14,7 +14,7 @@ import { onAnswerDone } from '../lib/pipeline/answer-done.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
 import { getContext, initContext, need, type MemberResult } from '../lib/pipeline/context.js';
 import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
-import { batchNeutral, classifyCall } from '../lib/jsonrpc/methods.js';
+import { batchNeutral, classifyCall } from '../lib/jsonrpc/classify.js';
 import type { RpcCall } from '../lib/jsonrpc/types.js';
 import { BatchCoalescer } from '../lib/upstream/transport/coalesce.js';
 import type { Chain } from '../lib/upstream/registry.js';

@@ -41,7 +41,7 @@ import type { RpcCall } from '../jsonrpc/types.js';
 import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
 import { answerBodyAsMissing, missingBlockErrors } from './missing.js';
 import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
-import { pinAtOf } from '../jsonrpc/methods.js';
+import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
 import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';

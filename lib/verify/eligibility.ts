@@ -10,7 +10,8 @@
  * an answer "as if it lacks it" (missing.ts answerBodyAsMissing) is not a vote for "not found" when another
  * upstream has it (lib/verify/eligibility-policy.ts).
  */
-import { pinAtOf, pinOf, resolvableTags, type CustomMethods } from '../jsonrpc/methods.js';
+import { resolvableTags, type CustomMethods } from '../jsonrpc/methods.js';
+import { pinAtOf, pinOf } from '../jsonrpc/classify.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import { scanText } from './answers.js';
 import { believedHead, chainHead, inRotation } from '../health/heads.js';

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { GatewayError } from '../../../../lib/errors.js';
-import { classifyCall, classifyCalls, neverConfirmable, pinnedMethods, type CustomMethods, type PinAt } from '../../../../lib/jsonrpc/methods.js';
+import { neverConfirmable, pinnedMethods, type CustomMethods, type PinAt } from '../../../../lib/jsonrpc/methods.js';
+import { classifyCall, classifyCalls } from '../../../../lib/jsonrpc/classify.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
 
 const none: CustomMethods = new Map();

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { Transaction, Wallet } from 'ethers';
-import { classifyCall, declaredMethod, neverConfirmable } from '../../../../lib/jsonrpc/methods.js';
+import { declaredMethod, neverConfirmable } from '../../../../lib/jsonrpc/methods.js';
+import { classifyCall } from '../../../../lib/jsonrpc/classify.js';
 import { isAlreadyKnown, isWrite, mayBroadcast, transactionHash, txHashOf, writeTable } from '../../../../lib/jsonrpc/writes.js';
 
 const wallet = new Wallet('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');

@@ -1,6 +1,7 @@
 import test from 'ava';
 import { buildCollection, supportedMethods, type PostmanFolder, type PostmanRequestItem } from '../../../../lib/ops/collection.js';
-import { classifyCall, neverConfirmable, pinnedMethods, ruleOf } from '../../../../lib/jsonrpc/methods.js';
+import { neverConfirmable, pinnedMethods, ruleOf } from '../../../../lib/jsonrpc/methods.js';
+import { classifyCall } from '../../../../lib/jsonrpc/classify.js';
 import { writeTable } from '../../../../lib/jsonrpc/writes.js';
 import { matchRpcRoute } from '../../../../lib/pipeline/route.js';
 import { blockParam } from '../../../support/spec-tables.js';

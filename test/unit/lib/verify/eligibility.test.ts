@@ -5,7 +5,8 @@
  */
 import test from 'ava';
 import { BlockNotAvailableError } from '../../../../lib/errors.js';
-import { classifyCalls, type CustomMethods } from '../../../../lib/jsonrpc/methods.js';
+import { type CustomMethods } from '../../../../lib/jsonrpc/methods.js';
+import { classifyCalls } from '../../../../lib/jsonrpc/classify.js';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
 import { blockNeeded, eligible, hashPinned, highestBlock, resolveTags } from '../../../../lib/verify/eligibility.js';
 import { answerBodyAsMissing } from '../../../../lib/verify/missing.js';
