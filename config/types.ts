@@ -1,0 +1,124 @@
+/**
+ * The config's type: what validateConfig (schema.ts) gives, every default filled in
+ * (config/defaults.ts), deep-frozen by the loader (index.ts).
+ */
+import type { PinAt } from '../lib/jsonrpc/methods.js';
+import type { Shape } from '../lib/verify/canonical.js';
+
+/** The `heads:` keys, globally and per chain; absent keys take the defaults (lib/health/heads.ts headSettings). */
+export interface HeadsConfig {
+  /** The head tracker's cadence, in ms. */
+  readonly intervalMs?: number;
+  /**
+   * The chain's head is the highest upstream head at most this many blocks above the median head;
+   * an upstream more than this many blocks above the chain's head is suspect.
+   */
+  readonly suspectBlocks?: number;
+  /** For upstreams without the safe/finalized tags: safe = finalized = latest − this. */
+  readonly finalityDepth?: number;
+  /** How long a pinned read waits for enough upstreams to reach its block, in ms. */
+  readonly waitMs?: number;
+}
+
+/** A confirmableMethods entry: the method and where its pin is (lib/jsonrpc/methods.ts). */
+export interface ConfirmableMethod {
+  readonly method: string;
+  readonly pin: PinAt;
+}
+
+export interface ChainConfig {
+  /** Upstream URLs, in priority order, normalized (WHATWG form, no fragment, no empty query). */
+  readonly rpcs: readonly string[];
+  /**
+   * Explicit `provider:` labels, by position in rpcs (undefined where the entry is a plain URL);
+   * absent when no entry has one. An upstream's identity defaults to its registrable domain.
+   */
+  readonly providers?: readonly (string | undefined)[];
+  readonly confirmations: number;
+  readonly confirmableMethods: readonly ConfirmableMethod[];
+  /** Fields left out of the comparison on this chain, added to the global list and the defaults. */
+  readonly ignoredFields: IgnoredFieldsConfig;
+  /** This chain's head tracking and wait (lib/health/heads.ts); over the global `heads:`. */
+  readonly heads: HeadsConfig;
+  /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
+  readonly strategy: 'balanced' | 'priority';
+  /** Writes (lib/verify/write.ts): `broadcast` upstreams get each write at once (1: one; Infinity: `all`); absent: one. */
+  readonly writes?: { readonly broadcast: number };
+  /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
+  readonly upstreamLimits?: readonly UpstreamLimits[];
+  /** false: a batch's member calls are never sent to an upstream as one batch (lib/upstream/transport/coalesce.ts); absent: they are. */
+  readonly batchUpstream?: false;
+}
+
+/** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps }` rpcs entry. */
+export interface UpstreamLimits {
+  readonly weight?: number;
+  readonly maxConcurrent?: number;
+  readonly maxRps?: number;
+}
+
+/** Field names per shape (block, transaction, receipt, log) that are not compared. */
+export type IgnoredFieldsConfig = Readonly<Partial<Record<Shape, readonly string[]>>>;
+
+export interface OmnigateConfig {
+  readonly port: number;
+  readonly confirmations: number;
+  readonly refreshInterval: number;
+  readonly timeouts: {
+    readonly upstreamMs: number;
+    readonly requestMs: number;
+    /** The fixed hedge delay: the default (1000) when absent from the file, then hedgeAdaptive is true. */
+    readonly hedgeMs: number;
+    /** hedgeMs is not set: the delay follows the chain's hedgeQuantile of answered calls (quality.ts hedgeDelay). */
+    readonly hedgeAdaptive: boolean;
+    readonly hedgeMinMs: number;
+    readonly hedgeMaxMs: number;
+    readonly hedgeQuantile: number;
+    /** Hedged calls at most, as a share of first calls per chain (quality.ts HedgeBudget). */
+    readonly hedgeBudget: number;
+    /** Time a client has to take a written answer, ms (0: no limit). */
+    readonly sendMs: number;
+  };
+  readonly limits: {
+    readonly bodyBytes: number;
+    readonly batchSize: number;
+    readonly responseBytes: number;
+    readonly jsonDepth: number;
+    readonly bufferedBytes: number;
+    readonly probeConcurrency: number;
+  };
+  readonly server: {
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+    readonly shutdownMs: number;
+  };
+  readonly redactHeaders: boolean;
+  /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
+  readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
+  /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
+  readonly disputes: {
+    readonly window: number;
+    readonly maxLost: number;
+    readonly sampleEvery: number;
+    /** Each dispute (no quorum, answers differ) appended as one JSON line (README "Disputes"). */
+    readonly file?: string;
+    /** disputes.file is rotated to `<file>.1` before it passes this many bytes. */
+    readonly fileMaxBytes: number;
+  };
+  readonly confirmableMethods: readonly ConfirmableMethod[];
+  /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
+  readonly ignoredFields: IgnoredFieldsConfig;
+  /** Head tracking and the wait for heads on every chain (lib/health/heads.ts: defaults per chain id). */
+  readonly heads: HeadsConfig;
+  /** The indexer API: `schema` holds the Ponder tables; absent, they are found in the search path. */
+  readonly indexer: { readonly schema?: string };
+  /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
+  readonly chains: Readonly<Record<string, ChainConfig>>;
+}
+
+/** One problem: the YAML path and the message. */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
