@@ -356,79 +356,12 @@ export function describeQuality(health: Health, now = performance.now()) {
   };
 }
 
-export interface HedgeOptions {
-  /** A fixed delay (timeouts.hedgeMs set in the config): used as it is. */
-  fixedMs?: number;
-  /** Bounds of the adaptive delay (timeouts.hedgeMinMs / hedgeMaxMs). */
-  minMs: number;
-  maxMs: number;
-  /** The quantile of answered calls the delay follows (timeouts.hedgeQuantile, default 0.9). */
-  quantile: number;
-  /** Answered calls the quantile must rest on; before that, maxMs (default 20). */
-  minSamples?: number;
-}
-
 /**
- * When to ask one more upstream for a request of class `cls` on `chain`: the fixed delay when
- * one is configured, else the chain's recent `quantile` of answered calls of that class, within
- * [minMs, maxMs]; maxMs while too few calls were answered to say.
+ * The chain's recent `q` quantile of answered calls of class `cls` (ms), or undefined while fewer
+ * than `minSamples` were answered in the window (the hedge delay reads it).
  */
-export function hedgeDelay(chain: object, cls: MethodClass, options: HedgeOptions, now = performance.now()): number {
-  if (options.fixedMs !== undefined) return options.fixedMs;
+export function chainQuantile(chain: object, cls: MethodClass, q: number, minSamples: number, now: number): number | undefined {
   const sketch = byChain.get(chain)?.get(cls);
-  if (!sketch || sketch.count(now) < (options.minSamples ?? 20)) return options.maxMs;
-  const q = sketch.quantile(options.quantile, now)!;
-  return Math.min(options.maxMs, Math.max(options.minMs, Math.round(q)));
-}
-
-/**
- * The hedging budget of one chain: extra (hedged) calls may be at most `share` of the first calls,
- * plus a burst of `burst`. Each first call earns `share` of a token (up to `burst`); a hedge takes
- * one. A chain whose upstreams are all slow is then not sent twice its traffic.
- */
-export class HedgeBudget {
-  private tokens: number;
-  constructor(
-    readonly share: number,
-    readonly burst = 10,
-  ) {
-    if (!(share >= 0 && share <= 1)) throw new TypeError('HedgeBudget: share must be within 0..1');
-    this.tokens = burst;
-  }
-
-  /** A first (not hedged) call was made. */
-  onCall(): void {
-    this.tokens = Math.min(this.burst, this.tokens + this.share);
-  }
-
-  /** `calls` first (not hedged) calls were made. */
-  onCalls(calls: number): void {
-    this.tokens = Math.min(this.burst, this.tokens + this.share * calls);
-  }
-
-  /** May one more (hedged) call be made now? (Takes nothing: spend() does, once the hedge went out.) */
-  canHedge(): boolean {
-    return this.tokens >= 1 - 1e-9; // (ten shares of 0.1 add up to 0.9999…)
-  }
-
-  /** `calls` hedged calls went out. */
-  spend(calls: number): void {
-    this.tokens = Math.max(0, this.tokens - calls);
-  }
-
-  /** May one more (hedged) call be made now? Takes a token when it may. */
-  tryHedge(): boolean {
-    if (!this.canHedge()) return false;
-    this.spend(1);
-    return true;
-  }
-}
-
-const budgets = new WeakMap<object, HedgeBudget>();
-
-/** The hedging budget of a chain (one per chain object, created on first use). */
-export function hedgeBudgetOf(chain: object, share: number): HedgeBudget {
-  let b = budgets.get(chain);
-  if (!b) budgets.set(chain, (b = new HedgeBudget(share)));
-  return b;
+  if (!sketch || sketch.count(now) < minSamples) return undefined;
+  return sketch.quantile(q, now);
 }

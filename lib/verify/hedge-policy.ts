@@ -3,9 +3,9 @@
  * - the delay: `timeouts.hedgeMs` when the config sets it (a fixed override; 0 turns hedging off),
  *   else adaptive: the chain's recent `hedgeQuantile` (p90) of answered calls of the request's
  *   method class, within [hedgeMinMs, hedgeMaxMs]; hedgeMaxMs until 20 calls were answered
- *   (lib/health/quality.ts hedgeDelay). Read at each hedge timer, so a long request follows the chain;
+ *   (hedgeDelay below). Read at each hedge timer, so a long request follows the chain;
  * - the budget: hedged calls of a chain at most `hedgeBudget` × its first calls, plus a burst of 10
- *   (quality.ts HedgeBudget): a chain whose upstreams are all slow is not sent twice its traffic.
+ *   (HedgeBudget below): a chain whose upstreams are all slow is not sent twice its traffic.
  *   `mayHedge` asks, `onHedge` pays (so a policy composed after this one may still refuse for free);
  * - the count (`hedgeMissingVotes`): max(1, missing − inFlight), one call per vote the leading
  *   group still lacks less the calls already running, and at least one. N=3 with one vote in and
@@ -15,7 +15,7 @@
  * Composable with other policies (lib/verify/loop-policy.ts composePolicies).
  */
 import type { RpcContext } from '../pipeline/context.js';
-import { hedgeBudgetOf, hedgeDelay, methodClassOf, type HedgeOptions } from '../health/quality.js';
+import { chainQuantile, methodClassOf, type MethodClass } from '../health/quality.js';
 import { hedgeMissingVotes } from './agreement.js';
 import type { LoopPolicy, LoopPolicyOf } from './loop-policy.js';
 
@@ -81,4 +81,80 @@ export function hedgePolicy(settings: HedgeSettings): LoopPolicyOf {
       hedgeCount: hedgeMissingVotes,
     };
   };
+}
+
+export interface HedgeOptions {
+  /** A fixed delay (timeouts.hedgeMs set in the config): used as it is. */
+  fixedMs?: number;
+  /** Bounds of the adaptive delay (timeouts.hedgeMinMs / hedgeMaxMs). */
+  minMs: number;
+  maxMs: number;
+  /** The quantile of answered calls the delay follows (timeouts.hedgeQuantile, default 0.9). */
+  quantile: number;
+  /** Answered calls the quantile must rest on; before that, maxMs (default 20). */
+  minSamples?: number;
+}
+
+/**
+ * When to ask one more upstream for a request of class `cls` on `chain`: the fixed delay when
+ * one is configured, else the chain's recent `quantile` of answered calls of that class, within
+ * [minMs, maxMs]; maxMs while too few calls were answered to say.
+ */
+export function hedgeDelay(chain: object, cls: MethodClass, options: HedgeOptions, now = performance.now()): number {
+  if (options.fixedMs !== undefined) return options.fixedMs;
+  const q = chainQuantile(chain, cls, options.quantile, options.minSamples ?? 20, now);
+  if (q === undefined) return options.maxMs;
+  return Math.min(options.maxMs, Math.max(options.minMs, Math.round(q)));
+}
+
+/**
+ * The hedging budget of one chain: extra (hedged) calls may be at most `share` of the first calls,
+ * plus a burst of `burst`. Each first call earns `share` of a token (up to `burst`); a hedge takes
+ * one. A chain whose upstreams are all slow is then not sent twice its traffic.
+ */
+export class HedgeBudget {
+  private tokens: number;
+  constructor(
+    readonly share: number,
+    readonly burst = 10,
+  ) {
+    if (!(share >= 0 && share <= 1)) throw new TypeError('HedgeBudget: share must be within 0..1');
+    this.tokens = burst;
+  }
+
+  /** A first (not hedged) call was made. */
+  onCall(): void {
+    this.tokens = Math.min(this.burst, this.tokens + this.share);
+  }
+
+  /** `calls` first (not hedged) calls were made. */
+  onCalls(calls: number): void {
+    this.tokens = Math.min(this.burst, this.tokens + this.share * calls);
+  }
+
+  /** May one more (hedged) call be made now? (Takes nothing: spend() does, once the hedge went out.) */
+  canHedge(): boolean {
+    return this.tokens >= 1 - 1e-9; // (ten shares of 0.1 add up to 0.9999…)
+  }
+
+  /** `calls` hedged calls went out. */
+  spend(calls: number): void {
+    this.tokens = Math.max(0, this.tokens - calls);
+  }
+
+  /** May one more (hedged) call be made now? Takes a token when it may. */
+  tryHedge(): boolean {
+    if (!this.canHedge()) return false;
+    this.spend(1);
+    return true;
+  }
+}
+
+const budgets = new WeakMap<object, HedgeBudget>();
+
+/** The hedging budget of a chain (one per chain object, created on first use). */
+export function hedgeBudgetOf(chain: object, share: number): HedgeBudget {
+  let b = budgets.get(chain);
+  if (!b) budgets.set(chain, (b = new HedgeBudget(share)));
+  return b;
 }

@@ -1,21 +1,8 @@
 import test from 'ava';
 import { validateConfig } from '../../../../config/schema.js';
 import { newHealth, type Health } from '../../../../lib/health/health.js';
-import {
-  HedgeBudget,
-  WindowedSketch,
-  hedgeDelay,
-  methodClassOf,
-  qualityOf,
-  recordAbandoned,
-  recordAnswered,
-  recordProbe,
-  recordProbeRound,
-  recordStart,
-  scoreOf,
-  trackCall,
-  windowMs,
-} from '../../../../lib/health/quality.js';
+import { WindowedSketch, methodClassOf, qualityOf, recordAbandoned, recordAnswered, recordProbe, recordProbeRound, recordStart, scoreOf, trackCall, windowMs } from '../../../../lib/health/quality.js';
+import { HedgeBudget, hedgeDelay } from '../../../../lib/verify/hedge-policy.js';
 import { arrange, rankTiers, type Rankable } from '../../../../lib/upstream/select.js';
 
 interface U extends Rankable {
