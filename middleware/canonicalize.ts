@@ -8,7 +8,7 @@
  */
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need } from '../lib/pipeline/context.js';
-import type { Assessed } from '../lib/verify/agreement.js';
+import type { Assessed } from '../lib/verify/question.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';

@@ -12,7 +12,7 @@ import type { Chain, Upstream } from '../upstream/registry.js';
 import type { Outcome } from '../upstream/fanout.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import type { Logger } from '../log.js';
-import type { AgreementRun, Assessed, CallPolicy, Verdict } from '../verify/agreement.js';
+import type { AgreementRun, Assessed, CallPolicy, Verdict } from '../verify/question.js';
 
 export interface RpcContext {
   /** parse */

@@ -15,7 +15,7 @@
  */
 import { appendFile, rename, stat } from 'node:fs/promises';
 import type { RpcContext } from '../pipeline/context.js';
-import type { Assessed } from './agreement.js';
+import type { Assessed } from './question.js';
 import type { Logger } from '../log.js';
 import { comparableAnswers, diffAnswers, type Difference } from './dispute.js';
 

@@ -45,7 +45,7 @@ import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
 import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import type { AgreementPolicy, Bad, Failed, Good } from './agreement.js';
+import type { AgreementPolicy, Bad, Failed, Good } from './question.js';
 import { tally } from './quorum.js';
 
 export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | undefined {

@@ -10,7 +10,7 @@
  *   policy that sets one wins.
  */
 import type { RpcContext } from '../pipeline/context.js';
-import type { AgreementPolicy } from './agreement.js';
+import type { AgreementPolicy } from './question.js';
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */
 export type LoopPolicy = Partial<

@@ -28,7 +28,7 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
-import { type Assessed, type Bad, type CallPolicy, type Good, type Timers, type Verdict, realTimers } from './agreement.js';
+import { type Assessed, type Bad, type CallPolicy, type Good, type Timers, type Verdict, realTimers } from './question.js';
 import { canonicalForm, sha256Hex } from './canonical.js';
 import { errorKind } from './trouble.js';
 

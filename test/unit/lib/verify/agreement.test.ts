@@ -10,7 +10,8 @@ import { newHealth } from '../../../../lib/health/health.js';
 import { recordAnswered } from '../../../../lib/health/quality.js';
 import { hedgePolicy } from '../../../../lib/verify/hedge-policy.js';
 import { composePolicies } from '../../../../lib/verify/loop-policy.js';
-import { type AgreementEnd, type AgreementPolicy, type AgreementRun, type Assessed, type LoopState, type Timers, hedgeMissingVotes, runAgreement } from '../../../../lib/verify/agreement.js';
+import { hedgeMissingVotes, runAgreement } from '../../../../lib/verify/agreement.js';
+import { type AgreementEnd, type AgreementPolicy, type AgreementRun, type Assessed, type LoopState, type Timers } from '../../../../lib/verify/question.js';
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -8,7 +8,7 @@ import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
 import { headSettings, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
 import { newHealth } from '../../../../lib/health/health.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
-import type { Assessed, Failed, Good } from '../../../../lib/verify/agreement.js';
+import type { Assessed, Failed, Good } from '../../../../lib/verify/question.js';
 import { eligibilityPolicy, ineligibleError } from '../../../../lib/verify/eligibility-policy.js';
 
 const upstream = (index: number, head?: bigint): Upstream =>
