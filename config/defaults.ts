@@ -1,4 +1,4 @@
-/** Every default of the config file, in one place (README "Configuration" lists the same). */
+/** Every default of the config file, in one place (config/README.md "Configuration" lists the same). */
 export const defaults = {
   /** Port the server listens on (`omnigate serve --port` overrides it; 0 picks a free port). */
   port: 5000,

@@ -96,12 +96,12 @@ export interface OmnigateConfig {
   readonly redactHeaders: boolean;
   /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
-  /** When an upstream whose answers lose agreements is distrusted (README "Disputes"). */
+  /** When an upstream whose answers lose agreements is distrusted (lib/verify/README.md "How agreement works", 9). */
   readonly disputes: {
     readonly window: number;
     readonly maxLost: number;
     readonly sampleEvery: number;
-    /** Each dispute (no quorum, answers differ) appended as one JSON line (README "Disputes"). */
+    /** Each dispute (no quorum, answers differ) appended as one JSON line (lib/verify/README.md "Disputes file"). */
     readonly file?: string;
     /** disputes.file is rotated to `<file>.1` before it passes this many bytes. */
     readonly fileMaxBytes: number;

@@ -40,7 +40,7 @@ export interface MethodRule {
   max?: number;
   /** A required boolean parameter after the block (the full-transactions flag). */
   flagAt?: number;
-  /** Why, in a few words (README table; the reason logged for an unconfirmable method). */
+  /** Why, in a few words (the table of lib/jsonrpc/README.md; the reason logged for an unconfirmable method). */
   why: string;
 }
 

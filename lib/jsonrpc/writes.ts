@@ -26,7 +26,7 @@ export interface WriteRule {
   resultIsHash: boolean;
   /** The chain's broadcast mode applies (the same bytes are the same write everywhere). */
   broadcast: boolean;
-  /** Why it is a write (README table). */
+  /** Why it is a write (the table of lib/jsonrpc/README.md "Writes"). */
   why: string;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Which JSON-RPC errors from an upstream are the provider's trouble rather than the node's
- * answer: ONE table, in one place (README "Node errors and provider trouble"). Pure.
+ * answer: ONE table, in one place (lib/verify/README.md "Node errors and provider trouble"). Pure.
  *
  * A node's error is an answer like a result: it votes, and N agreeing errors reach the client
  * as the node sent them (HTTP 200, the client's id). Only the errors listed here are not votes:
@@ -36,7 +36,7 @@ export interface ErrorRule {
   code?: number;
   /** The message the rule needs; absent: any message. */
   message?: RegExp;
-  /** Why (for the README table and the reason logged). */
+  /** Why (for the table of lib/verify/README.md and the reason logged). */
   why: string;
   /** How the failure's reason starts (default: "provider error" for trouble, "refused" for a refusal). */
   label?: string;

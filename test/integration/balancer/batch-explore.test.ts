@@ -3,7 +3,7 @@
  * `exploreEveryMs`, that asks a measured-slow upstream first) against batches, on the wire: real
  * fake upstreams on port 0 and the pipeline's real stages, composed as rpcPipeline composes them
  * but with selectUpstreams on a clock the test moves (no 5 s wait). An N=1 batch is one upstream
- * request at any time (README, Batches: its calls go to one upstream as one upstream batch); the
+ * request at any time (lib/jsonrpc/README.md, "Batches": its calls go to one upstream as one upstream batch); the
  * exploration turn is never a batch member's: it stays for the next single N=1 request.
  */
 import http from 'node:http';
@@ -109,7 +109,7 @@ test('with a slow upstream to explore: the batch stays one request on the fast o
   const slow = s.fakes[2]!;
   slow.delayMs = SLOW_MS;
   // Singles spread over the three (balanced) until the slow one was measured twice (two slow
-  // answers make it slow: README, Upstream quality); the clock does not move, so none explores.
+  // answers make it slow: lib/upstream/README.md, "Upstream selection"); the clock does not move, so none explores.
   for (let i = 0; i < 30 && slow.calls < 2; i += 1) t.is((await s.post(single(i))).status, 200);
   t.is(slow.calls, 2);
   const measured = slow.calls;

@@ -3,7 +3,7 @@
  * execution-apis schema (an L2 client's `l1BlockNumber` on a block, `queueOrigin` on its
  * transactions, `l1Fee` on a receipt) is not compared. The N answers agree on every schema field,
  * so the read is confirmed; the extra reaches the client only when all N sent it alike, and
- * X-Json-Hash (which never covers it) is the one the README's recipe recomputes. A schema field
+ * X-Json-Hash (which never covers it) is the one the recipe of lib/verify/README.md recomputes. A schema field
  * that differs is still a disagreement.
  */
 import { createHash } from 'node:crypto';
@@ -60,7 +60,7 @@ const chain = (extras: Extras = {}): AnswerFn => (call) => {
 const l2 = { block: { l1BlockNumber: '0x13a1b2c' }, tx: { queueOrigin: 'sequencer' }, receipt: { l1Fee: '0x1c3b5', l1GasUsed: '0x640' } };
 const blockCall = rpc('eth_getBlockByNumber', ['0x20', true]);
 
-/** X-Json-Hash as the README's "Recomputing X-Json-Hash" says a client computes it, with json-stable-stringify. */
+/** X-Json-Hash as lib/verify/README.md "Recomputing X-Json-Hash" says a client computes it, with json-stable-stringify. */
 function readmeHash(method: string, result: unknown): string {
   const kept = (shape: keyof typeof schemaFields, o: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== null && schemaFields[shape].includes(k) && !defaultIgnoredFields[shape].includes(k)));

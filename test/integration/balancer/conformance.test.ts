@@ -3,7 +3,7 @@
  * real clients, one or more per method of the spec) replayed through the gateway. Fake upstreams
  * answer each recorded request with the recorded answer, byte for byte; the client must get
  * exactly what the node sent (result or error, its id, HTTP 200), at N=1, at N=3, and in batches
- * of several members, with X-Confirmable as the method table of the README says.
+ * of several members, with X-Confirmable as the method table of lib/jsonrpc/README.md says.
  */
 import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream, type RpcCallIn } from '../../support/fake-upstream.js';
@@ -13,7 +13,7 @@ import { startGateway, type Gateway } from '../../support/gateway.js';
 const pairs = recordedPairs();
 
 /**
- * The README's method table, written out here on its own (not read from lib/), so that a change
+ * The method table of lib/jsonrpc/README.md, written out here on its own (not read from lib/), so that a change
  * of the table is a change of this test too: where each confirmable method's pin sits.
  */
 const confirmablePins: Record<string, number | 'filter'> = {

@@ -7,7 +7,7 @@
  * documented status, never a 500, never a hang or a dropped connection; afterwards the gateway
  * still answers normal requests and the fakes are alive.
  *
- * What each answer must be is worked out from the bytes sent (README "Errors", spec B5), not from
+ * What each answer must be is worked out from the bytes sent (lib/pipeline/README.md "Errors", spec B5), not from
  * the generator. Deterministic: the seed is fixed. Knobs (environment): FUZZ_SEED=<int> another
  * seed (the burst property uses seed + 1), FUZZ_RUNS=<n> requests sent one at a time (default
  * 10,000), FUZZ_BURST_RUNS=<n> bursts of 8 concurrent requests (default 500), FUZZ_SHRINK=0 report
@@ -31,7 +31,7 @@ const BODY_LIMIT = 256 * 1024;
 const BATCH_LIMIT = 50;
 const CHAIN_CONFIRMATIONS = 2;
 
-/** HTTP status → the JSON-RPC codes README "Errors" allows with it. */
+/** HTTP status → the JSON-RPC codes lib/pipeline/README.md "Errors" allows with it. */
 const codesByStatus: Record<number, number[]> = {
   // omnigate's own errors that a node sends itself, with 200 as a node sends them (spec B5)
   200: [-32601, -32602],
@@ -170,7 +170,7 @@ const USABLE_UPSTREAMS = 3;
 const CONFIGURED_CHAIN = 1n;
 
 /**
- * README "Errors" for the route: -32009 a chain id that is not a non-negative decimal integer,
+ * lib/pipeline/README.md "Errors" for the route: -32009 a chain id that is not a non-negative decimal integer,
  * -32001 an unknown chain, -32002 an <n> that is not a positive decimal integer, -32003 an <n>
  * above the usable upstreams (only for a confirmable request: `nAbove`). Undefined for
  * percent-encoded segments (whether they are decoded is not documented).
@@ -200,7 +200,7 @@ const isRpcId = (v: unknown): v is string | number => typeof v === 'string' || (
 const hasBom = (b: Buffer) => b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
 const isValidUtf8 = (b: Buffer) => Buffer.from(b.toString('utf8'), 'utf8').equals(b);
 
-/** README "Limits": bodies nesting arrays and objects deeper than limits.jsonDepth (256) get -32600. */
+/** limits.jsonDepth (config/README.md): bodies nesting arrays and objects deeper than limits.jsonDepth (256) get -32600. */
 const JSON_DEPTH = 256;
 /** The deepest nesting of brackets and braces outside strings in a text, valid JSON or not. */
 function depthOf(text: string): number {
@@ -249,7 +249,7 @@ function expectedIds(bytes: Buffer): unknown[] {
   return [...ids];
 }
 
-/** README "Errors", -32600: is this a JSON-RPC request object? ('unclear' where the README is silent.) */
+/** lib/pipeline/README.md "Errors", -32600: is this a JSON-RPC request object? ('unclear' where the README is silent.) */
 function structure(v: unknown): 'valid' | 'invalid' | 'unclear' {
   if (!isObject(v)) return 'invalid';
   if (!('id' in v) || !isRpcId(v.id)) return 'invalid';
@@ -265,14 +265,14 @@ function isNotification(v: unknown): boolean {
   return isObject(v) && !('id' in v) && v.jsonrpc === '2.0' && typeof v.method === 'string' && v.method !== '' && (v.params === undefined || Array.isArray(v.params));
 }
 
-/** HTTP status of each documented code (README "Errors"). */
+/** HTTP status of each documented code (lib/pipeline/README.md "Errors"). */
 const statusOfCode: Record<number, number> = {
   [-32700]: 400, [-32600]: 400, [-32601]: 200, [-32602]: 200, [-32002]: 400, [-32003]: 400, [-32007]: 400, [-32009]: 400,
   [-32001]: 404, [-32004]: 405, [-32006]: 413, [-32010]: 502, [-32011]: 502, [-32012]: 504,
 };
 
 /**
- * What the body alone calls for (README "Errors"): `codes` it may be refused with, and whether it
+ * What the body alone calls for (lib/pipeline/README.md "Errors"): `codes` it may be refused with, and whether it
  * may succeed at all (a structurally valid request or batch). Undefined where the README is
  * silent (invalid UTF-8, a BOM, an empty method, null params).
  */
@@ -377,7 +377,7 @@ function checkSuccess(r: FuzzRequest, a: Answer, body: unknown, n: string | unde
     const got = body.map((m) => (isObject(m) ? m.id : undefined));
     if (JSON.stringify(want) !== JSON.stringify(got)) problems.push(`batch answer ids ${JSON.stringify(got)} do not match the request's ${JSON.stringify(want)}`);
     body.forEach((m, i) => checkResponseObject(m, want[i], `answer[${i}]`, problems));
-    // The headers of a batch (spec B2, README "Batches"): X-Confirmable true only when every
+    // The headers of a batch (spec B2, lib/jsonrpc/README.md "Batches"): X-Confirmable true only when every
     // member was confirmed by N; X-Required-Confirmations N then, and 1 whenever X-Confirmable is false.
     const confirmable = a.headers['x-confirmable'];
     const wantN = n === undefined ? CHAIN_CONFIRMATIONS : Number(safeDecode(n));
@@ -545,7 +545,7 @@ async function exercise(r: FuzzRequest, sequential: boolean): Promise<void> {
   }
   bump(stats.byStatus, a.status);
   const problems = judge(r, a);
-  // one request at a time: a refused request must not have reached any upstream (README -32602)
+  // one request at a time: a refused request must not have reached any upstream (lib/pipeline/README.md, -32602)
   const called = upstreamCalls() - before;
   if (sequential && a.status !== 200 && a.status < 500 && called > 0) problems.push(`HTTP ${a.status}, yet ${called} upstream call(s) were made`);
   if (problems.length > 0) throw new Error(`${problems.join('; ')}\n${describe(r, a)}`);

@@ -1,5 +1,5 @@
 /**
- * The README's method table, row by row, on the wire: every method it lists is sent at N=3 with
+ * The method table of lib/jsonrpc/README.md, row by row, on the wire: every method it lists is sent at N=3 with
  * its pin fixed (a block number, `earliest`, a block hash, a transaction hash) and moving
  * (`latest`, `pending`), and X-Confirmable, X-Required-Confirmations and the number of upstreams
  * asked must be what the table says. The conformance corpus (conformance.test.ts) covers only the

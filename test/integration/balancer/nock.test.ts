@@ -1,5 +1,5 @@
 /**
- * README "Testing your gateway with nock": a user's gateway (rpcPipeline in a plain
+ * middleware/README.md "Testing your gateway with nock": a user's gateway (rpcPipeline in a plain
  * http.createServer) tested with nock standing in for the providers, as a user would write it.
  * Upstream calls go through node:http, so nock answers them; nothing reaches DNS.
  */

@@ -61,7 +61,7 @@ test('should hash the canonical form, whatever the id and whichever upstream is 
   t.not(a.headers['x-forwarded-from'], b.headers['x-forwarded-from']);
   t.is(a.headers['x-json-hash'], b.headers['x-json-hash']);
   t.regex(a.headers['x-json-hash'] as string, /^[0-9a-f]{64}$/);
-  // a client recomputes it (README recipe): hex strings lower-cased, keys sorted, no whitespace
+  // a client recomputes it (lib/verify/README.md recipe): hex strings lower-cased, keys sorted, no whitespace
   const lower = (_k: unknown, v: unknown) => (typeof v === 'string' && /^0x[0-9a-f]*$/i.test(v) ? v.toLowerCase() : v);
   const expected = createHash('sha256').update(stringify({ result: b.body.result }, { replacer: lower }) as string).digest('hex');
   t.is(b.headers['x-json-hash'], expected);

@@ -1,6 +1,7 @@
 /**
- * The README's mounting snippets, run as written. Each block marked
- * `<!-- readme-snippet: NAME … -->` in README.md is copied byte for byte into a temporary
+ * The READMEs' mounting snippets, run as written. Each block marked
+ * `<!-- readme-snippet: NAME … -->` in a README.md of the repository (the root's "Use it in your
+ * app", or a room's: every tracked README.md is read) is copied byte for byte into a temporary
  * project whose node_modules has `omnigate` (a link to this checkout, so `import … from
  * 'omnigate'` resolves through package.json's `exports` to the built dist/) and `express`, then
  * run by node as a real child process next to fake upstreams (and a real PostgreSQL for the
@@ -8,7 +9,7 @@
  * The last test runs, the same way, a host app of its own that composes the stages itself.
  */
 import test, { type ExecutionContext } from 'ava';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -21,19 +22,36 @@ import { startTestDatabase, tempDir } from '../../support/pg.js';
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const json = { 'content-type': 'application/json' };
 
-/** The marked fenced blocks of README.md, by name. */
-async function readmeSnippets(): Promise<Map<string, string>> {
-  const readme = await readFile(path.join(root, 'README.md'), 'utf8');
-  const blocks = new Map<string, string>();
-  for (const m of readme.matchAll(/^<!-- readme-snippet: ([\w-]+)[^\n]*-->\n```(?:js|ts)\n([\s\S]*?)^```$/gm)) blocks.set(m[1]!, m[2]!);
+/** The README.md files of the repository (tracked, or new and not ignored): the root's and the rooms'. */
+function readmeFiles(): string[] {
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', '*README.md'], { cwd: root, encoding: 'utf8' });
+  return out.split('\n').filter((f) => path.basename(f) === 'README.md' && !f.split('/').includes('node_modules') && existsSync(path.join(root, f)));
+}
+
+/** The marked fenced blocks of every README.md, by name (a name marked twice is an error). */
+async function readmeSnippets(): Promise<Map<string, { file: string; code: string }>> {
+  const blocks = new Map<string, { file: string; code: string }>();
+  for (const file of readmeFiles()) {
+    const readme = await readFile(path.join(root, file), 'utf8');
+    for (const m of readme.matchAll(/^<!-- readme-snippet: ([\w-]+)[^\n]*-->\n```(?:js|ts)\n([\s\S]*?)^```$/gm)) {
+      const seen = blocks.get(m[1]!);
+      if (seen) throw new Error(`readme-snippet ${m[1]!} is marked twice: in ${seen.file} and ${file}`);
+      blocks.set(m[1]!, { file, code: m[2]! });
+    }
+  }
   return blocks;
 }
 
 async function snippet(t: ExecutionContext, name: string): Promise<string> {
-  const code = (await readmeSnippets()).get(name);
-  if (code === undefined) t.fail(`README.md has no block marked <!-- readme-snippet: ${name} -->`);
-  return code ?? '';
+  const block = (await readmeSnippets()).get(name);
+  if (block === undefined) t.fail(`no README.md has a block marked <!-- readme-snippet: ${name} -->`);
+  return block?.code ?? '';
 }
+
+test('every marked README snippet is run by a test of this file', async (t) => {
+  const names = [...(await readmeSnippets()).keys()].sort();
+  t.deepEqual(names, ['mounting-express', 'mounting-indexer'], 'a new readme-snippet needs a test here');
+});
 
 const PRELOAD = `import http from 'node:http';
 const listen = http.Server.prototype.listen;

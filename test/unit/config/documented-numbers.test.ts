@@ -1,9 +1,9 @@
 /**
- * Every numeric setting of the README's Configuration table, written in a YAML file as a user
+ * Every numeric setting of the Configuration table (config/README.md), written in a YAML file as a user
  * writes it (whole numbers as `0`, `1`, `2`, shares as `0`, `1`, `0.5`) and loaded as
  * `omnigate serve --config` loads it (loadConfigFile), at its documented bounds: accepted, and the
  * value arrives as that JS number. Out-of-bounds values are refused with the YAML path and line.
- * The table's keys are read from README.md, so a key added there without a case here fails.
+ * The table's keys are read from config/README.md, so a key added there without a case here fails.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,7 @@ function nested(dotted: string, value: string, siblings: string[] = []): string[
 }
 
 interface Case {
-  /** The README table's key. */
+  /** The table's key (config/README.md). */
   key: string;
   /** The test's name, when the key names several (`chains.<id>.heads.*`). */
   name?: string;
@@ -153,10 +153,10 @@ const notNumeric = [
   'chains.<id>.ignoredFields', 'indexer.schema',
 ];
 
-test('the cases cover every key of the README Configuration table', async (t) => {
-  const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+test('the cases cover every key of the Configuration table (config/README.md)', async (t) => {
+  const readme = await readFile(new URL('../../../config/README.md', import.meta.url), 'utf8');
   const start = readme.indexOf('\n## Configuration\n');
-  t.true(start >= 0, 'README has a Configuration section');
+  t.true(start >= 0, 'config/README.md has a Configuration section');
   const section = readme.slice(start + 1).split(/\n#{2,3} /)[0]!;
   const keys = section
     .split('\n')

@@ -4,7 +4,7 @@ import { ConfigError, GatewayError, InternalError, InvalidRequestError } from '.
 
 type Sub = new (message: string, options?: errors.GatewayErrorOptions) => GatewayError;
 
-/** class → [code, rpcCode, HTTP status] (README lists the same). */
+/** class → [code, rpcCode, HTTP status] (lib/pipeline/README.md "Errors" lists the same). */
 const catalogue: [string, Sub, string, number, number][] = [
   ['ParseError', errors.ParseError, 'OMNI_ERR_PARSE', -32700, 400],
   ['InvalidRequestError', errors.InvalidRequestError, 'OMNI_ERR_INVALID_REQUEST', -32600, 400],

@@ -229,7 +229,7 @@ for (const [name, calls, expected] of batches) {
 
 // Spec B2 says a batch is confirmable only if every member is. omnigate extends it on purpose:
 // eth_chainId and net_version are fixed for a chain, and ethers v6 adds eth_chainId to its
-// batches, which would otherwise all fall to one upstream (README, "Which requests are confirmable").
+// batches, which would otherwise all fall to one upstream (lib/jsonrpc/README.md, "Which requests are confirmable").
 for (const neutral of ['eth_chainId', 'net_version']) {
   test(`should confirm a batch of pinned reads that includes ${neutral} (fixed for the chain)`, (t) => {
     t.true(confirmable([call('eth_getBalance', [addr, '0x1'], 1), call(neutral, [], 2)]));
