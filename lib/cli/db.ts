@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { bound, statement } from '../indexer/db/pool.js';
-import { redactUrl, redactUrlsIn } from '../upstream/redact.js';
+import { redactCredentials } from '../upstream/redact.js';
 import { readIndexerEnv, type IndexerEnv } from '../indexer/env.js';
 import { migrate } from '../indexer/db/migrate.js';
 import { ensureIndexes } from '../indexer/db/indexes.js';
@@ -67,12 +67,12 @@ async function withDatabase<T>(env: IndexerEnv, deps: DbCommandDeps, fn: (open: 
 }
 
 function where(env: IndexerEnv): string {
-  return env.databaseUrl ? redactUrl(env.databaseUrl) : `embedded PostgreSQL in ${env.dataDir}`;
+  return env.databaseUrl ? redactCredentials(env.databaseUrl) : `embedded PostgreSQL in ${env.dataDir}`;
 }
 
 function message(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return redactUrlsIn(text);
+  return redactCredentials(text);
 }
 
 export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): void {

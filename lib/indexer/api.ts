@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiContext, splitUrl, type ApiContext, type IndexerApiOptions } from './context.js';
 import type { IndexerDb } from './db/pool.js';
-import { redactUrlsIn } from '../upstream/redact.js';
+import { redactCredentials } from '../upstream/redact.js';
 import { graphqlHandler } from './graphql/endpoint.js';
 import { sendProblem, toProblem } from './http/problem.js';
 import { NotFoundError } from './errors.js';
@@ -36,10 +36,10 @@ function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: u
   // INDEX_NOT_READY (no tables yet) is logged once by the layout resolver, not on every request.
   if (problem.severity !== 'none' && problem.body.code !== 'INDEX_NOT_READY') {
     const e = err instanceof Error ? err : new Error(String(err));
-    const cause = e.cause instanceof Error ? redactUrlsIn(e.cause.message) : undefined;
+    const cause = e.cause instanceof Error ? redactCredentials(e.cause.message) : undefined;
     ctx.logger[problem.severity]({
       status: problem.status, code: problem.body.code, method: req.method, path,
-      err: { name: e.name, message: redactUrlsIn(e.message), ...(cause ? { cause } : {}), ...(problem.status === 500 ? { stack: e.stack } : {}) },
+      err: { name: e.name, message: redactCredentials(e.message), ...(cause ? { cause } : {}), ...(problem.status === 500 ? { stack: e.stack } : {}) },
     }, 'indexer request failed');
   }
   if (res.headersSent) {

@@ -8,7 +8,7 @@
  */
 import { silentLogger, type Logger } from '../log.js';
 import { closeIndexerDb, createIndexerDb, type DbOptions, type IndexerDb } from './db/pool.js';
-import { redactUrl } from '../upstream/redact.js';
+import { redactCredentials } from '../upstream/redact.js';
 import { DEFAULT_DATA_DIR, startEmbeddedPostgres } from './postgres/embedded.js';
 import { migrate } from './db/migrate.js';
 
@@ -45,7 +45,7 @@ export async function openIndexerDb(options: OpenIndexerDbOptions = {}): Promise
   };
 
   if (options.databaseUrl) {
-    logger.info({ database: redactUrl(options.databaseUrl) }, 'indexer database: DATABASE_URL');
+    logger.info({ database: redactCredentials(options.databaseUrl) }, 'indexer database: DATABASE_URL');
     const db = createIndexerDb(options.databaseUrl, dbOptions);
     let applied: string[] = [];
     if (options.migrate === true) {

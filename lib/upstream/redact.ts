@@ -1,7 +1,7 @@
 /**
- * Redaction of URLs for logs, /chains, headers and error data: each upstream (or database) still
- * named, its key masked. The one rule for every URL omnigate shows, the balancer's upstreams and
- * the indexer's DATABASE_URL alike. Pure.
+ * Redaction of URLs for logs, /chains, headers and error data, in one place: each upstream still
+ * named with its key masked (redactUrl), and a database's URL with its password masked
+ * (redactCredentials, for the indexer's DATABASE_URL and the errors that quote it). Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
  * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name
@@ -72,15 +72,25 @@ export function redactUrl(raw: string): string {
   return `${url.protocol}//${auth}${host}${path === '/' ? '' : path}${query ? `?${query}` : ''}`;
 }
 
-/** A URL within free text (an error message): a scheme, `://`, and what follows up to a space or a quote. */
-const urlInText = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
-
 /**
- * Free text (an error message, a log line) with every URL in it redacted as redactUrl does, and
- * the user-info of a scheme-less `//user:secret@host` masked too.
+ * A database URL or an error message about one, as logs and the indexer's errors show it: the
+ * password and secret-looking query values masked (`postgres://user:secret@host/db` →
+ * `postgres://user:***@host/db`), the user and database kept, since they are what an operator
+ * needs to tell which database failed; in free text, the password of every `//user:secret@`.
+ * (An upstream's URL hides more, redactUrl: its user-info, path and query may all be its key.)
  */
-export function redactUrlsIn(text: string): string {
-  return text.replace(urlInText, (url) => redactUrl(url)).replace(/(^|[^:\w])\/\/[^:@/\s]+:[^@/\s]+@/g, '$1//***@');
+export function redactCredentials(text: string): string {
+  try {
+    const u = new URL(text);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) {
+      if (/pass|secret|key|token/i.test(key)) u.searchParams.set(key, '***');
+    }
+    return u.toString();
+  } catch {
+    // Not a URL: free text (an error message) that may contain one.
+    return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
+  }
 }
 
 /**

@@ -14,7 +14,7 @@
 import { silentLogger, type Logger } from '../../log.js';
 import type { ReadinessCheck, ReadinessResult } from '../../ops/readiness.js';
 import type { IndexerDb } from './pool.js';
-import { redactUrl, redactUrlsIn } from '../../upstream/redact.js';
+import { redactCredentials } from '../../upstream/redact.js';
 
 export interface DatabaseWatchOptions {
   logger?: Logger;
@@ -46,7 +46,7 @@ export function causeOf(err: unknown): string {
   const message = err.message || (Array.isArray(nested) ? nested.map((e) => (e as Error).message).join('; ') : '') || err.name;
   const code = (err as { code?: unknown }).code;
   const text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
-  return redactUrlsIn(text);
+  return redactCredentials(text);
 }
 
 export function watchDatabase(db: IndexerDb, options: DatabaseWatchOptions = {}): DatabaseWatch {
@@ -54,7 +54,7 @@ export function watchDatabase(db: IndexerDb, options: DatabaseWatchOptions = {})
   const timeoutMs = options.timeoutMs ?? 1000;
   const maxAgeMs = options.maxAgeMs ?? 1000;
   const intervalMs = options.intervalMs ?? 5000;
-  const database = options.database === undefined ? undefined : redactUrl(options.database);
+  const database = options.database === undefined ? undefined : redactCredentials(options.database);
   let last: ReadinessResult | undefined;
   let checkedAt = 0;
   let inFlight: Promise<ReadinessResult> | undefined;

@@ -20,7 +20,7 @@ import {
 import { LIST_ROUTES } from '../catalog.js';
 import type { ApiContext } from '../context.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { redactUrlsIn } from '../../upstream/redact.js';
+import { redactCredentials } from '../../upstream/redact.js';
 import { IndexerError, InvalidParameterError } from '../errors.js';
 import { depthLimitRule, operationCost } from './limits.js';
 import { buildIndexerSchema } from './schema.js';
@@ -90,19 +90,19 @@ function formatError(ctx: ApiContext) {
       return { ...formatted, message: original.message, extensions: { code: original.code } };
     }
     if (isDatabaseUnavailable(original) || (original instanceof IndexerError && original.status === 503)) {
-      ctx.logger.warn({ err: { name: original.name, message: redactUrlsIn(original.message) }, path: error.path }, 'graphql: database unavailable');
+      ctx.logger.warn({ err: { name: original.name, message: redactCredentials(original.message) }, path: error.path }, 'graphql: database unavailable');
       return {
         ...formatted,
         message: 'The database is unavailable or did not answer in time',
-        extensions: { code: 'DATABASE_UNAVAILABLE', ...(ctx.dev ? { cause: redactUrlsIn(original.message) } : {}) },
+        extensions: { code: 'DATABASE_UNAVAILABLE', ...(ctx.dev ? { cause: redactCredentials(original.message) } : {}) },
       };
     }
     if (original instanceof IndexerError && original.expose) {
       return { ...formatted, extensions: { ...formatted.extensions, code: original.code } };
     }
-    ctx.logger.error({ err: { name: original.name, message: redactUrlsIn(original.message), stack: original.stack }, path: error.path }, 'graphql resolver failed');
+    ctx.logger.error({ err: { name: original.name, message: redactCredentials(original.message), stack: original.stack }, path: error.path }, 'graphql resolver failed');
     if (ctx.dev) {
-      return { ...formatted, message: redactUrlsIn(original.message), extensions: { code: 'INTERNAL', stack: original.stack } };
+      return { ...formatted, message: redactCredentials(original.message), extensions: { code: 'INTERNAL', stack: original.stack } };
     }
     return { ...formatted, message: 'Internal server error', extensions: { code: 'INTERNAL' } };
   };

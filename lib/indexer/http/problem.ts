@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { isDatabaseUnavailable, isMissingTable } from '../db/errors.js';
-import { redactUrlsIn } from '../../upstream/redact.js';
+import { redactCredentials } from '../../upstream/redact.js';
 import { DatabaseUnavailableError, IndexerError, InvalidParameterError } from '../errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -52,9 +52,9 @@ function describe(err: unknown): { name: string; message: string; stack?: string
     const cause = err.cause instanceof Error ? err.cause.message : err.cause === undefined ? undefined : String(err.cause);
     return {
       name: err.name,
-      message: redactUrlsIn(err.message),
+      message: redactCredentials(err.message),
       ...(err.stack ? { stack: err.stack } : {}),
-      ...(cause ? { cause: redactUrlsIn(cause) } : {}),
+      ...(cause ? { cause: redactCredentials(cause) } : {}),
     };
   }
   return { name: typeof err, message: String(err) };

@@ -8,7 +8,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../../log.js';
-import { redactUrlsIn } from '../../upstream/redact.js';
+import { redactCredentials } from '../../upstream/redact.js';
 import type { OpsSource, StatsSnapshot, StatusSnapshot } from './stats.js';
 
 export const DEFAULT_STATS_INTERVAL_SECONDS = 30;
@@ -116,7 +116,7 @@ export function indexerGauges(registry: Registry, ops: OpsSource, options: Index
     }, (err: unknown) => {
       up = 0;
       // Once per outage, not once per interval (the database watch logs the outage itself).
-      if (!failing) logger.warn({ err: { name: (err as Error).name, message: redactUrlsIn((err as Error).message) } }, 'indexer stats refresh failed; the gauges keep their last values');
+      if (!failing) logger.warn({ err: { name: (err as Error).name, message: redactCredentials((err as Error).message) } }, 'indexer stats refresh failed; the gauges keep their last values');
       failing = true;
     }).finally(() => {
       running = undefined;

@@ -9,7 +9,7 @@ import test from 'ava';
 import { exitOf, processes, spawnGroup, stopGroup, waitGone } from '../../support/procs.js';
 
 const WORKER = `
-import { startAnvils } from '../test/support/anvil.ts';
+import { startAnvils } from './test/support/anvil.ts';
 const cluster = await startAnvils(2);
 process.stdout.write(JSON.stringify(cluster.nodes.map((n) => n.pid)) + '\\n');
 setInterval(() => {}, 60_000);
