@@ -72,25 +72,18 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
   const shown = block === undefined ? 'the pinned block' : `block ${block} (0x${block.toString(16)})`;
   const eligibleCount = eligibleProviders(chain, calls);
   const head = chainHead(chain);
-  return new BlockNotAvailableError(
-    `${shown} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${eligibleCount} ha${eligibleCount === 1 ? 's' : 've'} it after waiting ${Math.round(waitedMs)} ms): retry shortly`,
-    {
-      ...(id !== undefined ? { id } : {}),
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
-      data: {
-        block: block === undefined ? null : `0x${block.toString(16)}`,
-        required,
-        eligible: eligibleCount,
-        waitedMs: Math.round(waitedMs),
-        chainHead: head === undefined ? null : `0x${head.toString(16)}`,
-        heads: chain.upstreams.map((u) => ({
-          upstream: u.label,
-          latest: hex(u.health.head),
-          ...(u.health.suspect ? { suspect: true } : {}),
-        })),
-      },
-    },
-  );
+  return retryShortly(chain, `${shown} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${eligibleCount} ha${eligibleCount === 1 ? 's' : 've'} it after waiting ${Math.round(waitedMs)} ms): retry shortly`, {
+    block: block === undefined ? null : `0x${block.toString(16)}`,
+    required,
+    eligible: eligibleCount,
+    waitedMs: Math.round(waitedMs),
+    chainHead: head === undefined ? null : `0x${head.toString(16)}`,
+    heads: chain.upstreams.map((u) => ({
+      upstream: u.label,
+      latest: hex(u.health.head),
+      ...(u.health.suspect ? { suspect: true } : {}),
+    })),
+  }, id);
 }
 
 /**
@@ -121,21 +114,14 @@ export function hashNotAvailable(
 ): InstanceType<typeof BlockNotAvailableError> {
   const providers = new Set(had.map((u) => u.provider)).size;
   const what = pin.of === 'transaction' ? 'transaction' : 'block';
-  return new BlockNotAvailableError(
-    `${what} ${pin.hash} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${providers} ha${providers === 1 ? 's' : 've'} it, ${lacked.length} answer${lacked.length === 1 ? 's' : ''} as if ${lacked.length === 1 ? 'it lacks' : 'they lack'} it): retry shortly`,
-    {
-      ...(id !== undefined ? { id } : {}),
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
-      data: {
-        hash: pin.hash,
-        pin: what,
-        required,
-        eligible: providers,
-        had: had.map((u) => u.label),
-        lacked: lacked.map((u) => u.label),
-      },
-    },
-  );
+  return retryShortly(chain, `${what} ${pin.hash} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${providers} ha${providers === 1 ? 's' : 've'} it, ${lacked.length} answer${lacked.length === 1 ? 's' : ''} as if ${lacked.length === 1 ? 'it lacks' : 'they lack'} it): retry shortly`, {
+    hash: pin.hash,
+    pin: what,
+    required,
+    eligible: providers,
+    had: had.map((u) => u.label),
+    lacked: lacked.map((u) => u.label),
+  }, id);
 }
 
 /**
@@ -155,22 +141,24 @@ export function absenceNotVouched(
   const providers = new Set(atBest.map((u) => u.provider)).size;
   const what = pin.of === 'transaction' ? 'transaction' : 'block';
   const best = bestCredibleHead(chain);
-  return new BlockNotAvailableError(
-    `${what} ${pin.hash} was not found, but only ${providers} of the ${required} upstream${required === 1 ? '' : 's'} needed ${providers === 1 ? 'is' : 'are'} at the best head${best === undefined ? '' : ` (block ${best})`}; ${behind.length} behind it could not have seen it yet: retry shortly`,
-    {
-      ...(id !== undefined ? { id } : {}),
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
-      data: {
-        hash: pin.hash,
-        pin: what,
-        required,
-        eligible: providers,
-        bestHead: hex(best),
-        atBestHead: atBest.map((u) => u.label),
-        behind: behind.map((u) => ({ upstream: u.label, latest: hex(believedHead(u)) })),
-      },
-    },
-  );
+  return retryShortly(chain, `${what} ${pin.hash} was not found, but only ${providers} of the ${required} upstream${required === 1 ? '' : 's'} needed ${providers === 1 ? 'is' : 'are'} at the best head${best === undefined ? '' : ` (block ${best})`}; ${behind.length} behind it could not have seen it yet: retry shortly`, {
+    hash: pin.hash,
+    pin: what,
+    required,
+    eligible: providers,
+    bestHead: hex(best),
+    atBestHead: atBest.map((u) => u.label),
+    behind: behind.map((u) => ({ upstream: u.label, latest: hex(believedHead(u)) })),
+  }, id);
+}
+
+/** A -32016 (HTTP 503) with `Retry-After`: the chain's heads.waitMs in seconds, at least 1. */
+function retryShortly(chain: Chain, message: string, data: Record<string, unknown>, id: string | number | null | undefined): InstanceType<typeof BlockNotAvailableError> {
+  return new BlockNotAvailableError(message, {
+    ...(id !== undefined ? { id } : {}),
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(chainHeadSettings(chain).waitMs / 1000))) },
+    data,
+  });
 }
 
 const hex = (n: bigint | undefined) => (n === undefined ? null : `0x${n.toString(16)}`);
