@@ -16,10 +16,12 @@ export {
   type RpcPipeline,
   type RpcPipelineDeps,
 } from '../middleware/index.js';
-// For a pipeline composed from the stages: verify()'s policy (block eligibility), the metrics that
+// For a pipeline composed from the stages: verify()'s policies (block eligibility, hedging), the metrics that
 // verify() and serviceRoutes() take, and the head tracker and probes that eligibility reads.
 export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
 export { eligibilityPolicy } from './verify/eligibility-policy.js';
+export { hedgePolicy, hedgeSettings, type HedgeSettings } from './verify/hedge-policy.js';
+export { composePolicies } from './verify/loop-policy.js';
 export { createMetrics, type Metrics } from './ops/metrics.js';
 export { headSettings, type HeadSettings } from './health/heads.js';
 export { startHeadTracker, type HeadTracker } from './health/tracker.js';

@@ -13,7 +13,6 @@ import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import { loopReason } from '../lib/upstream/loop.js';
 import { missingBlockErrors } from '../lib/verify/missing.js';
-import { observe } from '../lib/health/heads.js';
 import type { Upstream } from '../lib/upstream/registry.js';
 import type { UpstreamResponse } from '../lib/upstream/transport/contract.js';
 import { assessBody } from '../lib/verify/answers.js';
@@ -54,8 +53,5 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   if (upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }
-  // Heads seen in answers passing through (an eth_blockNumber result, a block's number): a
-  // bounded byte search, no parse (lib/health/heads.ts observe). Single calls only.
-  if (!payload.batch) observe(upstream, payload.calls[0], o.value.body);
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

@@ -3,7 +3,7 @@
  * group and the seven headers (lib/pipeline/README.md "Response headers"). The only stage that writes the X-* headers of a
  * success (the error handler writes X-Request-Id on errors).
  * A batch (ctx.members) gets HTTP 200 and one array, one element per member that is not a
- * notification, in order; what the seven headers then say is in lib/jsonrpc/batch.ts. A batch of
+ * notification, in order; what the seven headers then say is in lib/pipeline/batch.ts. A batch of
  * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
  * answer `sendMs` after it was written is disconnected (lib/pipeline/answer-done.ts).
  * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
@@ -16,7 +16,7 @@ import { getContext, need } from '../lib/pipeline/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { confirmedBody } from '../lib/verify/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
-import { batchAnswer } from '../lib/jsonrpc/batch.js';
+import { batchAnswer } from '../lib/pipeline/batch.js';
 
 export interface EmitHeadersOptions {
   /**

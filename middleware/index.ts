@@ -23,7 +23,7 @@ import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from 
 import { exposedHeaders } from '../lib/pipeline/headers.js';
 import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
-import { matchRpcRoute } from '../lib/pipeline/route.js';
+import { routeOf } from '../lib/pipeline/route.js';
 import { endHeadWaits, headSettings, setChainHeadSettings } from '../lib/health/heads.js';
 import { startHeadTracker, type HeadTracker } from '../lib/health/tracker.js';
 import { startProber, type Prober } from '../lib/health/probe.js';
@@ -35,7 +35,6 @@ import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
 import { parseJsonRpc } from './parse-jsonrpc.js';
-import { pathOf } from '../lib/pipeline/url.js';
 import { chainConstantsInBatch, runMembers } from './run-members.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
@@ -135,7 +134,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     // (no head comes any more): say why.
     const fail = (err?: unknown) =>
       err ? onError(closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err, req, res, next) : next();
-    if (!matchRpcRoute(pathOf(req))) return services(req, res, fail);
+    if (!routeOf(req)) return services(req, res, fail);
     // CORS: emitHeaders and the error handler write the headers of answers; a preflight is here.
     if (req.method === 'OPTIONS') {
       res.statusCode = 204;

@@ -22,7 +22,7 @@ import {
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { silentLogger, type Logger } from '../lib/log.js';
-import { canonicalChainId, matchRpcRoute, parseConfirmations } from '../lib/pipeline/route.js';
+import { canonicalChainId, parseConfirmations, routeOf } from '../lib/pipeline/route.js';
 import { pathOf } from '../lib/pipeline/url.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
@@ -87,7 +87,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
 
 /** The route's chain id and `<n>`, checked after the body so that their errors echo the client's id. */
 function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): void {
-  const route = matchRpcRoute(pathOf(req));
+  const route = routeOf(req);
   if (!route) throw new RouteNotFoundError(`No route for ${pathOf(req)}`);
   const chainId = canonicalChainId(route.chainId);
   if (chainId === undefined) {

@@ -1,7 +1,7 @@
 /**
  * The member stages (classify → select → fetch → canonicalize → verify), run once per call. A
  * single call runs them on the request itself. A batch runs them once per member,
- * concurrently, each on a context of its own (lib/jsonrpc/batch.ts memberContext) holding the
+ * concurrently, each on a context of its own (lib/pipeline/batch.ts memberContext) holding the
  * member as a single call: its own classification and N, upstreams, agreement loop, deadline,
  * eligibility and error. Then the emit stage writes the one answer array.
  * A member's error does not stop the batch: it becomes that member's answer. Members the parser
@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { onAnswerDone } from '../lib/pipeline/answer-done.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
 import { getContext, initContext, need, type MemberResult } from '../lib/pipeline/context.js';
-import { memberContext, memberPayload } from '../lib/jsonrpc/batch.js';
+import { memberContext, memberPayload } from '../lib/pipeline/batch.js';
 import { batchNeutral, classifyCall } from '../lib/jsonrpc/classify.js';
 import type { RpcCall } from '../lib/jsonrpc/types.js';
 import { BatchCoalescer } from '../lib/upstream/transport/coalesce.js';

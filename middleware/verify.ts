@@ -1,10 +1,9 @@
 /**
  * Stage 6, verify. Runs the agreement loop (lib/verify/agreement.ts) with the policy the fetch and
- * canonicalize stages handed over, and this stage's own: the hedge delay, and what each outcome
- * and each decision records. The loop stops at the first group of N equal hashes; on a failure or
- * a disagreement it asks one more upstream per missing vote. Hedging: when no outcome arrived for
- * `hedgeMs` while calls are in flight, one more upstream is asked too, and the first usable
- * answers win (the others are aborted). No group of N → 502 (NoQuorum when answers disagreed,
+ * canonicalize stages handed over, the policies it is given (hedging: lib/verify/hedge-policy.ts,
+ * the one place where it is configured; who may vote: eligibility-policy.ts), and this stage's
+ * own: what each outcome and each decision records. The loop stops at the first group of N equal
+ * hashes; on a failure or a disagreement it asks one more upstream per missing vote. No group of N → 502 (NoQuorum when answers disagreed,
  * UpstreamsFailed when too few answered); deadline → 504.
  * One vote per provider: a second equal answer from the same provider is not a second vote.
  * Every outcome feeds the upstream's health record and the metrics, except a refusal of this
@@ -19,10 +18,11 @@ import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../lib/errors.js';
+import { observe } from '../lib/health/heads.js';
 import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/health/health.js';
 import type { Metrics } from '../lib/ops/metrics.js';
 import { runAgreement } from '../lib/verify/agreement.js';
-import { type AgreementEnd, type AgreementPolicy, type Assessed, type Decided, type Failed } from '../lib/verify/question.js';
+import type { AgreementEnd, AgreementPolicy, Assessed, Decided, Failed } from '../lib/verify/question.js';
 import { tally } from '../lib/verify/quorum.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
@@ -31,8 +31,6 @@ import { ineligibleError } from '../lib/verify/eligibility-policy.js';
 import { mergeLoopPolicy, type LoopPolicy } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
-  /** Ask one more upstream when no answer came for this long (ms); 0 turns hedging off. */
-  hedgeMs?: number;
   metrics?: Metrics;
   /** When an upstream that loses agreements is distrusted (default: 5 lost of its last 20). */
   disputes?: DisputePolicy;
@@ -40,8 +38,8 @@ export interface VerifyOptions {
    * More policy for one request's agreement loop (lib/verify/agreement.ts), e.g. who may vote
    * for its pinned block, the adaptive hedge delay and budget (lib/verify/hedge-policy.ts). What
    * it returns is merged over this stage's own (lib/verify/loop-policy.ts: `mayHedge` hooks must
-   * all agree, `on*` hooks all run, the others override); absent (the default), today's behaviour.
-   * Several policies: composePolicies().
+   * all agree, `on*` hooks all run, the others override); absent (the default): no hedging, every
+   * answer a vote. Several policies: composePolicies().
    */
   policy?: (ctx: RpcContext) => LoopPolicy | undefined;
   /** Where disputes are appended (disputes.file), if anywhere. */
@@ -51,9 +49,6 @@ export interface VerifyOptions {
 export type { LoopPolicy };
 
 export function verify(options: VerifyOptions = {}): Middleware {
-  const hedgeMs = options.hedgeMs ?? 0;
-  if (!(hedgeMs >= 0)) throw new TypeError('verify: hedgeMs must be 0 (off) or a positive number of ms');
-  const hedgeDelayMs = hedgeMs > 0 ? () => hedgeMs : undefined;
   const metrics = options.metrics;
   const disputes = options.disputes ?? defaults.disputes;
   const disputeFile = options.disputeFile;
@@ -71,7 +66,6 @@ export function verify(options: VerifyOptions = {}): Middleware {
       expectedMs: fetch.expectedMs,
       deadlineMs: fetch.deadlineMs,
       assess,
-      hedgeDelayMs,
       onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
       onOutcome: (a) => recordOutcome(ctx, a, metrics),
       onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
@@ -116,6 +110,10 @@ function recordOutcome(ctx: RpcContext, a: Assessed, metrics: Metrics | undefine
   metrics?.upstreamSeconds.observe({ chain: a.upstream.chainId, upstream: a.upstream.label, outcome: a.ok ? 'vote' : a.refused ? 'refusal' : 'failure' }, a.ms / 1000);
   if (a.ok) {
     recordSuccess(a.upstream.health, a.ms);
+    // Heads seen in answers passing through (an eth_blockNumber result, a block's number): a
+    // bounded byte search, no parse (lib/health/heads.ts observe). Single calls only.
+    const payload = ctx.payload;
+    if (payload && !payload.batch) observe(a.upstream, payload.calls[0], a.body);
   } else if (a.refused) {
     // debug, not warn: a client can send such requests at will (the metrics count them).
     ctx.log.debug({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream refused the request as too large: asking another');

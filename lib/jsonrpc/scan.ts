@@ -202,3 +202,14 @@ export function arrayElements(buf: Buffer): number[] {
   }
   return spans;
 }
+
+/** The JSON text of a member's id as the client wrote it, or `null` (no valid id). */
+export function idTextOf(raw: Buffer): string {
+  if (raw[0] !== 0x7b) return 'null'; // not an object (an array member's objects have ids of their own)
+  const ids = scanJson(raw, { ids: true }).ids;
+  const span = ids[ids.length - 1]; // a repeated key: the last counts, as with JSON.parse
+  if (span?.text === undefined) return 'null';
+  const first = span.text.charCodeAt(0);
+  // A string, or a number (the parser refused any other id, and those get `null`).
+  return first === 34 || first === 45 || (first >= 48 && first <= 57) ? span.text : 'null';
+}

@@ -23,7 +23,7 @@ export interface RpcPayload {
   readonly raw: Buffer;
   /**
    * A batch's members in the order they came (absent for a single call). `calls` then holds the
-   * valid calls only; each member is answered on its own (lib/jsonrpc/batch.ts).
+   * valid calls only; each member is answered on its own (lib/pipeline/batch.ts).
    */
   readonly members?: readonly BatchMember[];
 }

@@ -3,6 +3,9 @@
  * (a trailing slash is accepted). Pure: path → raw route parameters, checked later by the
  * parse stage so the error can carry the client's id.
  */
+import type { IncomingMessage } from 'node:http';
+import { pathOf } from './url.js';
+
 export interface RpcRoute {
   chainId: string;
   /** The `<n>` segment as written, when the path has one. */
@@ -16,6 +19,22 @@ export function matchRpcRoute(pathname: string): RpcRoute | undefined {
   if (!m) return undefined;
   const route: RpcRoute = { chainId: safeDecode(m[2]!) };
   if (m[1] !== undefined) route.confirmations = safeDecode(m[1]);
+  return route;
+}
+
+const kRoute = Symbol('omnigate.route');
+type WithRoute = IncomingMessage & { [kRoute]?: { url: string | undefined; route: RpcRoute | undefined } };
+
+/**
+ * The request's RPC route, matched once per request (the pipeline's handler asks whether the
+ * request is an RPC call, the parse stage reads its chain and `<n>`): kept on the request for
+ * its URL, matched again only if a host app changed `req.url` in between.
+ */
+export function routeOf(req: IncomingMessage): RpcRoute | undefined {
+  const seen = (req as WithRoute)[kRoute];
+  if (seen && seen.url === req.url) return seen.route;
+  const route = matchRpcRoute(pathOf(req));
+  (req as WithRoute)[kRoute] = { url: req.url, route };
   return route;
 }
 

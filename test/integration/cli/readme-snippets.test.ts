@@ -193,12 +193,13 @@ test('README mounting-indexer: the indexer serves its routes, a host /api route 
 /**
  * Not a README block: a host app that composes the stages itself from the package entry, as
  * "Composing the stages yourself" describes, with the exports that composition needs
- * (eligibilityPolicy, createMetrics, startHeadTracker/headSettings, indexerGauges).
+ * (eligibilityPolicy, hedgePolicy/hedgeSettings, composePolicies, createMetrics,
+ * startHeadTracker/headSettings, indexerGauges).
  */
 const COMPOSED = `import express from 'express';
 import {
   loadConfigFile, createRegistry, createMetrics, startHeadTracker, headSettings, eligibilityPolicy,
-  parseJsonRpc, classify, selectUpstreams, fetchParallel, canonicalize, verify, emitHeaders,
+  hedgePolicy, hedgeSettings, composePolicies, parseJsonRpc, classify, selectUpstreams, fetchParallel, canonicalize, verify, emitHeaders,
   rpcErrorHandler, serviceRoutes, openIndexerDb, indexerApi, indexerGauges,
 } from 'omnigate';
 
@@ -223,7 +224,7 @@ app.post(['/rpc/:chain', '/confirmations/:n/rpc/:chain'],
   selectUpstreams(),
   fetchParallel({ upstreamTimeoutMs: config.timeouts.upstreamMs, requestTimeoutMs: config.timeouts.requestMs, maxResponseBytes: config.limits.responseBytes }),
   canonicalize(),
-  verify({ metrics, policy: eligibilityPolicy }),
+  verify({ metrics, policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
   emitHeaders({ redactHeaders: true }));
 app.use(rpcErrorHandler());
 app.use(indexer);

@@ -22,11 +22,11 @@
  * - X-Request-Id: the request's.
  */
 import { GatewayError } from '../errors.js';
-import type { MemberResult, RpcContext } from '../pipeline/context.js';
+import type { MemberResult, RpcContext } from './context.js';
 import { confirmedBody } from '../verify/answers.js';
 import { sha256Hex } from '../verify/canonical.js';
-import { scanJson } from './scan.js';
-import type { RpcCall, RpcPayload } from './types.js';
+import { idTextOf } from '../jsonrpc/scan.js';
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 
 /** The payload of one call member: a single call, with the member's own bytes. */
 export function memberPayload(call: RpcCall, raw: Buffer): RpcPayload {
@@ -40,17 +40,6 @@ export function memberContext(batch: RpcContext, index: number, payload: RpcPayl
   if (batch.confirmationsOverride !== undefined) ctx.confirmationsOverride = batch.confirmationsOverride;
   if (batch.via !== undefined) ctx.via = batch.via;
   return ctx;
-}
-
-/** The JSON text of a member's id as the client wrote it, or `null` (no valid id). */
-export function idTextOf(raw: Buffer): string {
-  if (raw[0] !== 0x7b) return 'null'; // not an object (an array member's objects have ids of their own)
-  const ids = scanJson(raw, { ids: true }).ids;
-  const span = ids[ids.length - 1]; // a repeated key: the last counts, as with JSON.parse
-  if (span?.text === undefined) return 'null';
-  const first = span.text.charCodeAt(0);
-  // A string, or a number (the parser refused any other id, and those get `null`).
-  return first === 34 || first === 45 || (first >= 48 && first <= 57) ? span.text : 'null';
 }
 
 export interface BatchAnswer {
