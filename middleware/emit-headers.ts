@@ -37,6 +37,8 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
     if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs);
     const verdict = need(ctx, 'verdict', 'emitHeaders');
+    // Confirmed: a confirmable request whose answer N agreed on (not a relayed refusal).
+    const confirmed = need(ctx, 'confirmable', 'emitHeaders') && !verdict.unconfirmed;
     const forwarded = verdict.members[0]!;
     // its bytes, less any ignored field the N agreeing answers did not all carry alike
     const body = confirmedBody(verdict.members, need(ctx, 'payload', 'emitHeaders'));
@@ -46,11 +48,11 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       'Content-Type', 'application/json',
       'Content-Length', String(body.length),
       Header.CheckedUrls, checkedUrlsValue(ctx.writtenTo ? ctx.writtenTo.map(shown) : verdict.members.map((m) => shown(m.upstream))),
-      Header.Confirmable, String(need(ctx, 'confirmable', 'emitHeaders')),
+      Header.Confirmable, String(confirmed),
       Header.ForwardedFrom, shown(forwarded.upstream),
       Header.JsonHash, verdict.hash,
       Header.RequestId, ctx.requestId,
-      Header.RequiredConfirmations, String(need(ctx, 'required', 'emitHeaders')),
+      Header.RequiredConfirmations, confirmed ? String(need(ctx, 'required', 'emitHeaders')) : '1',
     ];
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);

@@ -35,7 +35,7 @@ import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
 import { parseJsonRpc } from './parse-jsonrpc.js';
-import { chainConstantsInBatch, runMembers } from './run-members.js';
+import { runMembers } from './run-members.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
@@ -43,7 +43,7 @@ import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
 
-export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, chainConstantsInBatch, selectUpstreams, serviceRoutes, verify };
+export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -110,7 +110,6 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
       classify(),
-      chainConstantsInBatch(),
       selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
       fetchParallel({
         upstreamTimeoutMs: config.timeouts.upstreamMs,

@@ -83,23 +83,3 @@ function hasConfirmableCall(calls: readonly RpcCall[], chain: Chain): boolean {
     }
   });
 }
-
-/**
- * A member stage, after classify: a chain constant (`eth_chainId`, `net_version`: every honest
- * node of the chain gives the same answer) in a batch that holds a confirmable call is asked of
- * the same N upstreams, so that the batch can still say X-Confirmable: true (ethers v6 adds
- * `eth_chainId` to its batches). On its own, or beside unconfirmable calls only, it stays N=1.
- * Reads: ctx.batchConfirmable, ctx.payload, ctx.chain   Writes: ctx.confirmable, ctx.required
- */
-export function chainConstantsInBatch(): Middleware {
-  return function chainConstantsInBatch(req, _res, next) {
-    const ctx = getContext(req);
-    const call = need(ctx, 'payload', 'chainConstantsInBatch').calls[0]!;
-    // (not one whose request object has a key Go nodes read as its method: lib/jsonrpc/types.ts alias)
-    if (ctx.batchConfirmable && !ctx.confirmable && batchNeutral.has(call.method) && call.alias === undefined) {
-      ctx.confirmable = true;
-      ctx.required = ctx.confirmationsOverride ?? need(ctx, 'chain', 'chainConstantsInBatch').confirmations;
-    }
-    next();
-  };
-}

@@ -75,12 +75,8 @@ export function verify(options: VerifyOptions = {}): Middleware {
     if (isWrite(need(ctx, 'payload', 'verify').calls)) return write(ctx, policy, next);
     ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {
       if (end.kind === 'agreed' || end.kind === 'refused') {
-        ctx.verdict = end.verdict;
         // A refusal fewer than N providers gave alike is relayed, not confirmed.
-        if (end.kind === 'refused' && !end.confirmed) {
-          ctx.confirmable = false;
-          ctx.required = 1;
-        }
+        ctx.verdict = end.kind === 'refused' && !end.confirmed ? { ...end.verdict, unconfirmed: true } : end.verdict;
         return next();
       }
       next(end.kind === 'error' ? end.error : failureError(ctx, end, disputeFile));

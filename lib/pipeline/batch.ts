@@ -86,8 +86,8 @@ export function batchAnswer(
     // A write member names the upstreams it went to (lib/verify/write.ts), as a single write does.
     for (const u of r.ctx.writtenTo ?? verdict.members.map((m) => m.upstream)) checked.add(shown(u));
     forwarded.add(shown(verdict.members[0]!.upstream));
-    // a relayed refusal (lib/verify/agreement.ts 'refused') that N did not send alike is not confirmed (verify.ts says so in ctx.confirmable)
-    if (!r.ctx.confirmable || verdict.members.length < (r.ctx.required ?? 1)) confirmable = false;
+    // a relayed refusal (lib/verify/agreement.ts 'refused') that N did not send alike is not confirmed
+    if (!r.ctx.confirmable || verdict.unconfirmed || verdict.members.length < (r.ctx.required ?? 1)) confirmable = false;
     required = Math.min(required, r.ctx.required ?? 1);
   }
   if (parts.length === 0) return { body: undefined, confirmable: false, required: 1, checked: [], forwarded: [], hash: sha256Hex('') };

@@ -22,6 +22,11 @@ export interface Verdict {
   hash: string;
   /** The N agreeing upstreams, in arrival order; the first is the one whose bytes are returned. */
   members: Extract<Assessed, { ok: true }>[];
+  /**
+   * The answer is relayed, not confirmed: a refusal fewer than N providers gave alike (the
+   * headers then say X-Confirmable: false, X-Required-Confirmations: 1).
+   */
+  unconfirmed?: boolean;
 }
 
 export type Good = Extract<Assessed, { ok: true }>;

@@ -16,7 +16,7 @@ import { eligibilityPolicy } from '../../../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../../../lib/verify/hedge-policy.js';
 import { composePolicies } from '../../../lib/verify/loop-policy.js';
 import {
-  canonicalize, chainConstantsInBatch, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, verify,
+  canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, verify,
 } from '../../../middleware/index.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, type Reply } from '../../support/gateway.js';
@@ -44,7 +44,6 @@ async function setup(t: ExecutionContext, count: number): Promise<Setup> {
     .use(
       runMembers([
         classify(),
-        chainConstantsInBatch(),
         selectUpstreams({ sampleEvery: config.disputes.sampleEvery, exploreEveryMs: EXPLORE_MS, clock: () => now }),
         fetchParallel({ upstreamTimeoutMs: config.timeouts.upstreamMs, requestTimeoutMs: config.timeouts.requestMs, maxResponseBytes: config.limits.responseBytes }),
         canonicalize(),
