@@ -1,11 +1,11 @@
 /**
- * Stage 4, fetch in parallel. Hands the agreement loop (lib/verify/agreement.ts, run by the
- * verify stage) how to call an upstream (the payload, the per-attempt timeout, the answer limits,
- * the request's share of the byte budget), the order of one launch's calls and the request
- * deadline. The loop starts the first N calls at once and asks for more when answers fail or
+ * Stage 4, fetch in parallel. Says how the request's upstream calls are made, as data (a CallPlan:
+ * the payload, the per-attempt timeout, the answer limits, the request's share of the byte budget,
+ * its batch's coalescer, the request deadline); the verify stage builds the calls from it
+ * (lib/verify/calls.ts) and runs the agreement loop (lib/verify/agreement.ts). The loop starts the first N calls at once and asks for more when answers fail or
  * disagree; every call stops when the answer is decided, when the client goes away or when the
  * deadline passes.
- * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch, ctx.budget
+ * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch
  */
 import { clientGone, onAnswerDone } from '../lib/pipeline/answer-done.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
@@ -13,8 +13,7 @@ import { getContext, need } from '../lib/pipeline/context.js';
 import { InvalidRequestError, UpstreamBudgetError } from '../lib/errors.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { ByteBudget } from '../lib/upstream/budget.js';
-import { methodClassOf, trackCall } from '../lib/health/quality.js';
-import type { Upstream } from '../lib/upstream/registry.js';
+import { methodClassOf } from '../lib/health/quality.js';
 
 export interface FetchParallelOptions {
   /** Per-attempt timeout, ms. */
@@ -28,9 +27,6 @@ export interface FetchParallelOptions {
   /** Upstream answer bytes held at once by all requests of this stage (default: no limit). */
   bufferedBytes?: number;
 }
-
-/** The latency an upstream's calls have been taking (for the order of one launch's writes). */
-const expectedLatency = (upstream: Upstream) => upstream.health.latencyMs;
 
 export function fetchParallel(options: FetchParallelOptions): Middleware {
   for (const key of ['upstreamTimeoutMs', 'requestTimeoutMs', 'maxResponseBytes'] as const) {
@@ -54,30 +50,20 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
       );
     }
     const account = budget?.open();
-    ctx.budget = account;
-    // Quality (lib/health/quality.ts): every call is measured: in flight, answered after t ms,
-    // failed, or abandoned after t ms when the agreement loop aborted it (a sample of at least t).
-    const cls = methodClassOf(payload.calls);
     // A batch member's reads go through its batch's coalescer (lib/upstream/transport/coalesce.ts): one
     // upstream batch per upstream and turn. Writes never do.
-    const coalescer = ctx.coalescer && !isWrite(payload.calls) ? ctx.coalescer : undefined;
     ctx.fetch = {
-      call: (upstream, signal) =>
-        trackCall(ctx.chain, upstream.health, cls, signal, () => {
-          const request = {
-            payload,
-            requestId: ctx.requestId,
-            signal,
-            timeoutMs: options.upstreamTimeoutMs,
-            maxBytes: options.maxResponseBytes,
-            via: ctx.via,
-            maxDepth: options.maxDepth,
-            budget: account,
-          };
-          return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
-        }),
-      expectedMs: expectedLatency,
+      chain: ctx.chain,
+      payload,
+      requestId: ctx.requestId,
+      via: ctx.via,
+      cls: methodClassOf(payload.calls),
+      timeoutMs: options.upstreamTimeoutMs,
+      maxBytes: options.maxResponseBytes,
+      maxDepth: options.maxDepth,
       deadlineMs: options.requestTimeoutMs,
+      budget: account,
+      coalescer: ctx.coalescer && !isWrite(payload.calls) ? ctx.coalescer : undefined,
     };
     // The answer written or its client gone (lib/pipeline/answer-done.ts): either way, stop.
     onAnswerDone(req, res, () => {

@@ -12,7 +12,7 @@
  * first refusal as the node gave it (a JSON-RPC error, HTTP 200), not a 502.
  * Each vote in a decided quorum is recorded as won or lost (health.ts recordVote): an upstream
  * that loses too many is distrusted (ranked last, select.ts) until it agrees again.
- * Reads: ctx.fetch, ctx.assess, ctx.candidates, ctx.required, ctx.chain   Writes: ctx.agreement, ctx.verdict
+ * Reads: ctx.fetch, ctx.judging, ctx.candidates, ctx.required, ctx.chain   Writes: ctx.agreement, ctx.verdict
  */
 import { defaults } from '../config/defaults.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
@@ -22,6 +22,8 @@ import { observe } from '../lib/health/heads.js';
 import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../lib/health/health.js';
 import type { Metrics } from '../lib/ops/metrics.js';
 import { runAgreement } from '../lib/verify/agreement.js';
+import { judgeOf } from '../lib/verify/assess.js';
+import { callPolicyOf } from '../lib/verify/calls.js';
 import type { AgreementEnd, AgreementPolicy, Assessed, Decided, Failed } from '../lib/verify/question.js';
 import { tally } from '../lib/verify/quorum.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
@@ -54,18 +56,16 @@ export function verify(options: VerifyOptions = {}): Middleware {
   const disputeFile = options.disputeFile;
   return function verify(req, _res, next) {
     const ctx = getContext(req);
-    const fetch = need(ctx, 'fetch', 'verify');
-    const assess = need(ctx, 'assess', 'verify');
+    const plan = need(ctx, 'fetch', 'verify');
+    const judging = need(ctx, 'judging', 'verify');
     const candidates = need(ctx, 'candidates', 'verify');
     const required = need(ctx, 'required', 'verify');
     // One vote per provider; the check is skipped on chains where every upstream is its own.
     const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
     const log = ctx.log;
     const policy: AgreementPolicy = {
-      call: fetch.call,
-      expectedMs: fetch.expectedMs,
-      deadlineMs: fetch.deadlineMs,
-      assess,
+      ...callPolicyOf(plan),
+      assess: judgeOf(judging),
       onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
       onOutcome: (a) => recordOutcome(ctx, a, metrics),
       onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
@@ -170,9 +170,10 @@ function failureError(ctx: RpcContext, end: Failed, disputeFile?: DisputeFile): 
   if (end.cause === 'deadline') {
     return new DeadlineExceededError(`Deadline exceeded: no ${required} agreeing answers in time`, { data });
   }
-  if (ctx.budget && end.cause === 'budget') {
+  const budget = ctx.fetch?.budget;
+  if (budget && end.cause === 'budget') {
     return new UpstreamBudgetError('Upstream byte budget exhausted: answers were refused for want of limits.bufferedBytes; try again shortly', {
-      data: { ...data, bufferedBytes: ctx.budget.limit },
+      data: { ...data, bufferedBytes: budget.limit },
       headers: { 'Retry-After': '1' },
     });
   }

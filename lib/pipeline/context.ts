@@ -6,13 +6,12 @@
 import type { IncomingMessage } from 'node:http';
 import { InternalError } from '../errors.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
-import type { BudgetAccount } from '../upstream/budget.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import type { Outcome } from '../upstream/fanout.js';
-import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import type { Logger } from '../log.js';
-import type { AgreementRun, Assessed, CallPolicy, Verdict } from '../verify/question.js';
+import type { Judging } from '../verify/assess.js';
+import type { CallPlan } from '../verify/calls.js';
+import type { AgreementRun, Verdict } from '../verify/question.js';
 
 export interface RpcContext {
   /** parse */
@@ -38,12 +37,10 @@ export interface RpcContext {
   beyondHeads?: boolean;
   /** select */
   candidates?: Upstream[];
-  /** fetch: how to call an upstream, and the deadline (the agreement loop's call policy) */
-  fetch?: CallPolicy;
-  /** The request's share of the upstream byte budget (when one is set). */
-  budget?: BudgetAccount;
-  /** canonicalize: an upstream's outcome → a vote or a failure */
-  assess?: (outcome: Outcome<Upstream, UpstreamResponse>) => Assessed;
+  /** fetch: how the request's upstream calls are made, as data (verify builds the calls: lib/verify/calls.ts) */
+  fetch?: CallPlan;
+  /** canonicalize: what an answer is judged by, as data (verify builds the judge: lib/verify/assess.ts) */
+  judging?: Judging;
   /** verify: the agreement loop of this request, and its verdict */
   agreement?: AgreementRun;
   verdict?: Verdict;

@@ -1,0 +1,60 @@
+/**
+ * The judgement of one upstream outcome, as the agreement loop asks for it: a vote with its hash,
+ * or a failure with its reason (transport errors, HTTP errors, non-JSON, a wrong id or shape, a
+ * provider error, an answer that quotes the upstream's own key). What the canonicalize stage
+ * contributes is plain data (a Judging); verify builds the judge from it here.
+ */
+import type { RpcPayload } from '../jsonrpc/types.js';
+import type { Outcome } from '../upstream/fanout.js';
+import { loopReason } from '../upstream/loop.js';
+import type { Upstream } from '../upstream/registry.js';
+import type { UpstreamResponse } from '../upstream/transport/contract.js';
+import { assessBody } from './answers.js';
+import type { IgnoredFields } from './canonical.js';
+import { missingBlockErrors } from './missing.js';
+import type { Assessed } from './question.js';
+
+/** What an answer is judged by, for one request (the canonicalize stage's part). */
+export interface Judging {
+  payload: RpcPayload;
+  /** The chain's ignored fields (config `ignoredFields`; absent: the defaults). */
+  ignored?: IgnoredFields;
+  /**
+   * The calls need a block above every upstream's head: an unknown-block error ("header not
+   * found") is then what every node honestly says, the node's answer, not its trouble.
+   */
+  beyondHeads?: boolean;
+}
+
+const lacksBlock = (message: string) => missingBlockErrors.some((re) => re.test(message));
+
+/** The judge of one request's outcomes. */
+export function judgeOf(judging: Judging): (o: Outcome<Upstream, UpstreamResponse>) => Assessed {
+  const { payload, ignored } = judging;
+  const asAnswer = judging.beyondHeads ? lacksBlock : undefined;
+  return (o) => assessOutcome(o, payload, ignored, asAnswer);
+}
+
+/**
+ * One outcome → a vote with its hash, or a failure with its reason. A reason quotes what the
+ * upstream sent (an error message, a body's start), so it is scrubbed of every configured
+ * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
+ * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
+ */
+export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields, asAnswer?: (message: string) => boolean): Assessed {
+  const { upstream } = o;
+  if (!o.ok) {
+    // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
+    const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
+    return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
+  }
+  const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
+  if (!a.ok) {
+    const reason = upstream.secrets.scrub(a.reason);
+    return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };
+  }
+  if (upstream.secrets.echoedIn(o.value.body)) {
+    return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
+  }
+  return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
+}
