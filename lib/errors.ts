@@ -112,7 +112,7 @@ export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR
 export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', RpcCode.WriteOutcomeUnknown, 504);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
-/** A config file problem list; thrown once with every problem found. */
+/** A config file problem list; thrown once with every problem found. Not an OmnigateError: never answered to a client. */
 export class ConfigError extends Error {
   readonly code = 'OMNI_ERR_CONFIG';
   readonly problems: readonly string[];
