@@ -1,12 +1,51 @@
 /**
- * The one error catalogue of the balancer. Every error carries three identifiers:
- * `code` (a stable string for programs and logs), `rpcCode` (the JSON-RPC number sent to the
- * client) and `status` (the HTTP status; named `status` so connect's and express's
- * finalhandler honour it when a host app has no error handler of its own).
+ * The one error catalogue of omnigate, both halves. Every error answered to a client is an
+ * `OmnigateError`: `code` (a stable string for programs and logs), `status` (the HTTP status; named
+ * `status` so connect's and express's finalhandler honour it when a host app has no error handler
+ * of its own), `expose` (whether the message may be shown to the client), `headers` (extra response
+ * headers, which finalhandler copies too) and `cause`. Two families share that shape, each with
+ * its own rendering:
+ *
+ * - the balancer's `GatewayError`s add `rpcCode`, the JSON-RPC number sent to the client, and are
+ *   answered as JSON-RPC errors (`errorText`, middleware/error-handler.ts);
+ * - the indexer's `IndexerError`s are answered as RFC 9457 problem+json (lib/indexer/http/problem.ts).
+ *
+ * This module imports nothing from lib/indexer: the indexer depends on the catalogue, not the reverse.
  */
 import { RpcCode } from './jsonrpc/codes.js';
 import type { RpcErrorObject } from './jsonrpc/types.js';
 import type { Logger } from './log.js';
+
+/** What every error answered to a client carries, whichever half answers it. */
+export interface OmnigateErrorInit {
+  /** A stable string for programs and logs (the balancer's `OMNI_ERR_…`, the indexer's `NOT_FOUND`…). */
+  code: string;
+  status: number;
+  expose: boolean;
+  headers?: Record<string, string> | undefined;
+  cause?: unknown;
+}
+
+/** The base shape of both families; not thrown as such. */
+export abstract class OmnigateError extends Error {
+  readonly code: string;
+  readonly status: number;
+  /** Whether `message` may be shown to the client. */
+  readonly expose: boolean;
+  /** Extra response headers (finalhandler copies `err.headers` too). */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(message: string, init: OmnigateErrorInit) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = new.target.name;
+    this.code = init.code;
+    this.status = init.status;
+    this.expose = init.expose;
+    this.headers = init.headers;
+  }
+}
+
+// ── The balancer: JSON-RPC errors ────────────────────────────────────────────────────────────
 
 export interface GatewayErrorOptions {
   /** The client's JSON-RPC id, when the error is about a request whose id could be read. */
@@ -16,29 +55,20 @@ export interface GatewayErrorOptions {
   cause?: unknown;
 }
 
-export class GatewayError extends Error {
-  readonly code: string;
+/** A balancer error: the base shape plus its JSON-RPC code, answered as a JSON-RPC error. */
+export class GatewayError extends OmnigateError {
   readonly rpcCode: number;
-  readonly status: number;
   /** Sent to the client as `error.data`. Never holds an unredacted URL. */
   readonly data: unknown;
   /** The client's id to echo (undefined: the error handler works it out from the request). */
   readonly rpcId: string | number | null | undefined;
-  /** Extra response headers (finalhandler copies `err.headers` too). */
-  readonly headers: Record<string, string> | undefined;
-  /** Whether `message` may be shown to the client (false only for internal errors). */
-  readonly expose: boolean;
 
   constructor(code: string, rpcCode: number, status: number, message: string, options: GatewayErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
+    // Every message is shown but an internal error's.
+    super(message, { code, status, expose: status < 500 || rpcCode !== RpcCode.InternalError, headers: options.headers, cause: options.cause });
     this.rpcCode = rpcCode;
-    this.status = status;
     this.data = options.data;
     this.rpcId = options.id;
-    this.headers = options.headers;
-    this.expose = status < 500 || rpcCode !== RpcCode.InternalError;
   }
 }
 
@@ -66,6 +96,7 @@ export const InvalidChainIdError = define('InvalidChainIdError', 'OMNI_ERR_INVAL
 export const UnknownChainError = define('UnknownChainError', 'OMNI_ERR_UNKNOWN_CHAIN', RpcCode.UnknownChain, 404);
 export const InvalidConfirmationsError = define('InvalidConfirmationsError', 'OMNI_ERR_INVALID_CONFIRMATIONS', RpcCode.InvalidConfirmations, 400);
 export const NotEnoughUpstreamsError = define('NotEnoughUpstreamsError', 'OMNI_ERR_NOT_ENOUGH_UPSTREAMS', RpcCode.NotEnoughUpstreams, 400);
+// The balancer's 405 (-32004); the indexer's 405 is IndexerMethodNotAllowedError below.
 export const MethodNotAllowedError = define('MethodNotAllowedError', 'OMNI_ERR_METHOD_NOT_ALLOWED', RpcCode.MethodNotAllowed, 405);
 export const BodyTooLargeError = define('BodyTooLargeError', 'OMNI_ERR_BODY_TOO_LARGE', RpcCode.BodyTooLarge, 413);
 export const BatchTooLargeError = define('BatchTooLargeError', 'OMNI_ERR_BATCH_TOO_LARGE', RpcCode.BatchTooLarge, 400);
@@ -81,7 +112,7 @@ export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR
 export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', RpcCode.WriteOutcomeUnknown, 504);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
-/** A config file problem list; thrown once with every problem found. */
+/** A config file problem list; thrown once with every problem found. Not an OmnigateError: never answered to a client. */
 export class ConfigError extends Error {
   readonly code = 'OMNI_ERR_CONFIG';
   readonly problems: readonly string[];
@@ -110,4 +141,72 @@ export function errorText(error: GatewayError, idText: string): string {
   const inner: RpcErrorObject = { code: error.rpcCode, message: error.message };
   if (error.data !== undefined) inner.data = error.data;
   return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify(inner)}}`;
+}
+
+// ── The indexer: problem+json errors ─────────────────────────────────────────────────────────
+
+/**
+ * An indexer error: the base shape, answered as RFC 9457 problem details (lib/indexer/http/problem.ts
+ * turns `code` into the problem's `type`, `title` and `code`). Its codes are plain (`NOT_FOUND`).
+ */
+export class IndexerError extends OmnigateError {
+  constructor(
+    message: string,
+    init: { status: number; code: string; expose: boolean; headers?: Record<string, string>; cause?: unknown },
+  ) {
+    super(message, init);
+  }
+}
+
+/** A query or path parameter that cannot be used; `parameter` names it. */
+export class InvalidParameterError extends IndexerError {
+  readonly parameter: string;
+  readonly reason: string;
+  constructor(parameter: string, reason: string) {
+    super(`Invalid parameter "${parameter}": ${reason}`, { status: 400, code: 'INVALID_PARAMETER', expose: true });
+    this.parameter = parameter;
+    this.reason = reason;
+  }
+}
+
+export class NotFoundError extends IndexerError {
+  constructor(message: string) {
+    super(message, { status: 404, code: 'NOT_FOUND', expose: true });
+  }
+}
+
+/**
+ * The indexer's 405 (problem+json, code `METHOD_NOT_ALLOWED`, `Allow`). Not the balancer's
+ * `MethodNotAllowedError` (-32004, code `OMNI_ERR_METHOD_NOT_ALLOWED`): the two differ in their
+ * program code and their constructor, so one class cannot be both a GatewayError and an IndexerError.
+ */
+export class IndexerMethodNotAllowedError extends IndexerError {
+  constructor(method: string, allow: string) {
+    super(`Method ${method} is not allowed here; use ${allow}`, {
+      status: 405, code: 'METHOD_NOT_ALLOWED', expose: true, headers: { Allow: allow },
+    });
+  }
+}
+
+/** The database refused, dropped, or timed out: the client may retry later. */
+export class DatabaseUnavailableError extends IndexerError {
+  constructor(cause: unknown) {
+    super('The database is unavailable or did not answer in time', {
+      status: 503, code: 'DATABASE_UNAVAILABLE', expose: true, headers: { 'Retry-After': '5' }, cause,
+    });
+  }
+}
+
+/** The indexer's tables are not there (yet): Ponder has not started, or is re-creating them. */
+export class IndexNotReadyError extends IndexerError {
+  constructor(message: string) {
+    super(message, { status: 503, code: 'INDEX_NOT_READY', expose: true, headers: { 'Retry-After': '10' } });
+  }
+}
+
+/** Tables or columns are there but not as any known Ponder layout writes them. */
+export class LayoutMismatchError extends IndexerError {
+  constructor(message: string) {
+    super(message, { status: 500, code: 'SCHEMA_MISMATCH', expose: true });
+  }
 }

@@ -12,7 +12,7 @@ import { readIndexerEnv, type IndexerEnv } from '../indexer/env.js';
 import { migrate } from '../indexer/db/migrate.js';
 import { ensureIndexes } from '../indexer/db/indexes.js';
 import { detectLayout } from '../indexer/db/layout.js';
-import { IndexerError } from '../indexer/errors.js';
+import { IndexerError } from '../errors.js';
 import { openIndexerDb, type OpenIndexerDb } from '../indexer/open.js';
 import { seedDemo } from '../indexer/seed.js';
 

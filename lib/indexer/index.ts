@@ -26,5 +26,11 @@ export {
   invalidRelays, findTransaction, WINDOW_DEFAULTS, type QueryContext, type Page,
 } from './read/queries.js';
 export { DEFAULT_LIMIT, MAX_LIMIT, type ListFilter } from './read/params.js';
-export { IndexerError, InvalidParameterError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError } from './errors.js';
+// The indexer's errors live in the one catalogue, lib/errors.ts. `MethodNotAllowedError` is kept as
+// this module's name for the indexer's 405 (IndexerMethodNotAllowedError); the package's
+// `MethodNotAllowedError` (lib/index.ts) is the balancer's.
+export {
+  IndexerError, InvalidParameterError, NotFoundError, DatabaseUnavailableError, IndexNotReadyError, LayoutMismatchError,
+  IndexerMethodNotAllowedError, IndexerMethodNotAllowedError as MethodNotAllowedError,
+} from '../errors.js';
 export type * from './types.js';

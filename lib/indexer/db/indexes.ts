@@ -12,7 +12,7 @@ import type { Logger } from '../../log.js';
 import { silentLogger } from '../../log.js';
 import { bound, statement, type IndexerDb } from './pool.js';
 import { col, TABLE_KEYS, type Layout, type LayoutSource, type TableKey } from './layout.js';
-import { IndexerError } from '../errors.js';
+import { IndexerError } from '../../errors.js';
 
 export interface IndexSpec {
   table: TableKey;

@@ -17,7 +17,7 @@
  */
 import type { Logger } from '../../log.js';
 import { bound, statement, type IndexerDb } from './pool.js';
-import { IndexerError } from '../errors.js';
+import { IndexerError, IndexNotReadyError, LayoutMismatchError } from '../../errors.js';
 
 export type TableKey = 'request' | 'relay' | 'proof' | 'dispute' | 'claim' | 'refund';
 export type LayoutKind = 'ponder-0.4' | 'ponder-0.7';
@@ -115,20 +115,6 @@ export function translate(sql: string, layout: Layout): string {
     const key = TABLE_BY_NAME.get(name);
     return key ? tableRef(layout, key) : whole;
   });
-}
-
-/** The indexer's tables are not there (yet): Ponder has not started, or is re-creating them. */
-export class IndexNotReadyError extends IndexerError {
-  constructor(message: string) {
-    super(message, { status: 503, code: 'INDEX_NOT_READY', expose: true, headers: { 'Retry-After': '10' } });
-  }
-}
-
-/** Tables or columns are there but not as any known Ponder layout writes them. */
-export class LayoutMismatchError extends IndexerError {
-  constructor(message: string) {
-    super(message, { status: 500, code: 'SCHEMA_MISMATCH', expose: true });
-  }
 }
 
 interface CatalogRow {

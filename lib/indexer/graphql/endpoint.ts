@@ -21,7 +21,7 @@ import { LIST_ROUTES } from '../catalog.js';
 import type { ApiContext } from '../context.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { redactCredentials } from '../../upstream/redact.js';
-import { IndexerError, InvalidParameterError } from '../errors.js';
+import { IndexerError, InvalidParameterError } from '../../errors.js';
 import { depthLimitRule, operationCost } from './limits.js';
 import { buildIndexerSchema } from './schema.js';
 import { parseListParams, parseTransactionKey, type ListParameter, type RawValue } from '../read/params.js';

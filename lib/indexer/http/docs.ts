@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import redocExpress from 'redoc-express';
 import { mountPrefix, splitUrl, type ApiContext } from '../context.js';
-import { MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { IndexerMethodNotAllowedError, NotFoundError } from '../../errors.js';
 import { sendText } from './write.js';
 import { buildOpenApi } from './openapi.js';
 
@@ -63,7 +63,7 @@ export function docsHandler(ctx: ApiContext): (req: IncomingMessage, res: Server
   let bundle: Promise<Buffer> | undefined;
 
   return async function indexerDocs(req, res) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(req.method ?? '?', 'GET, HEAD');
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new IndexerMethodNotAllowedError(req.method ?? '?', 'GET, HEAD');
     const { path: p } = splitUrl(req);
     const prefix = mountPrefix(req);
     if (p === '/openapi.json') {

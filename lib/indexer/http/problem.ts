@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { isDatabaseUnavailable, isMissingTable } from '../db/errors.js';
 import { redactCredentials } from '../../upstream/redact.js';
-import { DatabaseUnavailableError, IndexerError, InvalidParameterError } from '../errors.js';
+import { DatabaseUnavailableError, IndexerError, InvalidParameterError } from '../../errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LIST_ROUTES, TRANSACTION_PATH_PREFIX, type ListRoute } from '../catalog.js';
 import { mountPrefix, splitUrl, type ApiContext } from '../context.js';
-import { InvalidParameterError, MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { IndexerMethodNotAllowedError, InvalidParameterError, NotFoundError } from '../../errors.js';
 import { sendJson } from './write.js';
 import { listParamsFromQuery, noQueryParams, parseListParams, parseTransactionKey } from '../read/params.js';
 import { findTransaction, runList } from '../read/queries.js';
@@ -18,7 +18,7 @@ const READ_METHODS = 'GET, HEAD';
 const routeByPath = new Map<string, ListRoute>(LIST_ROUTES.flatMap((r) => r.paths.map((p) => [p, r] as const)));
 
 function assertReadMethod(req: IncomingMessage): void {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(req.method ?? '?', READ_METHODS);
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new IndexerMethodNotAllowedError(req.method ?? '?', READ_METHODS);
 }
 
 async function serveList(ctx: ApiContext, route: ListRoute, req: IncomingMessage, res: ServerResponse, path: string, search: string) {

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { splitUrl, type ApiContext } from '../context.js';
-import { MethodNotAllowedError } from '../errors.js';
+import { IndexerMethodNotAllowedError } from '../../errors.js';
 import { sendJson } from '../http/write.js';
 import { noQueryParams } from '../read/params.js';
 
@@ -20,7 +20,7 @@ export function isOpsRoute(path: string): boolean {
 
 export function opsHandler(ctx: ApiContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async function indexerOps(req, res) {
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new MethodNotAllowedError(req.method ?? '?', 'GET, HEAD');
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new IndexerMethodNotAllowedError(req.method ?? '?', 'GET, HEAD');
     const { path, search } = splitUrl(req);
     noQueryParams(search);
     const body = trimSlash(path) === STATS_PATH ? await ctx.ops.stats.get() : await ctx.ops.status.get();

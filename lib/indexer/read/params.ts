@@ -4,7 +4,7 @@
  * Each failure is an `InvalidParameterError` naming the parameter.
  */
 import { decodeCursor, type Cursor } from './cursor.js';
-import { InvalidParameterError } from '../errors.js';
+import { InvalidParameterError } from '../../errors.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;

@@ -107,3 +107,37 @@ test('should list every config problem in ConfigError', (t) => {
   t.false(err instanceof GatewayError);
   t.is(new ConfigError(['x']).message, 'invalid config:\n  - x');
 });
+
+test('should share one base shape with the indexer\'s errors', (t) => {
+  const cause = new Error('root');
+  const err = new errors.UpstreamBudgetError('full', { headers: { 'Retry-After': '1' }, cause });
+  t.true(err instanceof errors.OmnigateError);
+  t.false(err instanceof errors.IndexerError);
+  t.deepEqual([err.code, err.status, err.expose, err.headers, err.cause], ['OMNI_ERR_UPSTREAM_BUDGET', 503, true, { 'Retry-After': '1' }, cause]);
+  const indexer = new errors.IndexerMethodNotAllowedError('PUT', 'GET, HEAD');
+  t.true(indexer instanceof errors.OmnigateError);
+  t.false(indexer instanceof GatewayError);
+});
+
+test('should keep the balancer\'s 405 and the indexer\'s 405 apart', (t) => {
+  const rpc = new errors.MethodNotAllowedError('use POST', { headers: { Allow: 'POST, OPTIONS' } });
+  const indexer = new errors.IndexerMethodNotAllowedError('PUT', 'GET, HEAD');
+  t.deepEqual([rpc.code, rpc.rpcCode, rpc.status], ['OMNI_ERR_METHOD_NOT_ALLOWED', -32004, 405]);
+  t.deepEqual([indexer.code, indexer.status, indexer.message], ['METHOD_NOT_ALLOWED', 405, 'Method PUT is not allowed here; use GET, HEAD']);
+  t.deepEqual(indexer.headers, { Allow: 'GET, HEAD' });
+});
+
+test('should keep the published names: the package\'s MethodNotAllowedError is the balancer\'s', async (t) => {
+  const pkg = await import('../../../lib/index.js');
+  const indexer = await import('../../../lib/indexer/index.js');
+  t.is(pkg.MethodNotAllowedError, errors.MethodNotAllowedError);
+  for (const name of ['OmnigateError', 'GatewayError', 'IndexerError', 'InvalidParameterError', 'NotFoundError', 'DatabaseUnavailableError', 'IndexerMethodNotAllowedError'] as const) {
+    t.is(pkg[name], errors[name], name);
+  }
+  // lib/indexer/index.ts keeps its own name for the indexer's 405.
+  t.is(indexer.MethodNotAllowedError, errors.IndexerMethodNotAllowedError);
+  t.is(indexer.IndexerError, errors.IndexerError);
+  t.is(indexer.InvalidParameterError, errors.InvalidParameterError);
+  t.is(indexer.NotFoundError, errors.NotFoundError);
+  t.is(indexer.DatabaseUnavailableError, errors.DatabaseUnavailableError);
+});

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { DatabaseUnavailableError, InvalidParameterError, NotFoundError } from '../../../../../lib/indexer/errors.js';
+import { DatabaseUnavailableError, InvalidParameterError, NotFoundError } from '../../../../../lib/errors.js';
 import { toProblem } from '../../../../../lib/indexer/http/problem.js';
 
 test('invalid parameter: 400 naming it, not logged', (t) => {

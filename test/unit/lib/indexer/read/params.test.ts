@@ -1,6 +1,6 @@
 import test from 'ava';
 import { encodeCursor } from '../../../../../lib/indexer/read/cursor.js';
-import { InvalidParameterError } from '../../../../../lib/indexer/errors.js';
+import { InvalidParameterError } from '../../../../../lib/errors.js';
 import {
   DEFAULT_LIMIT, MAX_LIMIT, listParamsFromQuery, noQueryParams, parseListParams, parseTransactionKey,
 } from '../../../../../lib/indexer/read/params.js';
