@@ -3,7 +3,6 @@
  * the logger, the limits, and a clock from which each request derives its own QueryContext (time
  * windows are computed per request, never at start-up).
  */
-import type { IncomingMessage } from 'node:http';
 import { silentLogger, type Logger } from '../log.js';
 import type { IndexerDb } from './db/pool.js';
 import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from './read/params.js';
@@ -97,10 +96,4 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
   };
 }
 
-export { mountPrefix } from '../pipeline/url.js';
-
-export function splitUrl(req: IncomingMessage): { path: string; search: string } {
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  return q === -1 ? { path: url, search: '' } : { path: url.slice(0, q), search: url.slice(q + 1) };
-}
+export { mountPrefix, splitUrl } from '../pipeline/url.js';

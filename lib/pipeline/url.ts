@@ -18,6 +18,13 @@ export function mountPrefix(req: IncomingMessage): string {
   return /^[\w\-./~%]*$/.test(prefix) ? prefix : '';
 }
 
+/** The request's path and its query string (without the `?`). */
+export function splitUrl(req: IncomingMessage): { path: string; search: string } {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return q === -1 ? { path: url, search: '' } : { path: url.slice(0, q), search: url.slice(q + 1) };
+}
+
 /** The request's path: `req.url` without its query string. */
 export function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';

@@ -4,6 +4,7 @@
  * everything else goes to next(). A mounted pipeline does not include it (the host app owns
  * its root).
  */
+import { pathOf } from '../pipeline/url.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { MethodNotAllowedError } from '../errors.js';
 import { LIST_ROUTES, TRANSACTION_PATH_PREFIX } from '../indexer/catalog.js';
@@ -98,7 +99,7 @@ export function homeRoute(options: { chains: readonly string[]; indexer: boolean
   const json = `${JSON.stringify(home, null, 2)}\n`;
   const html = renderHtml(home);
   return function home(req, res, next) {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = pathOf(req);
     if (path !== '/') return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return next(new MethodNotAllowedError(`Method not allowed: ${req.method} / (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));
