@@ -26,6 +26,7 @@
  * which is right.
  */
 import type { HeadsConfig } from '../../config/schema.js';
+import { methods, methodsWhere } from '../jsonrpc/methods.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 
@@ -283,15 +284,8 @@ export function onHeads(chain: Chain, fn: () => void): () => void {
 // ---------------------------------------------------------------------------------------------
 // Observing answers (the request path: cheap, no JSON parse of large bodies)
 
-/** Methods whose result carries the block it was read from, and the key that holds it. */
-const observedKey: Readonly<Record<string, string>> = {
-  eth_getBlockByNumber: 'number',
-  eth_getBlockByHash: 'number',
-  eth_getTransactionReceipt: 'blockNumber',
-  eth_getTransactionByHash: 'blockNumber',
-  eth_getTransactionByBlockHashAndIndex: 'blockNumber',
-  eth_getTransactionByBlockNumberAndIndex: 'blockNumber',
-};
+/** Methods whose result carries the block it was read from, and the key that holds it: the method table's `seenBlock`, derived once. */
+export const observedKey: ReadonlyMap<string, string> = new Map(methodsWhere((e) => e.seenBlock !== undefined).map((m) => [m, methods[m]!.seenBlock!]));
 
 /** Only the start of an answer is searched: a block's `number` comes before its transactions. */
 const observeWindow = 64 * 1024;
@@ -315,11 +309,13 @@ export function observe(u: Upstream, call: RpcCall | undefined, body: Buffer): v
   if (!call) return;
   let seen: bigint | undefined;
   if (call.method === 'eth_blockNumber') seen = firstQuantity(body, 'result');
-  else if (Object.hasOwn(observedKey, call.method)) {
+  else {
+    const key = observedKey.get(call.method);
+    if (key === undefined) return;
     // Only a result is a block seen, not an error's message or data: its "result" key comes
     // right after "jsonrpc" and "id" (a body whose first 256 bytes lack it is not observed).
     if (!body.subarray(0, 256).includes('"result"')) return;
-    seen = firstQuantity(body, observedKey[call.method]!);
+    seen = firstQuantity(body, key);
   }
   if (seen === undefined) return;
   if (recordHead(u, 'latest', seen, 'answer')) {

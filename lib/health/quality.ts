@@ -18,18 +18,21 @@
  * clock; the gateway passes performance.now().
  */
 import { DDSketch } from '@datadog/sketches-js';
+import { methodsWhere, type MethodClass } from '../jsonrpc/methods.js';
 import type { Health } from './health.js';
 
-export type MethodClass = 'read' | 'call' | 'logs';
+export type { MethodClass };
 export const methodClasses: readonly MethodClass[] = ['read', 'call', 'logs'];
 
-const callMethods = new Set(['eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1']);
+/** The methods of class `call` and `logs` (the method table's `class`, derived once); every other is `read`. */
+export const callMethods: ReadonlySet<string> = new Set(methodsWhere((e) => e.class === 'call'));
+export const logsMethods: ReadonlySet<string> = new Set(methodsWhere((e) => e.class === 'logs'));
 
 /** The class of a request: a batch takes its heaviest member's (logs > call > read). */
 export function methodClassOf(calls: readonly { method: string }[] | undefined): MethodClass {
   let cls: MethodClass = 'read';
   for (const c of calls ?? []) {
-    if (c.method === 'eth_getLogs') return 'logs';
+    if (logsMethods.has(c.method)) return 'logs';
     if (callMethods.has(c.method)) cls = 'call';
   }
   return cls;

@@ -1,8 +1,9 @@
 /**
  * The write methods: calls that change something outside the node that answers them (a
- * transaction in the mempool, a bundle at a builder, a mined block). Pure. Beside the read table
- * (methods.ts); every method here is in neither `methodTable`'s confirmable rows nor ever
- * confirmable (a write is asked of one upstream, or of K at once in broadcast mode).
+ * transaction in the mempool, a bundle at a builder, a mined block). Pure. The writes are the rows
+ * of the method table (methods.ts) with a `write` rule; every one is in neither `methodTable`'s
+ * confirmable rows nor ever confirmable (a write is asked of one upstream, or of K at once in
+ * broadcast mode).
  *
  * What a write may never do (lib/verify/write.ts applies it): be hedged, or be sent to another
  * upstream once its bytes may have reached one (UpstreamCallError.sent). A write whose bytes may
@@ -17,48 +18,13 @@
  */
 import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
 import { keccak_256 } from '@noble/hashes/sha3';
+import { methods, methodsWhere, type WriteRule } from './methods.js';
 import type { RpcCall } from './types.js';
 
-export interface WriteRule {
-  /** Where the signed transaction's hex bytes are: a param index, or a param index and a key. */
-  hashAt?: { param: number; key?: string };
-  /** Whether the method's result is the transaction hash (an `already known` answer may then stand for it). */
-  resultIsHash: boolean;
-  /** The chain's broadcast mode applies (the same bytes are the same write everywhere). */
-  broadcast: boolean;
-  /** Why it is a write (the table of lib/jsonrpc/README.md "Writes"). */
-  why: string;
-}
+export type { WriteRule };
 
-const raw = (why: string): WriteRule => ({ hashAt: { param: 0 }, resultIsHash: true, broadcast: true, why });
-
-/** Every write method omnigate knows. A method not listed is a read. */
-export const writeTable: Readonly<Record<string, WriteRule>> = {
-  eth_sendRawTransaction: raw('a signed transaction into the mempool'),
-  // Arbitrum, Optimism, Polygon: a raw transaction with conditions on the state (ERC-4337 bundlers).
-  eth_sendRawTransactionConditional: raw('a signed transaction with conditions (Arbitrum, Optimism, Polygon)'),
-  // EIP-7966: waits for the receipt; its answer is the receipt, so `already known` cannot stand for it.
-  eth_sendRawTransactionSync: { hashAt: { param: 0 }, resultIsHash: false, broadcast: true, why: 'a signed transaction, answered with its receipt (EIP-7966)' },
-  // Private mempools (Flashbots Protect, Alchemy, bloXroute): `{ tx, maxBlockNumber }`, answered with the hash.
-  eth_sendPrivateTransaction: { hashAt: { param: 0, key: 'tx' }, resultIsHash: true, broadcast: true, why: 'a signed transaction for a private mempool (Flashbots, Alchemy)' },
-  eth_sendPrivateRawTransaction: raw('a signed transaction for a private mempool (raw form)'),
-  eth_cancelPrivateTransaction: { resultIsHash: false, broadcast: true, why: 'cancels a private transaction (Flashbots)' },
-  // Builders: the same bundle sent to several is the usual practice; answered with a bundle hash.
-  eth_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots and kin)' },
-  // Flashbots MEV-Share's bundle, and the cancellation of a bundle by its replacement uuid.
-  mev_sendBundle: { resultIsHash: false, broadcast: true, why: 'a bundle of signed transactions for a builder (Flashbots MEV-Share)' },
-  eth_cancelBundle: { resultIsHash: false, broadcast: true, why: 'cancels a bundle at a builder (Flashbots and kin)' },
-  // zkSync Era: a signed transaction, answered with its hash, storage logs and events.
-  zks_sendRawTransactionWithDetailedOutput: { hashAt: { param: 0 }, resultIsHash: false, broadcast: true, why: 'a signed transaction, answered with its effects (zkSync Era)' },
-  // ERC-4337 bundlers: a signed user operation, answered with its hash (not a transaction's).
-  eth_sendUserOperation: { resultIsHash: false, broadcast: true, why: 'a signed user operation for a bundler (ERC-4337)' },
-  // The node signs with its own key and picks the nonce: two nodes would make two transactions.
-  eth_sendTransaction: { resultIsHash: false, broadcast: false, why: 'the node signs and sends a transaction (each node its own)' },
-  personal_sendTransaction: { resultIsHash: false, broadcast: false, why: 'the node signs and sends a transaction (each node its own)' },
-  // Proof-of-work mining (Ethereum Classic and kin): a solution or a hashrate for the node's own work package.
-  eth_submitWork: { resultIsHash: false, broadcast: false, why: 'a proof-of-work solution for the work package this node gave' },
-  eth_submitHashrate: { resultIsHash: false, broadcast: false, why: 'a miner reports its hashrate to this node' },
-};
+/** Every write method omnigate knows (the rows of the method table with a `write` rule). A method not listed is a read. */
+export const writeTable: Readonly<Record<string, WriteRule>> = Object.fromEntries(methodsWhere((e) => e.write !== undefined).map((m) => [m, methods[m]!.write!]));
 
 /** The rule of a write method (own properties only). */
 export function writeRuleOf(method: string): WriteRule | undefined {

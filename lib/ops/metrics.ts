@@ -13,7 +13,8 @@ import type { Registry as Upstreams, Upstream } from '../upstream/registry.js';
 import { maxLagBlocks } from '../upstream/select.js';
 import { qualityOf, scoreOf } from '../health/quality.js';
 
-const knownMethods = new Set(supportedMethods.map((m) => m.method));
+/** The methods the label names: the Postman collection's (the method table's rows with an example), derived once. */
+export const knownMethods: ReadonlySet<string> = new Set(supportedMethods.map((m) => m.method));
 
 /** The method label of a request: the method, `batch` for a batch, `other` for names we do not know. */
 export function methodLabel(calls: readonly { method: string }[] | undefined): string {

@@ -20,6 +20,7 @@
  * are returned or on the request id.
  */
 import { hash } from 'node:crypto';
+import { methods, methodsWhere, type ResultShape } from '../jsonrpc/methods.js';
 
 /** The objects whose fields are compared by the execution-apis schema, and can be ignored. */
 export type Shape = 'block' | 'transaction' | 'receipt' | 'log';
@@ -136,7 +137,7 @@ export interface IgnoredValue {
   key: string;
 }
 
-interface ShapeNode {
+export interface ShapeNode {
   shape: Shape;
   /** Fields holding objects (or arrays of objects) of another shape. */
   children?: Readonly<Record<string, ShapeNode>>;
@@ -146,20 +147,10 @@ const transactionNode: ShapeNode = { shape: 'transaction' };
 const receiptNode: ShapeNode = { shape: 'receipt', children: { logs: logNode } };
 const blockNode: ShapeNode = { shape: 'block', children: { transactions: transactionNode } };
 
-/** The shape of each method's result (or of each element when it is a list). */
-const resultShape: Record<string, ShapeNode> = {
-  eth_getBlockByNumber: blockNode,
-  eth_getBlockByHash: blockNode,
-  eth_getUncleByBlockHashAndIndex: blockNode,
-  eth_getUncleByBlockNumberAndIndex: blockNode,
-  eth_getTransactionByHash: transactionNode,
-  eth_getTransactionByBlockHashAndIndex: transactionNode,
-  eth_getTransactionByBlockNumberAndIndex: transactionNode,
-  eth_getTransactionReceipt: receiptNode,
-  eth_getBlockReceipts: receiptNode,
-  eth_getLogs: logNode,
-  eth_getFilterLogs: logNode,
-};
+const nodeOf: Readonly<Record<ResultShape, ShapeNode>> = { block: blockNode, transaction: transactionNode, receipt: receiptNode, log: logNode };
+
+/** The shape of each method's result (or of each element when it is a list): the method table's `result`, derived once. */
+export const resultShape: ReadonlyMap<string, ShapeNode> = new Map(methodsWhere((e) => e.result !== undefined).map((m) => [m, nodeOf[methods[m]!.result!]]));
 
 const hexString = /^0x[0-9a-fA-F]*$/;
 
@@ -307,7 +298,7 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
     }
     return { error };
   }
-  const node = Object.hasOwn(resultShape, method) ? resultShape[method]! : undefined;
+  const node = resultShape.get(method);
   if (!node) return { result: plain(answer.result) };
   compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
   found = options.found;

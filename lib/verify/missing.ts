@@ -4,49 +4,24 @@
  * unknown-block error. Pure. Such an answer is a vote only from an upstream that could have seen
  * the data (eligibility.ts, eligibility-policy.ts).
  */
-import { ruleOf } from '../jsonrpc/methods.js';
+import { methodsWhere, ruleOf } from '../jsonrpc/methods.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 
 /**
- * Results that mean "this node does not have it": null for these methods (a node that lacks the
- * block or transaction answers null, as it would for one that does not exist; the debug_getRaw*
+ * Results that mean "this node does not have it" (the method table's `lacking`, derived once):
+ * null for these methods (a node that lacks the block or transaction answers null, as it would for one that does not exist; the debug_getRaw*
  * reads on go-ethereum's simulated backend and older clients; a state read whose result is never
  * null for a block the node has, as older Besu answered above its head), and for a method outside
  * the method table (one the config declares with its pin: null is taken as "lacks it").
  */
-const nullMeansMissing: ReadonlySet<string> = new Set([
-  'eth_getBlockByHash',
-  'eth_getBlockByNumber',
-  'eth_getBlockReceipts',
-  'eth_getBlockAccessList',
-  'eth_getBlockTransactionCountByHash',
-  'eth_getBlockTransactionCountByNumber',
-  'eth_getTransactionByHash',
-  'eth_getTransactionReceipt',
-  'eth_getTransactionByBlockHashAndIndex',
-  'eth_getTransactionByBlockNumberAndIndex',
-  'eth_getUncleByBlockHashAndIndex',
-  'eth_getUncleByBlockNumberAndIndex',
-  'eth_getUncleCountByBlockHash',
-  'eth_getUncleCountByBlockNumber',
-  'eth_getBalance',
-  'eth_getCode',
-  'eth_getTransactionCount',
-  'eth_getStorageAt',
-  'eth_getProof',
-  'eth_getStorageValues',
-  'debug_getRawHeader',
-  'debug_getRawBlock',
-  'debug_getRawReceipts',
-  'debug_getRawTransaction',
-]);
+export const nullMeansMissing: ReadonlySet<string> = new Set(methodsWhere((e) => e.lacking !== undefined));
 
 /**
- * Methods whose result is never empty bytes for data the node has (an RLP header or block, a
- * signed transaction), so `"0x"` means "this node does not have it": reth answers
+ * Methods whose result is never empty bytes for data the node has (`lacking: 'nullOrEmptyBytes'`:
+ * an RLP header or block, a signed transaction), so `"0x"` means "this node does not have it": reth answers
  * debug_getRawHeader and debug_getRawBlock of a block it lacks with empty bytes.
  */
-const emptyBytesMeanMissing: ReadonlySet<string> = new Set(['debug_getRawHeader', 'debug_getRawBlock', 'debug_getRawTransaction']);
+export const emptyBytesMeanMissing: ReadonlySet<string> = new Set(methodsWhere((e) => e.lacking === 'nullOrEmptyBytes'));
 
 /**
  * Error messages of a node that lacks the block or its state (case-insensitive), by client:
