@@ -20,10 +20,7 @@ import {
   transactionDetail, type Row,
 } from './shape.js';
 import type { TransactionDetail } from '../types.js';
-import {
-  BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS,
-  selectOf,
-} from './fields.js';
+import { BRIDGE_FIELDS, INVALID_RELAY_FIELDS, phaseSelectOf, selectOf } from './fields.js';
 import { aliasSelect, isIdentity, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from '../db/layout.js';
 
 export interface QueryContext {
@@ -55,12 +52,12 @@ export interface Page<T> {
 // The select lists come from the field tables (fields.ts): `r."transactionId", …` for the bridge,
 // `l."blockNumber" AS "relay_blockNumber", …` for a joined event (the prefix shape.ts reads).
 const REQUEST_COLUMNS = `${selectOf(BRIDGE_FIELDS, 'r')},
-  ${selectOf(REQUEST_FIELDS, 'r', 'request_')}`;
-const RELAY_COLUMNS = selectOf(RELAY_FIELDS, 'l', 'relay_');
-const PROOF_COLUMNS = selectOf(PROOF_FIELDS, 'p', 'proof_');
-const CLAIM_COLUMNS = selectOf(CLAIM_FIELDS, 'c', 'claim_');
-const REFUND_COLUMNS = selectOf(REFUND_FIELDS, 'f', 'refund_');
-const DISPUTE_COLUMNS = selectOf(DISPUTE_FIELDS, 'd', 'dispute_');
+  ${phaseSelectOf('request', 'r')}`;
+const RELAY_COLUMNS = phaseSelectOf('relay', 'l');
+const PROOF_COLUMNS = phaseSelectOf('proof', 'p');
+const CLAIM_COLUMNS = phaseSelectOf('claim', 'c');
+const REFUND_COLUMNS = phaseSelectOf('refund', 'f');
+const DISPUTE_COLUMNS = phaseSelectOf('dispute', 'd');
 const INVALID_RELAY_COLUMNS = selectOf(INVALID_RELAY_FIELDS, 'l');
 
 /** Proof `p` has no later dispute. */

@@ -10,13 +10,10 @@ import type {
   DisputeItem, InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
 } from '../types.js';
 import {
-  agedMapperOf, BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS,
-  REQUEST_FIELDS, TRANSACTION_REF_FIELDS, type Row,
+  agedMapperOf, BRIDGE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, phaseMapperOf, phasePrefix, TRANSACTION_REF_FIELDS, type Phase, type Row,
 } from './fields.js';
 
-export { toBoolean, type Row } from './fields.js';
-
-export type Phase = 'request' | 'relay' | 'proof' | 'claim' | 'refund' | 'dispute';
+export { toBoolean, type Phase, type Row } from './fields.js';
 
 function int(v: unknown): number {
   return typeof v === 'number' ? v : Number(v);
@@ -27,7 +24,7 @@ const transactionRefOf = mapperOf(TRANSACTION_REF_FIELDS);
 
 /** Whether a LEFT JOINed phase exists in the row (its NOT NULL transactionHash is present). */
 export function hasPhase(row: Row, phase: Phase): boolean {
-  const v = row[`${phase}_transactionHash`];
+  const v = row[`${phasePrefix(phase)}transactionHash`];
   return v !== null && v !== undefined;
 }
 
@@ -35,12 +32,12 @@ export function hasPhase(row: Row, phase: Phase): boolean {
 // into a bigger object made the shaping of a 100-row page about 20 times slower; the mappers of
 // fields.ts are compiled object literals for the same reason.)
 
-export const requestOf = mapperOf(REQUEST_FIELDS, 'request_');
-export const relayOf = mapperOf(RELAY_FIELDS, 'relay_');
-export const proofOf = mapperOf(PROOF_FIELDS, 'proof_');
-export const claimOf = mapperOf(CLAIM_FIELDS, 'claim_');
-export const refundOf = mapperOf(REFUND_FIELDS, 'refund_');
-export const disputeOf = mapperOf(DISPUTE_FIELDS, 'dispute_');
+export const requestOf = phaseMapperOf('request');
+export const relayOf = phaseMapperOf('relay');
+export const proofOf = phaseMapperOf('proof');
+export const claimOf = phaseMapperOf('claim');
+export const refundOf = phaseMapperOf('refund');
+export const disputeOf = phaseMapperOf('dispute');
 const invalidRelayOf = agedMapperOf(INVALID_RELAY_FIELDS);
 
 /**

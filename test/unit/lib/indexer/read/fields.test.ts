@@ -2,7 +2,7 @@ import test from 'ava';
 import type { GraphQLObjectType } from 'graphql';
 import {
   BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, openApiPropertiesOf, PROOF_FIELDS, REFUND_FIELDS,
-  RELAY_FIELDS, REQUEST_FIELDS, sdlOf, selectOf, TRANSACTION_REF_FIELDS, type FieldSpec,
+  RELAY_FIELDS, REQUEST_FIELDS, phaseSelectOf, sdlOf, selectOf, TRANSACTION_REF_FIELDS, type FieldSpec,
 } from '../../../../../lib/indexer/read/fields.js';
 import {
   bridgeOf, claimOf, disputeItem, disputeOf, invalidRelayItem, proofOf, refundOf, relayOf, requestOf, type Row,
@@ -66,7 +66,7 @@ test('the generators: SDL lines, OpenAPI properties by kind, select lists', (t) 
   t.deepEqual(bridge.originChainId, { type: 'integer', description: 'Origin chain id.', examples: [42161] });
   t.deepEqual(bridge.originAmount, { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Raw origin amount (smallest unit), exact decimal string; null if not indexed.' });
   t.deepEqual(openApiPropertiesOf(INVALID_RELAY_FIELDS).to, { type: 'string', description: 'EIP-55 checksummed.', pattern: '^0x[0-9a-fA-F]{40}$' });
-  t.is(selectOf(PROOF_FIELDS, 'p', 'proof_'), 'p."blockNumber" AS "proof_blockNumber", p."blockTimestamp" AS "proof_blockTimestamp", '
+  t.is(phaseSelectOf('proof', 'p'), 'p."blockNumber" AS "proof_blockNumber", p."blockTimestamp" AS "proof_blockTimestamp", '
     + 'p."transactionHash" AS "proof_transactionHash", p."relayer" AS "proof_relayer"');
   t.false(selectOf(BRIDGE_FIELDS, 'r').includes('decodedRequest'), 'a computed field is not selected');
   t.true(selectOf(BRIDGE_FIELDS, 'r').startsWith('r."transactionId", r."originChain"'));
