@@ -8,7 +8,7 @@
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import { LIST_ROUTES } from '../catalog.js';
 import {
-  BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, sdlOf,
+  BRIDGE_FIELDS, CLAIM_FIELDS, DECODED_REQUEST_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, sdlOf,
   TRANSACTION_REF_FIELDS,
 } from '../read/fields.js';
 
@@ -37,31 +37,7 @@ type Transaction {${sdlOf(BRIDGE_FIELDS)}
 }
 
 "The bridge a request's bytes encode. Integers of 256 bits are exact decimal strings."
-type DecodedRequest {
-  "1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed)."
-  version: Int!
-  originChainId: Int!
-  destChainId: Int!
-  originSender: String!
-  destRecipient: String!
-  originToken: String!
-  destToken: String!
-  originAmount: String!
-  destAmount: String!
-  originFeeAmount: String!
-  "Unix seconds after which the request may be refunded."
-  deadline: String!
-  nonce: String!
-  "v1 only (null in v2)."
-  sendChainGas: Boolean
-  "v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none)."
-  exclusivityRelayer: String
-  "v2 only."
-  exclusivityEndTime: String
-  "v2 only: native value forwarded to the recipient."
-  zapNative: String
-  "v2 only: call data forwarded to the recipient (hex)."
-  zapData: String
+type DecodedRequest {${sdlOf(DECODED_REQUEST_FIELDS)}
 }
 
 "A transactionId alone (disputes are not joined to requests)."

@@ -1,14 +1,15 @@
 /**
  * The OpenAPI 3.1 document of every HTTP route the indexer serves, generated from the same
- * catalogue as the routes (catalog.ts) so the two cannot disagree. The schemas of the bridge and its
- * events come from their field tables (read/fields.ts), like types.ts and the GraphQL schema.
+ * catalogue as the routes (catalog.ts) so the two cannot disagree. The schemas of the bridge, its
+ * events and its decoded request come from their field tables (read/fields.ts), like types.ts and
+ * the GraphQL schema.
  */
 import { LIST_ROUTES } from '../catalog.js';
 import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from '../read/params.js';
 import { NEXT_CURSOR_HEADER } from './routes.js';
 import {
-  BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, openApiPropertiesOf, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS,
-  REQUEST_FIELDS, TRANSACTION_REF_FIELDS,
+  BRIDGE_FIELDS, CLAIM_FIELDS, DECODED_REQUEST_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, openApiPropertiesOf, PROOF_FIELDS,
+  REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, TRANSACTION_REF_FIELDS,
 } from '../read/fields.js';
 
 export const API_VERSION = '1.0.0';
@@ -17,9 +18,6 @@ type Schema = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
 const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
-/** For DecodedRequest; the bridge and its events get theirs from read/fields.ts. */
-const address = (description?: string): Schema => str(`${description ? `${description} ` : ''}EIP-55 checksummed.`, { pattern: '^0x[0-9a-fA-F]{40}$' });
-const decimal = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
 
 function object(properties: Record<string, Schema>, description?: string, optional: string[] = []): Schema {
   return {
@@ -40,22 +38,10 @@ function schemas(): Record<string, Schema> {
     BridgeRequest: ref('BridgeRequest'),
     ...Object.fromEntries(phases.map((p) => [p, ref(p)])),
   }, description);
-  const nullable = (schema: Schema, description: string): Schema => ({ anyOf: [schema, { type: 'null' }], description });
   return {
     Bridge: bridge,
-    DecodedRequest: object({
-      version: int('1: FastBridge `BridgeTransaction` (abi.encode); 2: FastBridgeV2 `BridgeTransactionV2` (packed).', { enum: [1, 2] }),
-      originChainId: int(), destChainId: int(),
-      originSender: address(), destRecipient: address(), originToken: address(), destToken: address(),
-      originAmount: decimal('Smallest unit.'), destAmount: decimal('Smallest unit.'), originFeeAmount: decimal('Smallest unit.'),
-      deadline: decimal('Unix seconds after which the request may be refunded (uint256).'),
-      nonce: decimal('Nonce of the request (uint256).'),
-      sendChainGas: nullable({ type: 'boolean' }, 'v1 only; null in v2.'),
-      exclusivityRelayer: nullable(address(), 'v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none).'),
-      exclusivityEndTime: nullable(decimal('Unix seconds.'), 'v2 only.'),
-      zapNative: nullable(decimal('Smallest unit.'), 'v2 only: native value forwarded to the recipient.'),
-      zapData: nullable(str(undefined, { pattern: '^0x([0-9a-f]{2})*$' }), 'v2 only: call data forwarded to the recipient.'),
-    }, 'The bridge a request encodes. 256-bit integers are exact decimal strings.'),
+    DecodedRequest: object(openApiPropertiesOf(DECODED_REQUEST_FIELDS),
+      'The bridge a request encodes. 256-bit integers are exact decimal strings.'),
     StageStat: object({
       stage: str(undefined, { enum: ['missingRelay', 'exceedDeadline', 'missingProof', 'missingClaim', 'disputed'] }),
       originChainId: int(),

@@ -19,6 +19,7 @@ export type Row = Record<string, unknown>;
 export type FieldKind =
   | 'hex' // a bytes32 id or hash: lower case
   | 'bytes' // other hex bytes: lower case
+  | 'data' // hex bytes of any length, lower case, with a pattern saying so (zapData)
   | 'address' // EIP-55 checksummed
   | 'text' // as stored
   | 'uint' // an exact decimal string (numeric(78,0) columns)
@@ -39,17 +40,25 @@ export interface FieldSpec {
   readonly gqlDoc?: string;
   /** OpenAPI `examples`. */
   readonly examples?: readonly unknown[];
+  /** The only values (OpenAPI `enum`; the TypeScript type is their union). */
+  readonly enum?: readonly (string | number)[];
+  /**
+   * A nullable field documented as `anyOf: [the kind's schema, null]` with this description (the
+   * kind's schema keeps `doc`); without it, a nullable field is `type: [the kind's type, 'null']`.
+   */
+  readonly nullDoc?: string;
   /** A computed field: the column it is computed from (not selected itself). */
   readonly from?: string;
 }
 
 /** The TypeScript type of each kind's value. */
 export interface KindTypes {
-  hex: string; bytes: string; address: string; text: string; uint: string;
+  hex: string; bytes: string; data: string; address: string; text: string; uint: string;
   int: number; timestamp: number; bool: boolean; decodedRequest: DecodedRequest;
 }
 
-type ValueOf<F extends FieldSpec> = F extends { readonly nullable: true } ? KindTypes[F['kind']] | null : KindTypes[F['kind']];
+type KindValueOf<F extends FieldSpec> = F extends { readonly enum: readonly (infer E)[] } ? E : KindTypes[F['kind']];
+type ValueOf<F extends FieldSpec> = F extends { readonly nullable: true } ? KindValueOf<F> | null : KindValueOf<F>;
 /** The JSON object a table describes: `type Bridge = RowOf<typeof BRIDGE_FIELDS>`. */
 export type RowOf<T extends readonly FieldSpec[]> = { [F in T[number] as F['name']]: ValueOf<F> };
 
@@ -158,6 +167,47 @@ export const INVALID_RELAY_FIELDS = [
   { name: 'relayer', kind: 'address' },
 ] as const satisfies readonly FieldSpec[];
 
+/**
+ * `decodedRequest`: what the `request` bytes encode (FastBridge v1 or v2 layout). Not read from a
+ * row: request-decode.ts computes it (its tests check it makes exactly these keys).
+ */
+export const DECODED_REQUEST_FIELDS = [
+  {
+    name: 'version', kind: 'int', enum: [1, 2],
+    doc: '1: FastBridge `BridgeTransaction` (abi.encode); 2: FastBridgeV2 `BridgeTransactionV2` (packed).',
+    gqlDoc: '1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed).',
+  },
+  { name: 'originChainId', kind: 'int' },
+  { name: 'destChainId', kind: 'int' },
+  { name: 'originSender', kind: 'address' },
+  { name: 'destRecipient', kind: 'address' },
+  { name: 'originToken', kind: 'address' },
+  { name: 'destToken', kind: 'address' },
+  { name: 'originAmount', kind: 'uint', doc: 'Smallest unit.' },
+  { name: 'destAmount', kind: 'uint', doc: 'Smallest unit.' },
+  { name: 'originFeeAmount', kind: 'uint', doc: 'Smallest unit.' },
+  {
+    name: 'deadline', kind: 'uint', doc: 'Unix seconds after which the request may be refunded (uint256).',
+    gqlDoc: 'Unix seconds after which the request may be refunded.',
+  },
+  { name: 'nonce', kind: 'uint', doc: 'Nonce of the request (uint256).' },
+  { name: 'sendChainGas', kind: 'bool', nullable: true, nullDoc: 'v1 only; null in v2.', gqlDoc: 'v1 only (null in v2).' },
+  {
+    name: 'exclusivityRelayer', kind: 'address', nullable: true,
+    nullDoc: 'v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none).',
+    gqlDoc: 'v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none).',
+  },
+  { name: 'exclusivityEndTime', kind: 'uint', nullable: true, doc: 'Unix seconds.', nullDoc: 'v2 only.', gqlDoc: 'v2 only.' },
+  {
+    name: 'zapNative', kind: 'uint', nullable: true, doc: 'Smallest unit.',
+    nullDoc: 'v2 only: native value forwarded to the recipient.', gqlDoc: 'v2 only: native value forwarded to the recipient.',
+  },
+  {
+    name: 'zapData', kind: 'data', nullable: true,
+    nullDoc: 'v2 only: call data forwarded to the recipient.', gqlDoc: 'v2 only: call data forwarded to the recipient (hex).',
+  },
+] as const satisfies readonly FieldSpec[];
+
 /** The events joined to a request, each read from columns prefixed with its phase (`relay_to`). */
 export const PHASE_FIELDS = {
   request: REQUEST_FIELDS, relay: RELAY_FIELDS, proof: PROOF_FIELDS, claim: CLAIM_FIELDS, refund: REFUND_FIELDS, dispute: DISPUTE_FIELDS,
@@ -185,6 +235,7 @@ export const hexOf = (v: unknown): string => lowerHex(text(v));
 const READ: { readonly [K in FieldKind]: (v: unknown) => KindTypes[K] | null } = {
   hex: hexOf,
   bytes: hexOf,
+  data: hexOf,
   // Ponder 0.4 stores addresses checksummed, 0.12+ in lower case.
   address: (v) => eip55(text(v)),
   text,
@@ -253,7 +304,7 @@ export const phaseSelectOf = (phase: Phase, alias: string): string => selectOf(P
 // ---- GraphQL ----
 
 const GRAPHQL_TYPE: { readonly [K in FieldKind]: string } = {
-  hex: 'String', bytes: 'String', address: 'String', text: 'String', uint: 'String',
+  hex: 'String', bytes: 'String', data: 'String', address: 'String', text: 'String', uint: 'String',
   int: 'Int', timestamp: 'Int', bool: 'Boolean', decodedRequest: 'DecodedRequest',
 };
 
@@ -270,6 +321,7 @@ type Schema = Record<string, unknown>;
 const OPENAPI_TYPE: { readonly [K in FieldKind]: { type: string; pattern?: string; note?: string } } = {
   hex: { type: 'string', pattern: '^0x[0-9a-f]{64}$', note: 'Lower-case hex.' },
   bytes: { type: 'string' },
+  data: { type: 'string', pattern: '^0x([0-9a-f]{2})*$' },
   address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', note: 'EIP-55 checksummed.' },
   text: { type: 'string' },
   uint: { type: 'string', pattern: '^[0-9]+$' },
@@ -287,8 +339,12 @@ function openApiOf(f: FieldSpec): Schema {
     const schema = { $ref: '#/components/schemas/DecodedRequest' };
     return f.nullable ? { anyOf: [schema, { type: 'null' }], ...desc } : { ...schema, ...desc };
   }
-  if (f.nullable) return { type: [type, 'null'], ...(pattern ? { pattern } : {}), ...desc };
-  return { type, ...desc, ...(pattern ? { pattern } : {}), ...(f.examples ? { examples: f.examples } : {}) };
+  const schema = {
+    type, ...desc, ...(pattern ? { pattern } : {}), ...(f.examples ? { examples: f.examples } : {}), ...(f.enum ? { enum: f.enum } : {}),
+  };
+  if (!f.nullable) return schema;
+  if (f.nullDoc !== undefined) return { anyOf: [schema, { type: 'null' }], description: f.nullDoc };
+  return { type: [type, 'null'], ...(pattern ? { pattern } : {}), ...desc };
 }
 
 /** The OpenAPI `properties` of a table, in table order. */

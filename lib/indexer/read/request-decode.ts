@@ -21,31 +21,10 @@
  * lower-case hex.
  */
 import { eip55 } from './hex.js';
+import type { DECODED_REQUEST_FIELDS, RowOf } from './fields.js';
 
-export interface DecodedRequest {
-  /** 1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed). */
-  version: 1 | 2;
-  originChainId: number;
-  destChainId: number;
-  originSender: string;
-  destRecipient: string;
-  originToken: string;
-  destToken: string;
-  originAmount: string;
-  destAmount: string;
-  originFeeAmount: string;
-  /** Unix seconds after which the request may be refunded (exact decimal string, uint256). */
-  deadline: string;
-  nonce: string;
-  /** v1 only (null in v2, which dropped the flag). */
-  sendChainGas: boolean | null;
-  /** v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none). */
-  exclusivityRelayer: string | null;
-  exclusivityEndTime: string | null;
-  /** v2 only: native value and call data forwarded to the recipient ("zap"). */
-  zapNative: string | null;
-  zapData: string | null;
-}
+/** The fields, their types and descriptions: `DECODED_REQUEST_FIELDS` in fields.ts. */
+export type DecodedRequest = RowOf<typeof DECODED_REQUEST_FIELDS>;
 
 /** Hex digits of a v1 request: 12 words. */
 const V1_HEX_LENGTH = 12 * 64;

@@ -1,12 +1,13 @@
 import test from 'ava';
 import type { GraphQLObjectType } from 'graphql';
 import {
-  BRIDGE_FIELDS, CLAIM_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, openApiPropertiesOf, PROOF_FIELDS, REFUND_FIELDS,
-  RELAY_FIELDS, REQUEST_FIELDS, phaseSelectOf, sdlOf, selectOf, TRANSACTION_REF_FIELDS, type FieldSpec,
+  BRIDGE_FIELDS, CLAIM_FIELDS, DECODED_REQUEST_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, openApiPropertiesOf,
+  phaseSelectOf, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, sdlOf, selectOf, TRANSACTION_REF_FIELDS, type FieldSpec,
 } from '../../../../../lib/indexer/read/fields.js';
 import {
   bridgeOf, claimOf, disputeItem, disputeOf, invalidRelayItem, proofOf, refundOf, relayOf, requestOf, type Row,
 } from '../../../../../lib/indexer/read/shape.js';
+import { decodeRequest } from '../../../../../lib/indexer/read/request-decode.js';
 import { buildIndexerSchema } from '../../../../../lib/indexer/graphql/schema.js';
 import { buildOpenApi } from '../../../../../lib/indexer/http/openapi.js';
 import type { Bridge, BridgeClaim, BridgeRelay, DecodedRequest, InvalidRelayItem } from '../../../../../lib/indexer/types.js';
@@ -23,6 +24,8 @@ const TABLES: { table: readonly FieldSpec[]; graphql: string; openapi: string; p
   { table: DISPUTE_FIELDS, graphql: 'Dispute', openapi: 'BridgeDispute', prefix: 'dispute_' },
   { table: INVALID_RELAY_FIELDS, graphql: 'InvalidRelay', openapi: 'InvalidRelay', prefix: '' },
 ];
+/** Tables whose objects are not read from a row (request-decode.ts computes them). */
+const COMPUTED: typeof TABLES = [{ table: DECODED_REQUEST_FIELDS, graphql: 'DecodedRequest', openapi: 'DecodedRequest', prefix: '' }];
 const names = (table: readonly FieldSpec[]) => table.map((f) => f.name);
 
 /** A row holding every column of every table (prefixed and not), with values of the right sort. */
@@ -40,7 +43,7 @@ function fullRow(): Row {
 
 test('every table field is a GraphQL field of its type, in order, with the nullability of the table', (t) => {
   const schema = buildIndexerSchema();
-  for (const { table, graphql } of TABLES) {
+  for (const { table, graphql } of [...TABLES, ...COMPUTED]) {
     const fields = (schema.getType(graphql) as GraphQLObjectType).getFields();
     const served = Object.keys(fields).filter((k) => k !== 'cursor' && k !== 'ageSeconds');
     t.deepEqual(served, names(table), graphql);
@@ -50,7 +53,7 @@ test('every table field is a GraphQL field of its type, in order, with the nulla
 
 test('every table field is an OpenAPI property of its schema, in order, all required', (t) => {
   const schemas = (buildOpenApi().components as { schemas: Record<string, { properties: object; required: string[] }> }).schemas;
-  for (const { table, openapi } of TABLES) {
+  for (const { table, openapi } of [...TABLES, ...COMPUTED]) {
     const schema = schemas[openapi]!;
     const served = Object.keys(schema.properties).filter((k) => k !== 'ageSeconds');
     t.deepEqual(served, names(table), openapi);
@@ -62,9 +65,13 @@ test('the generators: SDL lines, OpenAPI properties by kind, select lists', (t) 
   t.is(sdlOf(PROOF_FIELDS), '\n  "Exact decimal string (the column is numeric(78,0))."\n  blockNumber: String!'
     + '\n  "Unix seconds."\n  blockTimestamp: Int!\n  transactionHash: String!\n  relayer: String!');
   const bridge = openApiPropertiesOf(BRIDGE_FIELDS);
-  t.deepEqual(bridge.transactionId, { type: 'string', description: 'The bridge transaction id (bytes32). Lower-case hex.', pattern: '^0x[0-9a-f]{64}$' });
+  t.deepEqual(bridge.transactionId, {
+    type: 'string', description: 'The bridge transaction id (bytes32). Lower-case hex.', pattern: '^0x[0-9a-f]{64}$',
+  });
   t.deepEqual(bridge.originChainId, { type: 'integer', description: 'Origin chain id.', examples: [42161] });
-  t.deepEqual(bridge.originAmount, { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Raw origin amount (smallest unit), exact decimal string; null if not indexed.' });
+  t.deepEqual(bridge.originAmount, {
+    type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Raw origin amount (smallest unit), exact decimal string; null if not indexed.',
+  });
   t.deepEqual(openApiPropertiesOf(INVALID_RELAY_FIELDS).to, { type: 'string', description: 'EIP-55 checksummed.', pattern: '^0x[0-9a-fA-F]{40}$' });
   t.is(phaseSelectOf('proof', 'p'), 'p."blockNumber" AS "proof_blockNumber", p."blockTimestamp" AS "proof_blockTimestamp", '
     + 'p."transactionHash" AS "proof_transactionHash", p."relayer" AS "proof_relayer"');
@@ -92,6 +99,22 @@ test('the row mappers output exactly the table names, in order, with the kinds a
   t.is(mapperOf(RELAY_FIELDS, 'x_')({ x_blockNumber: 12n }).blockNumber, '12', 'uint: an exact string');
 });
 
+test('the request decoder makes exactly the keys of its table, in order, in both layouts', (t) => {
+  const v1 = decodeRequest(`0x${'0'.repeat(12 * 64)}`);
+  const v2 = decodeRequest(`0x0002${'00'.repeat(332)}`);
+  t.is(v1?.version, 1);
+  t.is(v2?.version, 2);
+  t.deepEqual(Object.keys(v1!), names(DECODED_REQUEST_FIELDS));
+  t.deepEqual(Object.keys(v2!), names(DECODED_REQUEST_FIELDS));
+  const props = openApiPropertiesOf(DECODED_REQUEST_FIELDS);
+  t.deepEqual(props.version, {
+    type: 'integer', description: '1: FastBridge `BridgeTransaction` (abi.encode); 2: FastBridgeV2 `BridgeTransactionV2` (packed).', enum: [1, 2],
+  });
+  t.deepEqual(props.exclusivityEndTime, {
+    anyOf: [{ type: 'string', description: 'Unix seconds.', pattern: '^[0-9]+$' }, { type: 'null' }], description: 'v2 only.',
+  });
+});
+
 test('the TypeScript types come from the tables', (t) => {
   // Compile-time checks: these assignments fail `npm run typecheck` if a derived type drifts.
   const nullableAmount: Bridge['originAmount'] = null;
@@ -99,7 +122,10 @@ test('the TypeScript types come from the tables', (t) => {
   const timestamp: BridgeRelay['blockTimestamp'] = 1;
   const amount: BridgeClaim['amount'] = '1';
   const flat: keyof InvalidRelayItem = 'ageSeconds';
+  const version: DecodedRequest['version'] = 2;
+  // @ts-expect-error the version is 1 or 2 (its enum)
+  const badVersion: DecodedRequest['version'] = 3;
   // @ts-expect-error a non-nullable field does not take null
   const notNull: Bridge['destAmount'] = null;
-  t.deepEqual([nullableAmount, decoded, timestamp, amount, flat, notNull], [null, null, 1, '1', 'ageSeconds', null]);
+  t.deepEqual([nullableAmount, decoded, timestamp, amount, flat, version, badVersion, notNull], [null, null, 1, '1', 'ageSeconds', 2, 3, null]);
 });
