@@ -1,10 +1,13 @@
 /**
  * The one field table of everything the API serves about a bridge: the `Bridge` object, each event
  * (`BridgeRequest`, `BridgeRelay`, `BridgeProof`, `BridgeClaim`, `BridgeRefund`, `BridgeDispute`),
- * the `Bridge` of a dispute item (`TransactionRef`) and the flat invalid-relay item. From each table
- * come the TypeScript type (`RowOf`), the row mapper (`mapperOf`, used by shape.ts), the columns the
- * SQL selects (`selectOf`, queries.ts), the GraphQL fields (`sdlOf`, graphql/schema.ts) and the
- * OpenAPI properties (`openApiPropertiesOf`, http/openapi.ts). Adding a field is one line here.
+ * the `Bridge` of a dispute item (`TransactionRef`), the flat invalid-relay item and the bridge's
+ * `decodedRequest`. From each table come the TypeScript type (`RowOf`, types.ts), the row mapper
+ * (`mapperOf`, `phaseMapperOf`: shape.ts), the columns the SQL selects (`selectOf`, `phaseSelectOf`:
+ * queries.ts), the GraphQL fields (`sdlOf`, graphql/schema.ts) and the OpenAPI properties
+ * (`openApiPropertiesOf`, http/openapi.ts). Serving one more column is one line here (the Ponder
+ * tables' own columns, which the migrations, the layout check and the demo seeder know, are
+ * db/layout.ts's; a `decodedRequest` field is also read at its offset in request-decode.ts).
  *
  * A field's kind fixes its JSON type and spelling whatever the layout stored: block numbers and raw
  * amounts (`uint`) are exact decimal strings, chain ids (`int`) and timestamps numbers, `sendChainGas`
