@@ -2,17 +2,15 @@
  * The GraphQL schema (SDL). Type names follow the reference API's schema (`Transaction`,
  * `Deposit`, `Relay`, …) so existing fragments keep matching; its bugs are fixed: block numbers
  * are exact strings, `sendChainGas` is a Boolean, every list takes the REST parameters, and each
- * item has a `cursor` to pass back as `cursor` for the next page.
+ * item has a `cursor` to pass back as `cursor` for the next page. The fields of the bridge and
+ * its events come from their tables in read/fields.ts.
  */
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import { LIST_ROUTES } from '../catalog.js';
-
-const EVENT = `
-  "Exact decimal string (the column is numeric(78,0))."
-  blockNumber: String!
-  "Unix seconds."
-  blockTimestamp: Int!
-  transactionHash: String!`;
+import {
+  BRIDGE_FIELDS, CLAIM_FIELDS, DECODED_REQUEST_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, PROOF_FIELDS, REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, sdlOf,
+  TRANSACTION_REF_FIELDS,
+} from '../read/fields.js';
 
 const LIST_ARGS = `(
     "Page size (default and maximum in the API docs)."
@@ -35,97 +33,39 @@ const ITEM_CURSOR = `
 
 export const SDL = `
 "The bridge as requested on the origin chain (REST: Bridge)."
-type Transaction {
-  transactionId: String!
-  originChain: String!
-  destChain: String!
-  originChainId: Int!
-  destChainId: Int!
-  originToken: String!
-  destToken: String!
-  originAmountFormatted: String!
-  destAmountFormatted: String!
-  sender: String!
-  request: String!
-  sendChainGas: Boolean!
-  "Raw amount in token units, exact decimal string; null when the indexer did not store it."
-  originAmount: String
-  "Raw amount in token units, exact decimal string."
-  destAmount: String!
-  "What request encodes (FastBridge v1 or v2 layout); null when it is neither."
-  decodedRequest: DecodedRequest
+type Transaction {${sdlOf(BRIDGE_FIELDS)}
 }
 
 "The bridge a request's bytes encode. Integers of 256 bits are exact decimal strings."
-type DecodedRequest {
-  "1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed)."
-  version: Int!
-  originChainId: Int!
-  destChainId: Int!
-  originSender: String!
-  destRecipient: String!
-  originToken: String!
-  destToken: String!
-  originAmount: String!
-  destAmount: String!
-  originFeeAmount: String!
-  "Unix seconds after which the request may be refunded."
-  deadline: String!
-  nonce: String!
-  "v1 only (null in v2)."
-  sendChainGas: Boolean
-  "v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none)."
-  exclusivityRelayer: String
-  "v2 only."
-  exclusivityEndTime: String
-  "v2 only: native value forwarded to the recipient."
-  zapNative: String
-  "v2 only: call data forwarded to the recipient (hex)."
-  zapData: String
+type DecodedRequest {${sdlOf(DECODED_REQUEST_FIELDS)}
 }
 
 "A transactionId alone (disputes are not joined to requests)."
-type TransactionRef {
-  transactionId: String!
+type TransactionRef {${sdlOf(TRANSACTION_REF_FIELDS)}
 }
 
 "The BridgeRequested event (REST: BridgeRequest)."
-type Deposit {${EVENT}
+type Deposit {${sdlOf(REQUEST_FIELDS)}
 }
 
 "The BridgeRelayed event on the destination chain (REST: BridgeRelay)."
-type Relay {${EVENT}
-  relayer: String!
-  to: String!
+type Relay {${sdlOf(RELAY_FIELDS)}
 }
 
 "The BridgeProofProvided event (REST: BridgeProof)."
-type Proof {${EVENT}
-  relayer: String!
+type Proof {${sdlOf(PROOF_FIELDS)}
 }
 
 "The BridgeDepositClaimed event (REST: BridgeClaim)."
-type Claim {${EVENT}
-  to: String!
-  relayer: String!
-  amountFormatted: String!
-  token: String!
-  amount: String!
+type Claim {${sdlOf(CLAIM_FIELDS)}
 }
 
 "The BridgeDepositRefunded event (REST: BridgeRefund)."
-type Refund {${EVENT}
-  to: String!
-  amountFormatted: String!
-  token: String!
-  amount: String!
+type Refund {${sdlOf(REFUND_FIELDS)}
 }
 
 "The BridgeProofDisputed event (REST: BridgeDispute)."
-type Dispute {${EVENT}
-  originChainId: Int!
-  originChain: String!
-  relayer: String!
+type Dispute {${sdlOf(DISPUTE_FIELDS)}
 }
 
 type PendingTransactionMissingRelay {${ITEM_CURSOR}
@@ -166,21 +106,7 @@ type ActiveDispute {${ITEM_CURSOR}
 }
 
 "A relay whose transactionId has no request (flat, as in REST)."
-type InvalidRelay {${ITEM_CURSOR}
-  transactionId: String!
-  blockNumber: String!
-  blockTimestamp: Int!
-  transactionHash: String!
-  originChain: String!
-  destChain: String!
-  originChainId: Int!
-  destChainId: Int!
-  originToken: String!
-  destToken: String!
-  originAmountFormatted: String!
-  destAmountFormatted: String!
-  to: String!
-  relayer: String!
+type InvalidRelay {${ITEM_CURSOR}${sdlOf(INVALID_RELAY_FIELDS)}
 }
 
 "Everything known about one bridge; phases that did not happen are null."

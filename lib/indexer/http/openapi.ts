@@ -1,10 +1,16 @@
 /**
  * The OpenAPI 3.1 document of every HTTP route the indexer serves, generated from the same
- * catalogue as the routes (catalog.ts) so the two cannot disagree. Schemas mirror types.ts.
+ * catalogue as the routes (catalog.ts) so the two cannot disagree. The schemas of the bridge, its
+ * events and its decoded request come from their field tables (read/fields.ts), like types.ts and
+ * the GraphQL schema.
  */
 import { LIST_ROUTES } from '../catalog.js';
 import { DEFAULT_LIMIT, MAX_INT4, MAX_LIMIT, type LimitSettings } from '../read/params.js';
 import { NEXT_CURSOR_HEADER } from './routes.js';
+import {
+  BRIDGE_FIELDS, CLAIM_FIELDS, DECODED_REQUEST_FIELDS, DISPUTE_FIELDS, INVALID_RELAY_FIELDS, openApiPropertiesOf, PROOF_FIELDS,
+  REFUND_FIELDS, RELAY_FIELDS, REQUEST_FIELDS, TRANSACTION_REF_FIELDS,
+} from '../read/fields.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -12,10 +18,6 @@ type Schema = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
 const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
-/** Hashes and ids are served in lower case, addresses EIP-55 checksummed, whichever Ponder wrote them (hex.ts). */
-const hex32 = (description: string): Schema => str(`${description} Lower-case hex.`, { pattern: '^0x[0-9a-f]{64}$' });
-const address = (description?: string): Schema => str(`${description ? `${description} ` : ''}EIP-55 checksummed.`, { pattern: '^0x[0-9a-fA-F]{40}$' });
-const decimal = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
 
 function object(properties: Record<string, Schema>, description?: string, optional: string[] = []): Schema {
   return {
@@ -26,54 +28,20 @@ function object(properties: Record<string, Schema>, description?: string, option
   };
 }
 
-const EVENT: Record<string, Schema> = {
-  blockNumber: decimal('Block number, exact decimal string (numeric(78,0) in the database).'),
-  blockTimestamp: int('Block time, unix seconds.'),
-  transactionHash: hex32('Hash of the transaction that emitted the event.'),
-};
-
 const AGE = int('Seconds from the timestamp the list is ordered by to now.');
 
 function schemas(): Record<string, Schema> {
-  const bridge = object({
-    transactionId: hex32('The bridge transaction id (bytes32).'),
-    originChain: str('Origin chain name.', { examples: ['arbitrum'] }),
-    destChain: str('Destination chain name.', { examples: ['base'] }),
-    originChainId: int('Origin chain id.', { examples: [42161] }),
-    destChainId: int('Destination chain id.', { examples: [8453] }),
-    originToken: address('Token sent on the origin chain.'),
-    destToken: address('Token received on the destination chain.'),
-    originAmountFormatted: str('Origin amount in token units as formatted by the indexer.', { examples: ['100.5'] }),
-    destAmountFormatted: str('Destination amount as formatted by the indexer.', { examples: ['100.4'] }),
-    sender: address('Sender on the origin chain.'),
-    request: str('ABI-encoded bridge request (hex), as emitted.'),
-    sendChainGas: { type: 'boolean', description: 'Whether the relayer also delivers gas on the destination chain.' },
-    originAmount: { type: ['string', 'null'], pattern: '^[0-9]+$', description: 'Raw origin amount (smallest unit), exact decimal string; null if not indexed.' },
-    destAmount: decimal('Raw destination amount (smallest unit), exact decimal string.'),
-    decodedRequest: { anyOf: [ref('DecodedRequest'), { type: 'null' }], description: 'What `request` encodes (FastBridge v1 or v2 layout); null when it is neither.' },
-  }, 'The bridge as requested on the origin chain.');
+  const bridge = object(openApiPropertiesOf(BRIDGE_FIELDS), 'The bridge as requested on the origin chain.');
   const listItem = (description: string, phases: string[]): Schema => object({
     ageSeconds: AGE,
     Bridge: ref('Bridge'),
     BridgeRequest: ref('BridgeRequest'),
     ...Object.fromEntries(phases.map((p) => [p, ref(p)])),
   }, description);
-  const nullable = (schema: Schema, description: string): Schema => ({ anyOf: [schema, { type: 'null' }], description });
   return {
     Bridge: bridge,
-    DecodedRequest: object({
-      version: int('1: FastBridge `BridgeTransaction` (abi.encode); 2: FastBridgeV2 `BridgeTransactionV2` (packed).', { enum: [1, 2] }),
-      originChainId: int(), destChainId: int(),
-      originSender: address(), destRecipient: address(), originToken: address(), destToken: address(),
-      originAmount: decimal('Smallest unit.'), destAmount: decimal('Smallest unit.'), originFeeAmount: decimal('Smallest unit.'),
-      deadline: decimal('Unix seconds after which the request may be refunded (uint256).'),
-      nonce: decimal('Nonce of the request (uint256).'),
-      sendChainGas: nullable({ type: 'boolean' }, 'v1 only; null in v2.'),
-      exclusivityRelayer: nullable(address(), 'v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none).'),
-      exclusivityEndTime: nullable(decimal('Unix seconds.'), 'v2 only.'),
-      zapNative: nullable(decimal('Smallest unit.'), 'v2 only: native value forwarded to the recipient.'),
-      zapData: nullable(str(undefined, { pattern: '^0x([0-9a-f]{2})*$' }), 'v2 only: call data forwarded to the recipient.'),
-    }, 'The bridge a request encodes. 256-bit integers are exact decimal strings.'),
+    DecodedRequest: object(openApiPropertiesOf(DECODED_REQUEST_FIELDS),
+      'The bridge a request encodes. 256-bit integers are exact decimal strings.'),
     StageStat: object({
       stage: str(undefined, { enum: ['missingRelay', 'exceedDeadline', 'missingProof', 'missingClaim', 'disputed'] }),
       originChainId: int(),
@@ -100,37 +68,21 @@ function schemas(): Record<string, Schema> {
       source: str('Where the positions come from.', { enum: ['ponder_checkpoint', 'ponder_status', 'ponder_meta', 'events'] }),
       chains: { type: 'array', items: ref('ChainStatus') },
     }, 'Latest indexed position per chain.'),
-    TransactionRef: object({ transactionId: hex32('The bridge transaction id.') }, 'A transactionId alone.'),
-    BridgeRequest: object(EVENT, 'The BridgeRequested event on the origin chain.'),
-    BridgeRelay: object({ ...EVENT, relayer: address('Relayer that relayed.'), to: address('Recipient on the destination chain.') },
-      'The BridgeRelayed event on the destination chain.'),
-    BridgeProof: object({ ...EVENT, relayer: address('Relayer that proved.') }, 'The BridgeProofProvided event (the latest proof).'),
-    BridgeClaim: object({
-      ...EVENT, to: address('Recipient of the claimed funds.'), relayer: address('Relayer that claimed.'),
-      amountFormatted: str('Claimed amount as formatted by the indexer.'), token: address('Claimed token.'),
-      amount: decimal('Claimed amount, smallest unit.'),
-    }, 'The BridgeDepositClaimed event.'),
-    BridgeRefund: object({
-      ...EVENT, to: address('Recipient of the refund.'), amountFormatted: str('Refunded amount as formatted by the indexer.'),
-      token: address('Refunded token.'), amount: decimal('Refunded amount, smallest unit.'),
-    }, 'The BridgeDepositRefunded event.'),
-    BridgeDispute: object({
-      ...EVENT, originChainId: int('Origin chain id.'), originChain: str('Origin chain name.'), relayer: address('Address recorded by the event.'),
-    }, 'The BridgeProofDisputed event (the latest dispute).'),
+    TransactionRef: object(openApiPropertiesOf(TRANSACTION_REF_FIELDS), 'A transactionId alone.'),
+    BridgeRequest: object(openApiPropertiesOf(REQUEST_FIELDS), 'The BridgeRequested event on the origin chain.'),
+    BridgeRelay: object(openApiPropertiesOf(RELAY_FIELDS), 'The BridgeRelayed event on the destination chain.'),
+    BridgeProof: object(openApiPropertiesOf(PROOF_FIELDS), 'The BridgeProofProvided event (the latest proof).'),
+    BridgeClaim: object(openApiPropertiesOf(CLAIM_FIELDS), 'The BridgeDepositClaimed event.'),
+    BridgeRefund: object(openApiPropertiesOf(REFUND_FIELDS), 'The BridgeDepositRefunded event.'),
+    BridgeDispute: object(openApiPropertiesOf(DISPUTE_FIELDS), 'The BridgeProofDisputed event (the latest dispute).'),
     PendingTransactionMissingRelay: listItem('A bridge with no relay and no refund.', []),
     PendingTransactionMissingProof: listItem('A relayed bridge with no active proof.', ['BridgeRelay']),
     PendingTransactionMissingClaim: listItem('A bridge with an active proof and no claim.', ['BridgeRelay', 'BridgeProof']),
     RefundedAndRelayedTransaction: listItem('A bridge both relayed and refunded.', ['BridgeRelay', 'BridgeRefund']),
     ConflictingProof: listItem('A bridge whose active proof comes from another relayer than the relay.', ['BridgeRelay', 'BridgeProof']),
     ActiveDispute: object({ ageSeconds: AGE, Bridge: ref('TransactionRef'), BridgeDispute: ref('BridgeDispute') }, 'A dispute with no later proof.'),
-    InvalidRelay: object({
-      ageSeconds: AGE,
-      transactionId: hex32('The relayed transaction id, unknown on the origin chain.'),
-      ...EVENT,
-      originChain: str(), destChain: str(), originChainId: int(), destChainId: int(),
-      originToken: address(), destToken: address(), originAmountFormatted: str(), destAmountFormatted: str(),
-      to: address(), relayer: address(),
-    }, 'A relay with no matching request (flat object, as in the reference API).'),
+    InvalidRelay: object({ ageSeconds: AGE, ...openApiPropertiesOf(INVALID_RELAY_FIELDS) },
+      'A relay with no matching request (flat object, as in the reference API).'),
     CompleteTransaction: object({
       Bridge: ref('Bridge'), BridgeRequest: ref('BridgeRequest'), BridgeRelay: ref('BridgeRelay'),
       BridgeProof: { ...ref('BridgeProof'), description: 'The latest proof, even if a later dispute voided it.' },

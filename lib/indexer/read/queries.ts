@@ -20,6 +20,7 @@ import {
   transactionDetail, type Row,
 } from './shape.js';
 import type { TransactionDetail } from '../types.js';
+import { BRIDGE_FIELDS, INVALID_RELAY_FIELDS, phaseSelectOf, selectOf } from './fields.js';
 import { aliasSelect, isIdentity, PONDER_04_LAYOUT, translate, withLayout, type Layout, type LayoutSource } from '../db/layout.js';
 
 export interface QueryContext {
@@ -48,27 +49,16 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-const REQUEST_COLUMNS = `r."transactionId", r."originChain", r."destChain", r."originChainId", r."destChainId",
-  r."originToken", r."destToken", r."originAmountFormatted", r."destAmountFormatted", r."sender", r."request",
-  r."sendChainGas", r."originAmount", r."destAmount",
-  r."blockNumber" AS "request_blockNumber", r."blockTimestamp" AS "request_blockTimestamp",
-  r."transactionHash" AS "request_transactionHash"`;
-const RELAY_COLUMNS = `l."blockNumber" AS "relay_blockNumber", l."blockTimestamp" AS "relay_blockTimestamp",
-  l."transactionHash" AS "relay_transactionHash", l."relayer" AS "relay_relayer", l."to" AS "relay_to"`;
-const PROOF_COLUMNS = `p."blockNumber" AS "proof_blockNumber", p."blockTimestamp" AS "proof_blockTimestamp",
-  p."transactionHash" AS "proof_transactionHash", p."relayer" AS "proof_relayer"`;
-const CLAIM_COLUMNS = `c."blockNumber" AS "claim_blockNumber", c."blockTimestamp" AS "claim_blockTimestamp",
-  c."transactionHash" AS "claim_transactionHash", c."to" AS "claim_to", c."relayer" AS "claim_relayer",
-  c."amountFormatted" AS "claim_amountFormatted", c."token" AS "claim_token", c."amount" AS "claim_amount"`;
-const REFUND_COLUMNS = `f."blockNumber" AS "refund_blockNumber", f."blockTimestamp" AS "refund_blockTimestamp",
-  f."transactionHash" AS "refund_transactionHash", f."to" AS "refund_to",
-  f."amountFormatted" AS "refund_amountFormatted", f."token" AS "refund_token", f."amount" AS "refund_amount"`;
-const DISPUTE_COLUMNS = `d."blockNumber" AS "dispute_blockNumber", d."blockTimestamp" AS "dispute_blockTimestamp",
-  d."transactionHash" AS "dispute_transactionHash", d."originChainId" AS "dispute_originChainId",
-  d."originChain" AS "dispute_originChain", d."relayer" AS "dispute_relayer"`;
-const INVALID_RELAY_COLUMNS = `l."transactionId", l."blockNumber", l."blockTimestamp", l."transactionHash",
-  l."originChain", l."destChain", l."originChainId", l."destChainId", l."originToken", l."destToken",
-  l."originAmountFormatted", l."destAmountFormatted", l."to", l."relayer"`;
+// The select lists come from the field tables (fields.ts): `r."transactionId", …` for the bridge,
+// `l."blockNumber" AS "relay_blockNumber", …` for a joined event (the prefix shape.ts reads).
+const REQUEST_COLUMNS = `${selectOf(BRIDGE_FIELDS, 'r')},
+  ${phaseSelectOf('request', 'r')}`;
+const RELAY_COLUMNS = phaseSelectOf('relay', 'l');
+const PROOF_COLUMNS = phaseSelectOf('proof', 'p');
+const CLAIM_COLUMNS = phaseSelectOf('claim', 'c');
+const REFUND_COLUMNS = phaseSelectOf('refund', 'f');
+const DISPUTE_COLUMNS = phaseSelectOf('dispute', 'd');
+const INVALID_RELAY_COLUMNS = selectOf(INVALID_RELAY_FIELDS, 'l');
 
 /** Proof `p` has no later dispute. */
 const PROOF_ACTIVE = `NOT EXISTS (SELECT 1 FROM "BridgeProofDisputedEvents" dd

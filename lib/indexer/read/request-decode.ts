@@ -22,30 +22,13 @@
  */
 import { eip55 } from './hex.js';
 
-export interface DecodedRequest {
-  /** 1: FastBridge BridgeTransaction (abi.encode); 2: FastBridgeV2 BridgeTransactionV2 (packed). */
-  version: 1 | 2;
-  originChainId: number;
-  destChainId: number;
-  originSender: string;
-  destRecipient: string;
-  originToken: string;
-  destToken: string;
-  originAmount: string;
-  destAmount: string;
-  originFeeAmount: string;
-  /** Unix seconds after which the request may be refunded (exact decimal string, uint256). */
-  deadline: string;
-  nonce: string;
-  /** v1 only (null in v2, which dropped the flag). */
-  sendChainGas: boolean | null;
-  /** v2 only: the relayer with the exclusive right to relay until exclusivityEndTime (zero address: none). */
-  exclusivityRelayer: string | null;
-  exclusivityEndTime: string | null;
-  /** v2 only: native value and call data forwarded to the recipient ("zap"). */
-  zapNative: string | null;
-  zapData: string | null;
-}
+/**
+ * A decoded request's fields as this module builds them, each from its offset; their names, types
+ * and descriptions are `DECODED_REQUEST_FIELDS` in fields.ts, whose `DecodedValues` type this value
+ * is read as (a test holds the two to the same keys). Not typed from fields.ts here: fields.ts
+ * calls this decoder, and the dependency goes one way.
+ */
+export type DecodedValues = Record<string, string | number | boolean | null>;
 
 /** Hex digits of a v1 request: 12 words. */
 const V1_HEX_LENGTH = 12 * 64;
@@ -59,7 +42,7 @@ const bytes = (hex: string, from: number, to: number) => hex.slice(from * 2, to 
 const uint = (hex: string, from: number, to: number) => BigInt(`0x${bytes(hex, from, to)}`).toString();
 const addr = (hex: string, from: number) => eip55(`0x${bytes(hex, from, from + 20)}`);
 
-function decodeV2(body: string): DecodedRequest {
+function decodeV2(body: string): DecodedValues {
   return {
     version: 2,
     originChainId: Number.parseInt(bytes(body, 2, 6), 16),
@@ -91,7 +74,7 @@ function v1Uint(body: string, i: number, bits: number): string | null {
   return w.slice(pad);
 }
 
-function decodeV1(body: string): DecodedRequest | null {
+function decodeV1(body: string): DecodedValues | null {
   const origin = v1Uint(body, 0, 32);
   const dest = v1Uint(body, 1, 32);
   const addresses = [2, 3, 4, 5].map((i) => v1Uint(body, i, 160));
@@ -122,7 +105,7 @@ function decodeV1(body: string): DecodedRequest | null {
  * unknown-version request is reported as null, never as an error: the rest of the item stays
  * useful). Accepts the hex with or without 0x, any case.
  */
-export function decodeRequest(request: string): DecodedRequest | null {
+export function decodeRequest(request: string): DecodedValues | null {
   const body = request.startsWith('0x') || request.startsWith('0X') ? request.slice(2) : request;
   if (body.length % 2 !== 0 || !HEX_BODY.test(body)) return null;
   if (body.length >= V2_STATIC_HEX_LENGTH && body.startsWith('0002')) return decodeV2(body);
