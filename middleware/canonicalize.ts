@@ -15,8 +15,7 @@ export function canonicalize(): Middleware {
     const ctx = getContext(req);
     need(ctx, 'fetch', 'canonicalize');
     const payload = need(ctx, 'payload', 'canonicalize');
-    const ignored = ctx.chain?.ignoredFields;
-    ctx.judging = { payload, ...(ignored && { ignored }), ...(ctx.beyondHeads && { beyondHeads: true }) };
+    ctx.judging = { payload, ignored: ctx.chain?.ignoredFields, beyondHeads: ctx.beyondHeads === true };
     next();
   };
 }

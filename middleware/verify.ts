@@ -23,7 +23,7 @@ import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '..
 import type { Metrics } from '../lib/ops/metrics.js';
 import { runAgreement } from '../lib/verify/agreement.js';
 import { judgeOf } from '../lib/verify/assess.js';
-import { callPolicyOf } from '../lib/verify/calls.js';
+import { callOf, expectedLatency } from '../lib/verify/calls.js';
 import type { AgreementEnd, AgreementPolicy, Assessed, Decided, Failed } from '../lib/verify/question.js';
 import { tally } from '../lib/verify/quorum.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
@@ -64,8 +64,12 @@ export function verify(options: VerifyOptions = {}): Middleware {
     const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
     const log = ctx.log;
     const policy: AgreementPolicy = {
-      ...callPolicyOf(plan),
+      call: callOf(plan),
+      expectedMs: expectedLatency,
+      deadlineMs: plan.deadlineMs,
       assess: judgeOf(judging),
+      // (set by the hedge policy when there is one; present here so that every policy has one shape)
+      hedgeDelayMs: undefined,
       onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
       onOutcome: (a) => recordOutcome(ctx, a, metrics),
       onDecided: (d) => recordDecision(ctx, d, disputes, metrics),

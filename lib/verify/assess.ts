@@ -17,13 +17,13 @@ import type { Assessed } from './question.js';
 /** What an answer is judged by, for one request (the canonicalize stage's part). */
 export interface Judging {
   payload: RpcPayload;
-  /** The chain's ignored fields (config `ignoredFields`; absent: the defaults). */
-  ignored?: IgnoredFields;
+  /** The chain's ignored fields (config `ignoredFields`; undefined: the defaults). */
+  ignored: IgnoredFields | undefined;
   /**
    * The calls need a block above every upstream's head: an unknown-block error ("header not
    * found") is then what every node honestly says, the node's answer, not its trouble.
    */
-  beyondHeads?: boolean;
+  beyondHeads: boolean;
 }
 
 const lacksBlock = (message: string) => missingBlockErrors.some((re) => re.test(message));
