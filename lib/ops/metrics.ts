@@ -70,51 +70,42 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
   });
-  const each = (fn: (chain: string, label: string, u: Upstream) => void) => {
-    for (const chain of upstreams.chains.values()) for (const u of chain.upstreams) fn(chain.id, u.label, u);
-  };
+  registerUpstreamGauges(registry, upstreams);
+  return { registry, requests, upstreamSeconds, disagreements };
+}
+
+/** Each upstream of every chain: its chain id, label and record. */
+function eachUpstream(upstreams: Upstreams, fn: (chain: string, label: string, u: Upstream) => void): void {
+  for (const chain of upstreams.chains.values()) for (const u of chain.upstreams) fn(chain.id, u.label, u);
+}
+
+/** A gauge per upstream, read at scrape time: its value, or null for none. */
+function perUpstream(registry: Registry, upstreams: Upstreams, name: string, help: string, value: (u: Upstream) => number | null): void {
   new Gauge({
-    name: 'omnigate_upstream_up',
-    help: '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe.',
+    name,
+    help,
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
     collect() {
       this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, isUp(u.health) ? 1 : 0));
+      eachUpstream(upstreams, (chain, upstream, u) => {
+        const v = value(u);
+        if (v !== null) this.set({ chain, upstream }, v);
+      });
     },
   });
-  new Gauge({
-    name: 'omnigate_upstream_lag_blocks',
-    help: `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`,
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.lag));
-    },
-  });
-  new Gauge({
-    name: 'omnigate_upstream_wrong_chain',
-    help: '1 when the last probe reported another chain id (out of rotation).',
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.wrongChainId === undefined ? 0 : 1));
-    },
-  });
-  new Gauge({
-    name: 'omnigate_upstream_distrusted',
-    help: '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.',
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.distrusted ? 1 : 0));
-    },
-  });
-  // Heads (lib/health/heads.ts): a block number is exact in a float64 up to 2^53.
-  const tags = [['latest', 'head'], ['safe', 'safe'], ['finalized', 'finalized']] as const;
+}
+
+/** The heads' tags and the health record's key of each (a block number is exact in a float64 up to 2^53). */
+const tags = [['latest', 'head'], ['safe', 'safe'], ['finalized', 'finalized']] as const;
+
+/** The gauges of upstreams and chains, read from their records at scrape time, in /metrics order. */
+function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void {
+  perUpstream(registry, upstreams, 'omnigate_upstream_up', '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe.', (u) => (isUp(u.health) ? 1 : 0));
+  perUpstream(registry, upstreams, 'omnigate_upstream_lag_blocks', `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`, (u) => u.health.lag);
+  perUpstream(registry, upstreams, 'omnigate_upstream_wrong_chain', '1 when the last probe reported another chain id (out of rotation).', (u) => (u.health.wrongChainId === undefined ? 0 : 1));
+  perUpstream(registry, upstreams, 'omnigate_upstream_distrusted', '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.', (u) => (u.health.distrusted ? 1 : 0));
+  // Heads (lib/health/heads.ts).
   new Gauge({
     name: 'omnigate_upstream_head_block',
     help: 'The upstream\'s latest, safe and finalized heads (tag label), as the head tracker, probes and answers saw them.',
@@ -122,21 +113,12 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     registers: [registry],
     collect() {
       this.reset();
-      each((chain, upstream, u) => {
+      eachUpstream(upstreams, (chain, upstream, u) => {
         for (const [tag, key] of tags) if (u.health[key] !== undefined) this.set({ chain, upstream, tag }, Number(u.health[key]));
       });
     },
   });
-  new Gauge({
-    name: 'omnigate_upstream_suspect',
-    help: '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.',
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, u.health.suspect ? 1 : 0));
-    },
-  });
+  perUpstream(registry, upstreams, 'omnigate_upstream_suspect', '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.', (u) => (u.health.suspect ? 1 : 0));
   new Gauge({
     name: 'omnigate_chain_head_block',
     help: 'The chain\'s robust head per tag: the highest upstream head within heads.suspectBlocks of the median (never the maximum).',
@@ -152,29 +134,8 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
       }
     },
   });
-  new Gauge({
-    name: 'omnigate_upstream_score',
-    help: 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample.',
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => {
-        const score = scoreOf(u.health);
-        if (score !== null) this.set({ chain, upstream }, score);
-      });
-    },
-  });
-  new Gauge({
-    name: 'omnigate_upstream_in_flight',
-    help: 'Calls to the upstream in flight.',
-    labelNames: ['chain', 'upstream'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      each((chain, upstream, u) => this.set({ chain, upstream }, qualityOf(u.health).inFlight));
-    },
-  });
+  perUpstream(registry, upstreams, 'omnigate_upstream_score', 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample.', (u) => scoreOf(u.health));
+  perUpstream(registry, upstreams, 'omnigate_upstream_in_flight', 'Calls to the upstream in flight.', (u) => qualityOf(u.health).inFlight);
   new Gauge({
     name: 'omnigate_upstream_latency_quantile_seconds',
     help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9).',
@@ -183,7 +144,7 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     collect() {
       this.reset();
       const now = performance.now();
-      each((chain, upstream, u) => {
+      eachUpstream(upstreams, (chain, upstream, u) => {
         for (const [cls, stats] of qualityOf(u.health).classes) {
           for (const q of [0.5, 0.9]) {
             const v = stats.sketch.quantile(q, now);
@@ -193,5 +154,4 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
       });
     },
   });
-  return { registry, requests, upstreamSeconds, disagreements };
 }
