@@ -198,15 +198,33 @@ function disputesOf(r: Reader): OmnigateConfig['disputes'] {
   };
 }
 
-/** `indexer.schema`: where Ponder ≥0.7 writes (its --schema) or publishes views (--views-schema). */
+/** The largest unix time in seconds the lookback floor may be (Ponder's blockTimestamp is an int4). */
+const maxUnixSeconds = 2_147_483_647;
+
+/**
+ * `indexer:`. `schema`: where Ponder ≥0.7 writes (its --schema) or publishes views
+ * (--views-schema); the others as their environment variables (lib/indexer/env.ts), which
+ * override them. Absent keys stay absent: the indexer's own defaults apply.
+ */
 function indexerOf(r: Reader): OmnigateConfig['indexer'] {
   const ix = r.section('indexer');
-  unknownKeys(ix, ['schema'], 'indexer', r.report);
-  const indexer: { schema?: string } = {};
+  unknownKeys(ix, ['schema', 'statementTimeoutMs', 'connectTimeoutMs', 'lookbackFloor', 'statsIntervalSeconds'], 'indexer', r.report);
+  const indexer: { -readonly [K in keyof OmnigateConfig['indexer']]: OmnigateConfig['indexer'][K] } = {};
   if (ix.schema !== undefined && ix.schema !== null) {
     if (typeof ix.schema !== 'string' || !/^[A-Za-z_][\w$]{0,62}$/.test(ix.schema)) {
       r.report('indexer.schema', `${show(ix.schema)} is not a PostgreSQL schema name; give the schema Ponder writes to (its --schema, or --views-schema). Example: schema: rfq`);
     } else indexer.schema = ix.schema;
+  }
+  const numbers: [key: 'statementTimeoutMs' | 'connectTimeoutMs' | 'lookbackFloor' | 'statsIntervalSeconds', min: number, max: number, hint: string][] = [
+    ['statementTimeoutMs', 1, 3_600_000, 'A slower query answers 503, in milliseconds. Example: statementTimeoutMs: 5000'],
+    ['connectTimeoutMs', 1, 600_000, 'A dead database answers 503 after it, in milliseconds. Example: connectTimeoutMs: 2000'],
+    ['lookbackFloor', 0, maxUnixSeconds, 'Unix time in seconds (not milliseconds): older requests are left out of the request-based lists. Example: lookbackFloor: 1700000000'],
+    ['statsIntervalSeconds', 1, 86_400, 'Seconds between refreshes of the indexer\'s gauges. Example: statsIntervalSeconds: 30'],
+  ];
+  for (const [key, min, max, hint] of numbers) {
+    if (ix[key] === undefined || ix[key] === null) continue;
+    const v = r.int(ix, key, `indexer.${key}`, Number.NaN, min, max, hint);
+    if (!Number.isNaN(v)) indexer[key] = v;
   }
   return indexer;
 }

@@ -111,8 +111,19 @@ export interface OmnigateConfig {
   readonly ignoredFields: IgnoredFieldsConfig;
   /** Head tracking and the wait for heads on every chain (lib/health/heads.ts: defaults per chain id). */
   readonly heads: HeadsConfig;
-  /** The indexer API: `schema` holds the Ponder tables; absent, they are found in the search path. */
-  readonly indexer: { readonly schema?: string };
+  /**
+   * The indexer API's settings (each overridden by its environment variable, lib/indexer/env.ts;
+   * DATABASE_URL and NODE_ENV come from the environment only): `schema` holds the Ponder tables
+   * (absent: the search path), the database's statement and connect timeouts, the lookback floor
+   * of the request-based lists (unix seconds), and the refresh interval of the indexer's gauges.
+   */
+  readonly indexer: {
+    readonly schema?: string;
+    readonly statementTimeoutMs?: number;
+    readonly connectTimeoutMs?: number;
+    readonly lookbackFloor?: number;
+    readonly statsIntervalSeconds?: number;
+  };
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }

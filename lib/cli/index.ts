@@ -16,7 +16,7 @@ import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../
 import { startServer, type RunningServer } from '../server/app.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
-import { indexerApi, openIndexerDb, readIndexerEnv, registerDbCommands, watchDatabase, type OpenIndexerDb } from '../indexer/index.js';
+import { indexerApi, openIndexerDb, readIndexerEnv, withIndexerConfig, registerDbCommands, watchDatabase, type OpenIndexerDb } from '../indexer/index.js';
 import { parseDatabaseUrl } from '../indexer/env.js';
 import { indexerGauges, type IndexerGauges } from '../indexer/ops/metrics.js';
 import { LayoutResolver } from '../indexer/db/layout.js';
@@ -73,7 +73,8 @@ program
     const level = logLevel();
     let env;
     try {
-      env = readIndexerEnv(process.env);
+      // The variables, over the config's indexer: section (DATABASE_URL and NODE_ENV: the environment only).
+      env = withIndexerConfig(readIndexerEnv(process.env), config.indexer);
     } catch (err) {
       throw new ConfigError([(err as Error).message], 'environment');
     }
@@ -104,7 +105,7 @@ program
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
     // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/db/indexes.ts).
-    const schema = env.schema ?? config.indexer.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
+    const schema = env.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
     const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
     const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
     // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.

@@ -94,3 +94,28 @@ export function readIndexerEnv(env: Record<string, string | undefined>): Indexer
   if (schema) out.schema = schema;
   return out;
 }
+
+/** The indexer's settings the YAML config may give (its `indexer:` section). */
+export interface IndexerConfig {
+  readonly schema?: string;
+  readonly statementTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+  readonly lookbackFloor?: number;
+  readonly statsIntervalSeconds?: number;
+}
+
+/**
+ * The environment's settings with the config's `indexer:` section under them: a variable that is
+ * set wins (OMNIGATE_INDEXER_SCHEMA over `indexer.schema`, …), an unset one takes the config's
+ * value. DATABASE_URL, NODE_ENV and the embedded database's settings come from the environment only.
+ */
+export function withIndexerConfig(env: IndexerEnv, config: IndexerConfig): IndexerEnv {
+  return {
+    ...env,
+    ...(env.schema === undefined && config.schema !== undefined && { schema: config.schema }),
+    ...(env.statementTimeoutMs === undefined && config.statementTimeoutMs !== undefined && { statementTimeoutMs: config.statementTimeoutMs }),
+    ...(env.connectTimeoutMs === undefined && config.connectTimeoutMs !== undefined && { connectTimeoutMs: config.connectTimeoutMs }),
+    ...(env.lookbackFloor === undefined && config.lookbackFloor !== undefined && { lookbackFloor: config.lookbackFloor }),
+    ...(env.statsIntervalSeconds === undefined && config.statsIntervalSeconds !== undefined && { statsIntervalSeconds: config.statsIntervalSeconds }),
+  };
+}

@@ -14,7 +14,7 @@ export { createIndexerDb, closeIndexerDb, DB_DEFAULTS, type IndexerDb, type DbOp
 export { migrate, loadMigrations, defaultMigrationsDir } from './db/migrate.js';
 export { seedDemo, generateDemo, DEMO_STATES, type DemoState } from './seed.js';
 export { registerDbCommands, type DbCommandDeps } from '../cli/db.js';
-export { readIndexerEnv, INDEXER_ENV_KEYS, type IndexerEnv } from './env.js';
+export { readIndexerEnv, withIndexerConfig, INDEXER_ENV_KEYS, type IndexerConfig, type IndexerEnv } from './env.js';
 export { startEmbeddedPostgres, DEFAULT_DATA_DIR, type EmbeddedServer, type EmbeddedOptions } from './postgres/embedded.js';
 export { buildOpenApi } from './http/openapi.js';
 export { decodeRequest } from './read/request-decode.js';

@@ -324,3 +324,35 @@ test('omnigate serve (the real CLI) adds the indexer gauges to /metrics, refresh
   t.true(stats.body.stages.some((s) => s.stage === 'exceedDeadline'));
   t.deepEqual(logLines(run).filter((l) => (l.level === 'error' || l.level === 'warn') && /indexer|stats/.test(String(l.msg))).map((l) => l.msg), []);
 });
+
+test('omnigate serve reads the gauges\' refresh interval from the YAML indexer: section (indexer.statsIntervalSeconds)', async (t) => {
+  const upstream = await startFakeUpstream();
+  t.teardown(() => upstream.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-ops-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  // No OMNIGATE_INDEXER_STATS_INTERVAL_S: the default (30 s) would refresh once in this test.
+  await writeFile(file, `refreshInterval: 60\nindexer:\n  statsIntervalSeconds: 1\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`);
+  const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, OMNIGATE_INDEXER_STATS_INTERVAL_S: '', LOG_LEVEL: 'info' });
+  t.teardown(async () => {
+    if (run.child.exitCode === null && run.child.signalCode === null) {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const refreshed = async () => sample((await get(`${base}/metrics`)).text, 'omnigate_indexer_stats_refreshed_timestamp_seconds') ?? 0;
+  let first = await refreshed();
+  for (let i = 0; i < 100 && first === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    first = await refreshed();
+  }
+  t.true(first > 0, 'the first refresh came');
+  // A second refresh within a few intervals of 1 s (never within the 30 s default).
+  let next = first;
+  for (let i = 0; i < 150 && next === first; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    next = await refreshed();
+  }
+  t.true(next > first, 'refreshed again: the interval came from the YAML file');
+});

@@ -107,6 +107,10 @@ const cases: Case[] = [
   top('port', [['0', 0], ['65535', 65_535]]),
   top('confirmations', [['1', 1], ['3', 3], ['1000', 1000]]),
   top('refreshInterval', [['1', 1], ['86400', 86_400]]),
+  top('indexer.statementTimeoutMs', [['1', 1], ['3600000', 3_600_000]]),
+  top('indexer.connectTimeoutMs', [['1', 1], ['600000', 600_000]]),
+  top('indexer.lookbackFloor', [['0', 0], ['1700000000', 1_700_000_000], ['2147483647', 2_147_483_647]]),
+  top('indexer.statsIntervalSeconds', [['1', 1], ['86400', 86_400]]),
   top('timeouts.upstreamMs', [['1', 1], ['600000', 600_000]]),
   top('timeouts.requestMs', [['1', 1], ['3600000', 3_600_000]]),
   top('timeouts.hedgeMs', [['0', 0], ['1000', 1000], ['600000', 600_000]]),
@@ -229,6 +233,8 @@ test('out of bounds: refused, naming the YAML path and line, the value as writte
   t.deepEqual(await refused({ chain: ['writes: { broadcast: 4 }'] }), ['chains.1.writes.broadcast (line 7): 4 upstreams asked, but rpcs has 3: lower it or use all']);
   t.regex((await refused({ top: ['port: 65536'] }))[0]!, /^port \(line 1\): 65536 is not an integer from 0 to 65535/);
   t.regex((await refused({ top: ['heads:', '  intervalMs: 99'] }))[0]!, /^heads\.intervalMs \(line 2\): 99 is not an integer from 100 to 3600000/);
+  // Unix milliseconds where seconds belong: refused at load, not a 500 on every list.
+  t.regex((await refused({ top: ['indexer:', '  lookbackFloor: 1700000000000'] }))[0]!, /^indexer\.lookbackFloor \(line 2\): 1700000000000 is not an integer from 0 to 2147483647\. Unix time in seconds \(not milliseconds\)/);
   // Beyond 2^53 a whole number is quoted exactly, not rounded to 9007199254740992.
   t.regex((await refused({ top: ['limits:', '  bodyBytes: 9007199254740993'] }))[0]!, /^limits\.bodyBytes \(line 2\): 9007199254740993 is not an integer from 1 to 1073741824/);
 });

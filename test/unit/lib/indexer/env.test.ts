@@ -1,6 +1,6 @@
 import path from 'node:path';
 import test from 'ava';
-import { readIndexerEnv } from '../../../../lib/indexer/env.js';
+import { readIndexerEnv, withIndexerConfig } from '../../../../lib/indexer/env.js';
 
 test('defaults: embedded database in .omnigate/pgdata', (t) => {
   t.deepEqual(readIndexerEnv({}), { dataDir: path.join('.omnigate', 'pgdata') });
@@ -40,4 +40,16 @@ test('accepts what node-postgres reads: a socket in ?host= with an empty host, a
   for (const url of ['postgres://admin:hunter2-secret@/index?host=/var/run/postgresql', 'postgres://admin:hunter 2@db/index', 'postgres://admin:p%40ss@db:5432/index']) {
     t.is(readIndexerEnv({ DATABASE_URL: url }).databaseUrl, url);
   }
+});
+
+test('withIndexerConfig: the config\'s indexer: section fills what the environment leaves unset; a set variable wins', (t) => {
+  const env = readIndexerEnv({ OMNIGATE_DB_STATEMENT_TIMEOUT_MS: '7000', OMNIGATE_INDEXER_SCHEMA: 'fromenv' });
+  const merged = withIndexerConfig(env, { schema: 'rfq', statementTimeoutMs: 9000, connectTimeoutMs: 1500, lookbackFloor: 1_700_000_000, statsIntervalSeconds: 10 });
+  t.is(merged.schema, 'fromenv');
+  t.is(merged.statementTimeoutMs, 7000);
+  t.is(merged.connectTimeoutMs, 1500);
+  t.is(merged.lookbackFloor, 1_700_000_000);
+  t.is(merged.statsIntervalSeconds, 10);
+  t.is(merged.dataDir, env.dataDir, 'the embedded database\'s settings come from the environment only');
+  t.deepEqual(withIndexerConfig(env, {}), env);
 });
