@@ -19,6 +19,7 @@ export {
 // For a pipeline composed from the stages: verify()'s policies (block eligibility, hedging), the metrics that
 // verify() and serviceRoutes() take, and the head tracker and probes that eligibility reads.
 export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
+export type { RequestQuestion } from './verify/question.js';
 export { eligibilityPolicy } from './verify/eligibility-policy.js';
 export { hedgePolicy, hedgeSettings, type HedgeSettings } from './verify/hedge-policy.js';
 export { composePolicies } from './verify/loop-policy.js';

@@ -30,7 +30,7 @@ import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
 import { describeDispute, type DisputeFile } from '../lib/verify/dispute-log.js';
 import { ineligibleError } from '../lib/verify/eligibility-policy.js';
-import { mergeLoopPolicy, type LoopPolicy } from '../lib/verify/loop-policy.js';
+import { mergeLoopPolicy, type LoopPolicy, type LoopPolicyOf } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
   metrics?: Metrics;
@@ -43,7 +43,7 @@ export interface VerifyOptions {
    * all agree, `on*` hooks all run, the others override); absent (the default): no hedging, every
    * answer a vote. Several policies: composePolicies().
    */
-  policy?: (ctx: RpcContext) => LoopPolicy | undefined;
+  policy?: LoopPolicyOf;
   /** Where disputes are appended (disputes.file), if anywhere. */
   disputeFile?: DisputeFile;
 }

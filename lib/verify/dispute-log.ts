@@ -14,8 +14,7 @@
  * logged once (until a write succeeds again) and never thrown.
  */
 import { appendFile, rename, stat } from 'node:fs/promises';
-import type { RpcContext } from '../pipeline/context.js';
-import type { Assessed } from './question.js';
+import type { Assessed, DisputedRequest } from './question.js';
 import type { Logger } from '../log.js';
 import { comparableAnswers, diffAnswers, type Difference } from './dispute.js';
 
@@ -122,7 +121,7 @@ export type Groups = readonly (readonly [string, readonly Good[]])[];
  * of provider keys), logged at warn in one line and, with a dispute file, appended to it. Runs
  * only on that error path; the answers are read again from their raw bodies here.
  */
-export function describeDispute(ctx: RpcContext, required: number, groups: Groups, file?: DisputeFile, deadlinePassed = false): { differences?: Difference[] } {
+export function describeDispute(ctx: DisputedRequest, required: number, groups: Groups, file?: DisputeFile, deadlinePassed = false): { differences?: Difference[] } {
   try {
     return explain(ctx, required, groups, file, deadlinePassed);
   } catch (err) {
@@ -132,7 +131,7 @@ export function describeDispute(ctx: RpcContext, required: number, groups: Group
   }
 }
 
-function explain(ctx: RpcContext, required: number, groups: Groups, file: DisputeFile | undefined, deadlinePassed: boolean): { differences?: Difference[] } {
+function explain(ctx: DisputedRequest, required: number, groups: Groups, file: DisputeFile | undefined, deadlinePassed: boolean): { differences?: Difference[] } {
   const payload = ctx.payload;
   if (groups.length < 2 || !payload) return {};
   const scrub = groups[0]![1][0]!.upstream.secrets.scrub;

@@ -36,7 +36,6 @@
  * wrong confirmation): its invention alone is never N votes.
  * Applies without tracked heads (a hash pin needs none), at N ≥ 2 (at N=1 the first answer decides).
  */
-import type { RpcContext } from '../pipeline/context.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
 import { answerBodyAsMissing, missingBlockErrors } from './missing.js';
@@ -45,18 +44,18 @@ import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
 import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import type { AgreementPolicy, Bad, Failed, Good } from './question.js';
+import type { AgreementPolicy, Bad, Failed, Good, RequestQuestion } from './question.js';
 import { tally } from './quorum.js';
 
-export function eligibilityPolicy(ctx: RpcContext): Partial<AgreementPolicy> | undefined {
-  const { chain, payload } = ctx;
-  if (!ctx.confirmable || !chain || !payload) return undefined;
+export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> | undefined {
+  const { chain, payload } = q;
+  if (!q.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
   if (!payload.batch) {
       if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
   }
   if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
-  const required = ctx.required ?? 1;
+  const required = q.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
   // A range (eth_getLogs up to toBlock): a node below toBlock answers the blocks it has, a real
@@ -137,9 +136,9 @@ function missingOf(call: RpcCall): (a: Good) => boolean {
  *   if they lack it (not votes, or unknown-block errors counted as provider trouble), and the
  *   upstreams with the data do not disagree among themselves (that is a dispute: 502).
  */
-export function ineligibleError(ctx: RpcContext, required: number, ranOutOfEligible: boolean, end?: Failed): Error | undefined {
-  const { chain, payload } = ctx;
-  if (!ctx.confirmable || !chain || !payload) return undefined;
+export function ineligibleError(q: RequestQuestion, required: number, ranOutOfEligible: boolean, end?: Failed): Error | undefined {
+  const { chain, payload } = q;
+  if (!q.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
   const id = payload.batch ? null : payload.calls[0]!.id;
   if (!payload.batch) {

@@ -14,7 +14,7 @@
  *   missing while candidates remain (quorum.ts decide), so a hedge usually asks one.
  * Composable with other policies (lib/verify/loop-policy.ts composePolicies).
  */
-import type { RpcContext } from '../pipeline/context.js';
+import type { RequestQuestion } from './question.js';
 import { chainQuantile, methodClassOf, type MethodClass } from '../health/quality.js';
 import { hedgeMissingVotes } from './agreement.js';
 import type { LoopPolicy, LoopPolicyOf } from './loop-policy.js';
@@ -66,14 +66,14 @@ export function hedgePolicy(settings: HedgeSettings): LoopPolicyOf {
     quantile: settings.quantile,
     ...(settings.minSamples !== undefined && { minSamples: settings.minSamples }),
   };
-  return (ctx: RpcContext) => {
-    const chain = ctx.chain;
+  return (q: RequestQuestion) => {
+    const chain = q.chain;
     if (!chain) return undefined;
     if (fixedMs === 0) return off;
     const budget = hedgeBudgetOf(chain, share);
     // The first calls of this request earn the chain its share of hedges.
-    budget.onCalls(ctx.required ?? 1);
-    const cls = methodClassOf(ctx.payload?.calls);
+    budget.onCalls(q.required ?? 1);
+    const cls = methodClassOf(q.payload?.calls);
     return {
       hedgeDelayMs: fixedMs !== undefined ? () => fixedMs : () => hedgeDelay(chain, cls, options, now()),
       mayHedge: () => budget.canHedge(),

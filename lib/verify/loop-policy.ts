@@ -1,7 +1,8 @@
 /**
  * The per-request parts of the agreement loop's policy (lib/verify/agreement.ts) that stages and
  * lib/ policies hand to verify(), and how several of them combine. Each policy is a function of
- * the request's context returning the hooks it sets (or undefined: none). Combined:
+ * the request's question (its chain, calls, confirmability and N: question.ts RequestQuestion;
+ * nothing else of the pipeline's context) returning the hooks it sets (or undefined: none). Combined:
  * - `mayHedge`: every policy that has one must allow the hedge (a write policy refusing hedges
  *   once bytes were sent, the hedging budget, …); none of them should take anything for asking:
  *   what a hedge costs is taken in `onHedge`, which runs only when the hedge goes out;
@@ -9,15 +10,14 @@
  * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `lacking`, `waitForEligible`, `timers`): the last
  *   policy that sets one wins.
  */
-import type { RpcContext } from '../pipeline/context.js';
-import type { AgreementPolicy } from './question.js';
+import type { AgreementPolicy, RequestQuestion } from './question.js';
 
 /** The parts of the agreement loop's policy a caller of verify() may set per request. */
 export type LoopPolicy = Partial<
   Pick<AgreementPolicy, 'eligible' | 'recheck' | 'lacking' | 'waitForEligible' | 'hedgeDelayMs' | 'mayHedge' | 'hedgeCount' | 'onAbandoned' | 'onOutcome' | 'onHedge' | 'onDecided' | 'timers'>
 >;
 
-export type LoopPolicyOf = (ctx: RpcContext) => LoopPolicy | undefined;
+export type LoopPolicyOf = (ctx: RequestQuestion) => LoopPolicy | undefined;
 
 const chained = ['onOutcome', 'onAbandoned', 'onHedge', 'onDecided'] as const;
 

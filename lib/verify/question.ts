@@ -4,7 +4,9 @@
  * Types only, plus the real timers.
  */
 import type { Outcome } from '../upstream/fanout.js';
-import type { Upstream } from '../upstream/registry.js';
+import type { RpcPayload } from '../jsonrpc/types.js';
+import type { Logger } from '../log.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
 import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
 import type { IgnoredValue } from './canonical.js';
 import type { Vote } from './quorum.js';
@@ -172,3 +174,20 @@ export interface AgreementRun {
   abort(): void;
 }
 
+/**
+ * What a request's policies (eligibility, hedging, loop-policy.ts) see of it: its chain, its
+ * calls, whether it is confirmable and its N. The pipeline hands its context, which has these
+ * among its fields; a policy reads nothing else of it.
+ */
+export interface RequestQuestion {
+  readonly chain?: Chain | undefined;
+  readonly payload?: RpcPayload | undefined;
+  readonly confirmable?: boolean | undefined;
+  readonly required?: number | undefined;
+}
+
+/** What explaining a dispute reads of a request: the question, its id and its log. */
+export interface DisputedRequest extends RequestQuestion {
+  readonly requestId: string;
+  readonly log: Logger;
+}
