@@ -238,18 +238,22 @@ export function atBestHead(chain: Chain, u: Upstream): boolean {
 /**
  * Whether the calls need a block above every upstream's known head (believed: a suspect's is
  * capped at the chain's head): no provider can vouch for anything about it. False while the
- * chain's heads are not polled, and for calls that need no known number.
+ * chain's heads are not polled or none is known, and for calls that need no known number.
  */
 export function aboveEveryHead(chain: Chain, calls: readonly RpcCall[]): boolean {
   if (!headsPolled(chain)) return false;
   const top = highestBlock(chain, calls);
   if (top === undefined) return false;
+  let known = false;
   for (const u of chain.upstreams) {
     if (!inRotation(u)) continue;
     const head = believedHead(u);
-    if (head !== undefined && head >= top) return false;
+    if (head === undefined) continue;
+    if (head >= top) return false;
+    known = true;
   }
-  return true;
+  // No head known at all (every poll failed): nothing says the block is in the future.
+  return known;
 }
 
 /** The highest block number the calls need (undefined when none needs a known number). */

@@ -10,6 +10,7 @@ import { newHealth } from '../../../../lib/health/health.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
 import type { Assessed, Failed, Good } from '../../../../lib/verify/question.js';
 import { eligibilityPolicy, ineligibleError } from '../../../../lib/verify/eligibility-policy.js';
+import { aboveEveryHead } from '../../../../lib/verify/eligibility.js';
 
 const upstream = (index: number, head?: bigint): Upstream =>
   ({ chainId: '1', index, url: `http://u${index}.example/`, label: `u${index}`, provider: `p${index}`, health: { ...newHealth(), head, headPolledAt: head === undefined ? 0 : 1 } }) as unknown as Upstream;
@@ -107,4 +108,15 @@ test('ineligibleError for a hash: -32016 when one had it and others lacked it, e
   t.is(ineligibleError(ctx, 2, false, end([answer(a, null)], [])), undefined, 'nobody had it, nobody behind: the usual 502');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 }), answer(b, { x: 2 })], [answer(c, null)])), undefined, 'the holders disagree: a dispute (502)');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 })], [], [{ upstream: b, ok: false, reason: 'timeout', ms: 1 }])), undefined, 'no one lacked it: upstreams failed (502)');
+});
+
+test('aboveEveryHead: a block no upstream has reached is; a head at it is not; with no head known (every poll failed) nothing is', (t) => {
+  const block = (n: number): RpcCall => ({ id: 1, method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] });
+  const chain = chainOf([100n, 99n]);
+  t.true(aboveEveryHead(chain, [block(101)]));
+  t.false(aboveEveryHead(chain, [block(100)]));
+  t.false(aboveEveryHead(chain, [receipt()]), 'a hash pin has no number to compare');
+  const unknown = chainOf([undefined, undefined]);
+  unknown.upstreams[0]!.health.headPolledAt = 1; // polled, but no head came back
+  t.false(aboveEveryHead(unknown, [block(101)]));
 });
