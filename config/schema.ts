@@ -7,7 +7,7 @@ import { scrubberOf } from '../lib/upstream/redact.js';
 import { defaults } from './defaults.js';
 
 export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, IgnoredFieldsConfig, OmnigateConfig, ConfigProblem } from './types.js';
-import type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, IgnoredFieldsConfig, OmnigateConfig, ConfigProblem } from './types.js';
+import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
 const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];

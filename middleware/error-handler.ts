@@ -16,7 +16,7 @@ import { findContext } from '../lib/pipeline/context.js';
 import { asGatewayError, BodyTooLargeError, errorText, GatewayError, ParseError } from '../lib/errors.js';
 import { corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { RpcCode } from '../lib/jsonrpc/codes.js';
-import type { RpcErrorObject, RpcId } from '../lib/jsonrpc/types.js';
+import type { RpcId } from '../lib/jsonrpc/types.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 
 export type ErrorMiddleware = (err: unknown, req: IncomingMessage, res: ServerResponse, next: Next) => void;

@@ -4,10 +4,11 @@
  * its batch's coalescer, the request deadline); the verify stage builds the calls from it
  * (lib/verify/calls.ts) and runs the agreement loop (lib/verify/agreement.ts). The loop starts the first N calls at once and asks for more when answers fail or
  * disagree; every call stops when the answer is decided, when the client goes away or when the
- * deadline passes.
+ * deadline passes. The request's account of the byte budget opened here holds nothing until a call
+ * reads an answer; verify closes it when the answer is done.
  * Reads: ctx.payload, ctx.candidates, ctx.required, ctx.via, ctx.coalescer   Writes: ctx.fetch
  */
-import { clientGone, onAnswerDone } from '../lib/pipeline/answer-done.js';
+import { clientGone } from '../lib/pipeline/answer-done.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need } from '../lib/pipeline/context.js';
 import { InvalidRequestError, UpstreamBudgetError } from '../lib/errors.js';
@@ -33,7 +34,7 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
     if (!(options[key] > 0)) throw new TypeError(`fetchParallel: ${key} must be a positive number`);
   }
   const budget = options.bufferedBytes === undefined ? undefined : new ByteBudget(options.bufferedBytes);
-  return function fetchParallel(req, res, next) {
+  return function fetchParallel(req, _res, next) {
     const ctx = getContext(req);
     const payload = need(ctx, 'payload', 'fetchParallel');
     // Checked here, where the stages' order is wrong if they are missing.
@@ -65,11 +66,6 @@ export function fetchParallel(options: FetchParallelOptions): Middleware {
       budget: account,
       coalescer: ctx.coalescer && !isWrite(payload.calls) ? ctx.coalescer : undefined,
     };
-    // The answer written or its client gone (lib/pipeline/answer-done.ts): either way, stop.
-    onAnswerDone(req, res, () => {
-      ctx.agreement?.abort();
-      account?.close();
-    });
     next();
   };
 }

@@ -1,14 +1,17 @@
 /**
  * `omnigate db migrate` and `omnigate db seed-demo [--count N]`. Both use DATABASE_URL when set,
  * else the embedded PostgreSQL in OMNIGATE_PGDATA (default .omnigate/pgdata), which is started
- * for the command and stopped afterwards (or shared, if `omnigate serve` already runs it).
+ * for the command and stopped afterwards (or shared, if `omnigate serve` already runs it). With
+ * `--config <file>`, the file's `indexer:` section applies as it does for `omnigate serve` (a set
+ * environment variable overrides its key).
  */
 import type { Command } from 'commander';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { bound, statement } from '../indexer/db/pool.js';
 import { redactCredentials } from '../upstream/redact.js';
-import { readIndexerEnv, type IndexerEnv } from '../indexer/env.js';
+import { loadConfigFile } from '../../config/index.js';
+import { readIndexerEnv, withIndexerConfig, type IndexerEnv } from '../indexer/env.js';
 import { migrate } from '../indexer/db/migrate.js';
 import { ensureIndexes } from '../indexer/db/indexes.js';
 import { detectLayout } from '../indexer/db/layout.js';
@@ -78,14 +81,23 @@ function message(err: unknown): string {
 export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): void {
   const print = deps.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const progress = deps.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const envOf = (cmd: Command, dataDir?: string): IndexerEnv => {
+  const envOf = async (cmd: Command, opts: { dataDir?: string; config?: string }): Promise<IndexerEnv> => {
+    let env: IndexerEnv;
     try {
-      const env = readIndexerEnv(deps.env ?? process.env);
-      return dataDir ? { ...env, dataDir } : env;
+      env = readIndexerEnv(deps.env ?? process.env);
     } catch (err) {
       return cmd.error(`omnigate db: ${message(err)}`, { exitCode: 2, code: 'omnigate.db.config' });
     }
+    if (opts.config !== undefined) {
+      try {
+        env = withIndexerConfig(env, (await loadConfigFile(opts.config, { env: deps.env ?? process.env })).indexer);
+      } catch (err) {
+        return cmd.error(`omnigate db: ${message(err)}`, { exitCode: 2, code: 'omnigate.db.config' });
+      }
+    }
+    return opts.dataDir ? { ...env, dataDir: opts.dataDir } : env;
   };
+  const configOption = ['-c, --config <file>', "the YAML config whose indexer: section applies (schema, timeouts), as with omnigate serve"] as const;
 
   const db = program.command('db').description('Manage the indexer database (DATABASE_URL, or the embedded PostgreSQL when unset)');
 
@@ -94,8 +106,9 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
     .option('--data-dir <dir>', 'embedded PostgreSQL data directory (env OMNIGATE_PGDATA, default .omnigate/pgdata)')
     .option('--schema <name>', 'schema of the Ponder tables (env OMNIGATE_INDEXER_SCHEMA; default: the search path)')
     .option('--create-tables', 'also create the six tables in the Ponder 0.4 layout (demos; never next to a real Ponder, which creates its own)')
-    .action(async (opts: { dataDir?: string; schema?: string; createTables?: boolean }, cmd: Command) => {
-      const env = envOf(cmd, opts.dataDir);
+    .option(...configOption)
+    .action(async (opts: { dataDir?: string; schema?: string; createTables?: boolean; config?: string }, cmd: Command) => {
+      const env = await envOf(cmd, opts);
       const schema = opts.schema ?? env.schema;
       const logger = deps.logger ?? silentLogger;
       try {
@@ -137,12 +150,13 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
     .option('--count <n>', 'number of bridge transactions to generate', '500')
     .option('--force', 'seed even if the database already holds bridge events')
     .option('--data-dir <dir>', 'embedded PostgreSQL data directory (env OMNIGATE_PGDATA, default .omnigate/pgdata)')
-    .action(async (opts: { count: string; force?: boolean; dataDir?: string }, cmd: Command) => {
+    .option(...configOption)
+    .action(async (opts: { count: string; force?: boolean; dataDir?: string; config?: string }, cmd: Command) => {
       const count = Number(opts.count);
       if (!/^\d+$/.test(opts.count) || count < 1 || count > 1_000_000) {
         cmd.error(`omnigate db seed-demo: --count must be an integer from 1 to 1000000 (got "${opts.count}")`, { exitCode: 2, code: 'omnigate.db.args' });
       }
-      const env = envOf(cmd, opts.dataDir);
+      const env = await envOf(cmd, opts);
       try {
         const inserted = await withDatabase(env, deps, async (open) => {
           await migrate(open.db, { logger: deps.logger ?? silentLogger });

@@ -16,153 +16,231 @@
  *
  * Driven by callbacks (no promise per outcome: this is the hot path of every request) and one
  * hedge timer per run, which re-arms itself for the rest of the quiet period when an outcome came
- * meanwhile. The loop ends exactly once, through `done`.
+ * meanwhile. The loop ends exactly once, through `done`. A run is one object whose steps are
+ * methods shared by every run (no closures made per request but the fan-out's listener).
  */
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import { decide, leadingCount, type Vote } from './quorum.js';
-import { realTimers, type AgreementEnd, type AgreementPolicy, type AgreementRun, type Bad, type Good, type LoopState, type Question } from './question.js';
+import {
+  realTimers,
+  type AgreementEnd,
+  type AgreementPolicy,
+  type AgreementRun,
+  type Bad,
+  type Good,
+  type LoopState,
+  type Question,
+  type Timers,
+} from './question.js';
 
 /** hedgeCount policy: one call per vote the leading group lacks, less the calls already running. */
 export const hedgeMissingVotes = (s: LoopState): number => Math.max(1, s.missing - s.inFlight);
 
 /** Starts the loop at once: the first N calls go out before this returns. */
 export function runAgreement(question: Question, policy: AgreementPolicy, done: (end: AgreementEnd) => void): AgreementRun {
-  const timers = policy.timers ?? realTimers;
-  const { required, perProvider } = question;
-  const fanout = new FanOut<Upstream, UpstreamResponse>(question.candidates, policy.call, policy.expectedMs, timers.now);
-  const votes: Vote<Good>[] = [];
-  const failures: Bad[] = [];
-  const ineligible: Good[] = [];
+  return new AgreementLoop(question, policy, done);
+}
+
+/** Why a question ended without a group of N (before `failed` looks closer). */
+type FailCause = 'deadline' | 'aborted' | 'exhausted';
+
+class AgreementLoop implements AgreementRun {
+  /** Upstreams called so far, in the order they were started (a data property: see runAgreement's callers). */
+  readonly called: readonly Upstream[];
+  private readonly timers: Timers;
+  private readonly required: number;
+  private readonly perProvider: boolean;
+  private readonly fanout: FanOut<Upstream, UpstreamResponse>;
+  private readonly votes: Vote<Good>[] = [];
+  private readonly failures: Bad[] = [];
+  private readonly ineligible: Good[] = [];
   /** ineligible[requeueFrom..] and the `lacking` ones of failures[failuresFrom..] are the ones to ask again after a wait. */
-  let requeueFrom = 0;
-  let failuresFrom = 0;
+  private requeueFrom = 0;
+  private failuresFrom = 0;
   /** Whether some failure was `lacking` (the end's cause is then 'ineligible'). */
-  let lacked = false;
-  let finished = false;
-  let waited = false;
+  private lacked = false;
+  private finished = false;
+  private waited = false;
   /** Ends the wait of waitForEligible when the question ends before it. */
-  let waitEnded: AbortController | undefined;
-  let waiting = false;
-  let hedged = 0;
-  let hedgeTimer: unknown;
-  const startedAt = timers.now();
-  let quietSince = startedAt;
+  private waitEnded: AbortController | undefined = undefined;
+  private waiting = false;
+  private hedged = 0;
+  private hedgeTimer: unknown = undefined;
+  private readonly startedAt: number;
+  private quietSince: number;
+  private readonly deadline: unknown;
 
-  const state = (): LoopState => ({
-    required,
-    votes: votes.length,
-    missing: required - leadingCount(votes),
-    inFlight: fanout.inFlight,
-    remaining: fanout.remaining,
-    called: fanout.called.length,
-    hedged,
-    elapsedMs: timers.now() - startedAt,
-  });
+  constructor(
+    question: Question,
+    private readonly policy: AgreementPolicy,
+    private readonly done: (end: AgreementEnd) => void,
+  ) {
+    const timers = (this.timers = policy.timers ?? realTimers);
+    this.required = question.required;
+    this.perProvider = question.perProvider;
+    this.fanout = new FanOut<Upstream, UpstreamResponse>(question.candidates, policy.call, policy.expectedMs, timers.now);
+    this.called = this.fanout.called;
+    this.startedAt = this.quietSince = timers.now();
+    this.deadline = timers.setTimeout(() => this.finish(this.failed('deadline')), policy.deadlineMs);
+    this.fanout.onOutcome((o) => {
+      // (guard inlined: this runs once per call)
+      if (!o || this.finished) return;
+      try {
+        this.onOutcome(o);
+      } catch (error) {
+        this.finish({ kind: 'error', error });
+      }
+    });
+    try {
+      this.fanout.launch(this.required);
+      this.armHedge();
+    } catch (error) {
+      this.finish({ kind: 'error', error });
+    }
+  }
 
-  const finish = (end: AgreementEnd) => {
-    if (finished) return;
-    finished = true;
-    waitEnded?.abort();
-    timers.clearTimeout(deadline);
-    if (hedgeTimer !== undefined) timers.clearTimeout(hedgeTimer);
-    fanout.abort(undefined, policy.onAbandoned);
-    done(end);
-  };
+  abort(): void {
+    if (!this.finished) this.finish(this.failed('aborted'));
+  }
+
+  private state(): LoopState {
+    const { fanout } = this;
+    return {
+      required: this.required,
+      votes: this.votes.length,
+      missing: this.required - leadingCount(this.votes),
+      inFlight: fanout.inFlight,
+      remaining: fanout.remaining,
+      called: fanout.called.length,
+      hedged: this.hedged,
+      elapsedMs: this.timers.now() - this.startedAt,
+    };
+  }
+
+  private finish(end: AgreementEnd): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.waitEnded?.abort();
+    this.timers.clearTimeout(this.deadline);
+    if (this.hedgeTimer !== undefined) this.timers.clearTimeout(this.hedgeTimer);
+    this.fanout.abort(undefined, this.policy.onAbandoned);
+    this.done(end);
+  }
 
   /** The end of a question with no group of N: a relayed refusal, or the failure. */
-  const failed = (cause: 'deadline' | 'aborted' | 'exhausted'): AgreementEnd => {
+  private failed(cause: FailCause): AgreementEnd {
+    const { votes, failures, ineligible, required } = this;
     if (cause !== 'deadline' && votes.length === 0) {
-      const refusals = failures.filter((f) => f.refused?.hash !== undefined);
-      if (refusals.length > 0) {
-        const hash = refusals[0]!.refused!.hash!;
-        const alike = refusals.filter((f) => f.refused!.hash === hash).map((f) => (perProvider ? f.upstream.provider : f.upstream));
-        return {
-          kind: 'refused',
-          verdict: {
-            hash,
-            members: refusals.map((f) => ({ upstream: f.upstream, ok: true, body: f.refused!.body, hash: f.refused!.hash!, ms: f.ms })),
-          },
-          confirmed: new Set(alike).size >= required,
-        };
-      }
+      const refused = this.refusalEnd();
+      if (refused) return refused;
     }
     return {
       kind: 'failed',
       cause:
         cause === 'deadline' ? cause
         : failures.some((f) => f.kind === 'budget') ? 'budget'
-        : cause === 'exhausted' && (ineligible.length > 0 || lacked || lackingSince(0).length > 0) ? 'ineligible'
+        : cause === 'exhausted' && (ineligible.length > 0 || this.lacked || this.lackingSince(0).length > 0) ? 'ineligible'
         : cause,
       required,
       votes,
       failures,
       ineligible,
-      called: fanout.called,
+      called: this.fanout.called,
     };
-  };
+  }
 
-  const step = () => {
+  /** No vote came and upstreams refused the request as too large: the first refusal, relayed (confirmed when N providers gave it alike). */
+  private refusalEnd(): AgreementEnd | undefined {
+    const refusals = this.failures.filter((f) => f.refused?.hash !== undefined);
+    if (refusals.length === 0) return undefined;
+    const hash = refusals[0]!.refused!.hash!;
+    const alike = refusals.filter((f) => f.refused!.hash === hash).map((f) => (this.perProvider ? f.upstream.provider : f.upstream));
+    return {
+      kind: 'refused',
+      verdict: {
+        hash,
+        members: refusals.map((f) => ({ upstream: f.upstream, ok: true, body: f.refused!.body, hash: f.refused!.hash!, ms: f.ms })),
+      },
+      confirmed: new Set(alike).size >= this.required,
+    };
+  }
+
+  private step(): void {
+    const { votes, required, fanout } = this;
     const d = decide(votes, required, { inFlight: fanout.inFlight, remaining: fanout.remaining });
     if (d.kind === 'agreed') {
-      policy.onDecided?.({ hash: d.hash, required, members: d.members, votes });
-      return finish({ kind: 'agreed', verdict: { hash: d.hash, members: d.members } });
+      this.policy.onDecided?.({ hash: d.hash, required, members: d.members, votes });
+      return this.finish({ kind: 'agreed', verdict: { hash: d.hash, members: d.members } });
     }
     if (d.kind === 'failed') {
       // No vote yet and a refusal in: the calls still running decide between relaying the
       // refusal (none of them votes) and a failure (one does), whatever the arrival order.
-      if (votes.length === 0 && fanout.inFlight > 0 && failures.some((f) => f.refused)) return;
-      if (waiting) return;
-      const canWait = !waited && policy.waitForEligible !== undefined;
-      const lackingNow = canWait ? lackingSince(failuresFrom) : [];
-      const again = canWait ? [...ineligible.slice(requeueFrom).map((a) => a.upstream), ...lackingNow] : [];
-      if (again.length > 0) {
-        waited = true;
-        if (lackingNow.length > 0) lacked = true;
-        waitEnded = new AbortController();
-        const wait = policy.waitForEligible!(state(), again, waitEnded.signal);
-        if (wait) {
-          waiting = true;
-          wait.then(
-            () => guard(() => {
-              waiting = false;
-              fanout.requeue(again);
-              requeueFrom = ineligible.length;
-              failuresFrom = failures.length;
-              step();
-              armHedge();
-            }),
-            (error: unknown) => finish({ kind: 'error', error }),
-          );
-          return;
-        }
-      }
-      return finish(failed('exhausted'));
+      if (votes.length === 0 && fanout.inFlight > 0 && this.failures.some((f) => f.refused)) return;
+      if (this.waiting || this.waitToAskAgain()) return;
+      return this.finish(this.failed('exhausted'));
     }
     if (d.kind === 'launch') fanout.launch(d.count);
-  };
+  }
 
-  const onOutcome = (o: Outcome<Upstream, UpstreamResponse>) => {
+  /**
+   * Upstreams whose answers could not count yet, or that lacked the data (policy `lacking`), are
+   * asked again once the policy's wait ends (once per question). Whether a wait began.
+   */
+  private waitToAskAgain(): boolean {
+    const { policy } = this;
+    if (this.waited || policy.waitForEligible === undefined) return false;
+    const lackingNow = this.lackingSince(this.failuresFrom);
+    const again = [...this.ineligible.slice(this.requeueFrom).map((a) => a.upstream), ...lackingNow];
+    if (again.length === 0) return false;
+    this.waited = true;
+    if (lackingNow.length > 0) this.lacked = true;
+    const waitEnded = (this.waitEnded = new AbortController());
+    const wait = policy.waitForEligible(this.state(), again, waitEnded.signal);
+    if (!wait) return false;
+    this.waiting = true;
+    wait.then(
+      () => {
+        if (this.finished) return;
+        try {
+          this.waiting = false;
+          this.fanout.requeue(again);
+          this.requeueFrom = this.ineligible.length;
+          this.failuresFrom = this.failures.length;
+          this.step();
+          this.armHedge();
+        } catch (error) {
+          this.finish({ kind: 'error', error });
+        }
+      },
+      (error: unknown) => this.finish({ kind: 'error', error }),
+    );
+    return true;
+  }
+
+  private onOutcome(o: Outcome<Upstream, UpstreamResponse>): void {
+    const { policy } = this;
     const a = policy.assess(o);
-    quietSince = timers.now();
+    this.quietSince = this.timers.now();
     if (a.ok) {
       const counted = policy.eligible === undefined || policy.eligible(a.upstream, a);
       policy.onOutcome?.(a, counted);
-      if (!counted) ineligible.push(a);
+      if (!counted) this.ineligible.push(a);
       else {
-        votes.push(perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
-        if (policy.recheck?.(a)) recheckVotes();
+        this.votes.push(this.perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
+        if (policy.recheck?.(a)) this.recheckVotes();
       }
     } else {
       policy.onOutcome?.(a, false);
-      failures.push(a);
+      this.failures.push(a);
     }
-    step();
-  };
+    this.step();
+  }
 
   /** The upstreams of failures[from..] that only lack the data yet (policy `lacking`), once each. */
-  const lackingSince = (from: number): Upstream[] => {
+  private lackingSince(from: number): Upstream[] {
+    const { policy, failures } = this;
     if (!policy.lacking || failures.length <= from) return [];
     const found: Upstream[] = [];
     for (let i = from; i < failures.length; i++) {
@@ -170,78 +248,56 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
       if (!found.includes(f.upstream) && policy.lacking(f)) found.push(f.upstream);
     }
     return found;
-  };
+  }
 
   /** Votes that may no longer count (policy `recheck`) become ineligible answers, in arrival order. */
-  const recheckVotes = () => {
+  private recheckVotes(): void {
+    const { votes, policy } = this;
     let kept = 0;
     for (const v of votes) {
       if (policy.eligible === undefined || policy.eligible(v.item.upstream, v.item)) votes[kept++] = v;
-      else ineligible.push(v.item);
+      else this.ineligible.push(v.item);
     }
     votes.length = kept;
-  };
+  }
 
-  /** Runs a step of the loop: a throw ends the question with that error (outcomes come from promise callbacks and timers). */
-  const guard = (fn: () => void) => {
-    if (finished) return;
+  private onHedgeTimer(): void {
+    this.hedgeTimer = undefined;
+    if (this.finished) return;
     try {
-      fn();
+      this.hedgeIfQuiet();
     } catch (error) {
-      finish({ kind: 'error', error });
+      this.finish({ kind: 'error', error });
     }
-  };
+  }
 
-  const onHedgeTimer = () => {
-    hedgeTimer = undefined;
-    guard(() => {
-      if (fanout.remaining === 0 || fanout.inFlight === 0) return;
-      const s = state();
-      const delay = policy.hedgeDelayMs!(s);
-      if (!(delay > 0)) return;
-      const quietMs = timers.now() - quietSince;
-      if (quietMs >= delay) {
-        if (policy.mayHedge?.(s) !== false) {
-          const count = policy.hedgeCount?.(s) ?? 1;
-          policy.onHedge?.(delay, count);
-          hedged += fanout.launch(count);
-        }
-        quietSince = timers.now();
-        // Read again: the delay may follow what was asked meanwhile (adaptive hedging).
-        const nextDelay = policy.hedgeDelayMs!(state());
-        if (nextDelay > 0) hedgeTimer = timers.setTimeout(onHedgeTimer, nextDelay);
-      } else {
-        hedgeTimer = timers.setTimeout(onHedgeTimer, delay - quietMs);
-      }
-    });
-  };
-  const armHedge = () => {
-    if (finished || hedgeTimer !== undefined || !policy.hedgeDelayMs) return;
-    const delay = policy.hedgeDelayMs(state());
-    if (delay > 0) hedgeTimer = timers.setTimeout(onHedgeTimer, delay);
-  };
-
-  const deadline = timers.setTimeout(() => finish(failed('deadline')), policy.deadlineMs);
-  fanout.onOutcome((o) => {
-    // (guard inlined: this runs once per call)
-    if (!o || finished) return;
-    try {
-      onOutcome(o);
-    } catch (error) {
-      finish({ kind: 'error', error });
+  /** The hedge timer fired: one more call when no outcome came for the policy's delay, else wait out the rest of it. */
+  private hedgeIfQuiet(): void {
+    const { fanout, policy, timers } = this;
+    if (fanout.remaining === 0 || fanout.inFlight === 0) return;
+    const s = this.state();
+    const delay = policy.hedgeDelayMs!(s);
+    if (!(delay > 0)) return;
+    const quietMs = timers.now() - this.quietSince;
+    if (quietMs < delay) return this.setHedgeTimer(delay - quietMs);
+    if (policy.mayHedge?.(s) !== false) {
+      const count = policy.hedgeCount?.(s) ?? 1;
+      policy.onHedge?.(delay, count);
+      this.hedged += fanout.launch(count);
     }
-  });
-  guard(() => {
-    fanout.launch(required);
-    armHedge();
-  });
+    this.quietSince = timers.now();
+    // Read again: the delay may follow what was asked meanwhile (adaptive hedging).
+    const nextDelay = policy.hedgeDelayMs!(this.state());
+    if (nextDelay > 0) this.setHedgeTimer(nextDelay);
+  }
 
-  // A data property, not a getter: an object literal with its own accessor gets a hidden class
-  // of its own each time, and a run per request made that most of the request's CPU (GC).
-  return {
-    called: fanout.called,
-    abort() {
-      if (!finished) finish(failed('aborted'));
-    },
-  };
+  private armHedge(): void {
+    if (this.finished || this.hedgeTimer !== undefined || !this.policy.hedgeDelayMs) return;
+    const delay = this.policy.hedgeDelayMs(this.state());
+    if (delay > 0) this.setHedgeTimer(delay);
+  }
+
+  private setHedgeTimer(ms: number): void {
+    this.hedgeTimer = this.timers.setTimeout(() => this.onHedgeTimer(), ms);
+  }
 }

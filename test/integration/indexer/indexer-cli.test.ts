@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import test from 'ava';
 import { Command, CommanderError } from 'commander';
 import { registerDbCommands } from '../../../lib/cli/db.js';
@@ -113,6 +113,31 @@ test('without DATABASE_URL the commands use the embedded PostgreSQL in OMNIGATE_
     const seeded = await omnigate(['db', 'seed-demo', '--count', '20', '--data-dir', dataDir], {});
     t.is(seeded.exitCode, 0, seeded.err);
     t.is(seeded.out[0], `Seeded 20 demo bridge transactions into embedded PostgreSQL in ${dataDir}.`);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
+test('--config applies the file\'s indexer: section (a set variable overrides it); a bad section exits 2 naming the key and its line', async (t) => {
+  const base = await tempDir('omnigate-cli-config-');
+  try {
+    const file = path.join(base, 'omnigate.yaml');
+    await writeFile(file, 'chains:\n  1:\n    rpcs: ["http://127.0.0.1:1"]\nindexer:\n  schema: from_the_file\n');
+    const fromFile = await omnigate(['db', 'migrate', '--config', file], { DATABASE_URL: pg.url });
+    t.is(fromFile.exitCode, 0, fromFile.err);
+    t.regex(fromFile.out.join('\n'), /do not exist yet in schema "from_the_file"/);
+    const overridden = await omnigate(['db', 'migrate', '--config', file], { DATABASE_URL: pg.url, OMNIGATE_INDEXER_SCHEMA: 'from_the_env' });
+    t.regex(overridden.out.join('\n'), /do not exist yet in schema "from_the_env"/);
+    const flag = await omnigate(['db', 'migrate', '--config', file, '--schema', 'from_the_flag'], { DATABASE_URL: pg.url });
+    t.regex(flag.out.join('\n'), /do not exist yet in schema "from_the_flag"/);
+
+    await writeFile(file, 'chains:\n  1:\n    rpcs: ["http://127.0.0.1:1"]\nindexer:\n  statementTimeoutMs: soon\n');
+    const bad = await omnigate(['db', 'seed-demo', '--config', file], { DATABASE_URL: pg.url });
+    t.is(bad.exitCode, 2);
+    t.regex(bad.err, /indexer\.statementTimeoutMs \(line 5\): "soon" is not an integer/);
+    const missing = await omnigate(['db', 'migrate', '--config', path.join(base, 'absent.yaml')], { DATABASE_URL: pg.url });
+    t.is(missing.exitCode, 2);
+    t.regex(missing.err, /cannot read the config file/);
   } finally {
     await rm(base, { recursive: true, force: true });
   }
