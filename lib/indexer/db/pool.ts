@@ -152,8 +152,7 @@ const preparedNames = new Map<string, string>();
  * A statement with parameters runs unnamed and is planned for its values each time, as before:
  * PostgreSQL would switch a named one to a generic plan after five runs whenever that plan's
  * *estimated* cost is no higher, and for lists filtered by chain id such generic plans were
- * measured 2 to 13 times slower than the custom ones (on 1,000,000 events, e.g. missing-claim
- * filtered by originChainId: 0.13 s custom, 1 s generic).
+ * several times slower than the custom ones (figures in test/bench/README.md).
  *
  * The name is derived from the text and stable for the process, so one name never stands for
  * two texts.
