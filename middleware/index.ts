@@ -147,11 +147,11 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     const started = performance.now();
     res.once('finish', () => {
       const ctx = findContext(req);
-      metrics.requests.inc({
-        chain: ctx?.chain?.id ?? 'none',
-        method: ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
-        outcome: ctx?.verdict || ctx?.members ? 'ok' : (ctx?.errorCode ?? 'unknown'),
-      });
+      metrics.requests.inc(
+        ctx?.chain?.id ?? 'none',
+        ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
+        ctx?.verdict || ctx?.members ? 'ok' : (ctx?.errorCode ?? 'unknown'),
+      );
       logRequest(req, res.statusCode, performance.now() - started);
     });
     run(req, res, fail);

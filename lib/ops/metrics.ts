@@ -5,7 +5,8 @@
  * Label values are bounded: `method` is a known Ethereum method name or `other` (a client could
  * otherwise create one series per random string), `upstream` is the redacted URL.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { RequestCount, UpstreamLatency } from './tallies.js';
 import { supportedMethods } from './collection.js';
 import { chainHead } from '../health/heads.js';
 import { isUp } from '../health/health.js';
@@ -26,8 +27,10 @@ export function methodLabel(calls: readonly { method: string }[] | undefined): s
 
 export interface Metrics {
   readonly registry: Registry;
-  readonly requests: Counter<'chain' | 'method' | 'outcome'>;
-  readonly upstreamSeconds: Histogram<'chain' | 'upstream' | 'outcome'>;
+  /** Requests answered: inc(chain, method, outcome), a plain tally read at scrape time (tallies.ts). */
+  readonly requests: RequestCount;
+  /** Upstream call latency: observe(upstream, outcome, seconds), a plain tally read at scrape time. */
+  readonly upstreamSeconds: UpstreamLatency;
   readonly disagreements: Counter<'chain' | 'upstream'>;
 }
 
@@ -51,19 +54,11 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
   const registry = new Registry();
   // (getMetricsAsArray is typed as the metrics' descriptions: they are the metrics themselves)
   if (options.processMetrics) for (const metric of processMetrics().getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
-  const requests = new Counter({
-    name: 'omnigate_requests_total',
-    help: 'JSON-RPC requests answered, by chain, method and outcome (ok, or the error code such as OMNI_ERR_NO_QUORUM).',
-    labelNames: ['chain', 'method', 'outcome'] as const,
-    registers: [registry],
-  });
-  const upstreamSeconds = new Histogram({
-    name: 'omnigate_upstream_request_duration_seconds',
-    help: 'Upstream call latency, by chain, upstream (redacted) and outcome (vote, failure, or refusal: the request refused as too large).',
-    labelNames: ['chain', 'upstream', 'outcome'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  // The two metrics every request adds to: plain tallies, read when /metrics is scraped.
+  const requests = new RequestCount();
+  registry.registerMetric(requests as unknown as Metric);
+  const upstreamSeconds = new UpstreamLatency();
+  registry.registerMetric(upstreamSeconds as unknown as Metric);
   const disagreements = new Counter({
     name: 'omnigate_upstream_disagreements_total',
     help: 'Answers of an upstream that differed from the agreeing group.',

@@ -16,7 +16,7 @@ import { tally } from './quorum.js';
 
 /** One call's outcome → the upstream's health record, the metrics and the log. */
 export function recordOutcome(ctx: DisputedRequest, a: Assessed, metrics: Metrics | undefined): void {
-  metrics?.upstreamSeconds.observe({ chain: a.upstream.chainId, upstream: a.upstream.label, outcome: a.ok ? 'vote' : a.refused ? 'refusal' : 'failure' }, a.ms / 1000);
+  metrics?.upstreamSeconds.observe(a.upstream, a.ok ? 'vote' : a.refused ? 'refusal' : 'failure', a.ms / 1000);
   if (a.ok) {
     recordSuccess(a.upstream.health, a.ms);
     // Heads seen in answers passing through (an eth_blockNumber result, a block's number): a
