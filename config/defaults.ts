@@ -63,6 +63,8 @@ export const defaults = {
    * page can read these headers (CORS is `*`), so showing raw URLs is an explicit opt-out (false).
    */
   redactHeaders: true,
+  /** Identical confirmable requests in flight share one agreement (lib/verify/README.md "Merged requests"). */
+  mergeRequests: true,
   disputes: {
     /** The last votes in decided quorums remembered per upstream. */
     window: 20,

@@ -10,7 +10,7 @@ export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, Ignor
 import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 
 /**
@@ -60,11 +60,17 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   const limits = limitsOf(r);
   const server = serverOf(r);
   const upstreams = upstreamsOf(r);
-  let redactHeaders: boolean = defaults.redactHeaders;
-  if (raw.redactHeaders !== undefined && raw.redactHeaders !== null) {
-    if (typeof raw.redactHeaders !== 'boolean') r.report('redactHeaders', `${show(raw.redactHeaders)} is not true or false`);
-    else redactHeaders = raw.redactHeaders;
-  }
+  const flag = (key: 'redactHeaders' | 'mergeRequests', fallback: boolean): boolean => {
+    const value = raw[key];
+    if (value === undefined || value === null) return fallback;
+    if (typeof value !== 'boolean') {
+      r.report(key, `${show(value)} is not true or false. Example: ${key}: ${fallback}`);
+      return fallback;
+    }
+    return value;
+  };
+  const redactHeaders = flag('redactHeaders', defaults.redactHeaders);
+  const mergeRequests = flag('mergeRequests', defaults.mergeRequests);
   const disputes = disputesOf(r);
   const indexer = indexerOf(r);
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', r.report);
@@ -77,7 +83,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     const scrub = scrubberOf(urlSecretsIn(raw));
     return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
   }
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 /** How the section readers read the raw document: each value checked, each problem reported with its path. */

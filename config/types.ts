@@ -94,6 +94,8 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
   };
   readonly redactHeaders: boolean;
+  /** Identical confirmable requests in flight share one agreement (lib/verify/merge.ts); absent: true. */
+  readonly mergeRequests?: boolean;
   /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (lib/verify/README.md "How agreement works", 9). */

@@ -42,6 +42,7 @@ import { verify } from './verify.js';
 import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
+import { InFlight } from '../lib/verify/merge.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
@@ -98,7 +99,9 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       cause,
     });
   const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
-  const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false });
+  // Identical confirmable requests in flight share one agreement (lib/verify/merge.ts).
+  const inFlight = config.mergeRequests === false ? undefined : new InFlight();
+  const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }) });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
@@ -120,7 +123,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       }),
       canonicalize(),
       // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
-      verify({ metrics, disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+      verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
     ]),
     emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }),
   ];

@@ -28,6 +28,7 @@ import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
 import { type DisputeFile } from '../lib/verify/dispute-log.js';
 import { failureError, recordDecision, recordOutcome } from '../lib/verify/outcome.js';
+import { answerFor, InFlight, mergeKey } from '../lib/verify/merge.js';
 import { mergeLoopPolicy, type LoopPolicy, type LoopPolicyOf } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
@@ -44,6 +45,11 @@ export interface VerifyOptions {
   policy?: LoopPolicyOf;
   /** Where disputes are appended (disputes.file), if anywhere. */
   disputeFile?: DisputeFile;
+  /**
+   * The runs in flight that identical confirmable requests join (lib/verify/merge.ts); absent:
+   * every request runs its own agreement. rpcPipeline gives one per pipeline.
+   */
+  inFlight?: InFlight;
 }
 
 export type { LoopPolicy };
@@ -52,6 +58,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
   const metrics = options.metrics;
   const disputes = options.disputes ?? defaults.disputes;
   const disputeFile = options.disputeFile;
+  const inFlight = options.inFlight;
   return function verify(req, res, next) {
     const ctx = getContext(req);
     const plan = need(ctx, 'fetch', 'verify');
@@ -60,35 +67,63 @@ export function verify(options: VerifyOptions = {}): Middleware {
     const required = need(ctx, 'required', 'verify');
     // One vote per provider; the check is skipped on chains where every upstream is its own.
     const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
+    const payload = need(ctx, 'payload', 'verify');
     const log = ctx.log;
-    const policy: AgreementPolicy = {
-      call: callOf(plan),
-      expectedMs: expectedLatency,
-      deadlineMs: plan.deadlineMs,
-      assess: judgeOf(judging),
-      // (set by the hedge policy when there is one; present here so that every policy has one shape)
-      hedgeDelayMs: undefined,
-      onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
-      onOutcome: (a) => recordOutcome(ctx, a, metrics),
-      onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
+    const policy = (): AgreementPolicy => {
+      const own: AgreementPolicy = {
+        call: callOf(plan),
+        expectedMs: expectedLatency,
+        deadlineMs: plan.deadlineMs,
+        assess: judgeOf(judging),
+        // (set by the hedge policy when there is one; present here so that every policy has one shape)
+        hedgeDelayMs: undefined,
+        onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
+        onOutcome: (a) => recordOutcome(ctx, a, metrics),
+        onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
+      };
+      return options.policy ? mergeLoopPolicy(own, options.policy(ctx)) : own;
     };
-    if (options.policy) mergeLoopPolicy(policy, options.policy(ctx));
+    // An identical confirmable question in flight is joined, not asked again (lib/verify/merge.ts).
+    const key = inFlight && ctx.confirmable && !ctx.coalescer ? mergeKey(ctx.chain!, required, payload) : undefined;
+    // The request's bytes go back to the budget once its answer is done and (a run others may
+    // join) once the run has ended: a run outlives the request that started it while others wait.
+    let holds = key === undefined ? 1 : 2;
+    const release = () => {
+      if (--holds === 0) plan.budget?.close();
+    };
     // The answer written or its client gone (lib/pipeline/answer-done.ts): every call of the run
-    // made below still running stops, and the bytes the request held go back to the budget.
+    // made below still running stops (a shared run: once no request waits for it).
     onAnswerDone(req, res, () => {
       ctx.agreement?.abort();
-      plan.budget?.close();
+      release();
     });
     // A write (lib/jsonrpc/writes.ts) takes the write path: never hedged, never sent on once it may have arrived.
-    if (isWrite(need(ctx, 'payload', 'verify').calls)) write(ctx, policy, next);
-    else ctx.agreement = runAgreement({ candidates, required, perProvider: providerCount < upstreams.length }, policy, (end: AgreementEnd) => {
+    if (isWrite(payload.calls)) return write(ctx, policy(), next);
+    const question = { candidates, required, perProvider: providerCount < upstreams.length };
+    const finish = (end: AgreementEnd, joined: boolean) => {
       if (end.kind === 'agreed' || end.kind === 'refused') {
         // A refusal fewer than N providers gave alike is relayed, not confirmed.
         ctx.verdict = end.kind === 'refused' && !end.confirmed ? { ...end.verdict, unconfirmed: true } : end.verdict;
         return next();
       }
-      next(end.kind === 'error' ? end.error : failureError(ctx, end, plan.budget, disputeFile));
-    });
+      // (A dispute is written to the file once, by the request whose run it was.)
+      next(end.kind === 'error' ? end.error : failureError(ctx, end, plan.budget, joined ? undefined : disputeFile));
+    };
+    if (key === undefined) {
+      ctx.agreement = runAgreement(question, policy(), (end) => finish(end, false));
+      return;
+    }
+    let joined = false;
+    const entry = inFlight!.join(
+      key,
+      (end) => runAgreement(question, policy(), end),
+      (end) => {
+        release();
+        finish(joined ? answerFor(end, payload.calls[0]!.id) : end, joined);
+      },
+    );
+    joined = entry.joined;
+    ctx.agreement = entry.run;
   };
 }
 

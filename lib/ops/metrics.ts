@@ -50,7 +50,14 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
-export function createMetrics(upstreams: Upstreams, options: { processMetrics?: boolean } = {}): Metrics {
+export function createMetrics(
+  upstreams: Upstreams,
+  options: {
+    processMetrics?: boolean;
+    /** Requests that joined an identical one's agreement, by chain id (lib/verify/merge.ts InFlight.merged). */
+    mergedRequests?: ReadonlyMap<string, number>;
+  } = {},
+): Metrics {
   const registry = new Registry();
   // (getMetricsAsArray is typed as the metrics' descriptions: they are the metrics themselves)
   if (options.processMetrics) for (const metric of processMetrics().getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
@@ -65,6 +72,19 @@ export function createMetrics(upstreams: Upstreams, options: { processMetrics?: 
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
   });
+  const merged = options.mergedRequests;
+  if (merged) {
+    new Counter({
+      name: 'omnigate_merged_requests_total',
+      help: 'Confirmable requests that joined an identical request\'s agreement in flight instead of asking the upstreams again, by chain.',
+      labelNames: ['chain'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [chain, n] of merged) this.inc({ chain }, n);
+      },
+    });
+  }
   registerUpstreamGauges(registry, upstreams);
   return { registry, requests, upstreamSeconds, disagreements };
 }

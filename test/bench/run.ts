@@ -360,6 +360,9 @@ async function main() {
     refreshInterval: 86_400, // probes once at start only: they would count as upstream calls
     heads: { intervalMs: 3_600_000 }, // head polls (eth_blockNumber) likewise: one round at start
     timeouts: { hedgeMs: 0 },
+    // Every client asks the same pinned read: merged, the N=3 rows would measure one agreement
+    // shared by many requests, not what an agreement costs (lib/verify/README.md "Merged requests").
+    mergeRequests: false,
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
     ...(env.BENCH_MAX_SOCKETS ? { upstreams: { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } } : {}),
   };

@@ -132,7 +132,8 @@ for (const [upstreamMs, low, high] of [
     for (const f of list) f.delayMs = upstreamMs;
     // hedgeMinMs 40, above the 5 ms chain's p90, so that "never below the minimum" can be seen.
     const gw = await gateway(t, { timeouts: { hedgeMinMs: 40 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
-    const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x1'], i);
+    // (A block per request: identical requests in flight would share one agreement.)
+    const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', `0x${(i + 1).toString(16)}`], i);
     // 30 answered calls (the adaptive delay rests on 20 at least), a few at a time.
     for (let i = 0; i < 30; i += 3) await Promise.all([i, i + 1, i + 2].map((k) => gw.post('/rpc/1337', body(k))));
     // Now every upstream takes 1.5 s: the first asked stays quiet past the delay, a second is asked.
@@ -188,7 +189,8 @@ test.serial('an upstream at its cap is skipped, not failed', async (t) => {
   const list = await fakes(t, 2);
   list[0]!.delayMs = 300;
   const gw = await gateway(t, { chains: { 1337: { strategy: 'priority', rpcs: [{ url: list[0]!.url, maxConcurrent: 1 }, list[1]!.url] } } });
-  const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x1'], i);
+  // (A block per request: identical requests in flight would share one agreement.)
+  const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', `0x${(i + 1).toString(16)}`], i);
   // The first takes the capped upstream's one slot; the others, sent meanwhile, are skipped to the second.
   const first = gw.post('/rpc/1337', body(0));
   await new Promise<void>((resolve) => {

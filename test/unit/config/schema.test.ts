@@ -30,6 +30,7 @@ test('should apply every default to a minimal config', (t) => {
     server: { ...defaults.server },
     upstreams: { ...defaults.upstreams },
     redactHeaders: defaults.redactHeaders,
+    mergeRequests: defaults.mergeRequests,
     disputes: { ...defaults.disputes },
     indexer: {},
     confirmableMethods: [],
@@ -40,10 +41,11 @@ test('should apply every default to a minimal config', (t) => {
 });
 
 test('should read null values as "use the default"', (t) => {
-  const c = ok({ ...minimal, port: null, timeouts: null, limits: { batchSize: null }, redactHeaders: null });
+  const c = ok({ ...minimal, port: null, timeouts: null, limits: { batchSize: null }, redactHeaders: null, mergeRequests: null });
   t.is(c.port, defaults.port);
   t.is(c.limits.batchSize, defaults.limits.batchSize);
   t.true(c.redactHeaders);
+  t.true(c.mergeRequests);
 });
 
 test('should let a chain inherit the top-level confirmations and override it', (t) => {
@@ -294,4 +296,12 @@ test('chains.<id>.batchUpstream: false is kept; true or absent is the default (n
   t.is(of(false), false);
   t.is(of(true), undefined);
   t.is(of(undefined), undefined);
+});
+
+test('should read mergeRequests, and name a value that is not a boolean with its path', (t) => {
+  t.false(ok({ ...minimal, mergeRequests: false }).mergeRequests);
+  t.true(ok({ ...minimal, mergeRequests: true }).mergeRequests);
+  const r = validateConfig({ ...minimal, mergeRequests: 'no' });
+  t.true('problems' in r);
+  if ('problems' in r) t.deepEqual(r.problems.map((p) => p.path), ['mergeRequests']);
 });

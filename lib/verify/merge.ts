@@ -1,0 +1,118 @@
+/**
+ * Merged requests: identical confirmable questions in flight share one agreement. The first
+ * starts the run; a request asking the same question while it runs joins it instead of asking
+ * the upstreams again, and gets the same end: the agreed answer under its own id (the answer's
+ * other bytes and the quorum are the same), or the same error. The run is given up (its calls
+ * aborted) only when every request that joined it is gone.
+ *
+ * The question is the chain, N, the method and the parameters. Only single calls merge, and only
+ * when their parameters hold no JSON number (JSON.parse may read two different numbers as one
+ * double; Ethereum's parameters are hex strings) and no key that nodes would read under another
+ * name (RpcCall.alias): two requests merge only when they are the same question for every node.
+ */
+import stringify from 'json-stable-stringify';
+import type { Chain } from '../upstream/registry.js';
+import { withReplyId } from '../jsonrpc/reply.js';
+import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
+import type { AgreementEnd, AgreementRun } from './question.js';
+
+type Listener = (end: AgreementEnd) => void;
+
+/** The key of a request's question, or undefined when it must run alone. */
+export function mergeKey(chain: Chain, required: number, payload: RpcPayload): string | undefined {
+  if (payload.batch) return undefined;
+  const call = payload.calls[0]!;
+  if (call.alias !== undefined || holdsNumber(call.params)) return undefined;
+  const params = stringify(call.params);
+  if (params === undefined) return undefined;
+  return `${chain.id}\n${required}\n${call.method}\n${params}`;
+}
+
+function holdsNumber(value: unknown): boolean {
+  if (typeof value === 'number') return true;
+  if (value === null || typeof value !== 'object') return false;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) if (holdsNumber(v)) return true;
+  return false;
+}
+
+/** One run and the requests waiting for its end. */
+class SharedRun {
+  readonly listeners = new Set<Listener>();
+  run: AgreementRun | undefined = undefined;
+  ended = false;
+}
+
+/** The runs in flight of one pipeline, by question. */
+export class InFlight {
+  private readonly runs = new Map<string, SharedRun>();
+  /** Requests that joined a run another request started, by chain id (a plain tally for /metrics). */
+  readonly merged = new Map<string, number>();
+
+  /**
+   * The run of `key`'s question: joined when one is in flight, else started with `start` (which
+   * gets the function that ends it). `done` hears the end once; the returned run's abort() is
+   * this request leaving: the calls stop when the last one leaves. `joined` tells which it was.
+   */
+  join(key: string, start: (end: Listener) => AgreementRun, done: Listener): { run: AgreementRun; joined: boolean } {
+    let shared = this.runs.get(key);
+    const joined = shared !== undefined;
+    if (shared === undefined) {
+      const fresh = (shared = new SharedRun());
+      this.runs.set(key, fresh);
+      fresh.listeners.add(done);
+      try {
+        fresh.run = start((end) => this.end(key, fresh, end));
+      } catch (error) {
+        this.end(key, fresh, { kind: 'error', error });
+      }
+    } else {
+      const chain = key.slice(0, key.indexOf('\n'));
+      this.merged.set(chain, (this.merged.get(chain) ?? 0) + 1);
+      shared.listeners.add(done);
+    }
+    const current = shared;
+    return {
+      joined,
+      run: {
+        called: current.run?.called ?? [],
+        abort: () => this.leave(current, done),
+      },
+    };
+  }
+
+  /** How many runs are in flight (tests, metrics). */
+  get size(): number {
+    return this.runs.size;
+  }
+
+  private end(key: string, shared: SharedRun, end: AgreementEnd): void {
+    if (shared.ended) return;
+    shared.ended = true;
+    if (this.runs.get(key) === shared) this.runs.delete(key);
+    const listeners = [...shared.listeners];
+    shared.listeners.clear();
+    for (const listener of listeners) listener(end);
+  }
+
+  private leave(shared: SharedRun, done: Listener): void {
+    if (!shared.listeners.delete(done) || shared.listeners.size > 0) return;
+    // The last request waiting is gone: nobody reads the answer; the run stops (its end reaches no one).
+    shared.run?.abort();
+  }
+}
+
+/**
+ * A run's end as a request that joined it gets it: the agreed (or relayed) answers under its own
+ * id. An answer that cannot take it (none that voted) ends the request in an error, never in
+ * another request's id.
+ */
+export function answerFor(end: AgreementEnd, id: RpcId): AgreementEnd {
+  if (end.kind !== 'agreed' && end.kind !== 'refused') return end;
+  const members: typeof end.verdict.members[number][] = [];
+  for (const m of end.verdict.members) {
+    const body = withReplyId(m.body, id);
+    if (body === undefined) return { kind: 'error', error: new Error('merged request: the agreed answer has no single id to replace') };
+    members.push({ ...m, body });
+  }
+  return { ...end, verdict: { ...end.verdict, members } };
+}

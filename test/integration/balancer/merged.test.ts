@@ -1,0 +1,136 @@
+/**
+ * Merged requests on the wire: identical confirmable requests in flight share one agreement.
+ * Each client gets its own id (any JSON type) and the same answer and headers; the upstreams are
+ * asked once; a request that is not the same question for every node runs its own agreement.
+ */
+import http from 'node:http';
+import test, { type ExecutionContext } from 'ava';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+
+async function setup(t: ExecutionContext, options: { delayMs?: number; profiles?: ('honest' | 'liar')[] } = {}): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
+  const profiles = options.profiles ?? ['honest', 'honest', 'honest'];
+  const list = await Promise.all(profiles.map((profile) => startFakeUpstream({ profile, delayMs: options.delayMs ?? 300 })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  return { list, gw };
+}
+
+const calls = (list: FakeUpstream[], method = 'eth_getBalance') =>
+  list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === method).length, 0);
+
+test('50 identical concurrent confirmable requests make one agreement; each client gets its own id and the seven headers', async (t) => {
+  const { list, gw } = await setup(t);
+  const valid: unknown[] = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? `client-${i}` : i % 3 === 1 ? i : `é\\"-${i}`));
+  const replies = await Promise.all(valid.map((id) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], id))));
+  t.is(calls(list), 2, 'one agreement of N=2: two upstream calls for fifty requests');
+  const first = replies[0]!;
+  for (const [i, reply] of replies.entries()) {
+    t.is(reply.status, 200, reply.text);
+    t.deepEqual(reply.body.id, valid[i], 'the client\'s own id, of its own type');
+    t.is(reply.body.result, first.body.result);
+    t.is(reply.headers['x-confirmable'], 'true');
+    t.is(reply.headers['x-required-confirmations'], '2');
+    t.is(reply.headers['x-json-hash'], first.headers['x-json-hash']);
+    t.is(reply.headers['x-checked-urls'], first.headers['x-checked-urls']);
+    t.is(reply.headers['x-forwarded-from'], first.headers['x-forwarded-from']);
+  }
+  t.is(new Set(replies.map((r) => r.headers['x-request-id'])).size, 50, 'each request keeps its own request id');
+  // The id is the only byte that differs: the answers are the same bytes otherwise.
+  t.is(new Set(replies.map((r, i) => r.text.replace(`"id":${JSON.stringify(valid[i])}`, '"id":_'))).size, 1);
+  const metrics = await gw.request('GET', '/metrics');
+  t.regex(metrics.text, /omnigate_merged_requests_total\{chain="1337"\} 49/);
+});
+
+test('a request that is not the same question runs its own agreement: other params, other N, a number in params, other chain path', async (t) => {
+  const { list, gw } = await setup(t);
+  const bodies: [string, unknown][] = [
+    ['/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], 1)],
+    ['/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x2'], 2)],
+    ['/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], 3)],
+  ];
+  const replies = await Promise.all(bodies.map(([path, body]) => gw.post(path, body)));
+  for (const r of replies) t.is(r.status, 200, r.text);
+  t.is(calls(list), 2 + 2 + 3, 'three questions, three agreements');
+  t.deepEqual(replies.map((r) => r.body.id), [1, 2, 3]);
+});
+
+test('the same question with keys in another order merges; a parameter object holding a number does not', async (t) => {
+  const { list, gw } = await setup(t);
+  const filterA = { fromBlock: '0x1', toBlock: '0x2', address: ADDRESS };
+  const filterB = { address: ADDRESS, toBlock: '0x2', fromBlock: '0x1' };
+  const same = await Promise.all([
+    gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [filterA], 'a')),
+    gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [filterB], 'b')),
+  ]);
+  for (const r of same) t.is(r.status, 200, r.text);
+  t.is(same[0]!.body.id, 'a');
+  t.is(same[1]!.body.id, 'b');
+  t.deepEqual(same[0]!.body.result, same[1]!.body.result);
+  t.is(calls(list, 'eth_getLogs'), 2);
+  // (JSON.parse reads 12345678901234567890 and 12345678901234567891 as one double: such params never merge.)
+  const numeric = await Promise.all([
+    gw.post('/confirmations/2/rpc/1337', `{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2","limit":12345678901234567890}]}`),
+    gw.post('/confirmations/2/rpc/1337', `{"jsonrpc":"2.0","id":2,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x2","limit":12345678901234567891}]}`),
+  ]);
+  t.deepEqual(numeric.map((r) => r.body.id), [1, 2]);
+  t.is(calls(list, 'eth_getLogs'), 2 + 4, 'two agreements: a number in the params never merges');
+});
+
+test('the first client leaving does not cut the run the others wait for; the last one leaving does', async (t) => {
+  const { list, gw } = await setup(t, { delayMs: 600 });
+  const port = Number(new URL(gw.url).port);
+  const body = JSON.stringify(rpc('eth_getBalance', [ADDRESS, '0x1'], 'leaver'));
+  // The first request starts the run, then its client goes away.
+  const leaver = http.request({ host: '127.0.0.1', port, path: '/confirmations/2/rpc/1337', method: 'POST', headers: { 'content-type': 'application/json' } });
+  leaver.on('error', () => {});
+  leaver.end(body);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const stayer = gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], 'stayer'));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  leaver.destroy();
+  const reply = await stayer;
+  t.is(reply.status, 200, reply.text);
+  t.is(reply.body.id, 'stayer');
+  t.is(reply.headers['x-confirmable'], 'true');
+  t.is(calls(list), 2, 'the run went on for the request still waiting');
+  t.is(list.reduce((n, f) => n + f.aborted, 0), 0, 'no call was aborted');
+
+  // Alone, a client that leaves stops its calls.
+  const alone = http.request({ host: '127.0.0.1', port, path: '/confirmations/2/rpc/1337', method: 'POST', headers: { 'content-type': 'application/json' } });
+  alone.on('error', () => {});
+  alone.end(JSON.stringify(rpc('eth_getBalance', [ADDRESS, '0x3'], 'alone')));
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  alone.destroy();
+  const until = Date.now() + 5_000;
+  while (list.reduce((n, f) => n + f.aborted, 0) < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.is(list.reduce((n, f) => n + f.aborted, 0), 2, 'both calls of the abandoned run were cut');
+});
+
+test('a run that ends in a disagreement gives every request that joined it the error, under its own id', async (t) => {
+  const { gw } = await setup(t, { profiles: ['honest', 'liar', 'honest'], delayMs: 200 });
+  const replies = await Promise.all(['x', 'y', 'z'].map((id) => gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], id))));
+  for (const [i, r] of replies.entries()) {
+    t.is(r.status, 502, r.text);
+    t.is(r.body.id, ['x', 'y', 'z'][i]);
+    t.is(r.body.error.code, replies[0]!.body.error.code);
+  }
+});
+
+test('mergeRequests: false: every request runs its own agreement', async (t) => {
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ delayMs: 200 })));
+  const gw = await startGateway({ refreshInterval: 3600, mergeRequests: false, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const replies = await Promise.all([1, 2, 3].map((id) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], id))));
+  t.deepEqual(replies.map((r) => r.body.id), [1, 2, 3]);
+  t.is(calls(list), 6);
+  t.notRegex((await gw.request('GET', '/metrics')).text, /omnigate_merged_requests_total/);
+});

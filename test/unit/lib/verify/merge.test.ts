@@ -1,0 +1,97 @@
+import test from 'ava';
+import { answerFor, InFlight, mergeKey } from '../../../../lib/verify/merge.js';
+import type { AgreementEnd, AgreementRun } from '../../../../lib/verify/question.js';
+import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
+import type { RpcPayload } from '../../../../lib/jsonrpc/types.js';
+
+const chain = { id: '1' } as Chain;
+const single = (method: string, params: unknown[], extra: object = {}): RpcPayload =>
+  ({ calls: [{ id: 1, method, params, ...extra }], batch: false, raw: Buffer.alloc(0) }) as unknown as RpcPayload;
+
+test('mergeKey: chain, N, method and params (keys in any order); never for a batch, a number in params or an aliased key', (t) => {
+  const a = mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }]));
+  t.is(a, mergeKey(chain, 2, single('eth_getLogs', [{ toBlock: '0x2', fromBlock: '0x1' }])));
+  t.not(a, mergeKey(chain, 3, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }])));
+  t.not(a, mergeKey({ id: '10' } as Chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }])));
+  t.not(a, mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x3' }])));
+  t.not(mergeKey(chain, 1, single('eth_call', [{ to: '0x1' }, '0x1'])), mergeKey(chain, 1, single('eth_estimateGas', [{ to: '0x1' }, '0x1'])));
+  t.is(mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', limit: 5 }])), undefined);
+  t.is(mergeKey(chain, 2, single('eth_getBalance', ['0xaa', 1])), undefined);
+  t.is(mergeKey(chain, 2, single('eth_getBalance', ['0xaa', '0x1'], { alias: 'Params' })), undefined);
+  t.is(mergeKey(chain, 2, { calls: [{ id: 1, method: 'eth_chainId', params: [] }], batch: true, raw: Buffer.alloc(0) } as unknown as RpcPayload), undefined);
+});
+
+/** A run that ends when told to, and counts its aborts. */
+function fakeRun() {
+  let end: ((e: AgreementEnd) => void) | undefined;
+  let aborts = 0;
+  let starts = 0;
+  const start = (finish: (e: AgreementEnd) => void): AgreementRun => {
+    starts += 1;
+    end = finish;
+    return { called: [], abort: () => { aborts += 1; finish({ kind: 'failed', cause: 'aborted', required: 1, votes: [], failures: [], ineligible: [], called: [] }); } };
+  };
+  return { start, end: (e: AgreementEnd) => end!(e), aborts: () => aborts, starts: () => starts };
+}
+
+const agreed = (body: string): AgreementEnd => ({
+  kind: 'agreed',
+  verdict: { hash: 'h', members: [{ upstream: {} as Upstream, ok: true, body: Buffer.from(body), hash: 'h', ms: 1 }] },
+});
+
+test('InFlight: the first starts the run, the others join; all hear its one end; a new run after it ended', (t) => {
+  const inFlight = new InFlight();
+  const run = fakeRun();
+  const heard: AgreementEnd[][] = [[], [], []];
+  const a = inFlight.join('1\nk', run.start, (e) => heard[0]!.push(e));
+  const b = inFlight.join('1\nk', run.start, (e) => heard[1]!.push(e));
+  const c = inFlight.join('1\nk', run.start, (e) => heard[2]!.push(e));
+  t.deepEqual([a.joined, b.joined, c.joined], [false, true, true]);
+  t.is(run.starts(), 1);
+  t.is(inFlight.size, 1);
+  t.deepEqual([...inFlight.merged], [['1', 2]]);
+  const end = agreed('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+  run.end(end);
+  t.deepEqual(heard.map((h) => h.length), [1, 1, 1]);
+  t.is(heard[1]![0], end);
+  t.is(inFlight.size, 0);
+  inFlight.join('1\nk', run.start, () => {});
+  t.is(run.starts(), 2, 'a question asked after the end is asked again');
+});
+
+test('InFlight: a request leaving does not abort the run while another waits; the last one leaving does', (t) => {
+  const inFlight = new InFlight();
+  const run = fakeRun();
+  const heard: string[] = [];
+  const a = inFlight.join('1\nk', run.start, () => heard.push('a'));
+  const b = inFlight.join('1\nk', run.start, () => heard.push('b'));
+  a.run.abort();
+  t.is(run.aborts(), 0);
+  a.run.abort(); // twice: nothing more
+  t.is(run.aborts(), 0);
+  b.run.abort();
+  t.is(run.aborts(), 1);
+  t.deepEqual(heard, [], 'nobody left to hear the end');
+  t.is(inFlight.size, 0);
+});
+
+test('InFlight: a start that throws ends the run in that error for the request, and is not kept', (t) => {
+  const inFlight = new InFlight();
+  const heard: AgreementEnd[] = [];
+  inFlight.join('1\nk', () => { throw new Error('boom'); }, (e) => heard.push(e));
+  t.is(heard[0]!.kind, 'error');
+  t.is(inFlight.size, 0);
+});
+
+test('answerFor: the agreed answer under another id, every other byte the same; errors pass as they are', (t) => {
+  const body = '{"jsonrpc":"2.0","result":{"n":12345678901234567890,"x":"0xAb"},"id":7}';
+  const moved = answerFor(agreed(body), 'client "b"');
+  t.is(moved.kind, 'agreed');
+  if (moved.kind !== 'agreed') return;
+  t.is(moved.verdict.members[0]!.body.toString(), '{"jsonrpc":"2.0","result":{"n":12345678901234567890,"x":"0xAb"},"id":"client \\"b\\""}');
+  t.is(moved.verdict.hash, 'h');
+  const failed: AgreementEnd = { kind: 'failed', cause: 'exhausted', required: 2, votes: [], failures: [], ineligible: [], called: [] };
+  t.is(answerFor(failed, 3), failed);
+  const noId = answerFor(agreed('[{"jsonrpc":"2.0","id":1,"result":1}]'), 2);
+  t.is(noId.kind, 'error', 'never an answer under another request\'s id');
+});
