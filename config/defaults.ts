@@ -65,6 +65,10 @@ export const defaults = {
   redactHeaders: true,
   /** Identical confirmable requests in flight share one agreement (lib/verify/README.md "Merged requests"). */
   mergeRequests: true,
+  cache: {
+    /** The in-memory cache of confirmed answers at final blocks: 64 MiB (0: off). */
+    memoryBytes: 64 * 1024 * 1024,
+  },
   disputes: {
     /** The last votes in decided quorums remembered per upstream. */
     window: 20,

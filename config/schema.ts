@@ -10,7 +10,7 @@ export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, Ignor
 import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
+const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 
 /**
@@ -71,6 +71,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   };
   const redactHeaders = flag('redactHeaders', defaults.redactHeaders);
   const mergeRequests = flag('mergeRequests', defaults.mergeRequests);
+  const cache = cacheOf(r);
   const disputes = disputesOf(r);
   const indexer = indexerOf(r);
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', r.report);
@@ -83,7 +84,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     const scrub = scrubberOf(urlSecretsIn(raw));
     return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
   }
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 /** How the section readers read the raw document: each value checked, each problem reported with its path. */
@@ -181,6 +182,15 @@ function upstreamsOf(r: Reader): NonNullable<OmnigateConfig['upstreams']> {
     maxSockets: r.int(up, 'maxSockets', 'upstreams.maxSockets', defaults.upstreams.maxSockets, 1, 100_000, 'Sockets open at once per upstream. Example: maxSockets: 128'),
     keepAliveMs: r.int(up, 'keepAliveMs', 'upstreams.keepAliveMs', defaults.upstreams.keepAliveMs, 1, 3_600_000, 'How long an idle socket stays open, in milliseconds. Example: keepAliveMs: 30000'),
     ...proxyUrl(up.proxy, r.report),
+  };
+}
+
+/** `cache:` the cache of confirmed answers (lib/cache). */
+function cacheOf(r: Reader): NonNullable<OmnigateConfig['cache']> {
+  const cs = r.section('cache');
+  unknownKeys(cs, ['memoryBytes'], 'cache', r.report);
+  return {
+    memoryBytes: r.int(cs, 'memoryBytes', 'cache.memoryBytes', defaults.cache.memoryBytes, 0, 2 ** 40, 'In bytes, in this process; 0 turns the cache off. Example: memoryBytes: 67108864'),
   };
 }
 

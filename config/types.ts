@@ -96,6 +96,11 @@ export interface OmnigateConfig {
   readonly redactHeaders: boolean;
   /** Identical confirmable requests in flight share one agreement (lib/verify/merge.ts); absent: true. */
   readonly mergeRequests?: boolean;
+  /** The cache of confirmed answers at final blocks (lib/cache); absent: the defaults. */
+  readonly cache?: {
+    /** Bytes the in-memory cache may hold (0: off). */
+    readonly memoryBytes: number;
+  };
   /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (lib/verify/README.md "How agreement works", 9). */

@@ -6,13 +6,13 @@
  * notification, in order; what the seven headers then say is in lib/pipeline/batch.ts. A batch of
  * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
  * answer `sendMs` after it was written is disconnected (lib/pipeline/answer-done.ts).
- * Reads: ctx.verdict, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
+ * Reads: ctx.verdict or ctx.cached, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endAnswer } from '../lib/pipeline/answer-done.js';
 import { asGatewayError, errorText } from '../lib/errors.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
-import { getContext, need } from '../lib/pipeline/context.js';
+import { answerOf, getContext, need } from '../lib/pipeline/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { confirmedBody } from '../lib/verify/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
@@ -36,7 +36,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const ctx = getContext(req);
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
     if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs);
-    const verdict = need(ctx, 'verdict', 'emitHeaders');
+    const verdict = answerOf(ctx) ?? need(ctx, 'verdict', 'emitHeaders');
     // Confirmed: a confirmable request whose answer N agreed on (not a relayed refusal).
     const confirmed = need(ctx, 'confirmable', 'emitHeaders') && !verdict.unconfirmed;
     const forwarded = verdict.members[0]!;
@@ -54,6 +54,12 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.RequestId, ctx.requestId,
       Header.RequiredConfirmations, confirmed ? String(need(ctx, 'required', 'emitHeaders')) : '1',
     ];
+    // A request the cache looked up: X-Cache, and for a hit the standard Age (seconds since it was confirmed).
+    const cached = ctx.cached;
+    if (cached !== undefined) {
+      if (cached.hit) headers.push(Header.Cache, 'HIT', 'Age', String(Math.max(0, Math.floor((Date.now() - cached.at) / 1000))));
+      else headers.push(Header.Cache, 'MISS');
+    }
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);
   };

@@ -17,8 +17,9 @@
  */
 import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
-import { findContext } from '../lib/pipeline/context.js';
-import { createMetrics, methodLabel, type Metrics } from '../lib/ops/metrics.js';
+import { answerOf, findContext } from '../lib/pipeline/context.js';
+import { defaults } from '../config/defaults.js';
+import { createMetrics, type CacheStats, methodLabel, type Metrics } from '../lib/ops/metrics.js';
 import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
 import { exposedHeaders } from '../lib/pipeline/headers.js';
 import type { ReadinessCheck } from '../lib/ops/readiness.js';
@@ -43,6 +44,9 @@ import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
 import { InFlight } from '../lib/verify/merge.js';
+import { AnswerCache } from '../lib/cache/answers.js';
+import { MemoryCache } from '../lib/cache/memory.js';
+import { cache } from './cache.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
@@ -101,7 +105,10 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
   // Identical confirmable requests in flight share one agreement (lib/verify/merge.ts).
   const inFlight = config.mergeRequests === false ? undefined : new InFlight();
-  const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }) });
+  // Confirmed answers at final blocks, remembered (lib/cache).
+  const memoryBytes = (config.cache ?? defaults.cache).memoryBytes;
+  const answers = memoryBytes > 0 ? new AnswerCache(new MemoryCache(memoryBytes)) : undefined;
+  const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }), ...(answers && { cache: () => cacheStats(answers) }) });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
@@ -113,17 +120,23 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
       classify(),
-      selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
-      fetchParallel({
-        upstreamTimeoutMs: config.timeouts.upstreamMs,
-        requestTimeoutMs: config.timeouts.requestMs,
-        maxResponseBytes: config.limits.responseBytes,
-        maxDepth: config.limits.jsonDepth,
-        bufferedBytes: config.limits.bufferedBytes,
-      }),
-      canonicalize(),
-      // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
-      verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+      // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
+      cache(
+        { ...(answers && { cache: answers }) },
+        compose([
+          selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
+          fetchParallel({
+            upstreamTimeoutMs: config.timeouts.upstreamMs,
+            requestTimeoutMs: config.timeouts.requestMs,
+            maxResponseBytes: config.limits.responseBytes,
+            maxDepth: config.limits.jsonDepth,
+            bufferedBytes: config.limits.bufferedBytes,
+          }),
+          canonicalize(),
+          // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
+          verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+        ]),
+      ),
     ]),
     emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }),
   ];
@@ -153,7 +166,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       metrics.requests.inc(
         ctx?.chain?.id ?? 'none',
         ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
-        ctx?.verdict || ctx?.members ? 'ok' : (ctx?.errorCode ?? 'unknown'),
+        ctx?.verdict || ctx?.members || ctx?.cached?.hit ? 'ok' : (ctx?.errorCode ?? 'unknown'),
       );
       logRequest(req, res.statusCode, performance.now() - started);
     });
@@ -202,7 +215,8 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       methods: ctx.payload?.calls.map((c) => c.method),
       confirmable: ctx.confirmable,
       required: ctx.required,
-      checked: ctx.verdict?.members.map((m) => m.upstream.label),
+      checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
+      ...(ctx.cached && { cache: ctx.cached.hit ? 'hit' : 'miss' }),
       called: ctx.agreement?.called.length,
       status,
       error: ctx.errorCode,
@@ -210,4 +224,10 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
     },
     'rpc request',
   );
+}
+
+/** What /metrics shows of the cache (lib/ops/metrics.ts reads it at scrape time). */
+function cacheStats(answers: AnswerCache): CacheStats {
+  const { memory } = answers;
+  return { hits: answers.hits, misses: answers.misses, stored: answers.stored, bytes: memory.bytes, entries: memory.size, evictions: memory.evictions };
 }

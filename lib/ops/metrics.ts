@@ -25,6 +25,17 @@ export function methodLabel(calls: readonly { method: string }[] | undefined): s
   return knownMethods.has(method) ? method : 'other';
 }
 
+/** What the cache of confirmed answers (lib/cache) shows at scrape time. */
+export interface CacheStats {
+  /** Lookups answered from it, lookups that were not, answers kept: by chain id. */
+  readonly hits: ReadonlyMap<string, number>;
+  readonly misses: ReadonlyMap<string, number>;
+  readonly stored: ReadonlyMap<string, number>;
+  readonly bytes: number;
+  readonly entries: number;
+  readonly evictions: number;
+}
+
 export interface Metrics {
   readonly registry: Registry;
   /** Requests answered: inc(chain, method, outcome), a plain tally read at scrape time (tallies.ts). */
@@ -56,6 +67,8 @@ export function createMetrics(
     processMetrics?: boolean;
     /** Requests that joined an identical one's agreement, by chain id (lib/verify/merge.ts InFlight.merged). */
     mergedRequests?: ReadonlyMap<string, number>;
+    /** The cache of confirmed answers, read at scrape time (lib/cache). */
+    cache?: () => CacheStats;
   } = {},
 ): Metrics {
   const registry = new Registry();
@@ -85,6 +98,7 @@ export function createMetrics(
       },
     });
   }
+  if (options.cache) registerCacheMetrics(registry, options.cache);
   registerUpstreamGauges(registry, upstreams);
   return { registry, requests, upstreamSeconds, disagreements };
 }
@@ -167,6 +181,44 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
           }
         }
       });
+    },
+  });
+}
+
+/** The cache's counters and gauges, read from its stats at scrape time. */
+function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void {
+  const byChain = (name: string, help: string, pick: (s: CacheStats) => ReadonlyMap<string, number>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['chain'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [chain, n] of pick(stats())) this.inc({ chain }, n);
+      },
+    });
+  byChain('omnigate_cache_hits_total', 'Confirmable requests answered from the cache of confirmed answers, by chain.', (s) => s.hits);
+  byChain('omnigate_cache_misses_total', 'Confirmable requests the cache looked up and could not answer (or bypassed: Cache-Control: no-cache), by chain.', (s) => s.misses);
+  byChain('omnigate_cache_stored_total', 'Confirmed answers at final blocks kept in the cache, by chain.', (s) => s.stored);
+  const gauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(pick(stats()));
+      },
+    });
+  gauge('omnigate_cache_bytes', 'Bytes the in-memory cache holds (answers, keys and bookkeeping), within cache.memoryBytes.', (s) => s.bytes);
+  gauge('omnigate_cache_entries', 'Answers the in-memory cache holds.', (s) => s.entries);
+  new Counter({
+    name: 'omnigate_cache_evictions_total',
+    help: 'Answers dropped from the in-memory cache to make room (least recently used first).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().evictions);
     },
   });
 }

@@ -22,7 +22,7 @@
  * - X-Request-Id: the request's.
  */
 import { GatewayError } from '../errors.js';
-import type { MemberResult, RpcContext } from './context.js';
+import { answerOf, type MemberResult, type RpcContext } from './context.js';
 import { confirmedBody } from '../verify/answers.js';
 import { sha256Hex } from '../verify/canonical.js';
 import { idTextOf } from '../jsonrpc/scan.js';
@@ -79,7 +79,8 @@ export function batchAnswer(
       confirmable = false;
       continue;
     }
-    const { verdict, payload } = r.ctx;
+    const { payload } = r.ctx;
+    const verdict = answerOf(r.ctx);
     if (!verdict || !payload) throw new Error('batchAnswer: an answered member has no verdict');
     parts.push(confirmedBody(verdict.members, payload));
     hashes.push(verdict.hash);

@@ -41,6 +41,8 @@ export interface RpcContext {
   fetch?: CallPlan;
   /** canonicalize: what an answer is judged by, as data (verify builds the judge: lib/verify/assess.ts) */
   judging?: Judging;
+  /** cache (middleware/cache.ts): the cached answer it was served from, or that the lookup missed */
+  cached?: { hit: true; verdict: Verdict; at: number } | { hit: false };
   /** verify: the agreement loop of this request, and its verdict */
   agreement?: AgreementRun;
   verdict?: Verdict;
@@ -90,4 +92,10 @@ export function need<K extends keyof RpcContext>(ctx: RpcContext, key: K, stage:
   const value = ctx[key];
   if (value === undefined || value === null) throw new InternalError(`${stage} needs ctx.${String(key)}: stages are out of order`);
   return value as NonNullable<RpcContext[K]>;
+}
+
+/** The answer a request got: from the cache, or from its agreement (undefined: none yet, or an error). */
+export function answerOf(ctx: RpcContext): Verdict | undefined {
+  const cached = ctx.cached;
+  return cached !== undefined && cached.hit ? cached.verdict : ctx.verdict;
 }

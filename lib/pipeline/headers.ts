@@ -6,6 +6,8 @@ export const Header = {
   JsonHash: 'X-Json-Hash',
   RequestId: 'X-Request-Id',
   RequiredConfirmations: 'X-Required-Confirmations',
+  /** HIT or MISS on a request the cache of confirmed answers looked up (lib/cache). */
+  Cache: 'X-Cache',
 } as const;
 
 /** The most bytes of URLs X-Checked-URLS lists; the rest is counted in a last `...(+M more)`. */
@@ -27,7 +29,7 @@ export function checkedUrlsValue(urls: readonly string[], maxBytes = checkedUrls
 }
 
 /** Headers a browser client may read (CORS `Access-Control-Expose-Headers`). */
-export const exposedHeaders = Object.values(Header).join(', ');
+export const exposedHeaders = [...Object.values(Header), 'Age'].join(', ');
 
 /**
  * The CORS headers of a balancer answer (success or error), as a flat name/value list. Only a

@@ -5,34 +5,21 @@
  * other bytes and the quorum are the same), or the same error. The run is given up (its calls
  * aborted) only when every request that joined it is gone.
  *
- * The question is the chain, N, the method and the parameters. Only single calls merge, and only
- * when their parameters hold no JSON number (JSON.parse may read two different numbers as one
- * double; Ethereum's parameters are hex strings) and no key that nodes would read under another
- * name (RpcCall.alias): two requests merge only when they are the same question for every node.
+ * The question is the chain, N, the method and the parameters (lib/jsonrpc/question-key.ts: only
+ * single calls, and only when the key can promise that they are the same question for every node).
  */
-import stringify from 'json-stable-stringify';
 import type { Chain } from '../upstream/registry.js';
+import { questionKey } from '../jsonrpc/question-key.js';
 import { withReplyId } from '../jsonrpc/reply.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { AgreementEnd, AgreementRun } from './question.js';
 
 type Listener = (end: AgreementEnd) => void;
 
-/** The key of a request's question, or undefined when it must run alone. */
+/** The key of a request's question and N, or undefined when it must run alone (lib/jsonrpc/question-key.ts). */
 export function mergeKey(chain: Chain, required: number, payload: RpcPayload): string | undefined {
-  if (payload.batch) return undefined;
-  const call = payload.calls[0]!;
-  if (call.alias !== undefined || holdsNumber(call.params)) return undefined;
-  const params = stringify(call.params);
-  if (params === undefined) return undefined;
-  return `${chain.id}\n${required}\n${call.method}\n${params}`;
-}
-
-function holdsNumber(value: unknown): boolean {
-  if (typeof value === 'number') return true;
-  if (value === null || typeof value !== 'object') return false;
-  for (const v of Array.isArray(value) ? value : Object.values(value)) if (holdsNumber(v)) return true;
-  return false;
+  const question = questionKey(payload);
+  return question === undefined ? undefined : `${chain.id}\n${required}\n${question}`;
 }
 
 /** One run and the requests waiting for its end. */

@@ -138,6 +138,7 @@ const cases: Case[] = [
   top('disputes.maxLost', [['0', 0], ['20', 20]]),
   top('disputes.sampleEvery', [['1', 1], ['1000000', 1_000_000]]),
   top('disputes.fileMaxBytes', [['1024', 1024], ['1099511627776', 2 ** 40]]),
+  top('cache.memoryBytes', [['0', 0], ['1099511627776', 2 ** 40]]),
   pinIndex('confirmableMethods'),
   ...HEADS.map(([k, v]) => top(`heads.${k}`, v)),
   entry('weight', [['0.001', 0.001], ['1', 1], ['2.5', 2.5], ['1000', 1000]]),

@@ -31,6 +31,7 @@ test('should apply every default to a minimal config', (t) => {
     upstreams: { ...defaults.upstreams },
     redactHeaders: defaults.redactHeaders,
     mergeRequests: defaults.mergeRequests,
+    cache: { ...defaults.cache },
     disputes: { ...defaults.disputes },
     indexer: {},
     confirmableMethods: [],

@@ -1,0 +1,154 @@
+/**
+ * The cache of confirmed answers on the wire: only confirmed answers about final blocks are kept;
+ * a hit is the same answer under the client's id with the original quorum's headers, X-Cache: HIT
+ * and Age, and no upstream call; N is honoured; Cache-Control: no-cache bypasses it.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+const LATEST = 0x64;
+const FINALIZED = 0x5a;
+const hex = (n: number) => `0x${n.toString(16)}`;
+const txHash = (tail: string) => `0x${'11'.repeat(31)}${tail}`;
+
+/** A chain at block 100 whose finalized block is 90; receipts: …aa in block 16 (final), …bb in block 96 (not yet), …cc unknown. */
+const chainAnswer: AnswerFn = (call) => {
+  const p = (call.params ?? []) as unknown[];
+  switch (call.method) {
+    case 'eth_blockNumber':
+      return { result: hex(LATEST) };
+    case 'eth_getBlockByNumber': {
+      const tag = String(p[0]);
+      const n = tag === 'finalized' || tag === 'safe' ? FINALIZED : tag === 'latest' ? LATEST : Number(tag);
+      return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
+    }
+    case 'eth_getTransactionReceipt': {
+      const h = String(p[0]);
+      if (h.endsWith('cc')) return { result: null };
+      const block = h.endsWith('aa') ? 0x10 : 0x60;
+      return { result: { transactionHash: h, blockNumber: hex(block), blockHash: `0x${block.toString(16).padStart(64, '0')}`, status: '0x1', logs: [], transactionIndex: '0x0', gasUsed: '0x5208', cumulativeGasUsed: '0x5208', from: ADDRESS, to: ADDRESS, contractAddress: null, logsBloom: `0x${'00'.repeat(256)}`, type: '0x2', effectiveGasPrice: '0x1' } };
+    }
+    default:
+      return defaultAnswer(call);
+  }
+};
+
+async function setup(t: ExecutionContext, raw: Record<string, unknown> = {}, profiles: ('honest' | 'liar')[] = ['honest', 'honest', 'honest']): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
+  const list = await Promise.all(profiles.map((profile) => startFakeUpstream({ profile, answer: chainAnswer })));
+  const gw = await startGateway({ refreshInterval: 3600, ...raw, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  return { list, gw };
+}
+
+const callsOf = (list: FakeUpstream[], method: string) =>
+  list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === method).length, 0);
+
+test('a confirmed read at a final block is kept: the next is answered from the cache, under its own id, with the quorum that confirmed it and no upstream call', async (t) => {
+  const { list, gw } = await setup(t);
+  const first = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 1));
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-cache'], 'MISS');
+  t.is(first.headers.age, undefined);
+  t.is(callsOf(list, 'eth_getBalance'), 2);
+  const second = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 'second'));
+  t.is(second.status, 200, second.text);
+  t.is(second.headers['x-cache'], 'HIT');
+  t.regex(String(second.headers.age), /^\d+$/);
+  t.is(callsOf(list, 'eth_getBalance'), 2, 'no upstream call for the hit');
+  t.is(second.body.id, 'second');
+  t.is(second.body.result, first.body.result);
+  t.is(second.text, first.text.replace('"id":1', '"id":"second"'));
+  for (const h of ['x-checked-urls', 'x-forwarded-from', 'x-json-hash', 'x-confirmable', 'x-required-confirmations']) t.is(second.headers[h], first.headers[h], h);
+  t.not(second.headers['x-request-id'], first.headers['x-request-id']);
+  // N=1 is served by the entry confirmed by 2.
+  const one = await gw.post('/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 3));
+  t.is(one.headers['x-cache'], 'HIT');
+  t.is(one.headers['x-required-confirmations'], '1');
+  t.is(one.headers['x-checked-urls'], first.headers['x-checked-urls'], 'the quorum that confirmed it');
+  const metrics = (await gw.request('GET', '/metrics')).text;
+  t.regex(metrics, /omnigate_cache_hits_total\{chain="1337"\} 2/);
+  t.regex(metrics, /omnigate_cache_misses_total\{chain="1337"\} 1/);
+  t.regex(metrics, /omnigate_cache_stored_total\{chain="1337"\} 1/);
+  t.regex(metrics, /omnigate_cache_entries 1/);
+});
+
+test('N is honoured: an entry confirmed by 2 does not answer N=3; the N=3 answer then serves both', async (t) => {
+  const { list, gw } = await setup(t);
+  await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 1));
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 2));
+  t.is(three.headers['x-cache'], 'MISS');
+  t.is(callsOf(list, 'eth_getBalance'), 5);
+  t.is(String(three.headers['x-checked-urls']).split(',').length, 3);
+  const again = await Promise.all([2, 3].map((n) => gw.post(`/confirmations/${n}/rpc/1337`, rpc('eth_getBalance', [ADDRESS, hex(0x11)], n))));
+  for (const r of again) {
+    t.is(r.headers['x-cache'], 'HIT');
+    t.is(r.headers['x-checked-urls'], three.headers['x-checked-urls']);
+  }
+  t.is(callsOf(list, 'eth_getBalance'), 5);
+});
+
+test('never kept: a read above the finalized block, an unconfirmed read, a hash pin in a block not final yet, an absence, a node error', async (t) => {
+  const { list, gw } = await setup(t);
+  const twice = async (path: string, method: string, params: unknown[]) => {
+    const a = await gw.post(path, rpc(method, params, 1));
+    const b = await gw.post(path, rpc(method, params, 2));
+    return [a, b] as const;
+  };
+  const [aboveA, aboveB] = await twice('/confirmations/2/rpc/1337', 'eth_getBalance', [ADDRESS, hex(FINALIZED + 1)]);
+  t.is(aboveA.status, 200, aboveA.text);
+  t.is(aboveB.headers['x-cache'], 'MISS', 'block 91 is above the finalized 90');
+  const [latest] = await twice('/confirmations/2/rpc/1337', 'eth_getBalance', [ADDRESS, 'latest']);
+  t.is(latest.headers['x-cache'], undefined, 'not confirmable: not looked up');
+  const [, pending] = await twice('/confirmations/2/rpc/1337', 'eth_getTransactionReceipt', [txHash('bb')]);
+  t.is(pending.headers['x-cache'], 'MISS', 'its block 96 is not final');
+  const [, absent] = await twice('/confirmations/2/rpc/1337', 'eth_getTransactionReceipt', [txHash('cc')]);
+  t.is(absent.body.result, null);
+  t.is(absent.headers['x-cache'], 'MISS', 'an absence the chain could still fill');
+  const [, reverted] = await twice('/confirmations/2/rpc/1337', 'eth_call', [{ to: ADDRESS }, hex(0x10)]);
+  t.is(reverted.body.error.code, 3);
+  t.is(reverted.headers['x-cache'], 'MISS', 'a node error is not kept');
+  const [, final] = await twice('/confirmations/2/rpc/1337', 'eth_getTransactionReceipt', [txHash('aa')]);
+  t.is(final.headers['x-cache'], 'HIT', 'a receipt in final block 16 is');
+  t.is(callsOf(list, 'eth_getTransactionReceipt'), 2 * 2 + 2 * 2 + 2);
+});
+
+test('a disagreement is never kept; Cache-Control: no-cache asks the upstreams; cache.memoryBytes: 0 turns it off', async (t) => {
+  const { gw } = await setup(t, {}, ['honest', 'liar', 'liar']);
+  const a = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 1));
+  const b = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 2));
+  t.is(a.status, 502);
+  t.is(b.status, 502);
+
+  const { list, gw: gw2 } = await setup(t);
+  await gw2.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 1));
+  const bypass = await gw2.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 2), { 'cache-control': 'no-cache' });
+  t.is(bypass.headers['x-cache'], 'MISS');
+  t.is(callsOf(list, 'eth_getBalance'), 4);
+
+  const { list: list3, gw: off } = await setup(t, { cache: { memoryBytes: 0 } });
+  await off.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 1));
+  const again = await off.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 2));
+  t.is(again.headers['x-cache'], undefined);
+  t.is(callsOf(list3, 'eth_getBalance'), 4);
+  t.notRegex((await off.request('GET', '/metrics')).text, /omnigate_cache_hits_total/);
+});
+
+test('batch members are answered from the cache too, each under its own id', async (t) => {
+  const { list, gw } = await setup(t);
+  const batch = (ids: number[]) => ids.map((id, i) => rpc('eth_getBalance', [ADDRESS, hex(0x20 + i)], id));
+  const first = await gw.post('/confirmations/2/rpc/1337', batch([1, 2]));
+  t.is(first.status, 200, first.text);
+  const calls = callsOf(list, 'eth_getBalance');
+  const second = await gw.post('/confirmations/2/rpc/1337', batch([7, 8]));
+  t.is(callsOf(list, 'eth_getBalance'), calls, 'no upstream call');
+  t.deepEqual(second.body.map((m: { id: number }) => m.id), [7, 8]);
+  t.deepEqual(second.body.map((m: { result: string }) => m.result), first.body.map((m: { result: string }) => m.result));
+  t.is(second.headers['x-confirmable'], 'true');
+  t.is(second.headers['x-checked-urls'], first.headers['x-checked-urls']);
+});
