@@ -68,6 +68,8 @@ export const defaults = {
   cache: {
     /** The in-memory cache of confirmed answers at final blocks: 64 MiB (0: off). */
     memoryBytes: 64 * 1024 * 1024,
+    /** cache.redis, when set: its keys' prefix, each value's lifetime (1 day), the memory above which writes pause (256 MiB), a lookup's longest wait. */
+    redis: { prefix: 'omnigate:', ttlSeconds: 86_400, maxBytes: 256 * 1024 * 1024, timeoutMs: 50 },
   },
   disputes: {
     /** The last votes in decided quorums remembered per upstream. */

@@ -185,12 +185,42 @@ function upstreamsOf(r: Reader): NonNullable<OmnigateConfig['upstreams']> {
   };
 }
 
-/** `cache:` the cache of confirmed answers (lib/cache). */
+/** `cache:` the cache of confirmed answers (lib/cache): this process's memory, and Redis when `cache.redis` is set. */
 function cacheOf(r: Reader): NonNullable<OmnigateConfig['cache']> {
   const cs = r.section('cache');
-  unknownKeys(cs, ['memoryBytes'], 'cache', r.report);
+  unknownKeys(cs, ['memoryBytes', 'redis'], 'cache', r.report);
+  const memoryBytes = r.int(cs, 'memoryBytes', 'cache.memoryBytes', defaults.cache.memoryBytes, 0, 2 ** 40, 'In bytes, in this process; 0 keeps nothing in memory. Example: memoryBytes: 67108864');
+  if (cs.redis === undefined || cs.redis === null) return { memoryBytes };
+  if (!isObj(cs.redis)) {
+    r.report('cache.redis', `must be a mapping, got ${show(cs.redis)}. Example: redis: { url: redis://127.0.0.1:6379, hmacKey: \${OMNIGATE_CACHE_KEY} }`);
+    return { memoryBytes };
+  }
+  const rs = cs.redis;
+  unknownKeys(rs, ['url', 'prefix', 'ttlSeconds', 'maxBytes', 'timeoutMs', 'hmacKey'], 'cache.redis', r.report);
+  const d = defaults.cache.redis;
+  let url = '';
+  if (typeof rs.url !== 'string' || !URL.canParse(rs.url) || !/^rediss?:$/.test(new URL(rs.url).protocol)) {
+    r.report('cache.redis.url', `${typeof rs.url === 'string' ? 'is not a redis:// or rediss:// URL' : `${show(rs.url)} is not a URL`} (its value is not shown: it may hold a password). Example: url: redis://127.0.0.1:6379/0`);
+  } else url = rs.url;
+  let prefix: string = d.prefix;
+  if (rs.prefix !== undefined && rs.prefix !== null) {
+    if (typeof rs.prefix !== 'string' || rs.prefix.length > 100) r.report('cache.redis.prefix', `${show(rs.prefix)} is not a string of at most 100 characters. One per deployment. Example: prefix: "omnigate:prod:"`);
+    else prefix = rs.prefix;
+  }
+  let hmacKey = '';
+  if (typeof rs.hmacKey !== 'string' || rs.hmacKey.length < 16) {
+    r.report('cache.redis.hmacKey', 'is missing or shorter than 16 characters (its value is not shown): entries in Redis are authenticated under it, so that a damaged value or a writer without the key cannot plant an answer; every replica sharing the Redis needs the same. Example: hmacKey: ${OMNIGATE_CACHE_KEY} (e.g. openssl rand -hex 32)');
+  } else hmacKey = rs.hmacKey;
   return {
-    memoryBytes: r.int(cs, 'memoryBytes', 'cache.memoryBytes', defaults.cache.memoryBytes, 0, 2 ** 40, 'In bytes, in this process; 0 turns the cache off. Example: memoryBytes: 67108864'),
+    memoryBytes,
+    redis: {
+      url,
+      prefix,
+      hmacKey,
+      ttlSeconds: r.int(rs, 'ttlSeconds', 'cache.redis.ttlSeconds', d.ttlSeconds, 1, 365 * 86_400, 'Each answer expires after this many seconds. Example: ttlSeconds: 86400'),
+      maxBytes: r.int(rs, 'maxBytes', 'cache.redis.maxBytes', d.maxBytes, 1_048_576, 2 ** 40, 'Writes pause while Redis uses more memory than this (bytes). Example: maxBytes: 268435456'),
+      timeoutMs: r.int(rs, 'timeoutMs', 'cache.redis.timeoutMs', d.timeoutMs, 1, 10_000, 'The longest a lookup waits for Redis before asking the upstreams. Example: timeoutMs: 50'),
+    },
   };
 }
 

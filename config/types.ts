@@ -98,8 +98,17 @@ export interface OmnigateConfig {
   readonly mergeRequests?: boolean;
   /** The cache of confirmed answers at final blocks (lib/cache); absent: the defaults. */
   readonly cache?: {
-    /** Bytes the in-memory cache may hold (0: off). */
+    /** Bytes the in-memory cache may hold (0: none). */
     readonly memoryBytes: number;
+    /** The shared level in Redis (lib/cache/redis.ts); absent: none. */
+    readonly redis?: {
+      readonly url: string;
+      readonly prefix: string;
+      readonly ttlSeconds: number;
+      readonly maxBytes: number;
+      readonly timeoutMs: number;
+      readonly hmacKey: string;
+    };
   };
   /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts); optional for configs built in code. */
   readonly upstreams?: { readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };

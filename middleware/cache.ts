@@ -1,16 +1,18 @@
 /**
  * The cache of confirmed answers (lib/cache), between classify and select: it wraps the stages
- * that ask the upstreams (select → fetch → canonicalize → verify, 3–6): a confirmable request whose question the cache holds,
- * confirmed by at least the request's N, is answered from it (ctx.cached) with no upstream call;
- * any other runs them, and its confirmed answer is kept when the block it is about is final.
- * A request with `Cache-Control: no-cache` (or `no-store`) is not answered from the cache.
+ * that ask the upstreams (select → fetch → canonicalize → verify, 3–6): a confirmable request
+ * whose question the cache holds, confirmed by at least the request's N, is answered from it
+ * (ctx.cached) with no upstream call: from this process's memory, else from Redis when
+ * configured (a bounded wait); any other runs them, and its confirmed answer is kept when the
+ * block it is about is final. A request with `Cache-Control: no-cache` (or `no-store`) is not
+ * answered from the cache.
  * Reads: ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict (after the inner stages)
  * Writes: ctx.cached
  */
-import type { IncomingMessage } from 'node:http';
-import type { AnswerCache } from '../lib/cache/answers.js';
-import type { Middleware } from '../lib/pipeline/compose.js';
-import { getContext, need } from '../lib/pipeline/context.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnswerCache, Hit } from '../lib/cache/answers.js';
+import type { Middleware, Next } from '../lib/pipeline/compose.js';
+import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 
 export interface CacheOptions {
   /** The cache; absent: the inner stages run for every request. */
@@ -26,6 +28,21 @@ function bypasses(req: IncomingMessage): boolean {
 export function cache(options: CacheOptions, inner: Middleware): Middleware {
   const answers = options.cache;
   if (!answers) return inner;
+  /** No hit: the upstreams are asked, and a final confirmed answer kept. */
+  const miss = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string) => {
+    const chain = ctx.chain!;
+    answers.counted(chain, false);
+    ctx.cached = { hit: false };
+    inner(req, res, (err?: unknown) => {
+      if (!err && ctx.verdict && !ctx.writtenTo) answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!);
+      next(err);
+    });
+  };
+  const hit = (next: Next, ctx: RpcContext, found: Hit) => {
+    answers.counted(ctx.chain!, true);
+    ctx.cached = { hit: true, verdict: found.verdict, at: found.at };
+    next();
+  };
   return function cache(req, res, next) {
     const ctx = getContext(req);
     const chain = need(ctx, 'chain', 'cache');
@@ -33,18 +50,14 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
     const key = ctx.confirmable && !ctx.beyondHeads ? answers.keyOf(chain, payload) : undefined;
     if (key === undefined) return inner(req, res, next);
     const required = need(ctx, 'required', 'cache');
-    if (bypasses(req)) answers.bypassed(chain);
-    else {
-      const hit = answers.lookup(chain, key, required, payload.calls[0]!.id);
-      if (hit) {
-        ctx.cached = { hit: true, verdict: hit.verdict, at: hit.at };
-        return next();
-      }
-    }
-    ctx.cached = { hit: false };
-    inner(req, res, (err?: unknown) => {
-      if (!err && ctx.verdict && !ctx.writtenTo) answers.remember(chain, key, payload, ctx.verdict, required);
-      next(err);
-    });
+    if (bypasses(req)) return miss(req, res, next, ctx, key);
+    const id = payload.calls[0]!.id;
+    const found = answers.lookup(key, required, id);
+    if (found) return hit(next, ctx, found);
+    if (!answers.shared) return miss(req, res, next, ctx, key);
+    answers.lookupShared(chain, key, required, id).then(
+      (shared) => (shared ? hit(next, ctx, shared) : miss(req, res, next, ctx, key)),
+      () => miss(req, res, next, ctx, key),
+    );
   };
 }

@@ -22,7 +22,6 @@ import { defaults } from '../config/defaults.js';
 import { createMetrics, type CacheStats, methodLabel, type Metrics } from '../lib/ops/metrics.js';
 import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
 import { exposedHeaders } from '../lib/pipeline/headers.js';
-import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import { routeOf } from '../lib/pipeline/route.js';
 import { endHeadWaits, headSettings, setChainHeadSettings } from '../lib/health/heads.js';
@@ -46,6 +45,8 @@ import { composePolicies } from '../lib/verify/loop-policy.js';
 import { InFlight } from '../lib/verify/merge.js';
 import { AnswerCache } from '../lib/cache/answers.js';
 import { MemoryCache } from '../lib/cache/memory.js';
+import { RedisStore } from '../lib/cache/redis.js';
+import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { cache } from './cache.js';
 
 export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
@@ -106,8 +107,10 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   // Identical confirmable requests in flight share one agreement (lib/verify/merge.ts).
   const inFlight = config.mergeRequests === false ? undefined : new InFlight();
   // Confirmed answers at final blocks, remembered (lib/cache).
-  const memoryBytes = (config.cache ?? defaults.cache).memoryBytes;
-  const answers = memoryBytes > 0 ? new AnswerCache(new MemoryCache(memoryBytes)) : undefined;
+  const cacheConfig = config.cache ?? { memoryBytes: defaults.cache.memoryBytes };
+  const shared = cacheConfig.redis ? new RedisStore(cacheConfig.redis, { logger }) : undefined;
+  const memory = cacheConfig.memoryBytes > 0 ? new MemoryCache(cacheConfig.memoryBytes) : undefined;
+  const answers = memory || shared ? new AnswerCache(memory, shared) : undefined;
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }), ...(answers && { cache: () => cacheStats(answers) }) });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
@@ -142,7 +145,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });
-  const services = serviceRoutes({ registry, metrics, ...(deps.readiness ? { readiness: deps.readiness } : {}) });
+  const checks = [...(deps.readiness ?? []), ...(shared ? [redisReadiness(shared)] : [])];
+  const services = serviceRoutes({ registry, metrics, ...(checks.length > 0 ? { readiness: checks } : {}) });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets, or its wait for heads
@@ -199,6 +203,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         // The requests waiting for heads (a read above them) end now, not after heads.waitMs.
         for (const chain of registry.chains.values()) endHeadWaits(chain);
         await registry.close();
+        await answers?.close();
         await disputeFile?.flush(); // the disputes of the last requests are in the file
       })();
       return closing;
@@ -228,6 +233,30 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
 
 /** What /metrics shows of the cache (lib/ops/metrics.ts reads it at scrape time). */
 function cacheStats(answers: AnswerCache): CacheStats {
-  const { memory } = answers;
-  return { hits: answers.hits, misses: answers.misses, stored: answers.stored, bytes: memory.bytes, entries: memory.size, evictions: memory.evictions };
+  const { memory, shared } = answers;
+  return {
+    hits: answers.hits,
+    misses: answers.misses,
+    stored: answers.stored,
+    bytes: memory?.bytes ?? 0,
+    entries: memory?.size ?? 0,
+    evictions: memory?.evictions ?? 0,
+    ...(shared && { redis: { up: shared.state === 'ready', full: shared.full, ...shared.counts } }),
+  };
+}
+
+/**
+ * Redis in GET /ready: always ready (the gateway serves from the upstreams while Redis is down),
+ * with its state shown under checks.cache.
+ */
+function redisReadiness(shared: RedisStore): ReadinessCheck {
+  return {
+    name: 'cache',
+    check: async () => ({
+      ready: true,
+      redis: shared.state,
+      ...(shared.state !== 'ready' && { note: 'Redis is unreachable: confirmed answers are not shared until it is back (requests are served from the upstreams)' }),
+      ...(shared.full && { note: 'Redis is above cache.redis.maxBytes: new answers are not stored' }),
+    }),
+  };
 }

@@ -1,17 +1,19 @@
 /**
  * The cache of confirmed answers as the pipeline uses it: the key of a request's question, the
  * answer of a hit (a verdict as the agreement would have given it, under the request's own id),
- * and what may be remembered after an agreement (lib/cache/final.ts). Hits and misses are
- * counted per chain for /metrics.
+ * and what may be remembered after an agreement (lib/cache/final.ts). Two levels: this process's
+ * memory (memory.ts), then Redis when configured (redis.ts), shared by every worker and replica;
+ * a Redis hit is kept in memory too. Hits and misses are counted per chain for /metrics.
  */
 import { questionKey } from '../jsonrpc/question-key.js';
 import { withReplyId } from '../jsonrpc/reply.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
-import type { Chain } from '../upstream/registry.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
 import { confirmedBody } from '../verify/answers.js';
 import type { Verdict } from '../verify/question.js';
 import { finalBlockOf } from './final.js';
-import type { MemoryCache } from './memory.js';
+import type { CacheEntry, MemoryCache } from './memory.js';
+import { urlId, type RedisStore } from './redis.js';
 
 export interface Hit {
   verdict: Verdict;
@@ -25,8 +27,13 @@ export class AnswerCache {
   readonly misses = new Map<string, number>();
   /** Confirmed answers kept, by chain id. */
   readonly stored = new Map<string, number>();
+  /** Each chain's upstreams by the id Redis knows them by (redis.ts urlId). */
+  private readonly byId = new WeakMap<Chain, Map<string, Upstream>>();
 
-  constructor(readonly memory: MemoryCache) {}
+  constructor(
+    readonly memory: MemoryCache | undefined,
+    readonly shared?: RedisStore,
+  ) {}
 
   /** The key of the request's question on `chain`; undefined: it is not looked up nor kept. */
   keyOf(chain: Chain, payload: RpcPayload): string | undefined {
@@ -34,24 +41,33 @@ export class AnswerCache {
     return question === undefined ? undefined : `${chain.id}\n${question}`;
   }
 
-  /** The cached answer for a request of N `required` under id `id`: an entry confirmed by at least N. */
-  lookup(chain: Chain, key: string, required: number, id: RpcId): Hit | undefined {
-    const entry = this.memory.get(key);
-    const body = entry !== undefined && entry.confirmations >= required ? withReplyId(entry.body, id) : undefined;
-    if (entry === undefined || body === undefined) {
-      count(this.misses, chain.id);
-      return undefined;
-    }
-    count(this.hits, chain.id);
-    return {
-      verdict: { hash: entry.hash, members: entry.quorum.map((upstream) => ({ upstream, ok: true as const, body, hash: entry.hash, ms: 0 })) },
-      at: entry.at,
-    };
+  /** The answer in this process's memory for a request of N `required` under id `id`: an entry confirmed by at least N. */
+  lookup(key: string, required: number, id: RpcId): Hit | undefined {
+    const entry = this.memory?.get(key);
+    return entry === undefined ? undefined : hitOf(entry, required, id);
   }
 
-  /** A lookup the client bypassed (Cache-Control: no-cache): counted as a miss. */
-  bypassed(chain: Chain): void {
-    count(this.misses, chain.id);
+  /** The same in Redis (undefined at once without it; a miss when it is down, slow or the value is refused). */
+  async lookupShared(chain: Chain, key: string, required: number, id: RpcId): Promise<Hit | undefined> {
+    if (!this.shared) return undefined;
+    const stored = await this.shared.get(key);
+    if (stored === undefined || stored.confirmations < required) return undefined;
+    const upstreams = this.upstreamsById(chain);
+    const quorum: Upstream[] = [];
+    for (const id of stored.quorum) {
+      const u = upstreams.get(id);
+      // Confirmed by upstreams this process does not have: its headers could not name them.
+      if (u === undefined) return undefined;
+      quorum.push(u);
+    }
+    const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations: stored.confirmations, at: stored.at, block: stored.block };
+    this.memory?.set(key, entry);
+    return hitOf(entry, required, id);
+  }
+
+  /** Counts a lookup's outcome (a bypass, Cache-Control: no-cache, counts as a miss). */
+  counted(chain: Chain, hit: boolean): void {
+    count(hit ? this.hits : this.misses, chain.id);
   }
 
   /** Keeps a confirmed verdict of N `required` when its block is final (final.ts). */
@@ -60,9 +76,33 @@ export class AnswerCache {
     const body = confirmedBody(verdict.members, payload);
     const block = finalBlockOf(chain, payload.calls[0]!, body);
     if (block === undefined) return;
-    this.memory.set(key, { body, hash: verdict.hash, quorum: verdict.members.map((m) => m.upstream), confirmations: required, at: Date.now(), block });
+    const quorum = verdict.members.map((m) => m.upstream);
+    const at = Date.now();
+    this.memory?.set(key, { body, hash: verdict.hash, quorum, confirmations: required, at, block });
+    this.shared?.set(key, { body, hash: verdict.hash, quorum: quorum.map((u) => urlId(u.url)), confirmations: required, at, block });
     count(this.stored, chain.id);
   }
+
+  async close(): Promise<void> {
+    await this.shared?.close();
+  }
+
+  private upstreamsById(chain: Chain): Map<string, Upstream> {
+    let map = this.byId.get(chain);
+    if (!map) this.byId.set(chain, (map = new Map(chain.upstreams.map((u) => [urlId(u.url), u]))));
+    return map;
+  }
+}
+
+/** The verdict of a hit under the request's id, when the entry serves a request of N `required`. */
+function hitOf(entry: CacheEntry, required: number, id: RpcId): Hit | undefined {
+  if (entry.confirmations < required) return undefined;
+  const body = withReplyId(entry.body, id);
+  if (body === undefined) return undefined;
+  return {
+    verdict: { hash: entry.hash, members: entry.quorum.map((upstream) => ({ upstream, ok: true as const, body, hash: entry.hash, ms: 0 })) },
+    at: entry.at,
+  };
 }
 
 function count(map: Map<string, number>, chain: string): void {

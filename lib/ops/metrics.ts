@@ -34,6 +34,8 @@ export interface CacheStats {
   readonly bytes: number;
   readonly entries: number;
   readonly evictions: number;
+  /** Redis, when configured: up or not, writes paused (above its byte budget), and its lookups' and writes' outcomes. */
+  readonly redis?: { up: boolean; full: boolean; hits: number; misses: number; errors: number; refused: number; writeErrors: number };
 }
 
 export interface Metrics {
@@ -212,6 +214,7 @@ function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void
     });
   gauge('omnigate_cache_bytes', 'Bytes the in-memory cache holds (answers, keys and bookkeeping), within cache.memoryBytes.', (s) => s.bytes);
   gauge('omnigate_cache_entries', 'Answers the in-memory cache holds.', (s) => s.entries);
+  if (stats().redis) registerRedisMetrics(registry, stats, gauge);
   new Counter({
     name: 'omnigate_cache_evictions_total',
     help: 'Answers dropped from the in-memory cache to make room (least recently used first).',
@@ -219,6 +222,27 @@ function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void
     collect() {
       this.reset();
       this.inc(stats().evictions);
+    },
+  });
+}
+
+/** Redis's state and lookups (cache.redis set). */
+function registerRedisMetrics(registry: Registry, stats: () => CacheStats, gauge: (name: string, help: string, pick: (s: CacheStats) => number) => unknown): void {
+  gauge('omnigate_cache_redis_up', '1 when Redis (cache.redis) is connected; 0 while it is unreachable (requests are then served from the upstreams). Absent without cache.redis.', (s) => (s.redis?.up ? 1 : 0));
+  gauge('omnigate_cache_redis_writes_paused', '1 while Redis uses more memory than cache.redis.maxBytes: new answers are not stored.', (s) => (s.redis?.full ? 1 : 0));
+  new Counter({
+    name: 'omnigate_cache_redis_lookups_total',
+    help: 'Lookups in Redis by outcome: hit, miss, error (down, failed or slower than cache.redis.timeoutMs), refused (a value whose authentication or shape failed: never served).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const r = stats().redis;
+      if (!r) return;
+      this.inc({ outcome: 'hit' }, r.hits);
+      this.inc({ outcome: 'miss' }, r.misses);
+      this.inc({ outcome: 'error' }, r.errors);
+      this.inc({ outcome: 'refused' }, r.refused);
     },
   });
 }

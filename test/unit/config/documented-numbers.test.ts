@@ -139,6 +139,13 @@ const cases: Case[] = [
   top('disputes.sampleEvery', [['1', 1], ['1000000', 1_000_000]]),
   top('disputes.fileMaxBytes', [['1024', 1024], ['1099511627776', 2 ** 40]]),
   top('cache.memoryBytes', [['0', 0], ['1099511627776', 2 ** 40]]),
+  ...(
+    [
+      ['ttlSeconds', [['1', 1], ['31536000', 31_536_000]]],
+      ['maxBytes', [['1048576', 1_048_576], ['1099511627776', 2 ** 40]]],
+      ['timeoutMs', [['1', 1], ['10000', 10_000]]],
+    ] as const
+  ).map(([k, values]) => top(`cache.redis.${k}`, values.map(([w, n]) => [w, n] as [string, number]), ['url: redis://127.0.0.1:6379', 'hmacKey: 0123456789abcdef0123'])),
   pinIndex('confirmableMethods'),
   ...HEADS.map(([k, v]) => top(`heads.${k}`, v)),
   entry('weight', [['0.001', 0.001], ['1', 1], ['2.5', 2.5], ['1000', 1000]]),
@@ -154,7 +161,7 @@ const cases: Case[] = [
 
 /** Keys of the table that hold no number. */
 const notNumeric = [
-  'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
+  'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
   'chains.<id>.ignoredFields', 'indexer.schema',
 ];
 

@@ -31,7 +31,7 @@ test('should apply every default to a minimal config', (t) => {
     upstreams: { ...defaults.upstreams },
     redactHeaders: defaults.redactHeaders,
     mergeRequests: defaults.mergeRequests,
-    cache: { ...defaults.cache },
+    cache: { memoryBytes: defaults.cache.memoryBytes },
     disputes: { ...defaults.disputes },
     indexer: {},
     confirmableMethods: [],
@@ -305,4 +305,14 @@ test('should read mergeRequests, and name a value that is not a boolean with its
   const r = validateConfig({ ...minimal, mergeRequests: 'no' });
   t.true('problems' in r);
   if ('problems' in r) t.deepEqual(r.problems.map((p) => p.path), ['mergeRequests']);
+});
+
+test('should read cache.redis, require its hmacKey and name what is wrong without showing the URL or the key', (t) => {
+  const c = ok({ ...minimal, cache: { redis: { url: 'redis://:pw@127.0.0.1:6379/1', hmacKey: 'k'.repeat(16) } } });
+  t.deepEqual(c.cache, { memoryBytes: defaults.cache.memoryBytes, redis: { url: 'redis://:pw@127.0.0.1:6379/1', hmacKey: 'k'.repeat(16), ...defaults.cache.redis } });
+  const r = validateConfig({ ...minimal, cache: { redis: { url: 'http://user:secret@host', hmacKey: 'short-secret', ttlSeconds: 0 } } });
+  t.true('problems' in r);
+  if (!('problems' in r)) return;
+  t.deepEqual(r.problems.map((p) => p.path), ['cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.ttlSeconds']);
+  t.false(JSON.stringify(r.problems).includes('secret'), 'neither the URL nor the key is shown');
 });

@@ -1,0 +1,203 @@
+/**
+ * The shared level of the cache of confirmed answers: Redis (`cache.redis`), through ioredis, so
+ * that every worker and replica answers from what one of them confirmed.
+ *
+ * - Authenticated: each value carries an HMAC-SHA256, under `cache.redis.hmacKey`, of its key
+ *   and every byte after the MAC (the answer, its hash, its quorum, when, at which block). A
+ *   value whose MAC does not verify (damaged, or written by someone without the key) is refused,
+ *   counted and deleted: it is never served.
+ * - Bounded: every value expires (`ttlSeconds`), keys share a prefix per deployment, and writes
+ *   pause while Redis's used memory is above `maxBytes` (read every few seconds).
+ * - Never in the way: a lookup waits at most `timeoutMs`; Redis down or slow is a miss, writes are
+ *   dropped, and ioredis reconnects by itself (`state` says which).
+ * - No secret in Redis: the quorum is stored as hashes of the upstream URLs (provider keys
+ *   included), which this process maps back to its own upstreams.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+
+export interface RedisCacheSettings {
+  /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
+  url: string;
+  /** Prefix of every key (one per deployment). */
+  prefix: string;
+  /** Lifetime of each value, seconds. */
+  ttlSeconds: number;
+  /** Writes pause while Redis's used memory is above this many bytes. */
+  maxBytes: number;
+  /** The longest a lookup waits for Redis, ms. */
+  timeoutMs: number;
+  /** The key the values are authenticated under (at least 16 characters). */
+  hmacKey: string;
+}
+
+/** What the shared level stores of an entry (the quorum as URL hashes: see urlId). */
+export interface SharedEntry {
+  body: Buffer;
+  hash: string;
+  quorum: string[];
+  confirmations: number;
+  at: number;
+  block: bigint;
+}
+
+export type RedisState = 'connecting' | 'ready' | 'down';
+
+/** The id of an upstream URL in Redis: no provider key leaves the process. */
+export const urlId = (url: string): string => createHash('sha256').update(url).digest('base64url').slice(0, 22);
+
+const version = 1;
+const macBytes = 32;
+
+export class RedisStore {
+  readonly client: Redis;
+  state: RedisState = 'connecting';
+  /** Whether writes are paused: used memory above maxBytes at the last reading. */
+  full = false;
+  /** Lookups that found a value, found none, failed or timed out; values refused (bad MAC or shape); writes that failed. */
+  readonly counts = { hits: 0, misses: 0, errors: 0, refused: 0, writeErrors: 0 };
+  private readonly memoryTimer: NodeJS.Timeout;
+  private readonly log: Logger;
+
+  constructor(
+    readonly settings: RedisCacheSettings,
+    options: { logger?: Logger } = {},
+  ) {
+    this.log = options.logger ?? silentLogger;
+    this.client = new Redis(settings.url, {
+      // A request never waits in a queue for a Redis that is not there: it is a miss at once.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: Math.max(1_000, settings.timeoutMs * 10),
+      // Reconnect for ever, backing off to 2 s.
+      retryStrategy: (times) => Math.min(100 * times, 2_000),
+      lazyConnect: false,
+    });
+    this.client.on('ready', () => {
+      if (this.state !== 'ready') this.log.info({ redis: this.shownUrl() }, 'cache: Redis ready');
+      this.state = 'ready';
+      void this.readMemory();
+    });
+    this.client.on('error', (err: Error) => {
+      if (this.state !== 'down') this.log.warn({ redis: this.shownUrl(), err: err.message }, 'cache: Redis unreachable: serving from the upstreams until it is back');
+      this.state = 'down';
+    });
+    this.client.on('end', () => (this.state = 'down'));
+    this.memoryTimer = setInterval(() => void this.readMemory(), 5_000);
+    this.memoryTimer.unref();
+  }
+
+  /** The URL without its password (for logs and /ready). */
+  shownUrl(): string {
+    try {
+      const u = new URL(this.settings.url);
+      if (u.password) u.password = '***';
+      if (u.username && u.password === '') u.username = '***';
+      return u.toString();
+    } catch {
+      return 'redis (unparsable URL)';
+    }
+  }
+
+  /** The entry stored under `key`, or undefined: none, refused, Redis down or slower than timeoutMs. */
+  async get(key: string): Promise<SharedEntry | undefined> {
+    if (this.state !== 'ready') {
+      this.counts.misses += 1;
+      return undefined;
+    }
+    const full = this.settings.prefix + key;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const value = await Promise.race([
+        this.client.getBuffer(full),
+        new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), this.settings.timeoutMs);
+        }),
+      ]);
+      if (value === 'timeout') {
+        this.counts.errors += 1;
+        return undefined;
+      }
+      if (value === null) {
+        this.counts.misses += 1;
+        return undefined;
+      }
+      const entry = this.open(full, value);
+      if (entry === undefined) {
+        this.counts.refused += 1;
+        this.log.warn({ key: full }, 'cache: a Redis value failed its authentication or shape check: refused and deleted');
+        this.client.del(full).catch(() => {});
+        return undefined;
+      }
+      this.counts.hits += 1;
+      return entry;
+    } catch {
+      this.counts.errors += 1;
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Stores `entry` under `key` with the TTL, unless Redis is down or over its byte budget. */
+  set(key: string, entry: SharedEntry): void {
+    if (this.state !== 'ready' || this.full) return;
+    const full = this.settings.prefix + key;
+    this.client.set(full, this.seal(full, entry), 'EX', this.settings.ttlSeconds).catch(() => {
+      this.counts.writeErrors += 1;
+    });
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.memoryTimer);
+    this.client.disconnect();
+  }
+
+  private mac(full: string, rest: Buffer): Buffer {
+    return createHmac('sha256', this.settings.hmacKey).update(full).update('\0').update(rest).digest();
+  }
+
+  private seal(full: string, entry: SharedEntry): Buffer {
+    const meta = Buffer.from(JSON.stringify({ h: entry.hash, q: entry.quorum, n: entry.confirmations, at: entry.at, b: entry.block.toString() }));
+    const head = Buffer.alloc(5);
+    head.writeUInt8(version, 0);
+    head.writeUInt32BE(meta.length, 1);
+    const rest = Buffer.concat([head, meta, entry.body]);
+    return Buffer.concat([this.mac(full, rest), rest]);
+  }
+
+  /** The entry of a stored value, or undefined when its MAC or shape is wrong. */
+  private open(full: string, value: Buffer): SharedEntry | undefined {
+    if (value.length < macBytes + 5) return undefined;
+    const mac = value.subarray(0, macBytes);
+    const rest = value.subarray(macBytes);
+    if (!timingSafeEqual(mac, this.mac(full, rest))) return undefined;
+    if (rest.readUInt8(0) !== version) return undefined;
+    const metaLength = rest.readUInt32BE(1);
+    if (5 + metaLength > rest.length) return undefined;
+    try {
+      const meta = JSON.parse(rest.subarray(5, 5 + metaLength).toString('utf8')) as { h: unknown; q: unknown; n: unknown; at: unknown; b: unknown };
+      const { h, q, n, at, b } = meta;
+      if (typeof h !== 'string' || !Array.isArray(q) || !q.every((x) => typeof x === 'string') || typeof n !== 'number' || typeof at !== 'number' || typeof b !== 'string') return undefined;
+      return { body: Buffer.from(rest.subarray(5 + metaLength)), hash: h, quorum: q as string[], confirmations: n, at, block: BigInt(b) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async readMemory(): Promise<void> {
+    if (this.state !== 'ready') return;
+    try {
+      const info = await this.client.info('memory');
+      const used = Number(/^used_memory:(\d+)/m.exec(info)?.[1]);
+      if (!Number.isFinite(used)) return;
+      const full = used > this.settings.maxBytes;
+      if (full !== this.full) this.log.warn({ usedBytes: used, maxBytes: this.settings.maxBytes }, full ? 'cache: Redis is above cache.redis.maxBytes: writes paused' : 'cache: Redis is below cache.redis.maxBytes again: writes resumed');
+      this.full = full;
+    } catch {
+      // (the next reading tries again)
+    }
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * The cache's shared level on a real redis-server: an answer confirmed through one gateway is
+ * served by another with zero upstream calls; a damaged or foreign value is refused, never
+ * served; Redis killed and restarted mid-test: the gateways keep answering from the upstreams,
+ * say so in /ready and /metrics, and share again once it is back.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { Redis } from 'ioredis';
+import { RedisStore } from '../../../lib/cache/redis.js';
+import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
+
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+const KEY = 'test-hmac-key-0123456789abcdef';
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** A chain at block 100, finalized 90. */
+const chainAnswer: AnswerFn = (call) => {
+  const p = (call.params ?? []) as unknown[];
+  if (call.method === 'eth_blockNumber') return { result: hex(100) };
+  if (call.method === 'eth_getBlockByNumber') {
+    const tag = String(p[0]);
+    const n = tag === 'finalized' || tag === 'safe' ? 90 : tag === 'latest' ? 100 : Number(tag);
+    return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
+  }
+  return defaultAnswer(call);
+};
+
+async function upstreams(t: ExecutionContext): Promise<FakeUpstream[]> {
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer })));
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  return list;
+}
+
+async function gateway(t: ExecutionContext, list: FakeUpstream[], redis: TestRedis, extra: Record<string, unknown> = {}): Promise<Gateway> {
+  const gw = await startGateway({
+    refreshInterval: 3600,
+    cache: { memoryBytes: 1_048_576, redis: { url: redis.url, hmacKey: KEY, prefix: 'test:', timeoutMs: 200, ...extra } },
+    chains: { 1337: { rpcs: list.map((f) => f.url) } },
+  });
+  t.teardown(() => gw.close());
+  await gw.rpc.startHeadTracking().runOnce();
+  await until(async () => (await gw.request('GET', '/ready')).body.checks?.cache?.redis === 'ready');
+  return gw;
+}
+
+async function until(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const balances = (list: FakeUpstream[]) =>
+  list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length, 0);
+
+/** A client of the test's Redis, closed in teardown (its errors while Redis is down are expected). */
+function redisClient(t: ExecutionContext, redis: TestRedis): Redis {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => {});
+  t.teardown(() => client.disconnect());
+  return client;
+}
+
+const ask = (gw: Gateway, block: number, id: unknown, headers: Record<string, string> = {}) =>
+  gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(block)], id), headers);
+
+if (hasRedis()) {
+  test.serial('an answer confirmed through one gateway is served by another from Redis, with the quorum that confirmed it and no upstream call', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const a = await gateway(t, list, redis);
+    const b = await gateway(t, list, redis);
+    const first = await ask(a, 0x10, 1);
+    t.is(first.headers['x-cache'], 'MISS');
+    t.is(balances(list), 2);
+    const second = await ask(b, 0x10, 'from-b');
+    t.is(second.status, 200, second.text);
+    t.is(second.headers['x-cache'], 'HIT');
+    t.is(balances(list), 2, 'zero upstream calls through the second gateway');
+    t.is(second.body.id, 'from-b');
+    t.is(second.body.result, first.body.result);
+    for (const h of ['x-checked-urls', 'x-forwarded-from', 'x-json-hash']) t.is(second.headers[h], first.headers[h], h);
+    const metrics = (await b.request('GET', '/metrics')).text;
+    t.regex(metrics, /omnigate_cache_redis_lookups_total\{outcome="hit"\} 1/);
+    t.regex(metrics, /omnigate_cache_redis_up 1/);
+    // Every value expires, and no provider URL is stored.
+    const client = redisClient(t, redis);
+    const keys = await client.keys('test:*');
+    t.true(keys.length >= 1);
+    for (const key of keys) {
+      const ttl = await client.ttl(key);
+      t.true(ttl > 0 && ttl <= 86_400, `${key} expires (ttl ${ttl})`);
+      const value = (await client.getBuffer(key))!.toString('latin1');
+      for (const f of list) t.false(value.includes(new URL(f.url).host), 'no upstream URL in Redis');
+    }
+  });
+
+  test.serial('a damaged value or one written without the key is refused, deleted and never served', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const gw = await gateway(t, list, redis);
+    const honest = await ask(gw, 0x11, 1);
+    t.is(honest.status, 200);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    const [key] = await client.keys('test:*');
+    // A writer with another key plants a lie: a forged balance, sealed under its own HMAC key.
+    const forger = new RedisStore({ url: redis.url, prefix: 'test:', ttlSeconds: 60, maxBytes: 2 ** 30, timeoutMs: 200, hmacKey: 'not-the-deployment-key-000' });
+    t.teardown(() => forger.close());
+    await until(async () => forger.state === 'ready');
+    const stored = (await client.getBuffer(key!))!;
+    const forged = Buffer.from(stored.toString('latin1').replace(/"result":"0x[0-9a-f]+"/, '"result":"0xdead"'), 'latin1');
+    t.not(forged.toString('latin1'), stored.toString('latin1'));
+    forger.set(key!.slice('test:'.length), { body: Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0xdead"}'), hash: 'forged', quorum: [], confirmations: 3, at: Date.now(), block: 1n });
+    await until(async () => (await client.getBuffer(key!))!.toString().includes('0xdead'));
+    // A process restart loses the memory level: a fresh gateway must go to Redis.
+    const fresh = await gateway(t, list, redis);
+    const calls = balances(list);
+    const r1 = await ask(fresh, 0x11, 2);
+    t.is(r1.status, 200);
+    t.is(r1.body.result, honest.body.result, 'the forged answer is never served');
+    t.is(r1.headers['x-cache'], 'MISS');
+    t.is(balances(list), calls + 2, 'asked the upstreams instead');
+    // A value damaged in place (one byte of the answer flipped, MAC unchanged) is refused too.
+    await until(async () => {
+      const v = await client.getBuffer(key!);
+      return v !== null && !v.toString().includes('0xdead');
+    });
+    const good = (await client.getBuffer(key!))!;
+    const damaged = Buffer.from(good);
+    damaged.writeUInt8(damaged[damaged.length - 3]! ^ 0x01, damaged.length - 3);
+    await client.set(key!, damaged);
+    const again = await gateway(t, list, redis);
+    const r2 = await ask(again, 0x11, 3);
+    t.is(r2.body.result, honest.body.result);
+    t.is(r2.headers['x-cache'], 'MISS');
+    const metrics = (await again.request('GET', '/metrics')).text;
+    t.regex(metrics, /omnigate_cache_redis_lookups_total\{outcome="refused"\} 1/);
+  });
+
+  test.serial('Redis killed mid-test: requests go on from the upstreams, /ready and /metrics say so; restarted: sharing resumes by itself', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const a = await gateway(t, list, redis);
+    const b = await gateway(t, list, redis);
+    await redis.stop();
+    await until(async () => (await a.request('GET', '/ready')).body.checks?.cache?.redis === 'down');
+    const started = Date.now();
+    const during = await ask(a, 0x12, 1);
+    t.is(during.status, 200, during.text);
+    t.is(during.headers['x-confirmable'], 'true');
+    t.true(Date.now() - started < 5_000, 'not held up by Redis');
+    const ready = await a.request('GET', '/ready');
+    t.is(ready.status, 200, 'still ready: it serves from the upstreams');
+    t.is(ready.body.checks.cache.redis, 'down');
+    t.regex((await a.request('GET', '/metrics')).text, /omnigate_cache_redis_up 0/);
+    await redis.start();
+    await until(async () => (await a.request('GET', '/ready')).body.checks?.cache?.redis === 'ready', 15_000);
+    await until(async () => (await b.request('GET', '/ready')).body.checks?.cache?.redis === 'ready', 15_000);
+    await ask(a, 0x13, 2);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    const calls = balances(list);
+    const shared = await ask(b, 0x13, 3);
+    t.is(shared.headers['x-cache'], 'HIT');
+    t.is(balances(list), calls);
+  });
+} else {
+  test('the Redis cache tests need redis-server', (t) => {
+    const fix = 'install it (apt-get install redis-server) or set OMNIGATE_REDIS_SERVER to a redis-server executable';
+    if (process.env.OMNIGATE_REQUIRE_REDIS === '1') {
+      t.fail(`OMNIGATE_REQUIRE_REDIS=1 but ${redisServer} does not run: ${fix}`);
+      return;
+    }
+    const message = `SKIPPED the Redis cache tests: ${redisServer} does not run here; ${fix}`;
+    console.warn(`\n*** ${message} ***\n`);
+    t.log(message);
+    t.pass();
+  });
+}
