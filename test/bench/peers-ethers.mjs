@@ -6,7 +6,7 @@
  * One JsonRpcProvider per node (batching off: `batchMaxCount: 1`; a static network, so no
  * `eth_chainId` before calls; the per-provider request cache off: `cacheTimeout: -1`, else
  * identical concurrent reads would share one call), weight 1 each.
- * argv[2]: JSON { urls, chainId, stallTimeout }.
+ * argv[2]: JSON { sets: [{ quorum, urls, chainId }], stallTimeout }: one FallbackProvider per set.
  * Protocol (as ipc.ts): { ready, info: { pid } } once started; `run` { quorum, clients, seconds,
  * address, block, expect } runs `clients` loops calling getBalance(address, block) on the
  * FallbackProvider of that quorum for `seconds` and answers { answers, wrong, errors, firstError,
@@ -16,19 +16,20 @@
 import { FallbackProvider, JsonRpcProvider, Network } from 'ethers';
 
 if (!process.send) throw new Error('this script is a bench child: start it with child_process.fork()');
-const { urls, chainId, stallTimeout } = JSON.parse(process.argv[2] ?? '{}');
-const network = Network.from(chainId);
-const nodes = urls.map((/** @type {string} */ url) => new JsonRpcProvider(url, network, { staticNetwork: network, batchMaxCount: 1, cacheTimeout: -1 }));
+/** @type {{ sets: { quorum: number, urls: string[], chainId: number }[], stallTimeout: number }} */
+const { sets, stallTimeout } = JSON.parse(process.argv[2] ?? '{}');
 /** @type {Map<number, FallbackProvider>} */
 const byQuorum = new Map();
+for (const set of sets) {
+  const network = Network.from(set.chainId);
+  const nodes = set.urls.map((url) => new JsonRpcProvider(url, network, { staticNetwork: network, batchMaxCount: 1, cacheTimeout: -1 }));
+  byQuorum.set(set.quorum, new FallbackProvider(nodes.map((provider) => ({ provider, weight: 1, priority: 1, stallTimeout })), network, { quorum: set.quorum, cacheTimeout: -1 }));
+}
 
 /** @param {number} quorum */
 function fallback(quorum) {
-  let f = byQuorum.get(quorum);
-  if (!f) {
-    f = new FallbackProvider(nodes.map((provider) => ({ provider, weight: 1, priority: 1, stallTimeout })), network, { quorum, cacheTimeout: -1 });
-    byQuorum.set(quorum, f);
-  }
+  const f = byQuorum.get(quorum);
+  if (!f) throw new Error(`no FallbackProvider of quorum ${quorum}`);
   return f;
 }
 
@@ -65,8 +66,7 @@ async function run(o) {
 }
 
 const stop = () => {
-  for (const f of byQuorum.values()) f.destroy();
-  for (const n of nodes) n.destroy();
+  for (const f of byQuorum.values()) f.destroy(); // (its providers too)
   process.exit(0);
 };
 process.on('message', (/** @type {any} */ m) => {

@@ -3,16 +3,18 @@
  * FallbackProvider, the verifying client a user would run instead, on the same fast fake nodes
  * with the same number of concurrent clients, in interleaved rounds.
  *
- * - The nodes: NODES fake nodes (upstream-server.ts, one process each, pinned with the load
- *   generator), NODE_DELAY_MS of service time each.
+ * - The nodes: fake nodes (upstream-server.ts, one process each, pinned with the load generator),
+ *   NODE_DELAY_MS of service time each: one for the N=1 pair (chain SOLO_CHAIN), three for the
+ *   N=3 pair (chain TRIO_CHAIN).
  * - ethers (peers-ethers.mjs): one process, pinned to the server CPU, running CLIENTS loops of
- *   `getBalance(address, pinned block)` on a FallbackProvider over the nodes at quorum 1 and at
- *   quorum 3 (weight 1 each, stallTimeout STALL_MS: far above a fast node's answer, so it never
- *   starts a node beyond the quorum). That process does the verifying, and it is the one measured.
- * - omnigate (omnigate-server.mjs): one process, pinned to the server CPU, with one chain over the
- *   same nodes (hedgeMs 0, probes and head polls once at start only, so every node call is a
- *   read's); the same `eth_getBalance` at the pinned block, at N=1 (`/rpc/<chain>`, the chain's
- *   default) and at N=3 (`/confirmations/3/rpc/<chain>`), from CLIENTS connections of the load
+ *   `getBalance(address, pinned block)` on a FallbackProvider at quorum 1 over the one node and at
+ *   quorum 3 over the three (weight 1 each, stallTimeout STALL_MS: far above a fast node's answer,
+ *   so it never starts a node beyond the quorum). That process does the verifying, and it is the
+ *   one measured.
+ * - omnigate (omnigate-server.mjs): one process, pinned to the server CPU, with the same two
+ *   chains (hedgeMs 0, probes and head polls once at start only, so every node call is a read's);
+ *   the same `eth_getBalance` at the pinned block, at N=1 (`/rpc/<solo chain>`) and at N=3
+ *   (`/confirmations/3/rpc/<trio chain>`), from CLIENTS connections of the load
  *   generator's closed loop (autocannon, in the bench process: lighter than an ethers client, and
  *   on the other CPU, so the comparison measures the verifying process).
  * Each round runs ethers q1, omnigate N=1, ethers q3, omnigate N=3, each after its own warm-up;
@@ -23,12 +25,12 @@ import { runLoad } from './load.js';
 import { BALANCE_ADDRESS, PINNED_BLOCK, replyText, requests } from './payloads.js';
 import { check, cpuMs, cpuShares, cpuTicks, fmt, fmtCpus, fmtInt, loadAverage, median, startNodes, startOmnigate, stopChildren, type PartContext, type PartReport } from './parts.js';
 
-const NODES = 3;
 const NODE_DELAY_MS = 1;
 const CLIENTS = 32;
 /** ethers' per-node stall timeout: with nodes answering in about a millisecond it never fires. */
 const STALL_MS = 5_000;
-const CHAIN_ID = 1;
+const SOLO_CHAIN = 2;
+const TRIO_CHAIN = 1;
 /** 1 ETH: the balance every fake node answers (payloads.ts). */
 const EXPECT_BALANCE = '1000000000000000000';
 
@@ -56,32 +58,36 @@ interface PeerRow {
 }
 
 export async function runPeers(ctx: PartContext): Promise<PartReport> {
-  const nodes = await startNodes(ctx, 'peer-node', Array.from({ length: NODES }, () => ({ chainId: CHAIN_ID, delayMs: NODE_DELAY_MS })));
+  const [solo, trio] = await Promise.all([
+    startNodes(ctx, 'peer-solo', [{ chainId: SOLO_CHAIN, delayMs: NODE_DELAY_MS }]),
+    startNodes(ctx, 'peer-trio', [0, 1, 2].map(() => ({ chainId: TRIO_CHAIN, delayMs: NODE_DELAY_MS }))),
+  ]);
   const config = {
     port: 0,
     refreshInterval: 86_400,
     heads: { intervalMs: 3_600_000 },
     timeouts: { hedgeMs: 0 },
-    chains: { [String(CHAIN_ID)]: { rpcs: nodes.urls } },
+    chains: { [String(SOLO_CHAIN)]: { rpcs: solo.urls }, [String(TRIO_CHAIN)]: { rpcs: trio.urls } },
   };
-  const omni = await startOmnigate(ctx, 'peers-omnigate', config, NODES);
-  const ethers = await startChild<{ pid: number }>('peers-ethers', './peers-ethers.mjs', [JSON.stringify({ urls: nodes.urls, chainId: CHAIN_ID, stallTimeout: STALL_MS })], { plainJs: true });
+  const omni = await startOmnigate(ctx, 'peers-omnigate', config, 4);
+  const sets = [{ quorum: 1, urls: solo.urls, chainId: SOLO_CHAIN }, { quorum: 3, urls: trio.urls, chainId: TRIO_CHAIN }];
+  const ethers = await startChild<{ pid: number }>('peers-ethers', './peers-ethers.mjs', [JSON.stringify({ sets, stallTimeout: STALL_MS })], { plainJs: true });
   ctx.children.add(ethers);
   await ctx.pin([ethers.pid], ctx.serverCpus);
-  const stopped: Child<any>[] = [omni.child, ethers, ...nodes.children];
+  const stopped: Child<any>[] = [omni.child, ethers, ...solo.children, ...trio.children];
   try {
     const body = JSON.stringify(requests.getBalance);
-    const n1Url = `${omni.base}/rpc/${CHAIN_ID}`;
-    const n3Url = `${omni.base}/confirmations/3/rpc/${CHAIN_ID}`;
-    for (const [url, n] of [[n1Url, 1], [n3Url, 3]] as const) {
+    const n1Url = `${omni.base}/rpc/${SOLO_CHAIN}`;
+    const n3Url = `${omni.base}/confirmations/3/rpc/${TRIO_CHAIN}`;
+    for (const [url, n, chain] of [[n1Url, 1, SOLO_CHAIN], [n3Url, 3, TRIO_CHAIN]] as const) {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       const text = await res.text();
-      check(res.status === 200 && text === replyText('eth_getBalance', CHAIN_ID), `peers: omnigate N=${n} answered ${res.status} ${text.slice(0, 200)}`);
+      check(res.status === 200 && text === replyText('eth_getBalance', chain), `peers: omnigate N=${n} answered ${res.status} ${text.slice(0, 200)}`);
       check(res.headers.get('x-required-confirmations') === String(n), `peers: omnigate N=${n} X-Required-Confirmations ${res.headers.get('x-required-confirmations')}`);
     }
     const block = Number(PINNED_BLOCK);
 
-    const measure = async (pid: number, go: () => Promise<{ rps: number; p50: number; p99: number; ok: number }>) => {
+    const measure = async (pid: number, nodes: typeof solo, go: () => Promise<{ rps: number; p50: number; p99: number; ok: number }>) => {
       await nodes.reset();
       const ticks = await cpuTicks();
       const cpuStart = await cpuMs(pid);
@@ -96,11 +102,11 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     };
     const viaEthers = async (quorum: 1 | 3): Promise<PeerRow> => {
       const order = { quorum, clients: CLIENTS, address: BALANCE_ADDRESS, block, expect: EXPECT_BALANCE };
-      const label = `ethers FallbackProvider, quorum ${quorum} of ${NODES}`;
+      const label = `ethers FallbackProvider, quorum ${quorum} of ${quorum}`;
       ctx.log(`running ${label} (${CLIENTS} clients)…`);
       if (ctx.warmup > 0) await ethers.call<EthersRun>('run', { ...order, seconds: ctx.warmup });
       let failure: EthersRun | undefined;
-      const m = await measure(ethers.pid, async () => {
+      const m = await measure(ethers.pid, quorum === 1 ? solo : trio, async () => {
         const r = await ethers.call<EthersRun>('run', { ...order, seconds: ctx.seconds });
         if (r.errors > 0 || r.wrong > 0) failure = r;
         return { rps: r.answers / ctx.seconds, p50: r.p50, p99: r.p99, ok: r.answers };
@@ -112,10 +118,10 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     };
     const viaOmnigate = async (n: 1 | 3): Promise<PeerRow> => {
       const url = n === 1 ? n1Url : n3Url;
-      const label = `omnigate N=${n} (${n === 1 ? `/rpc/${CHAIN_ID}` : `/confirmations/3/rpc/${CHAIN_ID}`})`;
+      const label = `omnigate N=${n} (${n === 1 ? `/rpc/${SOLO_CHAIN}` : `/confirmations/3/rpc/${TRIO_CHAIN}`})`;
       ctx.log(`running ${label} (${CLIENTS} connections)…`);
       if (ctx.warmup > 0) await runLoad({ url, body, connections: CLIENTS, seconds: ctx.warmup, warmupSeconds: 0 });
-      const m = await measure(omni.child.pid, async () => {
+      const m = await measure(omni.child.pid, n === 1 ? solo : trio, async () => {
         const r = await runLoad({ url, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: 0 });
         check(r.non2xx === 0 && r.errors === 0, `${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
         return r;
@@ -137,7 +143,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
 
     const medianRow = (rs: PeerRow[]) => [...rs].sort((a, b) => a.rps - b.rps)[(rs.length - 1) >> 1]!;
     const table = [
-      `| Peers: the same read, ${CLIENTS} concurrent clients, ${NODES} fake nodes of ${NODE_DELAY_MS} ms | Answers/s | p50 ms | p99 ms | Node calls / answer | CPU µs / answer of the process under test | Its CPU, share of a core | CPUs busy, all processes |`,
+      `| Peers: the same read, ${CLIENTS} concurrent clients, fake nodes of ${NODE_DELAY_MS} ms (1 for N=1, 3 for N=3) | Answers/s | p50 ms | p99 ms | Node calls / answer | CPU µs / answer of the process under test | Its CPU, share of a core | CPUs busy, all processes |`,
       '|---|---:|---:|---:|---:|---:|---:|---|',
       ...(['q1', 'n1', 'q3', 'n3'] as const).map((k) => {
         const r = medianRow(rounds[k]);
@@ -167,7 +173,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
         { name: '   CPU µs per answer, ethers quorum 3 ÷ omnigate N=3, for reference', value: `${fmt(c3.median)}×${list(c3.all)}`, target: '≥ 2.00×', pass: c3.median >= 2 },
       ],
       notes: [
-        `- peers: ethers v6 FallbackProvider (JsonRpcProvider per node, batchMaxCount 1, static network, cacheTimeout -1; weight 1, stallTimeout ${fmtInt(STALL_MS)} ms) in its own process pinned to the server CPU, ${CLIENTS} loops of getBalance(address, ${PINNED_BLOCK}); omnigate the same eth_getBalance from ${CLIENTS} autocannon connections of the load generator; ${ctx.rounds} interleaved round${ctx.rounds > 1 ? 's' : ''} (ethers q1, omnigate N=1, ethers q3, omnigate N=3), the table shows each one's median round; load average ${fmt(loadBefore)} before, ${fmt(await loadAverage())} after (2 or more on 2 cores: other tenants' processes competed)`,
+        `- peers: ethers v6 FallbackProvider (JsonRpcProvider per node, batchMaxCount 1, static network, cacheTimeout -1; weight 1, stallTimeout ${fmtInt(STALL_MS)} ms) in its own process pinned to the server CPU, ${CLIENTS} loops of getBalance(address, ${PINNED_BLOCK}), quorum 1 over 1 node and quorum 3 over 3; omnigate the same eth_getBalance at N=1 over the same 1 node and N=3 over the same 3 from ${CLIENTS} autocannon connections of the load generator; ${ctx.rounds} interleaved round${ctx.rounds > 1 ? 's' : ''} (ethers q1, omnigate N=1, ethers q3, omnigate N=3), the table shows each one's median round; load average ${fmt(loadBefore)} before, ${fmt(await loadAverage())} after (2 or more on 2 cores: other tenants' processes competed)`,
       ],
     };
   } finally {

@@ -58,7 +58,7 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   // The closed loop's N=3 row names the two loads its p50s were taken at.
   t.regex(out, /^\| N=3 p50 vs 3rd-fastest upstream p50 \(\d+ conns\) \| [\d.]+× \(at [\d,]+ against [\d,]+ req\/s\) \| ≤ 1\.10× \| (pass|\*\*miss\*\*[^|]*) \|$/m);
   // The peers (ethers' FallbackProvider on the same nodes) and the fixed-rate mix, every answer of it checked.
-  for (const row of ['ethers FallbackProvider, quorum 1 of 3', 'omnigate N=1 (/rpc/1)', 'ethers FallbackProvider, quorum 3 of 3', 'omnigate N=3 (/confirmations/3/rpc/1)']) {
+  for (const row of ['ethers FallbackProvider, quorum 1 of 1', 'omnigate N=1 (/rpc/2)', 'ethers FallbackProvider, quorum 3 of 3', 'omnigate N=3 (/confirmations/3/rpc/1)']) {
     t.regex(out, new RegExp(`^\\| ${row.replace(/[()/]/g, '\\$&')} \\| [\\d,]+ \\|`, 'm'), `no peers row for ${row}`);
   }
   t.regex(out, /^\| omnigate N=1 answers\/s ÷ ethers FallbackProvider quorum 1 .*\| [\d.]+× \|/m);
