@@ -11,7 +11,6 @@ export interface PartContext {
   seconds: number;
   warmup: number;
   rounds: number;
-  smoke: boolean;
   /** Where the part's own omnigate writes its `--cpu-prof` profile (BENCH_PROFILE names the part). */
   profileDir?: string;
   /** The CPU of the process under test, and the CPUs of the load generator and the fake nodes. */

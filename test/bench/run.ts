@@ -609,7 +609,7 @@ async function main() {
   });
 
   // --- the peers (ethers' FallbackProvider) and the fixed-rate mix: their own processes -------
-  const partCtx: PartContext = { seconds: SECONDS, warmup: WARMUP, rounds: ROUNDS, smoke: SMOKE, profileDir: PROFILE === 'mix' ? profileDir : undefined, serverCpus: SERVER_CPUS, otherCpus: OTHER_CPUS, pin, children, log };
+  const partCtx: PartContext = { seconds: SECONDS, warmup: WARMUP, rounds: ROUNDS, profileDir: PROFILE === 'mix' ? profileDir : undefined, serverCpus: SERVER_CPUS, otherCpus: OTHER_CPUS, pin, children, log };
   const parts: PartReport[] = [];
   if (wants('peers')) parts.push(await runPeers(partCtx));
   if (wants('mix')) parts.push(await runMix(partCtx, RATE));
