@@ -30,6 +30,8 @@ export function resultJson(method: string, chainId: number): string {
       return '"0x1312e00"';
     case 'eth_getBalance':
       return '"0xde0b6b3a7640000"';
+    case 'eth_getTransactionCount':
+      return '"0x2a"';
     case 'eth_getLogs':
       return logsResultJson();
     default:
@@ -38,6 +40,11 @@ export function resultJson(method: string, chainId: number): string {
 }
 
 let logsCache: string | undefined;
+
+/** The logs of a small range (3 logs, about 1 KB): the `eth_getLogs` answer of an upstream started with `smallLogs`. */
+export function smallLogsResultJson(): string {
+  return JSON.stringify([1, 2, 3].map((i) => log(i)));
+}
 
 /**
  * 5,000 logs whose reply (with the JSON-RPC envelope) is 2.5 MB: the logs of the fake upstream

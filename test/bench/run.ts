@@ -18,11 +18,14 @@
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
  * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
- * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay (only that scenario, omnigate (or the proxy) under --cpu-prof, then
- * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
+ * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix (only that scenario, omnigate (or the proxy) under --cpu-prof, then
+ * the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed rate, sweep, 1 connection), mix
+ * the fixed-rate mix's own omnigate; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * upMax proxyMax n1Max relayMax proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 peers mix rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
+ * The parts `peers` (omnigate against ethers' FallbackProvider, peers.ts) and `mix` (a fixed-rate
+ * mix of verified traffic with /health polled alongside, mix.ts) start their own processes.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -36,6 +39,9 @@ import { startChild, stopAll, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
 import { replyText, requests } from './payloads.js';
 import { summarizeProfile } from './profile.js';
+import { runMix } from './mix.js';
+import type { PartContext, PartReport } from './parts.js';
+import { runPeers } from './peers.js';
 
 const env = process.env;
 const SMOKE = env.BENCH_SMOKE === '1';
@@ -324,7 +330,7 @@ async function main() {
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {
-    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay or canon');
+    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'mix', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, mix or canon');
     if (PROFILE === 'canon') return profileCanonicalize();
     profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
   }
@@ -374,7 +380,7 @@ async function main() {
     }),
     startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
       plainJs: true,
-      execArgv: profileDir && PROFILE !== 'proxy' && PROFILE !== 'relay' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profileDir && PROFILE !== 'proxy' && PROFILE !== 'relay' && PROFILE !== 'mix' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     }),
     startChild<{ port: number }>('fanout', './fanout-server.ts', [JSON.stringify(fastest3)]),
     // The same with one upstream: the cheapest gateway that reads each request and answer on
@@ -605,6 +611,12 @@ async function main() {
     n3: () => scenario('n3-1', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, 1),
   });
 
+  // --- the peers (ethers' FallbackProvider) and the fixed-rate mix: their own processes -------
+  const partCtx: PartContext = { seconds: SECONDS, warmup: WARMUP, rounds: ROUNDS, profileDir: PROFILE === 'mix' ? profileDir : undefined, serverCpus: SERVER_CPUS, otherCpus: OTHER_CPUS, pin, children, log };
+  const parts: PartReport[] = [];
+  if (wants('peers')) parts.push(await runPeers(partCtx));
+  if (wants('mix')) parts.push(await runMix(partCtx, RATE));
+
   // RSS of the long-running omnigate process after every scenario above (2.5 MB replies included).
   const afterAllMb = PROFILE ? NaN : await readProcStatus(omni.pid, 'VmHWM');
   await omni.stop();
@@ -821,6 +833,7 @@ async function main() {
     const m = median(o.statsMs);
     targets.push({ name: `/api/stats snapshot at ${fmtInt(seeding?.events ?? 0)} events, ${name === 'new' ? 'Ponder 0.7+' : 'Ponder 0.4'} layout (median of 5; status from ${o.source}: ${fmt(median(o.statusMs), 0)} ms)`, value: `${fmt(m, 0)} ms`, target: '≤ 2,500 ms (half the statement timeout)', pass: m <= 2500 });
   }
+  for (const p of parts) targets.push(...p.targets);
   const targetTable = [
     '| Target | Measured | Goal | |',
     '|---|---:|---:|---|',
@@ -858,7 +871,8 @@ async function main() {
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');
   const report = [
-    header, '', table, '', ...(fixedTable ? [fixedTable, ''] : []), ...(sweepTable ? [sweepTable, ''] : []), ...(latTable ? [latTable, ''] : []), targetTable, '', ...ratios,
+    header, '', table, '', ...(fixedTable ? [fixedTable, ''] : []), ...(sweepTable ? [sweepTable, ''] : []), ...(latTable ? [latTable, ''] : []),
+    ...parts.flatMap((p) => [p.table, '']), targetTable, '', ...ratios, ...parts.flatMap((p) => p.notes),
     ...(hotSpots ? ['', hotSpots] : []),
   ].join('\n');
   console.log(report);

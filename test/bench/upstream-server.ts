@@ -4,7 +4,8 @@
  * its id and count its method), waits `delayMs` (the fixed service time, timed to a few µs by
  * precise-delay.ts: setTimeout's whole milliseconds would favour some traffic patterns) and
  * answers a precomputed body. Commands: `stats` (calls per port and method), `reset`.
- * argv[2]: JSON array of { chainId, delayMs }.
+ * argv[2]: JSON array of { chainId, delayMs, smallLogs? } (smallLogs: `eth_getLogs` answers 3 logs,
+ * not the 2.5 MB reply).
  *
  * HTTP/1.1 is spoken straight over TCP, not with node:http: the fake stands for a remote node,
  * and its own CPU is not what the bench measures, but it shares a core with the load generator.
@@ -19,11 +20,12 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { childMain } from './ipc.js';
 import { preciseDelay } from './precise-delay.js';
-import { resultJson } from './payloads.js';
+import { resultJson, smallLogsResultJson } from './payloads.js';
 
 interface Spec {
   chainId: number;
   delayMs: number;
+  smallLogs?: boolean;
 }
 
 const specs = JSON.parse(process.argv[2] ?? '[]') as Spec[];
@@ -87,7 +89,7 @@ function serve(spec: Spec, index: number): net.Server {
   const tail = (method: string) => {
     let b = bodies.get(method);
     if (!b) {
-      b = Buffer.from(`,"result":${resultJson(method, spec.chainId)}}`);
+      b = Buffer.from(`,"result":${spec.smallLogs && method === 'eth_getLogs' ? smallLogsResultJson() : resultJson(method, spec.chainId)}}`);
       bodies.set(method, b);
     }
     return b;

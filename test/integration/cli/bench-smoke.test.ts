@@ -21,7 +21,7 @@ async function descendants(pid: number): Promise<number[]> {
 }
 
 test('the bench runs end to end in smoke mode and prints its table', async (t) => {
-  // About 25 s on a quiet machine; a loaded CI machine has taken 54 s (both indexer layouts and their stats).
+  // About 35 s on a quiet machine; a loaded CI machine has taken 54 s (both indexer layouts and their stats) before the peers and the mix were added.
   t.timeout(200_000);
   const started = Date.now();
   // Its own process group, stopped in teardown whatever failed (the bench forks its servers).
@@ -57,6 +57,15 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   t.regex(out, /^\| N=1 throughput vs http-proxy \(\d+ conns, server saturated\) \| [\d.]+×/m);
   // The closed loop's N=3 row names the two loads its p50s were taken at.
   t.regex(out, /^\| N=3 p50 vs 3rd-fastest upstream p50 \(\d+ conns\) \| [\d.]+× \(at [\d,]+ against [\d,]+ req\/s\) \| ≤ 1\.10× \| (pass|\*\*miss\*\*[^|]*) \|$/m);
+  // The peers (ethers' FallbackProvider on the same nodes) and the fixed-rate mix, every answer of it checked.
+  for (const row of ['ethers FallbackProvider, quorum 1 of 1', 'omnigate N=1 (/rpc/2)', 'ethers FallbackProvider, quorum 3 of 3', 'omnigate N=3 (/confirmations/3/rpc/1)']) {
+    t.regex(out, new RegExp(`^\\| ${row.replace(/[()/]/g, '\\$&')} \\| [\\d,]+ \\|`, 'm'), `no peers row for ${row}`);
+  }
+  t.regex(out, /^\| omnigate N=1 answers\/s ÷ ethers FallbackProvider quorum 1 .*\| [\d.]+× \|/m);
+  t.regex(out, /^\| omnigate N=3 answers\/s ÷ ethers FallbackProvider quorum 3 .*\| [\d.]+× \|/m);
+  t.regex(out, /^\| Mix at [\d,]+ req\/s offered .*\n\|---.*\n\| round 1 \| [\d,]+ \| [\d.]+ \|/m);
+  t.regex(out, /^\| mix at [\d,]+ req\/s: wrong answers \(failed: \d+\) \| 0 of [\d,]+ \| 0 \| pass \|$/m);
+  t.regex(out, /^\| mix at [\d,]+ req\/s: worst GET \/health, every 50 ms after warm-up \| [\d.]+ ms \|/m);
   t.regex(out, /Machine: \d+ cores/);
   t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
 
