@@ -89,6 +89,10 @@ export async function runMix(ctx: PartContext, rate: number): Promise<PartReport
     port: 0,
     refreshInterval: 5,
     timeouts: { upstreamMs: 5000, requestMs: 15000 },
+    // Every pinned read of the mix asks the same question: merged or cached, the run would measure
+    // the cache, not what verified traffic costs (the figures before the cache were taken so).
+    mergeRequests: false,
+    cache: { memoryBytes: 0 },
     chains: { [String(CHAIN_ID)]: { rpcs: nodes.urls } },
   };
   const execArgv = ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`] : [];

@@ -67,6 +67,10 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     refreshInterval: 86_400,
     heads: { intervalMs: 3_600_000 },
     timeouts: { hedgeMs: 0 },
+    // ethers runs with its cache off and answers every read itself: omnigate too (no merged
+    // requests, no cache of confirmed answers), so that both rows measure verifying.
+    mergeRequests: false,
+    cache: { memoryBytes: 0 },
     chains: { [String(SOLO_CHAIN)]: { rpcs: solo.urls }, [String(TRIO_CHAIN)]: { rpcs: trio.urls } },
   };
   const omni = await startOmnigate(ctx, 'peers-omnigate', config, 4);
