@@ -27,7 +27,8 @@ function bypasses(req: IncomingMessage): boolean {
 
 export function cache(options: CacheOptions, inner: Middleware): Middleware {
   const answers = options.cache;
-  if (!answers) return inner;
+  // An answer known without asking (the finalized route's eth_blockNumber, classify): nothing to look up or run.
+  if (!answers) return (req, res, next) => (getContext(req).known ? next() : inner(req, res, next));
   /** No hit: the upstreams are asked, and a final confirmed answer kept. */
   const miss = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string) => {
     const chain = ctx.chain!;
@@ -45,6 +46,7 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
   };
   return function cache(req, res, next) {
     const ctx = getContext(req);
+    if (ctx.known) return next();
     const chain = need(ctx, 'chain', 'cache');
     const payload = need(ctx, 'payload', 'cache');
     const key = ctx.confirmable && !ctx.beyondHeads ? answers.keyOf(chain, payload) : undefined;

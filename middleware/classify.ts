@@ -12,22 +12,34 @@
  * the client gets what a node says at once, and no upstream is charged for the client's question.
  * A chain constant in a batch that holds a confirmable call (ctx.batchConfirmable, run-members.ts)
  * is confirmable at the batch's N.
- * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.batchConfirmable   Writes: ctx.confirmable, ctx.required, ctx.beyondHeads (ctx.payload when a tag is resolved)
+ * The finalized route (lib/verify/finalized-route.ts): `latest`, `safe`, `finalized` and a left-out
+ * block are pinned to the highest block N providers report as finalized (ctx.payload is replaced);
+ * `eth_blockNumber` is answered with it (ctx.known); with fewer than N reports, -32016.
+ * Reads: ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.batchConfirmable, ctx.finalizedRoute
+ * Writes: ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.known (ctx.payload when a tag is resolved)
  */
 import type { Middleware } from '../lib/pipeline/compose.js';
-import { getContext, need } from '../lib/pipeline/context.js';
+import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 import { batchNeutral, classifyCalls } from '../lib/jsonrpc/classify.js';
 import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
 import { pollHeadsNow } from '../lib/health/tracker.js';
+import { finalizedBlockNumber, pinnedToFinalized, routeFinalized } from '../lib/verify/finalized-route.js';
+import { BlockNotAvailableError } from '../lib/errors.js';
+import type { RpcPayload } from '../lib/jsonrpc/types.js';
+import type { Chain } from '../lib/upstream/registry.js';
 
 export function classify(): Middleware {
   return function classify(req, _res, next) {
     const ctx = getContext(req);
     const payload = need(ctx, 'payload', 'classify');
     const chain = need(ctx, 'chain', 'classify');
-    let verdict = classifyCalls(payload.calls, chain.extraConfirmable);
+    if (ctx.finalizedRoute) {
+      const refused = pinFinalized(ctx, chain);
+      if (refused) return next(refused);
+    }
+    let verdict = classifyCalls(ctx.payload!.calls, chain.extraConfirmable);
     if (!verdict.confirmable) {
-      const tags = resolveTags(chain, payload);
+      const tags = resolveTags(chain, ctx.payload!);
       const resolved = tags && classifyCalls(tags.payload.calls, chain.extraConfirmable);
       if (resolved?.confirmable) {
         ctx.payload = tags!.payload;
@@ -38,9 +50,10 @@ export function classify(): Middleware {
     // answer) in a batch that holds a confirmable call is asked of the same N upstreams, so that
     // the batch can still say X-Confirmable: true (ethers v6 adds eth_chainId to its batches).
     const call = ctx.payload!.calls[0]!;
-    if (!verdict.confirmable && ctx.batchConfirmable && !payload.batch && batchNeutral.has(call.method) && call.alias === undefined) {
+    if (!verdict.confirmable && ctx.batchConfirmable && !ctx.payload!.batch && batchNeutral.has(call.method) && call.alias === undefined) {
       verdict = { confirmable: true, reason: 'a chain constant in a batch with confirmable calls' };
     }
+    if (ctx.known) verdict = { confirmable: true, reason: 'the finalized route\'s block, vouched for by the providers\' finalized heads' };
     const settle = (confirmable: boolean) => {
       ctx.confirmable = confirmable;
       ctx.required = confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
@@ -55,4 +68,35 @@ export function classify(): Middleware {
       settle(!ctx.beyondHeads);
     });
   };
+}
+
+/**
+ * The finalized route: the payload pinned to the route's block, and eth_blockNumber answered with
+ * it, vouched for by N providers' finalized heads. A -32016 error when the chain has no such block
+ * yet, or (eth_blockNumber) fewer than N providers report the route's block as finalized now.
+ */
+function pinFinalized(ctx: RpcContext, chain: Chain): Error | undefined {
+  const required = ctx.confirmationsOverride ?? chain.confirmations;
+  const payload = ctx.payload!;
+  const block = routeFinalized(chain, required);
+  if (block === undefined) return notFinalized(chain, required, payload, `No finalized block on chain ${chain.id} yet: fewer than ${required} provider${required === 1 ? '' : 's'} report one`);
+  const call = payload.calls[0]!;
+  if (!payload.batch && call.method === 'eth_blockNumber') {
+    const known = finalizedBlockNumber(chain, call, block, required);
+    if (!known) return notFinalized(chain, required, payload, `Block ${block} (0x${block.toString(16)}), the finalized route's, is reported as finalized by fewer than ${required} provider${required === 1 ? '' : 's'} now (the route never goes back)`);
+    ctx.known = known;
+    return undefined;
+  }
+  const pinned = pinnedToFinalized(payload, block, chain.extraConfirmable);
+  if (pinned) ctx.payload = pinned;
+  return undefined;
+}
+
+function notFinalized(chain: Chain, required: number, payload: RpcPayload, why: string): Error {
+  const id = payload.batch ? null : payload.calls[0]!.id;
+  return new BlockNotAvailableError(`${why}: retry shortly`, {
+    id,
+    headers: { 'Retry-After': '5' },
+    data: { required, finalized: chain.upstreams.map((u) => ({ upstream: u.label, finalized: u.health.finalized === undefined ? null : `0x${u.health.finalized.toString(16)}` })) },
+  });
 }

@@ -4,7 +4,7 @@
  * can already echo the client's id.
  * A request that carries one of the gateway's own Via tokens is its own upstream call come back:
  * it is refused at once (lib/upstream/loop.ts).
- * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride
+ * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.finalizedRoute
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -102,6 +102,7 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
     }
     ctx.confirmationsOverride = n;
   }
+  if (route.finalized) ctx.finalizedRoute = true;
   const chain = registry.chains.get(chainId);
   if (!chain) {
     throw new UnknownChainError(`Unknown chain ${chainId}: configured chains are ${[...registry.chains.keys()].join(', ')}`);

@@ -39,6 +39,7 @@ export function memberContext(batch: RpcContext, index: number, payload: RpcPayl
   if (batch.chain) ctx.chain = batch.chain;
   if (batch.confirmationsOverride !== undefined) ctx.confirmationsOverride = batch.confirmationsOverride;
   if (batch.via !== undefined) ctx.via = batch.via;
+  if (batch.finalizedRoute) ctx.finalizedRoute = true;
   return ctx;
 }
 

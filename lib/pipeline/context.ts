@@ -41,6 +41,10 @@ export interface RpcContext {
   fetch?: CallPlan;
   /** canonicalize: what an answer is judged by, as data (verify builds the judge: lib/verify/assess.ts) */
   judging?: Judging;
+  /** parse: the request came by the finalized route (lib/verify/finalized-route.ts) */
+  finalizedRoute?: boolean;
+  /** classify: an answer known without asking the upstreams (the finalized route's eth_blockNumber) */
+  known?: Verdict;
   /** cache (middleware/cache.ts): the cached answer it was served from, or that the lookup missed */
   cached?: { hit: true; verdict: Verdict; at: number } | { hit: false };
   /** verify: the agreement loop of this request, and its verdict */
@@ -94,8 +98,8 @@ export function need<K extends keyof RpcContext>(ctx: RpcContext, key: K, stage:
   return value as NonNullable<RpcContext[K]>;
 }
 
-/** The answer a request got: from the cache, or from its agreement (undefined: none yet, or an error). */
+/** The answer a request got: from the cache, known without asking (finalized route), or from its agreement (undefined: none yet, or an error). */
 export function answerOf(ctx: RpcContext): Verdict | undefined {
   const cached = ctx.cached;
-  return cached !== undefined && cached.hit ? cached.verdict : ctx.verdict;
+  return cached !== undefined && cached.hit ? cached.verdict : (ctx.known ?? ctx.verdict);
 }

@@ -1,5 +1,6 @@
 /**
- * The balancer's RPC routes: `/rpc/<chainId>` and `/confirmations/<n>/rpc/<chainId>`
+ * The balancer's RPC routes: `/rpc/<chainId>` and `/confirmations/<n>/rpc/<chainId>`, and the
+ * finalized route `/finalized/rpc/<chainId>`, `/confirmations/<n>/finalized/rpc/<chainId>`
  * (a trailing slash is accepted). Pure: path → raw route parameters, checked later by the
  * parse stage so the error can carry the client's id.
  */
@@ -10,15 +11,18 @@ export interface RpcRoute {
   chainId: string;
   /** The `<n>` segment as written, when the path has one. */
   confirmations?: string;
+  /** The finalized route (lib/verify/finalized-route.ts). */
+  finalized?: true;
 }
 
-const rpcPath = /^\/(?:confirmations\/([^/]*)\/)?rpc\/([^/]*)\/?$/;
+const rpcPath = /^\/(?:confirmations\/([^/]*)\/)?(finalized\/)?rpc\/([^/]*)\/?$/;
 
 export function matchRpcRoute(pathname: string): RpcRoute | undefined {
   const m = rpcPath.exec(pathname);
   if (!m) return undefined;
-  const route: RpcRoute = { chainId: safeDecode(m[2]!) };
+  const route: RpcRoute = { chainId: safeDecode(m[3]!) };
   if (m[1] !== undefined) route.confirmations = safeDecode(m[1]);
+  if (m[2] !== undefined) route.finalized = true;
   return route;
 }
 

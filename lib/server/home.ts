@@ -30,6 +30,7 @@ export function buildHome(options: { chains: readonly string[]; indexer: boolean
   const routes: HomeRoute[] = [
     { method: 'POST', path: '/rpc/{chainId}', description: 'JSON-RPC for a configured chain, verified by the chain\'s confirmations', links: chains.map((id) => `/rpc/${id}`) },
     { method: 'POST', path: '/confirmations/{n}/rpc/{chainId}', description: 'JSON-RPC answered only when n upstreams agree', links: [`/confirmations/2/rpc/${first}`] },
+    { method: 'POST', path: '/finalized/rpc/{chainId}', description: 'JSON-RPC with latest, safe and finalized pinned to the highest block n providers report as finalized (also under /confirmations/{n}/)', links: [`/finalized/rpc/${first}`] },
     { method: 'GET', path: '/chains', description: 'configured chains and the state of each upstream (URLs redacted)' },
     { method: 'GET', path: '/health', description: 'liveness: 200 while the process serves' },
     { method: 'GET', path: '/ready', description: 'readiness: 200, or 503 with the reasons (too few usable upstreams, database unreachable)' },

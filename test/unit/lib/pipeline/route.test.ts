@@ -98,3 +98,10 @@ for (const [text, expected] of confirmations) {
 test('should read any positive decimal integer, however large, as confirmations', (t) => {
   t.is(parseConfirmations('1000000'), 1000000);
 });
+
+test('the finalized route, with and without <n>', (t) => {
+  t.deepEqual(matchRpcRoute('/finalized/rpc/1'), { chainId: '1', finalized: true });
+  t.deepEqual(matchRpcRoute('/confirmations/3/finalized/rpc/10/'), { chainId: '10', confirmations: '3', finalized: true });
+  t.is(matchRpcRoute('/finalized/confirmations/3/rpc/10'), undefined);
+  t.is(matchRpcRoute('/finalised/rpc/1'), undefined);
+});
