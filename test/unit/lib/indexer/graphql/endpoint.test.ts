@@ -1,0 +1,61 @@
+/**
+ * POST/GET /graphql refusals made before any query (no database is reached): a query that does
+ * not parse, an unknown field, a depth over graphqlMaxDepth, another method; GraphiQL for a
+ * browser only when enabled.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import test from 'ava';
+import { createApiContext, type IndexerApiOptions } from '../../../../../lib/indexer/context.js';
+import type { IndexerDb } from '../../../../../lib/indexer/db/pool.js';
+import { graphqlHandler } from '../../../../../lib/indexer/graphql/endpoint.js';
+import { send } from '../../../../support/gateway.js';
+import { serveHandler } from '../../../../support/stage.js';
+
+let reached = 0;
+const db = new Proxy({}, { get: () => { reached += 1; throw new Error('the database was reached'); } }) as unknown as IndexerDb;
+
+async function request(method: string, body: string | undefined, headers: Record<string, string>, options: IndexerApiOptions = {}) {
+  const handler = graphqlHandler(createApiContext(db, options));
+  const server = await serveHandler((req: IncomingMessage, res: ServerResponse) => {
+    handler(req, res).catch(() => res.writeHead(500).end());
+  });
+  try {
+    return await send(server.url, method, '/graphql', body, headers);
+  } finally {
+    await server.close();
+  }
+}
+const post = (query: string, options?: IndexerApiOptions) => request('POST', JSON.stringify({ query }), { 'content-type': 'application/json' }, options);
+
+test.serial('should refuse a query that does not parse, or asks a field the schema lacks, with 400', async (t) => {
+  const syntax = await post('{ disputes(');
+  t.is(syntax.status, 400);
+  t.regex(syntax.body.errors[0].message, /Syntax Error/);
+  const unknown = await post('{ noSuchField }');
+  t.is(unknown.status, 400);
+  t.regex(unknown.body.errors[0].message, /noSuchField/);
+  t.is(reached, 0);
+});
+
+test.serial('should refuse a query nested deeper than graphqlMaxDepth', async (t) => {
+  const deep = await post('{ disputes { Bridge { transactionId } } }', { graphqlMaxDepth: 2 });
+  t.is(deep.status, 400);
+  t.regex(JSON.stringify(deep.body.errors), /depth/i);
+  t.is(reached, 0);
+});
+
+test.serial('should refuse another method than GET and POST', async (t) => {
+  const put = await request('PUT', JSON.stringify({ query: '{ disputes { cursor } }' }), { 'content-type': 'application/json' });
+  t.is(put.status, 405);
+  t.is(reached, 0);
+});
+
+test.serial('should serve GraphiQL to a browser only when enabled', async (t) => {
+  const page = await request('GET', undefined, { accept: 'text/html' });
+  t.is(page.status, 200);
+  t.regex(String(page.headers['content-type']), /^text\/html/);
+  t.regex(page.text, /graphiql/i);
+  const off = await request('GET', undefined, { accept: 'text/html' }, { graphiql: false });
+  t.not(off.status, 200);
+  t.is(reached, 0);
+});
