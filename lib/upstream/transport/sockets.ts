@@ -102,19 +102,21 @@ export class SocketPool {
       return socket;
     };
     agent.keepSocketAlive = ((socket: PooledSocket) => {
-      if (socket[kCloseWhenFree]) {
+      if (socket[kCloseWhenFree] || !keep(socket)) {
+        // The agent destroys it now: it no longer counts (its 'close' comes a loop phase later).
         socket[kCloseWhenFree] = false;
+        if (socket[kSlot] === slot) {
+          socket[kSlot] = undefined;
+          this.open -= 1;
+          this.wakeOnNextTick();
+        }
         return false;
       }
-      if (!keep(socket)) return false;
       if (socket[kSlot] === slot) {
         this.idle.add(socket);
         slot.idle += 1;
         // The agent files it as free after this returns: a waiting call takes it on the next tick.
-        if (this.head !== undefined && !this.wakeScheduled) {
-          this.wakeScheduled = true;
-          process.nextTick(this.wakeSoon);
-        }
+        this.wakeOnNextTick();
       }
       return true;
     }) as http.Agent['keepSocketAlive'];
@@ -123,6 +125,14 @@ export class SocketPool {
       reuse(socket, req);
     };
     return slot;
+  }
+
+  /** Wakes the waiting calls on the next tick, if any wait (not inside the agent's own handling of a socket). */
+  private wakeOnNextTick(): void {
+    if (this.head !== undefined && !this.wakeScheduled) {
+      this.wakeScheduled = true;
+      process.nextTick(this.wakeSoon);
+    }
   }
 
   /**
