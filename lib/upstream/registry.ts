@@ -70,8 +70,8 @@ export interface Registry {
   readonly chains: ReadonlyMap<string, Chain>;
   /** The upstream through which one of these Via tokens (loop.ts) is ours: a call come back. */
   loopThrough(tokens: readonly string[]): Upstream | undefined;
-  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own agents (`limits.upstreamSockets`). */
-  readonly sockets: SocketPool;
+  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own agents (`limits.upstreamSockets`; createRegistry sets it). */
+  readonly sockets?: SocketPool;
   close(): Promise<void>;
 }
 

@@ -74,7 +74,7 @@ export class SocketPool {
   private wakeScheduled = false;
   private readonly wakeSoon = () => {
     this.wakeScheduled = false;
-    this.wake(true);
+    this.wake();
   };
 
   constructor(cap = defaultUpstreamSockets) {
@@ -173,32 +173,23 @@ export class SocketPool {
   release(w: SocketWaiter): void {
     w.reserved = false;
     this.pending -= 1;
-    if (this.head !== undefined) this.wake(false);
+    if (this.head !== undefined) this.wake();
   }
 
   /** A counted socket closed. */
   closed(socket: PooledSocket, slot: SocketSlot): void {
     this.open -= 1;
     if (this.idle.delete(socket)) slot.idle -= 1;
-    if (this.head !== undefined) this.wake(false);
+    if (this.head !== undefined) this.wake();
   }
 
   /**
-   * Starts the waiting calls that may go: first (`reuse`) those whose agent has an idle socket,
-   * then the oldest, each with a reservation, while the cap allows or an idle socket can be reclaimed.
+   * Starts the waiting calls that may go, oldest first: one whose agent has an idle socket takes
+   * it; another gets a reservation while the cap allows, or when an idle socket (of any agent)
+   * can be reclaimed for it. Strictly in order: a call never waits behind younger ones of an
+   * upstream that keeps its sockets busy.
    */
-  private wake(reuse: boolean): void {
-    if (reuse && this.idle.size > 0) {
-      for (let w = this.head; w; ) {
-        const next = w.pnext;
-        if (w.pooled && w.slot.idle > 0) {
-          this.unqueue(w);
-          w.reserved = false;
-          w.go();
-        }
-        w = next;
-      }
-    }
+  private wake(): void {
     for (let w = this.head; w; w = this.head) {
       if (w.slot.idle > 0) {
         this.unqueue(w);

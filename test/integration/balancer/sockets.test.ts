@@ -92,8 +92,8 @@ test('1,000 upstreams: the first probe round holds at most two sockets per upstr
   t.is(f.calls.get('eth_chainId'), 1000, 'every upstream probed');
   t.true(gw.rpc.registry.chains.get('1')!.upstreams.every((u) => u.health.head === 16n), 'every head known');
   t.true(f.most <= 64, `${f.most} connections at once (32 upstreams probed at once, two calls each)`);
-  t.true(gw.rpc.registry.sockets.peak <= 64, `${gw.rpc.registry.sockets.peak} sockets at once (gateway side)`);
-  t.is(gw.rpc.registry.sockets.open, 0, 'no socket of an upstream without traffic is kept');
+  t.true(gw.rpc.registry.sockets!.peak <= 64, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
+  t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
 });
 
 test('1,000 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered', async (t) => {
@@ -114,9 +114,9 @@ test('1,000 upstreams under load with probes and head polls: at most limits.upst
   // The gateway counts a socket from its creation to its close: never above the cap. The servers
   // count a connection until they read its FIN, and under load they may accept a new connection
   // before reading the FIN of the idle one the gateway closed for it: a few more on their side.
-  t.true(gw.rpc.registry.sockets.peak <= cap, `${gw.rpc.registry.sockets.peak} sockets at once (gateway side)`);
+  t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
   t.true(f.most <= cap + 16, `${f.most} connections at once (server side)`);
-  t.true(gw.rpc.registry.sockets.peak >= cap / 2, `the load needed many sockets: ${gw.rpc.registry.sockets.peak}`);
+  t.true(gw.rpc.registry.sockets!.peak >= cap / 2, `the load needed many sockets: ${gw.rpc.registry.sockets!.peak}`);
 });
 
 test('a chain whose upstreams are all slow (300 ms) is hedged within its 10 % budget from the first read', async (t) => {
