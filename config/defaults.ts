@@ -41,6 +41,8 @@ export const defaults = {
     bufferedBytes: 256 * 1024 * 1024,
     /** Upstreams health-probed at once. */
     probeConcurrency: 32,
+    /** HTTP(S) upstream sockets open at once, all upstreams together; calls beyond wait for one. */
+    upstreamSockets: 256,
   },
   server: {
     /** Time a client has to send the request headers, in ms (slowloris protection). */

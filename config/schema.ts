@@ -147,7 +147,7 @@ function timeoutsOf(r: Reader): OmnigateConfig['timeouts'] {
 
 function limitsOf(r: Reader): OmnigateConfig['limits'] {
   const l = r.section('limits');
-  unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency'], 'limits', r.report);
+  unknownKeys(l, ['bodyBytes', 'batchSize', 'responseBytes', 'jsonDepth', 'bufferedBytes', 'probeConcurrency', 'upstreamSockets'], 'limits', r.report);
   const d = defaults.limits;
   const limits = {
     bodyBytes: r.int(l, 'bodyBytes', 'limits.bodyBytes', d.bodyBytes, 1, 1 << 30, 'In bytes. Example: bodyBytes: 5242880'),
@@ -156,6 +156,7 @@ function limitsOf(r: Reader): OmnigateConfig['limits'] {
     jsonDepth: r.int(l, 'jsonDepth', 'limits.jsonDepth', d.jsonDepth, 1, 2048, 'Nesting levels of arrays and objects. Example: jsonDepth: 256'),
     bufferedBytes: r.int(l, 'bufferedBytes', 'limits.bufferedBytes', d.bufferedBytes, 1, 2 ** 40, 'In bytes. Example: bufferedBytes: 268435456'),
     probeConcurrency: r.int(l, 'probeConcurrency', 'limits.probeConcurrency', d.probeConcurrency, 1, 10_000, 'Upstreams probed at once. Example: probeConcurrency: 32'),
+    upstreamSockets: r.int(l, 'upstreamSockets', 'limits.upstreamSockets', d.upstreamSockets, 1, 1_000_000, 'HTTP(S) upstream sockets open at once, all upstreams together. Example: upstreamSockets: 256'),
   };
   if (limits.bufferedBytes < limits.responseBytes) {
     r.report('limits.bufferedBytes', `${limits.bufferedBytes} is below limits.responseBytes (${limits.responseBytes}): one answer of the largest size could never be read. Raise it, e.g. bufferedBytes: ${Math.max(limits.responseBytes * 4, d.bufferedBytes)}`);

@@ -86,6 +86,7 @@ export interface OmnigateConfig {
     readonly jsonDepth: number;
     readonly bufferedBytes: number;
     readonly probeConcurrency: number;
+    readonly upstreamSockets: number;
   };
   readonly server: {
     readonly headersTimeoutMs: number;

@@ -5,8 +5,10 @@
  * goes to heads.ts, which sets each upstream's lag behind the chain's robust head (never the
  * maximum: one upstream reporting an absurd head does not make the others lag). Probes of a chain run in parallel,
  * at most `limits.probeConcurrency` upstreams at once (each probe is two calls), chains one after
- * another, so a large config never opens hundreds of connections at once. An upstream found to
- * be a request loop (loop.ts) is not probed.
+ * another, so a large config never opens hundreds of connections at once: the probe of an
+ * upstream that carried no traffic since its last health call closes its sockets after the answer
+ * (`background`), instead of keeping them alive. An upstream found to be a request loop (loop.ts)
+ * is not probed.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -35,6 +37,7 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
     signal: new AbortController().signal,
     timeoutMs,
     maxBytes: 64 * 1024,
+    background: true,
   });
   let value: { result?: unknown; error?: { message?: string } };
   try {

@@ -44,7 +44,9 @@ export const recentSamples = 3;
 export const windowMs = 60_000;
 /** Outcomes the error rate rests on. */
 export const outcomeWindow = 32;
-const accuracy = 0.02;
+/** Relative accuracy of the latency sketches: a quantile they give is within 2 % of the true one. */
+export const sketchAccuracy = 0.02;
+const accuracy = sketchAccuracy;
 /** A probe or an answer this many times faster than the recent median resets it (a re-measurement). */
 export const resetFactor = 3;
 

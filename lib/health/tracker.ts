@@ -31,7 +31,7 @@ interface Answer {
 async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: number, signal: CancelSignal): Promise<Answer> {
   const body = { jsonrpc: '2.0', id: 1, method, params };
   const payload: RpcPayload = { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify(body)) };
-  const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024 });
+  const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024, background: true });
   try {
     return JSON.parse(answer.body.toString('utf8')) as Answer;
   } catch {

@@ -13,6 +13,7 @@ import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
+import { SocketPool } from './transport/sockets.js';
 
 export interface Upstream {
   readonly chainId: string;
@@ -69,6 +70,8 @@ export interface Registry {
   readonly chains: ReadonlyMap<string, Chain>;
   /** The upstream through which one of these Via tokens (loop.ts) is ours: a call come back. */
   loopThrough(tokens: readonly string[]): Upstream | undefined;
+  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own agents (`limits.upstreamSockets`; createRegistry sets it). */
+  readonly sockets?: SocketPool;
   close(): Promise<void>;
 }
 
@@ -104,6 +107,8 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   const byToken = new Map<string, Upstream>();
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
   const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
+  // One cap for every upstream of every chain (a caller's agents are not counted).
+  const sockets = new SocketPool(config.limits.upstreamSockets);
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
     const upstreams = chain.rpcs.map((url, index): Upstream => {
@@ -121,7 +126,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : createHttpTransport(url, { via, ...httpOptions(url, config, choice) }),
+          : createHttpTransport(url, { via, sockets, ...httpOptions(url, config, choice) }),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
@@ -145,6 +150,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   }
   return {
     chains,
+    sockets,
     loopThrough(tokens) {
       for (const token of tokens) {
         const upstream = byToken.get(token);

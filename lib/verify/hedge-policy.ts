@@ -2,10 +2,14 @@
  * Hedging policy of the agreement loop, per request, from `timeouts:`:
  * - the delay: `timeouts.hedgeMs` when the config sets it (a fixed override; 0 turns hedging off),
  *   else adaptive: the chain's recent `hedgeQuantile` (p90) of answered calls of the request's
- *   method class, within [hedgeMinMs, hedgeMaxMs]; hedgeMaxMs until 20 calls were answered
- *   (hedgeDelay below). Read at each hedge timer, so a long request follows the chain;
- * - the budget: hedged calls of a chain at most `hedgeBudget` × its first calls, plus a burst of 10
- *   (HedgeBudget below): a chain whose upstreams are all slow is not sent twice its traffic.
+ *   method class, within [hedgeMinMs, hedgeMaxMs]; no hedging at all until 20 calls of the class
+ *   were answered (hedgeDelay below): without latencies to judge by, a slow chain cannot be told
+ *   from a stalled upstream. Read when the hedge timer is armed and at each of its rings;
+ * - the budget: hedged calls of a chain at most `hedgeBudget` × its first calls (HedgeBudget
+ *   below), earned from the first request: under the adaptive delay the budget starts empty, so a
+ *   chain whose upstreams are all slow gets at most that share of extra calls from its first
+ *   request on; a fixed `hedgeMs` (the operator's word on when a call is stalled) starts with a
+ *   burst of 10. Unused tokens add up to a burst of 10.
  *   `mayHedge` asks, `onHedge` pays (so a policy composed after this one may still refuse for free);
  * - the count (`hedgeMissingVotes`): max(1, missing − inFlight), one call per vote the leading
  *   group still lacks less the calls already running, and at least one. N=3 with one vote in and
@@ -15,7 +19,7 @@
  * Composable with other policies (lib/verify/loop-policy.ts composePolicies).
  */
 import type { RequestQuestion } from './question.js';
-import { chainQuantile, methodClassOf, type MethodClass } from '../health/quality.js';
+import { chainQuantile, methodClassOf, sketchAccuracy, type MethodClass } from '../health/quality.js';
 import { hedgeMissingVotes } from './agreement.js';
 import type { LoopPolicy, LoopPolicyOf } from './loop-policy.js';
 
@@ -27,7 +31,7 @@ export interface HedgeSettings {
   quantile: number;
   /** Hedged calls at most, as a share of first calls per chain (0..1). */
   budget: number;
-  /** Answered calls the adaptive delay rests on (default 20; before that, maxMs). */
+  /** Answered calls the adaptive delay rests on (default 20; before that, no hedging). */
   minSamples?: number;
   /** The clock of the quality sketches (default performance.now: the one fetch-parallel records with). */
   now?: () => number;
@@ -70,7 +74,7 @@ export function hedgePolicy(settings: HedgeSettings): LoopPolicyOf {
     const chain = q.chain;
     if (!chain) return undefined;
     if (fixedMs === 0) return off;
-    const budget = hedgeBudgetOf(chain, share);
+    const budget = hedgeBudgetOf(chain, share, fixedMs !== undefined ? defaultHedgeBurst : 0);
     // The first calls of this request earn the chain its share of hedges.
     budget.onCalls(q.required ?? 1);
     const cls = methodClassOf(q.payload?.calls);
@@ -91,35 +95,43 @@ export interface HedgeOptions {
   maxMs: number;
   /** The quantile of answered calls the delay follows (timeouts.hedgeQuantile, default 0.9). */
   quantile: number;
-  /** Answered calls the quantile must rest on; before that, maxMs (default 20). */
+  /** Answered calls the quantile must rest on; before that, no hedging (default 20). */
   minSamples?: number;
 }
 
 /**
  * When to ask one more upstream for a request of class `cls` on `chain`: the fixed delay when
  * one is configured, else the chain's recent `quantile` of answered calls of that class, within
- * [minMs, maxMs]; maxMs while too few calls were answered to say.
+ * [minMs, maxMs]; 0 (no hedge) while too few calls were answered to say. The quantile is taken
+ * at its upper bound (the sketch's relative accuracy added): the sketch may give a value up to
+ * 2 % below the true one, and on a chain whose calls all take about the same time that would
+ * hedge nearly every call.
  */
 export function hedgeDelay(chain: object, cls: MethodClass, options: HedgeOptions, now = performance.now()): number {
   if (options.fixedMs !== undefined) return options.fixedMs;
   const q = chainQuantile(chain, cls, options.quantile, options.minSamples ?? 20, now);
-  if (q === undefined) return options.maxMs;
-  return Math.min(options.maxMs, Math.max(options.minMs, Math.round(q)));
+  if (q === undefined) return 0;
+  return Math.min(options.maxMs, Math.max(options.minMs, Math.round(q * (1 + sketchAccuracy))));
 }
+
+/** Hedges a chain may save up (HedgeBudget's `burst`), and a fixed delay's budget at start. */
+export const defaultHedgeBurst = 10;
 
 /**
  * The hedging budget of one chain: extra (hedged) calls may be at most `share` of the first calls,
- * plus a burst of `burst`. Each first call earns `share` of a token (up to `burst`); a hedge takes
- * one. A chain whose upstreams are all slow is then not sent twice its traffic.
+ * plus what it starts with (`initial`, default none). Each first call earns `share` of a token,
+ * saved up to `burst`; a hedge takes one. A chain whose upstreams are all slow is then sent at most
+ * `share` more calls than its traffic, from the first request on.
  */
 export class HedgeBudget {
   private tokens: number;
   constructor(
     readonly share: number,
-    readonly burst = 10,
+    readonly burst = defaultHedgeBurst,
+    initial = 0,
   ) {
     if (!(share >= 0 && share <= 1)) throw new TypeError('HedgeBudget: share must be within 0..1');
-    this.tokens = burst;
+    this.tokens = Math.min(burst, initial);
   }
 
   /** A first (not hedged) call was made. */
@@ -152,9 +164,9 @@ export class HedgeBudget {
 
 const budgets = new WeakMap<object, HedgeBudget>();
 
-/** The hedging budget of a chain (one per chain object, created on first use). */
-export function hedgeBudgetOf(chain: object, share: number): HedgeBudget {
+/** The hedging budget of a chain (one per chain object, created on first use with `initial` tokens). */
+export function hedgeBudgetOf(chain: object, share: number, initial = 0): HedgeBudget {
   let b = budgets.get(chain);
-  if (!b) budgets.set(chain, (b = new HedgeBudget(share)));
+  if (!b) budgets.set(chain, (b = new HedgeBudget(share, defaultHedgeBurst, initial)));
   return b;
 }

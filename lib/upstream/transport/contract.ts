@@ -58,6 +58,11 @@ export interface UpstreamRequest {
   maxDepth?: number;
   /** The request's share of the global budget of buffered answer bytes (none: not counted). */
   budget?: BudgetAccount;
+  /**
+   * A health call (probe, head poll), not traffic: on an upstream that carried no traffic since
+   * the previous health call, its HTTP socket is closed after the answer instead of kept alive.
+   */
+  background?: boolean;
 }
 
 /** Nesting depth accepted when a request names none (`limits.jsonDepth`'s default). */

@@ -3,13 +3,15 @@
  * that admits and queues them): its request, its timer and its answer's bytes, read into one
  * buffer, checked against the size limit, the byte budget and the nesting limit. The request's
  * and answer's event handlers are shared functions that find their call on the request, not
- * closures made per call.
+ * closures made per call. Under the gateway's cap on upstream sockets (sockets.ts, when the
+ * client has a part of it) a call that may open a socket beyond the cap waits there for one.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { defaultMaxDepth, describeError, overBudget, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { closeWhenFree, type SocketPool, type SocketSlot, type SocketWaiter } from './sockets.js';
 
 /** What a call needs of the client that made it (http.ts). */
 export interface CallOwner {
@@ -24,6 +26,12 @@ export interface CallOwner {
   release(): void;
   /** The request options of a call. */
   options(request: UpstreamRequest): http.RequestOptions;
+  /** The client's part of the gateway's socket cap, and that cap (none: a caller's agent, or no cap). */
+  readonly slot: SocketSlot | undefined;
+  readonly pool: SocketPool | undefined;
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  traffic: number;
+  trafficSeen: number;
 }
 
 /** Error bodies up to this size are read and dropped so the socket is kept. */
@@ -47,6 +55,8 @@ type AnySocket = Duplex & { connecting?: boolean; encrypted?: boolean; getPeerCe
 
 function onSocket(this: CallRequest, socket: AnySocket): void {
   const call = this[kCall];
+  // The request has its socket: a new one is counted open by now, the reservation ends.
+  if (call.reserved) call.client.pool!.release(call);
   // A socket that cannot be written: https-proxy-agent's stand-in replaying a proxy's refusal
   // of the tunnel. Nothing reaches the upstream.
   if (socket.writable === false) return;
@@ -81,7 +91,7 @@ function onTimeout(call: Call): void {
 }
 
 /** One upstream call: its request, its timer and its answer's bytes. */
-export class Call {
+export class Call implements SocketWaiter {
   /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
   sent = false;
   private settled = false;
@@ -105,9 +115,15 @@ export class Call {
   waiting = false;
   qprev: Call | undefined = undefined;
   qnext: Call | undefined = undefined;
+  /** Whether it holds a reservation of the socket cap (it may open a socket). */
+  reserved = false;
+  /** Whether it waits in the socket cap's queue, and its neighbours there. */
+  pooled = false;
+  pprev: SocketWaiter | undefined = undefined;
+  pnext: SocketWaiter | undefined = undefined;
 
   constructor(
-    private readonly client: CallOwner,
+    readonly client: CallOwner,
     readonly request: UpstreamRequest,
     private readonly resolve: (response: UpstreamResponse) => void,
     private readonly reject: (err: Error) => void,
@@ -117,12 +133,29 @@ export class Call {
     client.live = this;
     this.timer = setTimeout(onTimeout, request.timeoutMs, this);
     request.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (request.background !== true) client.traffic += 1;
     client.admit(this);
   }
 
-  /** Creates and sends the call's request (the client admitted it). */
+  get slot(): SocketSlot {
+    return this.client.slot!;
+  }
+
+  /** The client admitted it: it goes when the socket cap lets it (at once, nearly always). */
   start(): void {
     this.started = true;
+    const pool = this.client.pool;
+    if (pool !== undefined) {
+      if (pool.open + pool.pending < pool.cap && pool.head === undefined) {
+        pool.pending += 1;
+        this.reserved = true;
+      } else if (!pool.admit(this)) return;
+    }
+    this.go();
+  }
+
+  /** Creates and sends the call's request. */
+  go(): void {
     const { client, request } = this;
     const mod = client.secure ? https : http;
     let req: CallRequest;
@@ -232,8 +265,19 @@ export class Call {
     else this.client.live = next;
     if (next) next.prev = prev;
     this.prev = this.next = undefined;
-    if (this.waiting) this.client.unqueue(this);
-    else if (this.started) this.client.release();
+    const client = this.client;
+    if (client.pool !== undefined) {
+      if (this.pooled) client.pool.unqueue(this);
+      if (this.reserved) client.pool.release(this);
+      // A health call on an upstream that carried no traffic since the last one: its socket is
+      // closed, not kept alive (a probe round of many upstreams holds the sockets in flight only).
+      if (this.request.background === true) {
+        if (client.traffic === client.trafficSeen) closeWhenFree(this.req?.socket);
+        client.trafficSeen = client.traffic;
+      }
+    }
+    if (this.waiting) client.unqueue(this);
+    else if (this.started) client.release();
     if (err) {
       // A failed call's bytes are dropped: they go back to the budget.
       if (this.charged > 0) this.request.budget?.give(this.charged);

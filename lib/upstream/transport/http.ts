@@ -14,18 +14,23 @@
  * below destroys it (node would drop them and keep the socket). What HTTP/1.1 cannot tell apart
  * is a stray answer arriving after the next request was written and before its answer.
  *
- * The agent: the caller's (`agent`: rpcPipeline's `agents`/`agent`), else agent.ts createAgent.
+ * The agent: the caller's (`agent`: rpcPipeline's `agents`/`agent`), else agent.ts createAgent,
+ * whose sockets count in the gateway's cap on upstream sockets (`sockets`, sockets.ts) when one
+ * is given: a call that may need a new socket beyond the cap waits for one (within its timeout).
  */
 import type http from 'node:http';
 import { createAgent, defaultMaxSockets, type AgentSettings } from './agent.js';
 import { overBudget, UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 import { Call, type CallOwner } from './http-call.js';
+import type { SocketPool, SocketSlot } from './sockets.js';
 
 export interface HttpTransportOptions extends AgentSettings {
   /** The agent to use, as is (the caller sizes and closes it). */
   agent?: http.Agent;
   /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
   via?: string;
+  /** The gateway's cap on upstream sockets (`limits.upstreamSockets`); not applied to a caller's `agent`. */
+  sockets?: SocketPool;
 }
 
 
@@ -35,7 +40,8 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   const url = new URL(rawUrl);
   const own = options.agent === undefined;
   const agent = options.agent ?? createAgent(url, options);
-  const client = new Client(url, agent, options.maxSockets ?? (own ? defaultMaxSockets : agent.maxSockets), options);
+  const slot = own && options.sockets ? options.sockets.attach(agent) : undefined;
+  const client = new Client(url, agent, options.maxSockets ?? (own ? defaultMaxSockets : agent.maxSockets), options, slot);
   return {
     send: (request) => client.send(request),
     close: async () => {
@@ -69,13 +75,21 @@ class Client implements CallOwner {
   private waitTail: Call | undefined = undefined;
   readonly secure: boolean;
   readonly requestOptions: http.RequestOptions;
+  /** This upstream's part of the gateway's socket cap (none: a caller's agent, or no cap). */
+  readonly slot: SocketSlot | undefined;
+  readonly pool: SocketPool | undefined;
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  traffic = 0;
+  trafficSeen = 0;
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
   /** Whether requestOptions carries TLS options (then it is spread into each request's options). */
   private readonly tls: boolean;
 
-  constructor(url: URL, agent: http.Agent, limit: number, options: HttpTransportOptions) {
+  constructor(url: URL, agent: http.Agent, limit: number, options: HttpTransportOptions, slot: SocketSlot | undefined) {
     this.secure = url.protocol === 'https:';
+    this.slot = slot;
+    this.pool = slot?.pool;
     this.limit = limit > 0 ? limit : Infinity;
     this.via = options.via;
     this.tls = this.secure && options.tls !== undefined;
@@ -175,4 +189,3 @@ class Client implements CallOwner {
     return headers;
   }
 }
-

@@ -47,6 +47,11 @@ export class WsCalls {
   private nextId = 1;
   private readonly pending = new Map<number, PendingCall>();
 
+  /** Whether no call is in flight. */
+  get idle(): boolean {
+    return this.pending.size === 0;
+  }
+
   /** Our id for each call (in order) → its client's id; the calls are awaited once add()ed. */
   idsFor(calls: readonly { id: RpcId }[]): Map<number, RpcId> {
     const ids = new Map<number, RpcId>();

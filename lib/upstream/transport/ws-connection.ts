@@ -120,6 +120,14 @@ export class WsConnection {
   }
 
   /**
+   * Starts the close handshake of the open connection, if one is open (its 'close' fails the
+   * calls still written on it); the next call opens a new one. Not a drop: no backoff follows.
+   */
+  closeQuietly(): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.close(1000);
+  }
+
+  /**
    * Closes the connection (waiting up to 1 s for the close handshake). A handshake in progress is
    * abandoned: waiting for it held close() for up to the handshake timeout (an upstream that
    * accepts TCP and never answers), and a call waiting for it was written once it opened.

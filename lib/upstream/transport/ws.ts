@@ -3,7 +3,9 @@
  * use, reopened after a drop with a backoff, dropped when a heartbeat finds it silent), shared by
  * every request, with calls multiplexed by id (ws-calls.ts): each call goes out under an id of the
  * transport's own and the answer gets the client's id back, spliced into the raw bytes, which are
- * otherwise returned as received.
+ * otherwise returned as received. A health call (`request.background`: probe, head poll) on an
+ * upstream that carried no traffic since the last one closes the connection once no call is in
+ * flight (sendBackground).
  */
 import WebSocket from 'ws';
 import { defaultMaxDepth, overBudget, UpstreamCallError, withTimeout, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
@@ -40,7 +42,32 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     closed: (err, ws) => calls.failAll(err, ws),
   });
 
-  async function send(request: UpstreamRequest): Promise<UpstreamResponse> {
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  let traffic = 0;
+  let trafficSeen = 0;
+
+  /**
+   * A health call (probe, head poll) on an upstream that carried no traffic since the last one
+   * closes the connection once nothing else is in flight: a probe round over many ws upstreams
+   * does not leave one connection open per upstream. The next call opens a new one.
+   */
+  async function sendBackground(request: UpstreamRequest): Promise<UpstreamResponse> {
+    try {
+      return await sendCall(request);
+    } finally {
+      const quiet = traffic === trafficSeen;
+      trafficSeen = traffic;
+      if (quiet && calls.idle) connection.closeQuietly();
+    }
+  }
+
+  function send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    if (request.background === true) return sendBackground(request);
+    traffic += 1;
+    return sendCall(request);
+  }
+
+  async function sendCall(request: UpstreamRequest): Promise<UpstreamResponse> {
     if (closed) throw new UpstreamCallError('closed', 'transport closed', { sent: false });
     if (request.budget?.budget.exhausted) throw overBudget(request.budget, 1, false);
     return withTimeout(request.signal, request.timeoutMs, async (signal, state) => {

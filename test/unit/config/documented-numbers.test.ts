@@ -127,6 +127,7 @@ const cases: Case[] = [
   // At least limits.responseBytes (64 MiB by default).
   top('limits.bufferedBytes', [['67108864', 2 ** 26], ['1099511627776', 2 ** 40]]),
   top('limits.probeConcurrency', [['1', 1], ['10000', 10_000]]),
+  top('limits.upstreamSockets', [['1', 1], ['1000000', 1_000_000]]),
   top('server.headersTimeoutMs', [['1', 1], ['600000', 600_000]]),
   top('server.requestTimeoutMs', [['0', 0], ['3600000', 3_600_000]]),
   top('server.keepAliveTimeoutMs', [['1', 1], ['600000', 600_000]]),

@@ -170,6 +170,7 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['a budget below one answer', { ...minimal, limits: { responseBytes: 1000, bufferedBytes: 999 } }, 'limits.bufferedBytes', /below limits\.responseBytes \(1000\)/],
   ['a JSON depth past the stack-safe bound', { ...minimal, limits: { jsonDepth: 5000 } }, 'limits.jsonDepth', /not an integer from 1 to 2048/],
   ['a zero probe concurrency', { ...minimal, limits: { probeConcurrency: 0 } }, 'limits.probeConcurrency', /not an integer from 1/],
+  ['a zero socket cap', { ...minimal, limits: { upstreamSockets: 0 } }, 'limits.upstreamSockets', /not an integer from 1/],
   ['redactHeaders as a string', { ...minimal, redactHeaders: 'yes' }, 'redactHeaders', /is not true or false/],
   ['batchUpstream as a string', { chains: { '1': { rpcs: ['https://a.example'], batchUpstream: 'no' } } }, 'chains.1.batchUpstream', /"no" is not true or false: true \(default\) sends a batch's calls to an upstream as one batch, false one by one/],
   ['a never-confirmable method', { ...minimal, confirmableMethods: ['eth_blockNumber'] }, 'confirmableMethods[0]', /eth_blockNumber is never confirmable/],

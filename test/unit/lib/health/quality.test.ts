@@ -197,20 +197,21 @@ test('should follow the chain quantile of answered calls for the hedge delay, wi
   const slow = {};
   const fast = {};
   const h = newHealth();
-  t.is(hedgeDelay(slow, 'read', bounds, 0), 1000, 'no samples yet: the maximum');
+  t.is(hedgeDelay(slow, 'read', bounds, 0), 0, 'no samples yet: no hedging');
   for (let i = 0; i < 50; i += 1) recordAnswered(slow, h, 280 + (i % 10) * 4, 'read', 0);
   for (let i = 0; i < 50; i += 1) recordAnswered(fast, h, 5, 'read', 0);
   const d = hedgeDelay(slow, 'read', bounds, 0);
   t.true(d >= 300 && d <= 330, `~300 ms: ${d}`);
   t.is(hedgeDelay(fast, 'read', bounds, 0), 20, 'never below the minimum');
   t.is(hedgeDelay(fast, 'read', { ...bounds, minMs: 1 }, 0), 5);
-  t.is(hedgeDelay(fast, 'logs', bounds, 0), 1000, 'per class');
+  t.is(hedgeDelay(fast, 'logs', bounds, 0), 0, 'per class');
   t.is(hedgeDelay(slow, 'read', { ...bounds, fixedMs: 250 }, 0), 250, 'timeouts.hedgeMs is a fixed override');
-  t.is(hedgeDelay(slow, 'read', bounds, 2 * windowMs), 1000, 'the window slides: old samples are gone');
+  t.is(hedgeDelay(slow, 'read', bounds, 2 * windowMs), 0, 'the window slides: old samples are gone');
 });
 
 test('should spend at most the hedging budget', (t) => {
-  const b = new HedgeBudget(0.1, 2);
+  t.false(new HedgeBudget(0.1, 2).canHedge(), 'nothing to spend before a first call');
+  const b = new HedgeBudget(0.1, 2, 2);
   t.true(b.tryHedge());
   t.true(b.tryHedge());
   t.false(b.tryHedge(), 'burst spent');
@@ -222,7 +223,7 @@ test('should spend at most the hedging budget', (t) => {
 });
 
 test('should tell whether a hedge may go without taking a token; spend takes them', (t) => {
-  const b = new HedgeBudget(0.1, 2);
+  const b = new HedgeBudget(0.1, 2, 2);
   t.true(b.canHedge());
   t.true(b.canHedge(), 'asking is free');
   b.spend(2);

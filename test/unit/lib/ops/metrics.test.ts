@@ -52,15 +52,17 @@ test('should read each upstream\'s gauges from its record at scrape time', async
 });
 
 test('should count requests, upstream latency and disagreements in a registry of each pipeline\'s own', async (t) => {
-  const a = createMetrics(registryOf());
+  const upstreams = registryOf();
+  const a = createMetrics(upstreams);
   const b = createMetrics(registryOf());
-  a.requests.inc({ chain: '1', method: 'eth_getBalance', outcome: 'ok' });
+  a.requests.inc('1', 'eth_getBalance', 'ok');
   a.disagreements.inc({ chain: '1', upstream: 'http://u1.test/***' });
-  a.upstreamSeconds.observe({ chain: '1', upstream: 'http://u0.test/***', outcome: 'vote' }, 0.02);
+  const u0 = upstreams.chains.get('1')!.upstreams[0]!;
+  a.upstreamSeconds.observe(u0, 'vote', 0.02);
   const text = await a.registry.metrics();
   t.is(valueOf(text, 'omnigate_requests_total{chain="1",method="eth_getBalance",outcome="ok"}'), 1);
   t.is(valueOf(text, 'omnigate_upstream_disagreements_total{chain="1",upstream="http://u1.test/***"}'), 1);
-  t.is(valueOf(text, 'omnigate_upstream_request_duration_seconds_bucket{le="0.025",chain="1",upstream="http://u0.test/***",outcome="vote"}'), 1);
+  t.is(valueOf(text, `omnigate_upstream_request_duration_seconds_bucket{le="0.025",chain="1",upstream="${u0.label}",outcome="vote"}`), 1);
   t.is(valueOf(await b.registry.metrics(), 'omnigate_requests_total{chain="1",method="eth_getBalance",outcome="ok"}'), undefined);
 });
 

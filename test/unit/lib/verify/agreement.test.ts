@@ -300,7 +300,11 @@ const adaptive = { minMs: 20, maxMs: 1000, quantile: 0.9, budget: 0.1, now: () =
 
 test('hedge policy: ~300 ms answers hedge after ~300 ms, ~5 ms answers after the minimum', async (t) => {
   for (const [ms, low, high] of [[300, 290, 310], [5, 20, 20]] as const) {
-    const policy = hedgePolicy(adaptive)(chainAnswering(ms).ctx())!;
+    const policyOf = hedgePolicy(adaptive);
+    const { ctx } = chainAnswering(ms);
+    // The adaptive budget starts empty: ten first calls earn the chain one hedge.
+    for (let i = 0; i < 10; i += 1) policyOf(ctx());
+    const policy = policyOf(ctx())!;
     const s = setup({ a: 'hang', b: ok('x', 1), c: ok('x') }, 1, policy);
     await s.clock.advance(low - 1);
     t.deepEqual(s.called(), ['a@0'], `${ms} ms: not before ${low}`);
@@ -313,7 +317,8 @@ test('hedge policy: ~300 ms answers hedge after ~300 ms, ~5 ms answers after the
 
 test('hedge policy: the budget refuses hedges once spent, and a composed policy that refuses costs it nothing', async (t) => {
   const { ctx } = chainAnswering(5);
-  const hedging = hedgePolicy({ ...adaptive, budget: 0 }); // the burst of 10 only
+  // A fixed delay starts with a burst of 10; with a budget of 0 that burst is all it gets.
+  const hedging = hedgePolicy({ ...adaptive, fixedMs: 20, budget: 0 });
   const noWrites = composePolicies(hedging, () => ({ mayHedge: () => false }));
   const refused = setup({ a: 'hang', b: ok('x') }, 1, noWrites(ctx())!);
   await refused.clock.advance(500);
@@ -326,6 +331,9 @@ test('hedge policy: the budget refuses hedges once spent, and a composed policy 
   const s = setup({ a: 'hang', b: ok('x') }, 1, hedging(ctx())!);
   await s.clock.advance(500);
   t.deepEqual(s.called(), ['a@0'], 'budget spent: no hedge');
+  const adaptiveNone = setup({ a: 'hang', b: ok('x') }, 1, hedgePolicy({ ...adaptive, budget: 0 })(chainAnswering(5).ctx())!);
+  await adaptiveNone.clock.advance(500);
+  t.deepEqual(adaptiveNone.called(), ['a@0'], 'adaptive: no burst to start with');
 });
 
 test('hedge policy: N=3 hedges one call per missing vote beyond the calls still running', async (t) => {

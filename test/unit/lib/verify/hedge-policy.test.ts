@@ -29,17 +29,19 @@ test('adaptive: the delay follows the chain p90 of answered calls of the request
   const policy = hedgePolicy({ ...settings, now: () => clock.t });
   const slow = {};
   const fast = {};
-  t.is(policy(ctxOf(slow))!.hedgeDelayMs!(state), 1000, 'before 20 answers: hedgeMaxMs');
-  answered(slow, 300, 30);
+  t.is(policy(ctxOf(slow))!.hedgeDelayMs!(state), 0, 'before 20 answers: no hedging');
+  answered(slow, 300, 19);
+  t.is(policy(ctxOf(slow))!.hedgeDelayMs!(state), 0, '19 answers: still none');
+  answered(slow, 300, 11);
   answered(fast, 5, 30);
   const d = policy(ctxOf(slow))!.hedgeDelayMs!(state);
   t.true(d >= 290 && d <= 310, `~300 ms: ${d}`);
   t.is(policy(ctxOf(fast))!.hedgeDelayMs!(state), 20, 'never below hedgeMinMs');
-  t.is(policy(ctxOf(fast, 'eth_getLogs'))!.hedgeDelayMs!(state), 1000, 'eth_getLogs has its own class (no answers yet)');
+  t.is(policy(ctxOf(fast, 'eth_getLogs'))!.hedgeDelayMs!(state), 0, 'eth_getLogs has its own class (no answers yet: no hedging)');
   answered(slow, 5000, 30);
   t.is(policy(ctxOf(slow))!.hedgeDelayMs!(state), 1000, 'never above hedgeMaxMs');
   clock.t = 10 * 60_000;
-  t.is(policy(ctxOf(fast))!.hedgeDelayMs!(state), 1000, 'the window slides with the injected clock');
+  t.is(policy(ctxOf(fast))!.hedgeDelayMs!(state), 0, 'the window slides with the injected clock: no answers left, no hedging');
 });
 
 test('fixed: timeouts.hedgeMs set in the file is used as it is; 0 turns hedging off', (t) => {
@@ -79,6 +81,34 @@ test('budget: hedges of a chain at most its share of first calls after a burst o
   for (let i = 0; i < 5; i += 1) p = policy(ctxOf(chain, 'eth_getBalance', 2))!;
   t.true(p.mayHedge!(state), '5 requests of N=2: 10 first calls');
   t.true(hedgePolicy({ ...settings, fixedMs: 100 })(ctxOf({}))!.mayHedge!(state), 'one budget per chain');
+});
+
+test('budget, adaptive: starts empty and is earned from the first request, so a chain that is slow everywhere gets at most 10 % more calls', (t) => {
+  const policy = hedgePolicy(settings);
+  const chain = {};
+  answered(chain, 300, 30);
+  let p = policy(ctxOf(chain))!;
+  t.true(p.hedgeDelayMs!(state) > 0, 'the chain has latencies to judge by');
+  t.false(p.mayHedge!(state), 'no burst at start: one first call is a tenth of a hedge');
+  // Every request would hedge (its call is as slow as the chain's p90): the budget decides.
+  let hedges = 0;
+  for (let i = 1; i < 40; i += 1) {
+    p = policy(ctxOf(chain))!;
+    if (p.mayHedge!(state)) {
+      p.onHedge!(300, 1);
+      hedges += 1;
+    }
+  }
+  t.is(hedges, 4, '40 first calls: 4 hedges, 44 calls');
+  const idle = {};
+  answered(idle, 300, 30);
+  for (let i = 0; i < 500; i += 1) p = policy(ctxOf(idle))!;
+  let saved = 0;
+  while (p.mayHedge!(state)) {
+    p.onHedge!(300, 1);
+    saved += 1;
+  }
+  t.is(saved, 10, 'unused hedges add up to a burst of 10');
 });
 
 test('N > 1 hedges only the missing votes', (t) => {

@@ -488,3 +488,18 @@ test('should keep a connection that answers its pings, however long it is idle',
   await transport.send(request([call(2)]));
   t.is(up.connections, 1, 'one connection for both calls');
 });
+
+test('a health call on an upstream without traffic closes the connection once nothing is in flight; with traffic since the last one it stays', async (t) => {
+  await withWs({}, async (transport, up) => {
+    const open = () => [...up.server.clients].filter((c) => c.readyState === c.OPEN).length;
+    // A probe: two health calls at once on one connection; the last to end closes it.
+    await Promise.all([transport.send(request([call(1)], { background: true })), transport.send(request([call(2, 'eth_blockNumber')], { background: true }))]);
+    await until(() => open() === 0);
+    t.is(up.connections, 1);
+    await transport.send(request([call(3, 'eth_getBalance', ['0xabc', '0x1'])]));
+    await transport.send(request([call(4)], { background: true }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.is(open(), 1, 'traffic since the last health call: the connection stays');
+    t.is(up.connections, 2, 'the traffic call opened a new connection');
+  });
+});

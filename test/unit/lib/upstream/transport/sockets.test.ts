@@ -1,0 +1,245 @@
+/**
+ * The cap on open upstream sockets (lib/upstream/transport/sockets.ts) with the HTTP transport,
+ * against a real local server on port 0 that holds its answers until the test releases them and
+ * counts the connections open on its side: a call beyond the cap waits (it reaches the server
+ * only when a socket is free), its abort or timeout ends it while it waits, an idle socket of
+ * another upstream is reclaimed for it, an idle socket of its own upstream is reused, and a
+ * health call on an upstream without traffic closes its socket.
+ */
+import { once } from 'node:events';
+import { Agent, createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { createHttpTransport } from '../../../../../lib/upstream/transport/http.js';
+import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../../lib/upstream/transport/contract.js';
+import { SocketPool } from '../../../../../lib/upstream/transport/sockets.js';
+
+/** A server whose answers wait in `held` (by path) until released; it counts open connections. */
+async function holdingServer(t: ExecutionContext) {
+  const held: { path: string; res: ServerResponse }[] = [];
+  const paths: string[] = [];
+  let open = 0;
+  let most = 0;
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const closed: (() => void)[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      paths.push(req.url!);
+      held.push({ path: req.url!, res });
+      arrived.splice(0).forEach((f) => f());
+    });
+  });
+  const arrived: (() => void)[] = [];
+  server.on('connection', (s: Socket) => {
+    connections += 1;
+    open += 1;
+    most = Math.max(most, open);
+    sockets.add(s);
+    // Counted down at the client's FIN ('end'), which the server reads before a connection the
+    // client opens after it; 'close' comes a loop phase later.
+    let counted = true;
+    const gone = () => {
+      if (!counted) return;
+      counted = false;
+      open -= 1;
+      sockets.delete(s);
+      closed.splice(0).forEach((f) => f());
+    };
+    s.on('end', gone);
+    s.on('close', gone);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const s = {
+    origin,
+    paths,
+    get open() {
+      return open;
+    },
+    get most() {
+      return most;
+    },
+    get connections() {
+      return connections;
+    },
+    /** Answers the oldest held request (of `path` if given). */
+    release(path?: string) {
+      const i = path === undefined ? 0 : held.findIndex((h) => h.path === path);
+      const [h] = held.splice(i, 1);
+      h!.res.writeHead(200, { 'content-type': 'application/json' });
+      h!.res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+    },
+    /** Resolves once `n` requests reached the server. */
+    async requests(n: number) {
+      while (paths.length < n) await new Promise<void>((resolve) => arrived.push(resolve));
+    },
+    /** Resolves once at most `n` connections are open on the server's side. */
+    async openAtMost(n: number) {
+      while (open > n) await new Promise<void>((resolve) => closed.push(resolve));
+    },
+  };
+  return s;
+}
+
+const request = (overrides: Partial<UpstreamRequest> = {}): UpstreamRequest => ({
+  payload: { calls: [{ id: 1, method: 'eth_chainId', params: [] }], batch: false, raw: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}') },
+  requestId: 'req-1',
+  signal: new AbortController().signal,
+  timeoutMs: 10_000,
+  maxBytes: 1_000_000,
+  ...overrides,
+});
+
+function transports(t: ExecutionContext, origin: string, pool: SocketPool, names: string[]): Transport[] {
+  const list = names.map((n) => createHttpTransport(`${origin}/${n}`, { sockets: pool }));
+  t.teardown(() => Promise.all(list.map((x) => x.close())));
+  return list;
+}
+
+const failure = async (promise: Promise<unknown>): Promise<UpstreamCallError> => {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof UpstreamCallError) return err;
+    throw err;
+  }
+  throw new Error('the call did not fail');
+};
+
+/** Lets node's client and the server exchange what they have queued. */
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
+
+test('a call beyond the cap waits for a socket; an idle socket of another upstream is reclaimed for it', async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(2);
+  const [a, b] = transports(t, server.origin, pool, ['a', 'b']);
+  const a1 = a!.send(request());
+  const a2 = a!.send(request());
+  await server.requests(2);
+  const b1 = b!.send(request());
+  await settle();
+  t.deepEqual(server.paths, ['/a', '/a'], 'the third call waits: two sockets are open, both busy');
+  t.is(pool.open, 2);
+  t.not(pool.head, undefined);
+  server.release('/a');
+  t.is((await a1).body.toString(), '{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+  await server.requests(3);
+  t.deepEqual(server.paths, ['/a', '/a', '/b'], "a's idle socket was closed for b's call");
+  server.release();
+  server.release();
+  await Promise.all([a2, b1]);
+  t.true(server.most <= 2, `${server.most} connections at once`);
+  t.true(pool.peak <= 2, `${pool.peak} sockets at once (pool)`);
+  t.is(pool.head, undefined);
+  t.is(pool.pending, 0);
+});
+
+test('a waiting call ends on its abort or its timeout without reaching the upstream', async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(1);
+  const [a, b] = transports(t, server.origin, pool, ['a', 'b']);
+  const a1 = a!.send(request());
+  await server.requests(1);
+  const abort = new AbortController();
+  const aborted = failure(b!.send(request({ signal: abort.signal })));
+  const timedOut = failure(b!.send(request({ timeoutMs: 50 })));
+  await settle();
+  abort.abort();
+  const e1 = await aborted;
+  t.is(e1.kind, 'aborted');
+  t.false(e1.sent);
+  const e2 = await timedOut;
+  t.is(e2.kind, 'timeout');
+  t.false(e2.sent);
+  t.is(pool.head, undefined, 'nobody waits');
+  server.release();
+  await a1;
+  t.deepEqual(server.paths, ['/a'], 'neither waiting call was sent');
+  t.is(pool.pending, 0);
+  // The cap still works: the next call of b reclaims a's idle socket.
+  const b2 = b!.send(request());
+  await server.requests(2);
+  server.release();
+  await b2;
+  t.is(server.connections, 2);
+  t.is(server.most, 1);
+});
+
+test("at the cap, a call takes its own upstream's idle socket", async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(1);
+  const [a] = transports(t, server.origin, pool, ['a']);
+  for (let i = 1; i <= 3; i += 1) {
+    const call = a!.send(request());
+    await server.requests(i);
+    server.release();
+    await call;
+  }
+  t.is(server.connections, 1, 'one socket, kept alive and reused');
+  t.is(pool.open, 1);
+});
+
+test('a health call on an upstream without traffic closes its socket; with traffic since the last one it is kept', async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(8);
+  const [a] = transports(t, server.origin, pool, ['a']);
+  const probe = a!.send(request({ background: true }));
+  await server.requests(1);
+  server.release();
+  await probe;
+  await server.openAtMost(0);
+  t.is(pool.open, 0, 'closed after the answer');
+  const traffic = a!.send(request());
+  await server.requests(2);
+  server.release();
+  await traffic;
+  const again = a!.send(request({ background: true }));
+  await server.requests(3);
+  server.release();
+  await again;
+  await settle();
+  t.is(server.open, 1, 'traffic since the last health call: the socket stays');
+  t.is(pool.open, 1);
+  t.is(server.connections, 2);
+});
+
+test("a caller's agent is not counted", async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(1);
+  const agent = new Agent({ keepAlive: true });
+  t.teardown(() => agent.destroy());
+  const own = createHttpTransport(`${server.origin}/x`, { sockets: pool, agent });
+  t.teardown(() => own.close());
+  const calls = [own.send(request()), own.send(request())];
+  await server.requests(2);
+  server.release();
+  server.release();
+  await Promise.all(calls);
+  t.is(pool.open, 0);
+  t.is(server.most, 2, 'two sockets at once, above the cap of 1');
+});
+
+test('the cap holds with many upstreams and many calls; every call is answered', async (t) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(5);
+  const list = transports(t, server.origin, pool, Array.from({ length: 40 }, (_, i) => `u${i}`));
+  const calls = list.flatMap((x) => [x.send(request()), x.send(request())]);
+  let answered = 0;
+  while (answered < calls.length) {
+    await server.requests(answered + 1);
+    server.release();
+    answered += 1;
+  }
+  const bodies = await Promise.all(calls);
+  t.is(bodies.length, 80);
+  t.true(server.most <= 5, `${server.most} connections at once`);
+  t.true(pool.peak <= 5);
+  t.is(new Set(server.paths).size, 40);
+});
