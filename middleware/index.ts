@@ -145,8 +145,9 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });
-  const checks = [...(deps.readiness ?? []), ...(shared ? [redisReadiness(shared)] : [])];
-  const services = serviceRoutes({ registry, metrics, ...(checks.length > 0 ? { readiness: checks } : {}) });
+  // (the app's own list as given: it may add checks later)
+  const checks = shared ? [...(deps.readiness ?? []), redisReadiness(shared)] : deps.readiness;
+  const services = serviceRoutes({ registry, metrics, ...(checks ? { readiness: checks } : {}) });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets, or its wait for heads
