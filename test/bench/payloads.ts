@@ -34,6 +34,10 @@ export function resultJson(method: string, chainId: number): string {
       return '"0x2a"';
     case 'eth_getLogs':
       return logsResultJson();
+    case 'eth_getBlockByNumber':
+      // Every tag's block, `finalized` included: PINNED_BLOCK is final, so a confirmed read there
+      // may be cached (the `cache` part; the other parts run with the cache off).
+      return JSON.stringify({ number: PINNED_BLOCK, hash: `0x${'ab'.repeat(32)}`, parentHash: `0x${'cd'.repeat(32)}`, timestamp: '0x6553f100', transactions: [] });
     default:
       return 'null';
   }

@@ -22,7 +22,7 @@
  * the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed rate, sweep, 1 connection), mix
  * the fixed-rate mix's own omnigate; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 peers mix rss canon idx), BENCH_RESULTS (where to write the table; default
+ * upMax proxyMax n1Max relayMax proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 peers mix cache rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  * The parts `peers` (omnigate against ethers' FallbackProvider, peers.ts) and `mix` (a fixed-rate
  * mix of verified traffic with /health polled alongside, mix.ts) start their own processes.
@@ -42,6 +42,7 @@ import { summarizeProfile } from './profile.js';
 import { runMix } from './mix.js';
 import type { PartContext, PartReport } from './parts.js';
 import { runPeers } from './peers.js';
+import { runCache } from './cache.js';
 
 const env = process.env;
 const SMOKE = env.BENCH_SMOKE === '1';
@@ -369,6 +370,8 @@ async function main() {
     // Every client asks the same pinned read: merged, the N=3 rows would measure one agreement
     // shared by many requests, not what an agreement costs (lib/verify/README.md "Merged requests").
     mergeRequests: false,
+    // Likewise the cache of confirmed answers (the `cache` part measures it).
+    cache: { memoryBytes: 0 },
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
     ...(env.BENCH_MAX_SOCKETS ? { upstreams: { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } } : {}),
   };
@@ -616,6 +619,7 @@ async function main() {
   const parts: PartReport[] = [];
   if (wants('peers')) parts.push(await runPeers(partCtx));
   if (wants('mix')) parts.push(await runMix(partCtx, RATE));
+  if (wants('cache')) parts.push(await runCache(partCtx, RATE));
 
   // RSS of the long-running omnigate process after every scenario above (2.5 MB replies included).
   const afterAllMb = PROFILE ? NaN : await readProcStatus(omni.pid, 'VmHWM');
