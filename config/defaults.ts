@@ -53,6 +53,11 @@ export const defaults = {
     shutdownMs: 10_000,
   },
   upstreams: {
+    /**
+     * The HTTP client of HTTP(S) upstreams: node (node:http, lib/upstream/transport/http.ts) or
+     * undici (lib/upstream/transport/undici.ts).
+     */
+    client: 'node' as 'node' | 'undici',
     /** Sockets open at once to each HTTP(S) upstream; calls beyond wait for one. */
     maxSockets: 128,
     /** How long an idle kept-alive upstream socket stays open, in ms (a shorter server Keep-Alive hint wins). */

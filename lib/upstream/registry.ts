@@ -8,6 +8,7 @@ import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from '../health/health.js';
 import { createHttpTransport } from './transport/http.js';
+import { createUndiciTransport } from './transport/undici.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
@@ -121,7 +122,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : createHttpTransport(url, { via, ...httpOptions(url, config, choice) }),
+          : httpTransport(url, via, config, choice),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
@@ -158,10 +159,14 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   };
 }
 
-/** The transport options of one HTTP(S) upstream: a handed-in agent, else the config's sizes and proxy. */
-function httpOptions(url: string, config: OmnigateConfig, choice: AgentChoice) {
+/**
+ * The transport of one HTTP(S) upstream: node:http with a handed-in agent, else the client of
+ * `upstreams.client` (node:http or undici) with the config's sizes and proxy.
+ */
+function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice): Transport {
   const agent = choice.agents?.(url) ?? choice.agent;
-  if (agent) return { agent };
-  const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
-  return { ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  if (agent) return createHttpTransport(url, { via, agent });
+  const { client, maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
+  const options = { via, ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  return client === 'undici' ? createUndiciTransport(url, options) : createHttpTransport(url, options);
 }
