@@ -18,10 +18,11 @@
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
  * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
- * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay (only that scenario, omnigate (or the proxy) under --cpu-prof, then
+ * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|n1Undici|relayUndici (only that scenario, omnigate (or the proxy, or the relay;
+ * with the Undici ones, the process on `upstreams.client: undici`) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * upMax proxyMax n1Max relayMax relayUndici n1Undici proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
 import { execFile } from 'node:child_process';
@@ -324,7 +325,7 @@ async function main() {
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {
-    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay or canon');
+    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'n1Undici', 'relayUndici', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, n1Undici, relayUndici or canon');
     if (PROFILE === 'canon') return profileCanonicalize();
     profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
   }
@@ -365,34 +366,50 @@ async function main() {
   };
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
   const fastest3 = FIVE_DELAYS.map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d).slice(0, 3).map(({ i }) => `http://127.0.0.1:${upB.ports[i]}/`);
-  const [proxy, omni, fanout, relay] = await Promise.all([
+  // Which process a profile run puts under --cpu-prof.
+  const profiled = (who: 'proxy' | 'omnigate' | 'relay' | 'omnigateUndici' | 'relayUndici') => {
+    if (!profileDir) return [];
+    const target = PROFILE === 'proxy' ? 'proxy' : PROFILE === 'relay' ? 'relay' : PROFILE === 'relayUndici' ? 'relayUndici' : PROFILE === 'n1Undici' ? 'omnigateUndici' : 'omnigate';
+    return who === target ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  };
+  const undiciConfig = { ...config, upstreams: { ...config.upstreams, client: 'undici' } };
+  const [proxy, omni, fanout, relay, omniU, relayU] = await Promise.all([
     startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
-      execArgv: profileDir && PROFILE === 'proxy' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profiled('proxy'),
     }),
     startChild<{ port: number }>('omnigate', './omnigate-server.mjs', [JSON.stringify(config)], {
       plainJs: true,
-      execArgv: profileDir && PROFILE !== 'proxy' && PROFILE !== 'relay' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profiled('omnigate'),
     }),
     startChild<{ port: number }>('fanout', './fanout-server.ts', [JSON.stringify(fastest3)]),
     // The same with one upstream: the cheapest gateway that reads each request and answer on
     // node:http (omnigate's transport), against which the N=1 ratio to http-proxy is read.
     startChild<{ port: number }>('relay', './fanout-server.ts', [JSON.stringify([u0])], {
-      execArgv: profileDir && PROFILE === 'relay' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      execArgv: profiled('relay'),
+    }),
+    // The same two on undici (`upstreams.client: undici`; the relay on lib/upstream/transport/undici.ts).
+    startChild<{ port: number }>('omnigate-undici', './omnigate-server.mjs', [JSON.stringify(undiciConfig)], {
+      plainJs: true,
+      execArgv: profiled('omnigateUndici'),
+    }),
+    startChild<{ port: number }>('relay-undici', './fanout-server.ts', [JSON.stringify([u0]), 'undici'], {
+      execArgv: profiled('relayUndici'),
     }),
   ]);
-  children.add(proxy);
-  children.add(omni);
-  children.add(fanout);
-  children.add(relay);
-  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid], SERVER_CPUS);
+  for (const c of [proxy, omni, fanout, relay, omniU, relayU]) children.add(c);
+  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid, omniU.pid, relayU.pid], SERVER_CPUS);
   await pin([process.pid, ...upA.pids, ...upB.pids], OTHER_CPUS);
   const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
   const fanUrl = `http://127.0.0.1:${fanout.info.port}/`;
   const relayUrl = `http://127.0.0.1:${relay.info.port}/`;
+  const relayUUrl = `http://127.0.0.1:${relayU.info.port}/`;
   const omniBase = `http://127.0.0.1:${omni.info.port}`;
+  const omniUBase = `http://127.0.0.1:${omniU.info.port}`;
+  const n1UUrl = `${omniUBase}/rpc/1`;
   const n1Url = `${omniBase}/rpc/1`;
   const n3Url = `${omniBase}/rpc/2`;
   await waitHealthy(omniBase, 6);
+  await waitHealthy(omniUBase, 6);
   log(`up: upstream ${u0}, five ${five.join(' ')}, proxy ${proxyUrl}, omnigate ${omniBase} (pid ${omni.pid})`);
 
   const bodies = {
@@ -403,7 +420,7 @@ async function main() {
 
   // --- correctness first: every path answers what it should --------------------------------
   const expectN1 = replyText('eth_blockNumber', 1);
-  for (const url of [u0, proxyUrl, n1Url]) {
+  for (const url of [u0, proxyUrl, n1Url, n1UUrl, relayUrl, relayUUrl]) {
     const r = await post(url, bodies.blockNumber);
     check(r.status === 200 && r.text === expectN1, `${url} answered ${r.status} ${r.text.slice(0, 200)}`);
   }
@@ -436,6 +453,7 @@ async function main() {
   const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
   const only = (key: string) => (PROFILE ? PROFILE === key : true) && (ONLY ? ONLY.includes(key) : true);
   const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
+  const exactN1U = only('n1Undici') ? await exact(n1UUrl, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
   const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
   const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
   log(`exact upstream calls/request: N=1 ${exactN1.perRequest}, N=3 ${exactN3.perRequest} (${exactN3.perPort.join('/')}), logs ${exactLogs.perRequest}`);
@@ -545,6 +563,8 @@ async function main() {
     proxy: () => scenario('proxyMax', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, MAX_CONNECTIONS, proxy, undefined, upA.pids),
     n1: () => counted('n1Max', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
     relay: () => scenario('relayMax', '   plain relay to the upstream, no verification (fanout-server.ts, 1 upstream)', relayUrl, bodies.blockNumber, MAX_CONNECTIONS, relay, undefined, upA.pids),
+    relayU: () => scenario('relayUndici', '   plain relay to the upstream on undici (fanout-server.ts undici)', relayUUrl, bodies.blockNumber, MAX_CONNECTIONS, relayU, undefined, upA.pids),
+    n1U: () => counted('n1Undici', '3. omnigate N=1 (eth_blockNumber), upstreams.client: undici', n1UUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniU),
   });
   // (In smoke mode 3 s, not 1: on a machine busy with the test suite one answer can take over 1 s.)
   const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, undefined, SMOKE ? Math.max(SECONDS, 3) : SECONDS);
@@ -665,8 +685,8 @@ async function main() {
     children.delete(fresh);
   }
 
-  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay]);
-  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay]) children.delete(c);
+  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay, omniU, relayU]);
+  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay, omniU, relayU]) children.delete(c);
 
   let hotSpots = '';
   if (profileDir) {
@@ -677,7 +697,7 @@ async function main() {
     const file = path.join(profileDir, files[sizes.indexOf(Math.max(...sizes))]!);
     const summary = await summarizeProfile(file);
     hotSpots = [
-      `Profile of the ${PROFILE === 'proxy' ? 'http-proxy' : PROFILE === 'relay' ? 'plain relay' : 'omnigate'} process (${PROFILE}): ${file}`,
+      `Profile of the ${PROFILE === 'proxy' ? 'http-proxy' : PROFILE === 'relay' ? 'plain relay' : PROFILE === 'relayUndici' ? 'plain relay on undici' : PROFILE === 'n1Undici' ? 'omnigate (upstreams.client: undici)' : 'omnigate'} process (${PROFILE}): ${file}`,
       `busy ${fmt(summary.busyMs, 0)} ms, idle ${fmt(summary.idleMs, 0)} ms`,
       '',
       '| self ms | share of busy | function | where |',
@@ -788,6 +808,13 @@ async function main() {
     targets.push({ name: `N=1 throughput vs http-proxy (${where})`, value: `${fmt(n1Rps.median)}×${vsUp ? ` (vs upstream direct ${fmt(vsUp.median)}×)` : ''}${rounds(n1Rps)}`, target: '≥ 1.00×', pass, transportBound: !pass && relayRps !== undefined && relayRps.median < 1 });
     if (relayRps) targets.push({ name: `   plain relay on omnigate's transport (no verification) throughput vs http-proxy (${where}), for reference`, value: `${fmt(relayRps.median)}×${rounds(relayRps)}`, target: '≥ 1.00×', pass: relayRps.median >= 1 });
   }
+  // The same on undici (upstreams.client: undici), in the same rounds.
+  {
+    const n1U = medianOf(saturated.n1U, saturated.proxy, rps);
+    if (n1U) targets.push({ name: `N=1 throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), upstreams.client: undici`, value: `${fmt(n1U.median)}×${rounds(n1U)}`, target: '≥ 1.00×', pass: n1U.median >= 1 });
+    const relayU = medianOf(saturated.relayU, saturated.proxy, rps);
+    if (relayU) targets.push({ name: `   plain relay on undici (no verification) throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), for reference`, value: `${fmt(relayU.median)}×${rounds(relayU)}`, target: '≥ 1.00×', pass: relayU.median >= 1 });
+  }
   for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
     const added = medianOf(runs.n1, runs.proxy, addedP50);
     if (added) targets.push({ name: `N=1 added p50 vs http-proxy (${where})`, value: `${fmt(added.median)} ms${rounds(added)}`, target: '≤ 0.50 ms', pass: added.median <= 0.5 });
@@ -827,6 +854,11 @@ async function main() {
   const ratios: string[] = [];
   const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
   const n1VsRelay = medianOf(saturated.n1, saturated.relay, rps);
+  const n1UVsN1 = medianOf(saturated.n1U, saturated.n1, rps);
+  if (n1UVsN1) ratios.push(`- omnigate N=1 on undici vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(n1UVsN1.median)}×${rounds(n1UVsN1)}`);
+  const relayUVsRelay = medianOf(saturated.relayU, saturated.relay, rps);
+  if (relayUVsRelay) ratios.push(`- plain relay on undici vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(relayUVsRelay.median)}×${rounds(relayUVsRelay)}`);
+  if (exactN1U.requests > 0) ratios.push(`- upstream calls per request, exact, N=1 on undici: ${exactN1U.perRequest} over ${exactN1U.requests} requests`);
   if (n1VsRelay) ratios.push(`- omnigate N=1 vs the plain relay to the same upstream (${MAX_CONNECTIONS} connections, saturated; what verifying costs): throughput ${fmt(n1VsRelay.median)}×${rounds(n1VsRelay)}`);
   const n3VsFan = medianOf(closed.n3, closed.fan, p50Ratio);
   if (n3VsFan) ratios.push(`- omnigate N=3 vs the plain fan-out to the same 3 upstreams (${CONNECTIONS} connections): p50 ${fmt(n3VsFan.median)}×, throughput ${fmt(medianOf(closed.n3, closed.fan, rps)!.median)}×${rounds(n3VsFan)} (p50 rounds)`);
