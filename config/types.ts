@@ -95,7 +95,7 @@ export interface OmnigateConfig {
   };
   readonly redactHeaders: boolean;
   /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts or undici.ts); optional for configs built in code. */
-  readonly upstreams?: { readonly client?: 'node' | 'undici'; readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
+  readonly upstreams?: { readonly client?: 'auto' | 'node' | 'undici'; readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (lib/verify/README.md "How agreement works", 9). */
   readonly disputes: {
     readonly window: number;

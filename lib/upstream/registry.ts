@@ -9,6 +9,7 @@ import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from '../health/health.js';
 import { createHttpTransport } from './transport/http.js';
 import { createUndiciTransport } from './transport/undici.js';
+import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
@@ -104,6 +105,8 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   const chains = new Map<string, Chain>();
   const byToken = new Map<string, Upstream>();
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
+  // Decided once, when the upstreams are built (a test's nock is active by then).
+  const client = chooseClient(config.upstreams?.client);
   const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
@@ -122,7 +125,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : httpTransport(url, via, config, choice),
+          : httpTransport(url, via, config, choice, client),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
@@ -160,13 +163,13 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
 }
 
 /**
- * The transport of one HTTP(S) upstream: node:http with a handed-in agent, else the client of
- * `upstreams.client` (node:http or undici) with the config's sizes and proxy.
+ * The transport of one HTTP(S) upstream: node:http with a handed-in agent, else the client that
+ * `upstreams.client` means (choose.ts) with the config's sizes and proxy.
  */
-function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice): Transport {
+function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice, client: HttpClient): Transport {
   const agent = choice.agents?.(url) ?? choice.agent;
   if (agent) return createHttpTransport(url, { via, agent });
-  const { client, maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
+  const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
   const options = { via, ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
   return client === 'undici' ? createUndiciTransport(url, options) : createHttpTransport(url, options);
 }

@@ -18,11 +18,11 @@
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
  * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
- * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|n1Undici|relayUndici (only that scenario, omnigate (or the proxy, or the relay;
- * with the Undici ones, the process on `upstreams.client: undici`) under --cpu-prof, then
+ * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|n1Node|relayUndici (only that scenario, omnigate (or the proxy, or the
+ * relay; n1Node: the omnigate on `upstreams.client: node`; relayUndici: the relay on undici) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax relayUndici n1Undici proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * upMax proxyMax n1Max relayMax relayUndici n1Node proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
 import { execFile } from 'node:child_process';
@@ -325,7 +325,7 @@ async function main() {
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {
-    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'n1Undici', 'relayUndici', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, n1Undici, relayUndici or canon');
+    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'n1Node', 'relayUndici', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, n1Node, relayUndici or canon');
     if (PROFILE === 'canon') return profileCanonicalize();
     profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
   }
@@ -367,13 +367,15 @@ async function main() {
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
   const fastest3 = FIVE_DELAYS.map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d).slice(0, 3).map(({ i }) => `http://127.0.0.1:${upB.ports[i]}/`);
   // Which process a profile run puts under --cpu-prof.
-  const profiled = (who: 'proxy' | 'omnigate' | 'relay' | 'omnigateUndici' | 'relayUndici') => {
+  const profiled = (who: 'proxy' | 'omnigate' | 'relay' | 'omnigateNode' | 'relayUndici') => {
     if (!profileDir) return [];
-    const target = PROFILE === 'proxy' ? 'proxy' : PROFILE === 'relay' ? 'relay' : PROFILE === 'relayUndici' ? 'relayUndici' : PROFILE === 'n1Undici' ? 'omnigateUndici' : 'omnigate';
+    const target = PROFILE === 'proxy' ? 'proxy' : PROFILE === 'relay' ? 'relay' : PROFILE === 'relayUndici' ? 'relayUndici' : PROFILE === 'n1Node' ? 'omnigateNode' : 'omnigate';
     return who === target ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   };
-  const undiciConfig = { ...config, upstreams: { ...config.upstreams, client: 'undici' } };
-  const [proxy, omni, fanout, relay, omniU, relayU] = await Promise.all([
+  // omnigate as users run it takes the default client (`auto`: undici here, where nothing
+  // intercepts node:http); the second one is held to node:http.
+  const nodeConfig = { ...config, upstreams: { ...config.upstreams, client: 'node' } };
+  const [proxy, omni, fanout, relay, omniN, relayU] = await Promise.all([
     startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
       execArgv: profiled('proxy'),
     }),
@@ -383,33 +385,34 @@ async function main() {
     }),
     startChild<{ port: number }>('fanout', './fanout-server.ts', [JSON.stringify(fastest3)]),
     // The same with one upstream: the cheapest gateway that reads each request and answer on
-    // node:http (omnigate's transport), against which the N=1 ratio to http-proxy is read.
+    // omnigate's node:http transport.
     startChild<{ port: number }>('relay', './fanout-server.ts', [JSON.stringify([u0])], {
       execArgv: profiled('relay'),
     }),
-    // The same two on undici (`upstreams.client: undici`; the relay on lib/upstream/transport/undici.ts).
-    startChild<{ port: number }>('omnigate-undici', './omnigate-server.mjs', [JSON.stringify(undiciConfig)], {
+    // omnigate on node:http (`upstreams.client: node`), and the relay on omnigate's undici
+    // transport (the default's), against which the N=1 ratio to http-proxy is read.
+    startChild<{ port: number }>('omnigate-node', './omnigate-server.mjs', [JSON.stringify(nodeConfig)], {
       plainJs: true,
-      execArgv: profiled('omnigateUndici'),
+      execArgv: profiled('omnigateNode'),
     }),
     startChild<{ port: number }>('relay-undici', './fanout-server.ts', [JSON.stringify([u0]), 'undici'], {
       execArgv: profiled('relayUndici'),
     }),
   ]);
-  for (const c of [proxy, omni, fanout, relay, omniU, relayU]) children.add(c);
-  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid, omniU.pid, relayU.pid], SERVER_CPUS);
+  for (const c of [proxy, omni, fanout, relay, omniN, relayU]) children.add(c);
+  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid, omniN.pid, relayU.pid], SERVER_CPUS);
   await pin([process.pid, ...upA.pids, ...upB.pids], OTHER_CPUS);
   const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
   const fanUrl = `http://127.0.0.1:${fanout.info.port}/`;
   const relayUrl = `http://127.0.0.1:${relay.info.port}/`;
   const relayUUrl = `http://127.0.0.1:${relayU.info.port}/`;
   const omniBase = `http://127.0.0.1:${omni.info.port}`;
-  const omniUBase = `http://127.0.0.1:${omniU.info.port}`;
-  const n1UUrl = `${omniUBase}/rpc/1`;
+  const omniNBase = `http://127.0.0.1:${omniN.info.port}`;
+  const n1NUrl = `${omniNBase}/rpc/1`;
   const n1Url = `${omniBase}/rpc/1`;
   const n3Url = `${omniBase}/rpc/2`;
   await waitHealthy(omniBase, 6);
-  await waitHealthy(omniUBase, 6);
+  await waitHealthy(omniNBase, 6);
   log(`up: upstream ${u0}, five ${five.join(' ')}, proxy ${proxyUrl}, omnigate ${omniBase} (pid ${omni.pid})`);
 
   const bodies = {
@@ -420,7 +423,7 @@ async function main() {
 
   // --- correctness first: every path answers what it should --------------------------------
   const expectN1 = replyText('eth_blockNumber', 1);
-  for (const url of [u0, proxyUrl, n1Url, n1UUrl, relayUrl, relayUUrl]) {
+  for (const url of [u0, proxyUrl, n1Url, n1NUrl, relayUrl, relayUUrl]) {
     const r = await post(url, bodies.blockNumber);
     check(r.status === 200 && r.text === expectN1, `${url} answered ${r.status} ${r.text.slice(0, 200)}`);
   }
@@ -453,7 +456,7 @@ async function main() {
   const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
   const only = (key: string) => (PROFILE ? PROFILE === key : true) && (ONLY ? ONLY.includes(key) : true);
   const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
-  const exactN1U = only('n1Undici') ? await exact(n1UUrl, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
+  const exactN1N = only('n1Node') ? await exact(n1NUrl, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
   const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
   const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
   log(`exact upstream calls/request: N=1 ${exactN1.perRequest}, N=3 ${exactN3.perRequest} (${exactN3.perPort.join('/')}), logs ${exactLogs.perRequest}`);
@@ -562,9 +565,9 @@ async function main() {
     up: () => scenario('upMax', `1. upstream direct (${U0_DELAY} ms service time)`, u0, bodies.blockNumber, MAX_CONNECTIONS, upA.children[0]),
     proxy: () => scenario('proxyMax', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, MAX_CONNECTIONS, proxy, undefined, upA.pids),
     n1: () => counted('n1Max', '3. omnigate N=1 (eth_blockNumber)', n1Url, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
-    relay: () => scenario('relayMax', '   plain relay to the upstream, no verification (fanout-server.ts, 1 upstream)', relayUrl, bodies.blockNumber, MAX_CONNECTIONS, relay, undefined, upA.pids),
-    relayU: () => scenario('relayUndici', '   plain relay to the upstream on undici (fanout-server.ts undici)', relayUUrl, bodies.blockNumber, MAX_CONNECTIONS, relayU, undefined, upA.pids),
-    n1U: () => counted('n1Undici', '3. omnigate N=1 (eth_blockNumber), upstreams.client: undici', n1UUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniU),
+    relay: () => scenario('relayMax', '   plain relay to the upstream on node:http, no verification (fanout-server.ts, 1 upstream)', relayUrl, bodies.blockNumber, MAX_CONNECTIONS, relay, undefined, upA.pids),
+    relayU: () => scenario('relayUndici', '   plain relay to the upstream on undici, no verification (fanout-server.ts undici)', relayUUrl, bodies.blockNumber, MAX_CONNECTIONS, relayU, undefined, upA.pids),
+    n1N: () => counted('n1Node', '3. omnigate N=1 (eth_blockNumber), upstreams.client: node', n1NUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniN),
   });
   // (In smoke mode 3 s, not 1: on a machine busy with the test suite one answer can take over 1 s.)
   const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, undefined, SMOKE ? Math.max(SECONDS, 3) : SECONDS);
@@ -685,8 +688,8 @@ async function main() {
     children.delete(fresh);
   }
 
-  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay, omniU, relayU]);
-  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay, omniU, relayU]) children.delete(c);
+  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU]);
+  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU]) children.delete(c);
 
   let hotSpots = '';
   if (profileDir) {
@@ -697,7 +700,7 @@ async function main() {
     const file = path.join(profileDir, files[sizes.indexOf(Math.max(...sizes))]!);
     const summary = await summarizeProfile(file);
     hotSpots = [
-      `Profile of the ${PROFILE === 'proxy' ? 'http-proxy' : PROFILE === 'relay' ? 'plain relay' : PROFILE === 'relayUndici' ? 'plain relay on undici' : PROFILE === 'n1Undici' ? 'omnigate (upstreams.client: undici)' : 'omnigate'} process (${PROFILE}): ${file}`,
+      `Profile of the ${PROFILE === 'proxy' ? 'http-proxy' : PROFILE === 'relay' ? 'plain relay' : PROFILE === 'relayUndici' ? 'plain relay on undici' : PROFILE === 'n1Node' ? 'omnigate (upstreams.client: node)' : 'omnigate'} process (${PROFILE}): ${file}`,
       `busy ${fmt(summary.busyMs, 0)} ms, idle ${fmt(summary.idleMs, 0)} ms`,
       '',
       '| self ms | share of busy | function | where |',
@@ -801,19 +804,19 @@ async function main() {
     const n1Rps = medianOf(runs.n1, runs.proxy, rps);
     if (!n1Rps) continue;
     const vsUp = medianOf(runs.n1, runs.up, rps);
-    // The plain relay reads what omnigate reads, on the same transport, and verifies nothing:
-    // where it misses too, the miss is node:http's, and N=1 ÷ it is what verifying costs.
-    const relayRps = 'relay' in runs ? medianOf(runs.relay, runs.proxy, rps) : undefined;
+    // The plain relay on undici reads what omnigate reads, on the same transport, and verifies
+    // nothing: where it misses too, the miss is the transport's, and N=1 ÷ it is what verifying costs.
+    const relayRps = 'relayU' in runs ? medianOf(runs.relayU, runs.proxy, rps) : undefined;
     const pass = n1Rps.median >= 1;
     targets.push({ name: `N=1 throughput vs http-proxy (${where})`, value: `${fmt(n1Rps.median)}×${vsUp ? ` (vs upstream direct ${fmt(vsUp.median)}×)` : ''}${rounds(n1Rps)}`, target: '≥ 1.00×', pass, transportBound: !pass && relayRps !== undefined && relayRps.median < 1 });
-    if (relayRps) targets.push({ name: `   plain relay on omnigate's transport (no verification) throughput vs http-proxy (${where}), for reference`, value: `${fmt(relayRps.median)}×${rounds(relayRps)}`, target: '≥ 1.00×', pass: relayRps.median >= 1 });
+    if (relayRps) targets.push({ name: `   plain relay on omnigate's undici transport (no verification) throughput vs http-proxy (${where}), for reference`, value: `${fmt(relayRps.median)}×${rounds(relayRps)}`, target: '≥ 1.00×', pass: relayRps.median >= 1 });
   }
-  // The same on undici (upstreams.client: undici), in the same rounds.
+  // The same on node:http (upstreams.client: node), in the same rounds.
   {
-    const n1U = medianOf(saturated.n1U, saturated.proxy, rps);
-    if (n1U) targets.push({ name: `N=1 throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), upstreams.client: undici`, value: `${fmt(n1U.median)}×${rounds(n1U)}`, target: '≥ 1.00×', pass: n1U.median >= 1 });
-    const relayU = medianOf(saturated.relayU, saturated.proxy, rps);
-    if (relayU) targets.push({ name: `   plain relay on undici (no verification) throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), for reference`, value: `${fmt(relayU.median)}×${rounds(relayU)}`, target: '≥ 1.00×', pass: relayU.median >= 1 });
+    const n1N = medianOf(saturated.n1N, saturated.proxy, rps);
+    if (n1N) targets.push({ name: `N=1 throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), upstreams.client: node`, value: `${fmt(n1N.median)}×${rounds(n1N)}`, target: '≥ 1.00×', pass: n1N.median >= 1 });
+    const relayN = medianOf(saturated.relay, saturated.proxy, rps);
+    if (relayN) targets.push({ name: `   plain relay on node:http (no verification) throughput vs http-proxy (${MAX_CONNECTIONS} conns, server saturated), for reference`, value: `${fmt(relayN.median)}×${rounds(relayN)}`, target: '≥ 1.00×', pass: relayN.median >= 1 });
   }
   for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
     const added = medianOf(runs.n1, runs.proxy, addedP50);
@@ -848,18 +851,18 @@ async function main() {
   const targetTable = [
     '| Target | Measured | Goal | |',
     '|---|---:|---:|---|',
-    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? 'pass' : t.machineBound ? '**miss**, machine-bound: the plain fan-out misses too' : t.transportBound ? '**miss**, transport-bound: the plain relay on node:http misses too' : '**miss**'} |`),
+    ...targets.map((t) => `| ${t.name} | ${t.value} | ${t.target} | ${t.pass ? 'pass' : t.machineBound ? '**miss**, machine-bound: the plain fan-out misses too' : t.transportBound ? '**miss**, transport-bound: the plain relay on undici misses too' : '**miss**'} |`),
   ].join('\n');
 
   const ratios: string[] = [];
   const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
-  const n1VsRelay = medianOf(saturated.n1, saturated.relay, rps);
-  const n1UVsN1 = medianOf(saturated.n1U, saturated.n1, rps);
-  if (n1UVsN1) ratios.push(`- omnigate N=1 on undici vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(n1UVsN1.median)}×${rounds(n1UVsN1)}`);
+  const n1VsRelay = medianOf(saturated.n1, saturated.relayU, rps);
+  const n1VsN1Node = medianOf(saturated.n1, saturated.n1N, rps);
+  if (n1VsN1Node) ratios.push(`- omnigate N=1 on undici (the default) vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(n1VsN1Node.median)}×${rounds(n1VsN1Node)}`);
   const relayUVsRelay = medianOf(saturated.relayU, saturated.relay, rps);
   if (relayUVsRelay) ratios.push(`- plain relay on undici vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(relayUVsRelay.median)}×${rounds(relayUVsRelay)}`);
-  if (exactN1U.requests > 0) ratios.push(`- upstream calls per request, exact, N=1 on undici: ${exactN1U.perRequest} over ${exactN1U.requests} requests`);
-  if (n1VsRelay) ratios.push(`- omnigate N=1 vs the plain relay to the same upstream (${MAX_CONNECTIONS} connections, saturated; what verifying costs): throughput ${fmt(n1VsRelay.median)}×${rounds(n1VsRelay)}`);
+  if (exactN1N.requests > 0) ratios.push(`- upstream calls per request, exact, N=1 on node:http: ${exactN1N.perRequest} over ${exactN1N.requests} requests`);
+  if (n1VsRelay) ratios.push(`- omnigate N=1 vs the plain relay on undici to the same upstream (${MAX_CONNECTIONS} connections, saturated; what verifying costs): throughput ${fmt(n1VsRelay.median)}×${rounds(n1VsRelay)}`);
   const n3VsFan = medianOf(closed.n3, closed.fan, p50Ratio);
   if (n3VsFan) ratios.push(`- omnigate N=3 vs the plain fan-out to the same 3 upstreams (${CONNECTIONS} connections): p50 ${fmt(n3VsFan.median)}×, throughput ${fmt(medianOf(closed.n3, closed.fan, rps)!.median)}×${rounds(n3VsFan)} (p50 rounds)`);
   if (n3VsN1) ratios.push(`- omnigate N=3 vs N=1 (${CONNECTIONS} connections): ${fmt(n3VsN1.median)}× throughput, p50 ${fmt(medianOf(closed.n3, closed.n1, p50Ratio)!.median)}×`);

@@ -153,7 +153,7 @@ const cases: Case[] = [
 
 /** Keys of the table that hold no number. */
 const notNumeric = [
-  'upstreams.proxy', 'redactHeaders', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
+  'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
   'chains.<id>.ignoredFields', 'indexer.schema',
 ];
 
