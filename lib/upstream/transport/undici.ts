@@ -43,20 +43,26 @@ const drainLimit = 64 * 1024;
 const preallocFrom = 64 * 1024;
 const visibleAscii = /^[\x21-\x7e]*$/;
 const tunnelRefused = /^Proxy response \((\d+)\) !== 200/;
+const parserReason = /^Response does not match the HTTP\/1\.1 protocol \((.*)\)$/;
 
-/** A network error as a failed call; an answer undici's parser refused, or one cut short, says so first. */
-function transportError(err: Error, sent: boolean, answering: boolean): UpstreamCallError {
+/**
+ * A network error as a failed call, in the words http.ts uses where they mean the same: an answer
+ * undici's parser refused (`invalid HTTP response: <llhttp's reason>`, with its code when undici
+ * gives one), a connection closed before the answer was complete, a refused tunnel.
+ */
+function transportError(err: Error, sent: boolean): UpstreamCallError {
   const { code } = err as Error & { code?: string };
-  // (undici's parser errors carry no code for some refusals: their name says it.)
-  if (code?.startsWith('HPE_') || err.name === 'HTTPParserError') {
-    return new UpstreamCallError('transport', `invalid HTTP response: ${err.message} (${code ?? err.name})`, { cause: err, sent: true });
+  if (err.name === 'HTTPParserError') {
+    const reason = parserReason.exec(err.message)?.[1] ?? err.message;
+    return new UpstreamCallError('transport', `invalid HTTP response: ${reason}${code ? ` (${code})` : ''}`, { cause: err, sent: true });
   }
-  const refused = tunnelRefused.exec(err.message);
-  if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
+  if (code === 'UND_ERR_HEADERS_OVERFLOW') return new UpstreamCallError('transport', `invalid HTTP response: Header overflow (${code})`, { cause: err, sent: true });
   if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
     return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length (${code})`, { cause: err, sent: true });
   }
-  if (answering && code === 'UND_ERR_SOCKET') {
+  const refused = tunnelRefused.exec(err.message);
+  if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
+  if (sent && code === 'UND_ERR_SOCKET' && err.message === 'other side closed') {
     return new UpstreamCallError('transport', 'connection closed before the answer was complete', { cause: err, sent: true });
   }
   return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
@@ -200,8 +206,6 @@ class Call implements Dispatcher.DispatchHandler {
   private abortRequest: ((err?: Error) => void) | undefined = undefined;
   /** Whether undici has the request (it must be aborted when our side ends the call). */
   private dispatched = false;
-  /** Whether the final answer's head arrived. */
-  private answering = false;
   /** The answer's bytes when its length was declared large (filled as they come). */
   private body: Buffer | undefined = undefined;
   private chunks: Buffer[] = [];
@@ -257,7 +261,6 @@ class Call implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, headers: (Buffer | string)[] | null, _resume: () => void): boolean {
     if (this.settled) return true; // an error answer being drained
     if (statusCode < 200) return true; // informational: the final answer follows
-    this.answering = true;
     if (headers) {
       for (let i = 0; i < headers.length; i += 2) {
         if (isContentLength(headers[i]!)) this.declared = Number(headers[i + 1]!.toString());
@@ -309,7 +312,7 @@ class Call implements Dispatcher.DispatchHandler {
   onError(err: Error): void {
     this.dispatched = false;
     if (this.settled) return;
-    this.finish(err instanceof UpstreamCallError ? err : transportError(err, this.sent, this.answering));
+    this.finish(err instanceof UpstreamCallError ? err : transportError(err, this.sent));
   }
 
   // ---- ending ----
