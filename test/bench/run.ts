@@ -22,7 +22,7 @@
  * relay; n1Node: the omnigate on `upstreams.client: node`; relayUndici: the relay on undici) under --cpu-prof, then
  * the top self-time functions; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax relayUndici n1Node proxyR n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
+ * upMax proxyMax n1Max relayMax relayUndici n1Node proxyR n1NodeR n1Node-1 n1R thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 third1 n3-1 rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  */
 import { execFile } from 'node:child_process';
@@ -579,6 +579,7 @@ async function main() {
   const fixed = await interleaved(fixedRows, 'p50', {
     proxy: () => scenario('proxyR', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, CONNECTIONS, proxy, RATE),
     n1: () => scenario('n1R', '3. omnigate N=1', n1Url, bodies.blockNumber, CONNECTIONS, omni, RATE),
+    n1N: () => scenario('n1NodeR', '3. omnigate N=1, upstreams.client: node', n1NUrl, bodies.blockNumber, CONNECTIONS, omniN, RATE),
     third: () => scenario('thirdR', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, CONNECTIONS, undefined, RATE),
     n3: () => scenario('n3R', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, CONNECTIONS, omni, RATE),
   });
@@ -621,6 +622,7 @@ async function main() {
     up: () => scenario('up1', '1. upstream direct', u0, bodies.blockNumber, 1),
     proxy: () => scenario('proxy1', '2. http-proxy → upstream', proxyUrl, bodies.blockNumber, 1),
     n1: () => scenario('n1-1', '3. omnigate N=1', n1Url, bodies.blockNumber, 1),
+    n1N: () => scenario('n1Node-1', '3. omnigate N=1, upstreams.client: node', n1NUrl, bodies.blockNumber, 1),
     third: () => scenario('third1', `   3rd-fastest of the five direct (${THIRD.d} ms)`, third, bodies.getBalance, 1),
     n3: () => scenario('n3-1', '4. omnigate N=3 of 5', n3Url, bodies.getBalance, 1),
   });
@@ -821,6 +823,8 @@ async function main() {
   for (const [runs, where] of [[closed, `${CONNECTIONS} conns`], [fixed, `${CONNECTIONS} conns, ${fmtInt(RATE)} req/s offered`], [lat, '1 conn']] as const) {
     const added = medianOf(runs.n1, runs.proxy, addedP50);
     if (added) targets.push({ name: `N=1 added p50 vs http-proxy (${where})`, value: `${fmt(added.median)} ms${rounds(added)}`, target: '≤ 0.50 ms', pass: added.median <= 0.5 });
+    const addedNode = 'n1N' in runs ? medianOf(runs.n1N, runs.proxy, addedP50) : undefined;
+    if (addedNode) targets.push({ name: `N=1 added p50 vs http-proxy (${where}), upstreams.client: node`, value: `${fmt(addedNode.median)} ms${rounds(addedNode)}`, target: '≤ 0.50 ms', pass: addedNode.median <= 0.5 });
   }
   // The cheapest N=3 gateway (fan-out, no verification) against the same 3rd-fastest upstream:
   // where it misses too, the miss is this machine's, and N=3 ÷ it is what verifying costs.

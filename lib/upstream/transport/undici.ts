@@ -85,15 +85,16 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
 function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions): Dispatcher {
   const secure = url.protocol === 'https:';
   const tls = secure ? options.tls : undefined;
-  const keepAliveTimeout = options.keepAliveMs ?? defaultKeepAliveMs;
+  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
+  const keep = { keepAliveTimeout: options.keepAliveMs ?? defaultKeepAliveMs, keepAliveTimeoutThreshold: 1_000 };
   const proxy = proxyFor(url.href, options.proxy);
   // The call's own timer (timeoutMs) bounds every wait: undici's header and body timers are off.
   if (proxy) {
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
-    return new ProxyAgent({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, keepAliveTimeout, headersTimeout: 0, bodyTimeout: 0 });
+    return new ProxyAgent({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
   }
-  return new Pool(url.origin, { connections: limit, pipelining: 1, keepAliveTimeout, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
+  return new Pool(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
 }
 
 class Client {
