@@ -88,7 +88,8 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
   // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
   const keep = { keepAliveTimeout: options.keepAliveMs ?? defaultKeepAliveMs, keepAliveTimeoutThreshold: 1_000 };
   const proxy = proxyFor(url.href, options.proxy);
-  // The call's own timer (timeoutMs) bounds every wait: undici's header and body timers are off.
+  // The call's own timer (timeoutMs) bounds every wait: undici's header timer is off, its body
+  // timer set per request (Call.start).
   if (proxy) {
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
@@ -241,7 +242,9 @@ class Call implements Dispatcher.DispatchHandler {
     const { client, request } = this;
     this.dispatched = true;
     try {
-      client.dispatcher.dispatch({ origin: client.origin, path: client.path, method: 'POST', headers: client.headers(request), body: request.payload.raw }, this);
+      // (bodyTimeout bounds only what outlives the call: an error answer's body drained after it ended.)
+      const options = { origin: client.origin, path: client.path, method: 'POST', headers: client.headers(request), body: request.payload.raw, bodyTimeout: request.timeoutMs };
+      client.dispatcher.dispatch(options, this);
     } catch (err) {
       // (A call started for another one that ended must not throw into that one's ending.)
       this.onError(err as Error);
