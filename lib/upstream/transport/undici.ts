@@ -1,6 +1,7 @@
 /**
  * HTTP(S) upstream on undici (the client inside Node's own `fetch`), chosen by config
- * `upstreams.client: undici`: a Pool of kept-alive connections per upstream, or undici's
+ * `upstreams.client` (choose.ts: `undici`, or `auto` while nothing intercepts node:http): a Pool
+ * of kept-alive connections per upstream, or undici's
  * ProxyAgent when `upstreams.proxy` or the environment names a proxy (agent.ts proxyFor, NO_PROXY
  * applied). The same contract as http.ts, rule for rule: the client's body is POSTed as is and
  * the answer's bytes returned as received; HTTP ≥ 300 (redirects are never followed), an answer
@@ -16,7 +17,9 @@
  * connect, the TLS handshake or the proxy's tunnel), right before it writes. Bytes an upstream
  * sends while a connection is idle, or after an answer in the same packet, make undici destroy
  * that connection (no request is running on it). Informational answers (1xx) other than
- * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response.
+ * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
+ * writes on a connection freed by an answer only from the next turn of the event loop: a call
+ * started in the same turn takes another connection (within the pool's `maxSockets`).
  */
 import { Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
