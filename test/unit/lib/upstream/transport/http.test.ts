@@ -721,7 +721,7 @@ both('should close the connection after an error status with a large body', asyn
 test('undici: should close a connection whose error body, read after the call failed, stalls for the call\'s timeout', async (t) => {
   await withRaw(createUndiciTransport, (s) => s.write('HTTP/1.1 503 Unavailable\r\nContent-Length: 10\r\n\r\nabc'), async (transport, up) => {
     const closed = up.nextClose();
-    const err = await failure(transport.send(request({ timeoutMs: 150 })));
+    const err = await failure(transport.send(request({ timeoutMs: 1_000 })));
     t.is(err.message, 'HTTP 503', 'the call fails at the status');
     await closed; // undici's body timer, set to the call's timeout, drops the stalled connection
     t.is(up.connections, 1);
