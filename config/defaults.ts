@@ -55,6 +55,13 @@ export const defaults = {
     shutdownMs: 10_000,
   },
   upstreams: {
+    /**
+     * The HTTP client of HTTP(S) upstreams: node (node:http, lib/upstream/transport/http.ts; the
+     * default, the client the cap on upstream sockets covers), undici (lib/upstream/transport/undici.ts),
+     * or auto: undici unless node's client is intercepted (nock, OpenTelemetry's http
+     * instrumentation; lib/upstream/transport/choose.ts).
+     */
+    client: 'node' as 'auto' | 'node' | 'undici',
     /** Sockets open at once to each HTTP(S) upstream; calls beyond wait for one. */
     maxSockets: 128,
     /** How long an idle kept-alive upstream socket stays open, in ms (a shorter server Keep-Alive hint wins). */

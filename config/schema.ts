@@ -178,8 +178,16 @@ function serverOf(r: Reader): OmnigateConfig['server'] {
 
 function upstreamsOf(r: Reader): NonNullable<OmnigateConfig['upstreams']> {
   const up = r.section('upstreams');
-  unknownKeys(up, ['maxSockets', 'keepAliveMs', 'proxy'], 'upstreams', r.report);
+  unknownKeys(up, ['client', 'maxSockets', 'keepAliveMs', 'proxy'], 'upstreams', r.report);
+  const client = up.client ?? defaults.upstreams.client;
+  if (client !== 'auto' && client !== 'node' && client !== 'undici') {
+    r.report(
+      'upstreams.client',
+      `${show(client)} is not an HTTP client: use auto (undici, or node:http when nock or OpenTelemetry's http instrumentation intercepts it), node (node:http) or undici. Example: client: node`,
+    );
+  }
   return {
+    client: client === 'auto' || client === 'undici' ? client : 'node',
     maxSockets: r.int(up, 'maxSockets', 'upstreams.maxSockets', defaults.upstreams.maxSockets, 1, 100_000, 'Sockets open at once per upstream. Example: maxSockets: 128'),
     keepAliveMs: r.int(up, 'keepAliveMs', 'upstreams.keepAliveMs', defaults.upstreams.keepAliveMs, 1, 3_600_000, 'How long an idle socket stays open, in milliseconds. Example: keepAliveMs: 30000'),
     ...proxyUrl(up.proxy, r.report),

@@ -8,6 +8,8 @@ import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from '../health/health.js';
 import { createHttpTransport } from './transport/http.js';
+import { createUndiciTransport } from './transport/undici.js';
+import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { redactUrl, scrubberOf, secretsOf } from './redact.js';
@@ -70,7 +72,7 @@ export interface Registry {
   readonly chains: ReadonlyMap<string, Chain>;
   /** The upstream through which one of these Via tokens (loop.ts) is ours: a call come back. */
   loopThrough(tokens: readonly string[]): Upstream | undefined;
-  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own agents (`limits.upstreamSockets`; createRegistry sets it). */
+  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own node:http agents (`limits.upstreamSockets`; createRegistry sets it). */
   readonly sockets?: SocketPool;
   close(): Promise<void>;
 }
@@ -105,9 +107,11 @@ export function distinctLabels(urls: readonly string[]): string[] {
 export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {}): Registry {
   const chains = new Map<string, Chain>();
   const byToken = new Map<string, Upstream>();
+  // The HTTP client: decided once, when the upstreams are built (a test's nock is active by then).
+  const client = chooseClient(config.upstreams?.client);
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
   const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
-  // One cap for every upstream of every chain (a caller's agents are not counted).
+  // One cap for every upstream of every chain on node:http (a caller's agents and undici's pools are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
@@ -126,7 +130,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : createHttpTransport(url, { via, sockets, ...httpOptions(url, config, choice) }),
+          : httpTransport(url, via, config, choice, client, sockets),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
         hopToken,
@@ -164,10 +168,15 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   };
 }
 
-/** The transport options of one HTTP(S) upstream: a handed-in agent, else the config's sizes and proxy. */
-function httpOptions(url: string, config: OmnigateConfig, choice: AgentChoice) {
+/**
+ * The transport of one HTTP(S) upstream: node:http with a handed-in agent, else the client that
+ * `upstreams.client` means (choose.ts) with the config's sizes and proxy. The socket cap
+ * (`sockets`) applies to node:http's own agents only: undici's pools are not counted in it.
+ */
+function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice, client: HttpClient, sockets: SocketPool): Transport {
   const agent = choice.agents?.(url) ?? choice.agent;
-  if (agent) return { agent };
+  if (agent) return createHttpTransport(url, { via, sockets, agent });
   const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
-  return { ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  const options = { via, ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  return client === 'undici' ? createUndiciTransport(url, options) : createHttpTransport(url, { ...options, sockets });
 }

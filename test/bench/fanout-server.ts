@@ -5,16 +5,19 @@
  * classification, no canonical form or hash, no health or metrics). Same parts as omnigate where
  * they are shared: node:http for the clients, omnigate's upstream transport (node:http with a
  * keep-alive agent per upstream, lib/upstream/transport/http.ts) for the upstreams.
- * argv[2]: JSON array of upstream URLs. Command: `elu` (event-loop utilization so far).
+ * argv[2]: JSON array of upstream URLs; argv[3]: `undici` for omnigate's undici transport
+ * (lib/upstream/transport/undici.ts) instead. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
 import { Cancellation } from '../../lib/upstream/transport/contract.js';
 import { createHttpTransport } from '../../lib/upstream/transport/http.js';
+import { createUndiciTransport } from '../../lib/upstream/transport/undici.js';
 import { serveHttpChild } from './ipc.js';
 
 const urls = JSON.parse(process.argv[2] ?? '[]') as string[];
 if (!Array.isArray(urls) || urls.length === 0) throw new Error('fanout-server: argv[2] must be a JSON array of upstream URLs');
-const pools = urls.map((url) => createHttpTransport(url, { maxSockets: 256 }));
+const create = process.argv[3] === 'undici' ? createUndiciTransport : createHttpTransport;
+const pools = urls.map((url) => create(url, { maxSockets: 256 }));
 const never = new Cancellation();
 let seq = 0;
 

@@ -1,7 +1,8 @@
 /**
- * The contract between the fetch stage and an upstream connection. Two implementations:
- * lib/upstream/transport/http.ts (node:http with a keep-alive Agent per upstream) and lib/upstream/transport/ws.ts (one
- * multiplexed socket).
+ * The contract between the fetch stage and an upstream connection. Three implementations:
+ * lib/upstream/transport/http.ts (node:http with a keep-alive Agent per upstream),
+ * lib/upstream/transport/undici.ts (an undici Pool per upstream) and lib/upstream/transport/ws.ts
+ * (one multiplexed socket).
  */
 import type { RpcPayload } from '../../jsonrpc/types.js';
 import type { BudgetAccount } from '../budget.js';

@@ -1,7 +1,8 @@
 /**
  * An egress proxy in the way: a small proxy written here with node:http (CONNECT tunnels for
  * https upstreams, absolute-form requests for http ones) carries the upstream calls when
- * `upstreams.proxy` or HTTPS_PROXY names it, and NO_PROXY bypasses it.
+ * `upstreams.proxy` or HTTPS_PROXY names it, and NO_PROXY bypasses it, on either HTTP client
+ * (`upstreams.client`: node, undici).
  * test/fixtures/tls holds a self-signed certificate for localhost (the https upstream's).
  */
 import { once } from 'node:events';
@@ -16,6 +17,7 @@ import test, { type ExecutionContext } from 'ava';
 import { HttpProxyAgent } from 'http-proxy-agent';
 import { rpcPipeline } from '../../../middleware/index.js';
 import { createHttpTransport } from '../../../lib/upstream/transport/http.js';
+import { createUndiciTransport } from '../../../lib/upstream/transport/undici.js';
 import { Cancellation, UpstreamCallError } from '../../../lib/upstream/transport/contract.js';
 import { listeningPort, runCli } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
@@ -108,78 +110,87 @@ const call = {
   maxBytes: 1_000_000,
 };
 
-test('upstreams.proxy carries the calls to an http upstream (absolute-form requests)', async (t) => {
-  const proxy = await startProxy(t);
-  const upstream = await startFakeUpstream({ path: '/v2/KEY' });
-  t.teardown(() => upstream.close());
-  const gw = await startGateway({ upstreams: { proxy: proxy.url }, chains: { 1: { rpcs: [upstream.url] } } });
-  t.teardown(() => gw.close());
+const clients = [
+  ['node', createHttpTransport],
+  ['undici', createUndiciTransport],
+] as const;
 
-  const reply = await gw.post('/rpc/1', rpc('eth_chainId'));
+for (const [client, createTransport] of clients) {
+  test(`${client}: upstreams.proxy carries the calls to an http upstream (absolute-form requests)`, async (t) => {
+    const proxy = await startProxy(t);
+    const upstream = await startFakeUpstream({ path: '/v2/KEY' });
+    t.teardown(() => upstream.close());
+    const gw = await startGateway({ upstreams: { client, proxy: proxy.url }, chains: { 1: { rpcs: [upstream.url] } } });
+    t.teardown(() => gw.close());
 
-  t.is(reply.status, 200);
-  t.is(reply.body.result, '0x539');
-  t.deepEqual(proxy.carried, [`POST ${upstream.url}`]);
-  t.is(upstream.calls, 1);
-});
+    const reply = await gw.post('/rpc/1', rpc('eth_chainId'));
 
-test('a proxy URL carries an https upstream in a CONNECT tunnel, and the upstream certificate is still verified', async (t) => {
-  const proxy = await startProxy(t);
-  const upstream = await startHttpsUpstream(t);
-  const trusted = createHttpTransport(upstream.url, { proxy: proxy.url, tls: { ca: cert } });
-  const untrusted = createHttpTransport(upstream.url, { proxy: proxy.url });
-  t.teardown(async () => {
-    await trusted.close();
-    await untrusted.close();
+    t.is(reply.status, 200);
+    t.is(reply.body.result, '0x539');
+    t.deepEqual(proxy.carried, [`POST ${upstream.url}`]);
+    t.is(upstream.calls, 1);
   });
 
-  t.is((await trusted.send(call)).body.toString(), '{"jsonrpc":"2.0","id":5,"result":"0x1"}');
-  t.is((await trusted.send(call)).body.toString(), '{"jsonrpc":"2.0","id":5,"result":"0x1"}');
-  t.deepEqual(proxy.carried, [`CONNECT ${upstream.hostPort}`], 'one tunnel, kept alive for the second call');
-  const err = await untrusted.send(call).then(
-    () => undefined,
-    (e: Error) => e,
-  );
-  t.regex(String(err?.message), /self-signed|SELF_SIGNED/i);
-  t.false((err as UpstreamCallError).sent, 'the handshake in the tunnel failed before the request was written');
-  t.is(upstream.calls, 2);
-});
+  test(`${client}: a proxy URL carries an https upstream in a CONNECT tunnel, and the upstream certificate is still verified`, async (t) => {
+    const proxy = await startProxy(t);
+    const upstream = await startHttpsUpstream(t);
+    const trusted = createTransport(upstream.url, { proxy: proxy.url, tls: { ca: cert } });
+    const untrusted = createTransport(upstream.url, { proxy: proxy.url });
+    t.teardown(async () => {
+      await trusted.close();
+      await untrusted.close();
+    });
 
-test('a proxy that refuses the tunnel, or is not there, fails the call with sent: false', async (t) => {
-  const refusing = http.createServer((_req, res) => res.writeHead(403).end());
-  refusing.on('connect', (_req: http.IncomingMessage, client: net.Socket) => client.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n'));
-  refusing.listen(0, '127.0.0.1');
-  await once(refusing, 'listening');
-  t.teardown(() => {
-    refusing.closeAllConnections();
-    refusing.close();
-  });
-  const gone = http.createServer();
-  gone.listen(0, '127.0.0.1');
-  await once(gone, 'listening');
-  const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
-  gone.close();
-  const upstream = await startHttpsUpstream(t);
-  for (const proxy of [`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, goneUrl]) {
-    const transport = createHttpTransport(upstream.url, { proxy, tls: { ca: cert } });
-    t.teardown(() => transport.close());
-    const err = await transport.send(call).then(
+    t.is((await trusted.send(call)).body.toString(), '{"jsonrpc":"2.0","id":5,"result":"0x1"}');
+    // (undici takes a freed connection back one turn of the event loop later.)
+    await new Promise((r) => setImmediate(r));
+    t.is((await trusted.send(call)).body.toString(), '{"jsonrpc":"2.0","id":5,"result":"0x1"}');
+    t.deepEqual(proxy.carried, [`CONNECT ${upstream.hostPort}`], 'one tunnel, kept alive for the second call');
+    const err = await untrusted.send(call).then(
       () => undefined,
-      (e: unknown) => e,
+      (e: Error) => e,
     );
-    t.true(err instanceof UpstreamCallError, String(err));
-    t.false((err as UpstreamCallError).sent, `${proxy}: ${(err as Error).message}`);
-    t.regex((err as Error).message, /the proxy refused the tunnel: HTTP 403|ECONNREFUSED/);
-  }
-  t.is(upstream.calls, 0);
-});
+    t.regex(String(err?.message), /self-signed|SELF_SIGNED/i);
+    t.false((err as UpstreamCallError).sent, 'the handshake in the tunnel failed before the request was written');
+    t.is(upstream.calls, 2);
+  });
+
+  test(`${client}: a proxy that refuses the tunnel, or is not there, fails the call with sent: false`, async (t) => {
+    const refusing = http.createServer((_req, res) => res.writeHead(403).end());
+    refusing.on('connect', (_req: http.IncomingMessage, client: net.Socket) => client.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n'));
+    refusing.listen(0, '127.0.0.1');
+    await once(refusing, 'listening');
+    t.teardown(() => {
+      refusing.closeAllConnections();
+      refusing.close();
+    });
+    const gone = http.createServer();
+    gone.listen(0, '127.0.0.1');
+    await once(gone, 'listening');
+    const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
+    gone.close();
+    const upstream = await startHttpsUpstream(t);
+    for (const proxy of [`http://127.0.0.1:${(refusing.address() as AddressInfo).port}`, goneUrl]) {
+      const transport = createTransport(upstream.url, { proxy, tls: { ca: cert } });
+      t.teardown(() => transport.close());
+      const err = await transport.send(call).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      t.true(err instanceof UpstreamCallError, String(err));
+      t.false((err as UpstreamCallError).sent, `${proxy}: ${(err as Error).message}`);
+      t.regex((err as Error).message, /the proxy refused the tunnel: HTTP 403|ECONNREFUSED/);
+    }
+    t.is(upstream.calls, 0);
+  });
+}
 
 /** `omnigate serve` (the real CLI) for one https upstream, with the given environment. */
-async function serve(t: ExecutionContext, upstreamUrl: string, env: Record<string, string>) {
+async function serve(t: ExecutionContext, upstreamUrl: string, env: Record<string, string>, client: 'node' | 'undici') {
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-proxy-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1:\n    rpcs: ["${upstreamUrl}"]\n`);
+  await writeFile(file, `upstreams:\n  client: ${client}\nchains:\n  1:\n    rpcs: ["${upstreamUrl}"]\n`);
   await writeFile(join(dir, 'ca.crt'), cert);
   // Cleared first so that the machine's own proxy settings play no part.
   const clean = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
@@ -188,18 +199,33 @@ async function serve(t: ExecutionContext, upstreamUrl: string, env: Record<strin
   return (body: unknown) => send(`http://127.0.0.1:${port}`, 'POST', '/rpc/1', JSON.stringify(body), { 'content-type': 'application/json' });
 }
 
-test('HTTPS_PROXY in the environment carries the calls of `omnigate serve`', async (t) => {
-  const proxy = await startProxy(t);
-  const upstream = await startHttpsUpstream(t);
-  const post = await serve(t, upstream.url, { HTTPS_PROXY: proxy.url });
+for (const [client] of clients) {
+  test(`${client}: HTTPS_PROXY in the environment carries the calls of \`omnigate serve\``, async (t) => {
+    const proxy = await startProxy(t);
+    const upstream = await startHttpsUpstream(t);
+    const post = await serve(t, upstream.url, { HTTPS_PROXY: proxy.url }, client);
 
-  const reply = await post(rpc('eth_chainId'));
+    const reply = await post(rpc('eth_chainId'));
 
-  t.is(reply.status, 200);
-  t.is(reply.body.result, '0x1');
-  t.true(proxy.carried.length >= 1);
-  t.true(proxy.carried.every((line) => line === `CONNECT ${upstream.hostPort}`), proxy.carried.join('; '));
-});
+    t.is(reply.status, 200);
+    t.is(reply.body.result, '0x1');
+    t.true(proxy.carried.length >= 1);
+    t.true(proxy.carried.every((line) => line === `CONNECT ${upstream.hostPort}`), proxy.carried.join('; '));
+  });
+
+  test(`${client}: NO_PROXY bypasses HTTPS_PROXY for the hosts it names`, async (t) => {
+    const proxy = await startProxy(t);
+    const upstream = await startHttpsUpstream(t);
+    const post = await serve(t, upstream.url, { HTTPS_PROXY: proxy.url, NO_PROXY: 'localhost' }, client);
+
+    const reply = await post(rpc('eth_chainId'));
+
+    t.is(reply.status, 200);
+    t.is(reply.body.result, '0x1');
+    t.true(upstream.calls >= 1);
+    t.deepEqual(proxy.carried, []);
+  });
+}
 
 test('an HTTPS_PROXY that is not an http(s) URL stops `omnigate serve` with exit 2 naming the variables, never its password', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-proxy-'));
@@ -218,19 +244,6 @@ test('an HTTPS_PROXY that is not an http(s) URL stops `omnigate serve` with exit
     t.regex(err, new RegExp(`^omnigate: environment: invalid config:\\n  - the proxy the environment names for ${scheme} upstreams \\(${scheme.toUpperCase()}_PROXY, ${scheme}_proxy, ALL_PROXY or all_proxy\\) is not an http:// or https:// URL`), err);
     t.false((err + r.out.join('')).includes('proxy-secret-99'));
   }
-});
-
-test('NO_PROXY bypasses HTTPS_PROXY for the hosts it names', async (t) => {
-  const proxy = await startProxy(t);
-  const upstream = await startHttpsUpstream(t);
-  const post = await serve(t, upstream.url, { HTTPS_PROXY: proxy.url, NO_PROXY: 'localhost' });
-
-  const reply = await post(rpc('eth_chainId'));
-
-  t.is(reply.status, 200);
-  t.is(reply.body.result, '0x1');
-  t.true(upstream.calls >= 1);
-  t.deepEqual(proxy.carried, []);
 });
 
 test('an agent handed to rpcPipeline carries the calls: for every upstream (agent) or by URL (agents)', async (t) => {

@@ -162,7 +162,7 @@ const cases: Case[] = [
 
 /** Keys of the table that hold no number. */
 const notNumeric = [
-  'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
+  'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
   'chains.<id>.ignoredFields', 'indexer.schema',
 ];
 

@@ -78,12 +78,22 @@ test('should take an rpcs entry as { url, provider } and keep the labels by posi
 
 test('should read the upstreams section: sockets, keep-alive and a proxy URL', (t) => {
   const config = ok({ ...minimal, upstreams: { maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' } });
-  t.deepEqual(config.upstreams, { maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' });
-  t.deepEqual(ok({ ...minimal, upstreams: { proxy: '' } }).upstreams, { maxSockets: 128, keepAliveMs: 30_000 });
+  t.deepEqual(config.upstreams, { client: 'node', maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' });
+  t.deepEqual(ok({ ...minimal, upstreams: { proxy: '' } }).upstreams, { client: 'node', maxSockets: 128, keepAliveMs: 30_000 });
   const found = problems({ ...minimal, upstreams: { maxSockets: 0, proxy: 'socks5://127.0.0.1:1080', keepalive: 1 } });
   t.deepEqual(found.map((p) => p.path).sort(), ['upstreams.keepalive', 'upstreams.maxSockets', 'upstreams.proxy']);
   t.regex(found.find((p) => p.path === 'upstreams.proxy')!.message, /socks5: scheme is not supported\. Use an http:\/\/ or https:\/\/ proxy URL/);
   t.regex(problems({ ...minimal, upstreams: { proxy: 'not a url' } })[0]!.message, /is not a URL/);
+});
+
+test('should read upstreams.client: node (the default), auto or undici, and refuse anything else with the choices', (t) => {
+  for (const client of ['auto', 'node', 'undici'] as const) t.is(ok({ ...minimal, upstreams: { client } }).upstreams!.client, client);
+  t.is(ok(minimal).upstreams!.client, 'node');
+  for (const client of ['fetch', 'Node', 1, ['undici']]) {
+    const found = problems({ ...minimal, upstreams: { client } });
+    t.deepEqual(found.map((p) => p.path), ['upstreams.client'], JSON.stringify(client));
+    t.regex(found[0]!.message, /is not an HTTP client: use auto \(undici, or node:http when nock .*\), node \(node:http\) or undici\. Example: client: node$/);
+  }
 });
 
 test('should read indexer.schema, the schema of the Ponder tables, and name a bad one', (t) => {
@@ -209,6 +219,7 @@ const leaking: [string, unknown, string, RegExp][] = [
   ['a proxy URL with a password that does not parse', { ...minimal, upstreams: { proxy: `http//user:${key}@proxy.internal:3128` } }, 'upstreams.proxy', /^the value \(not shown: it may hold a password\) is not a URL\. Use an http:\/\/ or https:\/\/ proxy URL/],
   ['a proxy URL in a list', { ...minimal, upstreams: { proxy: [`http://user:${key}@proxy.internal:3128`] } }, 'upstreams.proxy', /^a list is not a URL\./],
   ['an upstream URL as a method', { ...minimal, confirmableMethods: [`https://a.example/v2/${key}`] }, 'confirmableMethods[0]', /^"https:\/\/a\.example\/v2\/\*\*\*" is not a JSON-RPC method name/],
+  ['an upstream URL as the HTTP client', { ...minimal, upstreams: { client: `https://b.example/v2/${key}` } }, 'upstreams.client', /^"https:\/\/b\.example\/v2\/\*\*\*" is not an HTTP client/],
   ['an upstream URL as a strategy', { chains: { '1': { rpcs: ['https://a.example'], strategy: [`https://b.example/v2/${key}`] } } }, 'chains.1.strategy', /^\["https:\/\/b\.example\/v2\/\*\*\*"\] is not a strategy/],
   ['an upstream URL as a key', { chains: { '1': { rpcs: ['https://a.example'], [`https://b.example/v2/${key}`]: null } } }, 'chains.1.https://b.example/v2/***', /^unknown key/],
 ];

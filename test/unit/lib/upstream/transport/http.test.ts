@@ -2,8 +2,9 @@
  * The HTTP transport against real local servers on port 0: node:http and node:https servers for
  * what upstreams normally do, raw TCP servers that write exact bytes for what they rarely do
  * (chunked and close-delimited answers, dead keep-alive connections, unasked bytes, malformed
- * answers). The transport is node:http (nock sees it: test/integration/balancer/nock.test.ts); real servers
- * here, because what is tested is what node's client and omnigate do with real sockets.
+ * answers). The contract's tests run on both HTTP clients (`both`: node:http, http.ts, which nock
+ * sees: test/integration/balancer/nock.test.ts; and undici, undici.ts); real servers here, because
+ * what is tested is what each client and omnigate do with real sockets.
  * test/fixtures/tls holds a self-signed certificate for localhost and 127.0.0.1 (100 years).
  */
 import { EventEmitter, once } from 'node:events';
@@ -12,10 +13,39 @@ import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
 import { createHttpTransport } from '../../../../../lib/upstream/transport/http.js';
 import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../../lib/upstream/transport/contract.js';
+import { createUndiciTransport } from '../../../../../lib/upstream/transport/undici.js';
+
+/** A transport to `url` on one of the two HTTP clients (config `upstreams.client`). */
+type Create = (url: string, options?: { maxSockets?: number; tls?: { ca: Buffer } }) => Transport;
+const clients: [name: 'node' | 'undici', create: Create][] = [
+  ['node', createHttpTransport],
+  ['undici', (url, options) => nextTurn(createUndiciTransport(url, options))],
+];
+
+/**
+ * undici takes a connection freed by an answer back into its pool one turn of the event loop
+ * later (node's agent at once): a call started in the same turn opens another. The tests' calls
+ * on undici start a turn later, so that the connection counts below read what the contract says
+ * (kept, or dropped) and not that turn.
+ */
+function nextTurn(transport: Transport): Transport {
+  return {
+    send: async (request) => {
+      await new Promise((r) => setImmediate(r));
+      return transport.send(request);
+    },
+    close: () => transport.close(),
+  };
+}
+
+/** A test of the transport contract, run once on each client. */
+function both(title: string, fn: (t: ExecutionContext, create: Create, client: 'node' | 'undici') => Promise<void>) {
+  for (const [name, create] of clients) test(`${name}: ${title}`, (t) => fn(t, create, name));
+}
 
 interface Received {
   method: string;
@@ -80,12 +110,13 @@ const answer = (status: number, body: string | Buffer, headers: Record<string, s
 
 /** Runs `fn` with a transport to a fresh upstream and closes both. */
 async function withUpstream(
+  create: Create,
   handler: Parameters<typeof upstream>[0],
   fn: (transport: Transport, up: Awaited<ReturnType<typeof upstream>>) => Promise<void>,
   path = '/',
 ) {
   const up = await upstream(handler);
-  const transport = createHttpTransport(`${up.origin}${path}`);
+  const transport = create(`${up.origin}${path}`);
   try {
     await fn(transport, up);
   } finally {
@@ -104,9 +135,9 @@ const failure = async (promise: Promise<unknown>): Promise<UpstreamCallError> =>
   throw new Error('the call succeeded');
 };
 
-test('should POST the body byte for byte and return the answer byte for byte', async (t) => {
+both('should POST the body byte for byte and return the answer byte for byte', async (t, create) => {
   const reply = '{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "result": "0x539"\n}\n';
-  await withUpstream(answer(200, reply), async (transport, up) => {
+  await withUpstream(create, answer(200, reply), async (transport, up) => {
     const raw = Buffer.concat([Buffer.from('{"jsonrpc":"2.0", "id":1,"method":"x","params":["é\u2028"]}  '), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff])]);
     const response = await transport.send(request({ payload: payload(raw) }));
     t.is(response.body.toString(), reply);
@@ -116,8 +147,8 @@ test('should POST the body byte for byte and return the answer byte for byte', a
   });
 });
 
-test('should send the request id in X-Request-Id and JSON content headers', async (t) => {
-  await withUpstream(answer(200, '{}'), async (transport, up) => {
+both('should send the request id in X-Request-Id and JSON content headers', async (t, create) => {
+  await withUpstream(create, answer(200, '{}'), async (transport, up) => {
     await transport.send(request({ requestId: 'trace-abc-42' }));
     const headers = up.received[0]!.headers;
     t.is(headers['x-request-id'], 'trace-abc-42');
@@ -126,8 +157,8 @@ test('should send the request id in X-Request-Id and JSON content headers', asyn
   });
 });
 
-test('should send the provider key path and query as configured', async (t) => {
-  await withUpstream(
+both('should send the provider key path and query as configured', async (t, create) => {
+  await withUpstream(create, 
     answer(200, '{}'),
     async (transport, up) => {
       await transport.send(request());
@@ -137,9 +168,9 @@ test('should send the provider key path and query as configured', async (t) => {
   );
 });
 
-test('should send user-info as Basic authorization', async (t) => {
+both('should send user-info as Basic authorization', async (t, create) => {
   const up = await upstream(answer(200, '{}'));
-  const transport = createHttpTransport(up.origin.replace('http://', 'http://alice:p%40ss@') + '/rpc');
+  const transport = create(up.origin.replace('http://', 'http://alice:p%40ss@') + '/rpc');
   try {
     await transport.send(request());
     t.is(up.received[0]!.headers.authorization, `Basic ${Buffer.from('alice:p@ss').toString('base64')}`);
@@ -150,8 +181,8 @@ test('should send user-info as Basic authorization', async (t) => {
   }
 });
 
-test('should reuse keep-alive connections for consecutive calls', async (t) => {
-  await withUpstream(answer(200, '{}'), async (transport, up) => {
+both('should reuse keep-alive connections for consecutive calls', async (t, create) => {
+  await withUpstream(create, answer(200, '{}'), async (transport, up) => {
     for (let i = 0; i < 10; i++) await transport.send(request());
     t.is(up.received.length, 10);
     t.is(up.connections, 1, `${up.connections} connections for 10 calls`);
@@ -160,8 +191,8 @@ test('should reuse keep-alive connections for consecutive calls', async (t) => {
 
 const statuses = [400, 401, 404, 429, 500, 502, 503];
 for (const status of statuses) {
-  test(`should fail with kind http-status on HTTP ${status}`, async (t) => {
-    await withUpstream(answer(status, '<html>error</html>', { 'content-type': 'text/html' }), async (transport) => {
+  both(`should fail with kind http-status on HTTP ${status}`, async (t, create) => {
+    await withUpstream(create, answer(status, '<html>error</html>', { 'content-type': 'text/html' }), async (transport) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'http-status');
       t.is(err.message, `HTTP ${status}`);
@@ -169,20 +200,20 @@ for (const status of statuses) {
   });
 }
 
-test('should return a 200 answer whatever its body, for the verifier to judge', async (t) => {
-  await withUpstream(answer(200, '<html>ok</html>', { 'content-type': 'text/html' }), async (transport) => {
+both('should return a 200 answer whatever its body, for the verifier to judge', async (t, create) => {
+  await withUpstream(create, answer(200, '<html>ok</html>', { 'content-type': 'text/html' }), async (transport) => {
     t.is((await transport.send(request())).body.toString(), '<html>ok</html>');
   });
 });
 
 for (const status of [301, 302, 307, 308]) {
-  test(`should not follow a ${status} redirect`, async (t) => {
+  both(`should not follow a ${status} redirect`, async (t, create) => {
     let followed = 0;
     const target = await upstream((_req, res) => {
       followed += 1;
       res.end('{}');
     });
-    await withUpstream(answer(status, '', { location: `${target.origin}/elsewhere` }), async (transport, up) => {
+    await withUpstream(create, answer(status, '', { location: `${target.origin}/elsewhere` }), async (transport, up) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'http-status');
       t.is(err.message, `HTTP ${status}`);
@@ -193,8 +224,8 @@ for (const status of [301, 302, 307, 308]) {
   });
 }
 
-test('should time out within the limit when the upstream never answers', async (t) => {
-  await withUpstream(() => {}, async (transport) => {
+both('should time out within the limit when the upstream never answers', async (t, create) => {
+  await withUpstream(create, () => {}, async (transport) => {
     const started = Date.now();
     const err = await failure(transport.send(request({ timeoutMs: 150 })));
     const elapsed = Date.now() - started;
@@ -204,8 +235,8 @@ test('should time out within the limit when the upstream never answers', async (
   });
 });
 
-test('should time out when the headers come but the body stalls', async (t) => {
-  await withUpstream(
+both('should time out when the headers come but the body stalls', async (t, create) => {
+  await withUpstream(create, 
     (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"jsonrpc":"2.0",');
@@ -219,8 +250,8 @@ test('should time out when the headers come but the body stalls', async (t) => {
   );
 });
 
-test('should say sent: true when a call the upstream read fails (aborted here)', async (t) => {
-  await withUpstream(() => {}, async (transport, up) => {
+both('should say sent: true when a call the upstream read fails (aborted here)', async (t, create) => {
+  await withUpstream(create, () => {}, async (transport, up) => {
     const controller = new AbortController();
     const pending = failure(transport.send(request({ signal: controller.signal, timeoutMs: 10_000 })));
     while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
@@ -231,8 +262,8 @@ test('should say sent: true when a call the upstream read fails (aborted here)',
   });
 });
 
-test('should fail with kind aborted when the caller aborts', async (t) => {
-  await withUpstream(() => {}, async (transport) => {
+both('should fail with kind aborted when the caller aborts', async (t, create) => {
+  await withUpstream(create, () => {}, async (transport) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('decided elsewhere')), 50);
     const started = Date.now();
@@ -242,8 +273,8 @@ test('should fail with kind aborted when the caller aborts', async (t) => {
   });
 });
 
-test('should fail with kind aborted at once when the signal is already aborted', async (t) => {
-  await withUpstream(answer(200, '{}'), async (transport) => {
+both('should fail with kind aborted at once when the signal is already aborted', async (t, create) => {
+  await withUpstream(create, answer(200, '{}'), async (transport) => {
     const controller = new AbortController();
     controller.abort();
     const err = await failure(transport.send(request({ signal: controller.signal })));
@@ -252,16 +283,16 @@ test('should fail with kind aborted at once when the signal is already aborted',
   });
 });
 
-test('should fail with kind too-large when the declared length is over maxBytes', async (t) => {
-  await withUpstream(answer(200, 'x'.repeat(2_000), { 'content-length': '2000' }), async (transport) => {
+both('should fail with kind too-large when the declared length is over maxBytes', async (t, create) => {
+  await withUpstream(create, answer(200, 'x'.repeat(2_000), { 'content-length': '2000' }), async (transport) => {
     const err = await failure(transport.send(request({ maxBytes: 1_000 })));
     t.is(err.kind, 'too-large');
     t.regex(err.message, /2000 bytes is over the 1000-byte limit/);
   });
 });
 
-test('should fail with kind too-large when a chunked body grows over maxBytes', async (t) => {
-  await withUpstream(
+both('should fail with kind too-large when a chunked body grows over maxBytes', async (t, create) => {
+  await withUpstream(create, 
     (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       for (let i = 0; i < 10; i++) res.write('y'.repeat(500));
@@ -274,16 +305,16 @@ test('should fail with kind too-large when a chunked body grows over maxBytes', 
   );
 });
 
-test('should accept a body of exactly maxBytes', async (t) => {
-  await withUpstream(answer(200, 'z'.repeat(1_000)), async (transport) => {
+both('should accept a body of exactly maxBytes', async (t, create) => {
+  await withUpstream(create, answer(200, 'z'.repeat(1_000)), async (transport) => {
     t.is((await transport.send(request({ maxBytes: 1_000 }))).body.length, 1_000);
   });
 });
 
-test('should fail with kind transport when the connection is refused', async (t) => {
+both('should fail with kind transport when the connection is refused', async (t, create) => {
   const up = await upstream(() => {});
   await up.close();
-  const transport = createHttpTransport(`${up.origin}/v2/KEYKEYKEYKEY`);
+  const transport = create(`${up.origin}/v2/KEYKEYKEYKEY`);
   try {
     const err = await failure(transport.send(request()));
     t.is(err.kind, 'transport');
@@ -295,8 +326,8 @@ test('should fail with kind transport when the connection is refused', async (t)
   }
 });
 
-test('should fail with kind transport when the upstream drops the connection', async (t) => {
-  await withUpstream(
+both('should fail with kind transport when the upstream drops the connection', async (t, create) => {
+  await withUpstream(create, 
     (req) => req.socket.destroy(),
     async (transport) => {
       const err = await failure(transport.send(request()));
@@ -305,8 +336,8 @@ test('should fail with kind transport when the upstream drops the connection', a
   );
 });
 
-test('should serve concurrent calls', async (t) => {
-  await withUpstream(
+both('should serve concurrent calls', async (t, create) => {
+  await withUpstream(create, 
     (_req, res, body) => setTimeout(() => res.end(body), 20),
     async (transport) => {
       const bodies = Array.from({ length: 10 }, (_, i) => `{"id":${i}}`);
@@ -316,9 +347,9 @@ test('should serve concurrent calls', async (t) => {
   );
 });
 
-test('should fail a call aborted while it waits for a pool connection, and never send it', async (t) => {
+both('should fail a call aborted while it waits for a pool connection, and never send it', async (t, create) => {
   const up = await upstream(() => {}); // never answers: the one connection stays busy
-  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 1 });
+  const transport = create(`${up.origin}/`, { maxSockets: 1 });
   t.teardown(async () => {
     await transport.close().catch(() => {});
     await up.close();
@@ -341,7 +372,7 @@ test('should fail a call aborted while it waits for a pool connection, and never
   t.is(up.received.length, 1, 'the queued call was never sent');
 });
 
-test('should hold calls over the socket limit itself, never as requests queued in the agent, and start them in order as calls end', async (t) => {
+test('node: should hold calls over the socket limit itself, never as requests queued in the agent, and start them in order as calls end', async (t) => {
   const held: ServerResponse[] = [];
   const up = await upstream((_req, res) => held.push(res)); // answers when told
   const agent = new Agent({ keepAlive: true, maxSockets: 2 });
@@ -368,9 +399,9 @@ test('should hold calls over the socket limit itself, never as requests queued i
   t.deepEqual(up.received.map((r) => r.body.toString()), bodies.filter((_, i) => i !== 2), 'sent in order, the aborted one never');
 });
 
-test('should fail with kind http-status on a 3xx or an error status, without following redirects', async (t) => {
+both('should fail with kind http-status on a 3xx or an error status, without following redirects', async (t, create) => {
   for (const status of [302, 404, 503]) {
-    await withUpstream(answer(status, '{"jsonrpc":"2.0","id":1,"result":"0x1"}', { location: 'http://127.0.0.1:1/', 'content-type': 'application/json' }), async (transport, up) => {
+    await withUpstream(create, answer(status, '{"jsonrpc":"2.0","id":1,"result":"0x1"}', { location: 'http://127.0.0.1:1/', 'content-type': 'application/json' }), async (transport, up) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'http-status');
       t.is(err.message, `HTTP ${status}`);
@@ -451,12 +482,13 @@ const okBytes = (body: string, extraHeaders = '') =>
   `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`;
 
 async function withRaw(
+  create: Create,
   respond: Parameters<typeof rawUpstream>[0],
   fn: (transport: Transport, up: RawUpstream) => Promise<void>,
   onConnection?: Parameters<typeof rawUpstream>[1],
 ) {
   const up = await rawUpstream(respond, onConnection);
-  const transport = createHttpTransport(`${up.origin}/`);
+  const transport = create(`${up.origin}/`);
   try {
     await fn(transport, up);
   } finally {
@@ -465,47 +497,63 @@ async function withRaw(
   }
 }
 
-test('should write the request as one HTTP/1.1 message with Host, length and our headers', async (t) => {
-  await withRaw((s) => s.write(okBytes('{}')), async (transport, up) => {
+both('should write the request as one HTTP/1.1 message with Host, length and our headers', async (t, create) => {
+  await withRaw(create, (s) => s.write(okBytes('{}')), async (transport, up) => {
     await transport.send(request({ requestId: 'id-7' }));
     const [head, body] = up.requests[0]!.split('\r\n\r\n');
-    const lines = head!.split('\r\n');
+    // Header names are case-insensitive (node writes `Host`, undici `host`): compared in lower case.
+    const lines = head!.split('\r\n').map((l) => l.replace(/^[^:]+:/, (name) => name.toLowerCase()));
     t.is(lines[0], 'POST / HTTP/1.1');
-    t.true(lines.includes(`Host: ${new URL(up.origin).host}`));
-    t.true(lines.includes('X-Request-Id: id-7'));
-    t.true(lines.includes('User-Agent: omnigate'));
-    t.true(lines.includes('Content-Type: application/json'));
-    t.true(lines.includes('Accept: application/json'));
-    t.true(lines.includes(`Content-Length: ${Buffer.byteLength(body!)}`));
+    t.true(lines.includes(`host: ${new URL(up.origin).host}`));
+    t.true(lines.includes('x-request-id: id-7'));
+    t.true(lines.includes('user-agent: omnigate'));
+    t.true(lines.includes('content-type: application/json'));
+    t.true(lines.includes('accept: application/json'));
+    t.true(lines.includes(`content-length: ${Buffer.byteLength(body!)}`));
+    t.is(lines.filter((l) => l.startsWith('host:')).length, 1, 'one Host header');
     t.is(body, '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}');
   });
 });
 
-test('should read a chunked answer, extensions and trailers included', async (t) => {
+both('should read a chunked answer, extensions and trailers included', async (t, create) => {
   const chunked = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\n{"a"\r\nA\r\n:"0123456"\r\n1\r\n}\r\n0\r\nX-Trailer: 1\r\n\r\n';
-  await withRaw((s) => s.write(chunked), async (transport, up) => {
+  await withRaw(create, (s) => s.write(chunked), async (transport, up) => {
     t.is((await transport.send(request())).body.toString(), '{"a":"0123456"}');
     t.is((await transport.send(request())).body.toString(), '{"a":"0123456"}');
     t.is(up.connections, 1, 'a chunked answer keeps the connection');
   });
 });
 
-test('should read an answer that ends with the connection, and not reuse that connection', async (t) => {
-  await withRaw((s) => s.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"until":"close"}'), async (transport, up) => {
+both('should read an answer that ends with the connection, and not reuse that connection', async (t, create) => {
+  await withRaw(create, (s) => s.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"until":"close"}'), async (transport, up) => {
     t.is((await transport.send(request())).body.toString(), '{"until":"close"}');
     t.is((await transport.send(request())).body.toString(), '{"until":"close"}');
     t.is(up.connections, 2);
   });
 });
 
-test('should skip a 100 Continue head and read the final answer', async (t) => {
-  await withRaw((s) => s.write(`HTTP/1.1 100 Continue\r\n\r\n${okBytes('{"final":true}')}`), async (transport) => {
+both('should skip an informational head (103 Early Hints) and read the final answer', async (t, create) => {
+  await withRaw(create, (s) => s.write(`HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n${okBytes('{"final":true}')}`), async (transport) => {
     t.is((await transport.send(request())).body.toString(), '{"final":true}');
   });
 });
 
-test('should reuse one connection for sequential calls and open one per concurrent call', async (t) => {
-  await withRaw((s, i) => setTimeout(() => s.write(okBytes(`{"n":${i}}`)), 20), async (transport, up) => {
+test('node: should skip a 100 Continue head and read the final answer', async (t) => {
+  await withRaw(createHttpTransport, (s) => s.write(`HTTP/1.1 100 Continue\r\n\r\n${okBytes('{"final":true}')}`), async (transport) => {
+    t.is((await transport.send(request())).body.toString(), '{"final":true}');
+  });
+});
+
+test('undici: should fail a call answered with an unasked 100 Continue, as sent (undici refuses it as a bad response)', async (t) => {
+  await withRaw(createUndiciTransport, (s) => s.write(`HTTP/1.1 100 Continue\r\n\r\n${okBytes('{"final":true}')}`), async (transport) => {
+    const err = await failure(transport.send(request()));
+    t.is(err.kind, 'transport');
+    t.true(err.sent);
+  });
+});
+
+both('should reuse one connection for sequential calls and open one per concurrent call', async (t, create) => {
+  await withRaw(create, (s, i) => setTimeout(() => s.write(okBytes(`{"n":${i}}`)), 20), async (transport, up) => {
     for (let i = 0; i < 5; i++) await transport.send(request());
     t.is(up.connections, 1);
     await Promise.all(Array.from({ length: 4 }, () => transport.send(request())));
@@ -513,9 +561,9 @@ test('should reuse one connection for sequential calls and open one per concurre
   });
 });
 
-test('should queue calls over the connection limit and send them as connections free up', async (t) => {
+both('should queue calls over the connection limit and send them as connections free up', async (t, create) => {
   const up = await rawUpstream((s, i) => setTimeout(() => s.write(okBytes(`{"n":${i}}`)), 30));
-  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 2 });
+  const transport = create(`${up.origin}/`, { maxSockets: 2 });
   try {
     const answers = await Promise.all(Array.from({ length: 6 }, () => transport.send(request())));
     t.is(answers.length, 6);
@@ -527,9 +575,9 @@ test('should queue calls over the connection limit and send them as connections 
   }
 });
 
-test('should drop a kept connection the upstream closed while it was idle', async (t) => {
+both('should drop a kept connection the upstream closed while it was idle', async (t, create) => {
   // The upstream answers and closes a moment later, as a server whose keep-alive timeout passed.
-  await withRaw(
+  await withRaw(create, 
     (s) => {
       s.write(okBytes('{"ok":1}'));
       setTimeout(() => s.destroy(), 5);
@@ -547,10 +595,10 @@ test('should drop a kept connection the upstream closed while it was idle', asyn
   );
 });
 
-test('should send a request once when a reused connection closes after the upstream read it, and fail the call', async (t) => {
+both('should send a request once when a reused connection closes after the upstream read it, and fail the call', async (t, create) => {
   // The upstream reads the second request (an eth_sendRawTransaction, say) on the kept-alive
   // connection and closes it without answering: sending it again would deliver it twice.
-  await withRaw(
+  await withRaw(create, 
     (s, i) => (i === 1 ? s.destroy() : s.write(okBytes(`{"n":${i}}`))),
     async (transport, up) => {
       t.is((await transport.send(request())).body.toString(), '{"n":0}');
@@ -568,8 +616,8 @@ test('should send a request once when a reused connection closes after the upstr
   );
 });
 
-test('should destroy a kept-alive socket that receives a stray answer while idle, and answer the next call on a new one', async (t) => {
-  await withRaw(
+both('should destroy a kept-alive socket that receives a stray answer while idle, and answer the next call on a new one', async (t, create) => {
+  await withRaw(create, 
     (s, i) => {
       s.write(okBytes(`{"n":${i}}`));
       if (i === 0) setTimeout(() => s.write(okBytes('{"stray":true}')), 1);
@@ -585,14 +633,14 @@ test('should destroy a kept-alive socket that receives a stray answer while idle
   );
 });
 
-test('should take a second answer that comes after the next request was written as that request\'s answer (HTTP/1.1 cannot tell them apart), then drop the connection', async (t) => {
+both('should take a second answer that comes after the next request was written as that request\'s answer (HTTP/1.1 cannot tell them apart), then drop the connection', async (t, create) => {
   // What omnigate can and cannot do about stray answers on a kept-alive connection. Here the
   // upstream answers the second request twice, in one packet: node's client takes the first as
   // the answer (it came after the request was written, as an answer would) and, seeing bytes
   // after a complete answer, destroys the socket, so the extra one is never read as the third
   // call's answer. A stray arriving while the socket is idle is covered by the test before; one
   // that arrives after a request was written and before its answer cannot be told from it.
-  await withRaw(
+  await withRaw(create, 
     (s, i) => s.write(i === 1 ? okBytes('{"stray":true}') + okBytes('{"n":1}') : okBytes(`{"n":${i}}`)),
     async (transport, up) => {
       t.is((await transport.send(request())).body.toString(), '{"n":0}');
@@ -603,8 +651,8 @@ test('should take a second answer that comes after the next request was written 
   );
 });
 
-test('should not send again when the first connection fails before any answer', async (t) => {
-  await withRaw(
+both('should not send again when the first connection fails before any answer', async (t, create) => {
+  await withRaw(create, 
     (s) => s.destroy(),
     async (transport, up) => {
       const err = await failure(transport.send(request()));
@@ -615,8 +663,8 @@ test('should not send again when the first connection fails before any answer', 
   );
 });
 
-test('should not send again when the upstream closes mid-answer', async (t) => {
-  await withRaw(
+both('should not send again when the upstream closes mid-answer', async (t, create) => {
+  await withRaw(create, 
     (s, i) => {
       if (i === 0) s.write(okBytes('{"first":1}'));
       else s.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"cut');
@@ -631,8 +679,8 @@ test('should not send again when the upstream closes mid-answer', async (t) => {
   );
 });
 
-test('should drop a connection whose answer is followed by more bytes in the same packet', async (t) => {
-  await withRaw(
+both('should drop a connection whose answer is followed by more bytes in the same packet', async (t, create) => {
+  await withRaw(create, 
     (s, i) => s.write(i === 0 ? okBytes('{"n":0}') + okBytes('{"extra":true}') : okBytes(`{"n":${i}}`)),
     async (transport, up) => {
       t.is((await transport.send(request())).body.toString(), '{"n":0}');
@@ -642,8 +690,8 @@ test('should drop a connection whose answer is followed by more bytes in the sam
   );
 });
 
-test('should keep the connection after an error status with a small body', async (t) => {
-  await withRaw(
+both('should keep the connection after an error status with a small body', async (t, create) => {
+  await withRaw(create, 
     (s, i) => s.write(i === 0 ? 'HTTP/1.1 429 Too Many Requests\r\nContent-Length: 13\r\n\r\nslow down pls' : okBytes('{}')),
     async (transport, up) => {
       t.is((await failure(transport.send(request()))).kind, 'http-status');
@@ -653,46 +701,64 @@ test('should keep the connection after an error status with a small body', async
   );
 });
 
-test('should close the connection after an error status with a large body', async (t) => {
+both('should close the connection after an error status with a large body', async (t, create, client) => {
   const big = 'e'.repeat(100_000);
-  await withRaw(
+  await withRaw(create, 
     (s, i) => s.write(i === 0 ? `HTTP/1.1 503 Unavailable\r\nContent-Length: ${big.length}\r\n\r\n${big}` : okBytes('{}')),
     async (transport, up) => {
+      const closed = up.nextClose();
       t.is((await failure(transport.send(request()))).message, 'HTTP 503');
+      await closed;
       await transport.send(request());
-      t.is(up.connections, 2);
+      // (undici, its connection destroyed, may open one more that it closes unused.)
+      if (client === 'node') t.is(up.connections, 2);
+      else t.true(up.connections >= 2);
+      t.is(up.requests.length, 2);
     },
   );
 });
 
-test('should open a new connection per call when the upstream says Connection: close', async (t) => {
-  await withRaw((s) => s.end(okBytes('{}', 'Connection: close\r\n')), async (transport, up) => {
+test('undici: should close a connection whose error body, read after the call failed, stalls for the call\'s timeout', async (t) => {
+  await withRaw(createUndiciTransport, (s) => s.write('HTTP/1.1 503 Unavailable\r\nContent-Length: 10\r\n\r\nabc'), async (transport, up) => {
+    const closed = up.nextClose();
+    const err = await failure(transport.send(request({ timeoutMs: 1_000 })));
+    t.is(err.message, 'HTTP 503', 'the call fails at the status');
+    await closed; // undici's body timer, set to the call's timeout, drops the stalled connection
+    t.is(up.connections, 1);
+  });
+});
+
+both('should open a new connection per call when the upstream says Connection: close', async (t, create) => {
+  await withRaw(create, (s) => s.end(okBytes('{}', 'Connection: close\r\n')), async (transport, up) => {
     for (let i = 0; i < 3; i++) await transport.send(request());
     t.is(up.connections, 3);
   });
 });
 
-test('should not keep a connection whose Keep-Alive timeout is too short to reuse safely', async (t) => {
-  await withRaw((s) => s.write(okBytes('{}', 'Keep-Alive: timeout=1\r\n')), async (transport, up) => {
+both('should not keep a connection whose Keep-Alive timeout is too short to reuse safely', async (t, create) => {
+  await withRaw(create, (s) => s.write(okBytes('{}', 'Keep-Alive: timeout=1\r\n')), async (transport, up) => {
     await transport.send(request());
     await transport.send(request());
     t.is(up.connections, 2);
   });
 });
 
-test('should fail with kind transport on a malformed answer', async (t) => {
+both('should fail with kind transport on a malformed answer', async (t, create, client) => {
   for (const bytes of ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 'SSH-2.0-OpenSSH_9.6\r\n\r\n']) {
-    await withRaw((s) => s.write(bytes), async (transport) => {
+    await withRaw(create, (s) => s.write(bytes), async (transport) => {
       const err = await failure(transport.send(request()));
       t.is(err.kind, 'transport');
-      t.regex(err.message, /^invalid HTTP response: .+ \(HPE_[A-Z_]+\)$/);
+      // (undici reads the doubled Content-Length as one and finds the body short of it; its
+      // parser's refusal of a non-HTTP answer carries no code.)
+      if (client === 'node') t.regex(err.message, /^invalid HTTP response: .+ \(HPE_[A-Z_]+\)$/);
+      else t.regex(err.message, /^invalid HTTP response: (Expected HTTP\/, RTSP\/ or ICE\/|.+ \(UND_ERR_RES_CONTENT_LENGTH_MISMATCH\))$/);
     });
   }
 });
 
-test('should fail running and waiting calls with kind closed on close()', async (t) => {
+both('should fail running and waiting calls with kind closed on close()', async (t, create) => {
   const up = await rawUpstream(() => {}); // never answers
-  const transport = createHttpTransport(`${up.origin}/`, { maxSockets: 1 });
+  const transport = create(`${up.origin}/`, { maxSockets: 1 });
   try {
     const running = failure(transport.send(request({ timeoutMs: 10_000 })));
     const waiting = failure(transport.send(request({ timeoutMs: 10_000 })));
@@ -706,11 +772,11 @@ test('should fail running and waiting calls with kind closed on close()', async 
   }
 });
 
-test('should reach an upstream on an IPv6 literal address', async (t) => {
+both('should reach an upstream on an IPv6 literal address', async (t, create) => {
   const server = createServer((_req, res) => res.end('{"v6":true}'));
   server.listen(0, '::1');
   await once(server, 'listening');
-  const transport = createHttpTransport(`http://[::1]:${(server.address() as AddressInfo).port}/`);
+  const transport = create(`http://[::1]:${(server.address() as AddressInfo).port}/`);
   try {
     t.is((await transport.send(request())).body.toString(), '{"v6":true}');
   } finally {
@@ -720,7 +786,7 @@ test('should reach an upstream on an IPv6 literal address', async (t) => {
   }
 });
 
-test('should call an https upstream, verify its certificate and resume the TLS session', async (t) => {
+both('should call an https upstream, verify its certificate and resume the TLS session', async (t, create) => {
   const fixtures = new URL('../../../../fixtures/tls/', import.meta.url);
   const cert = await readFile(new URL('localhost.crt', fixtures));
   const key = await readFile(new URL('localhost.key', fixtures));
@@ -737,8 +803,8 @@ test('should call an https upstream, verify its certificate and resume the TLS s
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `https://localhost:${(server.address() as AddressInfo).port}`;
-  const trusted = createHttpTransport(`${origin}/`, { tls: { ca: cert } });
-  const untrusted = createHttpTransport(`${origin}/`);
+  const trusted = create(`${origin}/`, { tls: { ca: cert } });
+  const untrusted = create(`${origin}/`);
   try {
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
     t.is((await trusted.send(request())).body.toString(), '{"tls":true}');
@@ -750,7 +816,7 @@ test('should call an https upstream, verify its certificate and resume the TLS s
     t.regex(err.message, /self-signed|SELF_SIGNED/i);
     t.is(handshakes, before, 'no handshake completed, so no request reached the server');
     // A second connection resumes the first one's session.
-    const other = createHttpTransport(`${origin}/`, { tls: { ca: cert } });
+    const other = create(`${origin}/`, { tls: { ca: cert } });
     await Promise.all([trusted.send(request()), trusted.send(request())]);
     await other.close();
     t.true(resumed >= 1, `${resumed} of ${handshakes} handshakes resumed`);
@@ -762,8 +828,8 @@ test('should call an https upstream, verify its certificate and resume the TLS s
   }
 });
 
-test('should keep a request id with line breaks from adding header lines', async (t) => {
-  await withRaw((s) => s.write(okBytes('{}')), async (transport, up) => {
+both('should keep a request id with line breaks from adding header lines', async (t, create) => {
+  await withRaw(create, (s) => s.write(okBytes('{}')), async (transport, up) => {
     await transport.send(request({ requestId: 'abc\r\nX-Injected: 1' }));
     const lines = up.requests[0]!.split('\r\n\r\n')[0]!.split('\r\n');
     t.true(lines.includes('X-Request-Id: abcX-Injected:1'));
@@ -771,9 +837,9 @@ test('should keep a request id with line breaks from adding header lines', async
   });
 });
 
-test('should say sent: false when the host name does not resolve', async (t) => {
+both('should say sent: false when the host name does not resolve', async (t, create) => {
   // .invalid never resolves (RFC 6761); without DNS at all the lookup fails or times out, unsent either way.
-  const transport = createHttpTransport('http://rpc.omnigate-test.invalid/v2/KEY');
+  const transport = create('http://rpc.omnigate-test.invalid/v2/KEY');
   try {
     const err = await failure(transport.send(request({ timeoutMs: 5_000 })));
     t.false(err.sent, `${err.kind}: ${err.message}`);

@@ -1,0 +1,367 @@
+/**
+ * HTTP(S) upstream on undici (the client inside Node's own `fetch`), chosen by config
+ * `upstreams.client` (choose.ts: `undici`, or `auto` while nothing intercepts node:http): a Pool
+ * of kept-alive connections per upstream, or undici's
+ * ProxyAgent when `upstreams.proxy` or the environment names a proxy (agent.ts proxyFor, NO_PROXY
+ * applied). The same contract as http.ts, rule for rule: the client's body is POSTed as is and
+ * the answer's bytes returned as received; HTTP ≥ 300 (redirects are never followed), an answer
+ * over the size limit or the byte budget or nested too deep, a timeout, an abort or a transport
+ * error each fail the call with an UpstreamCallError; a call our side ends destroys its socket.
+ *
+ * Not node:http: nock does not see these calls, nor does OpenTelemetry's http instrumentation
+ * (undici has its own), and an agent handed in by an embedding program cannot carry them (the
+ * registry uses http.ts then).
+ *
+ * A request is written at most once: undici never sends a POST again and nothing here does.
+ * `sent` turns true when undici hands the request a connected socket (onConnect, after the TCP
+ * connect, the TLS handshake or the proxy's tunnel), right before it writes. Bytes an upstream
+ * sends while a connection is idle, or after an answer in the same packet, make undici destroy
+ * that connection (no request is running on it). Informational answers (1xx) other than
+ * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
+ * writes on a connection freed by an answer only from the next turn of the event loop: a call
+ * started in the same turn takes another connection (within the pool's `maxSockets`).
+ */
+import { Pool, ProxyAgent, type Dispatcher } from 'undici';
+import { nestsDeeperThan } from '../../jsonrpc/scan.js';
+import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
+import {
+  defaultMaxDepth,
+  describeError,
+  overBudget,
+  tooDeep,
+  UpstreamCallError,
+  type Transport,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from './contract.js';
+
+export interface UndiciTransportOptions extends AgentSettings {
+  /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
+  via?: string;
+}
+
+/** Error bodies up to this size are read and dropped so the connection is kept. */
+const drainLimit = 64 * 1024;
+/** Answers of a declared length above this are read into one buffer allocated up front. */
+const preallocFrom = 64 * 1024;
+const visibleAscii = /^[\x21-\x7e]*$/;
+const tunnelRefused = /^Proxy response \((\d+)\) !== 200/;
+const parserReason = /^Response does not match the HTTP\/1\.1 protocol \((.*)\)$/;
+
+/**
+ * A network error as a failed call, in the words http.ts uses where they mean the same: an answer
+ * undici's parser refused (`invalid HTTP response: <llhttp's reason>`, with its code when undici
+ * gives one), a connection closed before the answer was complete, a refused tunnel.
+ */
+function transportError(err: Error, sent: boolean): UpstreamCallError {
+  const { code } = err as Error & { code?: string };
+  if (err.name === 'HTTPParserError') {
+    const reason = parserReason.exec(err.message)?.[1] ?? err.message;
+    return new UpstreamCallError('transport', `invalid HTTP response: ${reason}${code ? ` (${code})` : ''}`, { cause: err, sent: true });
+  }
+  if (code === 'UND_ERR_HEADERS_OVERFLOW') return new UpstreamCallError('transport', `invalid HTTP response: Header overflow (${code})`, { cause: err, sent: true });
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length (${code})`, { cause: err, sent: true });
+  }
+  const refused = tunnelRefused.exec(err.message);
+  if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
+  if (sent && code === 'UND_ERR_SOCKET' && err.message === 'other side closed') {
+    return new UpstreamCallError('transport', 'connection closed before the answer was complete', { cause: err, sent: true });
+  }
+  return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
+}
+
+export function createUndiciTransport(rawUrl: string, options: UndiciTransportOptions = {}): Transport {
+  const url = new URL(rawUrl);
+  const client = new Client(url, options);
+  return {
+    send: (request) => client.send(request),
+    close: async () => {
+      client.closed = true;
+      for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
+      await client.dispatcher.destroy();
+    },
+  };
+}
+
+/** The dispatcher of one upstream: a Pool to it, or a ProxyAgent when a proxy carries its calls. */
+function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions): Dispatcher {
+  const secure = url.protocol === 'https:';
+  const tls = secure ? options.tls : undefined;
+  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
+  const keep = { keepAliveTimeout: options.keepAliveMs ?? defaultKeepAliveMs, keepAliveTimeoutThreshold: 1_000 };
+  const proxy = proxyFor(url.href, options.proxy);
+  // The call's own timer (timeoutMs) bounds every wait: undici's header timer is off, its body
+  // timer set per request (Call.start).
+  if (proxy) {
+    // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
+    // proxy, as node's http-proxy-agent does.
+    return new ProxyAgent({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
+  }
+  return new Pool(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
+}
+
+class Client {
+  closed = false;
+  /** The calls in flight, as a list linked through the calls (close() fails them). */
+  live: Call | undefined = undefined;
+  /**
+   * Calls handed to undici, at most `limit` (the connections of the pool); the others wait in
+   * the queue below as a Call and nothing more, so a call that ends while it waits never
+   * reaches undici.
+   */
+  active = 0;
+  readonly limit: number;
+  private waitHead: Call | undefined = undefined;
+  private waitTail: Call | undefined = undefined;
+  readonly dispatcher: Dispatcher;
+  readonly origin: string;
+  readonly path: string;
+  private readonly via: string | undefined;
+  private readonly auth: string | undefined;
+
+  constructor(url: URL, options: UndiciTransportOptions) {
+    const limit = options.maxSockets ?? defaultMaxSockets;
+    this.limit = limit > 0 ? limit : Infinity;
+    this.via = options.via;
+    this.auth =
+      url.username || url.password
+        ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
+        : undefined;
+    this.origin = url.origin;
+    this.path = `${url.pathname}${url.search}`;
+    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options);
+  }
+
+  send(request: UpstreamRequest): Promise<UpstreamResponse> {
+    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted', { sent: false }));
+    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed', { sent: false }));
+    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1, false));
+    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
+  }
+
+  /** Starts the call now if fewer than `limit` calls are with undici, else queues it. */
+  admit(call: Call): void {
+    if (this.active < this.limit && !this.waitHead) {
+      this.active += 1;
+      call.start();
+      return;
+    }
+    call.waiting = true;
+    call.qprev = this.waitTail;
+    if (this.waitTail) this.waitTail.qnext = call;
+    else this.waitHead = call;
+    this.waitTail = call;
+  }
+
+  /** Takes a call out of the queue (it started, or it ended while it waited). */
+  unqueue(call: Call): void {
+    const { qprev, qnext } = call;
+    if (qprev) qprev.qnext = qnext;
+    else this.waitHead = qnext;
+    if (qnext) qnext.qprev = qprev;
+    else this.waitTail = qprev;
+    call.qprev = call.qnext = undefined;
+    call.waiting = false;
+  }
+
+  /** A call with undici ended: the oldest waiting call starts in its place. */
+  release(): void {
+    this.active -= 1;
+    if (this.closed) return; // close() fails the waiting calls next
+    while (this.active < this.limit && this.waitHead) {
+      const next = this.waitHead;
+      this.unqueue(next);
+      this.active += 1;
+      next.start();
+    }
+  }
+
+  /** The request's headers, as undici's flat list of names and values (it adds Host and Content-Length). */
+  headers(request: UpstreamRequest): string[] {
+    // The parse stage only lets visible ASCII through; anything else would be refused by undici.
+    const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
+    const headers = ['User-Agent', 'omnigate', 'Content-Type', 'application/json', 'Accept', 'application/json', 'X-Request-Id', id];
+    if (this.auth) headers.push('Authorization', this.auth);
+    if (this.via) headers.push('Via', request.via ? `${request.via}, ${this.via}` : this.via);
+    return headers;
+  }
+}
+
+function onTimeout(call: Call): void {
+  call.fail(new UpstreamCallError('timeout', `no answer within ${call.request.timeoutMs} ms`, { sent: call.sent }));
+}
+
+/** Whether a raw header name (undici hands them as bytes) is Content-Length, in any case. */
+function isContentLength(name: Buffer | string): boolean {
+  if (name.length !== 14) return false;
+  return (typeof name === 'string' ? name : name.toString('latin1')).toLowerCase() === 'content-length';
+}
+
+/**
+ * One upstream call: its timer, its answer's bytes, and undici's handler for it (the methods
+ * below, on the prototype: no closures per call).
+ */
+class Call implements Dispatcher.DispatchHandler {
+  /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
+  sent = false;
+  private settled = false;
+  private readonly timer: NodeJS.Timeout;
+  /** undici's abort of the request, once it has a connection. */
+  private abortRequest: ((err?: Error) => void) | undefined = undefined;
+  /** Whether undici has the request (it must be aborted when our side ends the call). */
+  private dispatched = false;
+  /** The answer's bytes when its length was declared large (filled as they come). */
+  private body: Buffer | undefined = undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** Bytes charged to the request's budget account for this answer. */
+  private charged = 0;
+  private declared = -1;
+  prev: Call | undefined = undefined;
+  next: Call | undefined = undefined;
+  private started = false;
+  waiting = false;
+  qprev: Call | undefined = undefined;
+  qnext: Call | undefined = undefined;
+
+  constructor(
+    private readonly client: Client,
+    readonly request: UpstreamRequest,
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    this.next = client.live;
+    if (client.live) client.live.prev = this;
+    client.live = this;
+    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
+    request.signal.addEventListener('abort', this.onAbort, { once: true });
+    client.admit(this);
+  }
+
+  /** Hands the request to undici (the client admitted it). */
+  start(): void {
+    this.started = true;
+    const { client, request } = this;
+    this.dispatched = true;
+    try {
+      // (bodyTimeout bounds only what outlives the call: an error answer's body drained after it ended.)
+      const options = { origin: client.origin, path: client.path, method: 'POST', headers: client.headers(request), body: request.payload.raw, bodyTimeout: request.timeoutMs };
+      client.dispatcher.dispatch(options, this);
+    } catch (err) {
+      // (A call started for another one that ended must not throw into that one's ending.)
+      this.onError(err as Error);
+    }
+  }
+
+  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));
+
+  // ---- undici's handler ----
+
+  onConnect(abort: (err?: Error) => void): void {
+    // Our side ended the call while undici connected: it is dropped before a byte is written.
+    if (this.settled) return abort();
+    this.abortRequest = abort;
+    this.sent = true;
+  }
+
+  onHeaders(statusCode: number, headers: (Buffer | string)[] | null, _resume: () => void): boolean {
+    if (this.settled) return true; // an error answer being drained
+    if (statusCode < 200) return true; // informational: the final answer follows
+    if (headers) {
+      for (let i = 0; i < headers.length; i += 2) {
+        if (isContentLength(headers[i]!)) this.declared = Number(headers[i + 1]!.toString());
+      }
+    }
+    if (statusCode >= 300) {
+      this.finish(new UpstreamCallError('http-status', `HTTP ${statusCode}`));
+      // The body is read and dropped to keep the connection, unless it is large or unbounded.
+      if (!(this.declared >= 0 && this.declared <= drainLimit)) this.abortRequest?.();
+      return true;
+    }
+    const { maxBytes, budget } = this.request;
+    if (this.declared > maxBytes) {
+      this.fail(new UpstreamCallError('too-large', `response of ${this.declared} bytes is over the ${maxBytes}-byte limit`));
+      return true;
+    }
+    if (this.declared > 0) {
+      if (budget && !this.charge(this.declared)) return true;
+      // A large answer is copied into place as it comes: no second copy in a concat at its end.
+      if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.settled) return true;
+    this.size += chunk.length;
+    if (this.size > this.request.maxBytes || (this.declared >= 0 && this.size > this.declared)) {
+      this.fail(new UpstreamCallError('too-large', `response over the ${this.request.maxBytes}-byte limit`));
+    } else if (this.body) {
+      chunk.copy(this.body, this.size - chunk.length);
+    } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
+      this.chunks.push(chunk);
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.dispatched = false;
+    if (this.settled) return;
+    const chunks = this.chunks;
+    const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
+    const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
+    if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
+    this.finish(undefined, body);
+  }
+
+  onError(err: Error): void {
+    this.dispatched = false;
+    if (this.settled) return;
+    this.finish(err instanceof UpstreamCallError ? err : transportError(err, this.sent));
+  }
+
+  // ---- ending ----
+
+  /** Charges the request's budget account; false when it failed the call for it. */
+  private charge(bytes: number): boolean {
+    const account = this.request.budget!;
+    if (!account.take(bytes)) {
+      this.fail(overBudget(account, bytes));
+      return false;
+    }
+    this.charged += bytes;
+    return true;
+  }
+
+  /** Our side ends the call (timeout, abort, size, budget, close): its connection is not reused. */
+  fail(err: UpstreamCallError): void {
+    if (this.settled) return;
+    this.finish(err);
+    // Before undici connected, onConnect aborts it; after, the abort destroys the connection.
+    if (this.dispatched) this.abortRequest?.(err);
+  }
+
+  /** Ends the call for its caller. */
+  private finish(err: UpstreamCallError | undefined, body?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.request.signal.removeEventListener('abort', this.onAbort);
+    const { prev, next } = this;
+    if (prev) prev.next = next;
+    else this.client.live = next;
+    if (next) next.prev = prev;
+    this.prev = this.next = undefined;
+    if (this.waiting) this.client.unqueue(this);
+    else if (this.started) this.client.release();
+    if (err) {
+      // A failed call's bytes are dropped: they go back to the budget.
+      if (this.charged > 0) this.request.budget?.give(this.charged);
+      this.reject(err);
+    } else {
+      this.resolve({ body: body! });
+    }
+  }
+}
