@@ -53,7 +53,7 @@ class Refusal {
  */
 export function assessBody(
   body: Buffer | string,
-  payload: RpcPayload,
+  payload: Pick<RpcPayload, 'batch' | 'calls'>,
   ignored?: IgnoredFields,
   scrub: (text: string) => string = (text) => text,
   asAnswer?: (message: string) => boolean,
@@ -66,7 +66,7 @@ export function assessBody(
   }
 }
 
-function assess(body: Buffer | string, payload: RpcPayload, ignored: IgnoredFields | undefined, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Assessment {
+function assess(body: Buffer | string, payload: Pick<RpcPayload, 'batch' | 'calls'>, ignored: IgnoredFields | undefined, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Assessment {
   // The bytes are forwarded as they are: what they say must not depend on the client's decoder.
   if (typeof body !== 'string' && !isUtf8(body)) return { ok: false, reason: `not UTF-8: ${preview(body, scrub)}` };
   const read = readJson(typeof body === 'string' ? body : body.toString('utf8'));

@@ -8,10 +8,13 @@
  * upstreams in a child process (so their buffers are not in the measured RSS) answer
  * `eth_getLogs` with a ~`mb` MB array of logs; the gateway (startServer, defaults unless
  * `--budget` is given) runs in this process at N=`n`. Each round sends `concurrent` such requests
- * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms.
+ * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms, and
+ * the event loop's delay is monitored (loopMaxMs: its longest stall; this process also runs the
+ * bench's own client, which reads the big answers).
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -87,6 +90,8 @@ if (args[0] === 'upstreams') {
   global.gc?.();
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
   const smallMs = [];
   let probing = true;
@@ -110,6 +115,7 @@ if (args[0] === 'upstreams') {
   probing = false;
   await probe;
   clearInterval(sampler);
+  loop.disable();
   smallMs.sort((a, b) => a - b);
   const q = (p) => smallMs[Math.min(smallMs.length - 1, Math.floor(p * smallMs.length))].toFixed(1);
   const mbOf = (b) => (b / 1048576).toFixed(0);
@@ -129,6 +135,8 @@ if (args[0] === 'upstreams') {
       smallP50ms: q(0.5),
       smallP99ms: q(0.99),
       smallMaxMs: smallMs.at(-1).toFixed(1),
+      loopP99ms: (loop.percentile(99) / 1e6).toFixed(1),
+      loopMaxMs: (loop.max / 1e6).toFixed(1),
     }),
   );
   await running.close();

@@ -1,0 +1,40 @@
+/**
+ * The thread that judges large answers away from the event loop (off-thread.ts). It runs the
+ * very functions the main thread runs on a small answer (answers.ts assessBody, redact.ts
+ * scrubberOf and echoes, missing.ts lacksBlock) on the same inputs, so its verdict is the main
+ * thread's by construction. The answer's bytes come in transferred (not copied) and go back the
+ * same way with the verdict; the canonical text stays here (the hash stands for it).
+ */
+import { parentPort } from 'node:worker_threads';
+import { echoes, scrubberOf } from '../upstream/redact.js';
+import { assessBody } from './answers.js';
+import { lacksBlock } from './missing.js';
+import { judgedOf, type Task, type Reply } from './off-thread.js';
+
+/** The scrubber of each list of secrets seen (one list per config, so one or two entries). */
+const scrubbers = new Map<string, (text: string) => string>();
+
+function scrubberFor(all: readonly string[]): (text: string) => string {
+  const key = all.join('\n');
+  let scrub = scrubbers.get(key);
+  if (!scrub) {
+    if (scrubbers.size >= 8) scrubbers.clear();
+    scrub = scrubberOf(all);
+    scrubbers.set(key, scrub);
+  }
+  return scrub;
+}
+
+/** One task: the same judgement as lib/verify/assess.ts assessOutcome makes of a body. */
+export function judge(task: Task): Reply {
+  const body = Buffer.from(task.bytes, 0, task.length);
+  const scrub = scrubberFor(task.all);
+  const assessment = assessBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
+  const echoed = assessment.ok && echoes(task.own.map((s) => Buffer.from(s)), body);
+  return { id: task.id, judged: judgedOf(assessment, echoed), bytes: task.bytes };
+}
+
+parentPort?.on('message', (task: Task) => {
+  const reply = judge(task);
+  parentPort!.postMessage(reply, [reply.bytes]);
+});
