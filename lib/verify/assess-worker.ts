@@ -1,13 +1,13 @@
 /**
  * The thread that judges large answers away from the event loop (off-thread.ts). It runs the
- * very functions the main thread runs on a small answer (answers.ts assessBody, redact.ts
- * scrubberOf and echoes, missing.ts lacksBlock) on the same inputs, so its verdict is the main
- * thread's by construction. The answer's bytes come in transferred (not copied) and go back the
+ * functions the main thread runs on a small answer (answers.ts judgeBody, which is assessBody's
+ * verdict read in slices, or assessBody itself; redact.ts scrubberOf and echoes; missing.ts
+ * lacksBlock) on the same inputs, so its verdict is the main thread's. The answer's bytes come in transferred (not copied) and go back the
  * same way with the verdict; the canonical text stays here (the hash stands for it).
  */
 import { parentPort } from 'node:worker_threads';
 import { echoes, scrubberOf } from '../upstream/redact.js';
-import { assessBody } from './answers.js';
+import { judgeBody } from './answers.js';
 import { lacksBlock } from './missing.js';
 import { judgedOf, type Task, type Reply } from './off-thread.js';
 
@@ -29,7 +29,7 @@ function scrubberFor(all: readonly string[]): (text: string) => string {
 export function judge(task: Task): Reply {
   const body = Buffer.from(task.bytes, 0, task.length);
   const scrub = scrubberFor(task.all);
-  const assessment = assessBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
+  const assessment = judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
   const echoed = assessment.ok && echoes(task.own.map((s) => Buffer.from(s)), body);
   return { id: task.id, judged: judgedOf(assessment, echoed), bytes: task.bytes };
 }
@@ -38,3 +38,5 @@ parentPort?.on('message', (task: Task) => {
   const reply = judge(task);
   parentPort!.postMessage(reply, [reply.bytes]);
 });
+// Loaded: from now on, a failure of this thread is a failure of one answer, not of its start.
+parentPort?.postMessage('ready');

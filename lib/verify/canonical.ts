@@ -325,6 +325,33 @@ export function canonicalForm(method: string, answer: Answer, options?: Canonica
 }
 
 /**
+ * The canonical text of element `index` of a single call's result that is an array: exactly what
+ * canonicalForm(method, { result }, options) writes for that element between `{"result":[` and
+ * `]}` (the same walk, the same path from the result in `found`), so that a long list can be
+ * written, and hashed, one element at a time (answers.ts judgeBody). Not for a batch (no `path`).
+ */
+export function resultElementForm(method: string, element: unknown, index: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
+  needsWriter = false;
+  const node = resultShape.get(method);
+  let value: unknown;
+  if (!node) {
+    value = plain(element);
+  } else {
+    compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
+    found = options.found;
+    trail.push(index);
+    try {
+      value = shaped(element, node);
+    } finally {
+      compared = comparedUnder(defaultIgnoredFields);
+      found = undefined;
+      trail.length = 0;
+    }
+  }
+  return needsWriter ? canonicalJson(value) : JSON.stringify(value);
+}
+
+/**
  * Canonical JSON text of a value: keys sorted (by UTF-16 code units, as Array#sort does), no
  * whitespace, `undefined` members left out (in arrays: null), a JsonNumber as its text. For JSON
  * data it gives exactly what json-stable-stringify gives (the unit tests check that on generated

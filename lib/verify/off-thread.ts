@@ -6,9 +6,10 @@
  * beside the body (a JudgedResponse). assess.ts then uses that verdict instead of computing it:
  * the agreement loop stays synchronous and its results are the same by construction.
  *
- * One thread, one answer at a time, in arrival order: the memory an answer takes while it is
- * read (its text, its parsed tree, its canonical form) is taken for one answer at once, not for
- * every answer in flight. The bytes are transferred to the thread and back, never copied, when
+ * One thread, one answer at a time, in arrival order. The thread judges with answers.ts judgeBody:
+ * a long result list (eth_getLogs and kin) is read, checked and hashed one element at a time, so
+ * the memory it takes beyond the answer's bytes is one element's, not the answer's text, parsed
+ * tree and canonical text; other answers are judged whole (assessBody), one at a time. The bytes are transferred to the thread and back, never copied, when
  * the body owns its whole buffer (the case of every large HTTP answer); otherwise they are
  * copied once into a buffer that is.
  *
@@ -23,16 +24,14 @@
 import { Worker } from 'node:worker_threads';
 import type { RpcCall } from '../jsonrpc/types.js';
 import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
-import type { Assessment } from './answers.js';
+import type { Assessment, Judgement } from './answers.js';
 import type { IgnoredFields } from './canonical.js';
 
 /** Answers of this many bytes or more are judged in the thread. */
 export const offThreadFrom = 1024 * 1024;
 
-/** An assessment without its canonical text (the hash stands for it; it stays in the thread). */
-export type Judgement = Exclude<Assessment, { ok: true }> | Omit<Extract<Assessment, { ok: true }>, 'canonical'>;
-
 /** What the thread found: the assessment, whether the answer quotes the upstream's own secret, or why it was not judged. */
+export type { Judgement };
 export type Judged = { judgement: Judgement; echoed: boolean; unchecked: undefined } | { judgement: undefined; echoed: false; unchecked: string };
 
 /** A response whose answer was judged in the thread. */
@@ -61,8 +60,8 @@ export interface Reply {
   bytes: ArrayBuffer;
 }
 
-/** The Judged of an assessment: the canonical text left out. */
-export function judgedOf(a: Assessment, echoed: boolean): Judged {
+/** The Judged of an assessment (its canonical text left out, if it has one). */
+export function judgedOf(a: Assessment | Judgement, echoed: boolean): Judged {
   const judgement: Judgement = a.ok ? (a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash }) : a;
   return { judgement, echoed, unchecked: undefined };
 }
@@ -73,7 +72,8 @@ interface Job {
   task: Task;
   signal: CancelSignal;
   timeoutMs: number;
-  settle: (judged: Judged, bytes: ArrayBuffer | undefined) => void;
+  /** The verdict and the bytes back; no verdict: the body as it came, to be judged in the main thread. */
+  settle: (judged: Judged | undefined, bytes: ArrayBuffer | undefined) => void;
   onAbort: () => void;
 }
 
@@ -81,13 +81,19 @@ const fromSource = import.meta.url.endsWith('.ts');
 const workerUrl = new URL(`./assess-worker${fromSource ? '.ts' : '.js'}`, import.meta.url);
 
 /**
+ * The thread's young generation is kept small: it reads a long list one element at a time, many
+ * short-lived objects whose memory is better taken back often than let grow with the default's.
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/**
  * The thread. Run from the TypeScript source (the tests, under tsx), a thread's entry module is
  * not loaded through the loader's hooks: the thread registers tsx's loader first, then imports it.
  */
 function newWorker(): Worker {
-  if (!fromSource) return new Worker(workerUrl);
+  if (!fromSource) return new Worker(workerUrl, { resourceLimits });
   const loader = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); })`, { eval: true });
+  return new Worker(`import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); })`, { eval: true, resourceLimits });
 }
 
 let worker: Worker | undefined;
@@ -105,8 +111,11 @@ export const judgedOffThread = (bytes: number): boolean => bytes >= offThreadFro
 function spawn(): Worker {
   const w = newWorker();
   let online = false;
-  w.once('online', () => (online = true));
-  w.on('message', (reply: Reply) => {
+  w.on('message', (reply: Reply | 'ready') => {
+    if (reply === 'ready') {
+      online = true;
+      return;
+    }
     if (w !== worker || running?.job.task.id !== reply.id) return;
     const { job, timer } = running;
     running = undefined;
@@ -148,8 +157,9 @@ function next(): void {
     return;
   }
   if (broken) {
+    // The thread cannot start: the answers waiting are judged in the main thread, as before.
     job.signal.removeEventListener('abort', job.onAbort);
-    return job.settle(unchecked('the checking thread could not start'), undefined);
+    return job.settle(undefined, undefined);
   }
   worker ??= spawn();
   const timer = setTimeout(() => {
@@ -178,7 +188,8 @@ function ownBytes(body: Buffer): ArrayBuffer {
 /**
  * The response with its answer judged in the thread (the caller checked judgedOffThread). Never
  * rejects: a failure of the thread is a JudgedResponse with `unchecked`. The body is the same
- * bytes, possibly in another Buffer.
+ * bytes, possibly in another Buffer. A thread that could not start (it never said it was ready)
+ * leaves the answer unjudged: a plain response, judged in the main thread.
  */
 export function judgeOffThread(
   body: Buffer,
@@ -188,7 +199,7 @@ export function judgeOffThread(
   secrets: { readonly all: readonly string[]; readonly own: readonly string[] },
   signal: CancelSignal,
   timeoutMs: number,
-): Promise<JudgedResponse> {
+): Promise<JudgedResponse | UpstreamResponse> {
   return new Promise((resolve) => {
     const length = body.length;
     const bytes = ownBytes(body);
@@ -201,7 +212,8 @@ export function judgeOffThread(
       settle: (judged, back) => {
         if (done) return;
         done = true;
-        resolve({ body: back ? Buffer.from(back, 0, length) : Buffer.alloc(0), judged });
+        if (!judged) resolve({ body });
+        else resolve({ body: back ? Buffer.from(back, 0, length) : Buffer.alloc(0), judged });
       },
       onAbort: () => {
         const at = queue.indexOf(job);

@@ -7,7 +7,8 @@
  * DIST_DIR is a build of omnigate (default ./dist), so two builds can be compared. Three
  * upstreams in a child process (so their buffers are not in the measured RSS) answer
  * `eth_getLogs` with a ~`mb` MB array of logs; the gateway (startServer, defaults unless
- * `--budget` is given) runs in this process at N=`n`. Each round sends `concurrent` such requests
+ * `--budget` MiB is given; `limits.responseBytes` raised for answers past its default) runs in
+ * this process at N=`n`. Each round sends `concurrent` such requests
  * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms, and
  * the event loop's delay is monitored (loopMaxMs: its longest stall; this process also runs the
  * bench's own client, which reads the big answers).
@@ -67,7 +68,8 @@ if (args[0] === 'upstreams') {
   const { startServer } = await import(pathToFileURL(`${dist}/lib/server/app.js`).href);
   const raw = {
     timeouts: { upstreamMs: 60_000, requestMs: 120_000, hedgeMs: 0 },
-    limits: budget ? { bufferedBytes: budget * 1024 * 1024 } : {},
+    // An answer over the default limits.responseBytes (64 MiB) is let through: the size is the point.
+    limits: { ...(budget && { bufferedBytes: budget * 1024 * 1024 }), ...(bytes > 64 * 1024 * 1024 && { responseBytes: Math.ceil((bytes + 1024) / 1048576) * 1048576 }) },
     chains: {
       1: { rpcs: ports.map((p) => `http://127.0.0.1:${p}/`), confirmations: n },
       2: { rpcs: [`http://127.0.0.1:${ports[0]}/small`] },
@@ -92,7 +94,14 @@ if (args[0] === 'upstreams') {
   let peak = baseline;
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    if (m.rss > peak) {
+      peak = m.rss;
+      atPeak = m;
+    }
+  }, 10);
   const smallMs = [];
   let probing = true;
   const probe = (async () => {
@@ -131,6 +140,9 @@ if (args[0] === 'upstreams') {
       rssBaselineMiB: mbOf(baseline),
       rssPeakMiB: mbOf(peak),
       rssAddedMiB: mbOf(peak - baseline),
+      // at the peak: this thread's JS heap, and the memory of ArrayBuffers (answer bodies, socket chunks)
+      atPeakHeapMiB: mbOf(atPeak.heapTotal),
+      atPeakArrayBuffersMiB: mbOf(atPeak.arrayBuffers),
       smallRequests: smallMs.length,
       smallP50ms: q(0.5),
       smallP99ms: q(0.99),

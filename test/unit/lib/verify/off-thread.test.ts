@@ -15,9 +15,16 @@ import { assessBody } from '../../../../lib/verify/answers.js';
 import { assessOutcome } from '../../../../lib/verify/assess.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/canonical.js';
 import { lacksBlock } from '../../../../lib/verify/missing.js';
-import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread, offThreadFrom, type Judged } from '../../../../lib/verify/off-thread.js';
+import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../lib/verify/off-thread.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../support/fuzz-arbitraries.js';
+
+/** The thread starts in these tests: every answer comes back judged. */
+async function judgeOffThread(...args: Parameters<typeof judgeOrNot>): Promise<JudgedResponse> {
+  const r = await judgeOrNot(...args);
+  if (!('judged' in r)) throw new Error('the thread did not judge the answer');
+  return r as JudgedResponse;
+}
 
 const secrets = { all: ['k3yOfUpstreamA1234', 'otherProviderKey99'], own: ['k3yOfUpstreamA1234'] };
 const scrub = scrubberOf(secrets.all);
