@@ -159,9 +159,20 @@ function next(): void {
   if (broken) {
     // The thread cannot start: the answers waiting are judged in the main thread, as before.
     job.signal.removeEventListener('abort', job.onAbort);
-    return job.settle(undefined, undefined);
+    job.settle(undefined, undefined);
+    return next();
   }
-  worker ??= spawn();
+  if (!worker) {
+    try {
+      worker = spawn();
+    } catch {
+      // No thread to be had here (its file or loader missing): the main thread judges, as before.
+      broken = true;
+      job.signal.removeEventListener('abort', job.onAbort);
+      job.settle(undefined, undefined);
+      return next();
+    }
+  }
   const timer = setTimeout(() => {
     // Stuck (or far too slow): the thread is replaced, this answer is not judged.
     const w = worker;
