@@ -9,9 +9,9 @@
  * One thread, one answer at a time, in arrival order. The thread judges with answers.ts judgeBody:
  * a long result list (eth_getLogs and kin) is read, checked and hashed one element at a time, so
  * the memory it takes beyond the answer's bytes is one element's, not the answer's text, parsed
- * tree and canonical text; other answers are judged whole (assessBody), one at a time. The bytes are transferred to the thread and back, never copied, when
- * the body owns its whole buffer (the case of every large HTTP answer); otherwise they are
- * copied once into a buffer that is.
+ * tree and canonical text; other answers are judged whole (assessBody), one at a time. The bytes
+ * are transferred to the thread and back, never copied, when the body owns its whole buffer (the
+ * case of every large HTTP answer); otherwise they are copied once into a buffer that is.
  *
  * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
  * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
@@ -30,8 +30,8 @@ import type { IgnoredFields } from './canonical.js';
 /** Answers of this many bytes or more are judged in the thread. */
 export const offThreadFrom = 1024 * 1024;
 
-/** What the thread found: the assessment, whether the answer quotes the upstream's own secret, or why it was not judged. */
 export type { Judgement };
+/** What the thread found: the assessment, whether the answer quotes the upstream's own secret, or why it was not judged. */
 export type Judged = { judgement: Judgement; echoed: boolean; unchecked: undefined } | { judgement: undefined; echoed: false; unchecked: string };
 
 /** A response whose answer was judged in the thread. */
