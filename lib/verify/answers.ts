@@ -25,7 +25,7 @@ import { isUtf8 } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { foldKey } from '../jsonrpc/parse.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
-import { canonicalForm, JsonNumber, resultElementForm, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
+import { canonicalForm, JsonNumber, resultElementsForm, sha256Hex, type Answer, type IgnoredFields, type IgnoredValue } from './canonical.js';
 import { errorKind } from './trouble.js';
 
 export type Assessment =
@@ -114,17 +114,17 @@ function assess(body: Buffer | string, payload: Pick<RpcPayload, 'batch' | 'call
 export type Judgement = Exclude<Assessment, { ok: true }> | Omit<Extract<Assessment, { ok: true }>, 'canonical'>;
 
 /**
- * assessBody's judgement, without the canonical text, taking memory for one element of a long
- * list rather than for the whole answer: a single call's answer whose `result` is an array (an
+ * assessBody's judgement, without the canonical text, taking memory for a slice of a long list
+ * rather than for the whole answer: a single call's answer whose `result` is an array (an
  * eth_getLogs, eth_getBlockReceipts or trace list, the answers that run to tens of megabytes) is
- * read in slices. The object around the list is read with the list left empty, then each element
- * on its own (readJson), written in canonical form (canonical.ts resultElementForm: the very text
- * canonicalForm writes for it) and hashed as it comes; neither the answer's whole text nor its
- * parsed tree nor its canonical text is ever built. The slices are cut by a strict scan of the
- * list (one value, then a comma or the end, whitespace between), so the bytes are JSON exactly
- * when every slice and the rest are. Any other answer, and any slice that is not part of a plain
- * vote (not JSON, a duplicate key, an error, a refusal…), is judged whole by assessBody, so
- * failures and their reasons are its own.
+ * read in slices. The object around the list is read with the list left empty, then the
+ * elements in runs of a few hundred kilobytes (readJson), written in canonical form
+ * (canonical.ts resultElementsForm: the very text canonicalForm writes for them) and hashed as
+ * they come; neither the answer's whole text nor its parsed tree nor its canonical text is ever
+ * built. The slices are cut by a strict scan of the list (one value, then a comma or the end,
+ * whitespace between), so the bytes are JSON exactly when every slice and the rest are. Any
+ * other answer, and any slice that is not part of a plain vote (not JSON, a duplicate key, an
+ * error, a refusal…), is judged whole by assessBody, so failures and their reasons are its own.
  */
 export function judgeBody(
   body: Buffer,
@@ -146,7 +146,7 @@ export function judgeBody(
   return a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash };
 }
 
-/** The vote of an answer whose result is an array, read element by element; undefined: judge it whole. */
+/** The vote of an answer whose result is an array, read a run of elements at a time; undefined: judge it whole. */
 function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefined, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Judgement | undefined {
   if (!isUtf8(body)) return undefined;
   const list = resultList(body);
@@ -158,21 +158,25 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
   if (typeof answer === 'string' || answer instanceof Refusal || !('result' in answer) || !Array.isArray(answer.result) || answer.result.length !== 0) return undefined;
   const found: IgnoredValue[] = [];
   const sha = createHash('sha256').update('{"result":[');
-  let pending = '';
   const spans = list.spans;
-  for (let k = 0; k < spans.length; k += 2) {
-    const read = readJson(body.toString('utf8', spans[k]!, spans[k + 1]!));
+  // Runs of elements of about sliceBytes, read as one small list each: the bytes between them
+  // are commas and whitespace only (resultList checked), so each run is JSON exactly when its
+  // elements are.
+  for (let k = 0; k < spans.length; ) {
+    let m = k;
+    while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
+    const read = readJson(`[${body.toString('utf8', spans[k]!, spans[m + 1]!)}]`);
     if ('reason' in read) return undefined;
-    const text = resultElementForm(call.method, read.value, k / 2, { ignored, found });
-    pending = k === 0 ? text : `${pending},${text}`;
-    if (pending.length >= 65536) {
-      sha.update(pending);
-      pending = '';
-    }
+    if (k > 0) sha.update(',');
+    sha.update(resultElementsForm(call.method, read.value as unknown[], k / 2, { ignored, found }));
+    k = m + 2;
   }
-  const hash = sha.update(`${pending}]}`).digest('hex');
+  const hash = sha.update(']}').digest('hex');
   return found.length > 0 ? { ok: true, hash, ignored: found } : { ok: true, hash };
 }
+
+/** The bytes of one run of a list's elements read at once (a run holds at least one element). */
+const sliceBytes = 256 * 1024;
 
 const isBlank = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 

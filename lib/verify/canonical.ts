@@ -325,30 +325,35 @@ export function canonicalForm(method: string, answer: Answer, options?: Canonica
 }
 
 /**
- * The canonical text of element `index` of a single call's result that is an array: exactly what
- * canonicalForm(method, { result }, options) writes for that element between `{"result":[` and
- * `]}` (the same walk, the same path from the result in `found`), so that a long list can be
- * written, and hashed, one element at a time (answers.ts judgeBody). Not for a batch (no `path`).
+ * The canonical text of elements `from`, `from + 1`… of a single call's result that is an array:
+ * exactly what canonicalForm(method, { result }, options) writes for them between `{"result":[`
+ * and `]}`, commas between them (the same walk, the same paths from the result in `found`), so
+ * that a long list can be written, and hashed, a run of elements at a time (answers.ts
+ * judgeBody). Not for a batch (no `path`).
  */
-export function resultElementForm(method: string, element: unknown, index: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
+export function resultElementsForm(method: string, elements: readonly unknown[], from: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
   needsWriter = false;
   const node = resultShape.get(method);
-  let value: unknown;
+  let value: unknown[];
   if (!node) {
-    value = plain(element);
+    value = elements.map(plain);
   } else {
     compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
     found = options.found;
-    trail.push(index);
     try {
-      value = shaped(element, node);
+      value = elements.map((v, i) => {
+        trail.push(from + i);
+        const out = shaped(v, node);
+        trail.pop();
+        return out;
+      });
     } finally {
       compared = comparedUnder(defaultIgnoredFields);
       found = undefined;
       trail.length = 0;
     }
   }
-  return needsWriter ? canonicalJson(value) : JSON.stringify(value);
+  return (needsWriter ? canonicalJson(value) : JSON.stringify(value)).slice(1, -1);
 }
 
 /**
