@@ -71,7 +71,7 @@ export function verify(options: VerifyOptions = {}): Middleware {
     const log = ctx.log;
     const policy = (): AgreementPolicy => {
       const own: AgreementPolicy = {
-        call: callOf(plan),
+        call: callOf(plan, judging),
         expectedMs: expectedLatency,
         deadlineMs: plan.deadlineMs,
         assess: judgeOf(judging),

@@ -155,9 +155,27 @@ export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: numb
   return { depth: max, kind: kind ?? 'other', ids, truncated: depth > 0 };
 }
 
-/** Whether the JSON bytes nest deeper than `limit` (stops scanning as soon as they do). */
+/**
+ * Whether the JSON bytes nest deeper than `limit` (stops scanning as soon as they do): exactly
+ * `scanJson(buf, { stopAbove: limit }).depth > limit`, in a loop that looks at nothing else, since
+ * it runs in the event loop over every answer, tens of megabytes included.
+ */
 export function nestsDeeperThan(buf: Buffer, limit: number): boolean {
-  return scanJson(buf, { stopAbove: limit }).depth > limit;
+  if (limit < 0) return true; // any bytes are deeper than that (depth 0 included)
+  let depth = 0;
+  const n = buf.length;
+  for (let i = 0; i < n; i++) {
+    const c = buf[i]!;
+    if (c === QUOTE) {
+      i = stringEnd(buf, i);
+      if (i === -1) return false; // cut short inside a string: no deeper than seen so far
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 /**

@@ -126,6 +126,11 @@ export function secretsOf(raw: string): string[] {
   return [...new Set(parts.flatMap(forms))].filter((p) => p.length >= 6);
 }
 
+/** Whether an answer holds one of the given secrets (an upstream that echoed its own URL or key). */
+export function echoes(own: readonly Buffer[], body: Buffer): boolean {
+  return own.some((s) => body.includes(s));
+}
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**

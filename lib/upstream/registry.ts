@@ -12,7 +12,8 @@ import { createUndiciTransport } from './transport/undici.js';
 import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
-import { redactUrl, scrubberOf, secretsOf } from './redact.js';
+import { holdOffThread } from '../verify/off-thread.js';
+import { echoes, redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
 import { SocketPool } from './transport/sockets.js';
@@ -47,6 +48,13 @@ export interface UpstreamSecrets {
   scrub(text: string): string;
   /** Whether an answer holds one of this upstream's own secrets (it echoed its URL or key). */
   echoedIn(body: Buffer): boolean;
+  /**
+   * The secrets themselves, for a thread that judges large answers away from the event loop
+   * (lib/verify/off-thread.ts) with the same scrub and echoedIn: every configured upstream's
+   * (what scrub hides) and this upstream's own (what echoedIn looks for). Without them, every
+   * answer of the upstream is judged in the main thread.
+   */
+  readonly texts?: { readonly all: readonly string[]; readonly own: readonly string[] };
 }
 
 export interface Chain {
@@ -110,16 +118,18 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   // The HTTP client: decided once, when the upstreams are built (a test's nock is active by then).
   const client = chooseClient(config.upstreams?.client);
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
-  const scrub = scrubberOf(Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)));
+  // The thread that judges large answers (lib/verify/off-thread.ts) ends when no registry holds it.
+  const release = holdOffThread();
+  const all = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+  const scrub = scrubberOf(all);
   // One cap for every upstream of every chain on node:http (a caller's agents and undici's pools are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
     const upstreams = chain.rpcs.map((url, index): Upstream => {
       // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
-      const own = secretsOf(url)
-        .filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16)
-        .map((s) => Buffer.from(s));
+      const ownTexts = secretsOf(url).filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16);
+      const own = ownTexts.map((s) => Buffer.from(s));
       const hopToken = newHopToken();
       const via = viaEntry(hopToken);
       const upstream: Upstream = {
@@ -132,7 +142,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
           : httpTransport(url, via, config, choice, client, sockets),
         health: newHealth(),
-        secrets: { scrub, echoedIn: (body) => own.some((s) => body.includes(s)) },
+        secrets: { scrub, echoedIn: (body) => echoes(own, body), texts: { all, own: ownTexts } },
         hopToken,
         ...chain.upstreamLimits?.[index],
       };
@@ -163,6 +173,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
       return undefined;
     },
     async close() {
+      release();
       await Promise.all([...chains.values()].flatMap((c) => c.upstreams.map((u) => u.transport.close())));
     },
   };

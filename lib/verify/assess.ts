@@ -11,7 +11,8 @@ import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import { assessBody } from './answers.js';
 import type { IgnoredFields } from './canonical.js';
-import { missingBlockErrors } from './missing.js';
+import { lacksBlock } from './missing.js';
+import type { JudgedResponse } from './off-thread.js';
 import type { Assessed } from './question.js';
 
 /** What an answer is judged by, for one request (the canonicalize stage's part). */
@@ -26,8 +27,6 @@ export interface Judging {
   beyondHeads: boolean;
 }
 
-const lacksBlock = (message: string) => missingBlockErrors.some((re) => re.test(message));
-
 /** The judge of one request's outcomes. */
 export function judgeOf(judging: Judging): (o: Outcome<Upstream, UpstreamResponse>) => Assessed {
   const { payload, ignored } = judging;
@@ -40,6 +39,8 @@ export function judgeOf(judging: Judging): (o: Outcome<Upstream, UpstreamRespons
  * upstream sent (an error message, a body's start), so it is scrubbed of every configured
  * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
  * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
+ * A large answer comes judged already (calls.ts, off-thread.ts: the same assessment made in a
+ * worker thread); one the thread could not judge is a failure of kind `unchecked`, our side's.
  */
 export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: RpcPayload, ignored?: IgnoredFields, asAnswer?: (message: string) => boolean): Assessed {
   const { upstream } = o;
@@ -48,12 +49,16 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
     return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
   }
-  const a = assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
+  const judged = (o.value as Partial<JudgedResponse>).judged;
+  if (judged?.unchecked !== undefined) {
+    return { upstream, ok: false, reason: `the answer (${o.value.body.length} bytes) was not checked: ${judged.unchecked}`, ms: o.ms, kind: 'unchecked' };
+  }
+  const a = judged ? judged.judgement : assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
   if (!a.ok) {
     const reason = upstream.secrets.scrub(a.reason);
     return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };
   }
-  if (upstream.secrets.echoedIn(o.value.body)) {
+  if (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body)) {
     return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
   }
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };

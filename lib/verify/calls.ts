@@ -10,6 +10,9 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
+import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { Judging } from './assess.js';
+import { judgedOffThread, judgeOffThread } from './off-thread.js';
 import type { CallPolicy } from './question.js';
 
 /** How one request's upstream calls are made (the fetch stage's part). */
@@ -42,11 +45,28 @@ export const expectedLatency = (upstream: Upstream): number | undefined => upstr
  * The loop's call for one request (its `call`; `deadlineMs` is the plan's, `expectedMs`
  * expectedLatency). Given to the loop as properties of one literal, not spread from an object:
  * the policy object of every request then has one shape, and the loop's reads of it stay fast.
+ * With the request's `judging` (the verify stage's), an answer large enough is judged in a
+ * worker thread before the call resolves (off-thread.ts): the loop then finds its verdict with
+ * the body, and the event loop is not held up while it is computed. The upstream's measured
+ * latency (trackCall) ends when its answer is in, before that.
  */
-export function callOf(plan: CallPlan): CallPolicy['call'] {
+export function callOf(plan: CallPlan, judging?: Judging): CallPolicy['call'] {
+  if (!judging) return (upstream, signal) => send(plan, upstream, signal);
+  return (upstream, signal) => judged(plan, judging, upstream, signal);
+}
+
+/** A call whose answer, when large, is judged off the event loop. */
+async function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
+  const response = await send(plan, upstream, signal);
+  const texts = upstream.secrets.texts;
+  if (!judgedOffThread(response.body.length) || !texts) return response;
+  return judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, signal, plan.timeoutMs);
+}
+
+/** One upstream call, measured. */
+function send(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
   const { payload, coalescer } = plan;
-  return (upstream, signal) =>
-    trackCall(plan.chain, upstream.health, plan.cls, signal, () => {
+  return trackCall(plan.chain, upstream.health, plan.cls, signal, () => {
       const request = {
         payload,
         requestId: plan.requestId,

@@ -325,6 +325,38 @@ export function canonicalForm(method: string, answer: Answer, options?: Canonica
 }
 
 /**
+ * The canonical text of elements `from`, `from + 1`… of a single call's result that is an array:
+ * exactly what canonicalForm(method, { result }, options) writes for them between `{"result":[`
+ * and `]}`, commas between them (the same walk, the same paths from the result in `found`), so
+ * that a long list can be written, and hashed, a run of elements at a time (answers.ts
+ * judgeBody). Not for a batch (no `path`).
+ */
+export function resultElementsForm(method: string, elements: readonly unknown[], from: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
+  needsWriter = false;
+  const node = resultShape.get(method);
+  let value: unknown[];
+  if (!node) {
+    value = elements.map(plain);
+  } else {
+    compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
+    found = options.found;
+    try {
+      value = elements.map((v, i) => {
+        trail.push(from + i);
+        const out = shaped(v, node);
+        trail.pop();
+        return out;
+      });
+    } finally {
+      compared = comparedUnder(defaultIgnoredFields);
+      found = undefined;
+      trail.length = 0;
+    }
+  }
+  return (needsWriter ? canonicalJson(value) : JSON.stringify(value)).slice(1, -1);
+}
+
+/**
  * Canonical JSON text of a value: keys sorted (by UTF-16 code units, as Array#sort does), no
  * whitespace, `undefined` members left out (in arrays: null), a JsonNumber as its text. For JSON
  * data it gives exactly what json-stable-stringify gives (the unit tests check that on generated

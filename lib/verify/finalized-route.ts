@@ -105,7 +105,7 @@ export function finalizedBlockNumber(chain: Chain, call: RpcCall, block: bigint,
   const vouching = finalizedByProvider(chain).filter((r) => r.finalized >= block).slice(0, required);
   if (vouching.length < required) return undefined;
   const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: `0x${block.toString(16)}` }));
-  const assessed = assessBody(body, { calls: [call], batch: false, raw: body });
+  const assessed = assessBody(body, { calls: [call], batch: false });
   if (!assessed.ok) return undefined;
   return { hash: assessed.hash, members: vouching.map((r) => ({ upstream: r.upstream, ok: true as const, body, hash: assessed.hash, ms: 0 })) };
 }

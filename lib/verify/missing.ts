@@ -49,6 +49,9 @@ export const missingBlockErrors: readonly RegExp[] = [
   /transaction indexing is in progress/i,
 ];
 
+/** Whether an error message is one of missingBlockErrors (an unknown or pruned block). */
+export const lacksBlock = (message: string): boolean => missingBlockErrors.some((re) => re.test(message));
+
 /**
  * Whether an answer reads as "this node lacks the block": a null result of a method that
  * returns null for an unknown block or transaction, or an unknown-block error (missingBlockErrors).

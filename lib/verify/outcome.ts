@@ -27,8 +27,8 @@ export function recordOutcome(ctx: DisputedRequest, a: Assessed, metrics: Metric
     // debug, not warn: a client can send such requests at will (the metrics count them).
     ctx.log.debug({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream refused the request as too large: asking another');
   } else {
-    // Our own byte budget refusing an answer is not the upstream's failure.
-    if (a.kind !== 'budget') recordFailure(a.upstream.health, a.reason, Date.now());
+    // Our own byte budget refusing an answer, or our thread failing to check it, is not the upstream's failure.
+    if (a.kind !== 'budget' && a.kind !== 'unchecked') recordFailure(a.upstream.health, a.reason, Date.now());
     ctx.log.warn({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream call failed');
   }
 }

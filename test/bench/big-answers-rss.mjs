@@ -7,11 +7,15 @@
  * DIST_DIR is a build of omnigate (default ./dist), so two builds can be compared. Three
  * upstreams in a child process (so their buffers are not in the measured RSS) answer
  * `eth_getLogs` with a ~`mb` MB array of logs; the gateway (startServer, defaults unless
- * `--budget` is given) runs in this process at N=`n`. Each round sends `concurrent` such requests
- * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms.
+ * `--budget` MiB is given; `limits.responseBytes` raised for answers past its default) runs in
+ * this process at N=`n`. Each round sends `concurrent` such requests
+ * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms, and
+ * the event loop's delay is monitored (loopMaxMs: its longest stall; this process also runs the
+ * bench's own client, which reads the big answers).
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -64,7 +68,8 @@ if (args[0] === 'upstreams') {
   const { startServer } = await import(pathToFileURL(`${dist}/lib/server/app.js`).href);
   const raw = {
     timeouts: { upstreamMs: 60_000, requestMs: 120_000, hedgeMs: 0 },
-    limits: budget ? { bufferedBytes: budget * 1024 * 1024 } : {},
+    // An answer over the default limits.responseBytes (64 MiB) is let through: the size is the point.
+    limits: { ...(budget && { bufferedBytes: budget * 1024 * 1024 }), ...(bytes > 64 * 1024 * 1024 && { responseBytes: Math.ceil((bytes + 1024) / 1048576) * 1048576 }) },
     chains: {
       1: { rpcs: ports.map((p) => `http://127.0.0.1:${p}/`), confirmations: n },
       2: { rpcs: [`http://127.0.0.1:${ports[0]}/small`] },
@@ -87,7 +92,16 @@ if (args[0] === 'upstreams') {
   global.gc?.();
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  let atPeak = process.memoryUsage();
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    if (m.rss > peak) {
+      peak = m.rss;
+      atPeak = m;
+    }
+  }, 10);
   const smallMs = [];
   let probing = true;
   const probe = (async () => {
@@ -110,6 +124,7 @@ if (args[0] === 'upstreams') {
   probing = false;
   await probe;
   clearInterval(sampler);
+  loop.disable();
   smallMs.sort((a, b) => a - b);
   const q = (p) => smallMs[Math.min(smallMs.length - 1, Math.floor(p * smallMs.length))].toFixed(1);
   const mbOf = (b) => (b / 1048576).toFixed(0);
@@ -125,10 +140,15 @@ if (args[0] === 'upstreams') {
       rssBaselineMiB: mbOf(baseline),
       rssPeakMiB: mbOf(peak),
       rssAddedMiB: mbOf(peak - baseline),
+      // at the peak: this thread's JS heap, and the memory of ArrayBuffers (answer bodies, socket chunks)
+      atPeakHeapMiB: mbOf(atPeak.heapTotal),
+      atPeakArrayBuffersMiB: mbOf(atPeak.arrayBuffers),
       smallRequests: smallMs.length,
       smallP50ms: q(0.5),
       smallP99ms: q(0.99),
       smallMaxMs: smallMs.at(-1).toFixed(1),
+      loopP99ms: (loop.percentile(99) / 1e6).toFixed(1),
+      loopMaxMs: (loop.max / 1e6).toFixed(1),
     }),
   );
   await running.close();

@@ -2,6 +2,8 @@
 import test from 'ava';
 import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, startGateway } from '../../support/gateway.js';
+import { assessBody } from '../../../lib/verify/answers.js';
+import { offThreadFrom } from '../../../lib/verify/off-thread.js';
 
 const logs = Array.from({ length: 5_000 }, (_, i) => ({
   ...log(i),
@@ -24,6 +26,10 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
   t.is(r.headers['x-confirmable'], 'true');
   t.is(String(r.headers['x-checked-urls']).split(',').length, 3);
   t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
+  // Judged in the worker thread (lib/verify/off-thread.ts): the hash is the main thread's.
+  t.true(r.text.length >= offThreadFrom);
+  const main = assessBody(Buffer.from(r.text), { batch: false, calls: [{ id: 1, method: 'eth_getLogs', params: [] }] });
+  t.is(r.headers['x-json-hash'], main.ok ? main.hash : 'not a vote');
 });
 
 test('should refuse an answer over limits.responseBytes and say so', async (t) => {
@@ -34,4 +40,26 @@ test('should refuse an answer over limits.responseBytes and say so', async (t) =
   t.is(r.status, 502);
   t.is(r.body.error.code, -32011);
   t.regex(JSON.stringify(r.body.error.data.failures), /over the 1000000-byte limit/);
+});
+
+/** The same list with one log's data changed: a liar a large answer's slices must catch. */
+const lying: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs.map((l, i) => (i === 4_321 ? { ...l, data: `${l.data.slice(0, -1)}1` } : l)) } : { result: null });
+
+test('should outvote a large answer that differs in one log, and fail a large answer that is not JSON, naming why', async (t) => {
+  const fakes = await Promise.all([
+    startFakeUpstream({ answer }),
+    startFakeUpstream({ answer: lying }),
+    startFakeUpstream({ raw: (call) => (call.method === 'eth_getLogs' ? `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":[${'{"data":"0x00"},'.repeat(100_000)}]}` : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":null}`) }),
+    startFakeUpstream({ answer, profile: 'pretty' }),
+  ]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
+  t.is(r.status, 200);
+  t.is(r.body.result.length, 5_000);
+  const bare = (u: string) => u.replace(/\/$/, '');
+  t.deepEqual(String(r.headers['x-checked-urls']).split(',').map(bare), [fakes[0]!.url, fakes[3]!.url].map(bare));
+  t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1, 1]);
+  const chains = await gw.request('GET', '/chains');
+  t.regex(chains.text, /not JSON/);
 });

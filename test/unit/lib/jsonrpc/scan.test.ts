@@ -1,4 +1,5 @@
 import test from 'ava';
+import fc from 'fast-check';
 import { arrayElements, nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
@@ -48,4 +49,16 @@ test('arrayElements gives each top-level array element its byte range, whitespac
   t.deepEqual(parts, ['{"a":"x,]}"}', '5', '[1,[2]]', '"s\\"]"', '{"id":1}']);
   t.deepEqual(arrayElements(Buffer.from('{"a":1}')), []);
   t.deepEqual(arrayElements(Buffer.from('[]')), []);
+});
+
+test('nestsDeeperThan is scanJson\'s depth test exactly, on any bytes (cut short, unbalanced, escaped quotes)', (t) => {
+  const piece = fc.constantFrom('[', ']', '{', '}', '"', '\\"', '\\', ':', ',', 'a', ' ', '"x"', '"[["', '1', '\\\\"');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: -1, max: 6 }), (pieces, limit) => {
+      const buf = Buffer.from(pieces.join(''));
+      return nestsDeeperThan(buf, limit) === scanJson(buf, { stopAbove: limit }).depth > limit;
+    }),
+    { numRuns: 5000 },
+  );
+  t.pass();
 });

@@ -1,0 +1,42 @@
+/**
+ * The thread that judges large answers away from the event loop (off-thread.ts). It runs the
+ * functions the main thread runs on a small answer (answers.ts judgeBody, which is assessBody's
+ * verdict read in slices, or assessBody itself; redact.ts scrubberOf and echoes; missing.ts
+ * lacksBlock) on the same inputs, so its verdict is the main thread's. The answer's bytes come in transferred (not copied) and go back the
+ * same way with the verdict; the canonical text stays here (the hash stands for it).
+ */
+import { parentPort } from 'node:worker_threads';
+import { echoes, scrubberOf } from '../upstream/redact.js';
+import { judgeBody } from './answers.js';
+import { lacksBlock } from './missing.js';
+import { judgedOf, type Task, type Reply } from './off-thread.js';
+
+/** The scrubber of each list of secrets seen (one list per config, so one or two entries). */
+const scrubbers = new Map<string, (text: string) => string>();
+
+function scrubberFor(all: readonly string[]): (text: string) => string {
+  const key = all.join('\n');
+  let scrub = scrubbers.get(key);
+  if (!scrub) {
+    if (scrubbers.size >= 8) scrubbers.clear();
+    scrub = scrubberOf(all);
+    scrubbers.set(key, scrub);
+  }
+  return scrub;
+}
+
+/** One task: the same judgement as lib/verify/assess.ts assessOutcome makes of a body. */
+export function judge(task: Task): Reply {
+  const body = Buffer.from(task.bytes, 0, task.length);
+  const scrub = scrubberFor(task.all);
+  const assessment = judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
+  const echoed = assessment.ok && echoes(task.own.map((s) => Buffer.from(s)), body);
+  return { id: task.id, judged: judgedOf(assessment, echoed), bytes: task.bytes };
+}
+
+parentPort?.on('message', (task: Task) => {
+  const reply = judge(task);
+  parentPort!.postMessage(reply, [reply.bytes]);
+});
+// Loaded: from now on, a failure of this thread is a failure of one answer, not of its start.
+parentPort?.postMessage('ready');

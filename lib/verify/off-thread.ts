@@ -1,0 +1,266 @@
+/**
+ * Large answers judged away from the event loop. Reading, checking and hashing an answer of tens
+ * of megabytes takes the main thread long enough to hold up every other client; an answer of
+ * `offThreadFrom` bytes or more is judged instead in one worker thread (assess-worker.ts), which
+ * runs the same functions on the same inputs, and the call's promise resolves with the verdict
+ * beside the body (a JudgedResponse). assess.ts then uses that verdict instead of computing it:
+ * the agreement loop stays synchronous and its results are the same by construction.
+ *
+ * One thread, one answer at a time, in arrival order. The thread judges with answers.ts judgeBody:
+ * a long result list (eth_getLogs and kin) is read, checked and hashed one element at a time, so
+ * the memory it takes beyond the answer's bytes is one element's, not the answer's text, parsed
+ * tree and canonical text; other answers are judged whole (assessBody), one at a time. The bytes
+ * are transferred to the thread and back, never copied, when the body owns its whole buffer (the
+ * case of every large HTTP answer); otherwise they are copied once into a buffer that is.
+ *
+ * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
+ * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
+ * upstream; the thread is replaced for the next answer. A call aborted while its answer waits or
+ * is being judged resolves at once (its verdict is dropped when it comes). A thread that cannot
+ * start at all leaves answers to the main thread. The idle thread does not keep the process alive;
+ * holdOffThread() is taken by each registry and the thread ends when the last one is released
+ * (registry.close()).
+ */
+import { Worker } from 'node:worker_threads';
+import type { RpcCall } from '../jsonrpc/types.js';
+import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { Assessment, Judgement } from './answers.js';
+import type { IgnoredFields } from './canonical.js';
+
+/** Answers of this many bytes or more are judged in the thread. */
+export const offThreadFrom = 1024 * 1024;
+
+export type { Judgement };
+/** What the thread found: the assessment, whether the answer quotes the upstream's own secret, or why it was not judged. */
+export type Judged = { judgement: Judgement; echoed: boolean; unchecked: undefined } | { judgement: undefined; echoed: false; unchecked: string };
+
+/** A response whose answer was judged in the thread. */
+export interface JudgedResponse extends UpstreamResponse {
+  judged: Judged;
+}
+
+/** One answer to judge, as the thread receives it. */
+export interface Task {
+  id: number;
+  /** The answer's bytes: [0, length) of this buffer (transferred). */
+  bytes: ArrayBuffer;
+  length: number;
+  payload: { batch: boolean; calls: readonly RpcCall[] };
+  ignored: IgnoredFields | undefined;
+  beyondHeads: boolean;
+  /** Every configured upstream's secrets (scrubbed from reasons) and this upstream's own (not to be echoed). */
+  all: readonly string[];
+  own: readonly string[];
+}
+
+export interface Reply {
+  id: number;
+  judged: Judged;
+  /** The task's buffer, transferred back. */
+  bytes: ArrayBuffer;
+}
+
+/** The Judged of an assessment (its canonical text left out, if it has one). */
+export function judgedOf(a: Assessment | Judgement, echoed: boolean): Judged {
+  const judgement: Judgement = a.ok ? (a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash }) : a;
+  return { judgement, echoed, unchecked: undefined };
+}
+
+const unchecked = (why: string): Judged => ({ judgement: undefined, echoed: false, unchecked: why });
+
+interface Job {
+  task: Task;
+  signal: CancelSignal;
+  timeoutMs: number;
+  /** The verdict and the bytes back; no verdict: the body as it came, to be judged in the main thread. */
+  settle: (judged: Judged | undefined, bytes: ArrayBuffer | undefined) => void;
+  onAbort: () => void;
+}
+
+const fromSource = import.meta.url.endsWith('.ts');
+const workerUrl = new URL(`./assess-worker${fromSource ? '.ts' : '.js'}`, import.meta.url);
+
+/**
+ * The thread's young generation is kept small: it reads a long list one element at a time, many
+ * short-lived objects whose memory is better taken back often than let grow with the default's.
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/**
+ * The thread. Run from the TypeScript source (the tests, under tsx), a thread's entry module is
+ * not loaded through the loader's hooks: the thread registers tsx's loader first, then imports it.
+ */
+function newWorker(): Worker {
+  if (!fromSource) return new Worker(workerUrl, { resourceLimits });
+  const loader = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(loader)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); })`, { eval: true, resourceLimits });
+}
+
+let worker: Worker | undefined;
+/** The job being judged, its start timer. */
+let running: { job: Job; timer: NodeJS.Timeout } | undefined;
+const queue: Job[] = [];
+let nextId = 1;
+let holders = 0;
+/** The thread could not start: answers are judged in the main thread. */
+let broken = false;
+
+/** Whether answers of this size are judged in the thread. */
+export const judgedOffThread = (bytes: number): boolean => bytes >= offThreadFrom && !broken;
+
+function spawn(): Worker {
+  const w = newWorker();
+  let online = false;
+  w.on('message', (reply: Reply | 'ready') => {
+    if (reply === 'ready') {
+      online = true;
+      return;
+    }
+    if (w !== worker || running?.job.task.id !== reply.id) return;
+    const { job, timer } = running;
+    running = undefined;
+    clearTimeout(timer);
+    job.signal.removeEventListener('abort', job.onAbort);
+    job.settle(reply.judged, reply.bytes);
+    next();
+  });
+  const lost = (why: string) => {
+    if (w !== worker) return;
+    worker = undefined;
+    if (!online) broken = true;
+    failRunning(why);
+    next();
+  };
+  w.on('error', (err: Error & { code?: string }) =>
+    lost(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'the checking thread ran out of memory' : `the checking thread failed: ${err.message}`),
+  );
+  w.on('exit', () => lost('the checking thread stopped'));
+  w.unref();
+  return w;
+}
+
+function failRunning(why: string): void {
+  if (!running) return;
+  const { job, timer } = running;
+  running = undefined;
+  clearTimeout(timer);
+  job.signal.removeEventListener('abort', job.onAbort);
+  job.settle(unchecked(why), undefined);
+}
+
+/** Starts the next waiting job when the thread is free. */
+function next(): void {
+  if (running) return;
+  const job = queue.shift();
+  if (!job) {
+    worker?.unref(); // idle: it does not keep the process alive
+    return;
+  }
+  if (broken) {
+    // The thread cannot start: the answers waiting are judged in the main thread, as before.
+    job.signal.removeEventListener('abort', job.onAbort);
+    job.settle(undefined, undefined);
+    return next();
+  }
+  if (!worker) {
+    try {
+      worker = spawn();
+    } catch {
+      // No thread to be had here (its file or loader missing): the main thread judges, as before.
+      broken = true;
+      job.signal.removeEventListener('abort', job.onAbort);
+      job.settle(undefined, undefined);
+      return next();
+    }
+  }
+  const timer = setTimeout(() => {
+    // Stuck (or far too slow): the thread is replaced, this answer is not judged.
+    const w = worker;
+    worker = undefined;
+    failRunning(`not judged within ${job.timeoutMs} ms`);
+    void w?.terminate();
+    next();
+  }, job.timeoutMs);
+  timer.unref();
+  running = { job, timer };
+  worker.ref(); // an answer being judged is work in progress, like a socket being read
+  worker.postMessage(job.task, [job.task.bytes]);
+}
+
+/** The bytes of a body as a buffer of their own, to transfer: the body's own when it owns it whole. */
+function ownBytes(body: Buffer): ArrayBuffer {
+  const b = body.buffer;
+  if (b instanceof ArrayBuffer && body.byteOffset === 0 && body.byteLength === b.byteLength) return b;
+  const copy = new ArrayBuffer(body.length);
+  body.copy(new Uint8Array(copy));
+  return copy;
+}
+
+/**
+ * The response with its answer judged in the thread (the caller checked judgedOffThread). Never
+ * rejects: a failure of the thread is a JudgedResponse with `unchecked`. The body is the same
+ * bytes, possibly in another Buffer. A thread that could not start (it never said it was ready)
+ * leaves the answer unjudged: a plain response, judged in the main thread.
+ */
+export function judgeOffThread(
+  body: Buffer,
+  payload: { batch: boolean; calls: readonly RpcCall[] },
+  ignored: IgnoredFields | undefined,
+  beyondHeads: boolean,
+  secrets: { readonly all: readonly string[]; readonly own: readonly string[] },
+  signal: CancelSignal,
+  timeoutMs: number,
+): Promise<JudgedResponse | UpstreamResponse> {
+  return new Promise((resolve) => {
+    const length = body.length;
+    const bytes = ownBytes(body);
+    const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own };
+    let done = false;
+    const job: Job = {
+      task,
+      signal,
+      timeoutMs,
+      settle: (judged, back) => {
+        if (done) return;
+        done = true;
+        if (!judged) resolve({ body });
+        else resolve({ body: back ? Buffer.from(back, 0, length) : Buffer.alloc(0), judged });
+      },
+      onAbort: () => {
+        const at = queue.indexOf(job);
+        if (at !== -1) queue.splice(at, 1);
+        // A job the thread is judging is left to finish (its verdict is dropped): the thread is not
+        // killed for every hedged call the loop abandons.
+        job.settle(unchecked('aborted'), undefined);
+      },
+    };
+    if (signal.aborted) return job.settle(unchecked('aborted'), undefined);
+    signal.addEventListener('abort', job.onAbort, { once: true });
+    queue.push(job);
+    next();
+  });
+}
+
+/** A registry's hold on the thread; the returned release ends the thread when no hold is left. */
+export function holdOffThread(): () => void {
+  holders++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--holders === 0) closeOffThread();
+  };
+}
+
+/** Ends the thread now: jobs waiting or running are not judged (`unchecked`). */
+export function closeOffThread(): void {
+  const w = worker;
+  worker = undefined;
+  failRunning('the checking thread was closed');
+  for (const job of queue.splice(0)) {
+    job.signal.removeEventListener('abort', job.onAbort);
+    job.settle(unchecked('the checking thread was closed'), undefined);
+  }
+  broken = false;
+  void w?.terminate();
+}

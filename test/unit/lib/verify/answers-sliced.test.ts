@@ -1,0 +1,119 @@
+/**
+ * judgeBody (answers.ts) reads a single call's result list one element at a time: its verdict
+ * must be assessBody's, exactly (hash, ignored fields with their paths, reasons), on every
+ * answer: long lists of logs with extras, odd numbers, odd keys, whitespace, and bytes that are
+ * not JSON by a single separator.
+ */
+import { readFileSync } from 'node:fs';
+import test from 'ava';
+import fc from 'fast-check';
+import type { RpcPayload } from '../../../../lib/jsonrpc/types.js';
+import { assessBody, judgeBody, type Assessment, type Judgement } from '../../../../lib/verify/answers.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/canonical.js';
+import { lacksBlock } from '../../../../lib/verify/missing.js';
+import { recordedPairs } from '../../../support/execution-apis.js';
+import { Entries, randomJson, Raw, serialize } from '../../../support/fuzz-arbitraries.js';
+
+const single = (method: string, id: number | string = 1): RpcPayload => ({ calls: [{ id, method, params: [] }], batch: false, raw: Buffer.alloc(0) });
+const strip = (a: Assessment): Judgement => (a.ok ? (a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash }) : a);
+const scrub = (text: string) => text.replaceAll('s3cr3tKey9', '***');
+const extras = mergeIgnoredFields({ log: ['blockTimestamp'], receipt: ['l1Fee'], block: ['l1BlockNumber'] });
+
+function check(body: string | Buffer, payload: RpcPayload, ignored?: IgnoredFields, beyondHeads = false): boolean {
+  const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  const asAnswer = beyondHeads ? lacksBlock : undefined;
+  return JSON.stringify(judgeBody(bytes, payload, ignored, scrub, asAnswer)) === JSON.stringify(strip(assessBody(bytes, payload, ignored, scrub, asAnswer)));
+}
+
+const logKeys = ['removed', 'logIndex', 'transactionIndex', 'transactionHash', 'blockHash', 'blockNumber', 'blockTimestamp', 'address', 'data', 'topics'];
+const oddKeys = ['l1BlockNumber', 'Address', 'ADDRESS', 'logindex', '__proto__', '0', '7', 'reſult', 'status', 'logs', 'transactions'];
+const scalar = fc.oneof(
+  fc.constantFrom('0xAbCdEf', '0x', '0x0', '0x5523d3c98809dddb82c686e152f5c58b1b0fb59e', 'plain', 's3cr3tKey9', 'a"]},[{b', '\\', 'header not found'),
+  fc.constantFrom(new Raw('1.0'), new Raw('1e400'), new Raw('-0'), new Raw('12345678901234567993'), new Raw('7'), new Raw('null'), new Raw('true'), new Raw('"\\u0041\\"]"')),
+  randomJson,
+);
+const element: fc.Arbitrary<unknown> = fc.oneof(
+  { arbitrary: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...logKeys), fc.constantFrom(...oddKeys)), fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }))), { maxLength: 8 }).map((e) => new Entries(e)), weight: 6 },
+  { arbitrary: scalar, weight: 2 },
+  { arbitrary: fc.array(scalar, { maxLength: 3 }), weight: 1 },
+);
+const sep = fc.constantFrom('', '', ' ', '\n', '\r\n\t');
+/** A list written with its separators, or with one of them wrong. */
+const listText = fc.tuple(fc.array(element, { maxLength: 12 }), sep, fc.constantFrom('ok', 'ok', 'ok', 'ok', 'double-comma', 'trailing-comma', 'no-comma', 'leading-comma', 'unclosed')).map(([items, s, fault]) => {
+  const texts = items.map((v) => serialize(v, s));
+  if (fault === 'double-comma' && texts.length > 1) return `[${s}${texts[0]},,${texts.slice(1).join(`,${s}`)}]`;
+  if (fault === 'trailing-comma') return `[${texts.join(',')},${s}]`;
+  if (fault === 'no-comma' && texts.length > 1) return `[${texts.join(` ${s}`)}]`;
+  if (fault === 'leading-comma') return `[,${texts.join(',')}]`;
+  if (fault === 'unclosed') return `[${texts.join(',')}`;
+  return `[${s}${texts.join(`,${s}`)}${s}]`;
+});
+/** The answer around the list: members in any order, with extras, an error beside it, a second result, trailing bytes. */
+const body = fc
+  .tuple(listText, sep, fc.constantFrom('plain', 'plain', 'plain', 'result-first', 'error', 'error-null', 'twice', 'escaped-key', 'wrong-id', 'trailing', 'extra-member', 'nested-result'))
+  .map(([list, s, shape]) => {
+    switch (shape) {
+      case 'result-first': return `{${s}"result"${s}:${s}${list},"id":1,"jsonrpc":"2.0"}`;
+      case 'error': return `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"},"result":${list}}`;
+      case 'error-null': return `{"jsonrpc":"2.0","id":1,"error":null,"result":${list}}`;
+      case 'twice': return `{"jsonrpc":"2.0","id":1,"result":${list},"result":[]}`;
+      case 'escaped-key': return `{"jsonrpc":"2.0","id":1,"\\u0072esult":${list}}`;
+      case 'wrong-id': return `{"jsonrpc":"2.0","id":2,"result":${list}}`;
+      case 'trailing': return `{"jsonrpc":"2.0","id":1,"result":${list}} x`;
+      case 'extra-member': return `{"jsonrpc":"2.0","id":1,"result":${list},"Result":1}`;
+      case 'nested-result': return `{"jsonrpc":"2.0","id":1,"x":{"result":[1]},"result":${list}}`;
+      default: return `{${s}"jsonrpc":"2.0",${s}"id":1,${s}"result":${s}${list}${s}}`;
+    }
+  });
+const methods = ['eth_getLogs', 'eth_getBlockReceipts', 'eth_getBlockByNumber', 'eth_call', 'debug_traceBlockByNumber', 'eth_getUncleByBlockHashAndIndex'];
+
+test('should give assessBody\'s verdict on generated answers with a result list', (t) => {
+  fc.assert(
+    fc.property(body, fc.constantFrom(...methods), fc.boolean(), (text, method, ignore) => check(text, single(method), ignore ? extras : undefined)),
+    { numRuns: 3000 },
+  );
+  t.pass();
+});
+
+test('should give assessBody\'s verdict on generated answers of any shape', (t) => {
+  fc.assert(
+    fc.property(randomJson, fc.constantFrom(...methods), fc.boolean(), (v, method, beyondHeads) => check(serialize(v), single(method), undefined, beyondHeads) && check(`{"jsonrpc":"2.0","id":1,"result":${serialize(v)}}`, single(method))),
+    { numRuns: 1000 },
+  );
+  t.pass();
+});
+
+test('should give assessBody\'s verdict on the replies fixtures and the execution-apis corpus', (t) => {
+  for (const kind of ['logs', 'receipt', 'block', 'error']) {
+    for (const variant of ['compact', 'pretty', 'reordered', 'checksum-case', 'liar']) {
+      const text = readFileSync(new URL(`../../../fixtures/replies/${kind}.${variant}.json`, import.meta.url));
+      for (const method of ['eth_getLogs', 'eth_getBlockReceipts', 'eth_getTransactionReceipt', 'eth_getBlockByNumber']) {
+        t.true(check(text, single(method)), `${kind}.${variant} as ${method}`);
+        t.true(check(text, single(method), extras), `${kind}.${variant} as ${method}, extras ignored`);
+      }
+    }
+  }
+  for (const pair of recordedPairs()) {
+    const payload: RpcPayload = { calls: [{ id: pair.request.id as number, method: pair.request.method, params: pair.request.params ?? [] }], batch: false, raw: Buffer.alloc(0) };
+    t.true(check(pair.responseText, payload), pair.name);
+  }
+});
+
+test('should read a long log list in slices to the hash of the whole, with the paths of its extras', (t) => {
+  const logs = Array.from({ length: 3000 }, (_, i) => ({ address: i % 2 ? '0xABCDEF' : '0xabcdef', logIndex: `0x${i.toString(16)}`, data: '0x00', ...(i % 100 === 0 && { l1BlockNumber: '0x1' }), removed: false, blockTimestamp: null }));
+  const text = JSON.stringify({ jsonrpc: '2.0', id: 'x', result: logs }, null, 1);
+  const sliced = judgeBody(Buffer.from(text), single('eth_getLogs', 'x'));
+  const whole = assessBody(Buffer.from(text), single('eth_getLogs', 'x'));
+  t.true(sliced.ok && whole.ok);
+  t.deepEqual(sliced, strip(whole));
+  t.is(sliced.ok && sliced.ignored?.length, 30);
+  t.deepEqual(sliced.ok && sliced.ignored?.[1]?.path, [100, 'l1BlockNumber']);
+});
+
+test('should not vote on a list that one misplaced comma makes other than JSON', (t) => {
+  for (const text of ['{"id":1,"result":[1,,2]}', '{"id":1,"result":[1,2,]}', '{"id":1,"result":[1 2]}', '{"id":1,"result":[,1]}', '{"id":1,"result":[{"a":1}{"b":2}]}', '{"id":1,"result":[1,2]', '{"id":1,"result":[1,2]]}']) {
+    const j = judgeBody(Buffer.from(text), single('eth_getLogs'));
+    t.false(j.ok, text);
+    t.deepEqual(j, strip(assessBody(Buffer.from(text), single('eth_getLogs'))), text);
+  }
+});

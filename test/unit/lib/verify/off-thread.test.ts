@@ -1,0 +1,176 @@
+/**
+ * Large answers judged in a worker thread (lib/verify/off-thread.ts) get the verdict the main
+ * thread gives: the same assessment (hash, ignored fields, reason, refusal) on the replies
+ * fixtures, the execution-apis corpus and generated bodies; and a thread that fails, stalls, is
+ * aborted or closed fails only that call. Serial: the tests share the one thread.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import test from 'ava';
+import fc from 'fast-check';
+import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
+import { echoes, scrubberOf } from '../../../../lib/upstream/redact.js';
+import type { Upstream } from '../../../../lib/upstream/registry.js';
+import { Cancellation } from '../../../../lib/upstream/transport/contract.js';
+import { assessBody } from '../../../../lib/verify/answers.js';
+import { assessOutcome } from '../../../../lib/verify/assess.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/canonical.js';
+import { lacksBlock } from '../../../../lib/verify/missing.js';
+import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../lib/verify/off-thread.js';
+import { recordedPairs } from '../../../support/execution-apis.js';
+import { randomJson, serialize } from '../../../support/fuzz-arbitraries.js';
+
+/** The thread starts in these tests: every answer comes back judged. */
+async function judgeOffThread(...args: Parameters<typeof judgeOrNot>): Promise<JudgedResponse> {
+  const r = await judgeOrNot(...args);
+  if (!('judged' in r)) throw new Error('the thread did not judge the answer');
+  return r as JudgedResponse;
+}
+
+const secrets = { all: ['k3yOfUpstreamA1234', 'otherProviderKey99'], own: ['k3yOfUpstreamA1234'] };
+const scrub = scrubberOf(secrets.all);
+const own = secrets.own.map((s) => Buffer.from(s));
+
+const single = (method: string, params: unknown[] = [], id: RpcCall['id'] = 1): RpcPayload => ({ calls: [{ id, method, params }], batch: false, raw: Buffer.alloc(0) });
+const batch = (calls: RpcCall[]): RpcPayload => ({ calls, batch: true, raw: Buffer.alloc(0) });
+
+/** What the main thread decides (assess.ts assessOutcome's part), in the thread's terms. */
+function inMain(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean): Judged {
+  const a = assessBody(body, payload, ignored, scrub, beyondHeads ? lacksBlock : undefined);
+  return judgedOf(a, a.ok && echoes(own, body));
+}
+
+async function inThread(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean) {
+  return judgeOffThread(Buffer.from(body), payload, ignored, beyondHeads, secrets, new Cancellation(), 60_000);
+}
+
+async function same(t: { deepEqual(a: unknown, b: unknown, m?: string): void; true(v: boolean, m?: string): void }, body: Buffer, payload: RpcPayload, ignored?: IgnoredFields, beyondHeads = false, label = '') {
+  const r = await inThread(body, payload, ignored, beyondHeads);
+  t.deepEqual(r.judged, inMain(body, payload, ignored, beyondHeads), label);
+  t.true(r.body.equals(body), `${label}: the bytes come back`);
+}
+
+const kinds: Record<string, RpcPayload> = {
+  block: single('eth_getBlockByNumber', ['0x12a05f2', true]),
+  receipt: single('eth_getTransactionReceipt', ['0x' + '11'.repeat(32)]),
+  logs: single('eth_getLogs', [{ fromBlock: '0x12a05f2', toBlock: '0x12a05f2' }]),
+  error: single('eth_call', [{ to: '0x' + '22'.repeat(20), data: '0x8da5cb5b' }, '0x12a05f2']),
+};
+const extrasIgnored = mergeIgnoredFields({ block: ['l1BlockNumber'], receipt: ['l1Fee'], log: ['blockTimestamp'] });
+
+test.serial('should judge every replies fixture in the thread as in the main thread', async (t) => {
+  const dir = new URL('../../../fixtures/replies/', import.meta.url);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  t.true(files.length >= 20);
+  for (const file of files) {
+    const body = readFileSync(new URL(file, dir));
+    const payload = kinds[file.split('.')[0]!]!;
+    for (const ignored of [undefined, extrasIgnored]) {
+      await same(t, body, payload, ignored, false, file);
+      // Pretty-printed past the threshold: the size the thread is for.
+      const big = Buffer.from(JSON.stringify(JSON.parse(body.toString()), null, ' '.repeat(10)).replace(/\n/g, `\n${' '.repeat(200)}`));
+      await same(t, big, payload, ignored, false, `${file} (large)`);
+    }
+  }
+});
+
+test.serial('should judge the execution-apis corpus in the thread as in the main thread', async (t) => {
+  const pairs = recordedPairs();
+  t.true(pairs.length > 50);
+  for (const pair of pairs) {
+    await same(t, Buffer.from(pair.responseText), single(pair.request.method, pair.request.params ?? [], pair.request.id as RpcCall['id']), undefined, false, pair.name);
+  }
+});
+
+test.serial('should judge generated answers in the thread as in the main thread', async (t) => {
+  const methods = ['eth_getLogs', 'eth_getBlockByNumber', 'eth_getTransactionReceipt', 'eth_getBlockReceipts', 'eth_call', 'eth_getProof'];
+  const member = fc.oneof(
+    randomJson.map((v) => `{"jsonrpc":"2.0","id":1,"result":${serialize(v)}}`),
+    fc.tuple(fc.integer({ min: -33000, max: 10 }), fc.constantFrom('header not found', 'rate limited', 'query returned more than 10000 results', 'boom k3yOfUpstreamA1234 boom', 'execution reverted'), randomJson).map(
+      ([code, message, data]) => `{"jsonrpc":"2.0","id":1,"error":{"code":${code},"message":${JSON.stringify(message)},"data":${serialize(data)}}}`,
+    ),
+    randomJson.map((v) => serialize(v)),
+    fc.constant('{"jsonrpc":"2.0","id":1,"result":"0xk3yOfUpstreamA1234"}'),
+    fc.constant('{"jsonrpc":"2.0","id":1,"result":[{"address":"0x1","Address":"0x2"}]}'),
+    fc.constant('{"jsonrpc":"2.0","id":1,"result":{"a":1.0,"a":2}}'),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...methods), member, fc.boolean(), fc.boolean(), async (method, text, beyondHeads, ignore) => {
+      const body = Buffer.from(text);
+      const r = await inThread(body, single(method, []), ignore ? extrasIgnored : undefined, beyondHeads);
+      return JSON.stringify(r.judged) === JSON.stringify(inMain(body, single(method, []), ignore ? extrasIgnored : undefined, beyondHeads)) && r.body.equals(body);
+    }),
+    { numRuns: 300 },
+  );
+  // A batch: members matched by id, in request order.
+  const calls: RpcCall[] = [{ id: 1, method: 'eth_getLogs', params: [] }, { id: 'b', method: 'eth_getBlockByNumber', params: ['0x1', false] }];
+  const text = `[{"jsonrpc":"2.0","id":"b","result":{"number":"0x1","hash":"0xAB","l1BlockNumber":"0x5"}},{"jsonrpc":"2.0","id":1,"result":[{"logIndex":"0x0","data":"0x"}]}]`;
+  await same(t, Buffer.from(text), batch(calls), undefined, false, 'batch');
+});
+
+test.serial('should hand back the body in a buffer of its own when it was part of a larger one', async (t) => {
+  const whole = Buffer.from(`xx{"jsonrpc":"2.0","id":1,"result":"0x10"}yy`);
+  const body = whole.subarray(2, whole.length - 2);
+  const r = await judgeOffThread(body, single('eth_blockNumber'), undefined, false, secrets, new Cancellation(), 60_000);
+  t.is(r.body.toString(), '{"jsonrpc":"2.0","id":1,"result":"0x10"}');
+  t.is(whole.toString().slice(0, 2), 'xx', 'the larger buffer is untouched');
+  t.true(r.judged.judgement?.ok);
+});
+
+test.serial('should send answers of offThreadFrom bytes or more to the thread, and smaller ones not', (t) => {
+  t.true(judgedOffThread(offThreadFrom));
+  t.false(judgedOffThread(offThreadFrom - 1));
+});
+
+const big = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: 60_000 }, (_, i) => `{"logIndex":"0x${i.toString(16)}","data":"0x${'ab'.repeat(64)}"}`).join(',')}]}`);
+
+test.serial('should resolve an aborted call at once as unchecked, and judge the next answer', async (t) => {
+  const signal = new Cancellation();
+  const pending = judgeOffThread(Buffer.from(big), single('eth_getLogs'), undefined, false, secrets, signal, 60_000);
+  signal.abort();
+  t.is((await pending).judged.unchecked, 'aborted');
+  const already = new Cancellation();
+  already.abort();
+  t.is((await judgeOffThread(Buffer.from(big), single('eth_getLogs'), undefined, false, secrets, already, 60_000)).judged.unchecked, 'aborted');
+  await same(t, big, single('eth_getLogs'), undefined, false, 'after an abort');
+});
+
+test.serial('should fail a call as unchecked when the thread takes longer than its timeout, and judge the next one in a new thread', async (t) => {
+  const r = await judgeOffThread(Buffer.from(big), single('eth_getLogs'), undefined, false, secrets, new Cancellation(), 1);
+  t.is(r.judged.unchecked, 'not judged within 1 ms');
+  await same(t, big, single('eth_getLogs'), undefined, false, 'after a timeout');
+});
+
+test.serial('should fail a call as unchecked when the thread crashes, and judge the next one in a new thread', async (t) => {
+  // A task the thread cannot read (no list of secrets) throws outside the assessment.
+  const r = await judgeOffThread(Buffer.from(big), single('eth_getLogs'), undefined, false, { all: undefined as unknown as string[], own: [] }, new Cancellation(), 60_000);
+  t.regex(r.judged.unchecked ?? '', /^the checking thread failed: /);
+  await same(t, big, single('eth_getLogs'), undefined, false, 'after a crash');
+});
+
+test.serial('should end the thread when the last hold is released, failing the answer it was judging, and start again on demand', async (t) => {
+  const release = holdOffThread();
+  const pending = judgeOffThread(Buffer.from(big), single('eth_getLogs'), undefined, false, secrets, new Cancellation(), 60_000);
+  release();
+  release(); // a second release of the same hold changes nothing
+  t.is((await pending).judged.unchecked, 'the checking thread was closed');
+  await same(t, big, single('eth_getLogs'), undefined, false, 'after close');
+  closeOffThread();
+});
+
+test.serial('should make an unchecked answer a failure of kind unchecked, and use the thread\'s verdict otherwise', async (t) => {
+  const upstream = { health: { loop: false }, secrets: { scrub, echoedIn: () => { throw new Error('not called for a judged answer'); } } } as unknown as Upstream;
+  const payload = single('eth_getLogs');
+  const unchecked = assessOutcome({ upstream, ok: true, ms: 5, value: { body: Buffer.alloc(0), judged: { judgement: undefined, echoed: false, unchecked: 'aborted' } } as never }, payload);
+  t.false(unchecked.ok);
+  t.is(!unchecked.ok && unchecked.kind, 'unchecked');
+  const r = await inThread(big, payload, undefined, false);
+  const voted = assessOutcome({ upstream, ok: true, ms: 5, value: r }, payload);
+  t.true(voted.ok);
+  const main = assessBody(big, payload);
+  t.is(voted.ok && voted.hash, main.ok && main.hash);
+  const echoed = await inThread(Buffer.from('{"jsonrpc":"2.0","id":1,"result":"k3yOfUpstreamA1234"}'), payload, undefined, false);
+  const refused = assessOutcome({ upstream, ok: true, ms: 5, value: echoed }, payload);
+  t.false(refused.ok);
+  t.regex(!refused.ok ? refused.reason : '', /quotes this upstream's URL or key/);
+  closeOffThread();
+});
