@@ -3,7 +3,7 @@
  * (config/defaults.ts), deep-frozen by the loader (index.ts).
  */
 import type { PinAt } from '../lib/jsonrpc/methods.js';
-import type { Shape } from '../lib/verify/canonical.js';
+import type { Shape } from '../lib/verify/compared-fields.js';
 
 /** The `heads:` keys, globally and per chain; absent keys take the defaults (lib/health/heads.ts headSettings). */
 export interface HeadsConfig {

@@ -31,7 +31,7 @@ import type { Chain } from '../lib/upstream/registry.js';
 export function classify(): Middleware {
   return function classify(req, _res, next) {
     const ctx = getContext(req);
-    const payload = need(ctx, 'payload', 'classify');
+    need(ctx, 'payload', 'classify');
     const chain = need(ctx, 'chain', 'classify');
     if (ctx.finalizedRoute) {
       const refused = pinFinalized(ctx, chain);

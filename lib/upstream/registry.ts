@@ -4,7 +4,7 @@
  */
 import type { Agent } from 'node:http';
 import type { OmnigateConfig } from '../../config/schema.js';
-import { mergeIgnoredFields, type IgnoredFields } from '../verify/canonical.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../verify/compared-fields.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from '../health/health.js';
 import { createHttpTransport } from './transport/http.js';

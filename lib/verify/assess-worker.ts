@@ -7,7 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { echoes, scrubberOf } from '../upstream/redact.js';
-import { judgeBody } from './answers.js';
+import { judgeBody } from './answers-sliced.js';
 import { lacksBlock } from './missing.js';
 import { judgedOf, type Task, type Reply } from './off-thread.js';
 

@@ -10,7 +10,7 @@ import { loopReason } from '../upstream/loop.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import { assessBody } from './answers.js';
-import type { IgnoredFields } from './canonical.js';
+import type { IgnoredFields } from './compared-fields.js';
 import { lacksBlock } from './missing.js';
 import type { JudgedResponse } from './off-thread.js';
 import type { Assessed } from './question.js';

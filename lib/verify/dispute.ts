@@ -20,7 +20,8 @@
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { readJson } from './answers.js';
-import { comparable, JsonNumber, type Answer, type IgnoredFields } from './canonical.js';
+import { comparable, JsonNumber, type Answer } from './canonical.js';
+import { type IgnoredFields } from './compared-fields.js';
 
 /** One group's value at a path: its canonical JSON text (cut), or absent. */
 export interface DisputedValue {

@@ -24,8 +24,9 @@
 import { Worker } from 'node:worker_threads';
 import type { RpcCall } from '../jsonrpc/types.js';
 import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
-import type { Assessment, Judgement } from './answers.js';
-import type { IgnoredFields } from './canonical.js';
+import type { Assessment } from './answers.js';
+import type { Judgement } from './answers-sliced.js';
+import type { IgnoredFields } from './compared-fields.js';
 
 /** Answers of this many bytes or more are judged in the thread. */
 export const offThreadFrom = 1024 * 1024;

@@ -3,7 +3,8 @@ import test from 'ava';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
 import { assessBody, confirmedBody, readJson, scanText, type Assessment } from '../../../../lib/verify/answers.js';
 import fc from 'fast-check';
-import { canonicalJson, comparable, JsonNumber, mergeIgnoredFields, sha256Hex } from '../../../../lib/verify/canonical.js';
+import { canonicalJson, comparable, JsonNumber, sha256Hex } from '../../../../lib/verify/canonical.js';
+import { mergeIgnoredFields } from '../../../../lib/verify/compared-fields.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../fixtures/replies/${name}.json`, import.meta.url));
 

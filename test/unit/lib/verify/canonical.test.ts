@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { canonicalForm, canonicalJson, comparable, defaultIgnoredFields, JsonNumber, mergeIgnoredFields, schemaFields, sha256Hex, shapes, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
+import { canonicalForm, canonicalJson, comparable, JsonNumber, sha256Hex, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
+import { defaultIgnoredFields, mergeIgnoredFields, schemaFields, shapes } from '../../../../lib/verify/compared-fields.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 
 const canon = (method: string, answer: Answer) => canonicalJson(comparable(method, answer));

@@ -13,7 +13,7 @@ import type { Upstream } from '../../../../lib/upstream/registry.js';
 import { Cancellation } from '../../../../lib/upstream/transport/contract.js';
 import { assessBody } from '../../../../lib/verify/answers.js';
 import { assessOutcome } from '../../../../lib/verify/assess.js';
-import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/canonical.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/compared-fields.js';
 import { lacksBlock } from '../../../../lib/verify/missing.js';
 import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../lib/verify/off-thread.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
