@@ -21,6 +21,7 @@
 import type http from 'node:http';
 import { createAgent, defaultMaxSockets, type AgentSettings } from './agent.js';
 import { overBudget, UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { Admission } from './admission.js';
 import { Call, type CallOwner } from './http-call.js';
 import type { SocketPool, SocketSlot } from './sockets.js';
 
@@ -52,8 +53,7 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   };
 }
 
-class Client implements CallOwner {
-  closed = false;
+class Client extends Admission<Call> implements CallOwner {
   /**
    * The calls in flight, as a list linked through the calls (close() fails them). Not a Set: a
    * Set that every call enters and leaves made its calls, and all they hold (request, answer,
@@ -68,11 +68,6 @@ class Client implements CallOwner {
    * the old generation: more CPU per call and more memory (figures in test/bench/README.md,
    * "RSS at 500 connections").
    */
-  active = 0;
-  readonly limit: number;
-  /** The calls waiting for one of the `limit` requests, oldest first (linked through the calls). */
-  private waitHead: Call | undefined = undefined;
-  private waitTail: Call | undefined = undefined;
   readonly secure: boolean;
   readonly requestOptions: http.RequestOptions;
   /** This upstream's part of the gateway's socket cap (none: a caller's agent, or no cap). */
@@ -87,10 +82,10 @@ class Client implements CallOwner {
   private readonly tls: boolean;
 
   constructor(url: URL, agent: http.Agent, limit: number, options: HttpTransportOptions, slot: SocketSlot | undefined) {
+    super(limit);
     this.secure = url.protocol === 'https:';
     this.slot = slot;
     this.pool = slot?.pool;
-    this.limit = limit > 0 ? limit : Infinity;
     this.via = options.via;
     this.tls = this.secure && options.tls !== undefined;
     this.auth =
@@ -117,46 +112,6 @@ class Client implements CallOwner {
     return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
-  /** Starts the call now if fewer than `limit` calls hold a request, else queues it. */
-  admit(call: Call): void {
-    if (this.active < this.limit && !this.waitHead) {
-      this.active += 1;
-      call.start();
-      return;
-    }
-    call.waiting = true;
-    call.qprev = this.waitTail;
-    if (this.waitTail) this.waitTail.qnext = call;
-    else this.waitHead = call;
-    this.waitTail = call;
-  }
-
-  /** Takes a call out of the queue (it started, or it ended while it waited). */
-  unqueue(call: Call): void {
-    const { qprev, qnext } = call;
-    if (qprev) qprev.qnext = qnext;
-    else this.waitHead = qnext;
-    if (qnext) qnext.qprev = qprev;
-    else this.waitTail = qprev;
-    call.qprev = call.qnext = undefined;
-    call.waiting = false;
-  }
-
-  /**
-   * A call that held a request ended: the oldest waiting call starts in its place. Its request
-   * waits in the agent until the ended call's socket is free (node frees it right after the
-   * answer's end) or, when that socket was destroyed, until the agent opens another.
-   */
-  release(): void {
-    this.active -= 1;
-    if (this.closed) return; // close() fails the waiting calls next
-    while (this.active < this.limit && this.waitHead) {
-      const next = this.waitHead;
-      this.unqueue(next);
-      this.active += 1;
-      next.start();
-    }
-  }
 
   /**
    * The options of one call's request, built as one literal of a fixed shape. node copies them

@@ -24,6 +24,7 @@
 import { Pool, ProxyAgent, type Dispatcher } from 'undici';
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
+import { Admission } from './admission.js';
 import {
   defaultMaxDepth,
   describeError,
@@ -101,8 +102,7 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
   return new Pool(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
 }
 
-class Client {
-  closed = false;
+class Client extends Admission<Call> {
   /** The calls in flight, as a list linked through the calls (close() fails them). */
   live: Call | undefined = undefined;
   /**
@@ -110,10 +110,6 @@ class Client {
    * the queue below as a Call and nothing more, so a call that ends while it waits never
    * reaches undici.
    */
-  active = 0;
-  readonly limit: number;
-  private waitHead: Call | undefined = undefined;
-  private waitTail: Call | undefined = undefined;
   readonly dispatcher: Dispatcher;
   readonly origin: string;
   readonly path: string;
@@ -122,7 +118,7 @@ class Client {
 
   constructor(url: URL, options: UndiciTransportOptions) {
     const limit = options.maxSockets ?? defaultMaxSockets;
-    this.limit = limit > 0 ? limit : Infinity;
+    super(limit);
     this.via = options.via;
     this.auth =
       url.username || url.password
@@ -140,42 +136,6 @@ class Client {
     return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
-  /** Starts the call now if fewer than `limit` calls are with undici, else queues it. */
-  admit(call: Call): void {
-    if (this.active < this.limit && !this.waitHead) {
-      this.active += 1;
-      call.start();
-      return;
-    }
-    call.waiting = true;
-    call.qprev = this.waitTail;
-    if (this.waitTail) this.waitTail.qnext = call;
-    else this.waitHead = call;
-    this.waitTail = call;
-  }
-
-  /** Takes a call out of the queue (it started, or it ended while it waited). */
-  unqueue(call: Call): void {
-    const { qprev, qnext } = call;
-    if (qprev) qprev.qnext = qnext;
-    else this.waitHead = qnext;
-    if (qnext) qnext.qprev = qprev;
-    else this.waitTail = qprev;
-    call.qprev = call.qnext = undefined;
-    call.waiting = false;
-  }
-
-  /** A call with undici ended: the oldest waiting call starts in its place. */
-  release(): void {
-    this.active -= 1;
-    if (this.closed) return; // close() fails the waiting calls next
-    while (this.active < this.limit && this.waitHead) {
-      const next = this.waitHead;
-      this.unqueue(next);
-      this.active += 1;
-      next.start();
-    }
-  }
 
   /** The request's headers, as undici's flat list of names and values (it adds Host and Content-Length). */
   headers(request: UpstreamRequest): string[] {
