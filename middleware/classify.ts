@@ -23,51 +23,74 @@ import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 import { batchNeutral, classifyCalls } from '../lib/jsonrpc/classify.js';
 import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
 import { pollHeadsNow } from '../lib/health/tracker.js';
-import { finalizedBlockNumber, pinnedToFinalized, routeFinalized } from '../lib/verify/finalized-route.js';
+import { finalizedBlockNumber, pinnedToFinalized, raiseRouteFinalized, routeFinalized } from '../lib/verify/finalized-route.js';
 import { BlockNotAvailableError } from '../lib/errors.js';
 import type { RpcPayload } from '../lib/jsonrpc/types.js';
 import type { Chain } from '../lib/upstream/registry.js';
 
-export function classify(): Middleware {
+export interface ClassifyOptions {
+  /**
+   * The finalized route's block shared by the replicas (Redis, lib/cache/redis.ts raiseFloor):
+   * given this process's block (undefined: none yet), the highest any replica gave for the chain
+   * and N, never lower; a rejection or undefined falls back to this process's own.
+   */
+  sharedFinalized?: (chainId: string, required: number, block: bigint | undefined) => Promise<bigint | undefined>;
+}
+
+export function classify(options: ClassifyOptions = {}): Middleware {
+  const shared = options.sharedFinalized;
   return function classify(req, _res, next) {
     const ctx = getContext(req);
     need(ctx, 'payload', 'classify');
     const chain = need(ctx, 'chain', 'classify');
-    if (ctx.finalizedRoute) {
-      const refused = pinFinalized(ctx, chain);
+    if (!ctx.finalizedRoute) return classified(ctx, chain, next);
+    const required = ctx.confirmationsOverride ?? chain.confirmations;
+    const local = routeFinalized(chain, required);
+    const pin = (block: bigint | undefined) => {
+      const refused = pinFinalized(ctx, chain, required, block);
       if (refused) return next(refused);
-    }
-    let verdict = classifyCalls(ctx.payload!.calls, chain.extraConfirmable);
-    if (!verdict.confirmable) {
-      const tags = resolveTags(chain, ctx.payload!);
-      const resolved = tags && classifyCalls(tags.payload.calls, chain.extraConfirmable);
-      if (resolved?.confirmable) {
-        ctx.payload = tags!.payload;
-        verdict = { confirmable: true, reason: `${resolved.reason} (${tags!.resolved.map((r) => `${r.tag} resolved to 0x${r.block.toString(16)}`).join(', ')})` };
-      }
-    }
-    // A chain constant (eth_chainId, net_version: every honest node of the chain gives the same
-    // answer) in a batch that holds a confirmable call is asked of the same N upstreams, so that
-    // the batch can still say X-Confirmable: true (ethers v6 adds eth_chainId to its batches).
-    const call = ctx.payload!.calls[0]!;
-    if (!verdict.confirmable && ctx.batchConfirmable && !ctx.payload!.batch && batchNeutral.has(call.method) && call.alias === undefined) {
-      verdict = { confirmable: true, reason: 'a chain constant in a batch with confirmable calls' };
-    }
-    if (ctx.known) verdict = { confirmable: true, reason: 'the finalized route\'s block, vouched for by the providers\' finalized heads' };
-    const settle = (confirmable: boolean) => {
-      ctx.confirmable = confirmable;
-      ctx.required = confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
-      if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable, required: ctx.required, why: ctx.beyondHeads ? 'above every upstream\'s head' : verdict.reason }, 'classified');
-      next();
+      classified(ctx, chain, next);
     };
-    const calls = ctx.payload!.calls;
-    if (!verdict.confirmable || !aboveEveryHead(chain, calls)) return settle(verdict.confirmable);
-    // The heads polled every heads.intervalMs may be seconds old: ask every upstream now.
-    void pollHeadsNow(chain, chain.upstreams).then(() => {
-      if (aboveEveryHead(chain, calls)) ctx.beyondHeads = true;
-      settle(!ctx.beyondHeads);
-    });
+    if (!shared) return pin(local);
+    shared(chain.id, required, local).then(
+      (block) => pin(block === undefined ? local : raiseRouteFinalized(chain, required, block)),
+      () => pin(local),
+    );
   };
+}
+
+/** Confirmable or not, and N, for the request as it now stands (its tags resolved). */
+function classified(ctx: RpcContext, chain: Chain, next: (err?: unknown) => void): void {
+  let verdict = classifyCalls(ctx.payload!.calls, chain.extraConfirmable);
+  if (!verdict.confirmable) {
+    const tags = resolveTags(chain, ctx.payload!);
+    const resolved = tags && classifyCalls(tags.payload.calls, chain.extraConfirmable);
+    if (resolved?.confirmable) {
+      ctx.payload = tags!.payload;
+      verdict = { confirmable: true, reason: `${resolved.reason} (${tags!.resolved.map((r) => `${r.tag} resolved to 0x${r.block.toString(16)}`).join(', ')})` };
+    }
+  }
+  // A chain constant (eth_chainId, net_version: every honest node of the chain gives the same
+  // answer) in a batch that holds a confirmable call is asked of the same N upstreams, so that
+  // the batch can still say X-Confirmable: true (ethers v6 adds eth_chainId to its batches).
+  const call = ctx.payload!.calls[0]!;
+  if (!verdict.confirmable && ctx.batchConfirmable && !ctx.payload!.batch && batchNeutral.has(call.method) && call.alias === undefined) {
+    verdict = { confirmable: true, reason: 'a chain constant in a batch with confirmable calls' };
+  }
+  if (ctx.known) verdict = { confirmable: true, reason: 'the finalized route\'s block, vouched for by the providers\' finalized heads' };
+  const settle = (confirmable: boolean) => {
+    ctx.confirmable = confirmable;
+    ctx.required = confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
+    if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable, required: ctx.required, why: ctx.beyondHeads ? 'above every upstream\'s head' : verdict.reason }, 'classified');
+    next();
+  };
+  const calls = ctx.payload!.calls;
+  if (!verdict.confirmable || !aboveEveryHead(chain, calls)) return settle(verdict.confirmable);
+  // The heads polled every heads.intervalMs may be seconds old: ask every upstream now.
+  void pollHeadsNow(chain, chain.upstreams).then(() => {
+    if (aboveEveryHead(chain, calls)) ctx.beyondHeads = true;
+    settle(!ctx.beyondHeads);
+  });
 }
 
 /**
@@ -75,10 +98,8 @@ export function classify(): Middleware {
  * it, vouched for by N providers' finalized heads. A -32016 error when the chain has no such block
  * yet, or (eth_blockNumber) fewer than N providers report the route's block as finalized now.
  */
-function pinFinalized(ctx: RpcContext, chain: Chain): Error | undefined {
-  const required = ctx.confirmationsOverride ?? chain.confirmations;
+function pinFinalized(ctx: RpcContext, chain: Chain, required: number, block: bigint | undefined): Error | undefined {
   const payload = ctx.payload!;
-  const block = routeFinalized(chain, required);
   if (block === undefined) return notFinalized(chain, required, payload, `No finalized block on chain ${chain.id} yet: fewer than ${required} provider${required === 1 ? '' : 's'} report one`);
   const call = payload.calls[0]!;
   if (!payload.batch && call.method === 'eth_blockNumber') {

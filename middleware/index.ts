@@ -122,7 +122,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     } satisfies Middleware,
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
-      classify(),
+      // The finalized route's block shared by the replicas through Redis, when configured.
+      classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : {}),
       // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
       cache(
         { ...(answers && { cache: answers }) },

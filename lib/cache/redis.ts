@@ -49,6 +49,17 @@ export type RedisState = 'connecting' | 'ready' | 'down';
 export const urlId = (url: string): string => createHash('sha256').update(url).digest('base64url').slice(0, 22);
 
 const version = 1;
+/** How long a chain's shared finalized block is kept after it last moved (a week). */
+const floorTtlSeconds = 7 * 86_400;
+/** KEYS[1]: the block's key; ARGV[1]: this replica's block (-1: none); ARGV[2]: the TTL. Returns the higher, stored. */
+const raiseScript = `
+local cur = redis.call('GET', KEYS[1])
+local mine = tonumber(ARGV[1])
+if cur and tonumber(cur) >= mine then return cur end
+if mine < 0 then return cur end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+return ARGV[1]
+`;
 const macBytes = 32;
 
 export class RedisStore {
@@ -148,6 +159,33 @@ export class RedisStore {
     this.client.set(full, this.seal(full, entry), 'EX', this.settings.ttlSeconds).catch(() => {
       this.counts.writeErrors += 1;
     });
+  }
+
+  /**
+   * The finalized route's block for `key` (a chain and N), shared by the replicas: raised to
+   * `block` when that is higher, atomically (a script: two replicas raising at once never lower
+   * it), and returned. Undefined when Redis is down or slower than timeoutMs (the caller keeps its
+   * own). A writer with access to Redis could push it up (reads pinned above the providers' heads
+   * then end in -32016), never make a wrong answer: every read is still agreed by N providers.
+   */
+  async raiseFloor(key: string, block: bigint | undefined): Promise<bigint | undefined> {
+    if (this.state !== 'ready') return undefined;
+    const full = `${this.settings.prefix}finalized:${key}`;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const value = await Promise.race([
+        this.client.eval(raiseScript, 1, full, block === undefined ? '-1' : block.toString(), String(floorTtlSeconds)) as Promise<string | null>,
+        new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), this.settings.timeoutMs);
+        }),
+      ]);
+      if (value === 'timeout' || value === null || !/^\d{1,30}$/.test(value)) return undefined;
+      return BigInt(value);
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

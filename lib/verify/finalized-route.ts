@@ -46,6 +46,19 @@ export function routeFinalized(chain: Chain, required: number): bigint | undefin
   return block;
 }
 
+/**
+ * Raises the route's block for N `required` to `block` (what another replica gave, shared through
+ * Redis) if it is higher; returns the route's block after.
+ */
+export function raiseRouteFinalized(chain: Chain, required: number, block: bigint): bigint {
+  let byN = floors.get(chain);
+  if (!byN) floors.set(chain, (byN = new Map()));
+  const before = byN.get(required);
+  const after = before === undefined || block > before ? block : before;
+  byN.set(required, after);
+  return after;
+}
+
 const moving = new Set(['latest', 'safe', 'finalized']);
 const isMoving = (v: unknown): boolean => v === undefined || v === null || (typeof v === 'string' && moving.has(v.toLowerCase()));
 

@@ -168,6 +168,34 @@ if (hasRedis()) {
     t.is(shared.headers['x-cache'], 'HIT');
     t.is(balances(list), calls);
   });
+
+  test.serial('the finalized route never goes back across replicas: one that saw a lower finalized head pins to the block another gave', async (t) => {
+    const redis = await startRedis(t);
+    let finalized = 95;
+    const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({
+      answer: (call) => {
+        const p = (call.params ?? []) as unknown[];
+        if (call.method === 'eth_getBlockByNumber' && (p[0] === 'finalized' || p[0] === 'safe')) {
+          return { result: { number: hex(finalized), hash: `0x${finalized.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
+        }
+        return chainAnswer(call);
+      },
+    })));
+    t.teardown(() => Promise.all(list.map((f) => f.close())));
+    const a = await gateway(t, list, redis);
+    const first = await a.post('/confirmations/2/finalized/rpc/1337', rpc('eth_getBalance', [ADDRESS, 'latest'], 1));
+    t.is(first.status, 200, first.text);
+    const asked = () => list.flatMap((f) => f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').map((r) => (r.body as { params: unknown[] }).params[1]));
+    t.deepEqual([...new Set(asked())], ['0x5f']);
+    // The providers' finalized heads drop; a replica that starts now sees only 80.
+    finalized = 80;
+    const b = await gateway(t, list, redis);
+    const second = await b.post('/confirmations/2/finalized/rpc/1337', rpc('eth_getBalance', [ADDRESS, 'latest'], 2));
+    t.is(second.status, 200, second.text);
+    t.is(asked().at(-1), '0x5f', 'pinned to the block the other replica gave, not 80');
+    const client = redisClient(t, redis);
+    t.is(await client.get('test:finalized:1337:2'), '95');
+  });
 } else {
   test('the Redis cache tests need redis-server', (t) => {
     const fix = 'install it (apt-get install redis-server) or set OMNIGATE_REDIS_SERVER to a redis-server executable';
