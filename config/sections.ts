@@ -4,10 +4,10 @@
  * shared ways a problem quotes a value (a URL with its secrets masked, a list by its kind only).
  */
 import { declaredMethod } from '../lib/jsonrpc/methods.js';
-import { shapes } from '../lib/verify/compared-fields.js';
+import { shapes } from '../lib/verify/answers/compared-fields.js';
 import { normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import { redactUrl, secretsOf } from '../lib/upstream/redact.js';
-import type { Shape } from '../lib/verify/compared-fields.js';
+import type { Shape } from '../lib/verify/answers/compared-fields.js';
 import type { ConfirmableMethod, HeadsConfig, IgnoredFieldsConfig, UpstreamLimits } from './types.js';
 
 /** Misspellings users write for a key, and the key they mean. */

@@ -3,7 +3,7 @@
  * (config/defaults.ts), deep-frozen by the loader (index.ts).
  */
 import type { PinAt } from '../lib/jsonrpc/methods.js';
-import type { Shape } from '../lib/verify/compared-fields.js';
+import type { Shape } from '../lib/verify/answers/compared-fields.js';
 
 /** The `heads:` keys, globally and per chain; absent keys take the defaults (lib/health/heads.ts headSettings). */
 export interface HeadsConfig {
@@ -124,7 +124,7 @@ export interface OmnigateConfig {
     readonly fileMaxBytes: number;
   };
   readonly confirmableMethods: readonly ConfirmableMethod[];
-  /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/canonical.ts). */
+  /** Fields left out of the comparison on every chain, added to the defaults (lib/verify/answers/canonical.ts). */
   readonly ignoredFields: IgnoredFieldsConfig;
   /** Head tracking and the wait for heads on every chain (lib/health/heads.ts: defaults per chain id). */
   readonly heads: HeadsConfig;

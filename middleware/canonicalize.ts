@@ -2,7 +2,7 @@
  * Stage 5, canonicalize and hash. Says what each upstream's answer will be judged by: the
  * request's payload (ids, single call or batch), the chain's ignored fields, and whether an
  * unknown-block error is the nodes' honest answer (a block above every head, classify). The
- * judgement itself (a vote with the canonical form's SHA-256, lib/verify/canonical.ts, or a
+ * judgement itself (a vote with the canonical form's SHA-256, lib/verify/answers/canonical.ts, or a
  * failure with its reason, scrubbed of provider keys) is lib/verify/assess.ts, which the verify
  * stage builds from this.
  * Reads: ctx.payload, ctx.chain, ctx.beyondHeads   Writes: ctx.judging

@@ -14,7 +14,7 @@ import { asGatewayError, errorText } from '../lib/errors.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { answerOf, getContext, need } from '../lib/pipeline/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
-import { confirmedBody } from '../lib/verify/answers.js';
+import { confirmedBody } from '../lib/verify/answers/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
 import { batchAnswer } from '../lib/pipeline/batch.js';
 

@@ -7,7 +7,7 @@
  * UpstreamsFailed when too few answered); deadline → 504.
  * One vote per provider: a second equal answer from the same provider is not a second vote.
  * Every outcome feeds the upstream's health record and the metrics, except a refusal of this
- * request as too large (lib/verify/answers.ts): it moves the request on to another upstream but is
+ * request as too large (lib/verify/answers/answers.ts): it moves the request on to another upstream but is
  * not the provider's failure; when no upstream gave a vote and one refused, the client gets the
  * first refusal as the node gave it (a JSON-RPC error, HTTP 200), not a 502.
  * Each vote in a decided quorum is recorded as won or lost (health.ts recordVote): an upstream

@@ -9,7 +9,7 @@ import { questionKey } from '../jsonrpc/question-key.js';
 import { withReplyId } from '../jsonrpc/reply.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import { confirmedBody } from '../verify/answers.js';
+import { confirmedBody } from '../verify/answers/answers.js';
 import type { Verdict } from '../verify/question.js';
 import { finalBlockOf } from './final.js';
 import type { CacheEntry, MemoryCache } from './memory.js';

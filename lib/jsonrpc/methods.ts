@@ -2,7 +2,7 @@
  * The method table: every JSON-RPC method omnigate knows, and all it knows of each
  * (lib/jsonrpc/README.md "The method table"). Pure. The one owner of per-method knowledge: the
  * other modules derive their sets and maps from `methods` once, at module load (writes.ts
- * `writeTable`, lib/ops/collection.ts, lib/verify/missing.ts, lib/verify/canonical.ts,
+ * `writeTable`, lib/ops/collection.ts, lib/verify/answers/missing.ts, lib/verify/answers/canonical.ts,
  * lib/health/heads.ts, lib/health/quality.ts); adding a method touches this file only.
  *
  * Which calls are confirmable (lib/jsonrpc/README.md "Which requests are confirmable"):
@@ -68,7 +68,7 @@ export interface WriteRule {
   why: string;
 }
 
-/** The execution-apis object a result is (or each element of a list result): its fields are compared by the schema (lib/verify/canonical.ts). */
+/** The execution-apis object a result is (or each element of a list result): its fields are compared by the schema (lib/verify/answers/canonical.ts). */
 export type ResultShape = 'block' | 'transaction' | 'receipt' | 'log';
 /** The class a request's latency is measured in (lib/health/quality.ts). */
 export type MethodClass = 'read' | 'call' | 'logs';

@@ -5,7 +5,7 @@
  *
  * The answer is one element per member that is not a notification, in the order the members came:
  * an answered member's bytes exactly as the node gave them (its agreeing group's first answer,
- * lib/verify/answers.ts confirmedBody), a refused member's JSON-RPC error with its own id, written
+ * lib/verify/answers/answers.ts confirmedBody), a refused member's JSON-RPC error with its own id, written
  * with the id's bytes as the client wrote them.
  *
  * The seven headers describe the whole array so that each promise holds for every member:
@@ -23,8 +23,8 @@
  */
 import { GatewayError } from '../errors.js';
 import { answerOf, type MemberResult, type RpcContext } from './context.js';
-import { confirmedBody } from '../verify/answers.js';
-import { sha256Hex } from '../verify/canonical.js';
+import { confirmedBody } from '../verify/answers/answers.js';
+import { sha256Hex } from '../verify/answers/canonical.js';
 import { idTextOf } from '../jsonrpc/scan.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 

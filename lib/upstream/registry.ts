@@ -4,7 +4,7 @@
  */
 import type { Agent } from 'node:http';
 import type { OmnigateConfig } from '../../config/schema.js';
-import { mergeIgnoredFields, type IgnoredFields } from '../verify/compared-fields.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../verify/answers/compared-fields.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
 import { newHealth, type Health } from '../health/health.js';
 import { createHttpTransport } from './transport/http.js';
@@ -12,7 +12,7 @@ import { createUndiciTransport } from './transport/undici.js';
 import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
-import { holdOffThread } from '../verify/off-thread.js';
+import { holdOffThread } from '../verify/answers/off-thread.js';
 import { echoes, redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
@@ -50,7 +50,7 @@ export interface UpstreamSecrets {
   echoedIn(body: Buffer): boolean;
   /**
    * The secrets themselves, for a thread that judges large answers away from the event loop
-   * (lib/verify/off-thread.ts) with the same scrub and echoedIn: every configured upstream's
+   * (lib/verify/answers/off-thread.ts) with the same scrub and echoedIn: every configured upstream's
    * (what scrub hides) and this upstream's own (what echoedIn looks for). Without them, every
    * answer of the upstream is judged in the main thread.
    */
@@ -118,7 +118,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   // The HTTP client: decided once, when the upstreams are built (a test's nock is active by then).
   const client = chooseClient(config.upstreams?.client);
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
-  // The thread that judges large answers (lib/verify/off-thread.ts) ends when no registry holds it.
+  // The thread that judges large answers (lib/verify/answers/off-thread.ts) ends when no registry holds it.
   const release = holdOffThread();
   const all = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
   const scrub = scrubberOf(all);

@@ -9,10 +9,10 @@ import type { Outcome } from '../upstream/fanout.js';
 import { loopReason } from '../upstream/loop.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
-import { assessBody } from './answers.js';
-import type { IgnoredFields } from './compared-fields.js';
-import { lacksBlock } from './missing.js';
-import type { JudgedResponse } from './off-thread.js';
+import { assessBody } from './answers/answers.js';
+import type { IgnoredFields } from './answers/compared-fields.js';
+import { lacksBlock } from './answers/missing.js';
+import type { JudgedResponse } from './answers/off-thread.js';
 import type { Assessed } from './question.js';
 
 /** What an answer is judged by, for one request (the canonicalize stage's part). */

@@ -12,7 +12,7 @@ import type { Chain, Upstream } from '../upstream/registry.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
 import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
 import type { Judging } from './assess.js';
-import { judgedOffThread, judgeOffThread } from './off-thread.js';
+import { judgedOffThread, judgeOffThread } from './answers/off-thread.js';
 import type { CallPolicy } from './question.js';
 
 /** How one request's upstream calls are made (the fetch stage's part). */

@@ -1,7 +1,7 @@
 /**
  * Where competing answers differ (the `differences` of a dispute). Pure.
  *
- * The answers are compared in their comparable form (canonical.ts: `{result}` or
+ * The answers are compared in their comparable form (answers/canonical.ts: `{result}` or
  * `{error:{code,data,message?}}`, keys sorted, hex lower-cased, numbers as written; in blocks,
  * transactions, receipts and logs only the execution-apis schema's fields, less the ignored ones
  * and nulls), so a difference found here is one that made the hashes differ, never a field the
@@ -19,9 +19,9 @@
  * (`…` marks a cut); `absent: true` where an answer has nothing at that path.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
-import { readJson } from './answers.js';
-import { comparable, JsonNumber, type Answer } from './canonical.js';
-import { type IgnoredFields } from './compared-fields.js';
+import { readJson } from './answers/answers.js';
+import { comparable, JsonNumber, type Answer } from './answers/canonical.js';
+import { type IgnoredFields } from './answers/compared-fields.js';
 
 /** One group's value at a path: its canonical JSON text (cut), or absent. */
 export interface DisputedValue {
@@ -165,7 +165,7 @@ function cut(text: string, width: number): string {
 }
 
 /**
- * Canonical JSON text of a value (canonical.ts canonicalJson), written only up to about `max`
+ * Canonical JSON text of a value (answers/canonical.ts canonicalJson), written only up to about `max`
  * characters: a value that is a whole 2.5 MB log list is not written out to show 80 of it.
  */
 export function preview(value: unknown, max: number): string {

@@ -38,7 +38,7 @@
  */
 import type { RpcCall } from '../jsonrpc/types.js';
 import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
-import { answerBodyAsMissing, missingBlockErrors } from './missing.js';
+import { answerBodyAsMissing, missingBlockErrors } from './answers/missing.js';
 import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
 import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
@@ -156,7 +156,7 @@ function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call
   if (tally(had).size > 1) return undefined;
   const lacked = [
     ...end.ineligible.map((a) => a.upstream),
-    // An unknown-block error is provider trouble (lib/verify/trouble.ts): a failure, not a vote.
+    // An unknown-block error is provider trouble (lib/verify/answers/trouble.ts): a failure, not a vote.
     ...end.failures.filter((f) => missingBlockErrors.some((re) => re.test(f.reason))).map((f) => f.upstream),
   ];
   if (lacked.length === 0) return undefined;

@@ -13,7 +13,7 @@
 import { resolvableTags, type CustomMethods } from '../jsonrpc/methods.js';
 import { pinAtOf, pinOf } from '../jsonrpc/classify.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
-import { scanText } from './answers.js';
+import { scanText } from './answers/answers.js';
 import { believedHead, chainHead, inRotation } from '../health/heads.js';
 import { headsPolled } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';

@@ -12,7 +12,7 @@ import { pinAtOf } from '../jsonrpc/classify.js';
 import type { CustomMethods } from '../jsonrpc/methods.js';
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import { assessBody, scanText } from './answers.js';
+import { assessBody, scanText } from './answers/answers.js';
 import type { Verdict } from './question.js';
 
 /** The route's number per chain and N, never lowered. */

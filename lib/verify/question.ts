@@ -8,7 +8,7 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import type { Logger } from '../log.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
-import type { IgnoredValue } from './canonical.js';
+import type { IgnoredValue } from './answers/canonical.js';
 import type { Vote } from './quorum.js';
 
 /** An upstream's answer after canonicalization: a vote, or why it is not one. */

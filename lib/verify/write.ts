@@ -29,8 +29,8 @@ import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
 import { type Assessed, type Bad, type CallPolicy, type Good, type Timers, type Verdict, realTimers } from './question.js';
-import { canonicalForm, sha256Hex } from './canonical.js';
-import { errorKind } from './trouble.js';
+import { canonicalForm, sha256Hex } from './answers/canonical.js';
+import { errorKind } from './answers/trouble.js';
 
 export interface WritePolicy extends CallPolicy {
   /** An outcome → a vote-shaped answer or a failure (the canonicalize stage), for the records and the verdict. */

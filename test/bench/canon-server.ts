@@ -6,8 +6,8 @@
  * canonicalForm()+sha256Hex alone and JSON.parse alone. Under `--cpu-prof` (BENCH_PROFILE=canon)
  * the profile is written when the bench stops this child.
  */
-import { assessBody } from '../../dist/lib/verify/answers.js';
-import { canonicalForm, sha256Hex } from '../../dist/lib/verify/canonical.js';
+import { assessBody } from '../../dist/lib/verify/answers/answers.js';
+import { canonicalForm, sha256Hex } from '../../dist/lib/verify/answers/canonical.js';
 import type { RpcPayload } from '../../lib/jsonrpc/types.js';
 import { childMain } from './ipc.js';
 import { LOG_COUNT, replyText, requests } from './payloads.js';

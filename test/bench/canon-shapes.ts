@@ -21,8 +21,8 @@ import { replyText, requests } from './payloads.js';
 const dist = path.resolve(process.argv[2] ?? 'dist');
 const runs = Number(process.env.CANON_RUNS ?? 30);
 const rounds = Number(process.env.CANON_ROUNDS ?? 7);
-const { canonicalForm, sha256Hex } = (await import(pathToFileURL(path.join(dist, 'lib/verify/canonical.js')).href)) as typeof import('../../lib/verify/canonical.js');
-const { assessBody } = (await import(pathToFileURL(path.join(dist, 'lib/verify/answers.js')).href)) as typeof import('../../lib/verify/answers.js');
+const { canonicalForm, sha256Hex } = (await import(pathToFileURL(path.join(dist, 'lib/verify/answers/canonical.js')).href)) as typeof import('../../lib/verify/answers/canonical.js');
+const { assessBody } = (await import(pathToFileURL(path.join(dist, 'lib/verify/answers/answers.js')).href)) as typeof import('../../lib/verify/answers/answers.js');
 
 const hex = (n: number, bytes: number) => `0x${n.toString(16).padStart(bytes * 2, '0').slice(-bytes * 2)}`;
 

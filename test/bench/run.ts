@@ -35,7 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/canonical.js';
+import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/answers/canonical.js';
 import type { CanonTimings } from './canon-server.js';
 import { startChild, stopAll, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';

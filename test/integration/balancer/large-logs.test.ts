@@ -2,8 +2,8 @@
 import test from 'ava';
 import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, startGateway } from '../../support/gateway.js';
-import { assessBody } from '../../../lib/verify/answers.js';
-import { offThreadFrom } from '../../../lib/verify/off-thread.js';
+import { assessBody } from '../../../lib/verify/answers/answers.js';
+import { offThreadFrom } from '../../../lib/verify/answers/off-thread.js';
 
 const logs = Array.from({ length: 5_000 }, (_, i) => ({
   ...log(i),
@@ -26,7 +26,7 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
   t.is(r.headers['x-confirmable'], 'true');
   t.is(String(r.headers['x-checked-urls']).split(',').length, 3);
   t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
-  // Judged in the worker thread (lib/verify/off-thread.ts): the hash is the main thread's.
+  // Judged in the worker thread (lib/verify/answers/off-thread.ts): the hash is the main thread's.
   t.true(r.text.length >= offThreadFrom);
   const main = assessBody(Buffer.from(r.text), { batch: false, calls: [{ id: 1, method: 'eth_getLogs', params: [] }] });
   t.is(r.headers['x-json-hash'], main.ok ? main.hash : 'not a vote');

@@ -1,7 +1,7 @@
 /**
  * Every answer relayed as a node gives it (issue 25), on the wire: a node's JSON-RPC error is an
  * answer that N upstreams can agree on (and no upstream is charged for it); a provider-trouble
- * error (lib/verify/trouble.ts) is skipped for a result; a receipt by transaction hash is
+ * error (lib/verify/answers/trouble.ts) is skipped for a result; a receipt by transaction hash is
  * confirmed by N and refused when the N disagree; a custom confirmable method without its pin is
  * refused at start by the real CLI.
  */

@@ -9,7 +9,7 @@ import { InvalidParamsError } from '../../../lib/errors.js';
 import { silentLogger } from '../../../lib/log.js';
 import { initContext, type RpcContext } from '../../../lib/pipeline/context.js';
 import type { Upstream } from '../../../lib/upstream/registry.js';
-import { sha256Hex } from '../../../lib/verify/canonical.js';
+import { sha256Hex } from '../../../lib/verify/answers/canonical.js';
 import type { Good } from '../../../lib/verify/question.js';
 import { emitHeaders, type EmitHeadersOptions } from '../../../middleware/emit-headers.js';
 import { send } from '../../support/gateway.js';

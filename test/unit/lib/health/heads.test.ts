@@ -2,7 +2,7 @@ import test from 'ava';
 import { BlockNotAvailableError } from '../../../../lib/errors.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
 import { blockNeeded, eligible, hasBlock, resolveTag } from '../../../../lib/verify/eligibility.js';
-import { answerBodyAsMissing, answersAsMissing } from '../../../../lib/verify/missing.js';
+import { answerBodyAsMissing, answersAsMissing } from '../../../../lib/verify/answers/missing.js';
 import { blockNotAvailable, waitForEligible } from '../../../../lib/verify/head-waits.js';
 import { chainHead, headSettings, observe, recordHead, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
 import { startHeadTracker } from '../../../../lib/health/tracker.js';

@@ -7,8 +7,8 @@ import { confirmableMethods, methods, methodTable, neverConfirmable, type Method
 import { writeTable, type WriteRule } from '../../../../lib/jsonrpc/writes.js';
 import { supportedMethods } from '../../../../lib/ops/collection.js';
 import { knownMethods } from '../../../../lib/ops/metrics.js';
-import { emptyBytesMeanMissing, nullMeansMissing } from '../../../../lib/verify/missing.js';
-import { resultShape } from '../../../../lib/verify/canonical.js';
+import { emptyBytesMeanMissing, nullMeansMissing } from '../../../../lib/verify/answers/missing.js';
+import { resultShape } from '../../../../lib/verify/answers/canonical.js';
 import { observedKey } from '../../../../lib/health/heads.js';
 import { callMethods, logsMethods } from '../../../../lib/health/quality.js';
 
@@ -213,7 +213,7 @@ const oldCollection: [string, unknown[], string][] = [
   ['eth_uninstallFilter', [FILTER_ID], `Removes a filter. ${FILTER_NOTE}`],
 ];
 
-// lib/verify/missing.ts as it was.
+// lib/verify/answers/missing.ts as it was.
 const oldNullMeansMissing = [
   'eth_getBlockByHash',
   'eth_getBlockByNumber',
@@ -242,7 +242,7 @@ const oldNullMeansMissing = [
 ];
 const oldEmptyBytesMeanMissing = ['debug_getRawHeader', 'debug_getRawBlock', 'debug_getRawTransaction'];
 
-// lib/verify/canonical.ts's resultShape as it was.
+// lib/verify/answers/canonical.ts's resultShape as it was.
 interface OldNode {
   shape: string;
   children?: Record<string, OldNode>;

@@ -9,7 +9,7 @@ import { silentLogger } from '../../../../lib/log.js';
 import { batchAnswer, memberContext, memberPayload } from '../../../../lib/pipeline/batch.js';
 import type { MemberResult, RpcContext } from '../../../../lib/pipeline/context.js';
 import type { Upstream } from '../../../../lib/upstream/registry.js';
-import { sha256Hex } from '../../../../lib/verify/canonical.js';
+import { sha256Hex } from '../../../../lib/verify/answers/canonical.js';
 import { single, testChain, testUpstream } from '../../../support/stage.js';
 
 const [u0, u1, u2] = [testUpstream(0), testUpstream(1), testUpstream(2)];

@@ -1,7 +1,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { canonicalJson, JsonNumber } from '../../../../lib/verify/canonical.js';
+import { canonicalJson, JsonNumber } from '../../../../lib/verify/answers/canonical.js';
 import { comparableAnswers, diffAnswers, preview } from '../../../../lib/verify/dispute.js';
 
 const single = (method: string, params: unknown[] = [], id: string | number = 1): RpcPayload => ({

@@ -9,7 +9,7 @@ import { type CustomMethods } from '../../../../lib/jsonrpc/methods.js';
 import { classifyCalls } from '../../../../lib/jsonrpc/classify.js';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
 import { blockNeeded, eligible, hashPinned, highestBlock, resolveTags } from '../../../../lib/verify/eligibility.js';
-import { answerBodyAsMissing } from '../../../../lib/verify/missing.js';
+import { answerBodyAsMissing } from '../../../../lib/verify/answers/missing.js';
 import { hashNotAvailable, waitForHeadsToRise } from '../../../../lib/verify/head-waits.js';
 import { headSettings, recordHead, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
 import { newHealth } from '../../../../lib/health/health.js';

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import type { RpcCall, RpcPayload } from '../../jsonrpc/types.js';
 import { answerOf, assessBody, readJson, Refusal, type Assessment } from './answers.js';
 import { resultElementsForm, type IgnoredValue } from './canonical.js';
 import { type IgnoredFields } from './compared-fields.js';

@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';
-import type { RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { assessBody, type Assessment } from '../../../../lib/verify/answers.js';
-import { judgeBody, type Judgement } from '../../../../lib/verify/answers-sliced.js';
-import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/compared-fields.js';
-import { lacksBlock } from '../../../../lib/verify/missing.js';
-import { recordedPairs } from '../../../support/execution-apis.js';
-import { Entries, randomJson, Raw, serialize } from '../../../support/fuzz-arbitraries.js';
+import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
+import { assessBody, type Assessment } from '../../../../../lib/verify/answers/answers.js';
+import { judgeBody, type Judgement } from '../../../../../lib/verify/answers/sliced.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
+import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
+import { recordedPairs } from '../../../../support/execution-apis.js';
+import { Entries, randomJson, Raw, serialize } from '../../../../support/fuzz-arbitraries.js';
 
 const single = (method: string, id: number | string = 1): RpcPayload => ({ calls: [{ id, method, params: [] }], batch: false, raw: Buffer.alloc(0) });
 const strip = (a: Assessment): Judgement => (a.ok ? (a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash }) : a);
@@ -87,7 +87,7 @@ test('should give assessBody\'s verdict on generated answers of any shape', (t) 
 test('should give assessBody\'s verdict on the replies fixtures and the execution-apis corpus', (t) => {
   for (const kind of ['logs', 'receipt', 'block', 'error']) {
     for (const variant of ['compact', 'pretty', 'reordered', 'checksum-case', 'liar']) {
-      const text = readFileSync(new URL(`../../../fixtures/replies/${kind}.${variant}.json`, import.meta.url));
+      const text = readFileSync(new URL(`../../../../fixtures/replies/${kind}.${variant}.json`, import.meta.url));
       for (const method of ['eth_getLogs', 'eth_getBlockReceipts', 'eth_getTransactionReceipt', 'eth_getBlockByNumber']) {
         t.true(check(text, single(method)), `${kind}.${variant} as ${method}`);
         t.true(check(text, single(method), extras), `${kind}.${variant} as ${method}, extras ignored`);

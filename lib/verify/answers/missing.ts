@@ -4,8 +4,8 @@
  * unknown-block error. Pure. Such an answer is a vote only from an upstream that could have seen
  * the data (eligibility.ts, eligibility-policy.ts).
  */
-import { methodsWhere, ruleOf } from '../jsonrpc/methods.js';
-import type { RpcCall } from '../jsonrpc/types.js';
+import { methodsWhere, ruleOf } from '../../jsonrpc/methods.js';
+import type { RpcCall } from '../../jsonrpc/types.js';
 
 /**
  * Results that mean "this node does not have it" (the method table's `lacking`, derived once):

@@ -22,10 +22,10 @@
  * (registry.close()).
  */
 import { Worker } from 'node:worker_threads';
-import type { RpcCall } from '../jsonrpc/types.js';
-import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { RpcCall } from '../../jsonrpc/types.js';
+import type { CancelSignal, UpstreamResponse } from '../../upstream/transport/contract.js';
 import type { Assessment } from './answers.js';
-import type { Judgement } from './answers-sliced.js';
+import type { Judgement } from './sliced.js';
 import type { IgnoredFields } from './compared-fields.js';
 
 /** Answers of this many bytes or more are judged in the thread. */

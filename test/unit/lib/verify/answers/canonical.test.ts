@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { canonicalForm, canonicalJson, comparable, JsonNumber, sha256Hex, type Answer, type IgnoredValue } from '../../../../lib/verify/canonical.js';
-import { defaultIgnoredFields, mergeIgnoredFields, schemaFields, shapes } from '../../../../lib/verify/compared-fields.js';
-import { recordedPairs } from '../../../support/execution-apis.js';
+import { canonicalForm, canonicalJson, comparable, JsonNumber, sha256Hex, type Answer, type IgnoredValue } from '../../../../../lib/verify/answers/canonical.js';
+import { defaultIgnoredFields, mergeIgnoredFields, schemaFields, shapes } from '../../../../../lib/verify/answers/compared-fields.js';
+import { recordedPairs } from '../../../../support/execution-apis.js';
 
 const canon = (method: string, answer: Answer) => canonicalJson(comparable(method, answer));
 

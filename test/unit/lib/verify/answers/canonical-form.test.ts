@@ -7,7 +7,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import stringify from 'json-stable-stringify';
 import { readdirSync, readFileSync } from 'node:fs';
-import { canonicalForm, canonicalJson, comparable } from '../../../../lib/verify/canonical.js';
+import { canonicalForm, canonicalJson, comparable } from '../../../../../lib/verify/answers/canonical.js';
 
 // Schema fields (kept in blocks, transactions, receipts and logs, and walked into) and others (left out there).
 const key = fc.oneof(
@@ -49,7 +49,7 @@ test('canonicalForm equals canonicalJson(comparable()) on generated answers', (t
 });
 
 test('canonicalForm equals json-stable-stringify of comparable() on every reply fixture', (t) => {
-  const dir = new URL('../../../fixtures/replies/', import.meta.url);
+  const dir = new URL('../../../../fixtures/replies/', import.meta.url);
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   t.true(files.length > 10);
   for (const file of files) {

@@ -23,8 +23,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { foldKey } from '../jsonrpc/parse.js';
-import type { RpcCall, RpcPayload } from '../jsonrpc/types.js';
+import { foldKey } from '../../jsonrpc/parse.js';
+import type { RpcCall, RpcPayload } from '../../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredValue } from './canonical.js';
 import { type IgnoredFields } from './compared-fields.js';
 import { errorKind } from './trouble.js';

@@ -4,8 +4,8 @@
  * any client; and what does not.
  */
 import test from 'ava';
-import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
-import { answerBodyAsMissing, answersAsMissing, emptyBytesMeanMissing, missingBlockErrors, nullMeansMissing } from '../../../../lib/verify/missing.js';
+import type { RpcCall } from '../../../../../lib/jsonrpc/types.js';
+import { answerBodyAsMissing, answersAsMissing, emptyBytesMeanMissing, missingBlockErrors, nullMeansMissing } from '../../../../../lib/verify/answers/missing.js';
 
 const call = (method: string, ...params: unknown[]): RpcCall => ({ id: 1, method, params });
 const hash = `0x${'ab'.repeat(32)}`;

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { errorKind } from '../../../../lib/verify/trouble.js';
+import { errorKind } from '../../../../../lib/verify/answers/trouble.js';
 
 /** [client or provider, code, message, what it is] */
 const cases: [string, number, string, 'trouble' | 'refusal' | 'answer'][] = [

@@ -1,5 +1,5 @@
 /**
- * Large answers judged in a worker thread (lib/verify/off-thread.ts) get the verdict the main
+ * Large answers judged in a worker thread (lib/verify/answers/off-thread.ts) get the verdict the main
  * thread gives: the same assessment (hash, ignored fields, reason, refusal) on the replies
  * fixtures, the execution-apis corpus and generated bodies; and a thread that fails, stalls, is
  * aborted or closed fails only that call. Serial: the tests share the one thread.
@@ -7,17 +7,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';
-import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { echoes, scrubberOf } from '../../../../lib/upstream/redact.js';
-import type { Upstream } from '../../../../lib/upstream/registry.js';
-import { Cancellation } from '../../../../lib/upstream/transport/contract.js';
-import { assessBody } from '../../../../lib/verify/answers.js';
-import { assessOutcome } from '../../../../lib/verify/assess.js';
-import { mergeIgnoredFields, type IgnoredFields } from '../../../../lib/verify/compared-fields.js';
-import { lacksBlock } from '../../../../lib/verify/missing.js';
-import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../lib/verify/off-thread.js';
-import { recordedPairs } from '../../../support/execution-apis.js';
-import { randomJson, serialize } from '../../../support/fuzz-arbitraries.js';
+import type { RpcCall, RpcPayload } from '../../../../../lib/jsonrpc/types.js';
+import { echoes, scrubberOf } from '../../../../../lib/upstream/redact.js';
+import type { Upstream } from '../../../../../lib/upstream/registry.js';
+import { Cancellation } from '../../../../../lib/upstream/transport/contract.js';
+import { assessBody } from '../../../../../lib/verify/answers/answers.js';
+import { assessOutcome } from '../../../../../lib/verify/assess.js';
+import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
+import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
+import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
+import { recordedPairs } from '../../../../support/execution-apis.js';
+import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
 
 /** The thread starts in these tests: every answer comes back judged. */
 async function judgeOffThread(...args: Parameters<typeof judgeOrNot>): Promise<JudgedResponse> {
@@ -58,7 +58,7 @@ const kinds: Record<string, RpcPayload> = {
 const extrasIgnored = mergeIgnoredFields({ block: ['l1BlockNumber'], receipt: ['l1Fee'], log: ['blockTimestamp'] });
 
 test.serial('should judge every replies fixture in the thread as in the main thread', async (t) => {
-  const dir = new URL('../../../fixtures/replies/', import.meta.url);
+  const dir = new URL('../../../../fixtures/replies/', import.meta.url);
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   t.true(files.length >= 20);
   for (const file of files) {

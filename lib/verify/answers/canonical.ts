@@ -20,7 +20,7 @@
  * are returned or on the request id.
  */
 import { hash } from 'node:crypto';
-import { methods, methodsWhere, type ResultShape } from '../jsonrpc/methods.js';
+import { methods, methodsWhere, type ResultShape } from '../../jsonrpc/methods.js';
 import { comparedUnder, defaultIgnoredFields, type Compared, type IgnoredFields, type Shape } from './compared-fields.js';
 
 /**

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
-import { assessBody, confirmedBody, readJson, scanText, type Assessment } from '../../../../lib/verify/answers.js';
+import type { RpcCall, RpcPayload } from '../../../../../lib/jsonrpc/types.js';
+import { assessBody, confirmedBody, readJson, scanText, type Assessment } from '../../../../../lib/verify/answers/answers.js';
 import fc from 'fast-check';
-import { canonicalJson, comparable, JsonNumber, sha256Hex } from '../../../../lib/verify/canonical.js';
-import { mergeIgnoredFields } from '../../../../lib/verify/compared-fields.js';
+import { canonicalJson, comparable, JsonNumber, sha256Hex } from '../../../../../lib/verify/answers/canonical.js';
+import { mergeIgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 
-const fixture = (name: string) => readFileSync(new URL(`../../../fixtures/replies/${name}.json`, import.meta.url));
+const fixture = (name: string) => readFileSync(new URL(`../../../../fixtures/replies/${name}.json`, import.meta.url));
 
 const single = (method: string, params: unknown[] = [], id: string | number = 1): RpcPayload => ({
   calls: [{ id, method, params }],

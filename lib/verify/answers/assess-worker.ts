@@ -6,8 +6,8 @@
  * same way with the verdict; the canonical text stays here (the hash stands for it).
  */
 import { parentPort } from 'node:worker_threads';
-import { echoes, scrubberOf } from '../upstream/redact.js';
-import { judgeBody } from './answers-sliced.js';
+import { echoes, scrubberOf } from '../../upstream/redact.js';
+import { judgeBody } from './sliced.js';
 import { lacksBlock } from './missing.js';
 import { judgedOf, type Task, type Reply } from './off-thread.js';
 
