@@ -14,7 +14,8 @@
  *   included), which this process maps back to its own upstreams.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 
@@ -77,7 +78,9 @@ export class RedisStore {
     options: { logger?: Logger } = {},
   ) {
     this.log = options.logger ?? silentLogger;
-    this.client = new Redis(settings.url, {
+    // Loaded here, not at import: a gateway without cache.redis never pays for the module (tens of MB).
+    const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.client = new Client(settings.url, {
       // A request never waits in a queue for a Redis that is not there: it is a miss at once.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,

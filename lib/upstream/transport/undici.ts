@@ -21,7 +21,11 @@
  * writes on a connection freed by an answer only from the next turn of the event loop: a call
  * started in the same turn takes another connection (within the pool's `maxSockets`).
  */
-import { Pool, ProxyAgent, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
+
+/** undici, loaded on the first undici upstream (node:http, the default, never loads it). */
+const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
@@ -97,9 +101,9 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
   if (proxy) {
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
-    return new ProxyAgent({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
+    return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
   }
-  return new Pool(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
+  return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
 }
 
 class Client extends Admission<Call> {
