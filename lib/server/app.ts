@@ -5,7 +5,7 @@
  * keep-alive times.
  */
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
@@ -87,6 +87,8 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   const sockets = new Set<Socket>();
   const inFlight = new Map<Socket, Set<http.ServerResponse>>();
   let closing = false;
+  /** How long an idle connection is kept once the server closes (see close()). */
+  const idleGraceMs = Math.min(1_000, config.server.keepAliveTimeoutMs);
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => {
@@ -118,23 +120,31 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     port: (server.address() as AddressInfo).port,
     /**
      * Stops accepting connections, lets in-flight requests finish, then closes upstream pools,
-     * sockets and the database. A connection with no request in the app (idle, or a request head
-     * not yet complete) is closed at once: Node counts a half-sent head as busy, and it held the
-     * shutdown for all of shutdownMs. A busy one is closed once its answers are written: they
+     * sockets and the database. A busy connection is closed once its answers are written: they
      * say `Connection: close` (Node's close() leaves a connection that turns idle later open for
-     * keepAliveTimeoutMs, its answer saying keep-alive).
+     * keepAliveTimeoutMs, its answer saying keep-alive). A connection with no request in the app
+     * (an idle kept-alive one, or a request head not yet complete) is given a short grace
+     * (`idleGraceMs`): a request a load balancer writes on it in that instant is answered, with
+     * `Connection: close`, instead of meeting a reset it cannot safely retry (a POST already
+     * written); then it is closed. (Node's own server.close() closes idle connections at once:
+     * the listening socket is closed first, the idle connections after the grace.)
      */
     async close() {
       closing = true;
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+        // Stop accepting; resolves once every connection has ended.
+        net.Server.prototype.close.call(server, () => resolve());
         for (const socket of sockets) {
           const answers = inFlight.get(socket);
-          if (!answers) socket.destroy();
           // the last answer of a pipelined connection ends it: the ones before it are written first
-          else endsConnection([...answers].at(-1)!, socket, () => inFlight.has(socket));
+          if (answers) endsConnection([...answers].at(-1)!, socket, () => inFlight.has(socket));
         }
+        const grace = setTimeout(() => {
+          for (const socket of sockets) if (!inFlight.has(socket)) socket.destroy();
+          // (Node's own close(): its connection-checking timer stops; the listening socket is closed already)
+          server.close();
+        }, idleGraceMs);
+        grace.unref();
       });
       await rpc.close();
       await options.onClose?.();

@@ -179,3 +179,38 @@ test('omnigate serve, shutting down: a request in flight on a keep-alive connect
   t.regex(text, /\r\nConnection: close\r\n/i);
   t.regex(text, /"id":"in-flight","result":"0x10"/);
 });
+
+test('omnigate serve, shutting down: a request written on an idle kept-alive connection in the instant of the shutdown is answered (Connection: close), not reset', async (t) => {
+  t.timeout(60_000);
+  const up = await fake(t, {});
+  const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, server: { keepAliveTimeoutMs: 60_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const closed = once(socket, 'close');
+  const ask = (id: string) => {
+    const body = JSON.stringify(rpc('eth_blockNumber', [], id));
+    socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  };
+  ask('before');
+  while (!Buffer.concat(chunks).toString().includes('"id":"before"')) await sleep(10);
+  // The connection is idle and kept alive; the shutdown begins, and a load balancer writes on it.
+  const stopped = server.close().then(() => 'stopped');
+  ask('during');
+  t.is(await Promise.race([stopped, sleep(20_000).then(() => 'still open')]), 'stopped');
+  await closed;
+  const text = Buffer.concat(chunks).toString();
+  const answers = text.split(/(?=HTTP\/1\.1 )/);
+  t.is(answers.length, 2, text);
+  t.regex(answers[1]!, /^HTTP\/1\.1 200 /);
+  t.regex(answers[1]!, /\r\nConnection: close\r\n/i);
+  t.regex(answers[1]!, /"id":"during","result":"0x10"/);
+  // A new connection is refused at once.
+  const refused = await new Promise<boolean>((resolve) => {
+    const s = net.connect(server.port, '127.0.0.1', () => (s.destroy(), resolve(false)));
+    s.on('error', () => resolve(true));
+  });
+  t.true(refused);
+});

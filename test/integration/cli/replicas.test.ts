@@ -147,8 +147,8 @@ if (hasRedis() && hasNginx()) {
     await new Promise((r) => setTimeout(r, 200));
     runs[0]!.child.kill('SIGTERM');
     // Once it stopped listening, nginx's connection to it is refused and the request goes on to
-    // the other. (A request that reaches it in the instant before, or on a kept-alive connection
-    // it is closing, can get nginx's 502: see lib/cache/README.md "Replicas".)
+    // the other. (A request written on a kept-alive connection in the instant the replica closes
+    // it can get nginx's 502: see lib/cache/README.md "Replicas".)
     await until(async () => !(await accepts(ports[0]!)));
     const fresh = await Promise.all([0, 1, 2, 3].map((k) => post(nginx.url, rpc('eth_getBalance', [ADDRESS, hex(0x40 + k)], `new-${k}`))));
     for (const [k, r] of (await Promise.all(inFlight)).entries()) {
