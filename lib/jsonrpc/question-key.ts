@@ -9,7 +9,18 @@
 import stringify from 'json-stable-stringify';
 import type { RpcPayload } from './types.js';
 
+/** The key of each payload, computed once: merged requests and the cache both ask for it. */
+const keys = new WeakMap<RpcPayload, string | null>();
+
 export function questionKey(payload: RpcPayload): string | undefined {
+  const known = keys.get(payload);
+  if (known !== undefined) return known ?? undefined;
+  const key = keyOf(payload);
+  keys.set(payload, key ?? null);
+  return key;
+}
+
+function keyOf(payload: RpcPayload): string | undefined {
   if (payload.batch) return undefined;
   const call = payload.calls[0]!;
   if (call.alias !== undefined || holdsNumber(call.params)) return undefined;

@@ -243,3 +243,22 @@ export async function deadUrl(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}/`;
 }
+
+/**
+ * A chain at block `latest` whose `safe` and `finalized` blocks are `finalized()` (read at each
+ * call, so a test can move it): eth_blockNumber and eth_getBlockByNumber answer accordingly,
+ * everything else as defaultAnswer. The head tracker then knows the chain's finalized block.
+ */
+export function finalizedChain(finalized: () => number | undefined, latest = 100): AnswerFn {
+  const hex = (n: number) => `0x${n.toString(16)}`;
+  return (call) => {
+    const p = (call.params ?? []) as unknown[];
+    if (call.method === 'eth_blockNumber') return { result: hex(latest) };
+    if (call.method === 'eth_getBlockByNumber') {
+      const tag = String(p[0]);
+      const n = tag === 'finalized' || tag === 'safe' ? finalized() : tag === 'latest' ? latest : Number(tag);
+      return { result: n === undefined ? null : { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
+    }
+    return defaultAnswer(call);
+  };
+}

@@ -7,11 +7,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../lib/indexer/postgres/embedded.js';
-import { spawnGroup, stopGroup, type Teardown } from './procs.js';
+import { spawnGroup, stopGroup, untilListening, type Teardown } from './procs.js';
 
 export const nginxBin = process.env.OMNIGATE_NGINX ?? (existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx');
 
@@ -77,18 +76,7 @@ export async function startNginx(t: Teardown, replicas: number[]): Promise<TestN
   await writeFile(conf, replicaConfig(port, replicas, prefix));
   const child = spawnGroup(t, nginxBin, ['-p', prefix, '-c', conf], { stdio: 'ignore' });
   t.teardown(() => rm(prefix, { recursive: true, force: true }));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.end();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`nginx did not listen on port ${port}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await untilListening(port, 'nginx');
+  if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode})`);
   return { url: `http://127.0.0.1:${port}`, stop: () => stopGroup(child, 2_000) };
 }

@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import net from 'node:net';
 
 export interface Teardown { teardown(fn: () => unknown): void }
 
@@ -129,5 +130,25 @@ export async function waitGone(find: () => Promise<ProcessInfo[]>, budgetMs = 30
     const left = await find();
     if (left.length === 0 || Date.now() > deadline) return left;
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port` now. */
+export function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
+/** Waits until a server listens on `port` (polled every 25 ms); throws naming `what` after `ms`. */
+export async function untilListening(port: number, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await accepts(port))) {
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on port ${port}`);
+    await new Promise((r) => setTimeout(r, 25));
   }
 }

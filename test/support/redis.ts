@@ -6,9 +6,8 @@
  * without it skips the Redis tests unless OMNIGATE_REQUIRE_REDIS=1 (set by .ci/run).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { freePort } from '../../lib/indexer/postgres/embedded.js';
-import { spawnGroup, stopGroup, type Teardown } from './procs.js';
+import { spawnGroup, stopGroup, untilListening, type Teardown } from './procs.js';
 
 export const redisServer = process.env.OMNIGATE_REDIS_SERVER ?? 'redis-server';
 
@@ -29,21 +28,6 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-async function accepting(port: number, deadline: number): Promise<void> {
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.end();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`redis-server did not listen on port ${port}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 export async function startRedis(t: Teardown): Promise<TestRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -52,7 +36,7 @@ export async function startRedis(t: Teardown): Promise<TestRedis> {
     port,
     async start() {
       child = spawnGroup(t, redisServer, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], { stdio: 'ignore' });
-      await accepting(port, Date.now() + 10_000);
+      await untilListening(port, 'redis-server');
     },
     async stop() {
       if (child) await stopGroup(child, 2_000);

@@ -7,7 +7,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../../lib/cache/redis.js';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 
@@ -16,16 +16,7 @@ const KEY = 'test-hmac-key-0123456789abcdef';
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A chain at block 100, finalized 90. */
-const chainAnswer: AnswerFn = (call) => {
-  const p = (call.params ?? []) as unknown[];
-  if (call.method === 'eth_blockNumber') return { result: hex(100) };
-  if (call.method === 'eth_getBlockByNumber') {
-    const tag = String(p[0]);
-    const n = tag === 'finalized' || tag === 'safe' ? 90 : tag === 'latest' ? 100 : Number(tag);
-    return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-  }
-  return defaultAnswer(call);
-};
+const chainAnswer = finalizedChain(() => 90);
 
 async function upstreams(t: ExecutionContext): Promise<FakeUpstream[]> {
   const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer })));
@@ -172,15 +163,7 @@ if (hasRedis()) {
   test.serial('the finalized route never goes back across replicas: one that saw a lower finalized head pins to the block another gave', async (t) => {
     const redis = await startRedis(t);
     let finalized = 95;
-    const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({
-      answer: (call) => {
-        const p = (call.params ?? []) as unknown[];
-        if (call.method === 'eth_getBlockByNumber' && (p[0] === 'finalized' || p[0] === 'safe')) {
-          return { result: { number: hex(finalized), hash: `0x${finalized.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-        }
-        return chainAnswer(call);
-      },
-    })));
+    const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: finalizedChain(() => finalized) })));
     t.teardown(() => Promise.all(list.map((f) => f.close())));
     const a = await gateway(t, list, redis);
     const first = await a.post('/confirmations/2/finalized/rpc/1337', rpc('eth_getBalance', [ADDRESS, 'latest'], 1));

@@ -5,7 +5,7 @@
  * N providers report one.
  */
 import test, { type ExecutionContext } from 'ava';
-import { defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { tagEvery } from '../../../lib/health/tracker.js';
 
@@ -17,18 +17,7 @@ async function setup(t: ExecutionContext, finalized: (number | undefined)[]): Pr
   const heads = [...finalized];
   const list = await Promise.all(
     heads.map((_, i) =>
-      startFakeUpstream({
-        answer: (call) => {
-          const p = (call.params ?? []) as unknown[];
-          if (call.method === 'eth_blockNumber') return { result: hex(100) };
-          if (call.method === 'eth_getBlockByNumber') {
-            const tag = String(p[0]);
-            const n = tag === 'finalized' || tag === 'safe' ? heads[i] : tag === 'latest' ? 100 : Number(tag);
-            return { result: n === undefined ? null : { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-          }
-          return defaultAnswer(call);
-        },
-      }),
+      startFakeUpstream({ answer: finalizedChain(() => heads[i]) }),
     ),
   );
   const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });

@@ -5,12 +5,12 @@
  * that had not reached it (nginx sends it to the other); a SIGTERM'd replica drains: requests
  * that reached it finish, new ones go to the other.
  */
-import net from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { accepts } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { listeningPort, runCli, type Run } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
@@ -20,16 +20,7 @@ const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A chain at block 100, finalized 90. */
-const chainAnswer: AnswerFn = (call) => {
-  const p = (call.params ?? []) as unknown[];
-  if (call.method === 'eth_blockNumber') return { result: hex(100) };
-  if (call.method === 'eth_getBlockByNumber') {
-    const tag = String(p[0]);
-    const n = tag === 'finalized' || tag === 'safe' ? 90 : tag === 'latest' ? 100 : Number(tag);
-    return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-  }
-  return defaultAnswer(call);
-};
+const chainAnswer = finalizedChain(() => 90);
 
 async function upstreams(t: ExecutionContext, delayMs = 0): Promise<FakeUpstream[]> {
   const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer, delayMs })));
@@ -76,16 +67,6 @@ async function until(ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-
-/** Whether something accepts TCP connections on the port. */
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect(port, '127.0.0.1', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 
 const post = (base: string, body: unknown): Promise<Reply> => send(base, 'POST', '/confirmations/2/rpc/1337', JSON.stringify(body), { 'content-type': 'application/json' });
 const balances = (list: FakeUpstream[]) => list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').length, 0);
