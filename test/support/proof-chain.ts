@@ -1,0 +1,77 @@
+/**
+ * Real blocks for the proof library's tests: one anvil node per hardfork, each given the same
+ * story in two blocks with several transactions each (a legacy transaction, an EIP-2930 and an
+ * EIP-1559 one where the fork has them, a contract deployed, logs emitted by calls from two
+ * senders, a transfer), then an empty block. Every transaction is signed here (ethers), so the
+ * types are exactly those asked for.
+ *
+ * The contract (`emitter`) is hand-assembled: any call emits
+ * `LOG2(data = calldata, topic0 = EMITTER_TOPIC, topic1 = caller)` and stores the first calldata
+ * word in slot 1.
+ */
+import { HDNodeWallet, Transaction, getCreateAddress, id as keccakText, toBeHex, zeroPadValue } from 'ethers';
+import { anvilWallet, startAnvils, type AnvilNode } from './anvil.js';
+
+export type Fork = 'berlin' | 'london' | 'shanghai' | 'cancun' | 'prague';
+
+export const EMITTER_TOPIC = keccakText('Emitted(address,bytes)');
+
+/** The emitter's init code: returns the runtime described above. */
+export const emitterInitCode = (() => {
+  const runtime = `0x36600060003733` + `7f${EMITTER_TOPIC.slice(2)}` + `36600060` + `00a2` + `600035600155` + `00`;
+  const len = (runtime.length - 2) / 2;
+  const hex1 = (n: number) => n.toString(16).padStart(2, '0');
+  // PUSH1 len DUP1 PUSH1 11 PUSH1 0 CODECOPY PUSH1 0 RETURN (11 bytes), then the runtime
+  return { initCode: `0x60${hex1(len)}80600b6000396000f3${runtime.slice(2)}`, runtime };
+})();
+
+export interface ProofChain {
+  fork: Fork;
+  node: AnvilNode;
+  chainId: number;
+  emitter: string;
+  senders: string[];
+  recipient: string;
+  /** Block 1: deployment, legacy transfer, typed transfers; block 2: calls to the emitter (logs); block 3: empty. */
+  blocks: { deploy: number; logs: number; empty: number };
+  /** The word the last call stored in slot 1. */
+  storedWord: string;
+}
+
+const GWEI = 1_000_000_000n;
+
+async function sign(wallet: HDNodeWallet, fields: Record<string, unknown>): Promise<string> {
+  return wallet.signTransaction(Transaction.from(fields as never));
+}
+
+/** Starts an anvil with `--hardfork fork` and builds the three blocks. Stop it with stopAllAnvils. */
+export async function proofChain(fork: Fork): Promise<ProofChain> {
+  const chainId = 31337;
+  const cluster = await startAnvils(1, { chainId, args: ['--hardfork', fork] });
+  const node = cluster.nodes[0]!;
+  const [a, b] = [anvilWallet(0), anvilWallet(1)];
+  const recipient = '0x00000000000000000000000000000000000b0b00';
+  const typed = fork !== 'berlin';
+  const fee = typed ? { maxFeePerGas: 20n * GWEI, maxPriorityFeePerGas: GWEI } : {};
+  const emitter = getCreateAddress({ from: a.address, nonce: 0 });
+  const block1 = [
+    await sign(a, { type: typed ? 2 : 0, chainId, nonce: 0, data: emitterInitCode.initCode, gasLimit: 200_000n, ...(typed ? fee : { gasPrice: 20n * GWEI }) }),
+    await sign(a, { type: 0, chainId, nonce: 1, to: recipient, value: 1000n, gasLimit: 21_000n, gasPrice: 20n * GWEI }),
+    await sign(b, { type: 1, chainId, nonce: 0, to: recipient, value: 2000n, gasLimit: 30_000n, gasPrice: 20n * GWEI, accessList: [{ address: recipient, storageKeys: [zeroPadValue('0x01', 32)] }] }),
+  ];
+  if (typed) block1.push(await sign(b, { type: 2, chainId, nonce: 1, to: recipient, value: 3000n, gasLimit: 21_000n, ...fee }));
+  const word = zeroPadValue(toBeHex(0xc0ffeen), 32);
+  const call = (w: HDNodeWallet, nonce: number, data: string, type: number) =>
+    sign(w, { type, chainId, nonce, to: emitter, data, gasLimit: 100_000n, ...(type === 2 ? fee : { gasPrice: 20n * GWEI }) });
+  const block2 = [
+    await call(a, 2, `${zeroPadValue('0x01', 32)}`, typed ? 2 : 0),
+    await call(b, typed ? 2 : 1, `${zeroPadValue('0x02', 32)}abcd`, 0),
+    await sign(a, { type: 0, chainId, nonce: 3, to: recipient, value: 1n, gasLimit: 21_000n, gasPrice: 20n * GWEI }),
+    await call(a, 4, word, typed ? 1 : 0),
+  ];
+  const t0 = cluster.genesisTimestamp;
+  const deploy = (await cluster.mineSame(block1, t0 + 12)).number;
+  const logs = (await cluster.mineSame(block2, t0 + 24)).number;
+  const empty = (await cluster.mineSame([], t0 + 36)).number;
+  return { fork, node, chainId, emitter: emitter.toLowerCase(), senders: [a.address.toLowerCase(), b.address.toLowerCase()], recipient, blocks: { deploy, logs, empty }, storedWord: word };
+}
