@@ -1,9 +1,14 @@
 /**
- * Header hashes recomputed from real anvil blocks of every header layout anvil can mine
+ * The proof library on real anvil chains, one per hardfork (see test/support/proof-chain.ts for
+ * the blocks: legacy, 2930 and 1559 transactions, a deployment, logs from two senders).
+ *
+ * Headers: hashes recomputed from real anvil blocks of every header layout anvil can mine
  * (`--hardfork berlin`: the original fifteen fields; london, shanghai, cancun, prague: each fork's
  * appended fields), and a range proven down to genesis from the top header.
  */
 import test from 'ava';
+import { ProofError } from '../../../lib/proof/failure.js';
+import { checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
 import { stopAllAnvils } from '../../support/anvil.js';
 import { proofChain, type Fork, type ProofChain } from '../../support/proof-chain.js';
@@ -37,5 +42,33 @@ for (const fork of Object.keys(layouts) as Fork[]) {
     const logsHash = all[blocks.logs]!.hash as string;
     const byHash = await node.rpc<BlockJson>('eth_getBlockByHash', [logsHash, true]);
     t.is(checkHeader(byHash, logsHash).number, BigInt(blocks.logs));
+  });
+}
+
+/** The header of block n, proven. */
+async function header(chain: ProofChain, n: number) {
+  return checkHeader(await chain.node.rpc<BlockJson>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]));
+}
+
+for (const fork of Object.keys(layouts) as Fork[]) {
+  test(`${fork}: every block's receipts rebuild its receiptsRoot, whole or one by one`, async (t) => {
+    const chain = chains.get(fork)!;
+    for (let n = 0; n <= chain.blocks.empty; n += 1) {
+      const h = await header(chain, n);
+      const receipts = await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [`0x${n.toString(16)}`]);
+      t.is(await checkReceipts(h, receipts), receipts, `block ${n}`);
+    }
+    const h = await header(chain, chain.blocks.logs);
+    const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [`0x${chain.blocks.logs.toString(16)}`, false]);
+    const oneByOne = await Promise.all(block.transactions.map((tx) => chain.node.rpc<ReceiptJson>('eth_getTransactionReceipt', [tx])));
+    t.deepEqual([...new Set(oneByOne.map((r) => r.type))].sort(), fork === 'berlin' ? ['0x0'] : ['0x0', '0x1', '0x2']);
+    await checkReceipts(h, oneByOne);
+    t.is(oneByOne.flatMap((r) => r.logs).length, 3);
+
+    const dropped = structuredClone(oneByOne) as unknown as { logs: unknown[] }[];
+    dropped[0]!.logs = [];
+    const e = await t.throwsAsync(checkReceipts(h, dropped as unknown as ReceiptJson[]), { instanceOf: ProofError });
+    t.is(e!.reason, 'logs-bloom');
+    t.is(e!.field, 'receipts[0].logsBloom');
   });
 }

@@ -1,0 +1,127 @@
+/**
+ * Receipts proven against a header's `receiptsRoot`: each receipt of eth_getBlockReceipts (or of
+ * eth_getTransactionReceipt, one per transaction of the block) encoded as the block's trie holds
+ * it, the trie rebuilt, its root compared. Encodings: legacy (`rlp([status, cumulativeGasUsed,
+ * logsBloom, logs])`, with the post-state root instead of the status before Byzantium), the typed
+ * receipts (type byte, then the same list: 0x1, 0x2, 0x3, 0x4, and Arbitrum's 0x64–0x6a), and OP
+ * Stack deposit receipts (0x7e, the list followed by `depositNonce` from Regolith on and
+ * `depositReceiptVersion` from Canyon on, when the receipt has them).
+ *
+ * Before the root, each receipt is checked on its own so that a failure names the receipt: it
+ * belongs to the block (`blockHash`, `blockNumber`, its `transactionIndex` is its position), and
+ * its `logsBloom` is the bloom of its logs. Then the root: a receipt dropped, added, reordered or
+ * altered anywhere (a log's address, topic or data, the status, the gas) is `receipts-root`.
+ */
+import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
+import { dataBytes, quantity, quantityBytes, sameHex } from './bytes.js';
+import { BLOOM_BYTES, logsBloom, orBlooms, type LogJson } from './bloom.js';
+import { ProofError } from './failure.js';
+import type { ProvenHeader } from './header.js';
+import { orderedTrieRoot } from './trie.js';
+
+/** A receipt as eth_getBlockReceipts / eth_getTransactionReceipt return it. */
+export interface ReceiptJson {
+  readonly type?: string;
+  readonly status?: string | null;
+  readonly root?: string | null;
+  readonly cumulativeGasUsed: string;
+  readonly logsBloom: string;
+  readonly logs: readonly LogJson[];
+  readonly [field: string]: unknown;
+}
+
+const DEPOSIT = 0x7e;
+/** Receipt types encoded as `type || rlp(list)` (EIP-2718): 2930, 1559, 4844, 7702, and Arbitrum's own. */
+const TYPED = new Set([0x01, 0x02, 0x03, 0x04, 0x64, 0x65, 0x66, 0x68, 0x69, 0x6a]);
+
+function logItems(logs: readonly LogJson[], field: string): NestedUint8Array {
+  if (!Array.isArray(logs)) throw ProofError.malformed(`${field}.logs`, logs, 'a list of logs');
+  return logs.map((log, i) => {
+    const f = `${field}.logs[${i}]`;
+    if (!Array.isArray(log?.topics)) throw ProofError.malformed(`${f}.topics`, log?.topics, 'a list of topics');
+    return [
+      dataBytes(log.address, `${f}.address`, 20),
+      log.topics.map((t: string, k: number) => dataBytes(t, `${f}.topics[${k}]`, 32)),
+      dataBytes(log.data, `${f}.data`),
+    ];
+  });
+}
+
+/** The receipt as its block's receipts trie holds it; `field` names it in errors (e.g. `receipts[3]`). */
+export function receiptBytes(receipt: ReceiptJson, field = 'receipt'): Uint8Array {
+  if (receipt === null || typeof receipt !== 'object') throw ProofError.malformed(field, receipt, 'a receipt object');
+  const type = receipt.type === undefined || receipt.type === null ? 0 : Number(quantity(receipt.type, `${field}.type`));
+  const outcome = receipt.root !== undefined && receipt.root !== null && (receipt.status === undefined || receipt.status === null)
+    ? dataBytes(receipt.root, `${field}.root`, 32)
+    : quantityBytes(receipt.status, `${field}.status`);
+  const items: NestedUint8Array = [
+    outcome,
+    quantityBytes(receipt.cumulativeGasUsed, `${field}.cumulativeGasUsed`),
+    dataBytes(receipt.logsBloom, `${field}.logsBloom`, BLOOM_BYTES),
+    logItems(receipt.logs, field),
+  ];
+  if (type === 0) return RLP.encode(items);
+  if (type === DEPOSIT) {
+    if (receipt.depositNonce !== undefined && receipt.depositNonce !== null) {
+      items.push(quantityBytes(receipt.depositNonce, `${field}.depositNonce`));
+      if (receipt.depositReceiptVersion !== undefined && receipt.depositReceiptVersion !== null) {
+        items.push(quantityBytes(receipt.depositReceiptVersion, `${field}.depositReceiptVersion`));
+      }
+    }
+  } else if (!TYPED.has(type)) {
+    throw new ProofError(`${field}.type: receipt type ${receipt.type} has no known encoding`, { reason: 'unsupported', field: `${field}.type`, actual: String(receipt.type) });
+  }
+  const body = RLP.encode(items);
+  const out = new Uint8Array(body.length + 1);
+  out[0] = type;
+  out.set(body, 1);
+  return out;
+}
+
+/** The root of the receipts trie these receipts (in block order) make. */
+export function receiptsRoot(receipts: readonly ReceiptJson[]): Promise<string> {
+  return orderedTrieRoot(receipts.map((r, i) => receiptBytes(r, `receipts[${i}]`)));
+}
+
+/** Checks that a receipt (or log) names the header's block: hash and number, where the answer has them. */
+function checkBlockOf(item: Readonly<Record<string, unknown>>, header: ProvenHeader, field: string): void {
+  const hash = item.blockHash;
+  if (hash !== undefined && hash !== null && (typeof hash !== 'string' || !sameHex(hash, header.hash))) {
+    throw ProofError.mismatch('wrong-block', `${field}.blockHash`, header.hash, String(hash), 'not the proven block');
+  }
+  const number = item.blockNumber;
+  if (number !== undefined && number !== null && quantity(number, `${field}.blockNumber`) !== header.number) {
+    throw ProofError.mismatch('wrong-block', `${field}.blockNumber`, `0x${header.number.toString(16)}`, String(number), 'not the proven block');
+  }
+}
+
+/**
+ * Proves a block's receipts (all of them, in block order) against the header's `receiptsRoot`
+ * and returns them. Throws a `ProofError`: `wrong-block` (a receipt or log of another block or at
+ * another index), `logs-bloom` (a receipt's bloom is not its logs'), `receipts-root`.
+ */
+export async function checkReceipts(header: ProvenHeader, receipts: readonly ReceiptJson[]): Promise<readonly ReceiptJson[]> {
+  if (!Array.isArray(receipts)) throw ProofError.malformed('receipts', receipts, 'a list of receipts');
+  for (const [i, r] of receipts.entries()) {
+    const field = `receipts[${i}]`;
+    if (r === null || typeof r !== 'object') throw ProofError.malformed(field, r, 'a receipt object');
+    checkBlockOf(r, header, field);
+    if (r.transactionIndex !== undefined && quantity(r.transactionIndex, `${field}.transactionIndex`) !== BigInt(i)) {
+      throw ProofError.mismatch('wrong-block', `${field}.transactionIndex`, `0x${i.toString(16)}`, String(r.transactionIndex), 'receipts out of block order');
+    }
+    for (const [k, log] of (Array.isArray(r.logs) ? r.logs : []).entries()) checkBlockOf(log, header, `${field}.logs[${k}]`);
+    const bloom = logsBloom(r.logs, `${field}.logs`);
+    if (typeof r.logsBloom !== 'string' || !sameHex(r.logsBloom, bloom)) {
+      throw ProofError.mismatch('logs-bloom', `${field}.logsBloom`, bloom, String(r.logsBloom), "not the bloom of the receipt's logs");
+    }
+  }
+  const root = await receiptsRoot(receipts);
+  if (root !== header.receiptsRoot) {
+    throw ProofError.mismatch('receipts-root', 'receipts', header.receiptsRoot, root,
+      `the root of the ${receipts.length} receipts is not the header's receiptsRoot (a receipt dropped, added or altered)`);
+  }
+  return receipts;
+}
+
+/** The bloom of a block made of these receipts (the union of theirs); equal to the header's for proven receipts. */
+export const blockBloom = (receipts: readonly ReceiptJson[]): string => orBlooms(receipts.map((r) => r.logsBloom));
