@@ -64,10 +64,12 @@ const asList = (v: string | readonly string[]): readonly string[] => (typeof v =
 /**
  * Whether a block (or receipt) with this bloom may hold a log the filter matches: false only when
  * the bloom proves it cannot (no address of the filter is in it, or for some topic position none
- * of the alternatives is). An empty list is a wildcard, as in eth_getLogs.
+ * of the alternatives is, or the bloom is empty: the block has no log). An empty list is a
+ * wildcard, as in eth_getLogs.
  */
 export function logsBloomMayMatch(bloom: string, filter: LogFilter): boolean {
   const bytes = dataBytes(bloom, 'logsBloom', BLOOM_BYTES);
+  if (bytes.every((b) => b === 0)) return false; // the bloom of no logs at all
   const address = filter.address;
   if (address !== undefined && address !== null) {
     const list = asList(address);

@@ -30,6 +30,7 @@ export type HeaderLayout = 'frontier' | 'london' | 'shanghai' | 'cancun' | 'prag
 export interface ProvenHeader {
   readonly hash: string;
   readonly number: bigint;
+  readonly timestamp: bigint;
   readonly parentHash: string;
   readonly stateRoot: string;
   readonly transactionsRoot: string;
@@ -143,6 +144,7 @@ function proven(block: BlockJson, hash: string): ProvenHeader {
   return {
     hash,
     number: quantity(block.number, 'number'),
+    timestamp: quantity(block.timestamp, 'timestamp'),
     parentHash: (block.parentHash as string).toLowerCase(),
     stateRoot: (block.stateRoot as string).toLowerCase(),
     transactionsRoot: (block.transactionsRoot as string).toLowerCase(),

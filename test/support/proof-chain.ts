@@ -18,7 +18,7 @@ export const EMITTER_TOPIC = keccakText('Emitted(address,bytes)');
 
 /** The emitter's init code: returns the runtime described above. */
 export const emitterInitCode = (() => {
-  const runtime = `0x36600060003733` + `7f${EMITTER_TOPIC.slice(2)}` + `36600060` + `00a2` + `600035600155` + `00`;
+  const runtime = `0x36600060003733` + `7f${EMITTER_TOPIC.slice(2)}` + `366000a2` + `600035600155` + `00`;
   const len = (runtime.length - 2) / 2;
   const hex1 = (n: number) => n.toString(16).padStart(2, '0');
   // PUSH1 len DUP1 PUSH1 11 PUSH1 0 CODECOPY PUSH1 0 RETURN (11 bytes), then the runtime

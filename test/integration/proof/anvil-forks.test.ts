@@ -7,11 +7,14 @@
  * appended fields), and a range proven down to genesis from the top header.
  */
 import test from 'ava';
+import { zeroPadValue } from 'ethers';
+import type { LogFilter, LogJson } from '../../../lib/proof/bloom.js';
 import { ProofError } from '../../../lib/proof/failure.js';
+import { blocksToFetch, checkLogsAnswer, LogsProofError, provenLogs, type BlockReceipts } from '../../../lib/proof/logs.js';
 import { checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
 import { stopAllAnvils } from '../../support/anvil.js';
-import { proofChain, type Fork, type ProofChain } from '../../support/proof-chain.js';
+import { EMITTER_TOPIC, proofChain, type Fork, type ProofChain } from '../../support/proof-chain.js';
 
 const layouts: Record<Fork, HeaderLayout> = { berlin: 'frontier', london: 'london', shanghai: 'shanghai', cancun: 'cancun', prague: 'prague' };
 /** anvil writes (and hashes) blobGasUsed and excessBlobGas in a genesis before Shanghai, without withdrawalsRoot. */
@@ -72,3 +75,56 @@ for (const fork of Object.keys(layouts) as Fork[]) {
     t.is(e!.field, 'receipts[0].logsBloom');
   });
 }
+
+/** Every header of the chain, proven down from the top one. */
+async function provenRange(chain: ProofChain) {
+  const blocks: BlockJson[] = [];
+  for (let n = 0; n <= chain.blocks.empty; n += 1) blocks.push(await chain.node.rpc<BlockJson>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]));
+  const top = checkHeader(blocks.at(-1)!);
+  return [...checkHeaderChain(top, blocks.slice(0, -1)), top];
+}
+
+for (const fork of Object.keys(layouts) as Fork[]) {
+  test(`${fork}: eth_getLogs over the chain is proven complete from the blooms and receipts`, async (t) => {
+    const chain = chains.get(fork)!;
+    const headers = await provenRange(chain);
+    const senderB = zeroPadValue(chain.senders[1]!, 32);
+    const filters: [LogFilter, number][] = [
+      [{ address: chain.emitter }, 3],
+      [{ address: chain.emitter, topics: [EMITTER_TOPIC, senderB] }, 1],
+      [{ topics: [null, [senderB, zeroPadValue(chain.senders[0]!, 32)]] }, 3],
+      [{ address: chain.recipient }, 0],
+      [{}, 3],
+    ];
+    for (const [filter, count] of filters) {
+      const fetch = blocksToFetch(headers, filter);
+      const receipts = new Map<string, BlockReceipts>();
+      for (const h of fetch) receipts.set(h.hash, { receipts: await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]) });
+      const proven = await provenLogs(headers, filter, receipts);
+      t.is(proven.length, count, JSON.stringify(filter));
+      if (count > 0) t.deepEqual(fetch.map((h) => h.number), [BigInt(chain.blocks.logs)], 'only the block with logs is fetched');
+      const answer = await chain.node.rpc<LogJson[]>('eth_getLogs', [{ ...filter, fromBlock: '0x0', toBlock: `0x${chain.blocks.empty.toString(16)}` }]);
+      checkLogsAnswer(proven, answer);
+      if (answer.length > 1) {
+        const dropped = answer.filter((_, i) => i !== 1);
+        const e = t.throws(() => checkLogsAnswer(proven, dropped), { instanceOf: LogsProofError })!;
+        t.is(e.diff.dropped.length, 1);
+        t.is(e.diff.dropped[0]!.logIndex, answer[1]!.logIndex as string);
+      }
+    }
+  });
+}
+
+test('trailing wildcards: anvil lets them match shorter logs (geth does not), and the option says which rule the answer is held to', async (t) => {
+  const chain = chains.get('prague')!;
+  const headers = await provenRange(chain);
+  const filter: LogFilter = { topics: [EMITTER_TOPIC, null, null] };
+  const receipts = new Map<string, BlockReceipts>();
+  for (const h of blocksToFetch(headers, filter)) receipts.set(h.hash, { receipts: await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]) });
+  const answer = await chain.node.rpc<LogJson[]>('eth_getLogs', [{ ...filter, fromBlock: '0x0', toBlock: `0x${chain.blocks.empty.toString(16)}` }]);
+  t.is(answer.length, 3);
+  const geth = await provenLogs(headers, filter, receipts);
+  t.is(geth.length, 0);
+  t.is(t.throws(() => checkLogsAnswer(geth, answer), { instanceOf: LogsProofError })!.diff.added.length, 3);
+  checkLogsAnswer(await provenLogs(headers, filter, receipts, { trailingWildcards: 'match-shorter' }), answer);
+});
