@@ -10,6 +10,7 @@ import test from 'ava';
 import { zeroPadValue } from 'ethers';
 import type { LogFilter, LogJson } from '../../../lib/proof/bloom.js';
 import { ProofError } from '../../../lib/proof/failure.js';
+import { checkAccountProof, checkStateAnswer, storageKey, type AccountProofJson } from '../../../lib/proof/state.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, provenLogs, type BlockReceipts } from '../../../lib/proof/logs.js';
 import { checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
@@ -128,3 +129,44 @@ test('trailing wildcards: anvil lets them match shorter logs (geth does not), an
   t.is(t.throws(() => checkLogsAnswer(geth, answer), { instanceOf: LogsProofError })!.diff.added.length, 3);
   checkLogsAnswer(await provenLogs(headers, filter, receipts, { trailingWildcards: 'match-shorter' }), answer);
 });
+
+for (const fork of Object.keys(layouts) as Fork[]) {
+  test(`${fork}: state reads are proven by eth_getProof against stateRoot`, async (t) => {
+    const chain = chains.get(fork)!;
+    const at = `0x${chain.blocks.logs.toString(16)}`;
+    const h = await header(chain, chain.blocks.logs);
+    const short = await chain.node.request('eth_getProof', [chain.emitter, ['0x1'], at]);
+    t.truthy(short.error, 'anvil refuses a storage key shorter than 32 bytes');
+    const slots = ['0x1', '0x0', '0x2'];
+    const proof = await chain.node.rpc<AccountProofJson>('eth_getProof', [chain.emitter, slots.map((s) => storageKey(s)), at]);
+    const contract = await checkAccountProof(h, proof, { address: chain.emitter, slots });
+    t.true(contract.exists);
+    for (const slot of slots) {
+      const served = await chain.node.rpc<string>('eth_getStorageAt', [chain.emitter, slot, at]);
+      t.is(checkStateAnswer('eth_getStorageAt', contract, served, slot), served, slot);
+    }
+    t.is(checkStateAnswer('eth_getStorageAt', contract, chain.storedWord, '0x1'), chain.storedWord);
+    const code = await chain.node.rpc<string>('eth_getCode', [chain.emitter, at]);
+    t.is(checkStateAnswer('eth_getCode', contract, code), code);
+    t.is(t.throws(() => checkStateAnswer('eth_getCode', contract, '0x00'), { instanceOf: ProofError })!.reason, 'code-hash');
+
+    for (const address of [...chain.senders, chain.recipient, `0x${'c1'.repeat(20)}`]) {
+      const account = await checkAccountProof(h, await chain.node.rpc<AccountProofJson>('eth_getProof', [address, [], at]), { address });
+      for (const method of ['eth_getBalance', 'eth_getTransactionCount', 'eth_getCode'] as const) {
+        const served = await chain.node.rpc<string>(method, [address, at]);
+        t.is(checkStateAnswer(method, account, served), served, `${address} ${method}`);
+      }
+      if (address === chain.recipient) t.is(account.balance, fork === 'berlin' ? 3001n : 6001n);
+    }
+    const absent = await checkAccountProof(h, await chain.node.rpc<AccountProofJson>('eth_getProof', [`0x${'c1'.repeat(20)}`, [storageKey('0x0')], at]));
+    t.false(absent.exists);
+
+    const sender = chain.senders[0]!;
+    const before = await chain.node.rpc<AccountProofJson>('eth_getProof', [sender, [], `0x${chain.blocks.deploy.toString(16)}`]);
+    const e = await t.throwsAsync(checkAccountProof(h, before), { instanceOf: ProofError });
+    t.is(e!.reason, 'account-proof', 'a proof of another block');
+    const lie = { ...(await chain.node.rpc<AccountProofJson>('eth_getProof', [sender, [], at])), balance: '0x1' };
+    const v = await t.throwsAsync(checkAccountProof(h, lie), { instanceOf: ProofError });
+    t.deepEqual([v!.reason, v!.field], ['value', 'balance']);
+  });
+}
