@@ -11,6 +11,7 @@ import { zeroPadValue } from 'ethers';
 import type { LogFilter, LogJson } from '../../../lib/proof/bloom.js';
 import { ProofError } from '../../../lib/proof/failure.js';
 import { checkAccountProof, checkStateAnswer, storageKey, type AccountProofJson } from '../../../lib/proof/state.js';
+import { checkTransactions, type TransactionJson } from '../../../lib/proof/transactions.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, provenLogs, type BlockReceipts } from '../../../lib/proof/logs.js';
 import { checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
@@ -168,5 +169,27 @@ for (const fork of Object.keys(layouts) as Fork[]) {
     const lie = { ...(await chain.node.rpc<AccountProofJson>('eth_getProof', [sender, [], at])), balance: '0x1' };
     const v = await t.throwsAsync(checkAccountProof(h, lie), { instanceOf: ProofError });
     t.deepEqual([v!.reason, v!.field], ['value', 'balance']);
+  });
+}
+
+for (const fork of Object.keys(layouts) as Fork[]) {
+  test(`${fork}: every block's transactions rebuild its transactionsRoot; logs carry the proven hashes`, async (t) => {
+    const chain = chains.get(fork)!;
+    for (let n = 0; n <= chain.blocks.empty; n += 1) {
+      const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
+      const h = checkHeader(block);
+      t.deepEqual(await checkTransactions(h, block.transactions), block.transactions.map((tx) => tx.hash as string), `block ${n}`);
+    }
+    const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${chain.blocks.logs.toString(16)}`, true]);
+    const h = checkHeader(block);
+    const transactionHashes = await checkTransactions(h, block.transactions);
+    const receipts = await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]);
+    const filter: LogFilter = { address: chain.emitter };
+    const logs = await provenLogs([h], filter, new Map([[h.hash, { receipts, transactionHashes }]]));
+    t.deepEqual(logs.map((l) => l.transactionHash), [transactionHashes[0], transactionHashes[1], transactionHashes[3]]);
+    checkLogsAnswer(logs, await chain.node.rpc<LogJson[]>('eth_getLogs', [{ ...filter, blockHash: h.hash }]));
+    const forged = structuredClone(block.transactions) as Record<string, unknown>[];
+    forged[2]!.value = '0x2';
+    t.is((await t.throwsAsync(checkTransactions(h, forged), { instanceOf: ProofError }))!.field, 'transactions[2].hash');
   });
 }
