@@ -5,6 +5,7 @@
  * with that value, which is what lets a header rule a block out of a log query.
  */
 import { dataBytes, keccak, toHex } from './bytes.js';
+import { ProofError } from './failure.js';
 
 export const BLOOM_BYTES = 256;
 
@@ -43,6 +44,7 @@ function hasBits(bloom: Uint8Array, value: Uint8Array): boolean {
 export function logsBloom(logs: readonly LogJson[], field = 'logs'): string {
   const bloom = new Uint8Array(BLOOM_BYTES);
   for (const [i, log] of logs.entries()) {
+    if (!Array.isArray(log?.topics)) throw ProofError.malformed(`${field}[${i}].topics`, log?.topics, 'a list of topics');
     setBits(bloom, dataBytes(log.address, `${field}[${i}].address`, 20));
     for (const [k, topic] of log.topics.entries()) setBits(bloom, dataBytes(topic, `${field}[${i}].topics[${k}]`, 32));
   }

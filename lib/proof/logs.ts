@@ -260,7 +260,7 @@ export function diffLogs(proven: readonly ProvenLog[], answer: readonly LogJson[
   return { dropped, added, altered, outOfOrderAt };
 }
 
-const where = (l: Readonly<Record<string, unknown>>) => `block ${String(l.blockNumber)} logIndex ${String(l.logIndex)}`;
+const where = (l: Readonly<Record<string, unknown>> | null) => `block ${String(l?.blockNumber)} logIndex ${String(l?.logIndex)}`;
 
 /** A `logs` failure carrying the whole difference. */
 export class LogsProofError extends ProofError {

@@ -109,7 +109,11 @@ export async function checkReceipts(header: ProvenHeader, receipts: readonly Rec
     if (r.transactionIndex !== undefined && quantity(r.transactionIndex, `${field}.transactionIndex`) !== BigInt(i)) {
       throw ProofError.mismatch('wrong-block', `${field}.transactionIndex`, `0x${i.toString(16)}`, String(r.transactionIndex), 'receipts out of block order');
     }
-    for (const [k, log] of (Array.isArray(r.logs) ? r.logs : []).entries()) checkBlockOf(log, header, `${field}.logs[${k}]`);
+    if (!Array.isArray(r.logs)) throw ProofError.malformed(`${field}.logs`, r.logs, 'a list of logs');
+    for (const [k, log] of r.logs.entries()) {
+      if (log === null || typeof log !== 'object') throw ProofError.malformed(`${field}.logs[${k}]`, log, 'a log object');
+      checkBlockOf(log, header, `${field}.logs[${k}]`);
+    }
     const bloom = logsBloom(r.logs, `${field}.logs`);
     if (typeof r.logsBloom !== 'string' || !sameHex(r.logsBloom, bloom)) {
       throw ProofError.mismatch('logs-bloom', `${field}.logsBloom`, bloom, String(r.logsBloom), "not the bloom of the receipt's logs");

@@ -134,3 +134,19 @@ test('diffLogs: an empty answer drops every log; an exact answer differs in noth
   t.notThrows(() => checkLogsAnswer([], []));
   t.is(blockLogs(header36, { receipts: receipts36, transactionHashes: receipts36.map(() => `0x${'bb'.repeat(32)}`) }, {})[0]!.transactionHash, `0x${'bb'.repeat(32)}`);
 });
+
+test('malformed answers fail with the field named, never with a TypeError', async (t) => {
+  const proven = await proven36();
+  const e = t.throws(() => checkLogsAnswer(proven, [null as unknown as LogJson, ...allLogs36]), { instanceOf: LogsProofError })!;
+  t.deepEqual(e.diff.added.map((a) => a.index), [0]);
+  t.is(t.throws(() => checkLogsAnswer(proven, 'x' as unknown as LogJson[]), { instanceOf: ProofError })!.reason, 'malformed');
+  const noLogs = structuredClone(receipts36) as unknown as Record<string, unknown>[];
+  delete noLogs[0]!.logs;
+  const r = await t.throwsAsync(provenLogs([header36], {}, new Map([[header36.hash, { receipts: noLogs as unknown as ReceiptJson[] }]])), { instanceOf: ProofError });
+  t.deepEqual([r!.reason, r!.field], ['malformed', 'receipts[0].logs']);
+  const badLog = structuredClone(receipts36) as unknown as { logs: unknown[] }[];
+  badLog.find((x) => x.logs.length > 0)!.logs[0] = { address: allLogs36[0]!.address, data: '0x' };
+  const b = await t.throwsAsync(provenLogs([header36], {}, new Map([[header36.hash, { receipts: badLog as unknown as ReceiptJson[] }]])), { instanceOf: ProofError });
+  t.is(b!.reason, 'malformed');
+  t.regex(b!.field, /topics$/);
+});
