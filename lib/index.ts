@@ -1,6 +1,7 @@
 /**
  * omnigate's public API: the balancer pipeline and its stages, the error catalogue, the config
- * loader, and the server used by `omnigate serve`.
+ * loader, the server used by `omnigate serve`, and the proof library (answers checked against an
+ * agreed block header).
  */
 export {
   rpcPipeline,
@@ -62,4 +63,5 @@ export {
   type DatabaseWatch,
 } from './indexer/index.js';
 export { readiness, type ReadinessCheck, type ReadinessResult, type Readiness } from './ops/readiness.js';
+export * from './proof/index.js';
 export { cleanChainlist, toConfig, toYaml, loadChainlist, fileSource, defaultSource, classifyUrl } from './chainlist/index.js';

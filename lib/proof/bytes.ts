@@ -8,7 +8,6 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { ProofError } from './failure.js';
 
 const HEX = /^0x(?:[0-9a-fA-F]{2})*$/;
-const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
 /** Lenient quantities: some nodes write leading zeros (`0x01`); the value is what is compared. */
 const LOOSE_QUANTITY = /^0x[0-9a-fA-F]+$/;
 
@@ -35,16 +34,13 @@ export function quantity(value: unknown, field: string): bigint {
   return BigInt(value);
 }
 
-/** Whether `value` is a quantity written canonically (no leading zeros). */
-export const isCanonicalQuantity = (value: string): boolean => QUANTITY.test(value);
-
 /** A quantity field as the minimal big-endian bytes RLP encodes an integer with (zero: no bytes). */
 export function quantityBytes(value: unknown, field: string): Uint8Array {
   return bigintBytes(quantity(value, field));
 }
 
 /** Minimal big-endian bytes of a non-negative integer (zero: no bytes). */
-export function bigintBytes(n: bigint): Uint8Array {
+function bigintBytes(n: bigint): Uint8Array {
   if (n === 0n) return new Uint8Array(0);
   let hex = n.toString(16);
   if (hex.length % 2 === 1) hex = `0${hex}`;
@@ -60,12 +56,6 @@ export function bytesBigint(bytes: Uint8Array): bigint {
 export const quantityHex = (n: bigint): string => `0x${n.toString(16)}`;
 
 export const keccak = (bytes: Uint8Array): Uint8Array => keccak_256(bytes);
-
-export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /** Two hex strings equal as bytes (case ignored). */
 export const sameHex = (a: string, b: string): boolean => a.length === b.length && a.toLowerCase() === b.toLowerCase();

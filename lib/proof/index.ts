@@ -1,0 +1,14 @@
+/** The proof library's public names (re-exported by the package entry). */
+export { ProofError, type ProofErrorInit, type ProofReason } from './failure.js';
+export { checkHeader, checkHeaderChain, headerHash, headerLayout, headerRlp, type BlockJson, type HeaderLayout, type ProvenHeader } from './header.js';
+export { logsBloom, logsBloomMayMatch, orBlooms, type LogFilter, type LogJson } from './bloom.js';
+export { blockBloom, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from './receipts.js';
+export {
+  blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logMatches, LogsProofError, provenLogs,
+  type AlteredLog, type BlockReceipts, type LogsDiff, type LogsOptions, type ProvenLog,
+} from './logs.js';
+export {
+  balanceAnswer, checkAccountProof, checkCode, checkStateAnswer, storageAnswer, storageKey, transactionCountAnswer,
+  type AccountProofJson, type ProvenAccount,
+} from './state.js';
+export { checkTransactionHash, checkTransactions, transactionBytes, type TransactionJson } from './transactions.js';
