@@ -13,7 +13,7 @@
  * altered anywhere (a log's address, topic or data, the status, the gas) is `receipts-root`.
  */
 import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
-import { dataBytes, quantity, quantityBytes, sameHex } from './bytes.js';
+import { dataBytes, quantity, quantityBytes, quantityHex, sameHex } from './bytes.js';
 import { BLOOM_BYTES, logsBloom, orBlooms, type LogJson } from './bloom.js';
 import { ProofError } from './failure.js';
 import type { ProvenHeader } from './header.js';
@@ -125,6 +125,54 @@ export async function checkReceipts(header: ProvenHeader, receipts: readonly Rec
       `the root of the ${receipts.length} receipts is not the header's receiptsRoot (a receipt dropped, added or altered)`);
   }
   return receipts;
+}
+
+/**
+ * Checks the fields of proven receipts that the receipts trie does not hold, against what proves
+ * them: `gasUsed` (the difference of consecutive `cumulativeGasUsed`), each log's `logIndex`
+ * (counted over the block), `transactionIndex` and `transactionHash` (the receipt's), and, given
+ * the block's proven transactions (their hashes and `to`), each receipt's `transactionHash` and
+ * `to`. Run after `checkReceipts`; throws `value` naming the field. `from`, `contractAddress` and
+ * `effectiveGasPrice` are not checked (they need the sender, recovered from the signature).
+ */
+export function checkReceiptDetails(receipts: readonly ReceiptJson[], transactions?: readonly { readonly hash: string; readonly to: string | null }[]): void {
+  let previousGas = 0n;
+  let logIndex = 0n;
+  for (const [i, r] of receipts.entries()) {
+    const field = `receipts[${i}]`;
+    const cumulative = quantity(r.cumulativeGasUsed, `${field}.cumulativeGasUsed`);
+    if (r.gasUsed !== undefined && quantity(r.gasUsed, `${field}.gasUsed`) !== cumulative - previousGas) {
+      throw ProofError.mismatch('value', `${field}.gasUsed`, quantityHex(cumulative - previousGas), String(r.gasUsed), 'not the difference of the cumulative gas');
+    }
+    previousGas = cumulative;
+    const tx = transactions?.[i];
+    if (tx !== undefined) {
+      if (typeof r.transactionHash !== 'string' || !sameHex(r.transactionHash, tx.hash)) {
+        throw ProofError.mismatch('value', `${field}.transactionHash`, tx.hash.toLowerCase(), String(r.transactionHash), 'not the proven transaction');
+      }
+      const to = r.to === undefined ? undefined : r.to;
+      if (to !== undefined && !((to === null && tx.to === null) || (typeof to === 'string' && tx.to !== null && sameHex(to, tx.to)))) {
+        throw ProofError.mismatch('value', `${field}.to`, String(tx.to), String(to), "not the proven transaction's recipient");
+      }
+    }
+    for (const [k, log] of r.logs.entries()) {
+      const f = `${field}.logs[${k}]`;
+      if (log.logIndex !== undefined && quantity(log.logIndex, `${f}.logIndex`) !== logIndex) {
+        throw ProofError.mismatch('value', `${f}.logIndex`, quantityHex(logIndex), String(log.logIndex), 'not its place among the block\'s logs');
+      }
+      if (log.transactionIndex !== undefined && quantity(log.transactionIndex, `${f}.transactionIndex`) !== BigInt(i)) {
+        throw ProofError.mismatch('value', `${f}.transactionIndex`, quantityHex(BigInt(i)), String(log.transactionIndex), "not its receipt's index");
+      }
+      const txHash = tx?.hash ?? r.transactionHash;
+      if (log.transactionHash !== undefined && typeof txHash === 'string' && (typeof log.transactionHash !== 'string' || !sameHex(log.transactionHash, txHash))) {
+        throw ProofError.mismatch('value', `${f}.transactionHash`, txHash.toLowerCase(), String(log.transactionHash), "not its receipt's transaction");
+      }
+      if (log.removed !== undefined && log.removed !== false) {
+        throw ProofError.mismatch('value', `${f}.removed`, 'false', String(log.removed), 'a log of a proven block is not removed');
+      }
+      logIndex += 1n;
+    }
+  }
 }
 
 /** The bloom of a block made of these receipts (the union of theirs); equal to the header's for proven receipts. */

@@ -13,7 +13,7 @@ import { ProofError } from '../../../lib/proof/failure.js';
 import { checkAccountProof, checkStateAnswer, storageKey, type AccountProofJson } from '../../../lib/proof/state.js';
 import { checkTransactions, type TransactionJson } from '../../../lib/proof/transactions.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, provenLogs, type BlockReceipts } from '../../../lib/proof/logs.js';
-import { checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
+import { checkReceiptDetails, checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
 import { stopAllAnvils } from '../../support/anvil.js';
 import { EMITTER_TOPIC, proofChain, type Fork, type ProofChain } from '../../support/proof-chain.js';
@@ -179,6 +179,8 @@ for (const fork of Object.keys(layouts) as Fork[]) {
       const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
       const h = checkHeader(block);
       t.deepEqual(await checkTransactions(h, block.transactions), block.transactions.map((tx) => tx.hash as string), `block ${n}`);
+      const receipts = await checkReceipts(h, await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]));
+      checkReceiptDetails(receipts, block.transactions as unknown as { hash: string; to: string | null }[]);
     }
     const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${chain.blocks.logs.toString(16)}`, true]);
     const h = checkHeader(block);

@@ -8,7 +8,7 @@ import { logsBloom, logsBloomMayMatch, orBlooms, type LogJson } from '../../../.
 import { toHex } from '../../../../lib/proof/bytes.js';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, type BlockJson } from '../../../../lib/proof/header.js';
-import { blockBloom, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
+import { blockBloom, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 
 const pairs = recordedPairs();
@@ -144,4 +144,25 @@ test('OP deposit receipts (0x7e) append depositNonce and depositReceiptVersion w
   t.true(regolith.length === plain.length + 1 && canyon.length === regolith.length + 1);
   t.is(regolith.at(-1), 0x05);
   t.is(canyon.at(-1), 0x01);
+});
+
+test("the receipts' other fields are checked against what proves them: gasUsed, log numbering, transaction hash and recipient", async (t) => {
+  const latest = pairs.find((p) => p.name === 'eth_getBlockByNumber/get-latest.io#0')!.response.result as { transactions: { hash: string; to: string | null }[] };
+  await checkReceipts(block36, receipts36);
+  t.notThrows(() => checkReceiptDetails(receipts36, latest.transactions));
+  t.notThrows(() => checkReceiptDetails(receipts1));
+  const cases: [string, (r: any[]) => void, string][] = [
+    ['gasUsed', (r) => { r[1].gasUsed = '0x1'; }, 'receipts[1].gasUsed'],
+    ['logIndex', (r) => { r[withLogIndex].logs[0].logIndex = '0x63'; }, `receipts[${withLogIndex}].logs[0].logIndex`],
+    ['log tx hash', (r) => { r[withLogIndex].logs[0].transactionHash = `0x${'ab'.repeat(32)}`; }, `receipts[${withLogIndex}].logs[0].transactionHash`],
+    ['tx hash', (r) => { r[0].transactionHash = `0x${'ab'.repeat(32)}`; }, 'receipts[0].transactionHash'],
+    ['to', (r) => { r[0].to = `0x${'ab'.repeat(20)}`; }, 'receipts[0].to'],
+    ['removed', (r) => { r[withLogIndex].logs[0].removed = true; }, `receipts[${withLogIndex}].logs[0].removed`],
+  ];
+  for (const [name, patch, field] of cases) {
+    const forged = clone(receipts36) as any[];
+    patch(forged);
+    const e = t.throws(() => checkReceiptDetails(forged, latest.transactions), { instanceOf: ProofError }, name)!;
+    t.deepEqual([e.reason, e.field], ['value', field], name);
+  }
 });
