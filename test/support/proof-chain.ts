@@ -1,8 +1,8 @@
 /**
  * Real blocks for the proof library's tests: one anvil node per hardfork, each given the same
  * story in two blocks with several transactions each (a legacy transaction, an EIP-2930 and an
- * EIP-1559 one where the fork has them, a contract deployed, logs emitted by calls from two
- * senders, a transfer), then an empty block. Every transaction is signed here (ethers), so the
+ * EIP-1559 one where the fork has them, an EIP-7702 one on Prague, a contract deployed, logs
+ * emitted by calls from two senders, a transfer), then an empty block. Every transaction is signed here (ethers), so the
  * types are exactly those asked for.
  *
  * The contract (`emitter`) is hand-assembled: any call emits
@@ -60,6 +60,12 @@ export async function proofChain(fork: Fork): Promise<ProofChain> {
     await sign(b, { type: 1, chainId, nonce: 0, to: recipient, value: 2000n, gasLimit: 30_000n, gasPrice: 20n * GWEI, accessList: [{ address: recipient, storageKeys: [zeroPadValue('0x01', 32)] }] }),
   ];
   if (typed) block1.push(await sign(b, { type: 2, chainId, nonce: 1, to: recipient, value: 3000n, gasLimit: 21_000n, ...fee }));
+  if (fork === 'prague') {
+    // EIP-7702: account 3 authorizes the code of an address without code; account 2 sends it.
+    const [c, d] = [anvilWallet(2), anvilWallet(3)];
+    const authorization = d.authorizeSync({ address: recipient, nonce: 0, chainId });
+    block1.push(await sign(c, { type: 4, chainId, nonce: 0, to: d.address, value: 0n, gasLimit: 60_000n, authorizationList: [authorization], ...fee }));
+  }
   const word = zeroPadValue(toBeHex(0xc0ffeen), 32);
   const call = (w: HDNodeWallet, nonce: number, data: string, type: number) =>
     sign(w, { type, chainId, nonce, to: emitter, data, gasLimit: 100_000n, ...(type === 2 ? fee : { gasPrice: 20n * GWEI }) });

@@ -182,6 +182,9 @@ for (const fork of Object.keys(layouts) as Fork[]) {
       const receipts = await checkReceipts(h, await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]));
       checkReceiptDetails(receipts, block.transactions as unknown as { hash: string; to: string | null }[]);
     }
+    const deploy = await chain.node.rpc<{ transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${chain.blocks.deploy.toString(16)}`, true]);
+    const types = { berlin: ['0x0', '0x1'], london: ['0x0', '0x1', '0x2'], shanghai: ['0x0', '0x1', '0x2'], cancun: ['0x0', '0x1', '0x2'], prague: ['0x0', '0x1', '0x2', '0x4'] }[fork];
+    t.deepEqual([...new Set(deploy.transactions.map((tx) => tx.type as string))].sort(), types, 'the transaction types proven');
     const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${chain.blocks.logs.toString(16)}`, true]);
     const h = checkHeader(block);
     const transactionHashes = await checkTransactions(h, block.transactions);
