@@ -31,15 +31,6 @@ function setBits(bloom: Uint8Array, value: Uint8Array): void {
   }
 }
 
-function hasBits(bloom: Uint8Array, value: Uint8Array): boolean {
-  const h = keccak(value);
-  for (let i = 0; i < 6; i += 2) {
-    const bit = ((h[i]! << 8) | h[i + 1]!) & 2047;
-    if ((bloom[BLOOM_BYTES - 1 - (bit >> 3)]! & (1 << (bit & 7))) === 0) return false;
-  }
-  return true;
-}
-
 /** The bloom of some logs (a receipt's), `0x…` 256 bytes. */
 export function logsBloom(logs: readonly LogJson[], field = 'logs'): string {
   const bloom = new Uint8Array(BLOOM_BYTES);
@@ -63,25 +54,71 @@ export function orBlooms(blooms: readonly string[]): string {
 
 const asList = (v: string | readonly string[]): readonly string[] => (typeof v === 'string' ? [v] : v);
 
-/**
- * Whether a block (or receipt) with this bloom may hold a log the filter matches: false only when
- * the bloom proves it cannot (no address of the filter is in it, or for some topic position none
- * of the alternatives is, or the bloom is empty: the block has no log). An empty list is a
- * wildcard, as in eth_getLogs.
- */
-export function logsBloomMayMatch(bloom: string, filter: LogFilter): boolean {
-  const bytes = dataBytes(bloom, 'logsBloom', BLOOM_BYTES);
-  if (bytes.every((b) => b === 0)) return false; // the bloom of no logs at all
-  const address = filter.address;
-  if (address !== undefined && address !== null) {
-    const list = asList(address);
-    if (list.length > 0 && !list.some((a) => hasBits(bytes, dataBytes(a, 'filter.address', 20)))) return false;
+/** Where a value's three bits sit in a bloom's hex text (`0x` + 512 digits): the digit's index and the bit's mask in it. */
+type Bits = readonly [number, number, number, number, number, number];
+
+function bitsOf(value: Uint8Array): Bits {
+  const h = keccak(value);
+  const out: number[] = [];
+  for (let i = 0; i < 6; i += 2) {
+    const bit = ((h[i]! << 8) | h[i + 1]!) & 2047;
+    const byte = BLOOM_BYTES - 1 - (bit >> 3);
+    const inByte = bit & 7;
+    // the byte's high digit holds bits 4-7, its low digit bits 0-3
+    out.push(2 + 2 * byte + (inByte >= 4 ? 0 : 1), 1 << (inByte & 3));
   }
-  for (const [i, position] of (filter.topics ?? []).entries()) {
-    if (position === null) continue;
-    const list = asList(position);
-    if (list.length === 0) continue;
-    if (!list.some((topic) => hasBits(bytes, dataBytes(topic, `filter.topics[${i}]`, 32)))) return false;
+  return out as unknown as Bits;
+}
+
+/**
+ * A filter made ready for blooms: each address and topic hashed once, to the bits it sets. `null`
+ * where the filter matches anything (no addresses; a wildcard topic position).
+ */
+export interface BloomQuery {
+  readonly addresses: readonly Bits[] | null;
+  readonly topics: readonly (readonly Bits[] | null)[];
+}
+
+/** Hashes a filter's addresses and topics once, for `bloomMayMatch` over many blocks. */
+export function bloomQuery(filter: LogFilter): BloomQuery {
+  const address = filter.address;
+  const addresses = address === undefined || address === null || asList(address).length === 0
+    ? null
+    : asList(address).map((a) => bitsOf(dataBytes(a, 'filter.address', 20)));
+  const topics = (filter.topics ?? []).map((position, i) =>
+    position === null || asList(position).length === 0 ? null : asList(position).map((t) => bitsOf(dataBytes(t, `filter.topics[${i}]`, 32))));
+  return { addresses, topics };
+}
+
+const digit = (bloom: string, at: number) => {
+  const c = bloom.charCodeAt(at);
+  return c <= 57 ? c - 48 : (c | 32) - 87; // 0-9, a-f / A-F
+};
+const hasAll = (bloom: string, bits: Bits) =>
+  (digit(bloom, bits[0]) & bits[1]) !== 0 && (digit(bloom, bits[2]) & bits[3]) !== 0 && (digit(bloom, bits[4]) & bits[5]) !== 0;
+const EMPTY_BLOOM = /^0x0{512}$/;
+const BLOOM_HEX = /^0x[0-9a-fA-F]{512}$/;
+
+/**
+ * Whether a block (or receipt) with this bloom may hold a log the query's filter matches: false
+ * only when the bloom proves it cannot (no address of the filter is in it, or for some topic
+ * position none of the alternatives is, or the bloom is empty: the block has no log).
+ */
+export function bloomMayMatch(bloom: string, query: BloomQuery): boolean {
+  if (typeof bloom !== 'string' || !BLOOM_HEX.test(bloom)) throw ProofError.malformed('logsBloom', bloom, '256 bytes of hex');
+  if (EMPTY_BLOOM.test(bloom)) return false;
+  if (query.addresses !== null && !query.addresses.some((bits) => hasAll(bloom, bits))) return false;
+  for (const position of query.topics) {
+    if (position !== null && !position.some((bits) => hasAll(bloom, bits))) return false;
   }
   return true;
+}
+
+/**
+ * `bloomMayMatch` for one filter: whether a block with this bloom may hold a log the filter
+ * (addresses, topics by position, `null` or `[]` as wildcards, as in eth_getLogs) matches. Over
+ * many blocks, build the `bloomQuery` once.
+ */
+export function logsBloomMayMatch(bloom: string, filter: LogFilter): boolean {
+  return bloomMayMatch(bloom, bloomQuery(filter));
 }

@@ -1,7 +1,7 @@
 /** The proof library's public names (re-exported by the package entry). */
 export { ProofError, type ProofErrorInit, type ProofReason } from './failure.js';
 export { checkHeader, checkHeaderChain, headerHash, headerLayout, headerRlp, type BlockJson, type HeaderLayout, type ProvenHeader } from './header.js';
-export { logsBloom, logsBloomMayMatch, orBlooms, type LogFilter, type LogJson } from './bloom.js';
+export { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type BloomQuery, type LogFilter, type LogJson } from './bloom.js';
 export { blockBloom, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from './receipts.js';
 export {
   blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logMatches, LogsProofError, provenLogs,

@@ -18,7 +18,7 @@
  * them (lib/proof/transactions.ts), else from the receipt as served (then not proven).
  */
 import { quantity, quantityHex, sameHex } from './bytes.js';
-import { logsBloomMayMatch, type LogFilter, type LogJson } from './bloom.js';
+import { bloomMayMatch, bloomQuery, type LogFilter, type LogJson } from './bloom.js';
 import { ProofError } from './failure.js';
 import type { ProvenHeader } from './header.js';
 import { checkReceipts, type ReceiptJson } from './receipts.js';
@@ -73,7 +73,8 @@ export function logMatches(log: Pick<LogJson, 'address' | 'topics'>, filter: Log
 
 /** The headers of a range whose bloom may hold a matching log: the blocks whose receipts must be fetched. */
 export function blocksToFetch(headers: readonly ProvenHeader[], filter: LogFilter): ProvenHeader[] {
-  return headers.filter((h) => logsBloomMayMatch(h.logsBloom, filter));
+  const query = bloomQuery(filter);
+  return headers.filter((h) => bloomMayMatch(h.logsBloom, query));
 }
 
 /** The matching logs of one block whose receipts are proven, in block order. */
@@ -118,8 +119,9 @@ export async function provenLogs(
   options: LogsOptions = {},
 ): Promise<ProvenLog[]> {
   const out: ProvenLog[] = [];
+  const query = bloomQuery(filter);
   for (const header of headers) {
-    if (!logsBloomMayMatch(header.logsBloom, filter)) continue;
+    if (!bloomMayMatch(header.logsBloom, query)) continue;
     const block = receipts.get(header.hash);
     if (block === undefined) {
       throw new ProofError(`the receipts of block ${header.number} (${header.hash}) are needed: its bloom may match the filter`, {

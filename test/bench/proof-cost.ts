@@ -2,7 +2,8 @@
  * The CPU cost of the proof library (lib/proof), in this process, on real data (the
  * execution-apis corpus): a header hash, a block's receipts proven (the corpus' block of 4
  * receipts, and a block of 400 made of its receipts repeated), an account proof with one storage
- * proof, a 400-receipt block's logs compared with an answer; plus the bytes of a proof answer
+ * proof, a 400-receipt block's logs compared with an answer, 1,000 headers' blooms asked about a
+ * filter; plus the bytes of a proof answer
  * against the plain answer it proves. Rounds are interleaved (each operation once per round, in
  * turn) and the median per operation is printed, in CPU time (user + system of this process, so
  * that other processes on a shared machine weigh less) and in wall time.
@@ -12,7 +13,7 @@
  */
 import type { LogJson } from '../../lib/proof/bloom.js';
 import { checkHeader, headerHash, type BlockJson } from '../../lib/proof/header.js';
-import { checkLogsAnswer, provenLogs } from '../../lib/proof/logs.js';
+import { blocksToFetch, checkLogsAnswer, provenLogs } from '../../lib/proof/logs.js';
 import { checkReceipts, receiptsRoot, type ReceiptJson } from '../../lib/proof/receipts.js';
 import { checkAccountProof, type AccountProofJson } from '../../lib/proof/state.js';
 import { checkTransactions, type TransactionJson } from '../../lib/proof/transactions.js';
@@ -38,7 +39,12 @@ const bigHeader = { ...header, receiptsRoot: await receiptsRoot(bigReceipts) };
 const bigLogs = await provenLogs([bigHeader], {}, new Map([[bigHeader.hash, { receipts: bigReceipts }]]));
 const bigAnswer = JSON.parse(JSON.stringify(bigLogs)) as LogJson[];
 
+/** 1,000 proven headers (the corpus' last, repeated: a real bloom each) and a filter of one address and one topic none of them holds. */
+const range = Array.from({ length: 1_000 }, () => header);
+const sparse = { address: `0x${'ab'.repeat(20)}`, topics: [`0x${'cd'.repeat(32)}`] };
+
 const ops: [string, () => unknown][] = [
+  ['blocksToFetch over 1,000 headers (1 address, 1 topic)', () => blocksToFetch(range, sparse)],
   ['headerHash (Prague header)', () => headerHash(latest)],
   [`checkTransactions (${latest.transactions.length} txs)`, () => checkTransactions(header, latest.transactions)],
   [`checkReceipts (${receipts.length} receipts)`, () => checkReceipts(header, receipts)],

@@ -4,7 +4,7 @@
  * (debug_getRawReceipts), blooms rebuilt; one receipt or log tampered with is caught and named.
  */
 import test from 'ava';
-import { logsBloom, logsBloomMayMatch, orBlooms, type LogJson } from '../../../../lib/proof/bloom.js';
+import { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type LogJson } from '../../../../lib/proof/bloom.js';
 import { toHex } from '../../../../lib/proof/bytes.js';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, type BlockJson } from '../../../../lib/proof/header.js';
@@ -165,4 +165,33 @@ test("the receipts' other fields are checked against what proves them: gasUsed, 
     const e = t.throws(() => checkReceiptDetails(forged, latest.transactions), { instanceOf: ProofError }, name)!;
     t.deepEqual([e.reason, e.field], ['value', field], name);
   }
+});
+
+test('a filter hashed once (bloomQuery) answers as the bits logsBloom sets say, over many blooms and in either hex case', (t) => {
+  const blooms = [...receipts1, ...receipts36].map((r) => r.logsBloom).concat(block36.logsBloom);
+  const zeroAddress = `0x${'00'.repeat(20)}`;
+  // The reference is built from logsBloom alone: a value may be in a bloom when every bit it sets is set there.
+  const addressBits = (address: string) => BigInt(logsBloom([{ address, topics: [], data: '0x' }]));
+  const topicBits = (topic: string) => BigInt(logsBloom([{ address: zeroAddress, topics: [topic], data: '0x' }])) ^ addressBits(zeroAddress);
+  const within = (bits: bigint, bloom: string) => BigInt(bloom) !== 0n && (BigInt(bloom) & bits) === bits;
+  const addresses = [...new Set(receipts36.flatMap((r) => r.logs.map((l) => l.address)))].concat(`0x${'ab'.repeat(20)}`);
+  const topics = [...new Set(receipts36.flatMap((r) => r.logs.flatMap((l) => l.topics)))].concat(`0x${'cd'.repeat(32)}`)
+    .filter((topic) => (topicBits(topic) & addressBits(zeroAddress)) === 0n); // (a topic sharing a bit with the zero address has no clean reference)
+  const outcomes = new Set<boolean>();
+  for (const bloom of blooms) {
+    const upper = `0x${bloom.slice(2).toUpperCase()}`;
+    for (const address of addresses) {
+      const expected = within(addressBits(address), bloom);
+      t.is(bloomMayMatch(upper, bloomQuery({ address })), expected, address);
+      outcomes.add(expected);
+    }
+    for (const topic of topics) {
+      const expected = within(topicBits(topic), bloom);
+      t.is(bloomMayMatch(bloom, bloomQuery({ topics: [topic] })), expected, topic);
+      t.is(bloomMayMatch(bloom, bloomQuery({ topics: [null, topic] })), expected, topic);
+      outcomes.add(expected);
+    }
+  }
+  t.deepEqual([...outcomes].sort(), [false, true], 'both outcomes were met');
+  t.is(t.throws(() => bloomMayMatch('0x12', bloomQuery({})), { instanceOf: ProofError })!.field, 'logsBloom');
 });
