@@ -2,7 +2,7 @@
 export { ProofError, type ProofErrorInit, type ProofReason } from './failure.js';
 export { checkHeader, checkHeaderChain, headerHash, headerLayout, headerRlp, type BlockJson, type HeaderLayout, type ProvenHeader } from './header.js';
 export { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type BloomQuery, type LogFilter, type LogJson } from './bloom.js';
-export { blockBloom, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from './receipts.js';
+export { blockBloom, checkReceiptAnswer, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from './receipts.js';
 export {
   blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logMatches, LogsProofError, provenLogs,
   type AlteredLog, type BlockReceipts, type LogsDiff, type LogsOptions, type ProvenLog,

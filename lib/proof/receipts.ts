@@ -175,5 +175,69 @@ export function checkReceiptDetails(receipts: readonly ReceiptJson[], transactio
   }
 }
 
+/** The receipt fields compared by `checkReceiptAnswer`, with how: hex data, quantity, or a list of logs. */
+const ANSWER_FIELDS: readonly (readonly [string, 'hex' | 'quantity'])[] = [
+  ['transactionHash', 'hex'], ['transactionIndex', 'quantity'], ['blockHash', 'hex'], ['blockNumber', 'quantity'],
+  ['type', 'quantity'], ['status', 'quantity'], ['root', 'hex'], ['cumulativeGasUsed', 'quantity'], ['gasUsed', 'quantity'],
+  ['logsBloom', 'hex'], ['to', 'hex'],
+];
+const LOG_FIELDS: readonly (readonly [string, 'hex' | 'quantity'])[] = [
+  ['address', 'hex'], ['data', 'hex'], ['blockHash', 'hex'], ['blockNumber', 'quantity'], ['transactionHash', 'hex'],
+  ['transactionIndex', 'quantity'], ['logIndex', 'quantity'],
+];
+
+function sameValue(a: unknown, b: unknown, how: 'hex' | 'quantity'): boolean {
+  if (a === null || b === null) return a === b;
+  if (typeof a !== 'string' || typeof b !== 'string') return false;
+  if (how === 'hex') return sameHex(a, b);
+  try {
+    return quantity(a, 'a') === quantity(b, 'b');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks a provider's eth_getTransactionReceipt answer against the block's proven receipts
+ * (`checkReceipts`, then `checkReceiptDetails`): the answer must be for `askedHash` (the
+ * request's), and the receipt at its `transactionIndex` must be for that transaction and equal it in every field the proof covers (outcome,
+ * gas, bloom, logs and their numbering, type, block, recipient; a field the answer leaves out is
+ * not compared, except the consensus ones). Returns the proven receipt; a difference is `value`,
+ * naming the field.
+ */
+export function checkReceiptAnswer(receipts: readonly ReceiptJson[], answer: ReceiptJson, askedHash?: string): ReceiptJson {
+  if (answer === null || typeof answer !== 'object') throw ProofError.malformed('result', answer, 'a receipt object');
+  if (askedHash !== undefined && (typeof answer.transactionHash !== 'string' || !sameHex(answer.transactionHash, askedHash))) {
+    throw ProofError.mismatch('value', 'result.transactionHash', askedHash.toLowerCase(), String(answer.transactionHash), 'not the receipt asked for');
+  }
+  const index = quantity(answer.transactionIndex, 'result.transactionIndex');
+  const proven = receipts[Number(index)];
+  if (proven === undefined || index >= BigInt(receipts.length)) {
+    throw ProofError.mismatch('value', 'result.transactionIndex', `below 0x${receipts.length.toString(16)}`, String(answer.transactionIndex), 'the block has no such transaction');
+  }
+  for (const [field, how] of ANSWER_FIELDS) {
+    const mine = proven[field];
+    const theirs = answer[field];
+    if (theirs === undefined && mine !== undefined && !['status', 'root', 'cumulativeGasUsed', 'logsBloom'].includes(field)) continue;
+    if (mine === undefined && theirs === undefined) continue;
+    if (!sameValue(mine, theirs, how)) throw ProofError.mismatch('value', `result.${field}`, String(mine), String(theirs), 'not the proven receipt');
+  }
+  if (!Array.isArray(answer.logs) || answer.logs.length !== proven.logs.length) {
+    throw ProofError.mismatch('value', 'result.logs', `${proven.logs.length} logs`, Array.isArray(answer.logs) ? `${answer.logs.length} logs` : String(answer.logs), 'not the proven receipt');
+  }
+  for (const [k, log] of answer.logs.entries()) {
+    const mine = proven.logs[k]!;
+    for (const [field, how] of LOG_FIELDS) {
+      if (log?.[field] === undefined && field !== 'address' && field !== 'data') continue;
+      if (!sameValue(mine[field], log?.[field], how)) throw ProofError.mismatch('value', `result.logs[${k}].${field}`, String(mine[field]), String(log?.[field]), 'not the proven log');
+    }
+    const topics = log?.topics;
+    if (!Array.isArray(topics) || topics.length !== mine.topics.length || topics.some((t, i) => typeof t !== 'string' || !sameHex(t, mine.topics[i]!))) {
+      throw ProofError.mismatch('value', `result.logs[${k}].topics`, mine.topics.join(','), String(topics), 'not the proven log');
+    }
+  }
+  return proven;
+}
+
 /** The bloom of a block made of these receipts (the union of theirs); equal to the header's for proven receipts. */
 export const blockBloom = (receipts: readonly ReceiptJson[]): string => orBlooms(receipts.map((r) => r.logsBloom));

@@ -1,14 +1,16 @@
 /**
- * Receipts proven against receiptsRoot on the execution-apis corpus (blocks 0x1 and 0x36, whose
- * headers and eth_getBlockReceipts answers it holds), the encoding compared with the node's own
- * (debug_getRawReceipts), blooms rebuilt; one receipt or log tampered with is caught and named.
+ * Receipts proven against receiptsRoot on the execution-apis corpus (blocks 0x1, whose receipts
+ * carry the post-state root of receipts before Byzantium, and 0x36; the corpus holds their headers
+ * and eth_getBlockReceipts answers), the encoding compared with the node's own
+ * (debug_getRawReceipts), blooms rebuilt; one receipt or log tampered with is caught and named;
+ * eth_getTransactionReceipt answers checked against the proven receipts.
  */
 import test from 'ava';
 import { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type LogJson } from '../../../../lib/proof/bloom.js';
 import { toHex } from '../../../../lib/proof/bytes.js';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, type BlockJson } from '../../../../lib/proof/header.js';
-import { blockBloom, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
+import { blockBloom, checkReceiptAnswer, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 
 const pairs = recordedPairs();
@@ -194,4 +196,38 @@ test('a filter hashed once (bloomQuery) answers as the bits logsBloom sets say, 
   }
   t.deepEqual([...outcomes].sort(), [false, true], 'both outcomes were met');
   t.is(t.throws(() => bloomMayMatch('0x12', bloomQuery({})), { instanceOf: ProofError })!.field, 'logsBloom');
+});
+
+test("a provider's eth_getTransactionReceipt answer is checked against the block's proven receipts", async (t) => {
+  await checkReceipts(block1, receipts1);
+  checkReceiptDetails(receipts1);
+  const answers = pairs.filter((p) => p.method === 'eth_getTransactionReceipt' && (p.response.result as ReceiptJson | null)?.blockNumber === '0x1');
+  t.true(answers.length >= 2);
+  for (const p of answers) {
+    const answer = p.response.result as ReceiptJson;
+    const asked = (p.request.params as string[])[0]!;
+    t.is(checkReceiptAnswer(receipts1, answer, asked), receipts1[Number(answer.transactionIndex)]!, p.name);
+  }
+  const answer = answers[0]!.response.result as ReceiptJson;
+  const cases: [string, (r: any) => void, string][] = [
+    ['status', (r) => { r.status = r.status === '0x1' ? '0x0' : '0x1'; }, 'result.status'],
+    ['gas', (r) => { r.gasUsed = '0x1'; }, 'result.gasUsed'],
+    ['index', (r) => { r.transactionIndex = r.transactionIndex === '0x0' ? '0x1' : '0x0'; }, 'result.transactionHash'],
+    ['beyond', (r) => { r.transactionIndex = '0x63'; }, 'result.transactionIndex'],
+    ['log added', (r) => { r.logs = [...r.logs, { address: `0x${'ab'.repeat(20)}`, topics: [], data: '0x' }]; }, 'result.logs'],
+    ['post-state root missing (a receipt before Byzantium)', (r) => { delete r.root; }, 'result.root'],
+  ];
+  for (const [name, patch, field] of cases) {
+    const forged = structuredClone(answer) as any;
+    patch(forged);
+    const e = t.throws(() => checkReceiptAnswer(receipts1, forged), { instanceOf: ProofError }, name)!;
+    t.deepEqual([e.reason, e.field], ['value', field], name);
+  }
+  t.is(t.throws(() => checkReceiptAnswer(receipts1, answer, `0x${'ab'.repeat(32)}`), { instanceOf: ProofError })!.field, 'result.transactionHash');
+  // a block with logs: a log's data altered in the answer
+  await checkReceipts(block36, receipts36);
+  const withLog = structuredClone(receipts36[withLogIndex]!) as any;
+  withLog.logs[0].data = '0xdeadbeef';
+  t.is(t.throws(() => checkReceiptAnswer(receipts36, withLog), { instanceOf: ProofError })!.field, 'result.logs[0].data');
+  t.is(checkReceiptAnswer(receipts36, receipts36[withLogIndex]!), receipts36[withLogIndex]!);
 });
