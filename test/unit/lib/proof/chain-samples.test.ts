@@ -2,7 +2,7 @@
  * Real blocks of chains anvil cannot produce (test/fixtures/proof/, each checked by its own
  * hashes): an Ethereum mainnet proof-of-work header, an OP Stack block with its deposit
  * transaction (header hash and transactionsRoot), an OP Mainnet deposit, an Arbitrum header whose
- * extra JSON fields are not hashed.
+ * extra JSON fields are not hashed; and a TRON block, whose hash is not the keccak of its fields.
  */
 import { readFileSync } from 'node:fs';
 import test from 'ava';
@@ -15,6 +15,7 @@ const samples = JSON.parse(readFileSync(new URL('../../../fixtures/proof/chain-s
   opStackBlock0x112: BlockJson & { transactions: TransactionJson[] };
   opMainnetDeposit: TransactionJson;
   arbitrumOne0x38419c8: BlockJson;
+  tronBlock0x4e72919: BlockJson;
 };
 
 test('Ethereum mainnet, proof of work (London layout): header and a type-2 transaction', (t) => {
@@ -45,4 +46,12 @@ test("Arbitrum: the L1 layout with baseFeePerGas; its l1BlockNumber, sendCount a
   t.is(header.sendRoot, header.extraData, 'the send root is what extraData holds');
   t.notThrows(() => checkHeader({ ...header, sendCount: '0x1' }));
   t.is(t.throws(() => checkHeader({ ...header, extraData: `0x${'00'.repeat(32)}` }), { instanceOf: ProofError })!.reason, 'header-hash');
+});
+
+test('TRON: a hash that is not the keccak of the fields served fails the header check (agreement only)', (t) => {
+  const block = samples.tronBlock0x4e72919;
+  t.true((block.hash as string).startsWith('0x0000000004e72919'), 'the hash begins with the block number');
+  const e = t.throws(() => checkHeader(block), { instanceOf: ProofError })!;
+  t.deepEqual([e.reason, e.field], ['malformed', 'stateRoot']);
+  t.is(t.throws(() => checkHeader({ ...block, stateRoot: `0x${'00'.repeat(32)}` }), { instanceOf: ProofError })!.reason, 'header-hash');
 });
