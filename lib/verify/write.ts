@@ -65,7 +65,7 @@ export interface WriteRun {
 const hash32 = /^0x[0-9a-f]{64}$/i;
 
 /** Codes and messages that say a provider turned the call away before any node took it. */
-const turnedAwayCodes: ReadonlySet<number> = new Set([429, -32005, -32007, -32009, -32012]);
+const turnedAwayCodes: ReadonlySet<number> = new Set([429, -32005, -32007, -32009, -32012, -32029]);
 const turnedAwayMessage = /rate.?limit|too many requests|capacity|request limit|quota|credits?|compute units|throughput|daily (request )?(count|limit)|usage limit/i;
 
 /**
@@ -76,7 +76,8 @@ export function classifyWriteOutcome(o: Outcome<Upstream, UpstreamResponse>, a: 
   if (!o.ok) {
     const e = o.error as { sent?: boolean; kind?: string; message?: string };
     if (e.sent === false) return 'not-taken';
-    if (e.kind === 'http-status' && /^HTTP 429\b/.test(e.message ?? '')) return 'not-taken';
+    // A 429 (the transport's `rate-limited`) turned it away; a 503, even with a Retry-After, may have taken it.
+    if ((e.kind === 'rate-limited' || e.kind === 'http-status') && /^HTTP 429\b/.test(e.message ?? '')) return 'not-taken';
     return 'unknown';
   }
   if (a.ok && payload.batch) return 'accepted';
