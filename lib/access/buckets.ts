@@ -115,18 +115,30 @@ interface KeyState {
   /** The per-second bucket's credits at `at`. */
   tokens: number;
   at: number;
+  /** The bucket's capacity and refill rate at its last use (0: no per-second limit). */
+  cap: number;
+  rate: number;
   day: number;
   used: number;
   inFlight: number;
 }
 
+/** Every this many takes, the memory store forgets the keys whose state is a fresh key's. */
+const sweepEvery = 4096;
+
 /** The budgets in this process's memory. */
 export class MemoryCreditStore implements CreditStore {
   private readonly keys = new Map<string, KeyState>();
   private readonly now: () => number;
+  private takes = 0;
 
   constructor(options: { now?: () => number } = {}) {
     this.now = options.now ?? Date.now;
+  }
+
+  /** Keys held (tests, and a bound on memory: see sweep). */
+  get size(): number {
+    return this.keys.size;
   }
 
   async take(key: string, limits: BucketLimits, credits: number): Promise<Verdict> {
@@ -136,6 +148,7 @@ export class MemoryCreditStore implements CreditStore {
   /** `take`, synchronously (the Redis store's fallback). */
   takeNow(key: string, limits: BucketLimits, credits: number): Verdict {
     const now = this.now();
+    if (++this.takes % sweepEvery === 0) this.sweep(now);
     const state = this.stateOf(key, limits, now);
     const rate = limitOf(limits.perSecond);
     const cap = capOf(limits);
@@ -200,17 +213,34 @@ export class MemoryCreditStore implements CreditStore {
     this.keys.clear();
   }
 
+  /**
+   * Forgets the keys nothing is in flight for whose bucket has refilled and whose day is over or
+   * unspent: their next take finds what a new key finds. Memory then holds the keys in use, not
+   * every key ever seen.
+   */
+  sweep(now = this.now()): void {
+    const day = utcDay(now);
+    for (const [key, state] of this.keys) {
+      if (state.inFlight > 0) continue;
+      if (state.day === day && state.used > 0) continue;
+      if (state.cap > 0 && state.tokens + (Math.max(0, now - state.at) * state.rate) / 1000 < state.cap) continue;
+      this.keys.delete(key);
+    }
+  }
+
   /** The key's state refilled to `now`, its day turned over at midnight. */
   private stateOf(key: string, limits: BucketLimits, now: number): KeyState {
     const cap = capOf(limits);
+    const rate = limitOf(limits.perSecond);
     const day = utcDay(now);
     let state = this.keys.get(key);
     if (state === undefined) {
-      state = { tokens: cap, at: now, day, used: 0, inFlight: 0 };
+      state = { tokens: cap, at: now, cap: rate > 0 ? cap : 0, rate, day, used: 0, inFlight: 0 };
       this.keys.set(key, state);
       return state;
     }
-    const rate = limitOf(limits.perSecond);
+    state.cap = rate > 0 ? cap : 0;
+    state.rate = rate;
     if (rate > 0 && now > state.at) state.tokens = Math.min(cap, state.tokens + ((now - state.at) * rate) / 1000);
     if (now > state.at) state.at = now;
     if (day !== state.day) {

@@ -130,3 +130,25 @@ test('the UTC day and the seconds to its end', (t) => {
   t.is(secondsToMidnight(Date.UTC(2026, 10, 28, 23, 59, 59, 500)), 1);
   t.is(secondsToMidnight(Date.UTC(2026, 10, 28, 0, 0, 0)), 86_400);
 });
+
+test("the memory store forgets keys whose state is a fresh key's, and keeps the others", async (t) => {
+  const c = clock(Date.UTC(2026, 10, 28, 23, 0, 0));
+  const store = new MemoryCreditStore({ now: c.read });
+  const second = { perSecond: 10 };
+  const refilling = await store.take('refilling', second, 10);
+  await store.settle(refilling.reservation!, 10);
+  const held = await store.take('in-flight', { concurrent: 5 }, 1);
+  const spent = await store.take('spent-today', { perDay: 100 }, 30);
+  await store.settle(spent.reservation!, 30);
+  t.is(store.size, 3);
+  c.advance(500);
+  store.sweep();
+  t.is(store.size, 3, 'a bucket still refilling, a request in flight, credits spent today: kept');
+  c.advance(3600 * 1000);
+  store.sweep();
+  t.is(store.size, 1, 'refilled, and a new UTC day: forgotten');
+  await store.settle(held.reservation!, 1);
+  store.sweep();
+  t.is(store.size, 0);
+  t.true((await store.take('spent-today', { perDay: 100 }, 100)).allowed, 'a forgotten key starts as a new one');
+});
