@@ -69,6 +69,12 @@ export function backOffMs(episode: number, retryAfterMs: number | undefined): nu
 export const rateLimited = (h: Health, now: number): boolean => h.rateLimitedUntil > now;
 
 /**
+ * Whether an upstream is on back-off now: the agreement loop's and the write's fan-out ask the
+ * others first when it was put on back-off after the request's candidates were ranked.
+ */
+export const onBackOff = (u: { health: Health }): boolean => u.health.rateLimitedUntil > Date.now();
+
+/**
  * Records a rate-limit answer on the health record: the back-off, the counts, the reason. Not a
  * failure. Returns whether it started an episode (the caller logs it then, once).
  */

@@ -25,6 +25,7 @@
 import { UpstreamsFailedError, WriteOutcomeUnknownError, type GatewayError } from '../errors.js';
 import { isAlreadyKnown, mayBroadcast, txHashOf, writeRuleOf } from '../jsonrpc/writes.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
+import { onBackOff } from '../health/rate-limits.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
@@ -116,7 +117,7 @@ export function knownAnswer(upstream: Upstream, payload: RpcPayload, txHash: str
 /** Starts the write at once: the first call (or K in broadcast mode) goes out before this returns. */
 export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, policy: WritePolicy, done: (end: WriteEnd) => void): WriteRun {
   const timers = policy.timers ?? realTimers;
-  const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now);
+  const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
   const failures: Bad[] = [];
   /** Called, but no byte of the write reached them (the connection was never made). */
   const notSent = new Set<Upstream>();

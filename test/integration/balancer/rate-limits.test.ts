@@ -170,3 +170,27 @@ test('without a Retry-After the back-off doubles with each episode, up to a succ
 
 /** Waits for the upstream's back-off to end. */
 const until_ = (gw: Gateway, fake: FakeUpstream) => until(async () => (await upstreamState(gw, fake)).rateLimitedUntil === null);
+
+test('a request in flight whose next candidate was put on back-off meanwhile asks the others first', async (t) => {
+  // u0 fails slowly (HTTP 500 after 1 s); u1 answers 429; u2 answers. No hedging.
+  const list = await Promise.all([
+    startFakeUpstream({ profile: 'error500', delayMs: 1000 }),
+    startFakeUpstream({ http: () => ({ status: 429, headers: { 'retry-after': '30' } }) }),
+    startFakeUpstream(),
+  ]);
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  const gw = await startGateway({ timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  t.teardown(() => gw.close());
+  const [slow, limited, third] = list as [FakeUpstream, FakeUpstream, FakeUpstream];
+  // N=1: ranked u0, u1, u2; waits on u0.
+  const inFlight = balance(gw, 1);
+  // N=2 meanwhile: u0 and u1 at once; u1's 429 puts it on back-off.
+  await until(async () => slow.calls === 1);
+  const verified = balance(gw, 2, 2);
+  await until(async () => limited.calls === 1);
+  const [first, second] = await Promise.all([inFlight, verified]);
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-forwarded-from'], third.url, 'u0 failed: the missing vote went to u2, not to u1 on back-off');
+  t.is(limited.calls, 1, 'u1 was not asked again');
+  t.is(second.status, 502, 'N=2 with u0 failing and u1 on back-off: one vote');
+});
