@@ -9,6 +9,8 @@
  * Measured quality (lib/health/quality.ts) ranks a far slower upstream behind its peers, and the
  * chain's `strategy` spreads N=1 requests over the best tier (`balanced`) or keeps list order
  * (`priority`); an upstream at its `maxConcurrent`/`maxRps` cap is skipped (select.ts arrange).
+ * An upstream on back-off after its provider rate-limited us is left out while the others hold
+ * N providers (else asked last).
  * Reads: ctx.chain, ctx.required, ctx.payload   Writes: ctx.candidates
  */
 import { defaults } from '../config/defaults.js';
@@ -18,7 +20,7 @@ import { NotEnoughUpstreamsError } from '../lib/errors.js';
 import type { Chain, Upstream } from '../lib/upstream/registry.js';
 import { methodClassOf } from '../lib/health/quality.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
-import { arrange, rankTiers, spreadProviders } from '../lib/upstream/select.js';
+import { arrange, rankTiers, rateLimitedTier, spreadProviders } from '../lib/upstream/select.js';
 
 export interface SelectUpstreamsOptions {
   /** One verified request in this many per chain takes a distrusted upstream as a voter (default 10). */
@@ -46,7 +48,7 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
     const chain = need(ctx, 'chain', 'selectUpstreams');
     const required = need(ctx, 'required', 'selectUpstreams');
     const cls = methodClassOf(ctx.payload?.calls);
-    const tiered = rankTiers(chain.upstreams, Date.now(), cls);
+    const tiered = withoutRateLimited(rankTiers(chain.upstreams, Date.now(), cls), required);
     let explore = false;
     // Never a write (lib/jsonrpc/writes.ts): it is not hedged, so it would wait on the slow upstream.
     // Never a member of a coalesced batch: its reads go to one upstream as one upstream batch
@@ -87,6 +89,20 @@ export function selectUpstreams(options: SelectUpstreamsOptions = {}): Middlewar
     ctx.candidates = ordered;
     next();
   };
+}
+
+/**
+ * The ranking less the upstreams on back-off after a rate limit (ranked last: rateLimitedTier),
+ * when the others still hold `required` providers: they are not asked at all, not even for a
+ * missing vote, until their back-off ends. When too few providers would be left, they stay, last.
+ */
+function withoutRateLimited(tiered: { ranked: Upstream[]; tiers: number[] }, required: number): { ranked: Upstream[]; tiers: number[] } {
+  const { ranked, tiers } = tiered;
+  if (tiers.length === 0 || tiers[tiers.length - 1]! < rateLimitedTier) return tiered;
+  const first = tiers.findIndex((t) => t >= rateLimitedTier);
+  const kept = ranked.slice(0, first);
+  if (new Set(kept.map((u) => u.provider)).size < required) return tiered;
+  return { ranked: kept, tiers: tiers.slice(0, first) };
 }
 
 /**

@@ -99,6 +99,10 @@ function describeChains(registry: Registry) {
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
       lastError: u.health.lastError ?? null,
+      // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
+      rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
+      rateLimits: u.health.rateLimits,
+      rateLimitEpisodes: u.health.rateLimitEpisodes,
       // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
       quality: describeQuality(u.health),
       ...(u.weight === undefined ? {} : { weight: u.weight }),

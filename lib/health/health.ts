@@ -45,6 +45,12 @@ export interface Health {
   recentLost: number;
   /** Lost too many agreements (disputes policy): not asked for unverified reads, ranked last. */
   distrusted: boolean;
+  /** Until when (epoch ms) the upstream is on back-off after its provider rate-limited us (rate-limits.ts): not asked; 0: never. */
+  rateLimitedUntil: number;
+  /** Episodes of rate limits since its last success: the exponent of the back-off when no Retry-After is given. */
+  rateLimitEpisodes: number;
+  /** Rate-limit answers received (HTTP 429, 503 with Retry-After, JSON-RPC rate-limit errors). */
+  rateLimits: number;
 }
 
 export function newHealth(): Health {
@@ -69,6 +75,9 @@ export function newHealth(): Health {
     recentVotes: [],
     recentLost: 0,
     distrusted: false,
+    rateLimitedUntil: 0,
+    rateLimitEpisodes: 0,
+    rateLimits: 0,
   };
 }
 
@@ -80,6 +89,7 @@ export function recordSuccess(h: Health, latencyMs: number): void {
   h.successes += 1;
   h.consecutiveFailures = 0;
   h.coolingUntil = 0;
+  h.rateLimitEpisodes = 0;
   h.latencyMs = h.latencyMs === undefined ? latencyMs : h.latencyMs * 0.8 + latencyMs * 0.2;
 }
 
@@ -127,6 +137,7 @@ export function recordVote(h: Health, won: boolean, policy: DisputePolicy): 'dis
  * The state /chains shows, from the health record alone (first match wins):
  * - `loop`: the upstream is this gateway itself, or leads back to it (out of rotation, loop.ts);
  * - `wrong-chain`: the last probe reported another chain id (out of rotation);
+ * - `rate-limited`: its provider rate-limited us; not asked until `rateLimitedUntil` (rate-limits.ts);
  * - `unknown`: no probe has finished and no call was made yet (not known to be up);
  * - `cooling-down`: failed `failureThreshold` times in a row, ranked last until `coolingUntil`;
  * - `down`: the last probe or call failed (from the first failure: a refused connection or a
@@ -134,11 +145,12 @@ export function recordVote(h: Health, won: boolean, policy: DisputePolicy): 'dis
  * - `lagging`: answers, but its head is more than `maxLagBlocks` behind the chain's best;
  * - `healthy`: the last probe or call succeeded.
  */
-export type UpstreamState = 'loop' | 'wrong-chain' | 'unknown' | 'cooling-down' | 'down' | 'lagging' | 'healthy';
+export type UpstreamState = 'loop' | 'wrong-chain' | 'rate-limited' | 'unknown' | 'cooling-down' | 'down' | 'lagging' | 'healthy';
 
 export function upstreamState(h: Health, now: number, maxLagBlocks: number): UpstreamState {
   if (h.loop) return 'loop';
   if (h.wrongChainId !== undefined) return 'wrong-chain';
+  if (h.rateLimitedUntil > now) return 'rate-limited';
   if (h.successes + h.failures + h.lastProbeAt === 0) return 'unknown';
   if (h.coolingUntil > now) return 'cooling-down';
   if (h.consecutiveFailures > 0 || h.successes === 0) return 'down';
@@ -147,7 +159,8 @@ export function upstreamState(h: Health, now: number, maxLagBlocks: number): Ups
 
 /**
  * Up: serves the configured chain (and is not a request loop) and its last probe or call succeeded (`healthy` or `lagging`).
- * Unknown (never probed, never called) is not up.
+ * Unknown (never probed, never called) is not up. A rate limit is no failure: an upstream on
+ * back-off that had answered stays up (its back-off lasts a minute at most).
  */
 export function isUp(h: Health): boolean {
   return h.wrongChainId === undefined && !h.loop && h.successes > 0 && h.consecutiveFailures === 0;

@@ -8,13 +8,16 @@
  * another, so a large config never opens hundreds of connections at once: the probe of an
  * upstream that carried no traffic since its last health call closes its sockets after the answer
  * (`background`), instead of keeping them alive. An upstream found to be a request loop (loop.ts)
- * is not probed.
+ * is not probed, nor one on back-off after a rate limit (rate-limits.ts); a probe that meets a
+ * rate limit puts the upstream on back-off instead of counting a failure.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { recordHead, refreshChain } from './heads.js';
 import { defaultProbeConcurrency, mapLimited } from './limited.js';
 import { recordFailure, recordSuccess } from './health.js';
+import { isRateLimitError, noteRateLimit, rateLimitLabel, rateLimited } from './rate-limits.js';
+import { UpstreamCallError } from '../upstream/transport/contract.js';
 import { recordProbeRound } from './quality.js';
 import type { Chain, Registry, Upstream } from '../upstream/registry.js';
 
@@ -22,6 +25,8 @@ export interface ProbeResult {
   chainId?: bigint;
   head?: bigint;
   error?: string;
+  /** The error is a rate limit (lib/health/rate-limits.ts): the upstream goes on back-off, no failure. */
+  rateLimited?: { retryAfterMs: number | undefined };
   ms: number;
 }
 
@@ -47,6 +52,10 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
     throw new Error(`${method}: the answer is not JSON`);
   }
   if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
+    const error = value.error as { code?: unknown; message?: string } | undefined;
+    if (typeof error?.code === 'number' && isRateLimitError(error.code, String(error.message ?? ''))) {
+      throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${String(error.message ?? '').slice(0, 200)}`);
+    }
     throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
   }
   return BigInt(value.result);
@@ -59,21 +68,31 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
     return { chainId, head, ms: performance.now() - started };
   } catch (err) {
     // An upstream may echo its URL or key in an error message: never recorded or logged as sent.
-    return { error: upstream.secrets.scrub((err as Error).message), ms: performance.now() - started };
+    const error = upstream.secrets.scrub((err as Error).message);
+    const ms = performance.now() - started;
+    const e = err as { kind?: string; retryAfterMs?: number };
+    return e.kind === 'rate-limited' ? { error, rateLimited: { retryAfterMs: e.retryAfterMs }, ms } : { error, ms };
   }
 }
 
 /** Probes every upstream of a chain (at most `concurrency` at once) and updates their health. */
 export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger, concurrency = defaultProbeConcurrency): Promise<void> {
-  // A request loop is never probed again: each probe would only come back to us.
-  const results = await mapLimited(chain.upstreams, concurrency, (u) => (u.health.loop ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
+  // A request loop is never probed again: each probe would only come back to us. An upstream on
+  // back-off after a rate limit is not probed until it ends (the probe would spend its quota).
+  const started = Date.now();
+  const skipped = chain.upstreams.map((u) => u.health.loop || rateLimited(u.health, started));
+  const results = await mapLimited(chain.upstreams, concurrency, (u, i) => (skipped[i] ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
   const now = Date.now();
   const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
   results.forEach((r, i) => {
     const u = chain.upstreams[i]!;
     const h = u.health;
-    if (h.loop) return; // found to be a loop (maybe by this very probe), and logged then
+    if (h.loop || skipped[i]) return; // found to be a loop (maybe by this very probe), and logged then
     h.lastProbeAt = now;
+    if (r.rateLimited) {
+      noteRateLimit(u, `probe: ${r.error}`, r.rateLimited.retryAfterMs, logger, now);
+      return;
+    }
     if (r.error !== undefined) {
       recordFailure(h, `probe: ${r.error}`, now);
       logger.warn({ chain: chain.id, upstream: u.label, reason: r.error }, 'health probe failed');

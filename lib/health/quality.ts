@@ -295,6 +295,8 @@ export function recordProbe(health: Health, ms: number, now: number): void {
 const performanceNow = () => performance.now();
 
 /** Track one upstream call: in flight until it settles; an answer, an error, or abandoned (signal aborted first). */
+const notAnError = (kind: string | undefined): boolean => kind === 'budget' || kind === 'rate-limited';
+
 export function trackCall<T>(
   chain: object | undefined,
   health: Health,
@@ -320,8 +322,8 @@ export function trackCall<T>(
     (err: unknown) => {
       const now = clock();
       if (signal.aborted) recordAbandoned(health, now - began, cls, now);
-      // Our own byte budget refusing an answer is not the upstream's error.
-      else if ((err as { kind?: string } | undefined)?.kind === 'budget') qualityOf(health).inFlight = Math.max(0, qualityOf(health).inFlight - 1);
+      // Our own byte budget refusing an answer is not the upstream's error, nor is a rate limit (rate-limits.ts).
+      else if (notAnError((err as { kind?: string } | undefined)?.kind)) qualityOf(health).inFlight = Math.max(0, qualityOf(health).inFlight - 1);
       else recordError(health);
     },
   );

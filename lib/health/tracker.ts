@@ -2,14 +2,16 @@
  * The head tracker: asks each upstream for its `latest` head every `heads.intervalMs` (and for its
  * `safe` and `finalized` blocks every `tagEvery`-th round), and on demand when a pinned read
  * waits for heads (pollHeadsNow). What it learns goes into heads.ts, which keeps each upstream's
- * heads and the chain's.
+ * heads and the chain's. An upstream on back-off after a rate limit (rate-limits.ts) is not
+ * polled until it ends; a poll that meets a rate limit puts it on back-off.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Chain, Registry, Upstream } from '../upstream/registry.js';
-import { Cancellation, type CancelSignal } from '../upstream/transport/contract.js';
+import { Cancellation, UpstreamCallError, type CancelSignal } from '../upstream/transport/contract.js';
 import { chainHeadSettings, headTags, inRotation, linkUpstream, recordHead, recordTags, refreshChain, setChainHeadSettings, type HeadSettings } from './heads.js';
 import { defaultProbeConcurrency, mapLimited } from './limited.js';
+import { isRateLimitError, noteRateLimit, rateLimitLabel, rateLimited } from './rate-limits.js';
 
 // ---------------------------------------------------------------------------------------------
 // The head tracker
@@ -32,12 +34,18 @@ async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: nu
   const body = { jsonrpc: '2.0', id: 1, method, params };
   const payload: RpcPayload = { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify(body)) };
   const answer = await u.transport.send({ payload, requestId: `heads-${method}`, signal, timeoutMs, maxBytes: 1024 * 1024, background: true });
+  let parsed: Answer;
   try {
-    return JSON.parse(answer.body.toString('utf8')) as Answer;
+    parsed = JSON.parse(answer.body.toString('utf8')) as Answer;
   } catch {
     // (V8's message quotes the body's first characters: a key cut in two could not be scrubbed.)
     throw new Error(`${method}: the answer is not JSON`);
   }
+  const error = parsed?.error;
+  if (typeof error?.code === 'number' && isRateLimitError(error.code, String(error.message ?? ''))) {
+    throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${String(error.message ?? '').slice(0, 200)}`);
+  }
+  return parsed;
 }
 
 const hexQuantity = /^0x[0-9a-f]{1,16}$/i;
@@ -61,7 +69,10 @@ async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, s
       }
     }
   } catch (err) {
-    if (!signal.aborted) logger.debug({ chain: u.chainId, upstream: u.label, reason: u.secrets.scrub((err as Error).message) }, 'head poll failed');
+    if (signal.aborted) return;
+    const e = err as { kind?: string; retryAfterMs?: number; message: string };
+    if (e.kind === 'rate-limited') noteRateLimit(u, `head poll: ${u.secrets.scrub(e.message)}`, e.retryAfterMs, logger);
+    else logger.debug({ chain: u.chainId, upstream: u.label, reason: u.secrets.scrub(e.message) }, 'head poll failed');
   }
 }
 
@@ -94,8 +105,9 @@ export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeo
   const now = performance.now();
   const waits: Promise<void>[] = [];
   const due: Upstream[] = [];
+  const wall = Date.now();
   for (const u of upstreams) {
-    if (!inRotation(u)) continue;
+    if (!inRotation(u) || rateLimited(u.health, wall)) continue;
     const last = onDemand.get(u);
     // Joined: its round refreshes the chain after its own polls; this one's after all of them.
     if (last?.polling) waits.push(last.polling.then(() => refreshChain(chain)));
@@ -137,7 +149,8 @@ export function startHeadTracker(
   const round = async (chain: Chain) => {
     const n = rounds.get(chain) ?? 0;
     rounds.set(chain, n + 1);
-    const live = chain.upstreams.filter(inRotation);
+    const now = Date.now();
+    const live = chain.upstreams.filter((u) => inRotation(u) && !rateLimited(u.health, now));
     await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort, logger));
     if (!abort.aborted) refreshChain(chain);
   };

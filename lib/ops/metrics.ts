@@ -136,6 +136,18 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
   perUpstream(registry, upstreams, 'omnigate_upstream_lag_blocks', `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`, (u) => u.health.lag);
   perUpstream(registry, upstreams, 'omnigate_upstream_wrong_chain', '1 when the last probe reported another chain id (out of rotation).', (u) => (u.health.wrongChainId === undefined ? 0 : 1));
   perUpstream(registry, upstreams, 'omnigate_upstream_distrusted', '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.', (u) => (u.health.distrusted ? 1 : 0));
+  // Rate limits (lib/health/rate-limits.ts), read from the health records: calls, probes and head polls alike.
+  new Counter({
+    name: 'omnigate_upstream_rate_limited_total',
+    help: 'Rate-limit answers of the upstream\'s provider (HTTP 429, 503 with Retry-After, a JSON-RPC rate-limit error), to calls, probes and head polls.',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      eachUpstream(upstreams, (chain, upstream, u) => this.inc({ chain, upstream }, u.health.rateLimits));
+    },
+  });
+  perUpstream(registry, upstreams, 'omnigate_upstream_rate_limited', '1 while the upstream is on back-off after a rate limit: not asked until it ends.', (u) => (u.health.rateLimitedUntil > Date.now() ? 1 : 0));
   // Heads (lib/health/heads.ts).
   new Gauge({
     name: 'omnigate_upstream_head_block',

@@ -40,12 +40,16 @@ export class FanOut<U, R> {
    * starts first. The answer waits for the slowest of the batch, so its clock should start
    * first (each start is a socket write, tens of µs); which upstreams are called is unchanged.
    * `now` is the clock the calls' durations are measured with (ms; tests inject their own).
+   * `later`, when given, is read at each launch after the first: the candidates left that it
+   * names (an upstream put on back-off since the candidates were ranked) move behind the others,
+   * so that they are called only when nothing else is left.
    */
   constructor(
     candidates: readonly U[],
     private readonly call: (upstream: U, signal: CancelSignal) => Promise<R>,
     private readonly expectedMs?: (upstream: U) => number | undefined,
     private readonly now: () => number = performanceNow,
+    private readonly later?: (upstream: U) => boolean,
   ) {
     this.candidates = candidates;
   }
@@ -61,6 +65,7 @@ export class FanOut<U, R> {
   /** Starts up to `count` more calls; returns how many started. */
   launch(count: number): number {
     if (this.aborted) return 0;
+    if (this.later !== undefined && this.called.length > 0) this.deferLater(this.later);
     const end = Math.min(this.next + Math.max(0, count), this.candidates.length);
     if (end - this.next <= 1) {
       if (end === this.next) return 0;
@@ -85,6 +90,25 @@ export class FanOut<U, R> {
   requeue(upstreams: readonly U[]): void {
     if (this.aborted || upstreams.length === 0) return;
     this.candidates = [...this.candidates.slice(this.next), ...upstreams];
+    this.next = 0;
+  }
+
+  /** The candidates left, those `later` names behind the others (each side in its order), when both kinds are left. */
+  private deferLater(later: (upstream: U) => boolean): void {
+    const { candidates, next } = this;
+    let first = -1;
+    for (let i = next; i < candidates.length; i++) {
+      if (later(candidates[i]!)) {
+        first = i;
+        break;
+      }
+    }
+    if (first < 0) return;
+    const kept: U[] = [];
+    const deferred: U[] = [];
+    for (let i = next; i < candidates.length; i++) (i >= first && later(candidates[i]!) ? deferred : kept).push(candidates[i]!);
+    if (kept.length === 0) return;
+    this.candidates = kept.concat(deferred);
     this.next = 0;
   }
 

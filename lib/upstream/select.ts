@@ -3,7 +3,7 @@
  *
  * An upstream that reported another chain id, or is a request loop, is out of rotation (left out).
  * The others are ordered by tiers (rankTiers), each criterion outweighing all the ones after it:
- * not distrusted first; then not failed without ever answering; then not cooling down after
+ * not on back-off after a rate limit first (lib/health/rate-limits.ts); then not distrusted; then not failed without ever answering; then not cooling down after
  * repeated failures; then not lagging (more than `maxLagBlocks` behind the chain's robust head,
  * heads.ts) and not suspect (far above it); then not slow (measured, per method class: see
  * `measuredMinSamples` and `abandonedSlowFactor` below; or a latency average, over at least
@@ -80,6 +80,9 @@ function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodCl
   return known[(known.length - 1) >> 1];
 }
 
+/** The tier bit of an upstream on back-off after a rate limit (lib/health/rate-limits.ts): after every other. */
+export const rateLimitedTier = 32;
+
 /** The ranking with each upstream's tier (0 is the best; 1 is slow and nothing worse). */
 export function rankTiers<T extends Rankable>(candidates: readonly T[], now: number, cls?: MethodClass): { ranked: T[]; tiers: number[] } {
   let fastest = Infinity;
@@ -98,7 +101,7 @@ export function rankTiers<T extends Rankable>(candidates: readonly T[], now: num
   const slow = (h: Health) =>
     ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) || (measuredSlowAbove !== Infinity && measuredSlow(h));
   const tier = (u: T) =>
-    (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
+    (u.health.rateLimitedUntil > now ? rateLimitedTier : 0) + (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
     (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks || u.health.suspect ? 2 : 0) + (slow(u.health) ? 1 : 0);
   const tiers = candidates.map(tier);
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).

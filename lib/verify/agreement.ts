@@ -19,6 +19,7 @@
  * meanwhile. The loop ends exactly once, through `done`. A run is one object whose steps are
  * methods shared by every run (no closures made per request but the fan-out's listener).
  */
+import { onBackOff } from '../health/rate-limits.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
@@ -80,7 +81,7 @@ class AgreementLoop implements AgreementRun {
     const timers = (this.timers = policy.timers ?? realTimers);
     this.required = question.required;
     this.perProvider = question.perProvider;
-    this.fanout = new FanOut<Upstream, UpstreamResponse>(question.candidates, policy.call, policy.expectedMs, timers.now);
+    this.fanout = new FanOut<Upstream, UpstreamResponse>(question.candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
     this.called = this.fanout.called;
     this.startedAt = this.quietSince = timers.now();
     this.deadline = timers.setTimeout(() => this.finish(this.failed('deadline')), policy.deadlineMs);

@@ -47,7 +47,8 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   if (!o.ok) {
     // Refused by ourselves (a 508 from this very gateway): say so rather than "HTTP 508".
     const reason = upstream.health.loop ? loopReason : upstream.secrets.scrub(o.error.message);
-    return { upstream, ok: false, reason, ms: o.ms, kind: (o.error as { kind?: string }).kind };
+    const error = o.error as { kind?: string; retryAfterMs?: number };
+    return { upstream, ok: false, reason, ms: o.ms, kind: error.kind, retryAfterMs: error.retryAfterMs };
   }
   const judged = (o.value as Partial<JudgedResponse>).judged;
   if (judged?.unchecked !== undefined) {

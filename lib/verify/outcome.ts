@@ -7,6 +7,7 @@
 import { DeadlineExceededError, NoQuorumError, UpstreamBudgetError, UpstreamsFailedError, type GatewayError } from '../errors.js';
 import { observe } from '../health/heads.js';
 import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '../health/health.js';
+import { isRateLimitReason, noteRateLimit } from '../health/rate-limits.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import { describeDispute, type DisputeFile } from './dispute-log.js';
@@ -26,6 +27,11 @@ export function recordOutcome(ctx: DisputedRequest, a: Assessed, metrics: Metric
   } else if (a.refused) {
     // debug, not warn: a client can send such requests at will (the metrics count them).
     ctx.log.debug({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream refused the request as too large: asking another');
+  } else if (a.kind === 'rate-limited' || isRateLimitReason(a.reason)) {
+    // Not a failure: the upstream is on back-off, not asked until it ends (the request moves on
+    // to another upstream); one warning per episode (lib/health/rate-limits.ts).
+    noteRateLimit(a.upstream, a.reason, a.retryAfterMs, ctx.log);
+    ctx.log.debug({ upstream: a.upstream.label, reason: a.reason, ms: Math.round(a.ms) }, 'upstream rate-limited the call: asking another');
   } else {
     // Our own byte budget refusing an answer, or our thread failing to check it, is not the upstream's failure.
     if (a.kind !== 'budget' && a.kind !== 'unchecked') recordFailure(a.upstream.health, a.reason, Date.now());

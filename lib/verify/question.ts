@@ -15,10 +15,11 @@ import type { Vote } from './quorum.js';
 export type Assessed =
   | { upstream: Upstream; ok: true; body: Buffer; hash: string; ms: number; ignored?: readonly IgnoredValue[] }
   /**
-   * kind: the transport's failure kind (e.g. 'budget'). refused: the provider refused this request
-   * as too large (not its failure); the body and, for a single call, its hash.
+   * kind: the transport's failure kind (e.g. 'budget', 'rate-limited'); retryAfterMs: a rate
+   * limit's Retry-After. refused: the provider refused this request as too large (not its
+   * failure); the body and, for a single call, its hash.
    */
-  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string; refused?: { hash?: string; body: Buffer } };
+  | { upstream: Upstream; ok: false; reason: string; ms: number; kind?: string; retryAfterMs?: number | undefined; refused?: { hash?: string; body: Buffer } };
 
 export interface Verdict {
   hash: string;

@@ -25,6 +25,7 @@
 import { UpstreamsFailedError, WriteOutcomeUnknownError, type GatewayError } from '../errors.js';
 import { isAlreadyKnown, mayBroadcast, txHashOf, writeRuleOf } from '../jsonrpc/writes.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
+import { onBackOff } from '../health/rate-limits.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
@@ -65,7 +66,7 @@ export interface WriteRun {
 const hash32 = /^0x[0-9a-f]{64}$/i;
 
 /** Codes and messages that say a provider turned the call away before any node took it. */
-const turnedAwayCodes: ReadonlySet<number> = new Set([429, -32005, -32007, -32009, -32012]);
+const turnedAwayCodes: ReadonlySet<number> = new Set([429, -32005, -32007, -32009, -32012, -32029]);
 const turnedAwayMessage = /rate.?limit|too many requests|capacity|request limit|quota|credits?|compute units|throughput|daily (request )?(count|limit)|usage limit/i;
 
 /**
@@ -76,7 +77,8 @@ export function classifyWriteOutcome(o: Outcome<Upstream, UpstreamResponse>, a: 
   if (!o.ok) {
     const e = o.error as { sent?: boolean; kind?: string; message?: string };
     if (e.sent === false) return 'not-taken';
-    if (e.kind === 'http-status' && /^HTTP 429\b/.test(e.message ?? '')) return 'not-taken';
+    // A 429 (the transport's `rate-limited`) turned it away; a 503, even with a Retry-After, may have taken it.
+    if ((e.kind === 'rate-limited' || e.kind === 'http-status') && /^HTTP 429\b/.test(e.message ?? '')) return 'not-taken';
     return 'unknown';
   }
   if (a.ok && payload.batch) return 'accepted';
@@ -115,7 +117,7 @@ export function knownAnswer(upstream: Upstream, payload: RpcPayload, txHash: str
 /** Starts the write at once: the first call (or K in broadcast mode) goes out before this returns. */
 export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, policy: WritePolicy, done: (end: WriteEnd) => void): WriteRun {
   const timers = policy.timers ?? realTimers;
-  const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now);
+  const fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
   const failures: Bad[] = [];
   /** Called, but no byte of the write reached them (the connection was never made). */
   const notSent = new Set<Upstream>();

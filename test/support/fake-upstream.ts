@@ -2,7 +2,8 @@
  * Fake JSON-RPC upstreams on real sockets (HTTP and WebSocket), with named profiles, in the
  * spirit of erpc's fake_server: `honest` (compact JSON), `pretty` (indented), `reordered`
  * (keys in reverse order), `extras` (fields of the default ignore list added: totalDifficulty, chainId, yParity), `liar` (a different answer),
- * `error500` (HTML with HTTP 500), `hang` (never answers), and a `delayMs` for any profile.
+ * `error500` (HTML with HTTP 500), `hang` (never answers), and a `delayMs` for any profile; `http`
+ * answers chosen requests with another HTTP status (a 429 with Retry-After).
  * Each fake counts the calls it received, so tests can assert how many upstreams were asked.
  */
 import http from 'node:http';
@@ -32,6 +33,8 @@ export interface FakeOptions {
   rawBatch?: boolean;
   /** Port to listen on (default: a free one), e.g. the port of a `deadUrl()` that comes back. */
   port?: number;
+  /** Asked for every request (its parsed body): an HTTP answer to give instead (e.g. 429 with Retry-After), or undefined for the usual one. */
+  http?: (body: unknown) => { status: number; headers?: Record<string, string>; body?: string } | undefined;
 }
 
 export interface FakeUpstream {
@@ -171,6 +174,11 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
       const send = () => {
         answered = true;
         if (res.destroyed) return;
+        const instead = options.http?.(body);
+        if (instead) {
+          res.writeHead(instead.status, { 'content-type': 'application/json', ...instead.headers }).end(instead.body ?? '');
+          return;
+        }
         if (fake.profile === 'error500') {
           res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body><h1>500 Internal Server Error</h1></body></html>');
           return;

@@ -92,7 +92,8 @@ export interface Transport {
 
 /** Why one upstream call failed; `kind` is stable, `message` is for humans (no URLs in it). */
 export class UpstreamCallError extends Error {
-  readonly kind: 'timeout' | 'aborted' | 'http-status' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
+  /** `rate-limited`: HTTP 429, or 503 with a Retry-After (the provider's quota; lib/health/rate-limits.ts). */
+  readonly kind: 'timeout' | 'aborted' | 'http-status' | 'rate-limited' | 'transport' | 'too-large' | 'too-deep' | 'budget' | 'closed';
   /**
    * Whether the request's bytes may have reached the upstream: false only when the call never
    * wrote to a connection (refused before the call, connection refused, DNS, TLS handshake or
@@ -100,12 +101,36 @@ export class UpstreamCallError extends Error {
    * acted on it (a write must not be sent elsewhere as if it had not).
    */
   readonly sent: boolean;
-  constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown; sent?: boolean }) {
+  /** A rate limit's Retry-After, ms from when it came; undefined when none was given (or readable). */
+  readonly retryAfterMs: number | undefined;
+  constructor(kind: UpstreamCallError['kind'], message: string, options?: { cause?: unknown; sent?: boolean; retryAfterMs?: number | undefined }) {
     super(message, options);
     this.name = 'UpstreamCallError';
     this.kind = kind;
     this.sent = options?.sent ?? true;
+    this.retryAfterMs = options?.retryAfterMs;
   }
+}
+
+/**
+ * The failure of an HTTP answer that is not 2xx: a rate limit (429, or 503 with a Retry-After)
+ * with its Retry-After, else `http-status`. The message is the status alone.
+ */
+export function statusError(status: number, retryAfter: string | undefined, now = Date.now()): UpstreamCallError {
+  if (status === 429 || (status === 503 && retryAfter !== undefined)) {
+    return new UpstreamCallError('rate-limited', `HTTP ${status}`, { retryAfterMs: retryAfterMsOf(retryAfter, now) });
+  }
+  return new UpstreamCallError('http-status', `HTTP ${status}`);
+}
+
+/** A Retry-After header (delay-seconds, or an HTTP date) → ms from `now`; undefined when absent or unreadable. */
+export function retryAfterMsOf(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
 /**

@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
-import { defaultMaxDepth, describeError, overBudget, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 import { closeWhenFree, type SocketPool, type SocketSlot, type SocketWaiter } from './sockets.js';
 
 /** What a call needs of the client that made it (http.ts). */
@@ -193,7 +193,8 @@ export class Call implements SocketWaiter {
     const length = res.headers['content-length'];
     this.declared = length === undefined ? -1 : Number(length);
     if (status >= 300 || status < 200) {
-      this.finish(new UpstreamCallError('http-status', `HTTP ${status}`));
+      const retryAfter = res.headers['retry-after'];
+      this.finish(statusError(status, typeof retryAfter === 'string' ? retryAfter : undefined));
       // The body is read and dropped to keep the socket, unless it is large or unbounded.
       if (this.declared >= 0 && this.declared <= drainLimit) res.resume();
       else this.req!.destroy();

@@ -33,6 +33,7 @@ import {
   defaultMaxDepth,
   describeError,
   overBudget,
+  statusError,
   tooDeep,
   UpstreamCallError,
   type Transport,
@@ -162,6 +163,12 @@ function isContentLength(name: Buffer | string): boolean {
   return (typeof name === 'string' ? name : name.toString('latin1')).toLowerCase() === 'content-length';
 }
 
+/** Whether a raw header name is Retry-After, in any case. */
+function isRetryAfter(name: Buffer | string): boolean {
+  if (name.length !== 11) return false;
+  return (typeof name === 'string' ? name : name.toString('latin1')).toLowerCase() === 'retry-after';
+}
+
 /**
  * One upstream call: its timer, its answer's bytes, and undici's handler for it (the methods
  * below, on the prototype: no closures per call).
@@ -232,13 +239,15 @@ class Call implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, headers: (Buffer | string)[] | null, _resume: () => void): boolean {
     if (this.settled) return true; // an error answer being drained
     if (statusCode < 200) return true; // informational: the final answer follows
+    let retryAfter: string | undefined;
     if (headers) {
       for (let i = 0; i < headers.length; i += 2) {
         if (isContentLength(headers[i]!)) this.declared = Number(headers[i + 1]!.toString());
+        else if (statusCode >= 300 && isRetryAfter(headers[i]!)) retryAfter = headers[i + 1]!.toString();
       }
     }
     if (statusCode >= 300) {
-      this.finish(new UpstreamCallError('http-status', `HTTP ${statusCode}`));
+      this.finish(statusError(statusCode, retryAfter));
       // The body is read and dropped to keep the connection, unless it is large or unbounded.
       if (!(this.declared >= 0 && this.declared <= drainLimit)) this.abortRequest?.();
       return true;

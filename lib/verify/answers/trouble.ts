@@ -8,7 +8,8 @@
  * - `trouble`: this provider cannot answer now (rate limit, capacity, credits, a backend that
  *   failed, a node that lags or has pruned the state asked for). It counts against the provider's
  *   health and the call moves on to another upstream. A result from some upstreams therefore
- *   beats a trouble error from others.
+ *   beats a trouble error from others. A rate limit (label `rate limited`: the forms of
+ *   lib/health/rate-limits.ts) is not counted as a failure: the upstream is put on back-off.
  * - `refusal`: this provider refuses this one request (too large a range or result, a method it
  *   does not serve). Not the provider's failure; the call moves on, and when no upstream gives a
  *   vote the client gets the first refusal as the node gave it.
@@ -23,10 +24,12 @@
  * nethermind (`… could not be found`, -32002); besu (`World state unavailable`); reth
  * (`unknown block`, `distance to target block exceeds maximum`); providers: Infura (-32005 "daily
  * request count exceeded, request rate limited"), Alchemy (429 "compute units per second
- * capacity"), QuickNode (-32007 "request limit reached", -32009/-32012 credits), Ankr ("too many
- * requests"), dRPC ("Timeout on upstream", "no available nodes"), generic gateways ("bad gateway",
+ * capacity"), QuickNode (-32007 "request limit reached", -32009/-32012 credits), TheRPC (-32029),
+ * Ankr ("too many requests"), dRPC ("Timeout on upstream", "no available nodes"), generic gateways ("bad gateway",
  * "service unavailable", "upstream … timeout").
  */
+
+import { rateLimitCodes, rateLimitLabel, rateLimitMessage } from '../../health/rate-limits.js';
 
 export type ErrorKind = 'trouble' | 'refusal';
 
@@ -45,11 +48,7 @@ export interface ErrorRule {
 /** The table, in order: the first rule that matches decides. */
 export const errorRules: readonly ErrorRule[] = [
   // A rate limit first, even when it names a range ("rate limit: too many block range requests").
-  {
-    kind: 'trouble',
-    message: /rate.?limit|too many requests|exceeded .*capacity|capacity (exceeded|reached)|request limit|quota|credits?|compute units|throughput|daily (request )?(count|limit)|usage limit|limit (exceeded|reached)/i,
-    why: 'rate limit, capacity, quota or credits (any provider)',
-  },
+  { kind: 'trouble', message: rateLimitMessage, why: 'rate limit, capacity, quota or credits (any provider)', label: rateLimitLabel },
   // Refusals of this request's size, before the codes (Infura's -32005 "query returned more
   // than 10000 results" is a refusal, not a rate limit).
   {
@@ -62,12 +61,8 @@ export const errorRules: readonly ErrorRule[] = [
   { kind: 'refusal', code: -32601, why: 'method not found: this provider does not serve the method' },
   { kind: 'refusal', code: -32004, why: 'method not supported (EIP-1474)' },
   { kind: 'refusal', message: /method .*(not (available|supported|whitelisted|allowed|enabled))|unsupported method|is not available on (the )?\w+ tier/i, why: 'the provider does not serve the method (plan, tier)' },
-  // Rate limits, capacity, credits.
-  { kind: 'trouble', code: 429, why: 'HTTP 429 as a JSON-RPC code (Alchemy and others)' },
-  { kind: 'trouble', code: -32005, why: 'limit exceeded (EIP-1474; Infura rate limits)' },
-  { kind: 'trouble', code: -32007, why: 'request limit reached (QuickNode)' },
-  { kind: 'trouble', code: -32009, why: 'credits or rate limit (QuickNode)' },
-  { kind: 'trouble', code: -32012, why: 'credits exhausted (QuickNode)' },
+  // Rate limits, capacity, credits: the codes of lib/health/rate-limits.ts.
+  ...[...rateLimitCodes].map(([code, why]): ErrorRule => ({ kind: 'trouble', code, why, label: rateLimitLabel })),
   { kind: 'trouble', code: -32002, why: 'resource unavailable (EIP-1474; nethermind)' },
   // The provider's backend failed: says nothing about the request.
   {

@@ -127,14 +127,16 @@ test('should hand a refused request on without charging the refusing upstream a 
   t.notRegex(metrics, /outcome="failure"/);
 });
 
-test('should still charge a rate limit (provider trouble) as a failure', async (t) => {
+test('should not charge a rate limit (provider trouble) as a failure: the upstream is on back-off instead', async (t) => {
   const list = await fakes(t, [{ answer: rateLimited }, {}]);
   const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } } });
-  // It answered once before (an upstream that never answered ranks last from its first failure).
   t.is((await gw.post('/rpc/1', rpc('eth_chainId', []))).status, 200);
-  for (let i = 0; i < 3; i++) t.is((await gw.post('/rpc/1', wideLogs)).status, 200);
-  t.deepEqual(calls(list), [3, 3], 'cooling down after two failures in a row');
-  t.like(await upstreamOf(gw, 0), { failures: 2, state: 'cooling-down' });
+  const answers = [await gw.post('/rpc/1', wideLogs)];
+  // Asked at once after it, within the first back-off (1 s; lib/health/rate-limits.ts).
+  answers.push(...(await Promise.all([0, 1].map(() => gw.post('/rpc/1', wideLogs)))));
+  t.true(answers.every((r) => r.status === 200));
+  t.is(calls(list)[0], 2, 'the rate-limited upstream is not asked again during its back-off');
+  t.like(await upstreamOf(gw, 0), { failures: 0, consecutiveFailures: 0, rateLimits: 1 });
 });
 
 test('should answer the node\'s refusal (200, the client\'s id) when every upstream refuses', async (t) => {

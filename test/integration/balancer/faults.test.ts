@@ -116,7 +116,7 @@ const cases: FaultCase[] = [
   { mode: 'status-500-json', reason: /^HTTP 500$/ },
   { mode: 'wrong-id', reason: /wrong id 1001 \(expected 1\)/ },
   { mode: 'wrong-id-type', reason: /wrong id "1" \(expected 1\)/ },
-  { mode: 'rate-limited', reason: /provider error -32005/ },
+  { mode: 'rate-limited', reason: /rate limited -32005/ },
   { mode: 'garbage-status', reason: /^not JSON: "<!doctype html>/ },
   { mode: 'empty', reason: /^not JSON: ""$/ },
   { mode: 'array-for-single', reason: /not a JSON-RPC response object/ },

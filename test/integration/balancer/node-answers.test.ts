@@ -69,7 +69,7 @@ test('N upstreams agreeing on a geth -32000 error of an eth_call at a fixed bloc
   t.deepEqual(await failures(gw), [0, 0]);
 });
 
-test('a provider-trouble error (rate limit) is skipped for a result from another upstream, and charged to its provider', async (t) => {
+test('a provider-trouble error (rate limit) is skipped for a result from another upstream, and puts its provider on back-off rather than charging a failure', async (t) => {
   const limited: AnswerFn = () => ({ error: { code: 429, message: 'Your app has exceeded its compute units per second capacity.' } });
   const { fakes, gw } = await setup(t, [limited, defaultAnswer]);
   const r = await gw.post('/rpc/1337', rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x10']));
@@ -77,7 +77,9 @@ test('a provider-trouble error (rate limit) is skipped for a result from another
   t.truthy(r.body.result);
   t.is(r.body.error, undefined);
   t.deepEqual(fakes.map((f) => f.calls), [1, 1]);
-  t.deepEqual(await failures(gw), [1, 0]);
+  t.deepEqual(await failures(gw), [0, 0]);
+  const chains = await gw.request('GET', '/chains');
+  t.deepEqual((chains.body[0].upstreams as { rateLimits: number }[]).map((u) => u.rateLimits), [1, 0]);
 });
 
 test('a lagging node\'s "header not found" is skipped for the results of two others at N=2', async (t) => {

@@ -33,6 +33,18 @@ test('should rank a cooling-down upstream after the healthy ones', async (t) => 
   t.deepEqual((await select(chain, 1)).labels, ['u1', 'u2', 'u0']);
 });
 
+test('should leave out an upstream on back-off after a rate limit while the others hold N providers; else keep it, last', async (t) => {
+  const limited = () => testUpstream(0, { health: { rateLimitedUntil: Date.now() + 60_000, successes: 1 } });
+  const chain = testChain([limited(), testUpstream(1), testUpstream(2)], { strategy: 'priority' });
+  t.deepEqual((await select(chain, 1)).labels, ['u1', 'u2']);
+  t.deepEqual((await select(chain, 2)).labels, ['u1', 'u2']);
+  t.deepEqual((await select(chain, 3)).labels, ['u1', 'u2', 'u0'], 'three providers needed: asked last');
+  const over = testChain([limited(), testUpstream(1, { health: { distrusted: true, successes: 1 } })], { strategy: 'priority' });
+  t.deepEqual((await select(over, 1)).labels, ['u1'], 'left out even behind a distrusted one');
+  const ended = testChain([testUpstream(0, { health: { rateLimitedUntil: Date.now() - 1, successes: 1 } }), testUpstream(1)], { strategy: 'priority' });
+  t.deepEqual((await select(ended, 1)).labels, ['u0', 'u1'], 'its back-off over: back in its place');
+});
+
 test('should refuse an N above the chain\'s usable providers with -32003 and its data', async (t) => {
   const chain = testChain([testUpstream(0, { provider: 'a' }), testUpstream(1, { provider: 'a' }), testUpstream(2, { provider: 'b' })]);
   const { err, labels } = await select(chain, 3);

@@ -92,3 +92,25 @@ test('startProber should probe every chain in its first round, and stop', async 
   t.is(ten.health.successes, 1);
   t.is(ten.health.head, 2n);
 });
+
+test('probeChain should put a rate-limited upstream on back-off, not count a failure, and not probe it again until the back-off ends', async (t) => {
+  let calls = 0;
+  const limited = testUpstream(0, {
+    answer: () => {
+      calls += 1;
+      return Object.assign(new Error('HTTP 429'), { kind: 'rate-limited', retryAfterMs: 30_000 });
+    },
+  });
+  const chain = testChain([limited, testUpstream(1, { answer: node('0x1', '0x64') })]);
+  await probeChain(chain, 1000);
+  const h = limited.health;
+  t.like(h, { failures: 0, consecutiveFailures: 0, rateLimits: 1, rateLimitEpisodes: 1, lastError: 'probe: HTTP 429' });
+  t.true(h.rateLimitedUntil > Date.now() + 20_000);
+  const asked = calls;
+  await probeChain(chain, 1000);
+  t.is(calls, asked, 'not probed during its back-off');
+  t.is(h.rateLimits, 1);
+  h.rateLimitedUntil = Date.now() - 1;
+  await probeChain(chain, 1000);
+  t.true(calls > asked, 'probed again once it ended');
+});

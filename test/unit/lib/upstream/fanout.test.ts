@@ -27,6 +27,23 @@ test('launches calls in candidate order, up to what is asked and what is left', 
   t.is(fan.launch(1), 0);
 });
 
+test('a later launch asks the candidates `later` names (put on back-off meanwhile) after the others; the first launch keeps the ranking', (t) => {
+  const { call } = deferredCalls();
+  const backedOff = new Set<string>(['a']);
+  const fan = new FanOut(['a', 'b', 'c', 'd', 'e'], call, undefined, undefined, (u) => backedOff.has(u));
+  t.is(fan.launch(1), 1);
+  t.deepEqual(fan.called, ['a'], 'the first launch as ranked (the selection left out who was on back-off then)');
+  backedOff.add('b').add('d');
+  t.is(fan.launch(2), 2);
+  t.deepEqual(fan.called, ['a', 'c', 'e']);
+  t.is(fan.remaining, 2);
+  t.is(fan.launch(1), 1);
+  t.deepEqual(fan.called, ['a', 'c', 'e', 'b'], 'asked when nothing else is left, in rank order');
+  backedOff.clear();
+  t.is(fan.launch(5), 1);
+  t.deepEqual(fan.called, ['a', 'c', 'e', 'b', 'd']);
+});
+
 test('starts the calls of one launch slowest-expected first, same upstreams, ties in rank order', (t) => {
   const { pending, call } = deferredCalls();
   const expected: Record<string, number | undefined> = { a: 2, b: 9, c: 9, d: undefined, e: 1 };

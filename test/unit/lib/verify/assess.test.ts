@@ -29,7 +29,7 @@ test('should make an answer a vote whose hash is the same however it is written'
 test('should make a transport error a failure with its kind and a scrubbed reason', (t) => {
   const u = { ...testUpstream(0), secrets: { scrub: (s: string) => s.replaceAll('KEY0', '***'), echoedIn: () => false } };
   const err = Object.assign(new Error('connect refused to http://u0.test/KEY0'), { kind: 'transport' });
-  t.deepEqual(assessOutcome({ upstream: u, ok: false, error: err, ms: 2 }, payload), { upstream: u, ok: false, reason: 'connect refused to http://u0.test/***', ms: 2, kind: 'transport' });
+  t.deepEqual(assessOutcome({ upstream: u, ok: false, error: err, ms: 2 }, payload), { upstream: u, ok: false, reason: 'connect refused to http://u0.test/***', ms: 2, kind: 'transport', retryAfterMs: undefined });
 });
 
 test('should name the loop as the reason when the upstream is this gateway itself', (t) => {

@@ -189,7 +189,7 @@ both('should reuse keep-alive connections for consecutive calls', async (t, crea
   });
 });
 
-const statuses = [400, 401, 404, 429, 500, 502, 503];
+const statuses = [400, 401, 404, 500, 502, 503];
 for (const status of statuses) {
   both(`should fail with kind http-status on HTTP ${status}`, async (t, create) => {
     await withUpstream(create, answer(status, '<html>error</html>', { 'content-type': 'text/html' }), async (transport) => {
@@ -199,6 +199,26 @@ for (const status of statuses) {
     });
   });
 }
+
+both('should fail with kind rate-limited on HTTP 429, with its Retry-After, and on a 503 with one', async (t, create) => {
+  await withUpstream(create, answer(429, 'slow down', { 'retry-after': '3' }), async (transport) => {
+    const err = await failure(transport.send(request()));
+    t.is(err.kind, 'rate-limited');
+    t.is(err.message, 'HTTP 429');
+    t.is(err.retryAfterMs, 3000);
+  });
+  await withUpstream(create, answer(429, 'slow down'), async (transport) => {
+    const err = await failure(transport.send(request()));
+    t.is(err.kind, 'rate-limited');
+    t.is(err.retryAfterMs, undefined);
+  });
+  await withUpstream(create, answer(503, 'busy', { 'Retry-After': '5' }), async (transport) => {
+    const err = await failure(transport.send(request()));
+    t.is(err.kind, 'rate-limited');
+    t.is(err.message, 'HTTP 503');
+    t.is(err.retryAfterMs, 5000);
+  });
+});
 
 both('should return a 200 answer whatever its body, for the verifier to judge', async (t, create) => {
   await withUpstream(create, answer(200, '<html>ok</html>', { 'content-type': 'text/html' }), async (transport) => {
@@ -694,7 +714,7 @@ both('should keep the connection after an error status with a small body', async
   await withRaw(create, 
     (s, i) => s.write(i === 0 ? 'HTTP/1.1 429 Too Many Requests\r\nContent-Length: 13\r\n\r\nslow down pls' : okBytes('{}')),
     async (transport, up) => {
-      t.is((await failure(transport.send(request()))).kind, 'http-status');
+      t.is((await failure(transport.send(request()))).kind, 'rate-limited');
       await transport.send(request());
       t.is(up.connections, 1);
     },

@@ -136,11 +136,11 @@ const failures: [string, string, RegExp][] = [
   ['a wrong id', '{"jsonrpc":"2.0","id":2,"result":"0x1"}', /wrong id 2 \(expected 1\)/],
   ['the id as a string', '{"jsonrpc":"2.0","id":"1","result":"0x1"}', /wrong id "1" \(expected 1\)/],
   ['a null id (the upstream could not parse the call)', '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}', /wrong id null/],
-  ['a rate limit (-32005)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded, request rate limited"}}', /provider error -32005: daily request count exceeded/],
-  ['HTTP-style 429 code', '{"jsonrpc":"2.0","id":1,"error":{"code":429,"message":"Too Many Requests"}}', /provider error 429/],
+  ['a rate limit (-32005)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"daily request count exceeded, request rate limited"}}', /rate limited -32005: daily request count exceeded/],
+  ['HTTP-style 429 code', '{"jsonrpc":"2.0","id":1,"error":{"code":429,"message":"Too Many Requests"}}', /rate limited 429/],
   ['an internal error (-32603)', '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}', /provider error -32603/],
-  ['a -32000 with a capacity message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Your app has exceeded its compute units per second capacity"}}', /provider error -32000/],
-  ['a -32001 with a quota message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Monthly quota reached"}}', /provider error -32001/],
+  ['a -32000 with a capacity message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Your app has exceeded its compute units per second capacity"}}', /rate limited -32000/],
+  ['a -32001 with a quota message', '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Monthly quota reached"}}', /rate limited -32001/],
   ['an error without a code', '{"jsonrpc":"2.0","id":1,"error":{"message":"boom"}}', /error without an integer code/],
   ['a string code', '{"jsonrpc":"2.0","id":1,"error":{"code":"3","message":"boom"}}', /error without an integer code/],
   ['an error that is a string', '{"jsonrpc":"2.0","id":1,"error":"boom"}', /error without an integer code/],
@@ -230,7 +230,7 @@ const batchFailures: [string, string, RegExp][] = [
   ['one error object for the whole batch', '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}', /answered the batch with one error: batch too large/],
   ['an object without error', '{"jsonrpc":"2.0","id":1,"result":"0x1"}', /answered a batch with a non-array/],
   ['non-JSON', '<html>502</html>', /^not JSON: "<html>502<\/html>"/],
-  ['a member rate-limited', JSON.stringify([members[1], { jsonrpc: '2.0', id: 'logs', error: { code: -32005, message: 'limit exceeded' } }, members[3]]), /batch id "logs": provider error -32005/],
+  ['a member rate-limited', JSON.stringify([members[1], { jsonrpc: '2.0', id: 'logs', error: { code: -32005, message: 'limit exceeded' } }, members[3]]), /batch id "logs": rate limited -32005/],
   ['a member with neither result nor error', JSON.stringify([members[1], { jsonrpc: '2.0', id: 'logs' }, members[3]]), /batch id "logs": neither result nor error/],
 ];
 for (const [name, body, reason] of batchFailures) {
@@ -521,7 +521,7 @@ for (const [name, code, message, kind] of notRefusals) {
     t.false(a.ok);
     if (!a.ok) {
       t.is(a.refused, undefined);
-      t.regex(a.reason, /^provider error/);
+      t.regex(a.reason, /^(provider error|rate limited)/);
     }
   });
 }
