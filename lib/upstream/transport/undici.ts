@@ -22,13 +22,15 @@
  * started in the same turn takes another connection (within the pool's `maxSockets`).
  */
 import { createRequire } from 'node:module';
-import type { Dispatcher } from 'undici';
+import type { Duplex } from 'node:stream';
+import type { buildConnector, Dispatcher } from 'undici';
 
 /** undici, loaded on the first undici upstream (node:http, the default, never loads it). */
 const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
 import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
+import { ConnectionSlot, type Connect, type ConnectionClient, type SocketPool } from './sockets.js';
 import {
   defaultMaxDepth,
   describeError,
@@ -43,6 +45,8 @@ import {
 export interface UndiciTransportOptions extends AgentSettings {
   /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
   via?: string;
+  /** The gateway's cap on upstream sockets (`limits.upstreamSockets`), shared with node:http's agents. */
+  sockets?: SocketPool;
 }
 
 /** Error bodies up to this size are read and dropped so the connection is kept. */
@@ -78,7 +82,7 @@ function transportError(err: Error, sent: boolean): UpstreamCallError {
 
 export function createUndiciTransport(rawUrl: string, options: UndiciTransportOptions = {}): Transport {
   const url = new URL(rawUrl);
-  const client = new Client(url, options);
+  const client = new Client(url, options, options.sockets ? new ConnectionSlot(options.sockets) : undefined);
   return {
     send: (request) => client.send(request),
     close: async () => {
@@ -89,8 +93,11 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
   };
 }
 
-/** The dispatcher of one upstream: a Pool to it, or a ProxyAgent when a proxy carries its calls. */
-function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions): Dispatcher {
+/**
+ * The dispatcher of one upstream: a Pool to it, or a ProxyAgent when a proxy carries its calls;
+ * with a part of the socket cap (`slot`), its connections are made by the cap's connector.
+ */
+function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions, slot: ConnectionSlot | undefined): Dispatcher {
   const secure = url.protocol === 'https:';
   const tls = secure ? options.tls : undefined;
   // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
@@ -101,9 +108,25 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
   if (proxy) {
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
-    return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
+    // (The pool of the upstream's connections, tunnels or to the proxy, is made by `factory`.)
+    const factory = slot && ((origin: string | URL, opts: object) => new (undici().Pool)(origin, { ...opts, factory: countedClients(slot) }));
+    return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, factory });
   }
-  return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
+  const factory = slot && countedClients(slot);
+  return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined, factory });
+}
+
+/**
+ * The factory of a pool's Clients (one connection each) whose connections count in the socket
+ * cap: each connects through the cap (sockets.ts), with the pool's connect function.
+ */
+function countedClients(slot: ConnectionSlot): (origin: string | URL, opts: object) => Dispatcher {
+  return (origin, opts) => {
+    const inner = (opts as { connect: Connect }).connect;
+    const connect = (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => slot.pool.connect(slot, client, inner, options, callback);
+    const client: Dispatcher & ConnectionClient = new (undici().Client)(origin, { ...opts, connect: connect as unknown as buildConnector.connector });
+    return client;
+  };
 }
 
 class Client extends Admission<Call> {
@@ -120,9 +143,16 @@ class Client extends Admission<Call> {
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
 
-  constructor(url: URL, options: UndiciTransportOptions) {
+  /** This upstream's part of the gateway's socket cap (none: no cap given). */
+  readonly slot: ConnectionSlot | undefined;
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  traffic = 0;
+  trafficSeen = 0;
+
+  constructor(url: URL, options: UndiciTransportOptions, slot: ConnectionSlot | undefined) {
     const limit = options.maxSockets ?? defaultMaxSockets;
     super(limit);
+    this.slot = slot;
     this.via = options.via;
     this.auth =
       url.username || url.password
@@ -130,7 +160,7 @@ class Client extends Admission<Call> {
         : undefined;
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
-    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options);
+    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options, slot);
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
@@ -200,6 +230,7 @@ class Call implements Dispatcher.DispatchHandler {
     client.live = this;
     this.timer = setTimeout(onTimeout, request.timeoutMs, this);
     request.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (request.background !== true) client.traffic += 1;
     client.admit(this);
   }
 
@@ -207,6 +238,7 @@ class Call implements Dispatcher.DispatchHandler {
   start(): void {
     this.started = true;
     const { client, request } = this;
+    if (client.slot !== undefined) client.slot.busy += 1;
     this.dispatched = true;
     try {
       // (bodyTimeout bounds only what outlives the call: an error answer's body drained after it ended.)
@@ -318,8 +350,22 @@ class Call implements Dispatcher.DispatchHandler {
     else this.client.live = next;
     if (next) next.prev = prev;
     this.prev = this.next = undefined;
-    if (this.waiting) this.client.unqueue(this);
-    else if (this.started) this.client.release();
+    const client = this.client;
+    const slot = client.slot;
+    if (slot !== undefined) {
+      // A health call on an upstream that carried no traffic since the last one: the pool's
+      // connections are closed once no call is in flight (a probe round holds only its own).
+      if (this.request.background === true) {
+        if (client.traffic === client.trafficSeen) slot.closeWhenIdle = true;
+        client.trafficSeen = client.traffic;
+      }
+      if (this.started) {
+        slot.busy -= 1;
+        slot.pool.callEnded(slot);
+      }
+    }
+    if (this.waiting) client.unqueue(this);
+    else if (this.started) client.release();
     if (err) {
       // A failed call's bytes are dropped: they go back to the budget.
       if (this.charged > 0) this.request.budget?.give(this.charged);
