@@ -20,12 +20,17 @@
  * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
  * writes on a connection freed by an answer only from the next turn of the event loop: a call
  * started in the same turn takes another connection (within the pool's `maxSockets`).
+ *
+ * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
+ * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
+ * own timeout), and the cap learns from each call's end when the upstream's connections may be
+ * idle or, after a health call on an upstream without traffic, are to be closed.
  */
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { buildConnector, Dispatcher } from 'undici';
 
-/** undici, loaded on the first undici upstream (node:http, the default, never loads it). */
+/** undici, loaded on the first undici upstream (a gateway on node:http never loads it). */
 const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
