@@ -56,12 +56,12 @@ export const defaults = {
   },
   upstreams: {
     /**
-     * The HTTP client of HTTP(S) upstreams: node (node:http, lib/upstream/transport/http.ts; the
-     * default, the client the cap on upstream sockets covers), undici (lib/upstream/transport/undici.ts),
-     * or auto: undici unless node's client is intercepted (nock, OpenTelemetry's http
-     * instrumentation; lib/upstream/transport/choose.ts).
+     * The HTTP client of HTTP(S) upstreams: node (node:http, lib/upstream/transport/http.ts), undici
+     * (lib/upstream/transport/undici.ts), or auto, the default: undici unless node's client is
+     * intercepted when the upstreams are built (nock, OpenTelemetry's http instrumentation;
+     * lib/upstream/transport/choose.ts). The cap on upstream sockets covers both.
      */
-    client: 'node' as 'auto' | 'node' | 'undici',
+    client: 'auto' as 'auto' | 'node' | 'undici',
     /** Sockets open at once to each HTTP(S) upstream; calls beyond wait for one. */
     maxSockets: 128,
     /** How long an idle kept-alive upstream socket stays open, in ms (a shorter server Keep-Alive hint wins). */

@@ -187,7 +187,7 @@ function upstreamsOf(r: Reader): NonNullable<OmnigateConfig['upstreams']> {
     );
   }
   return {
-    client: client === 'auto' || client === 'undici' ? client : 'node',
+    client: client === 'node' || client === 'undici' ? client : 'auto',
     maxSockets: r.int(up, 'maxSockets', 'upstreams.maxSockets', defaults.upstreams.maxSockets, 1, 100_000, 'Sockets open at once per upstream. Example: maxSockets: 128'),
     keepAliveMs: r.int(up, 'keepAliveMs', 'upstreams.keepAliveMs', defaults.upstreams.keepAliveMs, 1, 3_600_000, 'How long an idle socket stays open, in milliseconds. Example: keepAliveMs: 30000'),
     ...proxyUrl(up.proxy, r.report),

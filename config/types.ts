@@ -111,7 +111,7 @@ export interface OmnigateConfig {
       readonly hmacKey: string;
     };
   };
-  /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts or undici.ts); optional for configs built in code (client absent: node). */
+  /** How HTTP(S) upstreams are reached (lib/upstream/transport/http.ts or undici.ts); optional for configs built in code (client absent: auto). */
   readonly upstreams?: { readonly client?: 'auto' | 'node' | 'undici'; readonly maxSockets: number; readonly keepAliveMs: number; readonly proxy?: string };
   /** When an upstream whose answers lose agreements is distrusted (lib/verify/README.md "How agreement works", 9). */
   readonly disputes: {

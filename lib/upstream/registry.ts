@@ -80,7 +80,7 @@ export interface Registry {
   readonly chains: ReadonlyMap<string, Chain>;
   /** The upstream through which one of these Via tokens (loop.ts) is ours: a call come back. */
   loopThrough(tokens: readonly string[]): Upstream | undefined;
-  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own node:http agents (`limits.upstreamSockets`; createRegistry sets it). */
+  /** The cap on open sockets of the HTTP(S) upstreams on omnigate's own node:http agents and undici pools (`limits.upstreamSockets`; createRegistry sets it). */
   readonly sockets?: SocketPool;
   close(): Promise<void>;
 }
@@ -122,7 +122,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   const release = holdOffThread();
   const all = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
   const scrub = scrubberOf(all);
-  // One cap for every upstream of every chain on node:http (a caller's agents and undici's pools are not counted).
+  // One cap for every upstream of every chain, node:http's agents and undici's pools alike (a caller's agents are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
@@ -182,12 +182,12 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
 /**
  * The transport of one HTTP(S) upstream: node:http with a handed-in agent, else the client that
  * `upstreams.client` means (choose.ts) with the config's sizes and proxy. The socket cap
- * (`sockets`) applies to node:http's own agents only: undici's pools are not counted in it.
+ * (`sockets`) covers both clients, but not a handed-in agent.
  */
 function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice, client: HttpClient, sockets: SocketPool): Transport {
   const agent = choice.agents?.(url) ?? choice.agent;
   if (agent) return createHttpTransport(url, { via, sockets, agent });
   const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
   const options = { via, ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
-  return client === 'undici' ? createUndiciTransport(url, options) : createHttpTransport(url, { ...options, sockets });
+  return client === 'undici' ? createUndiciTransport(url, { ...options, sockets }) : createHttpTransport(url, { ...options, sockets });
 }

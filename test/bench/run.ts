@@ -375,8 +375,8 @@ async function main() {
     // Likewise the cache of confirmed answers (the `cache` part measures it).
     cache: { memoryBytes: 0 },
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
-    // This omnigate (and the RSS run's) takes undici, which `upstreams.client: undici` opts into;
-    // the second one (n1Node…) runs on node:http, the default.
+    // This omnigate (and the RSS run's) names undici (what the default, `auto`, takes when nothing
+    // intercepts node:http); the second one (n1Node…) runs on node:http (`upstreams.client: node`).
     upstreams: { client: 'undici', ...(env.BENCH_MAX_SOCKETS ? { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } : {}) },
   };
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
@@ -403,7 +403,7 @@ async function main() {
     startChild<{ port: number }>('relay', './fanout-server.ts', [JSON.stringify([u0])], {
       execArgv: profiled('relay'),
     }),
-    // omnigate on node:http (`upstreams.client: node`, the default), and the relay on omnigate's
+    // omnigate on node:http (`upstreams.client: node`), and the relay on omnigate's
     // undici transport (the first omnigate's), against which its N=1 ratio to http-proxy is read.
     startChild<{ port: number }>('omnigate-node', './omnigate-server.mjs', [JSON.stringify(nodeConfig)], {
       plainJs: true,
@@ -884,7 +884,7 @@ async function main() {
   const n3VsN1 = medianOf(closed.n3, closed.n1, rps);
   const n1VsRelay = medianOf(saturated.n1, saturated.relayU, rps);
   const n1VsN1Node = medianOf(saturated.n1, saturated.n1N, rps);
-  if (n1VsN1Node) ratios.push(`- omnigate N=1 on undici (opt-in) vs on node:http, the default (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(n1VsN1Node.median)}×${rounds(n1VsN1Node)}`);
+  if (n1VsN1Node) ratios.push(`- omnigate N=1 on undici (the default, auto) vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(n1VsN1Node.median)}×${rounds(n1VsN1Node)}`);
   const relayUVsRelay = medianOf(saturated.relayU, saturated.relay, rps);
   if (relayUVsRelay) ratios.push(`- plain relay on undici vs on node:http (${MAX_CONNECTIONS} connections, saturated): throughput ${fmt(relayUVsRelay.median)}×${rounds(relayUVsRelay)}`);
   if (exactN1N.requests > 0) ratios.push(`- upstream calls per request, exact, N=1 on node:http: ${exactN1N.perRequest} over ${exactN1N.requests} requests`);
@@ -912,7 +912,7 @@ async function main() {
   const header = [
     `Machine: ${box.cores} cores, ${box.model}, ${fmt(box.memGb, 0)} GB RAM, ${box.os}, Node ${box.node}. ` +
       `autocannon (closed loop) and omnigate's own HTTP pool (open loop), in the bench process → each server in its own process${pinned ? `, the server under test pinned to CPU ${SERVER_CPUS} and the load generator and fake upstreams to CPU ${OTHER_CPUS}` : ', unpinned'}; ${SECONDS} s per scenario after ${WARMUP} s warm-up, ${ROUNDS} interleaved round${ROUNDS > 1 ? 's' : ''} of each compared scenario; ` +
-      `upstreams: lean fake JSON-RPC servers (HTTP/1.1 over raw TCP) with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger, upstreams.client undici (the \`upstreams.client: node\` rows: node:http, the default), mergeRequests off, no cache; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
+      `upstreams: lean fake JSON-RPC servers (HTTP/1.1 over raw TCP) with fixed service times; omnigate: \`startServer\` from dist/ in plain node (no TS loader), hedgeMs 0, no logger, upstreams.client undici, what the default (auto) takes (the \`upstreams.client: node\` rows: node:http), mergeRequests off, no cache; exact calls/request counted with no load in flight, the loaded ranges include the requests cut off at the end of a run.`,
     `Command: \`${SMOKE ? 'BENCH_SMOKE=1 ' : ''}npm run bench\` (${fmt(totalS, 0)} s in all).`,
   ].join('\n');
   const report = [

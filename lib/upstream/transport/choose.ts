@@ -1,7 +1,6 @@
 /**
  * Which client carries the calls of HTTP(S) upstreams (config `upstreams.client`): node (node:http,
- * http.ts; the default: the gateway's cap on upstream sockets covers it), undici (undici.ts), or
- * auto: undici, unless node's HTTP client has been
+ * http.ts), undici (undici.ts), or auto, the default: undici, unless node's HTTP client has been
  * replaced in this process when the upstreams are built: nock (14) and msw put a Proxy in place of
  * `http.request`, OpenTelemetry's http instrumentation a wrapper marked `__wrapped`. Whatever
  * replaced it wants to see the calls (a test's mocks, traces), so they go through node:http as
@@ -24,8 +23,8 @@ export function nodeHttpIntercepted(): boolean {
   return replaced(http.request) || replaced(https.request) || replaced(http.ClientRequest);
 }
 
-/** The client that `setting` means now (absent: node, the default). */
-export function chooseClient(setting: HttpClientSetting = 'node'): HttpClient {
+/** The client that `setting` means now (absent: auto, the default). */
+export function chooseClient(setting: HttpClientSetting = 'auto'): HttpClient {
   if (setting !== 'auto') return setting;
   return nodeHttpIntercepted() ? 'node' : 'undici';
 }

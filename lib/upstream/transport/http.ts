@@ -20,7 +20,8 @@
  */
 import type http from 'node:http';
 import { createAgent, defaultMaxSockets, type AgentSettings } from './agent.js';
-import { overBudget, UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { basicAuth, refusal, requestIdHeader, type UpstreamCall } from './call.js';
 import { Admission } from './admission.js';
 import { Call, type CallOwner } from './http-call.js';
 import type { SocketPool, SocketSlot } from './sockets.js';
@@ -34,8 +35,6 @@ export interface HttpTransportOptions extends AgentSettings {
   sockets?: SocketPool;
 }
 
-
-const visibleAscii = /^[\x21-\x7e]*$/;
 
 export function createHttpTransport(rawUrl: string, options: HttpTransportOptions = {}): Transport {
   const url = new URL(rawUrl);
@@ -60,7 +59,7 @@ class Client extends Admission<Call> implements CallOwner {
    * socket buffers), survive young GCs into the old generation: more CPU per call and more full
    * GCs (figures in test/bench/README.md, "N=1 path").
    */
-  live: Call | undefined = undefined;
+  live: UpstreamCall | undefined = undefined;
   /**
    * Calls that hold a ClientRequest, at most `limit`; the others wait in the queue below, as a
    * Call and nothing more. Queued in node's Agent instead, each waiting call held a ClientRequest
@@ -88,10 +87,7 @@ class Client extends Admission<Call> implements CallOwner {
     this.pool = slot?.pool;
     this.via = options.via;
     this.tls = this.secure && options.tls !== undefined;
-    this.auth =
-      url.username || url.password
-        ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
-        : undefined;
+    this.auth = basicAuth(url);
     this.requestOptions = {
       agent,
       method: 'POST',
@@ -106,9 +102,8 @@ class Client extends Admission<Call> implements CallOwner {
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted', { sent: false }));
-    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed', { sent: false }));
-    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1, false));
+    const refused = refusal(request, this.closed);
+    if (refused) return Promise.reject(refused);
     return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
@@ -130,13 +125,11 @@ class Client extends Admission<Call> implements CallOwner {
    * them) and proxy agents (which regenerate the head) all read them that way (node adds Host).
    */
   headers(request: UpstreamRequest): http.OutgoingHttpHeaders {
-    // The parse stage only lets visible ASCII through; anything else would be refused by node.
-    const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
     const headers: http.OutgoingHttpHeaders = {
       'User-Agent': 'omnigate',
       'Content-Type': 'application/json',
       Accept: 'application/json',
-      'X-Request-Id': id,
+      'X-Request-Id': requestIdHeader(request.requestId),
       'Content-Length': request.payload.raw.length,
     };
     if (this.auth) headers.Authorization = this.auth;

@@ -1,6 +1,7 @@
 /**
  * The cap on open upstream sockets of one gateway (config `limits.upstreamSockets`), across the
- * node:http Agents omnigate made for its HTTP(S) upstreams (a caller's agent is not counted).
+ * node:http Agents omnigate made for its HTTP(S) upstreams (a caller's agent is not counted) and
+ * the undici pools of its undici upstreams: one count for both.
  *
  * A socket is counted from the agent's createConnection to its 'close'. A call that may open one
  * holds a reservation from its start until node hands its request a socket, so the sockets open
@@ -13,6 +14,19 @@
  * Health calls (probes, head polls) of an upstream that carried no traffic since the previous
  * health call close their socket after the answer (`closeWhenFree`): a probe round holds the
  * sockets of the probes in flight, not one per upstream probed for the keep-alive time.
+ *
+ * undici (a ConnectionSlot per upstream): undici decides itself when a call needs a new
+ * connection (it may open one for a call started in the turn another call's connection is
+ * freed), so the cap is kept where connections are made: each undici Client (one connection of
+ * a pool) connects through `connect` here, which counts the connection from the connect to its
+ * 'close', and holds one beyond the cap in the same queue as node's waiting calls until a socket
+ * closes or one can be reclaimed. A connection whose Client has no request is idle: when
+ * something waits, the idle ones are found by a scan (only after an undici call ended since the
+ * last scan found none) and closed, one per waiter; undici reconnects on that Client's next
+ * request. A held connect whose upstream has no call in flight any more (they ended on their
+ * timeout or abort) is dropped with an error, so nothing waits past the calls' deadlines. A
+ * health call of an upstream without traffic since the last one closes that upstream's idle
+ * connections once no call of it is in flight (`closeWhenIdle`).
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -20,9 +34,10 @@ import type { Duplex } from 'node:stream';
 /** `limits.upstreamSockets`' default. */
 export const defaultUpstreamSockets = 256;
 
-/** A call that waits for a socket (http-call.ts Call), linked into the pool's queue. */
+/** A call that waits for a socket (http-call.ts Call), or an undici connect, linked into the pool's queue. */
 export interface SocketWaiter {
-  readonly slot: SocketSlot;
+  /** Its upstream's part: one with an idle socket lets a node call take it. */
+  readonly slot: { readonly idle: number };
   /** Whether it holds a reservation (it may open a socket). */
   reserved: boolean;
   /** Whether it waits in the pool's queue, and its neighbours there. */
@@ -40,6 +55,65 @@ export class SocketSlot {
     readonly pool: SocketPool,
     readonly agent: http.Agent,
   ) {}
+}
+
+/** undici's connect function (its `connect` option, what buildConnector makes). */
+export type Connect = (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => void;
+
+/** What the cap reads of an undici Client (one connection): its requests, queued or running. */
+export interface ConnectionClient {
+  readonly stats: { readonly size: number };
+}
+
+/** One undici upstream's part of the cap: its connections, and its calls in flight. */
+export class ConnectionSlot {
+  /** No node socket of its own: a held connect always waits for room under the cap. */
+  readonly idle = 0;
+  /** The upstream's connections, connected and counted. */
+  readonly sockets = new Set<Duplex>();
+  /** Calls of this upstream with undici now (set by undici.ts); none: the pool is idle. */
+  busy = 0;
+  /** Connects of this pool held in the queue. */
+  held = 0;
+  /** Its connections are closed when no call is in flight (a health call on an upstream without traffic). */
+  closeWhenIdle = false;
+  constructor(readonly pool: SocketPool) {}
+}
+
+/** A connect of an undici pool beyond the cap, waiting in the pool's queue. */
+class HeldConnect implements SocketWaiter {
+  reserved = false;
+  pooled = false;
+  pprev: SocketWaiter | undefined = undefined;
+  pnext: SocketWaiter | undefined = undefined;
+  constructor(
+    readonly slot: ConnectionSlot,
+    readonly client: ConnectionClient,
+    readonly options: object,
+    readonly inner: Connect,
+    readonly callback: (err: Error | null, socket: Duplex | null) => void,
+  ) {}
+
+  go(): void {
+    const pool = this.slot.pool;
+    this.slot.held -= 1;
+    // The reservation wake() made becomes the connection itself.
+    if (this.reserved) {
+      this.reserved = false;
+      pool.pending -= 1;
+    }
+    pool.connectNow(this.slot, this.client, this.options, this.inner, this.callback);
+  }
+}
+
+const kConnection = Symbol('omnigate.connectionSlot');
+const kClient = Symbol('omnigate.connectionClient');
+type CountedConnection = Duplex & { [kConnection]?: ConnectionSlot | undefined; [kClient]?: ConnectionClient };
+
+function onConnectionClose(this: CountedConnection): void {
+  const slot = this[kConnection];
+  if (slot === undefined) return; // reclaimed: already uncounted
+  slot.pool.connectionClosed(this, slot);
 }
 
 const kSlot = Symbol('omnigate.socketSlot');
@@ -71,6 +145,10 @@ export class SocketPool {
   private tail: SocketWaiter | undefined = undefined;
   /** Idle kept-alive sockets, oldest first. */
   private readonly idle = new Set<PooledSocket>();
+  /** The undici upstreams with connections open. */
+  private readonly connected = new Set<ConnectionSlot>();
+  /** Whether an undici call ended since a scan last found no idle connection. */
+  private mayBeIdle = false;
   private wakeScheduled = false;
   private readonly wakeSoon = () => {
     this.wakeScheduled = false;
@@ -127,6 +205,102 @@ export class SocketPool {
     return slot;
   }
 
+  /**
+   * undici's connect for one Client of an upstream (`inner`: undici's own connect function): the
+   * connection is counted under the cap; one beyond it is held in the queue (oldest first, with
+   * node's waiting calls).
+   */
+  connect(slot: ConnectionSlot, client: ConnectionClient, inner: Connect, options: object, callback: (err: Error | null, socket: Duplex | null) => void): void {
+    if (this.head === undefined && (this.open + this.pending < this.cap || this.reclaim())) {
+      this.connectNow(slot, client, options, inner, callback);
+      return;
+    }
+    slot.held += 1;
+    this.enqueue(new HeldConnect(slot, client, options, inner, callback));
+  }
+
+  /** Opens a connection of `slot` now: counted from here to its 'close' (or the connect's failure). */
+  connectNow(slot: ConnectionSlot, client: ConnectionClient, options: object, inner: Connect, callback: (err: Error | null, socket: Duplex | null) => void): void {
+    this.open += 1;
+    if (this.open > this.peak) this.peak = this.open;
+    inner(options, (err, socket) => {
+      if (err || socket === null) {
+        this.closed(undefined, undefined);
+        callback(err, null);
+        return;
+      }
+      const counted = socket as CountedConnection;
+      counted[kConnection] = slot;
+      counted[kClient] = client;
+      slot.sockets.add(socket);
+      this.connected.add(slot);
+      socket.once('close', onConnectionClose);
+      callback(null, socket);
+    });
+  }
+
+  /**
+   * An undici call of `slot` ended (undici.ts): waiting calls may now find its connection idle;
+   * with no call of it in flight, its connects still held are dropped (the calls that wanted
+   * them have ended) and, after a health call that asked so, its connections are closed.
+   */
+  callEnded(slot: ConnectionSlot): void {
+    this.mayBeIdle = true;
+    if (slot.busy === 0) {
+      if (slot.held > 0) this.dropHeld(slot);
+      if (slot.closeWhenIdle) {
+        slot.closeWhenIdle = false;
+        for (const socket of slot.sockets) this.closeConnection(socket as CountedConnection, slot);
+      }
+    }
+    this.wakeOnNextTick();
+  }
+
+  /** Fails the connects of `slot` held in the queue (undici fails the requests bound to them, already ended here). */
+  private dropHeld(slot: ConnectionSlot): void {
+    for (let w = this.head; w; ) {
+      const next = w.pnext;
+      if (w.slot === slot) {
+        this.unqueue(w);
+        slot.held -= 1;
+        (w as HeldConnect).callback(new Error('no call waits for this connection any more'), null);
+      }
+      w = next;
+    }
+  }
+
+  /** A counted undici connection closed. */
+  connectionClosed(socket: CountedConnection, slot: ConnectionSlot): void {
+    socket[kConnection] = undefined;
+    slot.sockets.delete(socket);
+    if (slot.sockets.size === 0) this.connected.delete(slot);
+    this.closed(undefined, undefined);
+  }
+
+  /** Closes an undici connection, uncounted at once. */
+  private closeConnection(socket: CountedConnection, slot: ConnectionSlot): void {
+    socket[kConnection] = undefined;
+    slot.sockets.delete(socket);
+    if (slot.sockets.size === 0) this.connected.delete(slot);
+    this.open -= 1;
+    socket.destroy();
+  }
+
+  /** Closes one idle undici connection (its Client has no request); false when none is. */
+  private reclaimConnection(): boolean {
+    if (!this.mayBeIdle) return false;
+    for (const slot of this.connected) {
+      for (const socket of slot.sockets) {
+        if ((socket as CountedConnection)[kClient]!.stats.size === 0) {
+          this.closeConnection(socket as CountedConnection, slot);
+          return true;
+        }
+      }
+    }
+    this.mayBeIdle = false;
+    return false;
+  }
+
   /** Wakes the waiting calls on the next tick, if any wait (not inside the agent's own handling of a socket). */
   private wakeOnNextTick(): void {
     if (this.head !== undefined && !this.wakeScheduled) {
@@ -150,12 +324,17 @@ export class SocketPool {
       w.reserved = true;
       return true;
     }
+    this.enqueue(w);
+    return false;
+  }
+
+  /** Queues a waiter, last. */
+  private enqueue(w: SocketWaiter): void {
     w.pooled = true;
     w.pprev = this.tail;
     if (this.tail) this.tail.pnext = w;
     else this.head = w;
     this.tail = w;
-    return false;
   }
 
   /** Takes a call out of the queue (it ended while it waited, or it goes). */
@@ -176,10 +355,10 @@ export class SocketPool {
     if (this.head !== undefined) this.wake();
   }
 
-  /** A counted socket closed. */
-  closed(socket: PooledSocket, slot: SocketSlot): void {
+  /** A counted socket closed (an undici connection: no socket or slot given). */
+  closed(socket: PooledSocket | undefined, slot: SocketSlot | undefined): void {
     this.open -= 1;
-    if (this.idle.delete(socket)) slot.idle -= 1;
+    if (socket !== undefined && this.idle.delete(socket)) slot!.idle -= 1;
     if (this.head !== undefined) this.wake();
   }
 
@@ -203,10 +382,13 @@ export class SocketPool {
     }
   }
 
-  /** Closes the oldest idle socket (of any agent); false when none is idle. */
+  /**
+   * Closes the oldest idle socket (of any agent), else an idle undici connection; false when
+   * none is idle.
+   */
   private reclaim(): boolean {
     const socket = this.idle.values().next().value as PooledSocket | undefined;
-    if (socket === undefined) return false;
+    if (socket === undefined) return this.reclaimConnection();
     const slot = socket[kSlot]!;
     this.idle.delete(socket);
     slot.idle -= 1;

@@ -20,66 +20,34 @@
  * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
  * writes on a connection freed by an answer only from the next turn of the event loop: a call
  * started in the same turn takes another connection (within the pool's `maxSockets`).
+ *
+ * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
+ * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
+ * own timeout), and the cap learns from each call's end when the upstream's connections may be
+ * idle or, after a health call on an upstream without traffic, are to be closed.
  */
 import { createRequire } from 'node:module';
-import type { Dispatcher } from 'undici';
+import type { Duplex } from 'node:stream';
+import type { buildConnector, Dispatcher } from 'undici';
 
-/** undici, loaded on the first undici upstream (node:http, the default, never loads it). */
+/** undici, loaded on the first undici upstream (a gateway on node:http never loads it). */
 const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
-import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
-import {
-  defaultMaxDepth,
-  describeError,
-  overBudget,
-  statusError,
-  tooDeep,
-  UpstreamCallError,
-  type Transport,
-  type UpstreamRequest,
-  type UpstreamResponse,
-} from './contract.js';
+import { basicAuth, refusal, requestIdHeader, transportError, UpstreamCall } from './call.js';
+import { ConnectionSlot, type Connect, type ConnectionClient, type SocketPool } from './sockets.js';
+import { UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 export interface UndiciTransportOptions extends AgentSettings {
   /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
   via?: string;
-}
-
-/** Error bodies up to this size are read and dropped so the connection is kept. */
-const drainLimit = 64 * 1024;
-/** Answers of a declared length above this are read into one buffer allocated up front. */
-const preallocFrom = 64 * 1024;
-const visibleAscii = /^[\x21-\x7e]*$/;
-const tunnelRefused = /^Proxy response \((\d+)\) !== 200/;
-const parserReason = /^Response does not match the HTTP\/1\.1 protocol \((.*)\)$/;
-
-/**
- * A network error as a failed call, in the words http.ts uses where they mean the same: an answer
- * undici's parser refused (`invalid HTTP response: <llhttp's reason>`, with its code when undici
- * gives one), a connection closed before the answer was complete, a refused tunnel.
- */
-function transportError(err: Error, sent: boolean): UpstreamCallError {
-  const { code } = err as Error & { code?: string };
-  if (err.name === 'HTTPParserError') {
-    const reason = parserReason.exec(err.message)?.[1] ?? err.message;
-    return new UpstreamCallError('transport', `invalid HTTP response: ${reason}${code ? ` (${code})` : ''}`, { cause: err, sent: true });
-  }
-  if (code === 'UND_ERR_HEADERS_OVERFLOW') return new UpstreamCallError('transport', `invalid HTTP response: Header overflow (${code})`, { cause: err, sent: true });
-  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-    return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length (${code})`, { cause: err, sent: true });
-  }
-  const refused = tunnelRefused.exec(err.message);
-  if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
-  if (sent && code === 'UND_ERR_SOCKET' && err.message === 'other side closed') {
-    return new UpstreamCallError('transport', 'connection closed before the answer was complete', { cause: err, sent: true });
-  }
-  return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
+  /** The gateway's cap on upstream sockets (`limits.upstreamSockets`), shared with node:http's agents. */
+  sockets?: SocketPool;
 }
 
 export function createUndiciTransport(rawUrl: string, options: UndiciTransportOptions = {}): Transport {
   const url = new URL(rawUrl);
-  const client = new Client(url, options);
+  const client = new Client(url, options, options.sockets ? new ConnectionSlot(options.sockets) : undefined);
   return {
     send: (request) => client.send(request),
     close: async () => {
@@ -90,8 +58,11 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
   };
 }
 
-/** The dispatcher of one upstream: a Pool to it, or a ProxyAgent when a proxy carries its calls. */
-function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions): Dispatcher {
+/**
+ * The dispatcher of one upstream: a Pool to it, or a ProxyAgent when a proxy carries its calls;
+ * with a part of the socket cap (`slot`), its connections are made by the cap's connector.
+ */
+function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions, slot: ConnectionSlot | undefined): Dispatcher {
   const secure = url.protocol === 'https:';
   const tls = secure ? options.tls : undefined;
   // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
@@ -102,14 +73,30 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
   if (proxy) {
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
-    return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0 });
+    // (The pool of the upstream's connections, tunnels or to the proxy, is made by `factory`.)
+    const factory = slot && ((origin: string | URL, opts: object) => new (undici().Pool)(origin, { ...opts, factory: countedClients(slot) }));
+    return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, factory });
   }
-  return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined });
+  const factory = slot && countedClients(slot);
+  return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined, factory });
+}
+
+/**
+ * The factory of a pool's Clients (one connection each) whose connections count in the socket
+ * cap: each connects through the cap (sockets.ts), with the pool's connect function.
+ */
+function countedClients(slot: ConnectionSlot): (origin: string | URL, opts: object) => Dispatcher {
+  return (origin, opts) => {
+    const inner = (opts as { connect: Connect }).connect;
+    const connect = (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => slot.pool.connect(slot, client, inner, options, callback);
+    const client: Dispatcher & ConnectionClient = new (undici().Client)(origin, { ...opts, connect: connect as unknown as buildConnector.connector });
+    return client;
+  };
 }
 
 class Client extends Admission<Call> {
   /** The calls in flight, as a list linked through the calls (close() fails them). */
-  live: Call | undefined = undefined;
+  live: UpstreamCall | undefined = undefined;
   /**
    * Calls handed to undici, at most `limit` (the connections of the pool); the others wait in
    * the queue below as a Call and nothing more, so a call that ends while it waits never
@@ -121,40 +108,37 @@ class Client extends Admission<Call> {
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
 
-  constructor(url: URL, options: UndiciTransportOptions) {
+  /** This upstream's part of the gateway's socket cap (none: no cap given). */
+  readonly slot: ConnectionSlot | undefined;
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  traffic = 0;
+  trafficSeen = 0;
+
+  constructor(url: URL, options: UndiciTransportOptions, slot: ConnectionSlot | undefined) {
     const limit = options.maxSockets ?? defaultMaxSockets;
     super(limit);
+    this.slot = slot;
     this.via = options.via;
-    this.auth =
-      url.username || url.password
-        ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`
-        : undefined;
+    this.auth = basicAuth(url);
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
-    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options);
+    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options, slot);
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    if (request.signal.aborted) return Promise.reject(new UpstreamCallError('aborted', 'call aborted', { sent: false }));
-    if (this.closed) return Promise.reject(new UpstreamCallError('closed', 'transport closed', { sent: false }));
-    if (request.budget?.budget.exhausted) return Promise.reject(overBudget(request.budget, 1, false));
+    const refused = refusal(request, this.closed);
+    if (refused) return Promise.reject(refused);
     return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
   }
 
 
   /** The request's headers, as undici's flat list of names and values (it adds Host and Content-Length). */
   headers(request: UpstreamRequest): string[] {
-    // The parse stage only lets visible ASCII through; anything else would be refused by undici.
-    const id = visibleAscii.test(request.requestId) ? request.requestId : request.requestId.replace(/[^\x21-\x7e]/g, '');
-    const headers = ['User-Agent', 'omnigate', 'Content-Type', 'application/json', 'Accept', 'application/json', 'X-Request-Id', id];
+    const headers = ['User-Agent', 'omnigate', 'Content-Type', 'application/json', 'Accept', 'application/json', 'X-Request-Id', requestIdHeader(request.requestId)];
     if (this.auth) headers.push('Authorization', this.auth);
     if (this.via) headers.push('Via', request.via ? `${request.via}, ${this.via}` : this.via);
     return headers;
   }
-}
-
-function onTimeout(call: Call): void {
-  call.fail(new UpstreamCallError('timeout', `no answer within ${call.request.timeoutMs} ms`, { sent: call.sent }));
 }
 
 /** Whether a raw header name (undici hands them as bytes) is Content-Length, in any case. */
@@ -170,43 +154,18 @@ function isRetryAfter(name: Buffer | string): boolean {
 }
 
 /**
- * One upstream call: its timer, its answer's bytes, and undici's handler for it (the methods
- * below, on the prototype: no closures per call).
+ * One upstream call on undici: undici's handler for it (the methods below, on the prototype: no
+ * closures per call); call.ts has the rest.
  */
-class Call implements Dispatcher.DispatchHandler {
-  /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
-  sent = false;
-  private settled = false;
-  private readonly timer: NodeJS.Timeout;
+class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
+  declare readonly client: Client;
   /** undici's abort of the request, once it has a connection. */
   private abortRequest: ((err?: Error) => void) | undefined = undefined;
   /** Whether undici has the request (it must be aborted when our side ends the call). */
   private dispatched = false;
-  /** The answer's bytes when its length was declared large (filled as they come). */
-  private body: Buffer | undefined = undefined;
-  private chunks: Buffer[] = [];
-  private size = 0;
-  /** Bytes charged to the request's budget account for this answer. */
-  private charged = 0;
-  private declared = -1;
-  prev: Call | undefined = undefined;
-  next: Call | undefined = undefined;
-  private started = false;
-  waiting = false;
-  qprev: Call | undefined = undefined;
-  qnext: Call | undefined = undefined;
 
-  constructor(
-    private readonly client: Client,
-    readonly request: UpstreamRequest,
-    private readonly resolve: (response: UpstreamResponse) => void,
-    private readonly reject: (err: Error) => void,
-  ) {
-    this.next = client.live;
-    if (client.live) client.live.prev = this;
-    client.live = this;
-    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
-    request.signal.addEventListener('abort', this.onAbort, { once: true });
+  constructor(client: Client, request: UpstreamRequest, resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void) {
+    super(client, request, resolve, reject);
     client.admit(this);
   }
 
@@ -214,6 +173,7 @@ class Call implements Dispatcher.DispatchHandler {
   start(): void {
     this.started = true;
     const { client, request } = this;
+    if (client.slot !== undefined) client.slot.busy += 1;
     this.dispatched = true;
     try {
       // (bodyTimeout bounds only what outlives the call: an error answer's body drained after it ended.)
@@ -224,8 +184,6 @@ class Call implements Dispatcher.DispatchHandler {
       this.onError(err as Error);
     }
   }
-
-  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));
 
   // ---- undici's handler ----
 
@@ -246,47 +204,18 @@ class Call implements Dispatcher.DispatchHandler {
         else if (statusCode >= 300 && isRetryAfter(headers[i]!)) retryAfter = headers[i + 1]!.toString();
       }
     }
-    if (statusCode >= 300) {
-      this.finish(statusError(statusCode, retryAfter));
-      // The body is read and dropped to keep the connection, unless it is large or unbounded.
-      if (!(this.declared >= 0 && this.declared <= drainLimit)) this.abortRequest?.();
-      return true;
-    }
-    const { maxBytes, budget } = this.request;
-    if (this.declared > maxBytes) {
-      this.fail(new UpstreamCallError('too-large', `response of ${this.declared} bytes is over the ${maxBytes}-byte limit`));
-      return true;
-    }
-    if (this.declared > 0) {
-      if (budget && !this.charge(this.declared)) return true;
-      // A large answer is copied into place as it comes: no second copy in a concat at its end.
-      if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
-    }
+    this.head(statusCode, retryAfter);
     return true;
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.settled) return true;
-    this.size += chunk.length;
-    if (this.size > this.request.maxBytes || (this.declared >= 0 && this.size > this.declared)) {
-      this.fail(new UpstreamCallError('too-large', `response over the ${this.request.maxBytes}-byte limit`));
-    } else if (this.body) {
-      chunk.copy(this.body, this.size - chunk.length);
-    } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
-      this.chunks.push(chunk);
-    }
+    this.take(chunk);
     return true;
   }
 
   onComplete(): void {
     this.dispatched = false;
-    if (this.settled) return;
-    const chunks = this.chunks;
-    const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
-    // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
-    const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
-    if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
-    this.finish(undefined, body);
+    this.complete();
   }
 
   onError(err: Error): void {
@@ -295,46 +224,25 @@ class Call implements Dispatcher.DispatchHandler {
     this.finish(err instanceof UpstreamCallError ? err : transportError(err, this.sent));
   }
 
-  // ---- ending ----
-
-  /** Charges the request's budget account; false when it failed the call for it. */
-  private charge(bytes: number): boolean {
-    const account = this.request.budget!;
-    if (!account.take(bytes)) {
-      this.fail(overBudget(account, bytes));
-      return false;
-    }
-    this.charged += bytes;
-    return true;
-  }
-
-  /** Our side ends the call (timeout, abort, size, budget, close): its connection is not reused. */
-  fail(err: UpstreamCallError): void {
-    if (this.settled) return;
-    this.finish(err);
-    // Before undici connected, onConnect aborts it; after, the abort destroys the connection.
+  /** Before undici connected, onConnect aborts it; after, the abort destroys the connection. */
+  protected drop(err?: UpstreamCallError): void {
     if (this.dispatched) this.abortRequest?.(err);
   }
 
-  /** Ends the call for its caller. */
-  private finish(err: UpstreamCallError | undefined, body?: Buffer): void {
-    if (this.settled) return;
-    this.settled = true;
-    clearTimeout(this.timer);
-    this.request.signal.removeEventListener('abort', this.onAbort);
-    const { prev, next } = this;
-    if (prev) prev.next = next;
-    else this.client.live = next;
-    if (next) next.prev = prev;
-    this.prev = this.next = undefined;
-    if (this.waiting) this.client.unqueue(this);
-    else if (this.started) this.client.release();
-    if (err) {
-      // A failed call's bytes are dropped: they go back to the budget.
-      if (this.charged > 0) this.request.budget?.give(this.charged);
-      this.reject(err);
-    } else {
-      this.resolve({ body: body! });
+  /** Ends its part of the socket cap. */
+  protected ended(): void {
+    const client = this.client;
+    const slot = client.slot;
+    if (slot === undefined) return;
+    // A health call on an upstream that carried no traffic since the last one: the upstream's
+    // connections are closed once no call is in flight (a probe round holds only its own).
+    if (this.request.background === true) {
+      if (client.traffic === client.trafficSeen) slot.closeWhenIdle = true;
+      client.trafficSeen = client.traffic;
+    }
+    if (this.started) {
+      slot.busy -= 1;
+      slot.pool.callEnded(slot);
     }
   }
 }

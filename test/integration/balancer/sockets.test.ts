@@ -2,7 +2,8 @@
  * Upstream sockets and cold hedging on the wire. Many fake upstreams (distinct paths on a few
  * real servers, which count the connections open on their side): the start-up probe round holds
  * no more than two sockets per upstream probed at once, the gateway never holds more than
- * `limits.upstreamSockets` under load, and every request is answered. A chain whose upstreams are
+ * `limits.upstreamSockets` under load, idle ones are closed, and every request is answered; on
+ * both HTTP clients (`upstreams.client: node` and `undici`). A chain whose upstreams are
  * all uniformly slow is not hedged beyond its 10 % budget from its first request (calls counted
  * on the fakes).
  */
@@ -84,9 +85,12 @@ async function farm(t: ExecutionContext, servers: number, count: number, delayMs
   };
 }
 
-test('1,000 upstreams: the first probe round holds at most two sockets per upstream probed at once, and the sockets of probed upstreams are closed', async (t) => {
+const clients = ['node', 'undici'] as const;
+
+for (const client of clients) {
+test(`${client}: 1,000 upstreams: the first probe round holds at most two sockets per upstream probed at once, and the sockets of probed upstreams are closed`, async (t) => {
   const f = await farm(t, 4, 1000, 2);
-  const gw = await startGateway({ chains: { 1: { rpcs: f.urls } } });
+  const gw = await startGateway({ upstreams: { client }, chains: { 1: { rpcs: f.urls } } });
   t.teardown(() => gw.close());
   await gw.rpc.startHealthChecks().firstRound;
   t.is(f.calls.get('eth_chainId'), 1000, 'every upstream probed');
@@ -96,10 +100,10 @@ test('1,000 upstreams: the first probe round holds at most two sockets per upstr
   t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
 });
 
-test('1,000 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered', async (t) => {
+test(`${client}: 1,000 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered`, async (t) => {
   const f = await farm(t, 4, 1000, 20);
   const cap = 100;
-  const gw = await startGateway({ limits: { upstreamSockets: cap }, chains: { 1: { rpcs: f.urls, strategy: 'balanced' } } });
+  const gw = await startGateway({ upstreams: { client }, limits: { upstreamSockets: cap }, chains: { 1: { rpcs: f.urls, strategy: 'balanced' } } });
   t.teardown(() => gw.close());
   gw.rpc.startHeadTracking();
   const probes = gw.rpc.startHealthChecks().firstRound;
@@ -118,6 +122,32 @@ test('1,000 upstreams under load with probes and head polls: at most limits.upst
   t.true(f.most <= cap + 16, `${f.most} connections at once (server side)`);
   t.true(gw.rpc.registry.sockets!.peak >= cap / 2, `the load needed many sockets: ${gw.rpc.registry.sockets!.peak}`);
 });
+
+test(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 connections at once, idle ones reclaimed for other upstreams, every request answered`, async (t) => {
+  const f = await farm(t, 5, 50, 5);
+  const cap = 8;
+  const gw = await startGateway({ upstreams: { client }, limits: { upstreamSockets: cap }, chains: { 1: { rpcs: f.urls, strategy: 'balanced' } } });
+  t.teardown(() => gw.close());
+  await gw.rpc.startHealthChecks().firstRound;
+  t.is(f.calls.get('eth_chainId'), 50, 'every upstream probed');
+  t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
+  // Waves of requests, each spread over the upstreams: the sockets of one wave are idle when the
+  // next needs sockets to other upstreams, and must be closed for them.
+  for (let wave = 0; wave < 3; wave += 1) {
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => gw.post('/rpc/1', rpc('eth_getBalance', [`0x${(wave * 100 + i).toString(16).padStart(40, '0')}`, 'latest'], i))),
+    );
+    t.true(
+      replies.every((r) => r.status === 200 && r.body?.result === '0x10'),
+      JSON.stringify(replies.find((r) => r.status !== 200 || r.body?.result !== '0x10')?.body),
+    );
+  }
+  t.is(f.calls.get('eth_getBalance'), 300, 'one call per request');
+  t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
+  t.true(f.most <= cap + 2, `${f.most} connections at once (server side)`);
+  t.true(gw.rpc.registry.sockets!.open <= cap);
+});
+}
 
 test('a chain whose upstreams are all slow (300 ms) is hedged within its 10 % budget from the first read', async (t) => {
   const f = await farm(t, 3, 3, 300);

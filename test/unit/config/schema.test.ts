@@ -78,17 +78,17 @@ test('should take an rpcs entry as { url, provider } and keep the labels by posi
 
 test('should read the upstreams section: sockets, keep-alive and a proxy URL', (t) => {
   const config = ok({ ...minimal, upstreams: { maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' } });
-  t.deepEqual(config.upstreams, { client: 'node', maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' });
-  t.deepEqual(ok({ ...minimal, upstreams: { proxy: '' } }).upstreams, { client: 'node', maxSockets: 128, keepAliveMs: 30_000 });
+  t.deepEqual(config.upstreams, { client: 'auto', maxSockets: 16, keepAliveMs: 4000, proxy: 'http://proxy.internal:3128' });
+  t.deepEqual(ok({ ...minimal, upstreams: { proxy: '' } }).upstreams, { client: 'auto', maxSockets: 128, keepAliveMs: 30_000 });
   const found = problems({ ...minimal, upstreams: { maxSockets: 0, proxy: 'socks5://127.0.0.1:1080', keepalive: 1 } });
   t.deepEqual(found.map((p) => p.path).sort(), ['upstreams.keepalive', 'upstreams.maxSockets', 'upstreams.proxy']);
   t.regex(found.find((p) => p.path === 'upstreams.proxy')!.message, /socks5: scheme is not supported\. Use an http:\/\/ or https:\/\/ proxy URL/);
   t.regex(problems({ ...minimal, upstreams: { proxy: 'not a url' } })[0]!.message, /is not a URL/);
 });
 
-test('should read upstreams.client: node (the default), auto or undici, and refuse anything else with the choices', (t) => {
+test('should read upstreams.client: auto (the default), node or undici, and refuse anything else with the choices', (t) => {
   for (const client of ['auto', 'node', 'undici'] as const) t.is(ok({ ...minimal, upstreams: { client } }).upstreams!.client, client);
-  t.is(ok(minimal).upstreams!.client, 'node');
+  t.is(ok(minimal).upstreams!.client, 'auto');
   for (const client of ['fetch', 'Node', 1, ['undici']]) {
     const found = problems({ ...minimal, upstreams: { client } });
     t.deepEqual(found.map((p) => p.path), ['upstreams.client'], JSON.stringify(client));

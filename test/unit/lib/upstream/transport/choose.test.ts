@@ -1,5 +1,5 @@
 /**
- * `upstreams.client`: node when absent (the default); auto: undici unless node's HTTP client is
+ * `upstreams.client`: auto when absent (the default): undici unless node's HTTP client is
  * intercepted when the upstreams are built. nock is the real one (its interception is
  * process-wide: each ava file has its own process); OpenTelemetry's http instrumentation is stood
  * in for by a wrapper marked as shimmer marks its wrappers.
@@ -8,10 +8,10 @@ import http from 'node:http';
 import test from 'ava';
 import { chooseClient, nodeHttpIntercepted } from '../../../../../lib/upstream/transport/choose.js';
 
-test.serial('absent is node, auto is undici while nothing intercepts node:http, and a named client is kept', (t) => {
+test.serial('absent is auto, auto is undici while nothing intercepts node:http, and a named client is kept', (t) => {
   t.false(nodeHttpIntercepted());
   t.is(chooseClient('auto'), 'undici');
-  t.is(chooseClient(undefined), 'node');
+  t.is(chooseClient(undefined), 'undici');
   t.is(chooseClient('node'), 'node');
   t.is(chooseClient('undici'), 'undici');
 });
@@ -22,6 +22,7 @@ test.serial('auto is node while nock is active, and undici again once nock is re
   try {
     t.true(nodeHttpIntercepted());
     t.is(chooseClient('auto'), 'node');
+    t.is(chooseClient(undefined), 'node', 'absent is auto');
     t.is(chooseClient('undici'), 'undici', 'a named client is kept');
   } finally {
     nock.restore();

@@ -1,0 +1,233 @@
+/**
+ * What a call to an HTTP(S) upstream is on either client (node:http, http-call.ts; undici,
+ * undici.ts), written once: its place in its client's list of calls in flight and in its
+ * admission queue, its deadline (one timer) and abort, the reading of its answer into one buffer
+ * against the size limit, the byte budget and the nesting limit, its ending (one settlement,
+ * budget bytes given back on failure), and the failure a network error maps to. Each client's
+ * Call adds how its request is made and dropped (`drop`) and what its client does when a call
+ * ends (`ended`). Also the request's parts both clients send alike: the refusal of a call before
+ * it starts, the request id header, Basic authorization from the URL.
+ */
+import { nestsDeeperThan } from '../../jsonrpc/scan.js';
+import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+
+/** Error bodies up to this size are read and dropped so the connection is kept. */
+export const drainLimit = 64 * 1024;
+/** Answers of a declared length above this are read into one buffer allocated up front. */
+const preallocFrom = 64 * 1024;
+
+/** What a call needs of the client that made it. */
+export interface CallOwner {
+  /** The first of the calls in flight (a list linked through the calls; close() fails them). */
+  live: UpstreamCall | undefined;
+  /** Starts the call now, or queues it until the client has room (admission.ts). */
+  admit(call: UpstreamCall): void;
+  /** The call leaves the queue without having started. */
+  unqueue(call: UpstreamCall): void;
+  /** A started call ended: its room is free for the next in the queue. */
+  release(): void;
+  /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
+  traffic: number;
+  trafficSeen: number;
+}
+
+/** The failure of a call refused before it starts (aborted already, client closed, budget spent); none: it may start. */
+export function refusal(request: UpstreamRequest, closed: boolean): UpstreamCallError | undefined {
+  if (request.signal.aborted) return new UpstreamCallError('aborted', 'call aborted', { sent: false });
+  if (closed) return new UpstreamCallError('closed', 'transport closed', { sent: false });
+  if (request.budget?.budget.exhausted) return overBudget(request.budget, 1, false);
+  return undefined;
+}
+
+const visibleAscii = /^[\x21-\x7e]*$/;
+
+/** The request id as a header value: the parse stage only lets visible ASCII through; anything else would be refused. */
+export function requestIdHeader(id: string): string {
+  return visibleAscii.test(id) ? id : id.replace(/[^\x21-\x7e]/g, '');
+}
+
+/** The Authorization header of the URL's user-info, if any. */
+export function basicAuth(url: URL): string | undefined {
+  if (!url.username && !url.password) return undefined;
+  return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+}
+
+const tunnelRefused = /^Proxy response \((\d+)\) !== 200/;
+const parserReason = /^Response does not match the HTTP\/1\.1 protocol \((.*)\)$/;
+
+/**
+ * A network error as a failed call, in the same words on both clients: an answer the HTTP parser
+ * refused (`invalid HTTP response: <llhttp's reason>`, with its code: node's `HPE_…`, undici's
+ * when it gives one), a connection closed before the answer was complete, a refused tunnel;
+ * anything else by its code and message (never a URL).
+ */
+export function transportError(err: Error, sent: boolean): UpstreamCallError {
+  const { code, reason } = err as Error & { code?: string; reason?: string };
+  if (err.name === 'HTTPParserError') {
+    // (undici's; its message wraps llhttp's reason.)
+    const why = parserReason.exec(err.message)?.[1] ?? err.message;
+    return new UpstreamCallError('transport', `invalid HTTP response: ${why}${code ? ` (${code})` : ''}`, { cause: err, sent: true });
+  }
+  if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err, sent: true });
+  if (code === 'UND_ERR_HEADERS_OVERFLOW') return new UpstreamCallError('transport', `invalid HTTP response: Header overflow (${code})`, { cause: err, sent: true });
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length (${code})`, { cause: err, sent: true });
+  }
+  const refused = tunnelRefused.exec(err.message);
+  if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
+  if (sent && code === 'UND_ERR_SOCKET' && err.message === 'other side closed') {
+    return new UpstreamCallError('transport', 'connection closed before the answer was complete', { cause: err, sent: true });
+  }
+  return new UpstreamCallError('transport', describeError(err), { cause: err, sent });
+}
+
+function onTimeout(call: UpstreamCall): void {
+  call.fail(new UpstreamCallError('timeout', `no answer within ${call.request.timeoutMs} ms`, { sent: call.sent }));
+}
+
+/**
+ * One upstream call, whichever client carries it. A subclass's constructor ends with
+ * `client.admit(this)` (here its own fields would not be set yet when admission starts it).
+ */
+export abstract class UpstreamCall {
+  /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
+  sent = false;
+  protected settled = false;
+  private readonly timer: NodeJS.Timeout;
+  /** The answer's bytes when its length was declared large (filled as they come). */
+  private body: Buffer | undefined = undefined;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** Bytes charged to the request's budget account for this answer. */
+  private charged = 0;
+  /** The answer's declared length (-1: none). */
+  protected declared = -1;
+  /** Neighbours in the client's list of calls in flight. */
+  prev: UpstreamCall | undefined = undefined;
+  next: UpstreamCall | undefined = undefined;
+  /** Whether it was admitted (counted in the client's `active`). */
+  protected started = false;
+  /** Whether it waits in the client's queue, and its neighbours there. */
+  waiting = false;
+  qprev: this | undefined = undefined;
+  qnext: this | undefined = undefined;
+
+  constructor(
+    readonly client: CallOwner,
+    readonly request: UpstreamRequest,
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (err: Error) => void,
+  ) {
+    this.next = client.live;
+    if (client.live) client.live.prev = this;
+    client.live = this;
+    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
+    request.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (request.background !== true) client.traffic += 1;
+  }
+
+  /** The client admitted it: it sends its request. */
+  abstract start(): void;
+  /** Drops the request and its connection (our side ended the call, or its error answer is not drained). */
+  protected abstract drop(err?: UpstreamCallError): void;
+  /** What the client does when the call ends, before the next call is admitted (the socket cap's part). */
+  protected abstract ended(): void;
+
+  private readonly onAbort = () => this.fail(new UpstreamCallError('aborted', 'call aborted', { sent: this.sent }));
+
+  /**
+   * The answer's head, `declared` set: true when its body is to be read. A status other than
+   * 2xx ends the call (its body is read and dropped to keep the connection when it is small and
+   * of known length, `drains`; else the connection is dropped), so does a declared length over
+   * the size limit or the budget; a large declared length is allocated up front (no second copy
+   * in a concat at the end).
+   */
+  protected head(status: number, retryAfter?: string): boolean {
+    if (status >= 300 || status < 200) {
+      // A 429 (or a 503 with Retry-After) is a rate limit, with the provider's wait (contract.ts).
+      this.finish(statusError(status, retryAfter));
+      if (!this.drains) this.drop();
+      return false;
+    }
+    const { maxBytes, budget } = this.request;
+    if (this.declared > maxBytes) {
+      this.fail(new UpstreamCallError('too-large', `response of ${this.declared} bytes is over the ${maxBytes}-byte limit`));
+      return false;
+    }
+    if (this.declared > 0) {
+      if (budget && !this.charge(this.declared)) return false;
+      if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
+    }
+    return true;
+  }
+
+  /** Whether an error answer's body is read and dropped (small, of known length) rather than its connection dropped. */
+  protected get drains(): boolean {
+    return this.declared >= 0 && this.declared <= drainLimit;
+  }
+
+  /** A chunk of the answer's body. */
+  protected take(chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > this.request.maxBytes || (this.declared >= 0 && this.size > this.declared)) {
+      this.fail(new UpstreamCallError('too-large', `response over the ${this.request.maxBytes}-byte limit`));
+    } else if (this.body) {
+      chunk.copy(this.body, this.size - chunk.length);
+    } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
+      this.chunks.push(chunk);
+    }
+  }
+
+  /** The answer is complete: its bytes are the call's result, unless they nest too deep. */
+  protected complete(): void {
+    if (this.settled) return;
+    const chunks = this.chunks;
+    const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
+    const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
+    if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
+    this.finish(undefined, body);
+  }
+
+  /** Charges the request's budget account; false when it failed the call for it. */
+  private charge(bytes: number): boolean {
+    const account = this.request.budget!;
+    if (!account.take(bytes)) {
+      this.fail(overBudget(account, bytes));
+      return false;
+    }
+    this.charged += bytes;
+    return true;
+  }
+
+  /** Our side ends the call (timeout, abort, size, budget, close): its connection is not reused. */
+  fail(err: UpstreamCallError): void {
+    if (this.settled) return;
+    this.finish(err);
+    this.drop(err);
+  }
+
+  /** Ends the call for its caller; its connection is the subclass's to deal with. */
+  protected finish(err: UpstreamCallError | undefined, body?: Buffer): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.request.signal.removeEventListener('abort', this.onAbort);
+    const { prev, next, client } = this;
+    if (prev) prev.next = next;
+    else client.live = next;
+    if (next) next.prev = prev;
+    this.prev = this.next = undefined;
+    this.ended();
+    if (this.waiting) client.unqueue(this);
+    else if (this.started) client.release();
+    if (err) {
+      // A failed call's bytes are dropped: they go back to the budget.
+      if (this.charged > 0) this.request.budget?.give(this.charged);
+      this.reject(err);
+    } else {
+      this.resolve({ body: body! });
+    }
+  }
+}
