@@ -82,6 +82,11 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   const heads = headsSection(raw.heads, 'heads', r.report);
   const chains = chainsOf(r, confirmations);
   const access = accessSection(raw.access, r.report);
+  // A right naming a chain the config does not serve is a typo, not a right.
+  const rightsAt: [string, { chains?: readonly string[] } | undefined][] = [['access.anonymous', access?.anonymous], ...(access?.keys ?? []).map((k, i): [string, typeof k] => [`access.keys[${i}]`, k])];
+  for (const [path, rights] of rightsAt) {
+    for (const id of rights?.chains ?? []) if (Object.keys(chains).length > 0 && !Object.hasOwn(chains, id)) r.report(`${path}.chains`, `chain ${id} is not configured (chains: ${Object.keys(chains).join(', ')})`);
+  }
   if (problems.length > 0) {
     // A URL in the wrong place (a value quoted by a problem, or a key named in its path) still
     // holds its provider key: the secret parts of every URL in the document are masked.

@@ -30,6 +30,7 @@ export { createMetrics, type Metrics } from './ops/metrics.js';
 // The door (client keys, rights per key) that identifyClient, authorize and authorizeCall apply.
 export { createAccess, type Access } from './access/access.js';
 export type { Grant } from './access/keyring.js';
+export { shownPath } from './pipeline/route.js';
 export { headSettings, type HeadSettings } from './health/heads.js';
 export { startHeadTracker, type HeadTracker } from './health/tracker.js';
 export { startProber, type Prober } from './health/probe.js';

@@ -80,6 +80,13 @@ test('the same key twice, or an access section that would refuse everything, is 
   t.regex(problemsOf({ access: { keys: [] } }).join('\n'), /^access: has neither keys nor an anonymous tier/);
 });
 
+test('a right naming a chain the config does not serve is a problem', (t) => {
+  t.deepEqual(problemsOf({ access: { anonymous: { chains: [1, 5] }, keys: [{ key: KEY, chains: [10, 7] }] } }), [
+    'access.anonymous.chains: chain 5 is not configured (chains: 1, 10)',
+    'access.keys[0].chains: chain 7 is not configured (chains: 1, 10)',
+  ]);
+});
+
 test('host: an IP address or a host name', (t) => {
   t.is(ok({ host: '127.0.0.1' }).host, '127.0.0.1');
   t.is(ok({ host: '::1' }).host, '::1');
