@@ -14,7 +14,8 @@ type Report = (path: string, message: string) => void;
 const labelPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 const reservedLabels = new Set(['anonymous', 'none']);
 const methodName = /^[A-Za-z][A-Za-z0-9_]{0,99}$/;
-const rightKeys = ['chains', 'methods', 'denyMethods', 'writes', 'minConfirmations', 'maxConfirmations', 'cacheBypass'];
+const budgetKeys = ['creditsPerSecond', 'creditsPerDay', 'maxConcurrent', 'cacheHitCredits', 'methodCredits'];
+const rightKeys = ['chains', 'methods', 'denyMethods', 'writes', 'minConfirmations', 'maxConfirmations', 'cacheBypass', ...budgetKeys];
 const keyKeys = ['label', 'key', 'keyFile', 'keySha256', 'admin', ...rightKeys];
 
 export function accessSection(value: unknown, report: Report): AccessConfig | undefined {
@@ -145,8 +146,39 @@ function rightsOf(obj: Obj, path: string, report: Report): AccessRights {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1000) report(`${path}.${key}`, `${show(v)} is not an integer from 1 to 1000. Example: ${key}: 2`);
     else rights[key] = v;
   }
+  budgetOf(obj, path, report, rights);
   if (rights.minConfirmations !== undefined && rights.maxConfirmations !== undefined && rights.minConfirmations > rights.maxConfirmations) {
     report(`${path}.maxConfirmations`, `${rights.maxConfirmations} is below minConfirmations (${rights.minConfirmations}): no N could be served`);
   }
   return rights;
+}
+
+/** The budget keys (enforced by the budget stage, not by lib/access): each checked, absent: unlimited. */
+function budgetOf(obj: Obj, path: string, report: Report, rights: { -readonly [K in keyof AccessRights]: AccessRights[K] }): void {
+  const numbers: [key: 'creditsPerSecond' | 'creditsPerDay' | 'maxConcurrent' | 'cacheHitCredits', min: number, max: number, integer: boolean, hint: string][] = [
+    ['creditsPerSecond', 0, 1e9, false, 'Credits earned per second (above 0). Example: creditsPerSecond: 500'],
+    ['creditsPerDay', 1, 1e15, true, 'Credits at most per UTC day. Example: creditsPerDay: 10000000'],
+    ['maxConcurrent', 1, 100_000, true, 'Requests in flight at once. Example: maxConcurrent: 20'],
+    ['cacheHitCredits', 0, 1e6, false, 'What an answer from the cache costs. Example: cacheHitCredits: 1'],
+  ];
+  for (const [key, min, max, integer, hint] of numbers) {
+    const v = obj[key];
+    if (v === undefined || v === null) continue;
+    const bad = typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max || (key === 'creditsPerSecond' && v === 0);
+    if (bad) report(`${path}.${key}`, `${show(v)} is not ${integer ? 'an integer' : 'a number'} from ${key === 'creditsPerSecond' ? 'above 0' : min} to ${max}. ${hint}`);
+    else rights[key] = v;
+  }
+  const weights = obj.methodCredits;
+  if (weights === undefined || weights === null) return;
+  if (!isObj(weights)) {
+    report(`${path}.methodCredits`, 'must be a mapping of method to credits. Example: methodCredits: { eth_getLogs: 100, eth_call: 10 }');
+    return;
+  }
+  const out: Record<string, number> = {};
+  for (const [method, v] of Object.entries(weights)) {
+    if (!methodName.test(method)) report(`${path}.methodCredits.${method}`, 'is not a method name such as eth_call');
+    else if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1e6) report(`${path}.methodCredits.${method}`, `${show(v)} is not a number from 0 to 1000000 (the credits one call costs)`);
+    else Object.defineProperty(out, method, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  rights.methodCredits = out;
 }

@@ -81,6 +81,17 @@ export interface AccessRights {
   readonly cacheBypass: boolean;
   /** Whether it may read /chains and /metrics (with `access.adminRoutes: keys`). */
   readonly admin: boolean;
+  /**
+   * Its budget, read by the budget stage (absent: unlimited); validated here, not enforced by
+   * lib/access: credits earned per second (the bucket's rate) and at most per UTC day, requests
+   * in flight at once, what an answer from the cache costs, and per-method costs over the
+   * built-in weights.
+   */
+  readonly creditsPerSecond?: number;
+  readonly creditsPerDay?: number;
+  readonly maxConcurrent?: number;
+  readonly cacheHitCredits?: number;
+  readonly methodCredits?: Readonly<Record<string, number>>;
 }
 
 /**

@@ -108,3 +108,24 @@ test('the example config binds 127.0.0.1, and its commented access block is vali
   t.is(config.access!.keys[0]!.keySha256, sha(KEY));
   t.deepEqual(config.access!.anonymous, { chains: ['1'], maxConfirmations: 1, writes: false, denyMethods: [], cacheBypass: false, admin: false });
 });
+
+test('the budget keys (for the budget stage) are read and checked on keys and on the anonymous tier', (t) => {
+  const config = ok({
+    access: {
+      anonymous: { creditsPerSecond: 0.5, maxConcurrent: 2 },
+      keys: [{ key: KEY, creditsPerSecond: 500, creditsPerDay: 10_000_000, maxConcurrent: 20, cacheHitCredits: 0, methodCredits: { eth_getLogs: 100, eth_call: 10 } }],
+    },
+  });
+  t.like(config.access!.anonymous, { creditsPerSecond: 0.5, maxConcurrent: 2 });
+  t.like(config.access!.keys[0], { creditsPerSecond: 500, creditsPerDay: 10_000_000, maxConcurrent: 20, cacheHitCredits: 0 });
+  t.deepEqual(config.access!.keys[0]!.methodCredits, { eth_getLogs: 100, eth_call: 10 });
+  const text = problemsOf({ access: { keys: [{ key: KEY, creditsPerSecond: 0, creditsPerDay: 1.5, maxConcurrent: 0, cacheHitCredits: -1, methodCredits: { 'not a method': 1, eth_call: 'x' } }] } }).join('\n');
+  for (const expected of [
+    /^access\.keys\[0\]\.creditsPerSecond: 0 is not a number from above 0/m,
+    /^access\.keys\[0\]\.creditsPerDay: 1\.5 is not an integer/m,
+    /^access\.keys\[0\]\.maxConcurrent: 0 is not an integer from 1/m,
+    /^access\.keys\[0\]\.cacheHitCredits: -1 is not a number from 0/m,
+    /^access\.keys\[0\]\.methodCredits\.not a method: is not a method name/m,
+    /^access\.keys\[0\]\.methodCredits\.eth_call: "x" is not a number/m,
+  ]) t.regex(text, expected);
+});
