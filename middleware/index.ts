@@ -51,7 +51,7 @@ import { cache } from './cache.js';
 import { createAccess } from '../lib/access/access.js';
 import { authorize, authorizeCall, identifyClient } from './authorize.js';
 
-export { authorize, authorizeCall, canonicalize, identifyClient, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
+export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -124,7 +124,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     function refuseWhenClosed(_req, _res, next) {
       next(closing ? shuttingDown() : undefined);
     } satisfies Middleware,
-    // After parse, so that a refusal echoes the client's id.
+    // The key's chain and N (lib/access), once parse has resolved the key (identifyClient).
     ...(access ? [authorize(access)] : []),
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
