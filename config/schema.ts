@@ -8,9 +8,11 @@ import { defaults } from './defaults.js';
 
 export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, IgnoredFieldsConfig, OmnigateConfig, ConfigProblem } from './types.js';
 import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
+import { isIP } from 'node:net';
+import { accessSection } from './access.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
-const topKeys = ['port', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer'];
+const topKeys = ['port', 'host', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer', 'access'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 
 /**
@@ -54,6 +56,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   }
   unknownKeys(raw, topKeys, '', r.report);
   const port = r.int(raw, 'port', 'port', defaults.port, 0, 65535, 'Example: port: 5000');
+  const host = hostOf(raw.host, r.report);
   const confirmations = r.int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
   const refreshInterval = r.int(raw, 'refreshInterval', 'refreshInterval', defaults.refreshInterval, 1, 86_400, 'It is in seconds. Example: refreshInterval: 60');
   const timeouts = timeoutsOf(r);
@@ -78,13 +81,27 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', r.report);
   const heads = headsSection(raw.heads, 'heads', r.report);
   const chains = chainsOf(r, confirmations);
+  const access = accessSection(raw.access, r.report);
+  // A right naming a chain the config does not serve is a typo, not a right.
+  const rightsAt: [string, { chains?: readonly string[] } | undefined][] = [['access.anonymous', access?.anonymous], ...(access?.keys ?? []).map((k, i): [string, typeof k] => [`access.keys[${i}]`, k])];
+  for (const [path, rights] of rightsAt) {
+    for (const id of rights?.chains ?? []) if (Object.keys(chains).length > 0 && !Object.hasOwn(chains, id)) r.report(`${path}.chains`, `chain ${id} is not configured (chains: ${Object.keys(chains).join(', ')})`);
+  }
   if (problems.length > 0) {
     // A URL in the wrong place (a value quoted by a problem, or a key named in its path) still
     // holds its provider key: the secret parts of every URL in the document are masked.
     const scrub = scrubberOf(urlSecretsIn(raw));
     return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
   }
-  return { config: { port, confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, ...(host !== undefined && { host }), ...(access && { access }), confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+}
+
+/** `host`: an IP address or a host name to listen on (absent: every interface). */
+function hostOf(value: unknown, report: (path: string, message: string) => void): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string' && (isIP(value) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*$/.test(value))) return value;
+  report('host', `${show(value)} is not an address to listen on: an IP address or a host name. Example: host: 127.0.0.1 (this machine only), host: 0.0.0.0 (every interface, e.g. in a container)`);
+  return undefined;
 }
 
 /** How the section readers read the raw document: each value checked, each problem reported with its path. */

@@ -60,8 +60,69 @@ export interface UpstreamLimits {
 /** Field names per shape (block, transaction, receipt, log) that are not compared. */
 export type IgnoredFieldsConfig = Readonly<Partial<Record<Shape, readonly string[]>>>;
 
+/**
+ * What a client key (or the anonymous tier) may do (lib/access/rights.ts applies it). Absent
+ * lists allow every chain or method.
+ */
+export interface AccessRights {
+  /** Chain ids (canonical decimal) it may call; absent: every chain. */
+  readonly chains?: readonly string[];
+  /** The only methods it may call; absent: every method. */
+  readonly methods?: readonly string[];
+  /** Methods it may not call (over `methods`). */
+  readonly denyMethods: readonly string[];
+  /** Whether it may call the write methods (eth_sendRawTransaction and kin). */
+  readonly writes: boolean;
+  /** The smallest N it is served with: a path's `<n>` below it is refused, a chain's default below it is raised to it. */
+  readonly minConfirmations?: number;
+  /** The largest N: a path's `<n>` above it is refused, a chain's default above it is lowered to it. */
+  readonly maxConfirmations?: number;
+  /** Whether its `Cache-Control: no-cache` is honoured (else it is answered from the cache like any request). */
+  readonly cacheBypass: boolean;
+  /** Whether it may read /chains and /metrics (with `access.adminRoutes: keys`). */
+  readonly admin: boolean;
+  /**
+   * Its budget, read by the budget stage (absent: unlimited); validated here, not enforced by
+   * lib/access: credits earned per second (the bucket's rate) and at most per UTC day, requests
+   * in flight at once, what an answer from the cache costs, and per-method costs over the
+   * built-in weights.
+   */
+  readonly creditsPerSecond?: number;
+  readonly creditsPerDay?: number;
+  readonly maxConcurrent?: number;
+  readonly cacheHitCredits?: number;
+  readonly methodCredits?: Readonly<Record<string, number>>;
+}
+
+/**
+ * A client key: its label (metrics, logs) and its SHA-256 (the key itself is never kept: a
+ * `key:` value is hashed when the config is read), or the file holding it, read when the
+ * pipeline is built.
+ */
+export interface AccessKey extends AccessRights {
+  /** As metrics and logs name it; absent: `key-` and the first 8 hex digits of its SHA-256. */
+  readonly label?: string;
+  /** The key's SHA-256, lower-case hex. */
+  readonly keySha256?: string;
+  /** A file holding the key (one line), read by lib/access when the pipeline is built. */
+  readonly keyFile?: string;
+}
+
+/** `access:`: client keys and their rights (lib/access). Absent: every request is served, as without it. */
+export interface AccessConfig {
+  readonly keys: readonly AccessKey[];
+  /** The rights of a request without a key; absent: such a request is refused (401). */
+  readonly anonymous?: AccessRights;
+  /** `keys`: /chains and /metrics need a key with `admin: true`; `open`: anyone may read them. */
+  readonly adminRoutes: 'keys' | 'open';
+}
+
 export interface OmnigateConfig {
   readonly port: number;
+  /** The address to listen on; absent: every interface (Node's default, `::` or `0.0.0.0`). */
+  readonly host?: string;
+  /** Client keys and rights (lib/access); absent: no keys, every request served. */
+  readonly access?: AccessConfig;
   readonly confirmations: number;
   readonly refreshInterval: number;
   readonly timeouts: {

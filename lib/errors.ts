@@ -110,6 +110,9 @@ export const ShuttingDownError = define('ShuttingDownError', 'OMNI_ERR_SHUTTING_
 export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR_BLOCK_NOT_AVAILABLE', RpcCode.BlockNotAvailable, 503);
 // 504: no answer came from the upstream (a timeout, or a connection lost after the write), as for -32012.
 export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', RpcCode.WriteOutcomeUnknown, 504);
+// The door (lib/access): 401 carries `WWW-Authenticate: Bearer`; neither ever holds the presented key.
+export const UnauthorizedError = define('UnauthorizedError', 'OMNI_ERR_UNAUTHORIZED', RpcCode.Unauthorized, 401);
+export const ForbiddenError = define('ForbiddenError', 'OMNI_ERR_FORBIDDEN', RpcCode.Forbidden, 403);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. Not an OmnigateError: never answered to a client. */

@@ -14,6 +14,9 @@ export {
   verify,
   emitHeaders,
   serviceRoutes,
+  identifyClient,
+  authorize,
+  authorizeCall,
   type RpcPipeline,
   type RpcPipelineDeps,
 } from '../middleware/index.js';
@@ -25,6 +28,10 @@ export { eligibilityPolicy } from './verify/eligibility-policy.js';
 export { hedgePolicy, hedgeSettings, type HedgeSettings } from './verify/hedge-policy.js';
 export { composePolicies } from './verify/loop-policy.js';
 export { createMetrics, type Metrics } from './ops/metrics.js';
+// The door (client keys, rights per key) that identifyClient, authorize and authorizeCall apply.
+export { createAccess, type Access } from './access/access.js';
+export type { Grant } from './access/keyring.js';
+export { shownPath } from './pipeline/route.js';
 export { headSettings, type HeadSettings } from './health/heads.js';
 export { startHeadTracker, type HeadTracker } from './health/tracker.js';
 export { startProber, type Prober } from './health/probe.js';

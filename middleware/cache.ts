@@ -5,8 +5,8 @@
  * (ctx.cached) with no upstream call: from this process's memory, else from Redis when
  * configured (a bounded wait); any other runs them, and its confirmed answer is kept when the
  * block it is about is final. A request with `Cache-Control: no-cache` (or `no-store`) is not
- * answered from the cache.
- * Reads: ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict (after the inner stages)
+ * answered from the cache, unless its client key may not bypass it (ctx.access, lib/access).
+ * Reads: ctx.access, ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict (after the inner stages)
  * Writes: ctx.cached
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -52,7 +52,8 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
     const key = ctx.confirmable && !ctx.beyondHeads ? answers.keyOf(chain, payload) : undefined;
     if (key === undefined) return inner(req, res, next);
     const required = need(ctx, 'required', 'cache');
-    if (bypasses(req)) return miss(req, res, next, ctx, key);
+    // A client key without the cacheBypass right (lib/access) is answered from the cache whatever it asks.
+    if (bypasses(req) && ctx.access?.rights.cacheBypass !== false) return miss(req, res, next, ctx, key);
     const id = payload.calls[0]!.id;
     const found = answers.lookup(key, required, id);
     if (found) return hit(next, ctx, found);

@@ -48,8 +48,10 @@ import { MemoryCache } from '../lib/cache/memory.js';
 import { RedisStore } from '../lib/cache/redis.js';
 import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { cache } from './cache.js';
+import { createAccess } from '../lib/access/access.js';
+import { authorize, authorizeCall, identifyClient } from './authorize.js';
 
-export { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
+export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -112,16 +114,22 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const memory = cacheConfig.memoryBytes > 0 ? new MemoryCache(cacheConfig.memoryBytes) : undefined;
   const answers = memory || shared ? new AnswerCache(memory, shared) : undefined;
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }), ...(answers && { cache: () => cacheStats(answers) }) });
+  // The door (lib/access): built only with `access:`; without it no stage below looks for a key.
+  const access = config.access ? createAccess(config.access, { registry: metrics.registry }) : undefined;
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
-    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger }),
+    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
     // After parse, so that the refusal echoes the client's id.
     function refuseWhenClosed(_req, _res, next) {
       next(closing ? shuttingDown() : undefined);
     } satisfies Middleware,
+    // The key's chain and N (lib/access), once parse has resolved the key (identifyClient).
+    ...(access ? [authorize(access)] : []),
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
+      // A method the client key may not call: refused alone, a batch's other members answered.
+      ...(access ? [authorizeCall(access)] : []),
       // The finalized route's block shared by the replicas through Redis, when configured.
       classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : {}),
       // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
@@ -148,21 +156,28 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const onError = rpcErrorHandler({ logger });
   // (the app's own list as given: it may add checks later)
   const checks = shared ? [...(deps.readiness ?? []), redisReadiness(shared)] : deps.readiness;
-  const services = serviceRoutes({ registry, metrics, ...(checks ? { readiness: checks } : {}) });
+  const services = serviceRoutes({
+    registry,
+    metrics,
+    ...(checks ? { readiness: checks } : {}),
+    ...(access && access.adminRoutes === 'keys' && { guard: (req: Parameters<Middleware>[0], path: string) => access.admin(req, path) }),
+  });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets, or its wait for heads
     // (no head comes any more): say why.
     const fail = (err?: unknown) =>
       err ? onError(closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err, req, res, next) : next();
-    if (!routeOf(req)) return services(req, res, fail);
+    const route = routeOf(req);
+    // A key in the path is a route of its own only where keys are configured.
+    if (!route || (route.key !== undefined && !access)) return services(req, res, fail);
     // CORS: emitHeaders and the error handler write the headers of answers; a preflight is here.
     if (req.method === 'OPTIONS') {
       res.statusCode = 204;
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
       res.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type, x-request-id');
+      res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type, x-request-id, authorization, x-api-key');
       res.setHeader('Access-Control-Max-Age', '86400');
       return res.end();
     }
@@ -219,6 +234,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
   ctx.log.info(
     {
       chain: ctx.chain?.id,
+      key: ctx.access?.label,
       methods: ctx.payload?.calls.map((c) => c.method),
       confirmable: ctx.confirmable,
       required: ctx.required,

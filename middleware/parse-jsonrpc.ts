@@ -1,10 +1,11 @@
 /**
  * Stage 1, parse. Gives the request its id, reads the body (bounded), parses and validates the
  * JSON-RPC payload, then checks the route parameters (chain id, `<n>`) so that their errors
- * can already echo the client's id.
+ * can already echo the client's id. With `access:`, the client's key is resolved in between
+ * (options.identify), so that a client refused for its key learns nothing of the chains.
  * A request that carries one of the gateway's own Via tokens is its own upstream call come back:
  * it is refused at once (lib/upstream/loop.ts).
- * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.finalizedRoute
+ * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.finalizedRoute (ctx.access, through options.identify)
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -22,8 +23,7 @@ import {
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { silentLogger, type Logger } from '../lib/log.js';
-import { canonicalChainId, parseConfirmations, routeOf } from '../lib/pipeline/route.js';
-import { pathOf } from '../lib/pipeline/url.js';
+import { canonicalChainId, parseConfirmations, routeOf, shownPath } from '../lib/pipeline/route.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
 
@@ -34,6 +34,12 @@ export interface ParseJsonRpcOptions {
   /** Deepest JSON nesting accepted in a body (limits.jsonDepth; default 256). */
   maxDepth?: number;
   logger?: Logger;
+  /**
+   * Who the client is (middleware/authorize.ts identifyClient, with `access:`): called once the
+   * payload is read, before the route's chain and `<n>` are checked, so that a client without a
+   * valid key learns nothing of the chains; its refusal (401) echoes the client's id.
+   */
+  identify?: (req: IncomingMessage, ctx: RpcContext) => Error | undefined;
 }
 
 /** A client's X-Request-Id is kept when it is 1–200 visible ASCII characters; else a UUID is made. */
@@ -62,7 +68,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
     }
     if (req.method !== 'POST') {
       return next(
-        new MethodNotAllowedError(`Method not allowed: ${req.method} ${pathOf(req)}; JSON-RPC calls are POSTed`, {
+        new MethodNotAllowedError(`Method not allowed: ${req.method} ${shownPath(req)}; JSON-RPC calls are POSTed`, {
           headers: { Allow: 'POST, OPTIONS' },
           id: null,
         }),
@@ -74,13 +80,15 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
       if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
         return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
       }
+      let refused: Error | undefined;
       try {
         ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
-        readRoute(req, ctx, options.registry);
+        refused = options.identify?.(req, ctx);
+        if (refused === undefined) readRoute(req, ctx, options.registry);
       } catch (e) {
         return next(e);
       }
-      next();
+      next(refused);
     });
   };
 }
@@ -88,7 +96,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
 /** The route's chain id and `<n>`, checked after the body so that their errors echo the client's id. */
 function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): void {
   const route = routeOf(req);
-  if (!route) throw new RouteNotFoundError(`No route for ${pathOf(req)}`);
+  if (!route) throw new RouteNotFoundError(`No route for ${shownPath(req)}`);
   const chainId = canonicalChainId(route.chainId);
   if (chainId === undefined) {
     throw new InvalidChainIdError(`Invalid chain id ${JSON.stringify(route.chainId)}: use a non-negative decimal integer, as in /rpc/1`);

@@ -1,7 +1,8 @@
 /**
  * The balancer's non-RPC routes: GET /health (liveness), GET /ready (readiness: 200 or 503 with
  * the reasons, lib/ops/readiness.ts), GET /chains (chains and upstream health, URLs redacted),
- * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1).
+ * GET /metrics (Prometheus text) and GET /collection.json (Postman v2.1). /chains and /metrics may
+ * be closed to all but admin keys (`guard`, from lib/access).
  * Anything else goes to next().
  */
 import { describeQuality } from '../lib/health/quality.js';
@@ -17,8 +18,21 @@ import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from '../lib/pipeline/url.js';
 
-export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number; readiness?: readonly ReadinessCheck[] }): Middleware {
+export interface ServiceRoutesOptions {
+  registry: Registry;
+  metrics?: Metrics;
+  startedAt?: number;
+  readiness?: readonly ReadinessCheck[];
+  /**
+   * The door of /chains and /metrics (lib/access: an admin key): the refusal of a request, or
+   * undefined to serve it. Absent: they are open. /health, /ready and /collection.json stay open.
+   */
+  guard?: (req: Parameters<Middleware>[0], path: string) => Error | undefined;
+}
+
+export function serviceRoutes(options: ServiceRoutesOptions): Middleware {
   const startedAt = options.startedAt ?? Date.now();
+  const guard = options.guard;
   const metrics = options.metrics;
   const routes: Record<string, (host: string, prefix: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
@@ -31,6 +45,10 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
     if (!route && !(path === '/metrics' && metrics) && path !== '/ready') return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return next(new MethodNotAllowedError(`Method not allowed: ${req.method} ${path} (use GET)`, { headers: { Allow: 'GET, HEAD' }, id: null }));
+    }
+    if (guard && (path === '/chains' || path === '/metrics')) {
+      const refused = guard(req, path);
+      if (refused) return next(refused);
     }
     if (path === '/ready') {
       readiness(options.registry, options.readiness).then((r) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `omnigate` command line. The only module that reads argv, the environment and files.
- *   omnigate serve --config FILE [--port P] [--no-indexer]
+ *   omnigate serve --config FILE [--port P] [--host H] [--no-indexer]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
  *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
@@ -56,6 +56,12 @@ function logLevel(): string | undefined {
   return level;
 }
 
+function hostArg(value: string): string {
+  const checked = validateConfig({ host: value, chains: { 1: { rpcs: ['https://a.example'] } } });
+  if ('problems' in checked) throw new InvalidArgumentError('use an IP address or a host name (127.0.0.1: this machine only; 0.0.0.0: every interface)');
+  return value;
+}
+
 function portArg(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65535) throw new InvalidArgumentError('use an integer from 0 to 65535 (0 picks a free port)');
@@ -67,8 +73,9 @@ program
   .description('serve the balancer (and the indexer API) as configured in a YAML file')
   .requiredOption('-c, --config <file>', 'YAML config file (see config/omnigate.example.yaml)')
   .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
+  .option('--host <address>', 'address to listen on, overrides the config\'s host (0.0.0.0 or :: for every interface, e.g. in a container)', hostArg)
   .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
-  .action(async (opts: { config: string; port?: number; indexer: boolean }) => {
+  .action(async (opts: { config: string; port?: number; host?: string; indexer: boolean }) => {
     const config = await loadConfigFile(opts.config, { env: process.env });
     const level = logLevel();
     let env;
@@ -116,6 +123,7 @@ program
     // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (lib/indexer/ops/metrics.ts).
     let gauges: IndexerGauges | undefined;
     const running = await startServer(config, opts.port ?? config.port, {
+      ...(opts.host !== undefined && { host: opts.host }),
       logger,
       extraHandlers: api ? [api] : [],
       onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
@@ -138,10 +146,16 @@ program
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
     logger.info(
-      { port: running.port, url: `http://localhost:${running.port}`, indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
+      { port: running.port, host: opts.host ?? config.host ?? '(every interface)', url: listeningUrl(opts.host ?? config.host, running.port), indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
       'omnigate listening',
     );
   });
+
+/** The URL the listening line shows: `localhost` when every interface is bound, else the address itself. */
+function listeningUrl(host: string | undefined, port: number): string {
+  const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
+}
 
 /**
  * What to scrub from logs for a DATABASE_URL: the password and secret-looking query values. Not

@@ -47,6 +47,10 @@ export const RpcCode = {
   BlockNotAvailable: -32016,
   /** A write reached an upstream that never answered: its outcome is unknown (look the transaction hash up before sending again). */
   WriteOutcomeUnknown: -32017,
+  /** No client key, or one the gateway does not know, where `access:` requires one (HTTP 401). */
+  Unauthorized: -32018,
+  /** The client key (or the anonymous tier) may not use this chain, method or N (HTTP 403). */
+  Forbidden: -32019,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

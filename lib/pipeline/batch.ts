@@ -40,6 +40,7 @@ export function memberContext(batch: RpcContext, index: number, payload: RpcPayl
   if (batch.confirmationsOverride !== undefined) ctx.confirmationsOverride = batch.confirmationsOverride;
   if (batch.via !== undefined) ctx.via = batch.via;
   if (batch.finalizedRoute) ctx.finalizedRoute = true;
+  if (batch.access !== undefined) ctx.access = batch.access;
   return ctx;
 }
 

@@ -9,6 +9,7 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { Logger } from '../log.js';
+import type { Grant } from '../access/keyring.js';
 import type { Judging } from '../verify/assess.js';
 import type { CallPlan } from '../verify/calls.js';
 import type { AgreementRun, Verdict } from '../verify/question.js';
@@ -25,6 +26,11 @@ export interface RpcContext {
   via?: string;
   /** A batch member whose batch holds a confirmable call (runMembers): chain constants follow it. */
   batchConfirmable?: boolean;
+  /**
+   * authorize (middleware/authorize.ts, with `access:` only): who the request is, its key's label,
+   * tier and rights; a later stage (a budget) charges it here. Absent: access is off.
+   */
+  access?: Grant;
   /** A batch member (runMembers): its batch's coalescer of upstream calls (lib/upstream/transport/coalesce.ts); absent: calls go alone. */
   coalescer?: BatchCoalescer;
   /** classify */

@@ -1,8 +1,9 @@
 /**
  * The balancer's RPC routes: `/rpc/<chainId>` and `/confirmations/<n>/rpc/<chainId>`, and the
  * finalized route `/finalized/rpc/<chainId>`, `/confirmations/<n>/finalized/rpc/<chainId>`
- * (a trailing slash is accepted). Pure: path → raw route parameters, checked later by the
- * parse stage so the error can carry the client's id.
+ * (a trailing slash is accepted), each optionally followed by a client key segment
+ * (`/rpc/<chainId>/<key>`: lib/access; a client that can only set a URL). Pure: path → raw
+ * route parameters, checked later by the parse stage so the error can carry the client's id.
  */
 import type { IncomingMessage } from 'node:http';
 import { pathOf } from './url.js';
@@ -13,9 +14,11 @@ export interface RpcRoute {
   confirmations?: string;
   /** The finalized route (lib/verify/finalized-route.ts). */
   finalized?: true;
+  /** The client key written as the path's last segment (lib/access); never shown (shownPath). */
+  key?: string;
 }
 
-const rpcPath = /^\/(?:confirmations\/([^/]*)\/)?(finalized\/)?rpc\/([^/]*)\/?$/;
+const rpcPath = /^\/(?:confirmations\/([^/]*)\/)?(finalized\/)?rpc\/([^/]*)(?:\/([^/]+))?\/?$/;
 
 export function matchRpcRoute(pathname: string): RpcRoute | undefined {
   const m = rpcPath.exec(pathname);
@@ -23,7 +26,17 @@ export function matchRpcRoute(pathname: string): RpcRoute | undefined {
   const route: RpcRoute = { chainId: safeDecode(m[3]!) };
   if (m[1] !== undefined) route.confirmations = safeDecode(m[1]);
   if (m[2] !== undefined) route.finalized = true;
+  if (m[4] !== undefined) route.key = safeDecode(m[4]);
   return route;
+}
+
+/**
+ * The request's path as messages and logs may show it: a client key in the path (the RPC
+ * route's last segment) is replaced by `***`.
+ */
+export function shownPath(req: IncomingMessage): string {
+  const path = pathOf(req);
+  return routeOf(req)?.key === undefined ? path : path.replace(/\/[^/]+(\/?)$/, '/***$1');
 }
 
 const kRoute = Symbol('omnigate.route');

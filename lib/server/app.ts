@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
-import { pathOf } from '../pipeline/url.js';
+import { shownPath } from '../pipeline/route.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/api.js';
@@ -20,6 +20,8 @@ import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
 
 export interface ServeOptions {
+  /** The address to listen on, over the config's `host` (absent both: every interface, Node's default). */
+  host?: string;
   /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
   headTracking?: boolean;
   logger?: Logger;
@@ -55,7 +57,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
   // The indexer passes /api paths it does not serve on (a host app may own some); here they are its 404.
   if (options.extraHandlers?.length) app.use(indexerNotFound() as connect.NextHandleFunction);
-  app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${pathOf(req)}`, { id: null }))) as connect.NextHandleFunction);
+  app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${shownPath(req)}`, { id: null }))) as connect.NextHandleFunction);
   app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
   return { app, rpc };
 }
@@ -109,10 +111,13 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => {
+    const host = options.host ?? config.host;
+    const listening = () => {
       server.off('error', reject);
       resolve();
-    });
+    };
+    if (host === undefined) server.listen(port, listening);
+    else server.listen(port, host, listening);
   });
   return {
     server,

@@ -23,7 +23,7 @@
  * rate, sweep, 1 connection), mix the fixed-rate mix's own omnigate, n1Node the omnigate on `upstreams.client: node`,
  * relayUndici the relay on undici; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
- * upMax proxyMax n1Max relayMax relayUndici n1Node proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
+ * upMax proxyMax n1Max relayMax relayUndici n1Node n1KeylessMax n1KeyMax proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
  * peers mix cache rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
  * The parts `peers` (omnigate against ethers' FallbackProvider, peers.ts) and `mix` (a fixed-rate
@@ -85,6 +85,8 @@ const RESULTS = env.BENCH_RESULTS ?? (SMOKE || PROFILE || ONLY ? '' : path.join(
 
 /** Upstream service times (ms): U0 alone; the five of the N=3 chain, in configured (priority) order. */
 const U0_DELAY = 2;
+/** The bench's one client key (the keyed omnigate, n1KeyMax). */
+const BENCH_KEY = 'bench-client-key-0123456789abcdef';
 const FIVE_DELAYS = [2, 3, 4, 5, 6];
 /** Third-fastest of the five: what an N=3 answer must wait for at least. */
 const THIRD = [...FIVE_DELAYS].map((d, i) => ({ d, i })).sort((a, b) => a.d - b.d)[2]!;
@@ -284,12 +286,14 @@ async function pin(pids: number[], cpus: string): Promise<void> {
  * within a round, between back-to-back runs, and the median round reported (see medianOf). Pushes
  * each scenario's median round (by `by`) into `into`, in the order given; returns every round's row.
  */
-async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', runs: Record<K, () => Promise<Row | undefined>>, rounds = ROUNDS): Promise<Partial<Record<K, Row[]>>> {
+async function interleaved<K extends string>(into: Row[], by: 'rps' | 'p50', runs: Record<K, () => Promise<Row | undefined>>, rounds = ROUNDS, alternate = false): Promise<Partial<Record<K, Row[]>>> {
   const all: Partial<Record<K, Row[]>> = {};
   const keys = Object.keys(runs) as K[];
   for (let round = 1; round <= rounds; round += 1) {
     let ran = 0;
-    for (const key of keys) {
+    // `alternate`: every second round runs them in the reverse order, for a pair whose difference
+    // is smaller than what running first or second in a round weighs on a shared machine.
+    for (const key of alternate && round % 2 === 0 ? [...keys].reverse() : keys) {
       const row = await runs[key]();
       if (!row) continue;
       (all[key] ??= []).push(row);
@@ -389,7 +393,9 @@ async function main() {
     return who === target ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   };
   const nodeConfig = { ...config, upstreams: { ...config.upstreams, client: 'node' } };
-  const [proxy, omni, fanout, relay, omniN, relayU] = await Promise.all([
+  // The first omnigate's config with one client key (lib/access): what the door costs at N=1.
+  const keyedConfig = { ...config, access: { keys: [{ label: 'bench', key: BENCH_KEY }] } };
+  const [proxy, omni, fanout, relay, omniN, relayU, omniK] = await Promise.all([
     startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
       execArgv: profiled('proxy'),
     }),
@@ -412,9 +418,10 @@ async function main() {
     startChild<{ port: number }>('relay-undici', './fanout-server.ts', [JSON.stringify([u0]), 'undici'], {
       execArgv: profiled('relayUndici'),
     }),
+    startChild<{ port: number }>('omnigate-keyed', './omnigate-server.mjs', [JSON.stringify(keyedConfig)], { plainJs: true }),
   ]);
-  for (const c of [proxy, omni, fanout, relay, omniN, relayU]) children.add(c);
-  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid, omniN.pid, relayU.pid], SERVER_CPUS);
+  for (const c of [proxy, omni, fanout, relay, omniN, relayU, omniK]) children.add(c);
+  await pin([proxy.pid, omni.pid, fanout.pid, relay.pid, omniN.pid, relayU.pid, omniK.pid], SERVER_CPUS);
   await pin([process.pid, ...upA.pids, ...upB.pids], OTHER_CPUS);
   const proxyUrl = `http://127.0.0.1:${proxy.info.port}/`;
   const fanUrl = `http://127.0.0.1:${fanout.info.port}/`;
@@ -424,6 +431,8 @@ async function main() {
   const omniNBase = `http://127.0.0.1:${omniN.info.port}`;
   const n1NUrl = `${omniNBase}/rpc/1`;
   const n1Url = `${omniBase}/rpc/1`;
+  // The key in the path, as a URL-only client sends it (the load generator sets no headers).
+  const n1KUrl = `http://127.0.0.1:${omniK.info.port}/rpc/1/${BENCH_KEY}`;
   const n3Url = `${omniBase}/rpc/2`;
   await waitHealthy(omniBase, 6);
   await waitHealthy(omniNBase, 6);
@@ -437,11 +446,13 @@ async function main() {
 
   // --- correctness first: every path answers what it should --------------------------------
   const expectN1 = replyText('eth_blockNumber', 1);
-  for (const url of [u0, proxyUrl, n1Url, n1NUrl, relayUrl, relayUUrl]) {
+  for (const url of [u0, proxyUrl, n1Url, n1NUrl, relayUrl, relayUUrl, n1KUrl]) {
     const r = await post(url, bodies.blockNumber);
     check(r.status === 200 && r.text === expectN1, `${url} answered ${r.status} ${r.text.slice(0, 200)}`);
   }
   {
+    const keyless = await post(n1KUrl.slice(0, -BENCH_KEY.length - 1), bodies.blockNumber);
+    check(keyless.status === 401, `the keyed omnigate answered a keyless request ${keyless.status}`);
     const r = await post(n1Url, bodies.blockNumber);
     check(r.headers.get('x-confirmable') === 'false' && r.headers.get('x-required-confirmations') === '1', 'N=1 headers');
     const r3 = await post(n3Url, bodies.getBalance);
@@ -583,6 +594,12 @@ async function main() {
     relayU: () => scenario('relayUndici', '   plain relay to the upstream on undici, no verification (fanout-server.ts undici)', relayUUrl, bodies.blockNumber, MAX_CONNECTIONS, relayU, undefined, upA.pids),
     n1N: () => counted('n1Node', '3. omnigate N=1 (eth_blockNumber), upstreams.client: node', n1NUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniN),
   });
+  // One client key (the door) against none: two omnigate processes alike but for `access:`, in
+  // rounds whose order alternates.
+  const door = await interleaved(rows, 'rps', {
+    n1: () => counted('n1KeylessMax', '3. omnigate N=1 (eth_blockNumber), no key (against the next)', n1Url, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omni),
+    n1K: () => counted('n1KeyMax', '3. omnigate N=1 (eth_blockNumber), one client key (access:, key in the path)', n1KUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniK),
+  }, ROUNDS, true);
   // (In smoke mode 3 s, not 1: on a machine busy with the test suite one answer can take over 1 s.)
   const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, undefined, SMOKE ? Math.max(SECONDS, 3) : SECONDS);
   if (logsRow) rows.push(logsRow);
@@ -711,8 +728,8 @@ async function main() {
     children.delete(fresh);
   }
 
-  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU]);
-  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU]) children.delete(c);
+  await stopAll([...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU, omniK]);
+  for (const c of [...upA.children, ...upB.children, proxy, fanout, relay, omniN, relayU, omniK]) children.delete(c);
 
   let hotSpots = '';
   if (profileDir) {
@@ -833,6 +850,11 @@ async function main() {
     const pass = n1Rps.median >= 1;
     targets.push({ name: `N=1 throughput vs http-proxy (${where})`, value: `${fmt(n1Rps.median)}×${vsUp ? ` (vs upstream direct ${fmt(vsUp.median)}×)` : ''}${rounds(n1Rps)}`, target: '≥ 1.00×', pass, transportBound: !pass && relayRps !== undefined && relayRps.median < 1 });
     if (relayRps) targets.push({ name: `   plain relay on omnigate's undici transport (no verification) throughput vs http-proxy (${where}), for reference`, value: `${fmt(relayRps.median)}×${rounds(relayRps)}`, target: '≥ 1.00×', pass: relayRps.median >= 1 });
+  }
+  // One client key configured (the door: a SHA-256 and a lookup per request) against none, in the same rounds.
+  {
+    const keyed = medianOf(door.n1K, door.n1, rps);
+    if (keyed) targets.push({ name: `N=1 throughput with one client key ÷ without (${MAX_CONNECTIONS} conns, server saturated)`, value: `${fmt(keyed.median)}×${rounds(keyed)}`, target: '≥ 0.95× (within the noise)', pass: keyed.median >= 0.95 });
   }
   // The same on node:http (upstreams.client: node), in the same rounds.
   {

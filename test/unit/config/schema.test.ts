@@ -194,7 +194,7 @@ const invalid: [string, unknown, string, RegExp][] = [
   ['confirmableMethods as a string', { ...minimal, confirmableMethods: 'eth_getBlockByHash' }, 'confirmableMethods', /must be a list of methods/],
   ['refresh_interval', { ...minimal, refresh_interval: 30 }, 'refresh_interval', /did you mean "refreshInterval"\?/],
   ['Port (case)', { ...minimal, Port: 1 }, 'Port', /did you mean "port"\?/],
-  ['an unknown top-level key', { ...minimal, foo: 1 }, 'foo', /known keys here: port, confirmations, refreshInterval/],
+  ['an unknown top-level key', { ...minimal, foo: 1 }, 'foo', /known keys here: port, host, confirmations, refreshInterval/],
   ['urls instead of rpcs', { chains: { '1': { rpcs: ['https://a.example'], urls: [] } } }, 'chains.1.urls', /did you mean "rpcs"\?/],
   ['confirmation instead of confirmations', { chains: { '1': { rpcs: ['https://a.example'], confirmation: 1 } } }, 'chains.1.confirmation', /did you mean "confirmations"\?/],
   ['an unknown timeouts key', { ...minimal, timeouts: { upstream: 1 } }, 'timeouts.upstream', /known keys here: upstreamMs, requestMs/],

@@ -26,6 +26,8 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['ShuttingDownError', errors.ShuttingDownError, 'OMNI_ERR_SHUTTING_DOWN', -32015, 503],
   ['BlockNotAvailableError', errors.BlockNotAvailableError, 'OMNI_ERR_BLOCK_NOT_AVAILABLE', -32016, 503],
   ['WriteOutcomeUnknownError', errors.WriteOutcomeUnknownError, 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', -32017, 504],
+  ['UnauthorizedError', errors.UnauthorizedError, 'OMNI_ERR_UNAUTHORIZED', -32018, 401],
+  ['ForbiddenError', errors.ForbiddenError, 'OMNI_ERR_FORBIDDEN', -32019, 403],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 

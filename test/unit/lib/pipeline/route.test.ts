@@ -1,5 +1,6 @@
 import test from 'ava';
-import { canonicalChainId, matchRpcRoute, parseConfirmations, type RpcRoute } from '../../../../lib/pipeline/route.js';
+import type { IncomingMessage } from 'node:http';
+import { canonicalChainId, matchRpcRoute, parseConfirmations, shownPath, type RpcRoute } from '../../../../lib/pipeline/route.js';
 
 const routes: [string, RpcRoute | undefined][] = [
   ['/rpc/1', { chainId: '1' }],
@@ -14,7 +15,13 @@ const routes: [string, RpcRoute | undefined][] = [
   ['/rpc/%31', { chainId: '1' }],
   ['/rpc/%E0%A4%A', { chainId: '%E0%A4%A' }],
   ['/rpc', undefined],
-  ['/rpc/1/extra', undefined],
+  ['/rpc/1/extra', { chainId: '1', key: 'extra' }],
+  ['/rpc/1/k3y-Value_0123456789/', { chainId: '1', key: 'k3y-Value_0123456789' }],
+  ['/confirmations/2/rpc/1/k3y', { chainId: '1', confirmations: '2', key: 'k3y' }],
+  ['/finalized/rpc/1/k3y', { chainId: '1', finalized: true, key: 'k3y' }],
+  ['/confirmations/3/finalized/rpc/10/k3y', { chainId: '10', confirmations: '3', finalized: true, key: 'k3y' }],
+  ['/rpc/1/k%65y', { chainId: '1', key: 'key' }],
+  ['/rpc/1/extra/more', undefined],
   ['/rpc/1//', undefined],
   ['/RPC/1', undefined],
   ['/api/rpc/1', undefined],
@@ -104,4 +111,12 @@ test('the finalized route, with and without <n>', (t) => {
   t.deepEqual(matchRpcRoute('/confirmations/3/finalized/rpc/10/'), { chainId: '10', confirmations: '3', finalized: true });
   t.is(matchRpcRoute('/finalized/confirmations/3/rpc/10'), undefined);
   t.is(matchRpcRoute('/finalised/rpc/1'), undefined);
+});
+
+test('shownPath should mask a key in the path, and leave other paths as they are', (t) => {
+  const req = (url: string) => ({ url }) as IncomingMessage;
+  t.is(shownPath(req('/rpc/1/s3cret-key-0123456789')), '/rpc/1/***');
+  t.is(shownPath(req('/confirmations/2/finalized/rpc/1/s3cret-key-0123456789/?x=1')), '/confirmations/2/finalized/rpc/1/***/');
+  t.is(shownPath(req('/rpc/1')), '/rpc/1');
+  t.is(shownPath(req('/api/stats')), '/api/stats');
 });

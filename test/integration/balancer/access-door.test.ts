@@ -1,0 +1,71 @@
+/**
+ * The door on the wire: `host` binds the address it names (the example config's 127.0.0.1 among
+ * them), `--host` overrides it, and `omnigate serve` with client keys from the environment and
+ * from a file serves a keyed request, refuses a keyless one, never prints a key, and exits 2 on
+ * a key file it cannot read.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'ava';
+import { parseConfig } from '../../../config/index.js';
+import { startServer } from '../../../lib/server/app.js';
+import { listeningPort, logLines, runCli } from '../../support/cli.js';
+import { startFakeUpstream } from '../../support/fake-upstream.js';
+import { makeConfig, rpc, send } from '../../support/gateway.js';
+
+const ENV_KEY = 'env-key-0123456789abcdef0123';
+const FILE_KEY = 'file-key-fedcba9876543210fedc';
+
+test('host binds the address it names; the example config\'s is 127.0.0.1; the option overrides the config', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const example = parseConfig(readFileSync(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8'), 'example');
+  t.is(example.host, '127.0.0.1');
+  const chains = { 1337: { rpcs: [fake.url] } };
+  const loopback = await startServer(makeConfig({ host: example.host, port: 0, chains }), 0, { headTracking: false });
+  t.teardown(() => loopback.close());
+  t.is((loopback.server.address() as AddressInfo).address, '127.0.0.1');
+  const overridden = await startServer(makeConfig({ port: 0, chains }), 0, { headTracking: false, host: '127.0.0.1' });
+  t.teardown(() => overridden.close());
+  t.is((overridden.server.address() as AddressInfo).address, '127.0.0.1');
+  const everywhere = await startServer(makeConfig({ port: 0, chains }), 0, { headTracking: false });
+  t.teardown(() => everywhere.close());
+  t.not((everywhere.server.address() as AddressInfo).address, '127.0.0.1', 'without host: every interface, as before');
+});
+
+test('omnigate serve --host with keys from the environment and a file: keyed requests served, keyless refused, no key printed', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-access-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  await writeFile(join(dir, 'key'), `${FILE_KEY}\n`);
+  const file = join(dir, 'omnigate.yaml');
+  const yaml = (keyFile: string) =>
+    ['host: 0.0.0.0', 'chains:', '  1337:', `    rpcs: [${fake.url}]`, 'access:', '  keys:', '    - { label: env, key: "${CLIENT_KEY}" }', `    - { label: file, keyFile: ${keyFile} }`, ''].join('\n');
+  await writeFile(file, yaml(join(dir, 'key')));
+  const r = runCli(['serve', '--config', file, '--port', '0', '--host', '127.0.0.1', '--no-indexer'], { CLIENT_KEY: ENV_KEY, LOG_LEVEL: 'debug' }, { t });
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  t.like(logLines(r).find((l) => l.msg === 'omnigate listening'), { host: '127.0.0.1', url: base });
+  const body = JSON.stringify(rpc('eth_blockNumber'));
+  t.is((await send(base, 'POST', '/rpc/1337', body, { authorization: `Bearer ${ENV_KEY}` })).status, 200);
+  t.is((await send(base, 'POST', `/rpc/1337/${FILE_KEY}`, body)).status, 200);
+  t.is((await send(base, 'POST', '/rpc/1337', body)).status, 401);
+  t.is((await send(base, 'POST', `/rpc/1337/${ENV_KEY}x`, body)).status, 401);
+  t.is((await send(base, 'GET', '/metrics')).status, 401);
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const output = r.out.join('') + r.err.join('');
+  t.regex(output, /"key":"env"/);
+  t.regex(output, /"key":"file"/);
+  t.false(output.includes(ENV_KEY));
+  t.false(output.includes(FILE_KEY));
+
+  await writeFile(file, yaml(join(dir, 'missing')));
+  const bad = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { CLIENT_KEY: ENV_KEY }, { t });
+  t.is(await bad.exited, 2);
+  t.regex(bad.err.join(''), /access\.keys\[1\]\.keyFile: cannot read .*missing: ENOENT/);
+  t.false(bad.err.join('').includes(ENV_KEY));
+});
