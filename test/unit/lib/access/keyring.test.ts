@@ -6,9 +6,9 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import test from 'ava';
-import { buildKeyring, keyDigest, presentedKey } from '../../../lib/access/keyring.js';
-import { ConfigError } from '../../../lib/errors.js';
-import type { AccessKey } from '../../../config/types.js';
+import { buildKeyring, keyDigest, presentedKey } from '../../../../lib/access/keyring.js';
+import { ConfigError } from '../../../../lib/errors.js';
+import type { AccessKey } from '../../../../config/types.js';
 
 const KEY = 'relayer-key-0123456789abcdef';
 const rights = { denyMethods: [], writes: true, cacheBypass: false, admin: false };

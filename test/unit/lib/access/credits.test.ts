@@ -1,6 +1,6 @@
 import test from 'ava';
-import { MemoryCreditStore } from '../../../lib/access/buckets.js';
-import { CreditEngine, costOf, creditHeaders, defaultWeights, estimateOf, weightOf } from '../../../lib/access/credits.js';
+import { MemoryCreditStore } from '../../../../lib/access/buckets.js';
+import { CreditEngine, costOf, creditHeaders, defaultWeights, estimateOf, weightOf } from '../../../../lib/access/credits.js';
 
 test('a heavier method weighs more: eth_getLogs above eth_call above eth_blockNumber above eth_chainId', (t) => {
   t.true(weightOf('eth_getLogs') > weightOf('eth_call'));

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { MemoryCreditStore, secondsToMidnight, utcDay } from '../../../lib/access/buckets.js';
+import { MemoryCreditStore, secondsToMidnight, utcDay } from '../../../../lib/access/buckets.js';
 
 /** A clock the test moves by hand. */
 function clock(start = Date.UTC(2026, 10, 28, 12, 0, 0)) {

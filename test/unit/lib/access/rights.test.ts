@@ -1,8 +1,8 @@
 /** The checks of a grant's rights (lib/access/rights.ts): N within bounds, chains, methods, writes, admin. */
 import test from 'ava';
-import { compileRights, type Grant } from '../../../lib/access/keyring.js';
-import { adminRefusal, chainRefusal, confirmationsFor, methodRefusal, unauthorized } from '../../../lib/access/rights.js';
-import type { AccessRights } from '../../../config/types.js';
+import { compileRights, type Grant } from '../../../../lib/access/keyring.js';
+import { adminRefusal, chainRefusal, confirmationsFor, methodRefusal, unauthorized } from '../../../../lib/access/rights.js';
+import type { AccessRights } from '../../../../config/types.js';
 
 const grant = (r: Partial<AccessRights>): Grant => {
   const entry: AccessRights = { denyMethods: [], writes: true, cacheBypass: false, admin: false, ...r };
