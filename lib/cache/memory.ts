@@ -78,6 +78,14 @@ export class MemoryCache {
     this.bytes += size;
   }
 
+  /** Drops the entry of `key`, if any. */
+  delete(key: string): void {
+    const held = this.entries.get(key);
+    if (held === undefined) return;
+    this.entries.delete(key);
+    this.bytes -= held.size;
+  }
+
   clear(): void {
     this.entries.clear();
     this.bytes = 0;
