@@ -153,6 +153,7 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
         { name: '   nginx → one replica ÷ the replica called directly', value: `${fmt(median(nginxRatio))}×${list(nginxRatio)}`, target: 'reported', pass: true },
       ],
       notes: [
+        '- replicas: each process\'s CPU per answer is its CPU time over every answer of the run: with two replicas, each serves about half of them, so the CPU one spends per answer it serves is about twice its column',
         `- replicas: three fake nodes of ${NODE_DELAY_MS} ms (finalized block ${PINNED_BLOCK}), one redis-server, two omnigate replicas with the same config (\`cache.redis\` on that Redis), and two nginx processes with the README's configuration (one in front of A, one in front of A and B); eth_getBalance at ${PINNED_BLOCK} on ${path}, confirmed once through A and read from Redis once by B before the rounds; ${ctx.rounds} interleaved round${ctx.rounds > 1 ? 's' : ''} (A direct, nginx → A, nginx → A+B on one core, nginx → A+B with B moved to CPU ${ctx.otherCpus}; with BENCH_PIN=0 the last two are alike); ${fmtInt(upstreamCalls)} upstream calls while measuring (0 expected: every answer a hit); load average ${fmt(loadBefore)} before, ${fmt(await loadAverage())} after`,
       ],
     };
