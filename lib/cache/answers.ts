@@ -96,11 +96,12 @@ export class AnswerCache {
   /**
    * Drops the entry of `key` from memory and Redis: an answer asked to top it up differed from
    * it. Until N providers confirm an answer again, the question is asked of the upstreams.
+   * Counted once per entry in memory (the requests of one merged run each drop it).
    */
   forget(chain: Chain, key: string): void {
-    this.memory?.delete(key);
+    const dropped = this.memory === undefined || this.memory.delete(key);
     this.shared?.delete(key);
-    count(this.disputed, chain.id);
+    if (dropped) count(this.disputed, chain.id);
   }
 
   /** Keeps a confirmed verdict of N `required` when its block is final (final.ts). */

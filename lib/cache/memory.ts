@@ -78,12 +78,13 @@ export class MemoryCache {
     this.bytes += size;
   }
 
-  /** Drops the entry of `key`, if any. */
-  delete(key: string): void {
+  /** Drops the entry of `key`; whether there was one. */
+  delete(key: string): boolean {
     const held = this.entries.get(key);
-    if (held === undefined) return;
+    if (held === undefined) return false;
     this.entries.delete(key);
     this.bytes -= held.size;
+    return true;
   }
 
   clear(): void {

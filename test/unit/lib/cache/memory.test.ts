@@ -50,13 +50,13 @@ test('delete drops one entry and gives its bytes back; deleting a missing key ch
   cache.set('a', entry(500));
   cache.set('b', entry(700));
   const both = cache.bytes;
-  cache.delete('a');
+  t.true(cache.delete('a'));
   t.is(cache.get('a'), undefined);
   t.truthy(cache.get('b'));
   t.is(cache.size, 1);
   t.true(cache.bytes < both && cache.bytes > 700);
-  cache.delete('a');
-  cache.delete('none');
+  t.false(cache.delete('a'));
+  t.false(cache.delete('none'));
   t.is(cache.size, 1);
   cache.delete('b');
   t.is(cache.bytes, 0);
