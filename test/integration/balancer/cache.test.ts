@@ -255,3 +255,26 @@ test('batch members are answered from the cache too, each under its own id', asy
   t.is(second.headers['x-confirmable'], 'true');
   t.is(second.headers['x-checked-urls'], first.headers['x-checked-urls']);
 });
+
+test('top-up of batch members: each member counts its entry\'s votes; only the upstream outside the quorum is asked, once per member', async (t) => {
+  const { list, gw } = await setup(t);
+  /** eth_getBalance calls per upstream, batch members included. */
+  const memberCalls = () =>
+    list.map((f) => f.requests.flatMap((r) => (Array.isArray(r.body) ? r.body : [r.body])).filter((c) => (c as { method?: string } | undefined)?.method === 'eth_getBalance').length);
+  const batch = (ids: number[]) => ids.map((id, i) => rpc('eth_getBalance', [ADDRESS, hex(0x30 + i)], id));
+  const two = await gw.post('/confirmations/2/rpc/1337', batch([1, 2]));
+  t.is(two.status, 200, two.text);
+  const before = memberCalls();
+  t.is(before.reduce((a, b) => a + b), 4);
+  const three = await gw.post('/confirmations/3/rpc/1337', batch([3, 4]));
+  t.is(three.status, 200, three.text);
+  t.deepEqual(three.body.map((m: { id: number }) => m.id), [3, 4]);
+  t.deepEqual(three.body.map((m: { result: string }) => m.result), two.body.map((m: { result: string }) => m.result));
+  t.is(three.headers['x-required-confirmations'], '3');
+  const after = memberCalls();
+  t.is(after.reduce((a, b) => a + b), 6, 'one call per member');
+  t.deepEqual(after.map((n, i) => n - before[i]!).filter((n) => n > 0).length, 1, 'all to one upstream: the one outside both quorums');
+  const hits = await gw.post('/confirmations/3/rpc/1337', batch([5, 6]));
+  t.is(hits.status, 200, hits.text);
+  t.is(memberCalls().reduce((a, b) => a + b), 6, 'then answered from the cache');
+});
