@@ -212,6 +212,34 @@ if (hasRedis()) {
     t.regex((await b.request('GET', '/metrics')).text, /omnigate_cache_disputed_total\{chain="1337"\} 1/);
   });
 
+  test.serial('a vote of an upstream this gateway does not have does not count: an entry from Redis is topped up with the votes it lacks here', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const extra = await startFakeUpstream({ answer: chainAnswer });
+    t.teardown(() => extra.close());
+    const a = await gateway(t, list, redis);
+    const two = await ask(a, 0x16, 1);
+    t.is(two.status, 200, two.text);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    const calls = perUpstream(list);
+    const [kept, gone] = list.filter((_, i) => calls[i] === 1);
+    const outsider = list[calls.indexOf(0)]!;
+    t.deepEqual(String(two.headers['x-checked-urls']).split(',').sort(), [kept!.url, gone!.url].sort());
+    // Another deployment of the chain: one upstream of the quorum is no longer configured, a new one is.
+    const c = await gateway(t, [kept!, outsider, extra], redis);
+    const again = await ask(c, 0x16, 'c');
+    t.is(again.status, 200, again.text);
+    t.is(again.headers['x-cache'], 'TOPUP', 'not a hit: only one of its two votes counts here');
+    const checked = String(again.headers['x-checked-urls']).split(',');
+    t.is(checked.length, 2);
+    t.is(checked[0], kept!.url, 'the vote it keeps first');
+    t.false(checked.includes(gone!.url));
+    t.deepEqual(perUpstream([...list, extra]).reduce((x, y) => x + y) - 2, 1, 'one call, for the vote it lacks');
+    t.is(perUpstream([gone!])[0], 1, 'the upstream it no longer has is not asked');
+    t.is(again.body.result, two.body.result);
+  });
+
   test.serial('the finalized route never goes back across replicas: one that saw a lower finalized head pins to the block another gave', async (t) => {
     const redis = await startRedis(t);
     let finalized = 95;
