@@ -4,15 +4,19 @@
  * whose question the cache holds, confirmed by at least the request's N, is answered from it
  * (ctx.cached) with no upstream call: from this process's memory, else from Redis when
  * configured (a bounded wait); any other runs them, and its confirmed answer is kept when the
- * block it is about is final. A request with `Cache-Control: no-cache` (or `no-store`) is not
- * answered from the cache, unless its client key may not bypass it (ctx.access, lib/access).
+ * block it is about is final. An entry confirmed by fewer than N is topped up: its votes go to
+ * the agreement as cast (ctx.cached.prior, middleware/verify.ts), which asks other providers only
+ * for the missing ones; the answer then replaces the entry. An entry an answer of that run
+ * differed from (ctx.cached.disputed) is dropped, in memory and Redis. A request with
+ * `Cache-Control: no-cache` (or `no-store`) is not answered from the cache, nor topped up, unless its client key may not bypass it (ctx.access, lib/access).
  * Reads: ctx.access, ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict (after the inner stages)
  * Writes: ctx.cached
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnswerCache, Hit } from '../lib/cache/answers.js';
 import type { Middleware, Next } from '../lib/pipeline/compose.js';
-import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
+import { getContext, need, toppedUp, type CacheMiss, type RpcContext } from '../lib/pipeline/context.js';
+import type { Verdict } from '../lib/verify/question.js';
 
 export interface CacheOptions {
   /** The cache; absent: the inner stages run for every request. */
@@ -29,19 +33,29 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
   const answers = options.cache;
   // An answer known without asking (the finalized route's eth_blockNumber, classify): nothing to look up or run.
   if (!answers) return (req, res, next) => (getContext(req).known ? next() : inner(req, res, next));
-  /** No hit: the upstreams are asked, and a final confirmed answer kept. */
-  const miss = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string) => {
+  /** No hit: the upstreams are asked (only for the missing votes when `prior`), and a final confirmed answer kept. */
+  const miss = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string, prior: Verdict | undefined) => {
     const chain = ctx.chain!;
     answers.counted(chain, false);
-    ctx.cached = { hit: false };
+    const state: CacheMiss = { hit: false, prior, disputed: false };
+    ctx.cached = state;
     inner(req, res, (err?: unknown) => {
-      if (!err && ctx.verdict && !ctx.writtenTo) answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!);
+      if (state.disputed) {
+        ctx.log.warn({ chain: chain.id, quorum: prior!.members.map((m) => m.upstream.label), hash: prior!.hash }, 'cache: an upstream asked to top up a confirmed answer gave another: the entry is dropped');
+        answers.forget(chain, key);
+      }
+      if (!err && ctx.verdict && !ctx.writtenTo) {
+        if (toppedUp(state, ctx.verdict)) answers.countTopUp(chain);
+        answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!);
+      }
       next(err);
     });
   };
-  const hit = (next: Next, ctx: RpcContext, found: Hit) => {
+  const found = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string, hit: Hit | undefined) => {
+    if (hit === undefined) return miss(req, res, next, ctx, key, undefined);
+    if (hit.topUp) return miss(req, res, next, ctx, key, hit.verdict);
     answers.counted(ctx.chain!, true);
-    ctx.cached = { hit: true, verdict: found.verdict, at: found.at };
+    ctx.cached = { hit: true, verdict: hit.verdict, at: hit.at };
     next();
   };
   return function cache(req, res, next) {
@@ -53,14 +67,14 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
     if (key === undefined) return inner(req, res, next);
     const required = need(ctx, 'required', 'cache');
     // A client key without the cacheBypass right (lib/access) is answered from the cache whatever it asks.
-    if (bypasses(req) && ctx.access?.rights.cacheBypass !== false) return miss(req, res, next, ctx, key);
+    if (bypasses(req) && ctx.access?.rights.cacheBypass !== false) return miss(req, res, next, ctx, key, undefined);
     const id = payload.calls[0]!.id;
-    const found = answers.lookup(key, required, id);
-    if (found) return hit(next, ctx, found);
-    if (!answers.shared) return miss(req, res, next, ctx, key);
+    const local = answers.lookup(key, required, id);
+    // An entry in memory confirmed by fewer than N may be confirmed by more in Redis.
+    if ((local !== undefined && !local.topUp) || !answers.shared) return found(req, res, next, ctx, key, local);
     answers.lookupShared(chain, key, required, id).then(
-      (shared) => (shared ? hit(next, ctx, shared) : miss(req, res, next, ctx, key)),
-      () => miss(req, res, next, ctx, key),
+      (shared) => found(req, res, next, ctx, key, shared !== undefined && (local === undefined || !shared.topUp || shared.verdict.members.length > local.verdict.members.length) ? shared : local),
+      () => found(req, res, next, ctx, key, local),
     );
   };
 }

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endAnswer } from '../lib/pipeline/answer-done.js';
 import { asGatewayError, errorText } from '../lib/errors.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
-import { answerOf, getContext, need } from '../lib/pipeline/context.js';
+import { answerOf, getContext, need, toppedUp } from '../lib/pipeline/context.js';
 import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { confirmedBody } from '../lib/verify/answers/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
@@ -54,11 +54,12 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.RequestId, ctx.requestId,
       Header.RequiredConfirmations, confirmed ? String(need(ctx, 'required', 'emitHeaders')) : '1',
     ];
-    // A request the cache looked up: X-Cache, and for a hit the standard Age (seconds since it was confirmed).
+    // A request the cache looked up: X-Cache, and for a hit the standard Age (seconds since it was
+    // confirmed); TOPUP: an entry confirmed by fewer than N, brought to N by the missing votes.
     const cached = ctx.cached;
     if (cached !== undefined) {
       if (cached.hit) headers.push(Header.Cache, 'HIT', 'Age', String(Math.max(0, Math.floor((Date.now() - cached.at) / 1000))));
-      else headers.push(Header.Cache, 'MISS');
+      else headers.push(Header.Cache, toppedUp(cached, ctx.verdict) ? 'TOPUP' : 'MISS');
     }
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);

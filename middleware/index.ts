@@ -17,7 +17,7 @@
  */
 import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
-import { answerOf, findContext } from '../lib/pipeline/context.js';
+import { answerOf, findContext, toppedUp } from '../lib/pipeline/context.js';
 import { defaults } from '../config/defaults.js';
 import { createMetrics, type CacheStats, methodLabel, type Metrics } from '../lib/ops/metrics.js';
 import { BlockNotAvailableError, ShuttingDownError, UpstreamsFailedError } from '../lib/errors.js';
@@ -239,7 +239,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       confirmable: ctx.confirmable,
       required: ctx.required,
       checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
-      ...(ctx.cached && { cache: ctx.cached.hit ? 'hit' : 'miss' }),
+      ...(ctx.cached && { cache: ctx.cached.hit ? 'hit' : toppedUp(ctx.cached, ctx.verdict) ? 'topup' : 'miss' }),
       called: ctx.agreement?.called.length,
       status,
       error: ctx.errorCode,
@@ -256,6 +256,8 @@ function cacheStats(answers: AnswerCache): CacheStats {
     hits: answers.hits,
     misses: answers.misses,
     stored: answers.stored,
+    toppedUp: answers.toppedUp,
+    disputed: answers.disputed,
     bytes: memory?.bytes ?? 0,
     entries: memory?.size ?? 0,
     evictions: memory?.evictions ?? 0,

@@ -12,7 +12,11 @@
  * first refusal as the node gave it (a JSON-RPC error, HTTP 200), not a 502.
  * Each vote in a decided quorum is recorded as won or lost (health.ts recordVote): an upstream
  * that loses too many is distrusted (ranked last, select.ts) until it agrees again.
- * Reads: ctx.fetch, ctx.judging, ctx.candidates, ctx.required, ctx.chain   Writes: ctx.agreement, ctx.verdict
+ * A cache miss that brought an entry confirmed by fewer than N (ctx.cached.prior, middleware/cache.ts)
+ * runs a top-up: the entry's votes count as cast, and only the missing ones are asked of other
+ * providers (lib/verify/agreement.ts); an answer of the run that differs from the entry marks it
+ * disputed (ctx.cached.disputed), and the 502 of a failed run lists the entry's quorum as a group.
+ * Reads: ctx.fetch, ctx.judging, ctx.candidates, ctx.required, ctx.chain, ctx.cached   Writes: ctx.agreement, ctx.verdict, ctx.cached.disputed
  */
 import { defaults } from '../config/defaults.js';
 import { onAnswerDone } from '../lib/pipeline/answer-done.js';
@@ -84,7 +88,9 @@ export function verify(options: VerifyOptions = {}): Middleware {
       return options.policy ? mergeLoopPolicy(own, options.policy(ctx)) : own;
     };
     // An identical confirmable question in flight is joined, not asked again (lib/verify/merge.ts).
-    const key = inFlight && ctx.confirmable && !ctx.coalescer ? mergeKey(ctx.chain!, required, payload) : undefined;
+    const miss = ctx.cached !== undefined && !ctx.cached.hit ? ctx.cached : undefined;
+    const prior = miss?.prior;
+    const key = inFlight && ctx.confirmable && !ctx.coalescer ? mergeKey(ctx.chain!, required, payload, prior !== undefined) : undefined;
     // The request's bytes go back to the budget once its answer is done and (a run others may
     // join) once the run has ended: a run outlives the request that started it while others wait.
     let holds = key === undefined ? 1 : 2;
@@ -99,8 +105,9 @@ export function verify(options: VerifyOptions = {}): Middleware {
     });
     // A write (lib/jsonrpc/writes.ts) takes the write path: never hedged, never sent on once it may have arrived.
     if (isWrite(payload.calls)) return write(ctx, policy(), next);
-    const question = { candidates, required, perProvider: providerCount < upstreams.length };
+    const question = { candidates, required, perProvider: providerCount < upstreams.length, prior };
     const finish = (end: AgreementEnd, joined: boolean) => {
+      if (prior !== undefined && differsFrom(end, prior.hash)) miss!.disputed = true;
       if (end.kind === 'agreed' || end.kind === 'refused') {
         // A refusal fewer than N providers gave alike is relayed, not confirmed.
         ctx.verdict = end.kind === 'refused' && !end.confirmed ? { ...end.verdict, unconfirmed: true } : end.verdict;
@@ -125,6 +132,12 @@ export function verify(options: VerifyOptions = {}): Middleware {
     joined = entry.joined;
     ctx.agreement = entry.run;
   };
+}
+
+/** Whether a vote of the run differs from the hash of the prior votes it counted (a top-up). */
+function differsFrom(end: AgreementEnd, hash: string): boolean {
+  if (end.kind === 'agreed') return end.verdict.hash !== hash;
+  return end.kind === 'failed' && end.votes.some((v) => v.hash !== hash);
 }
 
 /** The write path (lib/verify/write.ts): one upstream, or K at once in the chain's broadcast mode. */

@@ -3,7 +3,10 @@
  * answer of a hit (a verdict as the agreement would have given it, under the request's own id),
  * and what may be remembered after an agreement (lib/cache/final.ts). Two levels: this process's
  * memory (memory.ts), then Redis when configured (redis.ts), shared by every worker and replica;
- * a Redis hit is kept in memory too. Hits and misses are counted per chain for /metrics.
+ * a Redis hit is kept in memory too. An entry confirmed by fewer than the request's N is not an
+ * answer but votes already cast: the lookup hands them over for a top-up (the agreement asks only
+ * for the missing votes, and its answer then replaces the entry). Hits, misses and top-ups are
+ * counted per chain for /metrics.
  */
 import { questionKey } from '../jsonrpc/question-key.js';
 import { withReplyId } from '../jsonrpc/reply.js';
@@ -16,9 +19,15 @@ import type { CacheEntry, MemoryCache } from './memory.js';
 import { urlId, type RedisStore } from './redis.js';
 
 export interface Hit {
+  /**
+   * The entry's answer and quorum under the request's id: the answer itself when the entry was
+   * confirmed by at least the request's N, else (`topUp`) the votes to count in a top-up.
+   */
   verdict: Verdict;
   /** When the answer was confirmed (ms since the epoch). */
   at: number;
+  /** Confirmed by fewer than the request's N: votes to top up, not an answer. */
+  topUp: boolean;
 }
 
 export class AnswerCache {
@@ -27,6 +36,10 @@ export class AnswerCache {
   readonly misses = new Map<string, number>();
   /** Confirmed answers kept, by chain id. */
   readonly stored = new Map<string, number>();
+  /** Entries confirmed by fewer than N brought to N with only the missing votes, by chain id. */
+  readonly toppedUp = new Map<string, number>();
+  /** Entries dropped because an answer asked to top them up differed, by chain id. */
+  readonly disputed = new Map<string, number>();
   /** Each chain's upstreams by the id Redis knows them by (redis.ts urlId). */
   private readonly byId = new WeakMap<Chain, Map<string, Upstream>>();
 
@@ -41,7 +54,10 @@ export class AnswerCache {
     return question === undefined ? undefined : `${chain.id}\n${question}`;
   }
 
-  /** The answer in this process's memory for a request of N `required` under id `id`: an entry confirmed by at least N. */
+  /**
+   * The entry in this process's memory for a request of N `required` under id `id`: its answer
+   * when confirmed by at least N, else its votes to top up.
+   */
   lookup(key: string, required: number, id: RpcId): Hit | undefined {
     const entry = this.memory?.get(key);
     return entry === undefined ? undefined : hitOf(entry, required, id);
@@ -51,23 +67,41 @@ export class AnswerCache {
   async lookupShared(chain: Chain, key: string, required: number, id: RpcId): Promise<Hit | undefined> {
     if (!this.shared) return undefined;
     const stored = await this.shared.get(key);
-    if (stored === undefined || stored.confirmations < required) return undefined;
+    if (stored === undefined) return undefined;
     const upstreams = this.upstreamsById(chain);
     const quorum: Upstream[] = [];
     for (const id of stored.quorum) {
       const u = upstreams.get(id);
-      // Confirmed by upstreams this process does not have: its headers could not name them.
-      if (u === undefined) return undefined;
-      quorum.push(u);
+      if (u !== undefined) quorum.push(u);
     }
-    const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations: stored.confirmations, at: stored.at, block: stored.block };
+    if (quorum.length === 0) return undefined;
+    // A vote of an upstream this process does not have does not count (its headers could not
+    // name it): the entry is confirmed here by the others only.
+    const confirmations = Math.min(stored.confirmations, quorum.length);
+    const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations, at: stored.at, block: stored.block };
     this.memory?.set(key, entry);
     return hitOf(entry, required, id);
   }
 
-  /** Counts a lookup's outcome (a bypass, Cache-Control: no-cache, counts as a miss). */
+  /** Counts a lookup's outcome (a bypass, Cache-Control: no-cache, counts as a miss; so does a top-up). */
   counted(chain: Chain, hit: boolean): void {
     count(hit ? this.hits : this.misses, chain.id);
+  }
+
+  /** Counts an entry brought to N by a top-up (remember() keeps the new one). */
+  countTopUp(chain: Chain): void {
+    count(this.toppedUp, chain.id);
+  }
+
+  /**
+   * Drops the entry of `key` from memory and Redis: an answer asked to top it up differed from
+   * it. Until N providers confirm an answer again, the question is asked of the upstreams.
+   * Counted once per entry in memory (the requests of one merged run each drop it).
+   */
+  forget(chain: Chain, key: string): void {
+    const dropped = this.memory === undefined || this.memory.delete(key);
+    this.shared?.delete(key);
+    if (dropped) count(this.disputed, chain.id);
   }
 
   /** Keeps a confirmed verdict of N `required` when its block is final (final.ts). */
@@ -94,14 +128,14 @@ export class AnswerCache {
   }
 }
 
-/** The verdict of a hit under the request's id, when the entry serves a request of N `required`. */
+/** The entry under the request's id: its answer when it serves a request of N `required`, else its votes, to top up. */
 function hitOf(entry: CacheEntry, required: number, id: RpcId): Hit | undefined {
-  if (entry.confirmations < required) return undefined;
   const body = withReplyId(entry.body, id);
   if (body === undefined) return undefined;
   return {
     verdict: { hash: entry.hash, members: entry.quorum.map((upstream) => ({ upstream, ok: true as const, body, hash: entry.hash, ms: 0 })) },
     at: entry.at,
+    topUp: entry.confirmations < required,
   };
 }
 

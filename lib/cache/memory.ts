@@ -78,6 +78,15 @@ export class MemoryCache {
     this.bytes += size;
   }
 
+  /** Drops the entry of `key`; whether there was one. */
+  delete(key: string): boolean {
+    const held = this.entries.get(key);
+    if (held === undefined) return false;
+    this.entries.delete(key);
+    this.bytes -= held.size;
+    return true;
+  }
+
   clear(): void {
     this.entries.clear();
     this.bytes = 0;

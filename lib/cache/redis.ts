@@ -164,6 +164,14 @@ export class RedisStore {
     });
   }
 
+  /** Deletes the entry stored under `key` (dropped when Redis is down: it expires by its TTL). */
+  delete(key: string): void {
+    if (this.state !== 'ready') return;
+    this.client.del(this.settings.prefix + key).catch(() => {
+      this.counts.writeErrors += 1;
+    });
+  }
+
   /**
    * The finalized route's block for `key` (a chain and N), shared by the replicas: raised to
    * `block` when that is higher, atomically (a script: two replicas raising at once never lower

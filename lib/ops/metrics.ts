@@ -31,6 +31,9 @@ export interface CacheStats {
   readonly hits: ReadonlyMap<string, number>;
   readonly misses: ReadonlyMap<string, number>;
   readonly stored: ReadonlyMap<string, number>;
+  /** Entries confirmed by fewer than N topped up to N, and entries dropped because an answer asked to top them up differed: by chain id. */
+  readonly toppedUp: ReadonlyMap<string, number>;
+  readonly disputed: ReadonlyMap<string, number>;
   readonly bytes: number;
   readonly entries: number;
   readonly evictions: number;
@@ -215,6 +218,8 @@ function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void
   byChain('omnigate_cache_hits_total', 'Confirmable requests answered from the cache of confirmed answers, by chain.', (s) => s.hits);
   byChain('omnigate_cache_misses_total', 'Confirmable requests the cache looked up and could not answer (or bypassed: Cache-Control: no-cache), by chain.', (s) => s.misses);
   byChain('omnigate_cache_stored_total', 'Confirmed answers at final blocks kept in the cache, by chain.', (s) => s.stored);
+  byChain('omnigate_cache_topups_total', 'Cached answers confirmed by fewer than a request\'s N brought to N by asking only for the missing votes (also counted as misses), by chain.', (s) => s.toppedUp);
+  byChain('omnigate_cache_disputed_total', 'Cached answers dropped because an upstream asked to top them up gave another answer, by chain.', (s) => s.disputed);
   const gauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
     new Gauge({
       name,

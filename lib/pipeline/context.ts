@@ -51,8 +51,12 @@ export interface RpcContext {
   finalizedRoute?: boolean;
   /** classify: an answer known without asking the upstreams (the finalized route's eth_blockNumber) */
   known?: Verdict;
-  /** cache (middleware/cache.ts): the cached answer it was served from, or that the lookup missed */
-  cached?: { hit: true; verdict: Verdict; at: number } | { hit: false };
+  /**
+   * cache (middleware/cache.ts): the cached answer it was served from, or that the lookup missed.
+   * A miss may bring `prior`: an entry confirmed by fewer than N, whose votes the agreement counts
+   * (a top-up); verify sets `disputed` when an answer of the run differed from it.
+   */
+  cached?: { hit: true; verdict: Verdict; at: number } | CacheMiss;
   /** verify: the agreement loop of this request, and its verdict */
   agreement?: AgreementRun;
   verdict?: Verdict;
@@ -65,6 +69,15 @@ export interface RpcContext {
    * Each answered or failed member has its own context, which the member stages filled.
    */
   members?: MemberResult[];
+}
+
+/** A request the cache looked up and could not answer alone. */
+export interface CacheMiss {
+  hit: false;
+  /** The votes of an entry confirmed by fewer than the request's N, under the request's id (undefined: none). */
+  prior: Verdict | undefined;
+  /** An answer of the run differed from `prior`'s (verify): the entry is no longer served. */
+  disputed: boolean;
 }
 
 /** How one batch member ended: answered (its ctx holds the verdict), refused, or a notification. */
@@ -102,6 +115,11 @@ export function need<K extends keyof RpcContext>(ctx: RpcContext, key: K, stage:
   const value = ctx[key];
   if (value === undefined || value === null) throw new InternalError(`${stage} needs ctx.${String(key)}: stages are out of order`);
   return value as NonNullable<RpcContext[K]>;
+}
+
+/** Whether a request's answer came by topping up the cache entry it found: the agreement counted the entry's votes and agreed with them. */
+export function toppedUp(miss: CacheMiss, verdict: Verdict | undefined): boolean {
+  return miss.prior !== undefined && verdict !== undefined && verdict.hash === miss.prior.hash;
 }
 
 /** The answer a request got: from the cache, known without asking (finalized route), or from its agreement (undefined: none yet, or an error). */

@@ -7,7 +7,9 @@
  * (an answer that may not count yet: neither a vote nor a failure; a failure that only says the
  * upstream lacks the data yet) and the single abort: every
  * call still running is aborted once, when the answer is decided, the deadline passes or the
- * client leaves (`abort()`).
+ * client leaves (`abort()`). A question may come with votes already cast (`prior`: a cached
+ * answer confirmed by fewer than N); they count first, and only the missing votes are asked for,
+ * of other providers.
  *
  * Everything else is policy handed in as data by the stages (middleware/fetch-parallel.ts gives
  * the call and the deadline, canonicalize.ts the assessment, verify.ts the hedge delay and the
@@ -55,6 +57,8 @@ class AgreementLoop implements AgreementRun {
   private readonly perProvider: boolean;
   private readonly fanout: FanOut<Upstream, UpstreamResponse>;
   private readonly votes: Vote<Good>[] = [];
+  /** votes[0..priorVotes) were cast before this run (question.prior): never rechecked, never recorded again. */
+  private priorVotes = 0;
   private readonly failures: Bad[] = [];
   private readonly ineligible: Good[] = [];
   /** ineligible[requeueFrom..] and the `lacking` ones of failures[failuresFrom..] are the ones to ask again after a wait. */
@@ -81,7 +85,9 @@ class AgreementLoop implements AgreementRun {
     const timers = (this.timers = policy.timers ?? realTimers);
     this.required = question.required;
     this.perProvider = question.perProvider;
-    this.fanout = new FanOut<Upstream, UpstreamResponse>(question.candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
+    const prior = question.prior;
+    const candidates = prior === undefined ? question.candidates : othersThan(question.candidates, prior.members, question.perProvider);
+    this.fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
     this.called = this.fanout.called;
     this.startedAt = this.quietSince = timers.now();
     this.deadline = timers.setTimeout(() => this.finish(this.failed('deadline')), policy.deadlineMs);
@@ -95,7 +101,8 @@ class AgreementLoop implements AgreementRun {
       }
     });
     try {
-      this.fanout.launch(this.required);
+      if (prior === undefined) this.fanout.launch(this.required);
+      else this.castPrior(prior.members);
       this.armHedge();
     } catch (error) {
       this.finish({ kind: 'error', error });
@@ -104,6 +111,20 @@ class AgreementLoop implements AgreementRun {
 
   abort(): void {
     if (!this.finished) this.finish(this.failed('aborted'));
+  }
+
+  /**
+   * The prior votes counted, as answers that came first (the policy's `recheck` hears them: an
+   * answer with the data changes who may vote for "not found"), then the missing ones asked for.
+   */
+  private castPrior(members: readonly Good[]): void {
+    const { votes, policy } = this;
+    for (const a of members) {
+      votes.push(this.perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
+      this.priorVotes += 1;
+      if (policy.recheck?.(a)) this.recheckVotes();
+    }
+    this.step();
   }
 
   private state(): LoopState {
@@ -172,7 +193,7 @@ class AgreementLoop implements AgreementRun {
     const { votes, required, fanout } = this;
     const d = decide(votes, required, { inFlight: fanout.inFlight, remaining: fanout.remaining });
     if (d.kind === 'agreed') {
-      this.policy.onDecided?.({ hash: d.hash, required, members: d.members, votes });
+      this.policy.onDecided?.({ hash: d.hash, required, members: d.members, votes: this.priorVotes === 0 ? votes : votes.slice(this.priorVotes) });
       return this.finish({ kind: 'agreed', verdict: { hash: d.hash, members: d.members } });
     }
     if (d.kind === 'failed') {
@@ -251,11 +272,12 @@ class AgreementLoop implements AgreementRun {
     return found;
   }
 
-  /** Votes that may no longer count (policy `recheck`) become ineligible answers, in arrival order. */
+  /** Votes that may no longer count (policy `recheck`) become ineligible answers, in arrival order (prior votes stay). */
   private recheckVotes(): void {
     const { votes, policy } = this;
-    let kept = 0;
-    for (const v of votes) {
+    let kept = this.priorVotes;
+    for (let i = kept; i < votes.length; i++) {
+      const v = votes[i]!;
       if (policy.eligible === undefined || policy.eligible(v.item.upstream, v.item)) votes[kept++] = v;
       else this.ineligible.push(v.item);
     }
@@ -301,4 +323,9 @@ class AgreementLoop implements AgreementRun {
   private setHedgeTimer(ms: number): void {
     this.hedgeTimer = this.timers.setTimeout(() => this.onHedgeTimer(), ms);
   }
+}
+
+/** The candidates that may still vote: not the prior voters, nor (one vote per provider) other upstreams of their providers. */
+function othersThan(candidates: readonly Upstream[], prior: readonly Good[], perProvider: boolean): Upstream[] {
+  return candidates.filter((u) => !prior.some((p) => p.upstream === u || (perProvider && p.upstream.provider === u.provider)));
 }

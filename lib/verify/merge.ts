@@ -16,10 +16,15 @@ import type { AgreementEnd, AgreementRun } from './question.js';
 
 type Listener = (end: AgreementEnd) => void;
 
-/** The key of a request's question and N, or undefined when it must run alone (lib/jsonrpc/question-key.ts). */
-export function mergeKey(chain: Chain, required: number, payload: RpcPayload): string | undefined {
+/**
+ * The key of a request's question and N, or undefined when it must run alone
+ * (lib/jsonrpc/question-key.ts). A run that counts a cached entry's votes (`topUp`: a question's
+ * `prior`) is joined only by requests that would count them too: a request that bypassed the
+ * cache must get answers asked now.
+ */
+export function mergeKey(chain: Chain, required: number, payload: RpcPayload, topUp = false): string | undefined {
   const question = questionKey(payload);
-  return question === undefined ? undefined : `${chain.id}\n${required}\n${question}`;
+  return question === undefined ? undefined : `${chain.id}\n${required}${topUp ? '+' : ''}\n${question}`;
 }
 
 /** One run and the requests waiting for its end. */

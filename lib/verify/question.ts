@@ -54,6 +54,13 @@ export interface Question {
   required: number;
   /** Count one vote per provider (false when every upstream is its own provider: the check is skipped). */
   perProvider: boolean;
+  /**
+   * Votes already cast for this very question (a cached answer confirmed by fewer than N:
+   * lib/cache): counted before any call, in their order, ahead of every answer that comes; their
+   * upstreams, and other upstreams of their providers, are not asked again. Only the missing
+   * votes are asked for. Absent or undefined: none.
+   */
+  prior?: Verdict | undefined;
 }
 
 /** Where a run stands, as the policy hooks see it. */
@@ -74,7 +81,10 @@ export interface LoopState {
   elapsedMs: number;
 }
 
-/** A decided question: the winning hash, its N members and every vote cast (for who won, who lost). */
+/**
+ * A decided question: the winning hash, its N members (prior votes included) and every vote cast
+ * in this run (for who won, who lost; a prior vote was recorded when it was cast).
+ */
 export interface Decided {
   hash: string;
   required: number;

@@ -65,6 +65,8 @@ ${replicas.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=5s;`).
 
 export interface TestNginx {
   url: string;
+  /** The master process (its worker is its child). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -78,5 +80,5 @@ export async function startNginx(t: Teardown, replicas: number[]): Promise<TestN
   t.teardown(() => rm(prefix, { recursive: true, force: true }));
   await untilListening(port, 'nginx');
   if (child.exitCode !== null) throw new Error(`nginx exited (${child.exitCode})`);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stopGroup(child, 2_000) };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stopGroup(child, 2_000) };
 }

@@ -2,7 +2,9 @@
  * The cache's shared level on a real redis-server: an answer confirmed through one gateway is
  * served by another with zero upstream calls; a damaged or foreign value is refused, never
  * served; Redis killed and restarted mid-test: the gateways keep answering from the upstreams,
- * say so in /ready and /metrics, and share again once it is back.
+ * say so in /ready and /metrics, and share again once it is back. An entry confirmed by fewer
+ * than a request's N, found in Redis, is topped up with only the missing votes and replaced there;
+ * disputed by them, it is deleted there.
  */
 import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
@@ -46,6 +48,9 @@ async function until(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
 
 const balances = (list: FakeUpstream[]) =>
   list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length, 0);
+
+/** eth_getBalance calls per upstream. */
+const perUpstream = (list: FakeUpstream[]) => list.map((f) => f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length);
 
 /** A client of the test's Redis, closed in teardown (its errors while Redis is down are expected). */
 function redisClient(t: ExecutionContext, redis: TestRedis): Redis {
@@ -158,6 +163,81 @@ if (hasRedis()) {
     const shared = await ask(b, 0x13, 3);
     t.is(shared.headers['x-cache'], 'HIT');
     t.is(balances(list), calls);
+  });
+
+  test.serial('top-up from Redis: an entry confirmed by 2 through one gateway answers N=3 through another with one call; the N=3 entry replaces it for every gateway', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const a = await gateway(t, list, redis);
+    const b = await gateway(t, list, redis);
+    const two = await ask(a, 0x14, 1);
+    t.is(two.status, 200, two.text);
+    const before = perUpstream(list);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    const [key] = await client.keys('test:*');
+    const stored = (await client.getBuffer(key!))!;
+    const three = await b.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 'b'));
+    t.is(three.status, 200, three.text);
+    t.is(three.headers['x-cache'], 'TOPUP');
+    t.deepEqual(perUpstream(list), before.map((n) => (n === 0 ? 1 : n)), 'one call, to the upstream outside the quorum');
+    t.deepEqual(String(three.headers['x-checked-urls']).split(',').slice(0, 2), String(two.headers['x-checked-urls']).split(','));
+    t.is(String(three.headers['x-checked-urls']).split(',').length, 3);
+    t.is(three.headers['x-forwarded-from'], two.headers['x-forwarded-from']);
+    t.is(three.body.result, two.body.result);
+    // Gateway a holds the N=2 entry in memory; Redis now has the N=3 one: a hit, no call.
+    await until(async () => !(await client.getBuffer(key!))!.equals(stored));
+    const fromA = await a.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 'a'));
+    t.is(fromA.headers['x-cache'], 'HIT');
+    t.is(fromA.headers['x-checked-urls'], three.headers['x-checked-urls']);
+    t.is(balances(list), 3, 'three calls in all');
+  });
+
+  test.serial('top-up from Redis disputed: the missing voter gives another answer: 502, one call, and the entry is deleted from Redis', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const a = await gateway(t, list, redis);
+    const b = await gateway(t, list, redis);
+    const two = await ask(a, 0x15, 1);
+    t.is(two.status, 200, two.text);
+    const before = perUpstream(list);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    list[before.indexOf(0)]!.profile = 'liar';
+    const three = await b.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x15)], 2));
+    t.is(three.status, 502, three.text);
+    t.is(three.body.error.code, -32010);
+    t.deepEqual(perUpstream(list), before.map((n) => (n === 0 ? 1 : n)));
+    await until(async () => (await client.keys('test:*')).length === 0);
+    t.regex((await b.request('GET', '/metrics')).text, /omnigate_cache_disputed_total\{chain="1337"\} 1/);
+  });
+
+  test.serial('a vote of an upstream this gateway does not have does not count: an entry from Redis is topped up with the votes it lacks here', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const extra = await startFakeUpstream({ answer: chainAnswer });
+    t.teardown(() => extra.close());
+    const a = await gateway(t, list, redis);
+    const two = await ask(a, 0x16, 1);
+    t.is(two.status, 200, two.text);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 1);
+    const calls = perUpstream(list);
+    const [kept, gone] = list.filter((_, i) => calls[i] === 1);
+    const outsider = list[calls.indexOf(0)]!;
+    t.deepEqual(String(two.headers['x-checked-urls']).split(',').sort(), [kept!.url, gone!.url].sort());
+    // Another deployment of the chain: one upstream of the quorum is no longer configured, a new one is.
+    const c = await gateway(t, [kept!, outsider, extra], redis);
+    const again = await ask(c, 0x16, 'c');
+    t.is(again.status, 200, again.text);
+    t.is(again.headers['x-cache'], 'TOPUP', 'not a hit: only one of its two votes counts here');
+    const checked = String(again.headers['x-checked-urls']).split(',');
+    t.is(checked.length, 2);
+    t.is(checked[0], kept!.url, 'the vote it keeps first');
+    t.false(checked.includes(gone!.url));
+    t.deepEqual(perUpstream([...list, extra]).reduce((x, y) => x + y) - 2, 1, 'one call, for the vote it lacks');
+    t.is(perUpstream([gone!])[0], 1, 'the upstream it no longer has is not asked');
+    t.is(again.body.result, two.body.result);
   });
 
   test.serial('the finalized route never goes back across replicas: one that saw a lower finalized head pins to the block another gave', async (t) => {

@@ -1,7 +1,9 @@
 /**
  * The cache of confirmed answers on the wire: only confirmed answers about final blocks are kept;
  * a hit is the same answer under the client's id with the original quorum's headers, X-Cache: HIT
- * and Age, and no upstream call; N is honoured; Cache-Control: no-cache bypasses it.
+ * and Age, and no upstream call; N is honoured: an entry confirmed by fewer is topped up with only
+ * the missing votes (X-Cache: TOPUP), and dropped when they dispute it; Cache-Control: no-cache
+ * bypasses it.
  */
 import test, { type ExecutionContext } from 'ava';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
@@ -78,19 +80,120 @@ test('a confirmed read at a final block is kept: the next is answered from the c
   t.regex(metrics, /omnigate_cache_entries 1/);
 });
 
-test('N is honoured: an entry confirmed by 2 does not answer N=3; the N=3 answer then serves both', async (t) => {
+/** How many eth_getBalance calls each upstream got. */
+const balanceCalls = (list: FakeUpstream[]) => list.map((f) => f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length);
+/** The upstreams an answer's X-Checked-URLS names. */
+const checked = (r: { headers: Record<string, unknown> }) => String(r.headers['x-checked-urls']).split(',');
+
+test('top-up: an entry confirmed by 2 answers N=3 with one call, to the upstream not in its quorum; X-Cache: TOPUP; the entry then serves N=3 and N=2', async (t) => {
   const { list, gw } = await setup(t);
-  await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 1));
-  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 2));
-  t.is(three.headers['x-cache'], 'MISS');
-  t.is(callsOf(list, 'eth_getBalance'), 5);
-  t.is(String(three.headers['x-checked-urls']).split(',').length, 3);
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 1));
+  t.is(two.status, 200, two.text);
+  const before = balanceCalls(list);
+  t.deepEqual(before.filter((n) => n === 1).length, 2, 'N=2 asked two upstreams');
+  const outsider = list[before.indexOf(0)]!;
+  t.false(checked(two).includes(outsider.url));
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x11)], 'three'));
+  t.is(three.status, 200, three.text);
+  t.is(three.headers['x-cache'], 'TOPUP');
+  t.is(three.headers.age, undefined);
+  t.deepEqual(balanceCalls(list), before.map((n) => (n === 0 ? 1 : n)), 'exactly one call, to the upstream outside the quorum');
+  t.deepEqual(checked(three).sort(), list.map((f) => f.url).sort(), 'the merged quorum: all three');
+  t.deepEqual(checked(three).slice(0, 2), checked(two), 'the entry\'s quorum first');
+  t.is(three.headers['x-forwarded-from'], two.headers['x-forwarded-from'], 'the kept provider\'s bytes');
+  t.is(three.headers['x-required-confirmations'], '3');
+  t.is(three.headers['x-json-hash'], two.headers['x-json-hash']);
+  t.is(three.body.id, 'three');
+  t.is(three.text, two.text.replace('"id":1', '"id":"three"'));
+  // The entry is now the N=3 one: both N answered from it, listing the three.
   const again = await Promise.all([2, 3].map((n) => gw.post(`/confirmations/${n}/rpc/1337`, rpc('eth_getBalance', [ADDRESS, hex(0x11)], n))));
   for (const r of again) {
     t.is(r.headers['x-cache'], 'HIT');
     t.is(r.headers['x-checked-urls'], three.headers['x-checked-urls']);
   }
+  t.is(callsOf(list, 'eth_getBalance'), 3);
+  const metrics = (await gw.request('GET', '/metrics')).text;
+  t.regex(metrics, /omnigate_cache_topups_total\{chain="1337"\} 1/);
+  t.regex(metrics, /omnigate_cache_misses_total\{chain="1337"\} 2/, 'the first request and the top-up');
+  t.regex(metrics, /omnigate_cache_hits_total\{chain="1337"\} 2/);
+  t.regex(metrics, /omnigate_cache_stored_total\{chain="1337"\} 2/);
+});
+
+test('top-up of a read pinned by hash (a receipt in a final block): one call, the three listed', async (t) => {
+  const { list, gw } = await setup(t);
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getTransactionReceipt', [txHash('aa')], 1));
+  t.is(two.status, 200, two.text);
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getTransactionReceipt', [txHash('aa')], 2));
+  t.is(three.status, 200, three.text);
+  t.is(three.headers['x-cache'], 'TOPUP');
+  t.is(checked(three).length, 3);
+  t.is(callsOf(list, 'eth_getTransactionReceipt'), 3);
+});
+
+test('top-up disputed: the missing voter gives another answer: no answer for N=3 (502 listing the entry\'s quorum), one call; the entry is dropped', async (t) => {
+  const { list, gw } = await setup(t);
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 1));
+  t.is(two.status, 200, two.text);
+  const before = balanceCalls(list);
+  const outsider = list[before.indexOf(0)]!;
+  outsider.profile = 'liar';
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 2));
+  t.is(three.status, 502, three.text);
+  t.is(three.body.error.code, -32010);
+  t.deepEqual(balanceCalls(list), before.map((n) => (n === 0 ? 1 : n)), 'one call, to the upstream outside the quorum; the quorum is not asked again');
+  const groups = three.body.error.data.groups as { hash: string; upstreams: string[] }[];
+  t.is(groups.length, 2);
+  t.deepEqual(groups[0]!.upstreams, checked(two), 'the entry\'s quorum is a group');
+  t.is(groups[0]!.hash, String(two.headers['x-json-hash']));
+  t.deepEqual(groups[1]!.upstreams, [outsider.url]);
+  t.true(Array.isArray(three.body.error.data.differences) && three.body.error.data.differences.length > 0, 'explained as any dispute');
+  t.is(three.headers['x-cache'], undefined);
+  // The entry is gone: N=2 asks the upstreams again (the liar asked last now or outvoted).
+  outsider.profile = 'honest';
+  const after = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x12)], 3));
+  t.is(after.status, 200, after.text);
+  t.is(after.headers['x-cache'], 'MISS');
   t.is(callsOf(list, 'eth_getBalance'), 5);
+  const metrics = (await gw.request('GET', '/metrics')).text;
+  t.regex(metrics, /omnigate_cache_disputed_total\{chain="1337"\} 1/);
+  t.notRegex(metrics, /omnigate_cache_topups_total\{chain="1337"\}/);
+});
+
+test('top-up: a missing voter that disagrees is outvoted by the next upstream: the entry\'s answer for N=3, two calls, the liar not listed', async (t) => {
+  const { list, gw } = await setup(t, {}, ['honest', 'honest', 'honest', 'honest']);
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x13)], 1));
+  const before = balanceCalls(list);
+  const outside = list.filter((_, i) => before[i] === 0);
+  t.is(outside.length, 2);
+  // (the one ranked first of the two: configured order breaks the tie)
+  outside[0]!.profile = 'liar';
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x13)], 2));
+  t.is(three.status, 200, three.text);
+  t.is(three.headers['x-cache'], 'TOPUP');
+  t.is(three.headers['x-json-hash'], two.headers['x-json-hash']);
+  t.deepEqual(checked(three), [...checked(two), outside[1]!.url]);
+  const calls = balanceCalls(list);
+  t.deepEqual(calls.filter((_, i) => before[i] === 1), [1, 1], 'the quorum is not asked again');
+  t.is(calls.reduce((a, b) => a + b), 4, 'the liar, then the next upstream');
+});
+
+test('top-up: a missing voter that fails leaves the entry for the N that confirmed it', async (t) => {
+  const { list, gw } = await setup(t);
+  await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 1));
+  const outsider = list[balanceCalls(list).indexOf(0)]!;
+  outsider.profile = 'error500';
+  const three = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 2));
+  t.is(three.status, 502, three.text);
+  t.is(three.body.error.code, -32011);
+  t.is(callsOf(list, 'eth_getBalance'), 3);
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 3));
+  t.is(two.headers['x-cache'], 'HIT');
+  t.is(callsOf(list, 'eth_getBalance'), 3);
+  // Cache-Control: no-cache asks N upstreams anew, not only the missing votes.
+  outsider.profile = 'honest';
+  const fresh = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x14)], 4), { 'cache-control': 'no-cache' });
+  t.is(fresh.headers['x-cache'], 'MISS');
+  t.is(callsOf(list, 'eth_getBalance'), 6);
 });
 
 test('never kept: a read above the finalized block, an unconfirmed read, a hash pin in a block not final yet, an absence, a node error', async (t) => {
@@ -151,4 +254,27 @@ test('batch members are answered from the cache too, each under its own id', asy
   t.deepEqual(second.body.map((m: { result: string }) => m.result), first.body.map((m: { result: string }) => m.result));
   t.is(second.headers['x-confirmable'], 'true');
   t.is(second.headers['x-checked-urls'], first.headers['x-checked-urls']);
+});
+
+test('top-up of batch members: each member counts its entry\'s votes; only the upstream outside the quorum is asked, once per member', async (t) => {
+  const { list, gw } = await setup(t);
+  /** eth_getBalance calls per upstream, batch members included. */
+  const memberCalls = () =>
+    list.map((f) => f.requests.flatMap((r) => (Array.isArray(r.body) ? r.body : [r.body])).filter((c) => (c as { method?: string } | undefined)?.method === 'eth_getBalance').length);
+  const batch = (ids: number[]) => ids.map((id, i) => rpc('eth_getBalance', [ADDRESS, hex(0x30 + i)], id));
+  const two = await gw.post('/confirmations/2/rpc/1337', batch([1, 2]));
+  t.is(two.status, 200, two.text);
+  const before = memberCalls();
+  t.is(before.reduce((a, b) => a + b), 4);
+  const three = await gw.post('/confirmations/3/rpc/1337', batch([3, 4]));
+  t.is(three.status, 200, three.text);
+  t.deepEqual(three.body.map((m: { id: number }) => m.id), [3, 4]);
+  t.deepEqual(three.body.map((m: { result: string }) => m.result), two.body.map((m: { result: string }) => m.result));
+  t.is(three.headers['x-required-confirmations'], '3');
+  const after = memberCalls();
+  t.is(after.reduce((a, b) => a + b), 6, 'one call per member');
+  t.deepEqual(after.map((n, i) => n - before[i]!).filter((n) => n > 0).length, 1, 'all to one upstream: the one outside both quorums');
+  const hits = await gw.post('/confirmations/3/rpc/1337', batch([5, 6]));
+  t.is(hits.status, 200, hits.text);
+  t.is(memberCalls().reduce((a, b) => a + b), 6, 'then answered from the cache');
 });

@@ -6,7 +6,9 @@
  */
 import test from 'ava';
 import { readFile, readdir } from 'node:fs/promises';
+import { hasNginx } from '../../support/nginx.js';
 import { spawnGroup, stopGroup } from '../../support/procs.js';
+import { hasRedis } from '../../support/redis.js';
 
 /** Pids of processes whose parent is `pid`, recursively. */
 async function descendants(pid: number): Promise<number[]> {
@@ -66,6 +68,12 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   t.regex(out, /^\| Mix at [\d,]+ req\/s offered .*\n\|---.*\n\| round 1 \| [\d,]+ \| [\d.]+ \|/m);
   t.regex(out, /^\| mix at [\d,]+ req\/s: wrong answers \(failed: \d+\) \| 0 of [\d,]+ \| 0 \| pass \|$/m);
   t.regex(out, /^\| mix at [\d,]+ req\/s: worst GET \/health, every 50 ms after warm-up \| [\d.]+ ms \|/m);
+  // Two replicas behind nginx against one, sharing Redis (the part skips itself without nginx or redis-server).
+  if (hasNginx() && hasRedis()) {
+    t.regex(out, /^\| nginx → replicas A and B, B on the other core \| [\d,]+ \|/m);
+    t.regex(out, /^\| two replicas behind nginx ÷ one, answers\/s .*\| [\d.]+×/m);
+    t.regex(out, /replicas: .* 0 upstream calls while measuring/);
+  }
   t.regex(out, /Machine: \d+ cores/);
   t.regex(out, /upstream calls per request, exact .*N=1 1 over .*N=3 3 over/);
 

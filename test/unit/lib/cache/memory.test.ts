@@ -44,3 +44,21 @@ test('an entry larger than maxEntryBytes is refused; one confirmed by fewer prov
   t.is(cache.bytes, 0);
   t.throws(() => new MemoryCache(0), { message: /maxBytes/ });
 });
+
+test('delete drops one entry and gives its bytes back; deleting a missing key changes nothing', (t) => {
+  const cache = new MemoryCache(10_000, 2_000);
+  cache.set('a', entry(500));
+  cache.set('b', entry(700));
+  const both = cache.bytes;
+  t.true(cache.delete('a'));
+  t.is(cache.get('a'), undefined);
+  t.truthy(cache.get('b'));
+  t.is(cache.size, 1);
+  t.true(cache.bytes < both && cache.bytes > 700);
+  t.false(cache.delete('a'));
+  t.false(cache.delete('none'));
+  t.is(cache.size, 1);
+  cache.delete('b');
+  t.is(cache.bytes, 0);
+  t.is(cache.evictions, 0, 'a deletion is not an eviction');
+});

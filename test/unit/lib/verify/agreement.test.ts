@@ -63,12 +63,14 @@ interface Call {
 function setup(
   scripts: Record<string, Script | Script[]>,
   required: number,
-  policy: Partial<AgreementPolicy> & { providers?: Record<string, string> } = {},
+  policy: Partial<AgreementPolicy> & { providers?: Record<string, string>; prior?: { hash: string; by: string[] } } = {},
 ) {
   const clock = new FakeClock();
   const calls: Call[] = [];
   const events: string[] = [];
   const ends: AgreementEnd[] = [];
+  /** The votes each decision hands on to be recorded as won or lost. */
+  const recorded: string[] = [];
   const names = Object.keys(scripts);
   const candidates = names.map(
     (name) => ({ label: name, provider: policy.providers?.[name] ?? name, chainId: '1', health: { latencyMs: undefined } }) as unknown as Upstream,
@@ -95,9 +97,13 @@ function setup(
     if (text.startsWith('refused:')) return { upstream: o.upstream, ok: false, reason: 'too large', ms: o.ms, refused: { hash: text, body: o.value.body } };
     return { upstream: o.upstream, ok: true, body: o.value.body, hash: text, ms: o.ms };
   };
-  const { providers: _providers, ...rest } = policy;
+  const { providers: _providers, prior: priorScript, ...rest } = policy;
+  const prior = priorScript && {
+    hash: priorScript.hash,
+    members: priorScript.by.map((name) => ({ upstream: candidates.find((u) => u.label === name)!, ok: true as const, body: Buffer.from(priorScript.hash), hash: priorScript.hash, ms: 0 })),
+  };
   const run: AgreementRun = runAgreement(
-    { candidates, required, perProvider: policy.providers !== undefined },
+    { candidates, required, perProvider: policy.providers !== undefined, prior },
     {
       call,
       deadlineMs: 10_000,
@@ -106,7 +112,10 @@ function setup(
       onOutcome: (a: Assessed, counted) => events.push(`${a.upstream.label}:${a.ok ? (counted ? 'vote' : 'ineligible') : a.refused ? 'refusal' : 'failure'}@${clock.t}`),
       onAbandoned: (u, ms) => events.push(`${u.label}:abandoned after ${ms}`),
       onHedge: (afterMs, count) => events.push(`hedge ${count} after ${afterMs}@${clock.t}`),
-      onDecided: (d) => events.push(`decided ${d.hash} by ${d.members.map((m) => m.upstream.label).join(',')}`),
+      onDecided: (d) => {
+        events.push(`decided ${d.hash} by ${d.members.map((m) => m.upstream.label).join(',')}`);
+        recorded.push(d.votes.map((v) => v.item.upstream.label).join(','));
+      },
       ...rest,
     },
     (end) => ends.push(end),
@@ -120,7 +129,7 @@ function setup(
     if (end.kind === 'failed') return `failed (${end.cause})`;
     return `error ${(end.error as Error).message}`;
   };
-  return { clock, calls, called, events, ends, run, summary, allAborted: () => calls.every((c) => c.signal.aborted) };
+  return { clock, calls, called, events, recorded, ends, run, summary, allAborted: () => calls.every((c) => c.signal.aborted) };
 }
 function t0(cond: boolean, message: string): void {
   if (!cond) throw new Error(message);
@@ -195,6 +204,66 @@ test('without providers, equal answers of every upstream count', async (t) => {
   const s = setup({ a: ok('x', 5), b: ok('x', 10), c: ok('x', 10) }, 2);
   await s.clock.advance(100);
   t.is(s.summary(), 'agreed x by a,b');
+});
+
+// --- prior votes (a cached answer confirmed by fewer than N, topped up)
+
+test('prior votes count first: N=3 with two prior votes asks one more upstream, never the prior voters', async (t) => {
+  const s = setup({ a: ok('x'), b: ok('x'), c: ok('x', 10), d: ok('x') }, 3, { prior: { hash: 'x', by: ['a', 'b'] } });
+  t.deepEqual(s.called(), ['c@0']);
+  await s.clock.advance(100);
+  t.is(s.summary(), 'agreed x by a,b,c');
+  t.deepEqual(s.called(), ['c@0']);
+  t.deepEqual(s.events, ['c:vote@10', 'decided x by a,b,c']);
+  t.deepEqual(s.recorded, ['c'], 'only the vote cast in this run is recorded');
+});
+
+test('prior votes: other upstreams of a prior voter\'s provider are not asked (one vote per provider)', async (t) => {
+  const s = setup({ a: ok('x'), a2: ok('x'), b: ok('x', 10) }, 2, { providers: { a: 'p', a2: 'p', b: 'q' }, prior: { hash: 'x', by: ['a'] } });
+  await s.clock.advance(100);
+  t.deepEqual(s.called(), ['b@0']);
+  t.is(s.summary(), 'agreed x by a,b');
+});
+
+test('prior votes: a missing voter that disagrees asks one more, whose vote settles it; the liar\'s vote is recorded', async (t) => {
+  const s = setup({ a: ok('x'), b: ok('x'), c: ok('y', 10), d: ok('x', 10) }, 3, { prior: { hash: 'x', by: ['a', 'b'] } });
+  await s.clock.advance(100);
+  t.deepEqual(s.called(), ['c@0', 'd@10']);
+  t.is(s.summary(), 'agreed x by a,b,d');
+  t.deepEqual(s.recorded, ['c,d']);
+});
+
+test('prior votes: disagreement with no upstream left fails, the prior votes among the end\'s votes', async (t) => {
+  const s = setup({ a: ok('x'), b: ok('x'), c: ok('y', 10) }, 3, { prior: { hash: 'x', by: ['a', 'b'] } });
+  await s.clock.advance(100);
+  t.is(s.summary(), 'failed (exhausted)');
+  const end = s.ends[0];
+  t.true(end?.kind === 'failed');
+  if (end?.kind === 'failed') {
+    t.deepEqual(end.votes.map((v) => `${v.item.upstream.label}:${v.hash}`), ['a:x', 'b:x', 'c:y']);
+    t.deepEqual(end.called.map((u) => u.label), ['c']);
+  }
+});
+
+test('prior votes: no upstream left to ask ends at once, without a call', async (t) => {
+  const s = setup({ a: ok('x'), b: ok('x') }, 3, { prior: { hash: 'x', by: ['a', 'b'] } });
+  t.is(s.summary(), 'failed (exhausted)');
+  t.is(s.calls.length, 0);
+  t.is(s.clock.pending, 0);
+});
+
+test('prior votes are never taken back by a recheck; the policy\'s recheck hears them first', async (t) => {
+  const heard: string[] = [];
+  const s = setup({ a: ok('x'), a2: ok('x'), b: ok('x', 10), c: ok('x', 20) }, 3, {
+    prior: { hash: 'x', by: ['a', 'a2'] },
+    recheck: (a) => (heard.push(a.upstream.label), true),
+    // (b's answer may not count; the prior votes must stay whatever eligible says)
+    eligible: (u) => u.label === 'c',
+  });
+  await s.clock.advance(100);
+  t.deepEqual(heard, ['a', 'a2', 'c']);
+  t.deepEqual(s.called(), ['b@0', 'c@10']);
+  t.is(s.summary(), 'agreed x by a,a2,c');
 });
 
 // --- refusals

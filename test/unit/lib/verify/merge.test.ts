@@ -12,6 +12,11 @@ test('mergeKey: chain, N, method and params (keys in any order); never for a bat
   const a = mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }]));
   t.is(a, mergeKey(chain, 2, single('eth_getLogs', [{ toBlock: '0x2', fromBlock: '0x1' }])));
   t.not(a, mergeKey(chain, 3, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }])));
+  // A top-up (counting a cached entry's votes) is joined only by top-ups.
+  const topUp = mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }]), true);
+  t.not(topUp, undefined);
+  t.not(a, topUp);
+  t.is(topUp, mergeKey(chain, 2, single('eth_getLogs', [{ toBlock: '0x2', fromBlock: '0x1' }]), true));
   t.not(a, mergeKey({ id: '10' } as Chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }])));
   t.not(a, mergeKey(chain, 2, single('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x3' }])));
   t.not(mergeKey(chain, 1, single('eth_call', [{ to: '0x1' }, '0x1'])), mergeKey(chain, 1, single('eth_estimateGas', [{ to: '0x1' }, '0x1'])));
