@@ -30,7 +30,7 @@ import { startProber, type Prober } from '../lib/health/probe.js';
 import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
-import { classify } from './classify.js';
+import { classify, type ClassifyOptions } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
@@ -69,6 +69,14 @@ export interface RpcPipelineDeps {
    * indexer's database: `watchDatabase(db)` from the indexer).
    */
   readiness?: readonly ReadinessCheck[];
+  /**
+   * The finalized route's block shared with other processes when no Redis is configured
+   * (`omnigate serve --workers N`: the cluster's primary keeps it, lib/server/cluster.ts). With
+   * `cache.redis`, Redis is the authority and this is not used.
+   */
+  sharedFinalized?: ClassifyOptions['sharedFinalized'];
+  /** The text GET /metrics serves instead of this pipeline's registry (a cluster's metrics, aggregated by its primary). */
+  metricsText?: () => Promise<string>;
 }
 
 export type RpcPipeline = Middleware & {
@@ -123,7 +131,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
       // The finalized route's block shared by the replicas through Redis, when configured.
-      classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : {}),
+      // (without Redis, the floor a cluster's primary keeps for its workers, when given)
+      classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : deps.sharedFinalized ? { sharedFinalized: deps.sharedFinalized } : {}),
       // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
       cache(
         { ...(answers && { cache: answers }) },
@@ -148,7 +157,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const onError = rpcErrorHandler({ logger });
   // (the app's own list as given: it may add checks later)
   const checks = shared ? [...(deps.readiness ?? []), redisReadiness(shared)] : deps.readiness;
-  const services = serviceRoutes({ registry, metrics, ...(checks ? { readiness: checks } : {}) });
+  const services = serviceRoutes({ registry, metrics, ...(checks ? { readiness: checks } : {}), ...(deps.metricsText ? { metricsText: deps.metricsText } : {}) });
 
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets, or its wait for heads

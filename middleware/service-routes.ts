@@ -17,9 +17,17 @@ import type { Registry, Upstream } from '../lib/upstream/registry.js';
 import { maxLagBlocks } from '../lib/upstream/select.js';
 import { pathOf } from '../lib/pipeline/url.js';
 
-export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; startedAt?: number; readiness?: readonly ReadinessCheck[] }): Middleware {
+export function serviceRoutes(options: {
+  registry: Registry;
+  metrics?: Metrics;
+  startedAt?: number;
+  readiness?: readonly ReadinessCheck[];
+  /** The text GET /metrics serves instead of `metrics`' registry (a cluster's, aggregated by its primary). */
+  metricsText?: () => Promise<string>;
+}): Middleware {
   const startedAt = options.startedAt ?? Date.now();
   const metrics = options.metrics;
+  const metricsText = options.metricsText ?? (() => metrics!.registry.metrics());
   const routes: Record<string, (host: string, prefix: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
     '/chains': () => describeChains(options.registry),
@@ -44,7 +52,7 @@ export function serviceRoutes(options: { registry: Registry; metrics?: Metrics; 
       return;
     }
     if (!route) {
-      metrics!.registry.metrics().then((text) => {
+      metricsText().then((text) => {
         res.statusCode = 200;
         res.setHeader('Content-Type', metrics!.registry.contentType);
         res.setHeader('Cache-Control', 'no-store');
