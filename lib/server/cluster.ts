@@ -6,8 +6,8 @@
  * (or replaces a crashed one) gets the latest round of every chain at once. It also keeps the
  * finalized route's floor when no Redis is configured (a worker asks it to raise the floor on
  * every request of that route, so the route never goes back whichever worker answers), answers
- * GET /metrics for the cluster (every worker's registry, aggregated by prom-client's
- * AggregatorRegistry, plus its own), stops every worker gracefully on SIGTERM/SIGINT, and
+ * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
+ * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on SIGTERM/SIGINT, and
  * replaces a worker that exits unasked, with a backoff. What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
@@ -29,12 +29,17 @@ type ToWorker =
   | { omnigate: 'probe'; chain: string; round: WireProbeRound }
   | { omnigate: 'heads'; chain: string; polls: (WireHeadPoll | null)[] }
   | { omnigate: 'answer'; id: number; value: string | null; error: string | null }
+  | { omnigate: 'collect'; id: number }
   | { omnigate: 'stop' };
 
 type ToPrimary =
   | { omnigate: 'hello' }
   | { omnigate: 'floor'; id: number; key: string; block: string | null }
-  | { omnigate: 'metrics'; id: number };
+  | { omnigate: 'metrics'; id: number }
+  | { omnigate: 'collected'; id: number; metrics: MetricJson[] | null; error: string | null };
+
+/** One metric as a registry's getMetricsAsJSON() gives it (what AggregatorRegistry.aggregate reads). */
+type MetricJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>[number];
 
 const isOurs = (m: unknown): m is { omnigate: string } => typeof m === 'object' && m !== null && typeof (m as { omnigate?: unknown }).omnigate === 'string';
 
@@ -117,9 +122,10 @@ export function runPrimary(options: PrimaryOptions): void {
     },
   });
 
+  // Workers that have joined: they record the rounds and answer for their metrics.
+  const joined = new Set<Worker>();
   // The finalized route's floors ("chain:N" → block), raised by the workers, never lowered.
   const floors = new Map<string, bigint>();
-  const aggregator = new AggregatorRegistry();
   const own = new Registry();
   new Gauge({
     name: 'omnigate_workers',
@@ -130,7 +136,8 @@ export function runPrimary(options: PrimaryOptions): void {
     },
   });
   options.onMetricsRegistry?.(own);
-  const metricsText = async () => `${await aggregator.clusterMetrics()}${await own.metrics()}`;
+  const collector = collectWorkers(joined);
+  const metricsText = async () => `${await AggregatorRegistry.aggregate(await collector.collect()).metrics()}${await own.metrics()}`;
 
   const answer = (w: Worker, id: number, value: string | null, error: string | null = null) => {
     if (w.isConnected()) w.send({ omnigate: 'answer', id, value, error } satisfies ToWorker);
@@ -138,7 +145,9 @@ export function runPrimary(options: PrimaryOptions): void {
   cluster.on('message', (w: Worker, message: unknown) => {
     if (!isOurs(message)) return; // prom-client's
     const m = message as ToPrimary;
+    if (m.omnigate === 'collected') return collector.received(w, m);
     if (m.omnigate === 'hello') {
+      joined.add(w);
       for (const chain of latest.values()) {
         if (chain.probe) w.send(chain.probe);
         if (chain.heads) w.send(chain.heads);
@@ -178,6 +187,8 @@ export function runPrimary(options: PrimaryOptions): void {
   });
   cluster.on('exit', (w: Worker, code: number | null, signal: string | null) => {
     listeningWorkers.delete(w);
+    joined.delete(w);
+    collector.gone(w);
     const lived = Date.now() - (startedAt.get(w) ?? Date.now());
     startedAt.delete(w);
     if (stopping) {
@@ -265,6 +276,49 @@ export function mergePolls(before: readonly (HeadPoll | undefined)[] | undefined
   });
 }
 
+/**
+ * Collects the metrics of every joined worker (its registry as JSON), for AggregatorRegistry.aggregate.
+ * A worker that exits meanwhile is left out (its counts are gone with it: a counter reset, which
+ * Prometheus reads as such); one that does not answer within 5 s fails the scrape.
+ */
+function collectWorkers(joined: ReadonlySet<Worker>) {
+  let nextId = 0;
+  const pending = new Map<number, { waiting: Set<Worker>; got: MetricJson[][]; done: (err?: Error) => void }>();
+  const settle = (id: number) => {
+    const p = pending.get(id);
+    if (p && p.waiting.size === 0) {
+      pending.delete(id);
+      p.done();
+    }
+  };
+  return {
+    collect(): Promise<MetricJson[][]> {
+      const id = nextId++;
+      const waiting = new Set([...joined].filter((w) => w.isConnected()));
+      const got: MetricJson[][] = [];
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          reject(new Error(`${waiting.size} worker(s) did not give their metrics within 5 s`));
+        }, 5_000);
+        timer.unref();
+        pending.set(id, { waiting, got, done: () => (clearTimeout(timer), resolve(got)) });
+        for (const w of waiting) w.send({ omnigate: 'collect', id } satisfies ToWorker);
+        settle(id);
+      });
+    },
+    received(w: Worker, m: { id: number; metrics: MetricJson[] | null; error: string | null }) {
+      const p = pending.get(m.id);
+      if (!p || !p.waiting.delete(w)) return;
+      if (m.metrics) p.got.push(m.metrics);
+      settle(m.id);
+    },
+    gone(w: Worker) {
+      for (const [id, p] of pending) if (p.waiting.delete(w)) settle(id);
+    },
+  };
+}
+
 function latestOf<T extends object>(map: Map<string, T>, key: string): T {
   let v = map.get(key);
   if (!v) map.set(key, (v = {} as T));
@@ -319,13 +373,17 @@ export function workerLink(): WorkerLink {
       return (await ask({ omnigate: 'metrics', id: nextId++ })) ?? '';
     },
     join(upstreams, metrics, onStop) {
-      // The primary collects this registry's metrics through prom-client's own messages.
-      AggregatorRegistry.setRegistries([metrics]);
-      new AggregatorRegistry();
       process.on('message', (message: unknown) => {
         if (!isOurs(message)) return;
         const m = message as ToWorker;
         if (m.omnigate === 'stop') return onStop();
+        if (m.omnigate === 'collect') {
+          metrics.getMetricsAsJSON().then(
+            (json) => process.send?.({ omnigate: 'collected', id: m.id, metrics: json, error: null } satisfies ToPrimary),
+            (err: unknown) => process.send?.({ omnigate: 'collected', id: m.id, metrics: null, error: (err as Error).message } satisfies ToPrimary),
+          );
+          return;
+        }
         if (m.omnigate !== 'probe' && m.omnigate !== 'heads') return;
         const chain = upstreams.chains.get(m.chain);
         if (!chain) return;

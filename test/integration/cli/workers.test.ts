@@ -3,14 +3,15 @@
  * pids in the request log lines); the upstreams probed once per round, not once per worker;
  * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
- * process is left.
+ * process is left; a worker that cannot start stops the cluster with its exit code.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
-import { descendants, stillRunning, waitGone } from '../../support/procs.js';
+import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
 
@@ -169,4 +170,22 @@ test.serial('SIGTERM to the primary alone stops the workers gracefully too', asy
   t.is((await slow).status, 200);
   t.is(await run.exited, 0, run.err.join(''));
   t.deepEqual(await waitGone(() => stillRunning(pids)), []);
+});
+
+test.serial('a worker that cannot start (the port taken) stops the cluster with its exit code and message', async (t) => {
+  const list = await upstreams(t);
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const { port } = taken.address() as net.AddressInfo;
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
+  const pid = run.child.pid!;
+  t.is(await run.exited, 1);
+  t.regex(run.err.join(''), new RegExp(`port ${port} is already in use`));
+  t.true(logLines(run).some((l) => l.msg === 'a worker exited before the cluster was listening: stopping'));
+  t.deepEqual(await waitGone(() => processes((argv) => argv.includes(file)).then((all) => all.filter((p) => p.pid !== pid))), []);
 });
