@@ -91,7 +91,7 @@ program
       ...(databaseUrl ? databaseSecrets(databaseUrl) : []),
     ];
     const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level, ...(cluster.isWorker ? { fields: { worker: process.pid } } : {}) });
-    const workers = opts.workers ?? 1;
+    const workers = opts.workers ?? (config.server.workers === 'auto' ? workersArg('auto') : config.server.workers);
     if (cluster.isPrimary) {
       const small = chainsBelowConfirmations(config);
       if (small.length > 0) {

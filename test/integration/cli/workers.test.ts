@@ -24,7 +24,7 @@ async function upstreams(t: ExecutionContext, delayMs = 0): Promise<FakeUpstream
   return list;
 }
 
-async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000): Promise<{ run: Run; base: string }> {
+async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000, by: 'flag' | 'config' = 'flag'): Promise<{ run: Run; base: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'omnigate.yaml');
@@ -33,14 +33,14 @@ async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000
     'refreshInterval: 1',
     'confirmations: 2',
     `heads: { intervalMs: ${headsMs} }`,
-    'server: { shutdownMs: 10000 }',
+    `server: { shutdownMs: 10000${by === 'config' ? ', workers: 2' : ''} }`,
     'chains:',
     '  1337:',
     '    rpcs:',
     ...list.map((f) => `      - ${f.url}`),
     '',
   ].join('\n'));
-  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const run = runCli(['serve', '--config', file, '--no-indexer', ...(by === 'flag' ? ['--workers', '2'] : [])], {}, { t });
   const port = await listeningPort(run);
   return { run, base: `http://127.0.0.1:${port}` };
 }
@@ -159,9 +159,10 @@ test.serial('SIGTERM during a slow request: it completes, the primary exits 0, n
   t.deepEqual(await waitGone(() => stillRunning(pids)), []);
 });
 
-test.serial('SIGTERM to the primary alone stops the workers gracefully too', async (t) => {
+test.serial('SIGTERM to the primary alone stops the workers gracefully too (server.workers: 2 in the config)', async (t) => {
   const list = await upstreams(t, 1_000);
-  const { run, base } = await serve(t, list);
+  const { run, base } = await serve(t, list, 60_000, 'config');
+  t.like(logLines(run).find((l) => l.msg === 'omnigate listening'), { workers: 2 });
   await until(async () => (await descendants(run.child.pid!)).length >= 2);
   const pids = [run.child.pid!, ...(await descendants(run.child.pid!)).map((p) => p.pid)];
   const slow = post(base, rpc('eth_getBalance', [ADDRESS, hex(0x98)], 'slow'));
