@@ -77,6 +77,8 @@ export interface RpcPipelineDeps {
   sharedFinalized?: ClassifyOptions['sharedFinalized'];
   /** The text GET /metrics serves instead of this pipeline's registry (a cluster's metrics, aggregated by its primary). */
   metricsText?: () => Promise<string>;
+  /** Derive the upstreams' loop tokens from this seed, shared by the processes of a cluster (lib/upstream/loop.ts). */
+  hopSeed?: Buffer;
 }
 
 export type RpcPipeline = Middleware & {
@@ -111,7 +113,9 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       headers: { Connection: 'close' },
       cause,
     });
-  const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
+  const registry =
+    deps.registry ??
+    createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}), ...(deps.hopSeed ? { hopSeed: deps.hopSeed } : {}) });
   // Identical confirmable requests in flight share one agreement (lib/verify/merge.ts).
   const inFlight = config.mergeRequests === false ? undefined : new InFlight();
   // Confirmed answers at final blocks, remembered (lib/cache).

@@ -16,7 +16,7 @@ import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { runPrimary, workerLink, workersArg } from '../server/cluster.js';
+import { runPrimary, workerHopSeed, workerLink, workersArg } from '../server/cluster.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -160,7 +160,7 @@ program
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
       // A worker: the primary probes and tracks heads, keeps the finalized floor and aggregates /metrics.
-      ...(link ? { healthChecks: false, headTracking: false, sharedFinalized: link.sharedFinalized, metricsText: link.metricsText } : {}),
+      ...(link ? { healthChecks: false, headTracking: false, sharedFinalized: link.sharedFinalized, metricsText: link.metricsText, hopSeed: workerHopSeed() } : {}),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
       indexWatch?.stop();

@@ -28,6 +28,8 @@ export interface ServeOptions {
   sharedFinalized?: RpcPipelineDeps['sharedFinalized'];
   /** What GET /metrics serves instead of this process's registry (a cluster's aggregated metrics). */
   metricsText?: () => Promise<string>;
+  /** The loop tokens' seed shared by a cluster's processes (rpcPipeline's deps). */
+  hopSeed?: Buffer;
   logger?: Logger;
   /** Extra handlers mounted after the balancer (the indexer API). */
   extraHandlers?: Middleware[];
@@ -58,6 +60,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
     ...(options.readiness ? { readiness: options.readiness } : {}),
     ...(options.sharedFinalized ? { sharedFinalized: options.sharedFinalized } : {}),
     ...(options.metricsText ? { metricsText: options.metricsText } : {}),
+    ...(options.hopSeed ? { hopSeed: options.hopSeed } : {}),
   });
   options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();

@@ -12,6 +12,7 @@
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
 import type { OmnigateConfig } from '../../config/schema.js';
@@ -90,7 +91,10 @@ export interface PrimaryOptions {
 
 export function runPrimary(options: PrimaryOptions): void {
   const { config, logger } = options;
-  const registry = createRegistry(config);
+  // One loop-token seed for the cluster: a probe of the primary that comes back to a worker, or a
+  // call of one worker that comes back to another, is known as a loop (lib/upstream/loop.ts).
+  const hopSeed = randomBytes(32);
+  const registry = createRegistry(config, { hopSeed });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const latest = new Map<string, { probe?: ToWorker; heads?: ToWorker; polls?: (HeadPoll | undefined)[] }>();
   const broadcast = (message: ToWorker) => {
@@ -173,7 +177,7 @@ export function runPrimary(options: PrimaryOptions): void {
   let fastCrashes = 0;
   let failed = false;
   const fork = () => {
-    const w = cluster.fork(options.env ?? {});
+    const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex') });
     startedAt.set(w, Date.now());
     return w;
   };
@@ -335,6 +339,15 @@ export interface WorkerLink {
   metricsText(): Promise<string>;
   /** Starts recording the primary's rounds in `upstreams` and asks for the latest ones; `onStop` runs when the primary asks it to stop, or is gone. */
   join(upstreams: Upstreams, metrics: Registry, onStop: () => void): void;
+}
+
+/** The variable that gives a worker the cluster's loop-token seed (hex). */
+const hopSeedVariable = 'OMNIGATE_CLUSTER_HOP_SEED';
+
+/** The cluster's loop-token seed, in a worker (its primary set it). */
+export function workerHopSeed(): Buffer | undefined {
+  const hex = process.env[hopSeedVariable];
+  return hex && /^[0-9a-f]{64}$/.test(hex) ? Buffer.from(hex, 'hex') : undefined;
 }
 
 /** Answers to wait for longer than this fail (the primary is gone or stuck). */

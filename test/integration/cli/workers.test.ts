@@ -190,3 +190,25 @@ test.serial('a worker that cannot start (the port taken) stops the cluster with 
   t.true(logLines(run).some((l) => l.msg === 'a worker exited before the cluster was listening: stopping'));
   t.deepEqual(await waitGone(() => processes((argv) => argv.includes(file)).then((all) => all.filter((p) => p.pid !== pid))), []);
 });
+
+test.serial('a config listing the gateway itself: a call one worker makes is refused by the other at once', async (t) => {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['refreshInterval: 60', 'heads: { intervalMs: 60000 }', 'chains:', '  1337:', '    rpcs:', `      - http://127.0.0.1:${port}/rpc/1337`, ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const answer = await post(base, rpc('eth_blockNumber', [], 'loop'));
+  t.not(answer.status, 200);
+  // The client's request and the call it made, which came back to a worker (either) and was
+  // refused there: the workers share the loop tokens. (With a token per process, the other worker
+  // would have sent it on once more.)
+  const metrics = await send(base, 'GET', '/metrics', undefined, { connection: 'close' });
+  const counted = metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+  t.is(counted.reduce((a, b) => a + b, 0), 2, metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).join('\n'));
+  t.true(metrics.text.includes('outcome="OMNI_ERR_LOOP"'));
+});
