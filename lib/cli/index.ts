@@ -16,7 +16,7 @@ import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { runPrimary, workerHopSeed, workerLink, workersArg } from '../server/cluster.js';
+import { runPrimary, workerHopSeed, workerLink, workerPort, workersArg } from '../server/cluster.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -136,9 +136,10 @@ program
     const withGauges = api && !worker ? (registry: Registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined;
     if (workers > 1 && cluster.isPrimary) {
       // The primary serves no HTTP: it forks the workers, probes and tracks heads for them.
-      runPrimary({
+      await runPrimary({
         config,
         workers,
+        port: opts.port ?? config.port,
         logger,
         env: { ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}) },
         ...(withGauges ? { onMetricsRegistry: withGauges } : {}),
@@ -152,7 +153,7 @@ program
       return;
     }
     const link = worker ? workerLink() : undefined;
-    const running = await startServer(config, opts.port ?? config.port, {
+    const running = await startServer(config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
       logger,
       extraHandlers: api ? [api] : [],
       onMetricsRegistry: withGauges,

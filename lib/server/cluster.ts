@@ -13,6 +13,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
 import type { OmnigateConfig } from '../../config/schema.js';
@@ -78,6 +79,8 @@ export function restartAfter(fastCrashes: number, livedMs: number): { delayMs: n
 export interface PrimaryOptions {
   config: OmnigateConfig;
   workers: number;
+  /** The port every worker listens on (0: a free one, picked once). */
+  port: number;
   logger: Logger;
   /** Environment of the workers, over the primary's (e.g. the embedded database's URL). */
   env?: Record<string, string>;
@@ -89,7 +92,8 @@ export interface PrimaryOptions {
   listening?: Record<string, unknown>;
 }
 
-export function runPrimary(options: PrimaryOptions): void {
+/** Starts the primary: its signal handlers at once, the workers once the port is known. */
+export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const { config, logger } = options;
   // One loop-token seed for the cluster: a probe of the primary that comes back to a worker, or a
   // call of one worker that comes back to another, is known as a loop (lib/upstream/loop.ts).
@@ -176,8 +180,11 @@ export function runPrimary(options: PrimaryOptions): void {
   let everListening = false;
   let fastCrashes = 0;
   let failed = false;
+  // Every worker listens on the same port number, a replacement included: with port 0, one free
+  // port is picked here first (else a worker started while no other listens would get another).
+  let port = options.port;
   const fork = () => {
-    const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex') });
+    const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex'), [portVariable]: String(port) });
     startedAt.set(w, Date.now());
     return w;
   };
@@ -212,9 +219,10 @@ export function runPrimary(options: PrimaryOptions): void {
     }
     fastCrashes = next.fastCrashes;
     logger.error({ worker: w.process.pid, code, signal, livedMs: lived, restartInMs: next.delayMs }, 'worker exited unasked: replacing it');
+    // (not unref'd: with every worker gone, this timer is what keeps the primary alive)
     setTimeout(() => {
       if (!stopping) fork();
-    }, next.delayMs).unref();
+    }, next.delayMs);
   });
 
   let exitCode = 0;
@@ -267,7 +275,20 @@ export function runPrimary(options: PrimaryOptions): void {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  for (let i = 0; i < options.workers; i++) fork();
+  if (port === 0) port = await freePort();
+  if (!stopping) for (let i = 0; i < options.workers; i++) fork();
+}
+
+/** A port free now (the cluster's workers listen on it next; another process could take it in between, as with any fixed port). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Each upstream's last poll merged over what the polls before it saw (a poll that saw nothing of a head keeps the earlier one). */
@@ -343,6 +364,15 @@ export interface WorkerLink {
 
 /** The variable that gives a worker the cluster's loop-token seed (hex). */
 const hopSeedVariable = 'OMNIGATE_CLUSTER_HOP_SEED';
+
+/** The variable that gives a worker the port the cluster listens on. */
+const portVariable = 'OMNIGATE_CLUSTER_PORT';
+
+/** The port a cluster's worker listens on (its primary gives it), else undefined. */
+export function workerPort(): number | undefined {
+  const value = process.env[portVariable];
+  return value && /^\d{1,5}$/.test(value) ? Number(value) : undefined;
+}
 
 /** The cluster's loop-token seed, in a worker (its primary set it). */
 export function workerHopSeed(): Buffer | undefined {

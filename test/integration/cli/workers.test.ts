@@ -3,13 +3,14 @@
  * pids in the request log lines); the upstreams probed once per round, not once per worker;
  * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
- * process is left; a worker that cannot start stops the cluster with its exit code.
+ * process is left; a worker that cannot start stops the cluster with its exit code; workers that
+ * keep crashing are replaced with a backoff until the primary gives up.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
@@ -211,4 +212,25 @@ test.serial('a config listing the gateway itself: a call one worker makes is ref
   const counted = metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
   t.is(counted.reduce((a, b) => a + b, 0), 2, metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).join('\n'));
   t.true(metrics.text.includes('outcome="OMNI_ERR_LOOP"'));
+});
+
+test.serial('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
+  const list = await upstreams(t);
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t, preload: resolve('test/fixtures/workers/crash-after-listening.mjs') });
+  await listeningPort(run);
+  t.is(await run.exited, 1);
+  const lines = logLines(run);
+  const replaced = lines.filter((l) => l.msg === 'worker exited unasked: replacing it');
+  t.is(replaced.length, 4, 'four replaced, the fifth crash in a row ends it');
+  t.deepEqual(replaced.map((l) => l.restartInMs), [250, 500, 1000, 2000]);
+  t.true(replaced.every((l) => l.code === 3));
+  t.true(lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith('workers keep crashing')));
+  // (port 0 in the config: one port picked once, the replacements of workers all gone included)
+  const ports = lines.filter((l) => l.msg === 'worker listening').map((l) => l.port);
+  t.true(ports.length >= 4);
+  t.is(new Set(ports).size, 1);
 });
