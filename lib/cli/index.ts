@@ -219,13 +219,15 @@ function databaseSecrets(raw: string): string[] {
  */
 function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): (signal: string) => void {
   let stopping = false;
+  let signals = 0;
   const stop = (signal: string) => {
-    if (stopping) {
-      // (a cluster's primary asking a worker that the same signal reached already: one stop)
-      if (signal === 'primary') return;
+    // A cluster's worker is asked to stop by its primary too (`primary`), before or after the
+    // signal sent to the whole process group reaches it: that is one stop, not a second signal.
+    if (signal !== 'primary' && ++signals > 1) {
       logger.warn({ signal }, 'second signal while shutting down: exiting now');
       process.exit(1);
     }
+    if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {

@@ -25,7 +25,7 @@ import { applyWireHeadPolls, applyWireProbeRound, encodeHeadPolls, encodeProbeRo
 import { createRegistry, type Registry as Upstreams } from '../upstream/registry.js';
 
 // ---------------------------------------------------------------------------------------------
-// Messages (every one carries `omnigate`, its kind; prom-client's own messages do not)
+// Messages (every one carries `omnigate`, its kind: a message without it is another module's)
 
 type ToWorker =
   | { omnigate: 'probe'; chain: string; round: WireProbeRound }
@@ -95,6 +95,7 @@ export interface PrimaryOptions {
 /** Starts the primary: its signal handlers at once, the workers once the port is known. */
 export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const { config, logger } = options;
+  let stopping = false;
   // One loop-token seed for the cluster: a probe of the primary that comes back to a worker, or a
   // call of one worker that comes back to another, is known as a loop (lib/upstream/loop.ts).
   const hopSeed = randomBytes(32);
@@ -102,6 +103,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const latest = new Map<string, { probe?: ToWorker; heads?: ToWorker; polls?: (HeadPoll | undefined)[] }>();
   const broadcast = (message: ToWorker) => {
+    if (stopping) return; // (a round that ends while the workers close)
     for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(message);
   };
   const timeoutMs = Math.min(5_000, config.timeouts.upstreamMs);
@@ -151,7 +153,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     if (w.isConnected()) w.send({ omnigate: 'answer', id, value, error } satisfies ToWorker);
   };
   cluster.on('message', (w: Worker, message: unknown) => {
-    if (!isOurs(message)) return; // prom-client's
+    if (!isOurs(message)) return;
     const m = message as ToPrimary;
     if (m.omnigate === 'collected') return collector.received(w, m);
     if (m.omnigate === 'hello') {
@@ -176,7 +178,6 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
 
   // Workers: started, listening, exited.
   const startedAt = new Map<Worker, number>();
-  let stopping = false;
   let everListening = false;
   let fastCrashes = 0;
   let failed = false;
@@ -186,6 +187,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const fork = () => {
     const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex'), [portVariable]: String(port) });
     startedAt.set(w, Date.now());
+    // A message to a worker that is exiting fails (EPIPE): its exit is handled below, not a crash of the primary.
+    w.on('error', (err: Error) => logger.debug({ worker: w.process.pid, reason: err.message }, 'message to a worker failed'));
     return w;
   };
   const listeningWorkers = new Set<Worker>();
@@ -240,16 +243,16 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   /**
    * Every worker runs its graceful close (in-flight requests finish); the primary exits when all
    * have exited. On a signal, the workers are asked over IPC, not signalled: the same signal sent
-   * to the whole process group (Ctrl-C, a supervisor) reached them already, and a second signal
-   * would make a worker exit at once.
+   * to the whole process group (Ctrl-C, a supervisor) may reach them too, and a worker takes the
+   * two as one stop, whereas a second signal makes it exit at once.
    */
   const stop = (why: string, code: number, bySignal: boolean) => {
     if (stopping) return;
     stopping = true;
     exitCode = code;
+    // (the upstream pools stay open: a probe in flight ends as it would, and the process exits after the workers)
     prober.stop();
     tracker.stop();
-    void registry.close();
     logger.info({ why, workers: startedAt.size }, 'shutting down the workers');
     // A worker already closing on the same signal (sent to the whole process group) ignores this.
     for (const w of startedAt.keys()) {

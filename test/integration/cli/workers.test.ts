@@ -153,7 +153,9 @@ test.serial('SIGTERM during a slow request: it completes, the primary exits 0, n
   await until(() => list.some((f) => f.requests.some((r) => (r.body as { method?: string }).method === 'eth_getBalance')), 5_000);
   // As a supervisor or Ctrl-C does: the signal reaches the whole process group.
   process.kill(-run.child.pid!, 'SIGTERM');
-  const answer = await slow;
+  const answer = await slow.catch((err: Error) => {
+    throw new Error(`${err.message}; the gateway wrote: ${run.out.join('')} ${run.err.join('')}`);
+  });
   t.is(answer.status, 200, answer.text);
   t.is(answer.body.id, 'slow');
   t.is(await run.exited, 0, run.err.join(''));
