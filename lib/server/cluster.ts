@@ -7,8 +7,9 @@
  * finalized route's floor when no Redis is configured (a worker asks it to raise the floor on
  * every request of that route, so the route never goes back whichever worker answers), answers
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
- * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on SIGTERM/SIGINT, and
- * replaces a worker that exits unasked, with a backoff. What stays per worker: the memory cache,
+ * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
+ * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
+ * upstreams' loop tokens (one seed). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
 import cluster, { type Worker } from 'node:cluster';
