@@ -53,6 +53,8 @@ export const defaults = {
     keepAliveTimeoutMs: 5_000,
     /** On SIGTERM/SIGINT: how long in-flight requests may finish before the process exits, in ms. */
     shutdownMs: 10_000,
+    /** Processes serving the port (omnigate serve; `auto`: the cores); 1: one process, no cluster. */
+    workers: 1 as number | 'auto',
   },
   upstreams: {
     /**

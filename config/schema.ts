@@ -183,13 +183,15 @@ function limitsOf(r: Reader): OmnigateConfig['limits'] {
 
 function serverOf(r: Reader): OmnigateConfig['server'] {
   const sv = r.section('server');
-  unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs'], 'server', r.report);
+  unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs', 'workers'], 'server', r.report);
   const d = defaults.server;
+  const workers = sv.workers === 'auto' ? 'auto' : r.int(sv, 'workers', 'server.workers', d.workers === 'auto' ? 1 : d.workers, 1, 1024, 'A count of processes, or auto for the cores. Example: workers: auto');
   return {
     headersTimeoutMs: r.int(sv, 'headersTimeoutMs', 'server.headersTimeoutMs', d.headersTimeoutMs, 1, 600_000, 'In milliseconds. Example: headersTimeoutMs: 10000'),
     requestTimeoutMs: r.int(sv, 'requestTimeoutMs', 'server.requestTimeoutMs', d.requestTimeoutMs, 0, 3_600_000, 'In milliseconds, 0 for timeouts.requestMs + 30 s. Example: requestTimeoutMs: 60000'),
     keepAliveTimeoutMs: r.int(sv, 'keepAliveTimeoutMs', 'server.keepAliveTimeoutMs', d.keepAliveTimeoutMs, 1, 600_000, 'In milliseconds. Example: keepAliveTimeoutMs: 5000'),
     shutdownMs: r.int(sv, 'shutdownMs', 'server.shutdownMs', d.shutdownMs, 0, 600_000, 'In milliseconds. Example: shutdownMs: 10000'),
+    workers,
   };
 }
 

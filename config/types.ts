@@ -154,6 +154,8 @@ export interface OmnigateConfig {
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
     readonly shutdownMs: number;
+    /** Processes serving the port (`omnigate serve --workers` overrides it): a count, or `auto` (the cores). */
+    readonly workers: number | 'auto';
   };
   readonly redactHeaders: boolean;
   /** Identical confirmable requests in flight share one agreement (lib/verify/merge.ts); absent: true. */

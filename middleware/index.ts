@@ -30,7 +30,7 @@ import { startProber, type Prober } from '../lib/health/probe.js';
 import { createRegistry, type AgentChoice, type Registry } from '../lib/upstream/registry.js';
 import { openDisputeFile } from '../lib/verify/dispute-log.js';
 import { canonicalize } from './canonicalize.js';
-import { classify } from './classify.js';
+import { classify, type ClassifyOptions } from './classify.js';
 import { emitHeaders } from './emit-headers.js';
 import { rpcErrorHandler } from './error-handler.js';
 import { fetchParallel } from './fetch-parallel.js';
@@ -71,6 +71,16 @@ export interface RpcPipelineDeps {
    * indexer's database: `watchDatabase(db)` from the indexer).
    */
   readiness?: readonly ReadinessCheck[];
+  /**
+   * The finalized route's block shared with other processes when no Redis is configured
+   * (`omnigate serve --workers N`: the cluster's primary keeps it, lib/server/cluster.ts). With
+   * `cache.redis`, Redis is the authority and this is not used.
+   */
+  sharedFinalized?: ClassifyOptions['sharedFinalized'];
+  /** The text GET /metrics serves instead of this pipeline's registry (a cluster's metrics, aggregated by its primary). */
+  metricsText?: () => Promise<string>;
+  /** Derive the upstreams' loop tokens from this seed, shared by the processes of a cluster (lib/upstream/loop.ts). */
+  hopSeed?: Buffer;
 }
 
 export type RpcPipeline = Middleware & {
@@ -105,7 +115,9 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       headers: { Connection: 'close' },
       cause,
     });
-  const registry = deps.registry ?? createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}) });
+  const registry =
+    deps.registry ??
+    createRegistry(config, { ...(deps.agent ? { agent: deps.agent } : {}), ...(deps.agents ? { agents: deps.agents } : {}), ...(deps.hopSeed ? { hopSeed: deps.hopSeed } : {}) });
   // Identical confirmable requests in flight share one agreement (lib/verify/merge.ts).
   const inFlight = config.mergeRequests === false ? undefined : new InFlight();
   // Confirmed answers at final blocks, remembered (lib/cache).
@@ -131,7 +143,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       // A method the client key may not call: refused alone, a batch's other members answered.
       ...(access ? [authorizeCall(access)] : []),
       // The finalized route's block shared by the replicas through Redis, when configured.
-      classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : {}),
+      // (without Redis, the floor a cluster's primary keeps for its workers, when given)
+      classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : deps.sharedFinalized ? { sharedFinalized: deps.sharedFinalized } : {}),
       // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
       cache(
         { ...(answers && { cache: answers }) },
@@ -160,6 +173,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     registry,
     metrics,
     ...(checks ? { readiness: checks } : {}),
+    ...(deps.metricsText ? { metricsText: deps.metricsText } : {}),
     ...(access && access.adminRoutes === 'keys' && { guard: (req: Parameters<Middleware>[0], path: string) => access.admin(req, path) }),
   });
 

@@ -28,12 +28,15 @@ export interface ServiceRoutesOptions {
    * undefined to serve it. Absent: they are open. /health, /ready and /collection.json stay open.
    */
   guard?: (req: Parameters<Middleware>[0], path: string) => Error | undefined;
+  /** The text GET /metrics serves instead of `metrics`' registry (a cluster's, aggregated by its primary). */
+  metricsText?: () => Promise<string>;
 }
 
 export function serviceRoutes(options: ServiceRoutesOptions): Middleware {
   const startedAt = options.startedAt ?? Date.now();
   const guard = options.guard;
   const metrics = options.metrics;
+  const metricsText = options.metricsText ?? (() => metrics!.registry.metrics());
   const routes: Record<string, (host: string, prefix: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
     '/chains': () => describeChains(options.registry),
@@ -62,7 +65,7 @@ export function serviceRoutes(options: ServiceRoutesOptions): Middleware {
       return;
     }
     if (!route) {
-      metrics!.registry.metrics().then((text) => {
+      metricsText().then((text) => {
         res.statusCode = 200;
         res.setHeader('Content-Type', metrics!.registry.contentType);
         res.setHeader('Cache-Control', 'no-store');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `omnigate` command line. The only module that reads argv, the environment and files.
- *   omnigate serve --config FILE [--port P] [--host H] [--no-indexer]
+ *   omnigate serve --config FILE [--port P] [--host H] [--no-indexer] [--workers N|auto]
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
  *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
@@ -10,10 +10,14 @@
  * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
  * answer 503 until the database answers (lib/indexer/db/readiness.ts).
  */
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
+import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
 import { startServer, type RunningServer } from '../server/app.js';
+import { runPrimary, workerHopSeed, workerLink, workerPort, workersArg } from '../server/cluster.js';
+import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
 import { indexerApi, openIndexerDb, readIndexerEnv, withIndexerConfig, registerDbCommands, watchDatabase, type OpenIndexerDb } from '../indexer/index.js';
@@ -75,8 +79,10 @@ program
   .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
   .option('--host <address>', 'address to listen on, overrides the config\'s host (0.0.0.0 or :: for every interface, e.g. in a container)', hostArg)
   .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
-  .action(async (opts: { config: string; port?: number; host?: string; indexer: boolean }) => {
+  .option('-w, --workers <n>', 'processes serving the port: a count, or auto (the cores); default 1', workersOption)
+  .action(async (opts: { config: string; port?: number; host?: string; indexer: boolean; workers?: number }) => {
     const config = await loadConfigFile(opts.config, { env: process.env });
+    const host = opts.host ?? config.host;
     const level = logLevel();
     let env;
     try {
@@ -85,51 +91,88 @@ program
     } catch (err) {
       throw new ConfigError([(err as Error).message], 'environment');
     }
+    // A cluster's worker reads the embedded database its primary started (lib/server/cluster.ts).
+    const clusterDb = cluster.isWorker ? process.env[clusterDatabaseVariable] : undefined;
+    const databaseUrl = env.databaseUrl ?? clusterDb;
     const secrets = [
       ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
-      ...(env.databaseUrl ? databaseSecrets(env.databaseUrl) : []),
+      ...(databaseUrl ? databaseSecrets(databaseUrl) : []),
     ];
-    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level });
-    const small = chainsBelowConfirmations(config);
-    if (small.length > 0) {
-      logger.warn(
-        { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
-        'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
-      );
+    const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level, ...(cluster.isWorker ? { fields: { worker: process.pid } } : {}) });
+    const workers = opts.workers ?? (config.server.workers === 'auto' ? workersArg('auto') : config.server.workers);
+    if (cluster.isPrimary) {
+      const small = chainsBelowConfirmations(config);
+      if (small.length > 0) {
+        logger.warn(
+          { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
+          'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
+        );
+      }
     }
+    // A cluster's worker opens a pool on the primary's database: the primary started it (or
+    // DATABASE_URL names it), migrated it, and watches its indexes and stats.
+    const worker = cluster.isWorker;
     let indexer: OpenIndexerDb | undefined;
     if (opts.indexer) {
       indexer = await openIndexerDb({
-        databaseUrl: env.databaseUrl,
+        databaseUrl,
         dataDir: env.dataDir,
         port: env.port,
         statementTimeoutMs: env.statementTimeoutMs,
         connectTimeoutMs: env.connectTimeoutMs,
-        logger,
+        logger: worker ? silentLogger : logger,
+        ...(worker ? { migrate: false } : {}),
       });
     }
+    const indexerMode = indexer ? (indexer.embedded || clusterDb ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off';
     const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
     // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/db/indexes.ts).
     const schema = env.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
     const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
-    const indexWatch = indexer && layouts && watchIndexes(indexer.db, layouts, { logger });
+    const indexWatch = indexer && layouts && !worker ? watchIndexes(indexer.db, layouts, { logger }) : undefined;
     // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
     if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
     void indexWatch?.start();
     const v8Flags = tuneRuntime();
     const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
-    // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (lib/indexer/ops/metrics.ts).
+    // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (lib/indexer/ops/metrics.ts);
+    // in a cluster, the primary's alone.
     let gauges: IndexerGauges | undefined;
-    const running = await startServer(config, opts.port ?? config.port, {
-      ...(opts.host !== undefined && { host: opts.host }),
+    const closeIndexer = indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined;
+    const withGauges = api && !worker ? (registry: Registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined;
+    if (workers > 1 && cluster.isPrimary) {
+      // The primary serves no HTTP: it forks the workers, probes and tracks heads for them.
+      await runPrimary({
+        config,
+        workers,
+        port: opts.port ?? config.port,
+        logger,
+        env: { ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}) },
+        ...(withGauges ? { onMetricsRegistry: withGauges } : {}),
+        ...(closeIndexer ? { onClose: closeIndexer } : {}),
+        listening: { indexer: indexerMode, v8Flags, host: host ?? '(every interface)' },
+        ...(host !== undefined && { host }),
+        urlOf: (port) => listeningUrl(host, port),
+      });
+      gauges?.start();
+      for (const [id, chain] of Object.entries(config.chains)) {
+        logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
+      }
+      return;
+    }
+    const link = worker ? workerLink() : undefined;
+    const running = await startServer(config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
+      ...(host !== undefined && { host }),
       logger,
       extraHandlers: api ? [api] : [],
-      onMetricsRegistry: api ? (registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined,
-      onClose: indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined,
+      onMetricsRegistry: withGauges,
+      onClose: closeIndexer,
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
+      // A worker: the primary probes and tracks heads, keeps the finalized floor and aggregates /metrics.
+      ...(link ? { healthChecks: false, headTracking: false, sharedFinalized: link.sharedFinalized, metricsText: link.metricsText, hopSeed: workerHopSeed() } : {}),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
       indexWatch?.stop();
@@ -140,13 +183,18 @@ program
     // pool); if this process dies some other way, its watchdog stops it (lib/indexer/postgres/process.ts).
     // Before the listening line: whoever waits for that line may signal at once, and a signal
     // with no listener yet kills the process (exit by signal, no graceful close).
-    exitOnSignal(running, logger, config.server.shutdownMs);
+    const stop = exitOnSignal(running, logger, config.server.shutdownMs);
+    if (link) {
+      link.join(running.rpc.registry, running.rpc.metrics.registry, () => stop('primary'));
+      logger.info({ port: running.port }, 'worker listening');
+      return;
+    }
     gauges?.start();
     for (const [id, chain] of Object.entries(config.chains)) {
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
     logger.info(
-      { port: running.port, host: opts.host ?? config.host ?? '(every interface)', url: listeningUrl(opts.host ?? config.host, running.port), indexer: indexer ? (indexer.embedded ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off', v8Flags },
+      { port: running.port, host: host ?? '(every interface)', url: listeningUrl(host, running.port), indexer: indexerMode, v8Flags },
       'omnigate listening',
     );
   });
@@ -155,6 +203,17 @@ program
 function listeningUrl(host: string | undefined, port: number): string {
   const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/** The variable that gives a cluster's workers the embedded database's URL (its password included: never logged). */
+const clusterDatabaseVariable = 'OMNIGATE_CLUSTER_DATABASE_URL';
+
+function workersOption(value: string): number {
+  try {
+    return workersArg(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 /**
@@ -175,13 +234,17 @@ function databaseSecrets(raw: string): string[] {
  * 0 (1 if they did not finish in time or closing failed). A second signal while shutting down
  * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it.
  */
-function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): void {
+function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): (signal: string) => void {
   let stopping = false;
+  let signals = 0;
   const stop = (signal: string) => {
-    if (stopping) {
+    // A cluster's worker is asked to stop by its primary too (`primary`), before or after the
+    // signal sent to the whole process group reaches it: that is one stop, not a second signal.
+    if (signal !== 'primary' && ++signals > 1) {
       logger.warn({ signal }, 'second signal while shutting down: exiting now');
       process.exit(1);
     }
+    if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
@@ -196,6 +259,7 @@ function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCl
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  return stop;
 }
 
 function confirmationsArg(value: string): number {

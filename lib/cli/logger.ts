@@ -16,6 +16,8 @@ export interface CliLoggerOptions {
   secrets?: readonly string[];
   pretty?: boolean;
   level?: string;
+  /** Fields on every line (a cluster's worker: its pid). */
+  fields?: Record<string, unknown>;
   /** Where lines go (default stdout). */
   write?: (line: string) => void;
 }
@@ -27,7 +29,7 @@ export function createCliLogger(options: CliLoggerOptions = {}): Logger {
   return pino(
     {
       level: options.level ?? 'info',
-      base: undefined,
+      base: options.fields ?? undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -75,30 +75,52 @@ export async function probeUpstream(upstream: Upstream, timeoutMs: number): Prom
   }
 }
 
-/** Probes every upstream of a chain (at most `concurrency` at once) and updates their health. */
-export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger, concurrency = defaultProbeConcurrency): Promise<void> {
+/**
+ * One probe round of a chain: each upstream's result in the chain's order, `undefined` for an
+ * upstream found to be a request loop or on a rate limit's back-off (not probed). Plain data: `applyProbeRound` records it, here
+ * or in another process (lib/server/cluster.ts sends it to the workers).
+ */
+export interface ProbeRound {
+  /** When the round ended (Date.now()). */
+  at: number;
+  results: (ProbeResult | undefined)[];
+}
+
+/** Probes every upstream of a chain (at most `concurrency` at once); records nothing. */
+export async function probeRound(chain: Chain, timeoutMs: number, concurrency = defaultProbeConcurrency): Promise<ProbeRound> {
   // A request loop is never probed again: each probe would only come back to us. An upstream on
   // back-off after a rate limit is not probed until it ends (the probe would spend its quota).
   const started = Date.now();
-  const skipped = chain.upstreams.map((u) => u.health.loop || rateLimited(u.health, started));
-  const results = await mapLimited(chain.upstreams, concurrency, (u, i) => (skipped[i] ? Promise.resolve({ ms: 0 } as ProbeResult) : probeUpstream(u, timeoutMs)));
-  const now = Date.now();
+  const results = await mapLimited(chain.upstreams, concurrency, (u) =>
+    u.health.loop || rateLimited(u.health, started) ? Promise.resolve(undefined) : probeUpstream(u, timeoutMs),
+  );
+  return { at: Date.now(), results };
+}
+
+/**
+ * Records a probe round in the chain's upstreams' health and heads, logging what changed
+ * (`logger`: the process that probed; the workers that apply its rounds pass a silent one).
+ */
+export function applyProbeRound(chain: Chain, round: ProbeRound, logger: Logger = silentLogger): void {
+  const now = round.at;
   const answered: { health: Upstream['health']; ms: number }[] = []; // measured quality (quality.ts): a re-measurement
-  results.forEach((r, i) => {
-    const u = chain.upstreams[i]!;
+  round.results.forEach((r, i) => {
+    const u = chain.upstreams[i];
+    if (!u || r === undefined) return;
     const h = u.health;
-    if (h.loop || skipped[i]) return; // found to be a loop (maybe by this very probe), and logged then
+    if (h.loop) return; // found to be a loop (maybe by this very probe), and logged then
     h.lastProbeAt = now;
     if (r.rateLimited) {
       noteRateLimit(u, `probe: ${r.error}`, r.rateLimited.retryAfterMs, logger, now);
       return;
     }
-    if (r.error !== undefined) {
-      recordFailure(h, `probe: ${r.error}`, now);
-      logger.warn({ chain: chain.id, upstream: u.label, reason: r.error }, 'health probe failed');
+    if (r.error !== undefined || r.chainId === undefined || r.head === undefined) {
+      const reason = r.error ?? 'no answer';
+      recordFailure(h, `probe: ${reason}`, now);
+      logger.warn({ chain: chain.id, upstream: u.label, reason }, 'health probe failed');
       return;
     }
-    const reported = r.chainId!.toString();
+    const reported = r.chainId.toString();
     if (reported !== chain.id) {
       if (h.wrongChainId !== reported) logger.error({ chain: chain.id, upstream: u.label, reportedChainId: reported }, 'upstream serves another chain: out of rotation');
       h.wrongChainId = reported;
@@ -108,10 +130,17 @@ export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger
     h.wrongChainId = undefined;
     recordSuccess(h, r.ms);
     answered.push({ health: h, ms: r.ms });
-    recordHead(u, 'latest', r.head!, 'poll');
+    recordHead(u, 'latest', r.head, 'poll');
   });
   refreshChain(chain);
   recordProbeRound(answered, performance.now());
+}
+
+/** Probes every upstream of a chain (at most `concurrency` at once) and updates their health. */
+export async function probeChain(chain: Chain, timeoutMs: number, logger: Logger = silentLogger, concurrency = defaultProbeConcurrency): Promise<ProbeRound> {
+  const round = await probeRound(chain, timeoutMs, concurrency);
+  applyProbeRound(chain, round, logger);
+  return round;
 }
 
 export interface Prober {
@@ -128,7 +157,14 @@ export interface Prober {
  */
 export function startProber(
   registry: Registry,
-  options: { intervalSeconds: number; timeoutMs: number; logger?: Logger; concurrency?: number },
+  options: {
+    intervalSeconds: number;
+    timeoutMs: number;
+    logger?: Logger;
+    concurrency?: number;
+    /** Called with each chain's round once it is recorded (the cluster's primary sends it to its workers). */
+    onRound?: (chain: Chain, round: ProbeRound) => void;
+  },
 ): Prober {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -136,7 +172,8 @@ export function startProber(
   const runOnce = async () => {
     for (const chain of registry.chains.values()) {
       if (stopped) return;
-      await probeChain(chain, options.timeoutMs, options.logger, options.concurrency);
+      const round = await probeChain(chain, options.timeoutMs, options.logger, options.concurrency);
+      options.onRound?.(chain, round);
     }
   };
   const tick = () => {

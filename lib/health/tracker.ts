@@ -48,32 +48,69 @@ async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: nu
   return parsed;
 }
 
+const noop = (): void => undefined;
 const hexQuantity = /^0x[0-9a-f]{1,16}$/i;
 
-/** Asks one upstream for its heads; failures leave them as they are (the probe judges health). */
-async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<void> {
+/**
+ * What one head poll of an upstream saw: its latest head, its safe and finalized blocks when the
+ * node answers those tags (`tags: 'native'`), or `tags: 'absent'` when it answered them with an
+ * error. Plain data: `applyHeadPoll` records it, here or in another process (the cluster's
+ * workers, lib/server/cluster.ts).
+ */
+export interface HeadPoll {
+  latest?: bigint;
+  safe?: bigint;
+  finalized?: bigint;
+  tags?: 'native' | 'absent';
+}
+
+/** Asks one upstream for its heads; a failure ends the poll with what it saw so far (the probe judges health). */
+async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
+  const seen: HeadPoll = { latest: undefined, safe: undefined, finalized: undefined, tags: undefined };
   try {
     const latest = await ask(u, 'eth_blockNumber', [], timeoutMs, signal);
-    if (typeof latest.result === 'string' && hexQuantity.test(latest.result)) recordHead(u, 'latest', BigInt(latest.result), 'poll');
-    if (!withTags && headTags(u) !== 'unknown') return;
+    if (typeof latest.result === 'string' && hexQuantity.test(latest.result)) seen.latest = BigInt(latest.result);
+    if (!withTags && headTags(u) !== 'unknown') return seen;
     for (const tag of ['safe', 'finalized'] as const) {
       const a = await ask(u, 'eth_getBlockByNumber', [tag, false], timeoutMs, signal);
       const number = (a.result as { number?: unknown } | null | undefined)?.number;
       if (typeof number === 'string' && hexQuantity.test(number)) {
-        recordTags(u, 'native');
-        recordHead(u, tag, BigInt(number), 'poll');
+        seen.tags = 'native';
+        seen[tag] = BigInt(number);
       } else if (a.error !== undefined) {
         // The node does not know the tag: derive both from the finality depth.
-        recordTags(u, 'absent');
-        return;
+        seen.tags = 'absent';
+        return seen;
       }
     }
   } catch (err) {
-    if (signal.aborted) return;
+    if (signal.aborted) return seen;
     const e = err as { kind?: string; retryAfterMs?: number; message: string };
     if (e.kind === 'rate-limited') noteRateLimit(u, `head poll: ${u.secrets.scrub(e.message)}`, e.retryAfterMs, logger);
     else logger.debug({ chain: u.chainId, upstream: u.label, reason: u.secrets.scrub(e.message) }, 'head poll failed');
   }
+  return seen;
+}
+
+/** Records what a head poll saw in the upstream's heads, in the order the poll saw it (the chain is not refreshed). */
+export function applyHeadPoll(u: Upstream, seen: HeadPoll): void {
+  if (seen.latest !== undefined) recordHead(u, 'latest', seen.latest, 'poll');
+  if (seen.safe !== undefined) {
+    recordTags(u, 'native');
+    recordHead(u, 'safe', seen.safe, 'poll');
+  }
+  if (seen.finalized !== undefined) {
+    recordTags(u, 'native');
+    recordHead(u, 'finalized', seen.finalized, 'poll');
+  }
+  if (seen.tags === 'absent') recordTags(u, 'absent');
+}
+
+/** Polls one upstream and records what it saw. */
+async function pollAndApply(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
+  const seen = await pollUpstream(u, withTags, timeoutMs, signal, logger);
+  if (!signal.aborted) applyHeadPoll(u, seen);
+  return seen;
 }
 
 /** Some upstream of the chain was asked for its head (a probe, the head tracker or pollHeadsNow). */
@@ -117,7 +154,7 @@ export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeo
     const round = Promise.all(
       due.map((u) => {
         linkUpstream(u, chain);
-        const polling = pollUpstream(u, false, timeoutMs, neverAborted, silentLogger).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
+        const polling = pollAndApply(u, false, timeoutMs, neverAborted, silentLogger).then(noop).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
         onDemand.set(u, { polling, at: now });
         return polling;
       }),
@@ -134,7 +171,17 @@ export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeo
  */
 export function startHeadTracker(
   registry: Registry,
-  options: { settings?: (chain: Chain) => HeadSettings; timeoutMs: number; logger?: Logger; concurrency?: number },
+  options: {
+    settings?: (chain: Chain) => HeadSettings;
+    timeoutMs: number;
+    logger?: Logger;
+    concurrency?: number;
+    /**
+     * Called with each chain's round once it is recorded: what each upstream's poll saw, in the
+     * chain's order (`undefined`: not polled, out of rotation). The cluster's primary sends it to its workers.
+     */
+    onRound?: (chain: Chain, polls: (HeadPoll | undefined)[]) => void;
+  },
 ): HeadTracker {
   const logger = options.logger ?? silentLogger;
   // Every poll listens to it while in flight (one per upstream): a Cancellation, not an AbortSignal,
@@ -150,9 +197,12 @@ export function startHeadTracker(
     const n = rounds.get(chain) ?? 0;
     rounds.set(chain, n + 1);
     const now = Date.now();
-    const live = chain.upstreams.filter((u) => inRotation(u) && !rateLimited(u.health, now));
-    await mapLimited(live, options.concurrency ?? defaultProbeConcurrency, (u) => pollUpstream(u, n % tagEvery === 0, options.timeoutMs, abort, logger));
-    if (!abort.aborted) refreshChain(chain);
+    const polls = await mapLimited(chain.upstreams, options.concurrency ?? defaultProbeConcurrency, (u) =>
+      inRotation(u) && !rateLimited(u.health, now) ? pollAndApply(u, n % tagEvery === 0, options.timeoutMs, abort, logger) : Promise.resolve(undefined),
+    );
+    if (abort.aborted) return;
+    refreshChain(chain);
+    options.onRound?.(chain, polls);
   };
   const loop = (chain: Chain) => {
     round(chain).finally(() => {

@@ -33,6 +33,8 @@ export interface OpenIndexerDb {
   embedded: boolean;
   /** Migrations applied while opening. */
   applied: string[];
+  /** The embedded server's connection URL (with its password), for other processes of the same server (`omnigate serve --workers N`). */
+  url?: string;
 }
 
 export async function openIndexerDb(options: OpenIndexerDbOptions = {}): Promise<OpenIndexerDb> {
@@ -79,6 +81,7 @@ export async function openIndexerDb(options: OpenIndexerDbOptions = {}): Promise
     db,
     embedded: true,
     applied,
+    url: server.url,
     close: () => {
       closing ??= closeIndexerDb(db).finally(() => server.stop());
       return closing;

@@ -113,13 +113,21 @@ function eachUpstream(upstreams: Upstreams, fn: (chain: string, label: string, u
   for (const chain of upstreams.chains.values()) for (const u of chain.upstreams) fn(chain.id, u.label, u);
 }
 
+/**
+ * How `omnigate serve --workers N` combines a gauge of every worker into one (prom-client's
+ * AggregatorRegistry, lib/server/cluster.ts): counters and histograms sum; a state every worker
+ * holds alike (a head, a flag) must not be multiplied by N.
+ */
+type Aggregator = 'sum' | 'max' | 'min' | 'average';
+
 /** A gauge per upstream, read at scrape time: its value, or null for none. */
-function perUpstream(registry: Registry, upstreams: Upstreams, name: string, help: string, value: (u: Upstream) => number | null): void {
+function perUpstream(registry: Registry, upstreams: Upstreams, name: string, help: string, aggregator: Aggregator, value: (u: Upstream) => number | null): void {
   new Gauge({
     name,
     help,
     labelNames: ['chain', 'upstream'] as const,
     registers: [registry],
+    aggregator,
     collect() {
       this.reset();
       eachUpstream(upstreams, (chain, upstream, u) => {
@@ -135,10 +143,10 @@ const tags = [['latest', 'head'], ['safe', 'safe'], ['finalized', 'finalized']] 
 
 /** The gauges of upstreams and chains, read from their records at scrape time, in /metrics order. */
 function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void {
-  perUpstream(registry, upstreams, 'omnigate_upstream_up', '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe.', (u) => (isUp(u.health) ? 1 : 0));
-  perUpstream(registry, upstreams, 'omnigate_upstream_lag_blocks', `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`, (u) => u.health.lag);
-  perUpstream(registry, upstreams, 'omnigate_upstream_wrong_chain', '1 when the last probe reported another chain id (out of rotation).', (u) => (u.health.wrongChainId === undefined ? 0 : 1));
-  perUpstream(registry, upstreams, 'omnigate_upstream_distrusted', '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads.', (u) => (u.health.distrusted ? 1 : 0));
+  perUpstream(registry, upstreams, 'omnigate_upstream_up', '1 when the upstream serves the configured chain and its last probe or call succeeded; 0 from its first failure, and before its first probe (with --workers: 0 when any worker saw it fail).', 'min', (u) => (isUp(u.health) ? 1 : 0));
+  perUpstream(registry, upstreams, 'omnigate_upstream_lag_blocks', `Blocks behind the chain's robust head (omnigate_chain_head_block, never the maximum; ranked last above ${maxLagBlocks}).`, 'max', (u) => u.health.lag);
+  perUpstream(registry, upstreams, 'omnigate_upstream_wrong_chain', '1 when the last probe reported another chain id (out of rotation).', 'max', (u) => (u.health.wrongChainId === undefined ? 0 : 1));
+  perUpstream(registry, upstreams, 'omnigate_upstream_distrusted', '1 when the upstream lost too many agreements (disputes.maxLost of its last disputes.window votes): ranked last, not asked for unverified reads (with --workers: by any worker).', 'max', (u) => (u.health.distrusted ? 1 : 0));
   // Rate limits (lib/health/rate-limits.ts), read from the health records: calls, probes and head polls alike.
   new Counter({
     name: 'omnigate_upstream_rate_limited_total',
@@ -150,13 +158,14 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
       eachUpstream(upstreams, (chain, upstream, u) => this.inc({ chain, upstream }, u.health.rateLimits));
     },
   });
-  perUpstream(registry, upstreams, 'omnigate_upstream_rate_limited', '1 while the upstream is on back-off after a rate limit: not asked until it ends.', (u) => (u.health.rateLimitedUntil > Date.now() ? 1 : 0));
+  perUpstream(registry, upstreams, 'omnigate_upstream_rate_limited', '1 while the upstream is on back-off after a rate limit: not asked until it ends (with --workers: by any worker).', 'max', (u) => (u.health.rateLimitedUntil > Date.now() ? 1 : 0));
   // Heads (lib/health/heads.ts).
   new Gauge({
     name: 'omnigate_upstream_head_block',
     help: 'The upstream\'s latest, safe and finalized heads (tag label), as the head tracker, probes and answers saw them.',
     labelNames: ['chain', 'upstream', 'tag'] as const,
     registers: [registry],
+    aggregator: 'max',
     collect() {
       this.reset();
       eachUpstream(upstreams, (chain, upstream, u) => {
@@ -164,12 +173,13 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
       });
     },
   });
-  perUpstream(registry, upstreams, 'omnigate_upstream_suspect', '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.', (u) => (u.health.suspect ? 1 : 0));
+  perUpstream(registry, upstreams, 'omnigate_upstream_suspect', '1 when the upstream\'s head is more than heads.suspectBlocks above the chain\'s head (the highest head within heads.suspectBlocks of the median): not believed, not ranked first.', 'max', (u) => (u.health.suspect ? 1 : 0));
   new Gauge({
     name: 'omnigate_chain_head_block',
     help: 'The chain\'s robust head per tag: the highest upstream head within heads.suspectBlocks of the median (never the maximum).',
     labelNames: ['chain', 'tag'] as const,
     registers: [registry],
+    aggregator: 'max',
     collect() {
       this.reset();
       for (const chain of upstreams.chains.values()) {
@@ -180,13 +190,14 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
       }
     },
   });
-  perUpstream(registry, upstreams, 'omnigate_upstream_score', 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample.', (u) => scoreOf(u.health));
-  perUpstream(registry, upstreams, 'omnigate_upstream_in_flight', 'Calls to the upstream in flight.', (u) => qualityOf(u.health).inFlight);
+  perUpstream(registry, upstreams, 'omnigate_upstream_score', 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample (with --workers: the workers\' average).', 'average', (u) => scoreOf(u.health));
+  perUpstream(registry, upstreams, 'omnigate_upstream_in_flight', 'Calls to the upstream in flight.', 'sum', (u) => qualityOf(u.health).inFlight);
   new Gauge({
     name: 'omnigate_upstream_latency_quantile_seconds',
-    help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9).',
+    help: 'Upstream latency over the last minute (answered and abandoned calls, probes), by method class (read, call, logs) and quantile (0.5, 0.9); with --workers, the workers\' average.',
     labelNames: ['chain', 'upstream', 'class', 'quantile'] as const,
     registers: [registry],
+    aggregator: 'average',
     collect() {
       this.reset();
       const now = performance.now();
@@ -220,11 +231,13 @@ function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void
   byChain('omnigate_cache_stored_total', 'Confirmed answers at final blocks kept in the cache, by chain.', (s) => s.stored);
   byChain('omnigate_cache_topups_total', 'Cached answers confirmed by fewer than a request\'s N brought to N by asking only for the missing votes (also counted as misses), by chain.', (s) => s.toppedUp);
   byChain('omnigate_cache_disputed_total', 'Cached answers dropped because an upstream asked to top them up gave another answer, by chain.', (s) => s.disputed);
-  const gauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
+  // (bytes and entries: each worker has its own memory cache, so they sum; Redis's state: min/max)
+  const gauge = (name: string, help: string, pick: (s: CacheStats) => number, aggregator: Aggregator = 'sum') =>
     new Gauge({
       name,
       help,
       registers: [registry],
+      aggregator,
       collect() {
         this.set(pick(stats()));
       },
@@ -244,9 +257,9 @@ function registerCacheMetrics(registry: Registry, stats: () => CacheStats): void
 }
 
 /** Redis's state and lookups (cache.redis set). */
-function registerRedisMetrics(registry: Registry, stats: () => CacheStats, gauge: (name: string, help: string, pick: (s: CacheStats) => number) => unknown): void {
-  gauge('omnigate_cache_redis_up', '1 when Redis (cache.redis) is connected; 0 while it is unreachable (requests are then served from the upstreams). Absent without cache.redis.', (s) => (s.redis?.up ? 1 : 0));
-  gauge('omnigate_cache_redis_writes_paused', '1 while Redis uses more memory than cache.redis.maxBytes: new answers are not stored.', (s) => (s.redis?.full ? 1 : 0));
+function registerRedisMetrics(registry: Registry, stats: () => CacheStats, gauge: (name: string, help: string, pick: (s: CacheStats) => number, aggregator?: Aggregator) => unknown): void {
+  gauge('omnigate_cache_redis_up', '1 when Redis (cache.redis) is connected; 0 while it is unreachable (requests are then served from the upstreams). Absent without cache.redis.', (s) => (s.redis?.up ? 1 : 0), 'min');
+  gauge('omnigate_cache_redis_writes_paused', '1 while Redis uses more memory than cache.redis.maxBytes: new answers are not stored.', (s) => (s.redis?.full ? 1 : 0), 'max');
   new Counter({
     name: 'omnigate_cache_redis_lookups_total',
     help: 'Lookups in Redis by outcome: hit, miss, error (down, failed or slower than cache.redis.timeoutMs), refused (a value whose authentication or shape failed: never served).',

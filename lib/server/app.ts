@@ -9,7 +9,7 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
-import { rpcErrorHandler, rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
+import { rpcErrorHandler, rpcPipeline, type RpcPipeline, type RpcPipelineDeps } from '../../middleware/index.js';
 import { shownPath } from '../pipeline/route.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
@@ -24,6 +24,14 @@ export interface ServeOptions {
   host?: string;
   /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
   headTracking?: boolean;
+  /** Probe the upstreams every refreshInterval (default true); a cluster's workers leave it to the primary. */
+  healthChecks?: boolean;
+  /** The finalized route's block shared with the other workers of a cluster (rpcPipeline's deps). */
+  sharedFinalized?: RpcPipelineDeps['sharedFinalized'];
+  /** What GET /metrics serves instead of this process's registry (a cluster's aggregated metrics). */
+  metricsText?: () => Promise<string>;
+  /** The loop tokens' seed shared by a cluster's processes (rpcPipeline's deps). */
+  hopSeed?: Buffer;
   logger?: Logger;
   /** Extra handlers mounted after the balancer (the indexer API). */
   extraHandlers?: Middleware[];
@@ -48,7 +56,14 @@ export interface RunningServer {
 
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
-  const rpc = rpcPipeline(config, { logger, processMetrics: true, ...(options.readiness ? { readiness: options.readiness } : {}) });
+  const rpc = rpcPipeline(config, {
+    logger,
+    processMetrics: true,
+    ...(options.readiness ? { readiness: options.readiness } : {}),
+    ...(options.sharedFinalized ? { sharedFinalized: options.sharedFinalized } : {}),
+    ...(options.metricsText ? { metricsText: options.metricsText } : {}),
+    ...(options.hopSeed ? { hopSeed: options.hopSeed } : {}),
+  });
   options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();
   app.use(hostRequired as connect.NextHandleFunction);
@@ -64,7 +79,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc } = createApp(config, options);
-  rpc.startHealthChecks();
+  if (options.healthChecks !== false) rpc.startHealthChecks();
   // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
   // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
   if (options.headTracking !== false) rpc.startHeadTracking();

@@ -8,9 +8,11 @@
  * travel along). An incoming request whose Via holds one of our own tokens is our own call come
  * back through that upstream: it is refused at once (508, -32014) and that upstream is a loop.
  * Tokens are per upstream, not per process, so no provider learns a token that could mark
- * another upstream; a request with more than `maxHops` omnigate entries is refused too.
+ * another upstream; a request with more than `maxHops` omnigate entries is refused too. The
+ * processes of `omnigate serve --workers N` derive their tokens from one seed, so a call of one
+ * that comes back to another is refused at once too.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { LoopDetectedError, type GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -19,9 +21,15 @@ export const maxHops = 8;
 
 const entry = /(?:^|,)\s*(?:HTTP\/)?[\d.]+\s+omnigate-([A-Za-z0-9_-]{1,64})/g;
 
-/** A fresh token for one upstream (72 random bits, base64url). */
-export function newHopToken(): string {
-  return randomBytes(9).toString('base64url');
+/**
+ * A fresh token for one upstream (72 random bits, base64url); with `seed`, the token of that
+ * upstream (`key`: its chain, index and URL) derived from it, the same in every process given the
+ * seed (the workers of `omnigate serve --workers N` and their primary: a call of one that comes
+ * back to another is known as a loop), and still one token per upstream.
+ */
+export function newHopToken(seed?: Buffer, key = ''): string {
+  if (seed === undefined) return randomBytes(9).toString('base64url');
+  return createHmac('sha256', seed).update(key).digest().subarray(0, 9).toString('base64url');
 }
 
 /** The Via entry of one hop. */

@@ -91,6 +91,8 @@ export interface AgentChoice {
   agents?: (url: string) => Agent | undefined;
   /** The agent of every HTTP(S) upstream `agents` left out. */
   agent?: Agent;
+  /** Derive each upstream's loop token from this seed (the processes of one cluster share it: lib/upstream/loop.ts). */
+  hopSeed?: Buffer;
 }
 
 /**
@@ -130,7 +132,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
       // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
       const ownTexts = secretsOf(url).filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16);
       const own = ownTexts.map((s) => Buffer.from(s));
-      const hopToken = newHopToken();
+      const hopToken = newHopToken(choice.hopSeed, `${id}\n${index}\n${url}`);
       const via = viaEntry(hopToken);
       const upstream: Upstream = {
         chainId: id,

@@ -132,6 +132,7 @@ const cases: Case[] = [
   top('server.requestTimeoutMs', [['0', 0], ['3600000', 3_600_000]]),
   top('server.keepAliveTimeoutMs', [['1', 1], ['600000', 600_000]]),
   top('server.shutdownMs', [['0', 0], ['600000', 600_000]]),
+  top('server.workers', [['1', 1], ['1024', 1024]]),
   top('upstreams.maxSockets', [['1', 1], ['100000', 100_000]]),
   top('upstreams.keepAliveMs', [['1', 1], ['3600000', 3_600_000]]),
   top('disputes.window', [['1', 1], ['10000', 10_000]]),

@@ -13,8 +13,18 @@ test('should not take a token out of another word', (t) => {
 });
 
 test('should make distinct URL-safe tokens that round-trip through a Via entry', (t) => {
-  const tokens = Array.from({ length: 50 }, newHopToken);
+  const tokens = Array.from({ length: 50 }, () => newHopToken());
   t.is(new Set(tokens).size, tokens.length);
   for (const token of tokens) t.deepEqual(hopTokens(viaEntry(token)), [token]);
   t.true(maxHops >= 2);
+});
+
+test('with a seed, the same upstream gets the same token in every process, and each upstream its own', (t) => {
+  const seed = Buffer.alloc(32, 7);
+  const key = (i: number) => `1337\n${i}\nhttps://node${i}.example/`;
+  t.is(newHopToken(seed, key(0)), newHopToken(Buffer.alloc(32, 7), key(0)));
+  const tokens = Array.from({ length: 50 }, (_, i) => newHopToken(seed, key(i)));
+  t.is(new Set(tokens).size, tokens.length);
+  t.not(newHopToken(Buffer.alloc(32, 8), key(0)), tokens[0]);
+  for (const token of tokens) t.deepEqual(hopTokens(viaEntry(token)), [token]);
 });

@@ -1,0 +1,238 @@
+/**
+ * `omnigate serve --workers 2`, the real CLI: one port answered by two worker processes (their
+ * pids in the request log lines); the upstreams probed once per round, not once per worker;
+ * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
+ * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
+ * process is left; a worker that cannot start stops the cluster with its exit code; workers that
+ * keep crashing are replaced with a backoff until the primary gives up.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
+import { rpc, send, type Reply } from '../../support/gateway.js';
+import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+async function upstreams(t: ExecutionContext, delayMs = 0): Promise<FakeUpstream[]> {
+  const list = await Promise.all([0, 1].map(() => startFakeUpstream({ answer: finalizedChain(() => 90), delayMs })));
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  return list;
+}
+
+async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000, by: 'flag' | 'config' = 'flag'): Promise<{ run: Run; base: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, [
+    'port: 0',
+    'refreshInterval: 1',
+    'confirmations: 2',
+    `heads: { intervalMs: ${headsMs} }`,
+    `server: { shutdownMs: 10000${by === 'config' ? ', workers: 2' : ''} }`,
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', ...(by === 'flag' ? ['--workers', '2'] : [])], {}, { t });
+  const port = await listeningPort(run);
+  return { run, base: `http://127.0.0.1:${port}` };
+}
+
+async function until(ok: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const post = (base: string, body: unknown, path = '/rpc/1337'): Promise<Reply> => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json', connection: 'close' });
+const calls = (f: FakeUpstream, method: string) => f.requests.filter((r) => (r.body as { method?: string }).method === method).length;
+const workerPids = (run: Run) => new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker as number));
+
+/** The value of one sample of the Prometheus text, or undefined. */
+function sample(text: string, name: string, labels: string): number | undefined {
+  const line = text.split('\n').find((l) => (labels === '' ? l.startsWith(`${name} `) : l.startsWith(`${name}{`) && labels.split(',').every((p) => l.includes(p))));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+test.serial('two workers answer on one port, probe once per round, and /metrics sums their requests', async (t) => {
+  const list = await upstreams(t);
+  const { run, base } = await serve(t, list);
+  // A confirmed N=2 read needs both upstreams up: every worker got the primary's probe rounds.
+  const answers: Reply[] = [];
+  for (let i = 0; i < 40; i++) answers.push(await post(base, rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)));
+  for (const a of answers) t.is(a.status, 200, a.text);
+  t.true(answers.every((a) => a.headers['x-confirmable'] === 'true'));
+  await until(() => workerPids(run).size === 2);
+  t.is(workerPids(run).size, 2, 'requests answered by both workers');
+
+  // Probes: one eth_chainId per upstream per round (refreshInterval 1 s), as one process would send, not one per worker.
+  const before = list.map((f) => calls(f, 'eth_chainId'));
+  const started = Date.now();
+  await new Promise((r) => setTimeout(r, 3_500));
+  const rounds = Math.ceil((Date.now() - started) / 1000) + 1;
+  for (const [i, f] of list.entries()) {
+    const probes = calls(f, 'eth_chainId') - before[i]!;
+    t.true(probes >= 2 && probes <= rounds, `${probes} probes in ${rounds} rounds at most`);
+  }
+
+  // /metrics, whichever worker answers it: the 40 requests, summed across the workers, and one head (not two summed).
+  for (let i = 0; i < 4; i++) {
+    const metrics = await send(base, 'GET', '/metrics', undefined, { connection: 'close' });
+    t.is(metrics.status, 200);
+    t.is(sample(metrics.text, 'omnigate_requests_total', 'method="eth_getBalance",outcome="ok"'), 40, metrics.text.slice(0, 400));
+    t.is(sample(metrics.text, 'omnigate_workers', ''), 2);
+    t.is(sample(metrics.text, 'omnigate_chain_head_block', 'tag="latest"'), 100);
+    t.is(sample(metrics.text, 'omnigate_upstream_up', `upstream="${list[0]!.url.replace(/\/$/, '')}`) ?? sample(metrics.text, 'omnigate_upstream_up', 'chain="1337"'), 1);
+  }
+});
+
+test.serial('the finalized route never goes back across the workers, a new worker included', async (t) => {
+  let finalized = 90;
+  const list = await Promise.all([0, 1].map(() => startFakeUpstream({ answer: finalizedChain(() => finalized) })));
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  const { run, base } = await serve(t, list, 200);
+  const pins = () => list.flatMap((f) => f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').map((r) => (r.body as { params: string[] }).params[1]));
+  // (a new address each time: a read already confirmed at block 90 would be answered from the cache)
+  const finalizedRead = (id: number) => post(base, rpc('eth_getBalance', [`0x${id.toString(16).padStart(40, '0')}`, 'latest'], id), '/finalized/rpc/1337');
+  await until(async () => (await finalizedRead(0)).status === 200);
+  for (let i = 1; i <= 10; i++) t.is((await finalizedRead(i)).status, 200);
+  t.deepEqual(new Set(pins()), new Set([hex(90)]));
+  // The providers' finalized block goes back to 80 (a drop seen twice is believed); then a worker
+  // is replaced: the new one knows only 80 of its own, the primary's floor says 90.
+  finalized = 80;
+  const reported = async () => ((await send(base, 'GET', '/chains', undefined, { connection: 'close' })).body as { upstreams: { heads: { finalized: string } }[] }[])[0]!.upstreams.map((u) => u.heads.finalized);
+  await until(async () => (await reported()).every((f) => f === '80'));
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid));
+  const [victim] = await workers();
+  process.kill(victim!.pid, 'SIGKILL');
+  await until(() => logLines(run).filter((l) => l.msg === 'worker listening').length === 3);
+  t.false((await workers()).some((p) => p.pid === victim!.pid));
+  const before = pins().length;
+  for (let i = 11; i <= 30; i++) t.is((await finalizedRead(i)).status, 200);
+  t.is(workerPids(run).size >= 2, true);
+  t.deepEqual(new Set(pins().slice(before)), new Set([hex(90)]), 'every worker pins the route at 90, never 80');
+});
+
+test.serial('a worker killed with SIGKILL is replaced, and the port keeps answering', async (t) => {
+  const list = await upstreams(t);
+  const { run, base } = await serve(t, list);
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
+  await until(async () => (await workers()).length === 2);
+  const [victim] = await workers();
+  process.kill(victim!.pid, 'SIGKILL');
+  // (a connection handed to the worker as it died is reset: once the primary has seen it exit, none is)
+  await until(() => logLines(run).some((l) => l.msg === 'worker exited unasked: replacing it'));
+  for (let i = 0; i < 10; i++) {
+    const r = await post(base, rpc('eth_getBalance', [ADDRESS, hex(0x40 + i)], i));
+    t.is(r.status, 200, r.text);
+  }
+  await until(async () => {
+    const now = await workers();
+    return now.length === 2 && !now.some((p) => p.pid === victim!.pid);
+  });
+  t.true(logLines(run).some((l) => l.msg === 'worker exited unasked: replacing it' && l.worker === victim!.pid));
+  for (let i = 0; i < 6; i++) t.is((await post(base, rpc('eth_getBalance', [ADDRESS, hex(0x60 + i)], i))).status, 200);
+});
+
+test.serial('SIGTERM during a slow request: it completes, the primary exits 0, no process is left', async (t) => {
+  const list = await upstreams(t, 1_500);
+  const { run, base } = await serve(t, list);
+  await until(async () => (await descendants(run.child.pid!)).length >= 2);
+  const pids = [run.child.pid!, ...(await descendants(run.child.pid!)).map((p) => p.pid)];
+  const slow = post(base, rpc('eth_getBalance', [ADDRESS, hex(0x99)], 'slow'));
+  await until(() => list.some((f) => f.requests.some((r) => (r.body as { method?: string }).method === 'eth_getBalance')), 5_000);
+  // As a supervisor or Ctrl-C does: the signal reaches the whole process group.
+  process.kill(-run.child.pid!, 'SIGTERM');
+  const answer = await slow.catch((err: Error) => {
+    throw new Error(`${err.message}; the gateway wrote: ${run.out.join('')} ${run.err.join('')}`);
+  });
+  t.is(answer.status, 200, answer.text);
+  t.is(answer.body.id, 'slow');
+  t.is(await run.exited, 0, run.err.join(''));
+  t.deepEqual(await waitGone(() => stillRunning(pids)), []);
+});
+
+test.serial('SIGTERM to the primary alone stops the workers gracefully too (server.workers: 2 in the config)', async (t) => {
+  const list = await upstreams(t, 1_000);
+  const { run, base } = await serve(t, list, 60_000, 'config');
+  t.like(logLines(run).find((l) => l.msg === 'omnigate listening'), { workers: 2 });
+  await until(async () => (await descendants(run.child.pid!)).length >= 2);
+  const pids = [run.child.pid!, ...(await descendants(run.child.pid!)).map((p) => p.pid)];
+  const slow = post(base, rpc('eth_getBalance', [ADDRESS, hex(0x98)], 'slow'));
+  await until(() => list.some((f) => f.requests.some((r) => (r.body as { method?: string }).method === 'eth_getBalance')), 5_000);
+  run.child.kill('SIGTERM');
+  t.is((await slow).status, 200);
+  t.is(await run.exited, 0, run.err.join(''));
+  t.deepEqual(await waitGone(() => stillRunning(pids)), []);
+});
+
+test.serial('a worker that cannot start (the port taken) stops the cluster with its exit code and message', async (t) => {
+  const list = await upstreams(t);
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const { port } = taken.address() as net.AddressInfo;
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
+  const pid = run.child.pid!;
+  t.is(await run.exited, 1);
+  t.regex(run.err.join(''), new RegExp(`port ${port} is already in use`));
+  t.true(logLines(run).some((l) => l.msg === 'a worker exited before the cluster was listening: stopping'));
+  t.deepEqual(await waitGone(() => processes((argv) => argv.includes(file)).then((all) => all.filter((p) => p.pid !== pid))), []);
+});
+
+test.serial('a config listing the gateway itself: a call one worker makes is refused by the other at once', async (t) => {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['refreshInterval: 60', 'heads: { intervalMs: 60000 }', 'chains:', '  1337:', '    rpcs:', `      - http://127.0.0.1:${port}/rpc/1337`, ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const answer = await post(base, rpc('eth_blockNumber', [], 'loop'));
+  t.not(answer.status, 200);
+  // The client's request and the call it made, which came back to a worker (either) and was
+  // refused there: the workers share the loop tokens. (With a token per process, the other worker
+  // would have sent it on once more.)
+  const metrics = await send(base, 'GET', '/metrics', undefined, { connection: 'close' });
+  const counted = metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+  t.is(counted.reduce((a, b) => a + b, 0), 2, metrics.text.split('\n').filter((l) => l.startsWith('omnigate_requests_total{')).join('\n'));
+  t.true(metrics.text.includes('outcome="OMNI_ERR_LOOP"'));
+});
+
+test.serial('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
+  const list = await upstreams(t);
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t, preload: resolve('test/fixtures/workers/crash-after-listening.mjs') });
+  await listeningPort(run);
+  t.is(await run.exited, 1);
+  const lines = logLines(run);
+  const replaced = lines.filter((l) => l.msg === 'worker exited unasked: replacing it');
+  t.is(replaced.length, 4, 'four replaced, the fifth crash in a row ends it');
+  t.deepEqual(replaced.map((l) => l.restartInMs), [250, 500, 1000, 2000]);
+  t.true(replaced.every((l) => l.code === 3));
+  t.true(lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith('workers keep crashing')));
+  // (port 0 in the config: one port picked once, the replacements of workers all gone included)
+  const ports = lines.filter((l) => l.msg === 'worker listening').map((l) => l.port);
+  t.true(ports.length >= 4);
+  t.is(new Set(ports).size, 1);
+});
