@@ -129,3 +129,18 @@ test('the budget keys (for the budget stage) are read and checked on keys and on
     /^access\.keys\[0\]\.methodCredits\.eth_call: "x" is not a number/m,
   ]) t.regex(text, expected);
 });
+
+test('access.redis: where the replicas share the budgets, with its defaults; its URL is never quoted in a problem', (t) => {
+  const config = ok({ access: { redis: { url: 'redis://:secret-pass@127.0.0.1:6379/2' }, keys: [{ key: KEY, creditsPerDay: 100 }] } });
+  t.deepEqual(config.access!.redis, { url: 'redis://:secret-pass@127.0.0.1:6379/2', prefix: 'omnigate:', timeoutMs: 50 });
+  t.is(ok({ access: { keys: [{ key: KEY }] } }).access!.redis, undefined);
+  const text = problemsOf({ access: { redis: { url: 'http://user:hidden-pass@example', prefix: 7, timeoutMs: 0, ttl: 1 }, keys: [{ key: KEY }] } }).join('\n');
+  for (const expected of [
+    /^access\.redis\.url: is not a redis:\/\/ or rediss:\/\/ URL/m,
+    /^access\.redis\.prefix: 7 is not a string/m,
+    /^access\.redis\.timeoutMs: 0 is not an integer from 1 to 10000/m,
+    /^access\.redis\.ttl/m,
+  ]) t.regex(text, expected);
+  t.false(text.includes('hidden-pass'));
+  t.regex(problemsOf({ access: { redis: 'redis://x', keys: [{ key: KEY }] } }).join('\n'), /^access\.redis: must be a mapping/m);
+});
