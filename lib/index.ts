@@ -19,6 +19,7 @@ export {
   authorizeCall,
   reserveBudget,
   settleBudget,
+  settleFailed,
   type RpcPipeline,
   type RpcPipelineDeps,
 } from '../middleware/index.js';

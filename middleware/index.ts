@@ -54,7 +54,7 @@ import { Budgets, budgetRedis, hasBudgets } from '../lib/access/budget.js';
 import { RedisCreditStore } from '../lib/access/buckets.js';
 import { reserveBudget, settleBudget, settleFailed } from './budget.js';
 
-export { authorize, authorizeCall, canonicalize, reserveBudget, settleBudget, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
+export { authorize, authorizeCall, canonicalize, reserveBudget, settleBudget, settleFailed, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
