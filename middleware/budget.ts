@@ -36,7 +36,9 @@ export function reserveBudget(budgets: Budgets): Middleware {
   function admitted(req: IncomingMessage, res: ServerResponse, next: Next, got: Charge | GatewayError): void {
     if (got instanceof Error) return next(got);
     getContext(req).budget = got;
-    res.once('close', settleOnClose);
+    // (A client gone while Redis answered the take: its response closed already.)
+    if (res.closed) settleOnClose.call(res);
+    else res.once('close', settleOnClose);
     next();
   }
   async function admitLater(req: IncomingMessage, res: ServerResponse, next: Next, pending: Promise<Charge | GatewayError>): Promise<void> {

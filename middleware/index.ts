@@ -182,7 +182,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       // An error answer settles its budget too (and says what it cost).
       const settling = budgets ? settleFailed(budgets, req, res) : undefined;
       if (settling === undefined) return onError(error, req, res, next);
-      void settling.then(() => onError(error, req, res, next));
+      const answer = () => onError(error, req, res, next);
+      void settling.then(answer, answer);
     };
     const route = routeOf(req);
     // A key in the path is a route of its own only where keys are configured.
@@ -237,8 +238,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         for (const chain of registry.chains.values()) endHeadWaits(chain);
         await registry.close();
         await answers?.close();
-        await budgets?.close();
         await disputeFile?.flush(); // the disputes of the last requests are in the file
+        await budgets?.close(); // last: the requests the closed sockets ended have settled by now
       })();
       return closing;
     },
@@ -258,6 +259,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
       ...(ctx.cached && { cache: ctx.cached.hit ? 'hit' : 'miss' }),
       called: ctx.agreement?.called.length,
+      ...(ctx.budget && { credits: ctx.budget.credits }),
       status,
       error: ctx.errorCode,
       ms: Math.round(ms * 10) / 10,

@@ -106,7 +106,7 @@ if (hasRedis()) {
       await b.close();
     });
     for (const gw of [a, b]) await until(() => budgetsReady(gw.url));
-    for (const f of list) f.delayMs = 400;
+    for (const f of list) f.delayMs = 1_500;
     const calls = () => list.reduce((n, f) => n + f.calls, 0);
     const before = calls();
     const held = a.post('/confirmations/1/rpc/1337', balance(0x201, 'held'), headers);

@@ -9,6 +9,7 @@
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
 import type { Logger, LogFn } from '../../../lib/log.js';
+import { transactionHash } from '../../../lib/jsonrpc/writes.js';
 import { defaultAnswer, finalizedChain, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
 
@@ -24,7 +25,11 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A chain at block 100, finalized 90: a balance at a block up to 90 is cached once confirmed. */
 const finalized = finalizedChain(() => 90);
-const chainAnswer: AnswerFn = (call) => (call.method === 'eth_getBalance' ? defaultAnswer(call) : finalized(call));
+const RAW_TX = '0x02f8730180843b9aca00850c92a69c0082520894000000000000000000000000000000000000dead880de0b6b3a764000080c001a0' + '11'.repeat(32) + 'a0' + '22'.repeat(32);
+const chainAnswer: AnswerFn = (call) => {
+  if (call.method === 'eth_sendRawTransaction') return { result: transactionHash(Buffer.from(String(call.params![0]).slice(2), 'hex')) ?? null };
+  return call.method === 'eth_getBalance' ? defaultAnswer(call) : finalized(call);
+};
 
 function recordingLogger(lines: string[]): Logger {
   const log: LogFn = ((obj: unknown, msg?: string) => lines.push(JSON.stringify({ obj, msg }))) as LogFn;
@@ -36,7 +41,7 @@ const access = {
   keys: [
     { label: 'metered', key: METERED, creditsPerDay: 1_000_000, cacheHitCredits: 2 },
     { label: 'daily', key: DAILY, creditsPerDay: 50 },
-    { label: 'second', key: SECOND, creditsPerSecond: 40, creditsPerDay: 1_000_000 },
+    { label: 'second', key: SECOND, creditsPerSecond: 20, creditsPerDay: 1_000_000 },
     { label: 'single', key: SINGLE, maxConcurrent: 1 },
     { label: 'free', key: FREE },
     { label: 'ops', key: OPS, admin: true },
@@ -82,6 +87,16 @@ test('an answer costs its weight × the upstream calls it took: N=3 three times 
   t.is(credits(three), 3 * credits(one));
   t.is(three.headers['x-credits-remaining-day'], String(1_000_000 - 20 - 60));
   t.is(three.headers['x-credits-remaining-second'], undefined, 'no per-second limit: no header');
+});
+
+test('a write costs its weight × the upstreams it was sent to, whatever the route\'s N', async (t) => {
+  const { gw, list } = await setup(t);
+  const sends = () => list.reduce((n, f) => n + f.requests.filter((q) => (q.body as { method?: string }).method === 'eth_sendRawTransaction').length, 0);
+  const r = await gw.post('/confirmations/3/rpc/1337', rpc('eth_sendRawTransaction', [RAW_TX], 'w'), as(METERED));
+  t.is(r.status, 200, r.text);
+  t.is(sends(), 1, 'a write goes to one upstream');
+  t.is(credits(r), 40 * sends());
+  t.is(r.headers['x-credits-remaining-day'], String(1_000_000 - 40), 'the estimate at N=3 refunded down to the one call');
 });
 
 test('a cache hit costs the key\'s cacheHitCredits, whatever the method and N', async (t) => {
@@ -144,10 +159,10 @@ test('the day spent: 429, a JSON-RPC error -32020 with the client\'s id, Retry-A
 
 test('the per-second bucket: spent, refused with Retry-After 1, admitted again a second later', async (t) => {
   const { gw } = await setup(t);
+  // The bucket holds 20 credits (its burst is its rate): one balance at N=1 spends it.
   const a = await gw.post('/confirmations/1/rpc/1337', balance(0x41), as(SECOND));
-  const b = await gw.post('/confirmations/1/rpc/1337', balance(0x42), as(SECOND));
   t.is(a.status, 200);
-  t.is(b.status, 200);
+  t.is(credits(a), 20);
   const refused = await gw.post('/confirmations/1/rpc/1337', balance(0x43, 'fast'), as(SECOND));
   t.is(refused.status, 429, refused.text);
   t.is(refused.body.id, 'fast');
@@ -172,7 +187,7 @@ function abandoned(gw: Gateway, body: unknown, headers: Record<string, string>):
 test('maxConcurrent: a second request in flight is refused (concurrent); the slot is freed after an answer, an upstream error and a client gone', async (t) => {
   const { gw, list } = await setup(t);
   const calls = () => list.reduce((n, f) => n + f.calls, 0);
-  for (const f of list) f.delayMs = 400;
+  for (const f of list) f.delayMs = 1_500;
   let before = calls();
   const held = gw.post('/confirmations/1/rpc/1337', balance(0x51, 'held'), as(SINGLE));
   await until(() => calls() > before);
@@ -213,13 +228,15 @@ test('per key in /metrics: credits spent and budget refusals, by label; the key 
   for (let i = 0; i < 4; i++) replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x61 + i), as(DAILY)));
   replies.push(await gw.post(`/confirmations/1/rpc/1337/${METERED}`, balance(0x70), {}));
   replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x71), { 'x-api-key': SECOND }));
-  t.deepEqual(replies.map((r) => r.status), [200, 200, 429, 429, 200, 200]);
+  replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x72), { 'x-api-key': SECOND }));
+  t.deepEqual(replies.map((r) => r.status), [200, 200, 429, 429, 200, 200, 429]);
   const metrics = await gw.request('GET', '/metrics', undefined, as(OPS));
   t.is(metrics.status, 200);
   t.regex(metrics.text, /omnigate_access_credits_total\{key="daily"\} 40\n/);
   t.regex(metrics.text, /omnigate_access_credits_total\{key="metered"\} 20\n/);
   t.regex(metrics.text, /omnigate_access_refusals_total\{key="daily",reason="day"\} 2\n/);
   t.regex(metrics.text, /omnigate_access_requests_total\{key="daily"\} 4\n/);
+  t.regex(metrics.text, /omnigate_access_refusals_total\{key="second",reason="second"\} 1\n/);
   t.notRegex(metrics.text, /omnigate_access_credits_total\{key="ops"\}/, 'a key without a budget is not charged');
   const shown = [metrics.text, ...lines, ...replies.flatMap((r) => [r.text, JSON.stringify(r.headers)])].join('\n');
   for (const key of KEYS) t.false(shown.includes(key), 'the key is never shown');
