@@ -1,7 +1,7 @@
 /**
  * `access:` and `host` in the config: a key is kept as its SHA-256 only and never quoted in a
  * problem; every right is read and checked with its path; the example config binds 127.0.0.1 and
- * its commented access block is valid.
+ * its commented access block (budgets and access.redis included) is valid.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -106,7 +106,9 @@ test('the example config binds 127.0.0.1, and its commented access block is vali
   const config = parseConfig(`${block}\nchains:\n  1:\n    rpcs: [https://a.example]\n  8453:\n    rpcs: [https://b.example]\n`, 'example', { env: { RELAYER_KEY: KEY } });
   t.deepEqual(config.access!.keys.map((k) => k.label), ['relayer', 'dashboard', 'ops']);
   t.is(config.access!.keys[0]!.keySha256, sha(KEY));
-  t.deepEqual(config.access!.anonymous, { chains: ['1'], maxConfirmations: 1, writes: false, denyMethods: [], cacheBypass: false, admin: false });
+  t.deepEqual(config.access!.anonymous, { chains: ['1'], maxConfirmations: 1, writes: false, denyMethods: [], cacheBypass: false, admin: false, creditsPerSecond: 100, creditsPerDay: 100_000, maxConcurrent: 4 });
+  t.like(config.access!.keys[0], { creditsPerDay: 50_000_000, methodCredits: { eth_getLogs: 100 } });
+  t.deepEqual(config.access!.redis, { url: 'redis://127.0.0.1:6379/0', prefix: 'omnigate:', timeoutMs: 50 });
 });
 
 test('the budget keys (for the budget stage) are read and checked on keys and on the anonymous tier', (t) => {
