@@ -3,13 +3,13 @@
  * `access.redis` spend ONE day budget (requests alternated between them: the credits admitted in
  * all never pass it, and both refuse once it is spent); two pipelines reusing `cache.redis`'s
  * connection share one concurrency limit (a request held on one, the other refuses, then serves
- * once it is answered).
+ * once it is answered); Redis unreachable, each process enforces the budgets from a local bucket.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
+import { deadUrl, defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, startGateway, type Reply } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
@@ -120,7 +120,30 @@ if (hasRedis()) {
     t.is(after.status, 200, after.text);
     t.is(after.headers['x-credits'], '20');
   });
-} else {
+}
+
+test('Redis unreachable: the budgets are enforced from a local bucket, and /ready says so', async (t) => {
+  const list = await upstreams(t);
+  const gw = await startGateway({
+    refreshInterval: 3600,
+    access: { redis: { url: (await deadUrl()).replace(/^http:/, 'redis:').replace(/\/$/, '/0'), prefix: 'budget-down:' }, keys: [{ label: 'shared', key: KEY, creditsPerDay: 30 }] },
+    chains: { 1337: { rpcs: list.map((f) => f.url) } },
+  });
+  t.teardown(() => gw.close());
+  const first = await gw.post('/confirmations/1/rpc/1337', balance(0x301, 'first'), headers);
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-credits'], '20');
+  t.is(first.headers['x-credits-remaining-day'], '10');
+  const second = await gw.post('/confirmations/1/rpc/1337', balance(0x302, 'second'), headers);
+  t.is(second.status, 429, second.text);
+  t.is(second.body.error.data.reason, 'day');
+  const ready = await gw.request('GET', '/ready');
+  t.is(ready.status, 200);
+  t.not(ready.body.checks.budgets.redis, 'ready');
+  t.regex(ready.body.checks.budgets.note, /each replica enforces the key budgets on its own/);
+});
+
+if (!hasRedis()) {
   test(`the Redis budget tests need ${redisServer}`, (t) => {
     if (process.env.OMNIGATE_REQUIRE_REDIS === '1') t.fail(`${redisServer} is not installed`);
     else t.pass();
