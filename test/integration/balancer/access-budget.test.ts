@@ -268,3 +268,19 @@ test('the anonymous tier has a budget of its own', async (t) => {
   t.is(second.body.error.data.key, 'anonymous');
   t.is((await gw.post('/rpc/1337', balance(0x93), as(OPS))).headers['x-credits'], undefined, 'the ops key has no budget');
 });
+
+test('shutdown: a request in flight when the pipeline closes is answered -32015 and settles (its X-Credits)', async (t) => {
+  const { gw, list } = await setup(t);
+  for (const f of list) f.delayMs = 5_000;
+  const before = list.reduce((n, f) => n + f.calls, 0);
+  const held = gw.post('/confirmations/1/rpc/1337', balance(0xa1, 'held'), as(SINGLE));
+  await until(() => list.reduce((n, f) => n + f.calls, 0) > before);
+  await gw.rpc.close();
+  const r = await held;
+  t.is(r.status, 503, r.text);
+  t.is(r.body.id, 'held');
+  t.is(r.body.error.code, -32015);
+  // Settled at 20 per upstream call the agreement started (the cut calls, and any it went on to).
+  const cost = Number(r.headers['x-credits']);
+  t.true(cost >= 20 && cost % 20 === 0, `X-Credits ${r.headers['x-credits']}`);
+});
