@@ -54,7 +54,7 @@ import { Budgets, budgetRedis, hasBudgets } from '../lib/access/budget.js';
 import { RedisCreditStore } from '../lib/access/buckets.js';
 import { reserveBudget, settleBudget, settleFailed } from './budget.js';
 
-export { authorize, authorizeCall, canonicalize, reserveBudget, settleBudget, settleFailed, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
+export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -239,7 +239,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         await registry.close();
         await answers?.close();
         await disputeFile?.flush(); // the disputes of the last requests are in the file
-        await budgets?.close(); // last: the requests the closed sockets ended have settled by now
+        await budgets?.close(); // last: the settles of the requests the closed sockets ended may still reach Redis
       })();
       return closing;
     },
