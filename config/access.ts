@@ -24,7 +24,7 @@ export function accessSection(value: unknown, report: Report): AccessConfig | un
     report('access', 'must be a mapping. Example: access: { keys: [{ label: relayer, key: ${RELAYER_KEY} }] }');
     return undefined;
   }
-  unknownKeys(value, ['keys', 'anonymous', 'adminRoutes'], 'access', report);
+  unknownKeys(value, ['keys', 'anonymous', 'adminRoutes', 'redis'], 'access', report);
   const adminRoutes = value.adminRoutes ?? 'keys';
   if (adminRoutes !== 'keys' && adminRoutes !== 'open') {
     report('access.adminRoutes', `${show(adminRoutes)} is not keys (/chains and /metrics need a key with admin: true) or open (anyone may read them)`);
@@ -63,7 +63,33 @@ export function accessSection(value: unknown, report: Report): AccessConfig | un
   if (keys.length === 0 && !anonymous) {
     report('access', 'has neither keys nor an anonymous tier: every request would be refused. Add keys, or anonymous: { … }, or leave access out');
   }
-  return { keys, ...(anonymous && { anonymous }), adminRoutes: adminRoutes === 'open' ? 'open' : 'keys' };
+  const redis = redisOf(value.redis, report);
+  return { keys, ...(anonymous && { anonymous }), adminRoutes: adminRoutes === 'open' ? 'open' : 'keys', ...(redis && { redis }) };
+}
+
+/** `access.redis`: where the replicas share the budgets (the URL is never quoted: it may hold a password). */
+function redisOf(value: unknown, report: Report): AccessConfig['redis'] {
+  if (value === undefined || value === null) return undefined;
+  if (!isObj(value)) {
+    report('access.redis', `must be a mapping. Example: redis: { url: redis://127.0.0.1:6379/0, prefix: "omnigate:prod:" }`);
+    return undefined;
+  }
+  unknownKeys(value, ['url', 'prefix', 'timeoutMs'], 'access.redis', report);
+  let ok = true;
+  const { url, prefix = 'omnigate:', timeoutMs = 50 } = value;
+  if (typeof url !== 'string' || !URL.canParse(url) || !/^rediss?:$/.test(new URL(url).protocol)) {
+    report('access.redis.url', `${typeof url === 'string' ? 'is not a redis:// or rediss:// URL' : `${show(url)} is not a URL`} (its value is not shown: it may hold a password). Example: url: redis://127.0.0.1:6379/0`);
+    ok = false;
+  }
+  if (typeof prefix !== 'string' || prefix.length > 100) {
+    report('access.redis.prefix', `${show(prefix)} is not a string of at most 100 characters. One per deployment. Example: prefix: "omnigate:prod:"`);
+    ok = false;
+  }
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 10_000) {
+    report('access.redis.timeoutMs', `${show(timeoutMs)} is not an integer from 1 to 10000: the longest a request waits for Redis before its replica decides alone. Example: timeoutMs: 50`);
+    ok = false;
+  }
+  return ok ? { url: url as string, prefix: prefix as string, timeoutMs: timeoutMs as number } : undefined;
 }
 
 function keyEntry(entry: unknown, path: string, report: Report): AccessKey | undefined {

@@ -115,6 +115,11 @@ export interface AccessConfig {
   readonly anonymous?: AccessRights;
   /** `keys`: /chains and /metrics need a key with `admin: true`; `open`: anyone may read them. */
   readonly adminRoutes: 'keys' | 'open';
+  /**
+   * The Redis the replicas share the keys' budgets in (lib/access/budget.ts); absent: `cache.redis`'s
+   * url and prefix when set, else each process keeps its own budgets in memory.
+   */
+  readonly redis?: { readonly url: string; readonly prefix: string; readonly timeoutMs: number };
 }
 
 export interface OmnigateConfig {

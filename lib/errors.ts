@@ -113,6 +113,8 @@ export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI
 // The door (lib/access): 401 carries `WWW-Authenticate: Bearer`; neither ever holds the presented key.
 export const UnauthorizedError = define('UnauthorizedError', 'OMNI_ERR_UNAUTHORIZED', RpcCode.Unauthorized, 401);
 export const ForbiddenError = define('ForbiddenError', 'OMNI_ERR_FORBIDDEN', RpcCode.Forbidden, 403);
+// A key's budget in credits (lib/access/budget.ts): 429 with Retry-After and the X-Credits headers.
+export const BudgetExceededError = define('BudgetExceededError', 'OMNI_ERR_BUDGET_EXCEEDED', RpcCode.BudgetExceeded, 429);
 export const InternalError = define('InternalError', 'OMNI_ERR_INTERNAL', RpcCode.InternalError, 500);
 
 /** A config file problem list; thrown once with every problem found. Not an OmnigateError: never answered to a client. */

@@ -17,6 +17,9 @@ export {
   identifyClient,
   authorize,
   authorizeCall,
+  reserveBudget,
+  settleBudget,
+  settleFailed,
   type RpcPipeline,
   type RpcPipelineDeps,
 } from '../middleware/index.js';
@@ -31,6 +34,8 @@ export { createMetrics, type Metrics } from './ops/metrics.js';
 // The door (client keys, rights per key) that identifyClient, authorize and authorizeCall apply.
 export { createAccess, type Access } from './access/access.js';
 export type { Grant } from './access/keyring.js';
+// The budgets in credits that reserveBudget and settleBudget apply.
+export { Budgets, budgetRedis, hasBudgets, type Charge, type Plan } from './access/budget.js';
 export { shownPath } from './pipeline/route.js';
 export { headSettings, type HeadSettings } from './health/heads.js';
 export { startHeadTracker, type HeadTracker } from './health/tracker.js';

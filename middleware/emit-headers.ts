@@ -6,7 +6,8 @@
  * notification, in order; what the seven headers then say is in lib/pipeline/batch.ts. A batch of
  * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
  * answer `sendMs` after it was written is disconnected (lib/pipeline/answer-done.ts).
- * Reads: ctx.verdict or ctx.cached, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members)
+ * Reads: ctx.verdict or ctx.cached, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members),
+ * ctx.budget (a key with a budget: X-Credits and what is left, middleware/budget.ts)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endAnswer } from '../lib/pipeline/answer-done.js';
@@ -17,6 +18,7 @@ import { checkedUrlsValue, corsHeaders, Header, wantsCors } from '../lib/pipelin
 import { confirmedBody } from '../lib/verify/answers/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
 import { batchAnswer } from '../lib/pipeline/batch.js';
+import { pushCreditHeaders, type Charge } from '../lib/access/budget.js';
 
 export interface EmitHeadersOptions {
   /**
@@ -35,7 +37,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
-    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs);
+    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs, ctx.budget);
     const verdict = answerOf(ctx) ?? need(ctx, 'verdict', 'emitHeaders');
     // Confirmed: a confirmable request whose answer N agreed on (not a relayed refusal).
     const confirmed = need(ctx, 'confirmable', 'emitHeaders') && !verdict.unconfirmed;
@@ -61,6 +63,8 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       if (cached.hit) headers.push(Header.Cache, 'HIT', 'Age', String(Math.max(0, Math.floor((Date.now() - cached.at) / 1000))));
       else headers.push(Header.Cache, toppedUp(cached, ctx.verdict) ? 'TOPUP' : 'MISS');
     }
+    // A key with a budget (middleware/budget.ts settled it): what the answer cost and what is left.
+    if (ctx.budget !== undefined) pushCreditHeaders(headers, ctx.budget);
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);
   };
@@ -73,6 +77,7 @@ function emitBatch(
   requestId: string,
   shown: (u: { url: string; label: string }) => string,
   sendMs: number | undefined,
+  charge: Charge | undefined,
 ): void {
   const answer = batchAnswer(members, errorText, (error, ctx) => {
     const err = asGatewayError(error, ctx?.log ?? getContext(req).log);
@@ -82,10 +87,12 @@ function emitBatch(
   const cors = wantsCors(req) ? corsHeaders : [];
   if (!answer.body) {
     // Notifications only: JSON-RPC 2.0 returns nothing at all.
-    res.writeHead(204, [...cors, Header.RequestId, requestId]);
+    const head = [...cors, Header.RequestId, requestId];
+    if (charge !== undefined) pushCreditHeaders(head, charge);
+    res.writeHead(204, head);
     return void res.end();
   }
-  res.writeHead(200, [
+  const head = [
     ...cors,
     'Content-Type', 'application/json',
     'Content-Length', String(answer.body.length),
@@ -95,6 +102,8 @@ function emitBatch(
     Header.JsonHash, answer.hash,
     Header.RequestId, requestId,
     Header.RequiredConfirmations, String(answer.required),
-  ]);
+  ];
+  if (charge !== undefined) pushCreditHeaders(head, charge);
+  res.writeHead(200, head);
   endAnswer(res, answer.body, sendMs);
 }

@@ -50,8 +50,11 @@ import type { ReadinessCheck } from '../lib/ops/readiness.js';
 import { cache } from './cache.js';
 import { createAccess } from '../lib/access/access.js';
 import { authorize, authorizeCall, identifyClient } from './authorize.js';
+import { Budgets, budgetRedis, hasBudgets } from '../lib/access/budget.js';
+import { RedisCreditStore } from '../lib/access/buckets.js';
+import { reserveBudget, settleBudget, settleFailed } from './budget.js';
 
-export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, verify };
+export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -128,6 +131,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const metrics = createMetrics(registry, { processMetrics: deps.processMetrics ?? false, ...(inFlight && { mergedRequests: inFlight.merged }), ...(answers && { cache: () => cacheStats(answers) }) });
   // The door (lib/access): built only with `access:`; without it no stage below looks for a key.
   const access = config.access ? createAccess(config.access, { registry: metrics.registry }) : undefined;
+  // The budgets in credits: built only when a key (or the anonymous tier) has one.
+  const budgets = access && hasBudgets(access.keyring) ? new Budgets(access.keyring, access.counts, { redis: budgetRedis(config, config.timeouts.requestMs), logger }) : undefined;
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
@@ -138,6 +143,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     } satisfies Middleware,
     // The key's chain and N (lib/access), once parse has resolved the key (identifyClient).
     ...(access ? [authorize(access)] : []),
+    // The key's estimate reserved from its budget before any upstream call (429 over it).
+    ...(budgets ? [reserveBudget(budgets)] : []),
     // Once per call: on the request for a single call, on each member's own context for a batch.
     runMembers([
       // A method the client key may not call: refused alone, a batch's other members answered.
@@ -163,12 +170,15 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         ]),
       ),
     ]),
+    // The real cost settled and the slot freed; emitHeaders writes what it cost and what is left.
+    ...(budgets ? [settleBudget(budgets)] : []),
     emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }),
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });
   // (the app's own list as given: it may add checks later)
-  const checks = shared ? [...(deps.readiness ?? []), redisReadiness(shared)] : deps.readiness;
+  const creditRedis = budgets?.store instanceof RedisCreditStore ? budgets.store : undefined;
+  const checks = shared || creditRedis ? [...(deps.readiness ?? []), ...(shared ? [redisReadiness(shared)] : []), ...(creditRedis ? [budgetReadiness(creditRedis)] : [])] : deps.readiness;
   const services = serviceRoutes({
     registry,
     metrics,
@@ -180,8 +190,15 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   const handler: Middleware = function rpcPipeline(req, res, next) {
     // A request in flight when close() ran loses its upstream sockets, or its wait for heads
     // (no head comes any more): say why.
-    const fail = (err?: unknown) =>
-      err ? onError(closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err, req, res, next) : next();
+    const fail = (err?: unknown) => {
+      if (!err) return next();
+      const error = closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err;
+      // An error answer settles its budget too (and says what it cost).
+      const settling = budgets ? settleFailed(budgets, req, res) : undefined;
+      if (settling === undefined) return onError(error, req, res, next);
+      const answer = () => onError(error, req, res, next);
+      void settling.then(answer, answer);
+    };
     const route = routeOf(req);
     // A key in the path is a route of its own only where keys are configured.
     if (!route || (route.key !== undefined && !access)) return services(req, res, fail);
@@ -236,6 +253,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
         await registry.close();
         await answers?.close();
         await disputeFile?.flush(); // the disputes of the last requests are in the file
+        await budgets?.close(); // last: the settles of the requests the closed sockets ended may still reach Redis
       })();
       return closing;
     },
@@ -255,6 +273,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
       checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
       ...(ctx.cached && { cache: ctx.cached.hit ? 'hit' : toppedUp(ctx.cached, ctx.verdict) ? 'topup' : 'miss' }),
       called: ctx.agreement?.called.length,
+      ...(ctx.budget && { credits: ctx.budget.credits }),
       status,
       error: ctx.errorCode,
       ms: Math.round(ms * 10) / 10,
@@ -292,5 +311,23 @@ function redisReadiness(shared: RedisStore): ReadinessCheck {
       ...(shared.state !== 'ready' && { note: 'Redis is unreachable: confirmed answers are not shared until it is back (requests are served from the upstreams)' }),
       ...(shared.full && { note: 'Redis is above cache.redis.maxBytes: new answers are not stored' }),
     }),
+  };
+}
+
+/**
+ * The budgets' Redis in GET /ready: always ready (while Redis is away each replica enforces the
+ * budgets on its own), with its state shown under checks.budgets.
+ */
+function budgetReadiness(store: RedisCreditStore): ReadinessCheck {
+  return {
+    name: 'budgets',
+    check: async () => {
+      const up = store.client.status === 'ready';
+      return {
+        ready: true,
+        redis: up ? 'ready' : store.client.status,
+        ...(!up && { note: 'Redis is unreachable: each replica enforces the key budgets on its own until it is back' }),
+      };
+    },
   };
 }

@@ -10,7 +10,7 @@ import type { RpcId } from '../jsonrpc/types.js';
 import type { Grant } from './keyring.js';
 
 /** Why a request (or a batch member) was refused: the `reason` of the error's data and of the refusals metric. */
-export type Refusal = 'missing' | 'unknown' | 'scheme' | 'chain' | 'method' | 'write' | 'confirmations' | 'admin';
+export type Refusal = 'missing' | 'unknown' | 'scheme' | 'chain' | 'method' | 'write' | 'confirmations' | 'admin' | 'second' | 'day' | 'concurrent';
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="omnigate"' };
 const how = 'send Authorization: Bearer <key> or X-Api-Key: <key>, or put the key after the chain id (/rpc/<chainId>/<key>)';

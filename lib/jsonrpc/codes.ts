@@ -51,6 +51,8 @@ export const RpcCode = {
   Unauthorized: -32018,
   /** The client key (or the anonymous tier) may not use this chain, method or N (HTTP 403). */
   Forbidden: -32019,
+  /** The client key (or the anonymous tier) is over its credit budget: per second, per day or requests in flight (HTTP 429, Retry-After). */
+  BudgetExceeded: -32020,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

@@ -10,6 +10,7 @@ import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { Logger } from '../log.js';
 import type { Grant } from '../access/keyring.js';
+import type { Charge } from '../access/budget.js';
 import type { Judging } from '../verify/assess.js';
 import type { CallPlan } from '../verify/calls.js';
 import type { AgreementRun, Verdict } from '../verify/question.js';
@@ -31,6 +32,11 @@ export interface RpcContext {
    * tier and rights; a later stage (a budget) charges it here. Absent: access is off.
    */
   access?: Grant;
+  /**
+   * budget (middleware/budget.ts, for a grant with a budget only): the credits reserved for the
+   * request, then, once settled, what it cost and what the key has left (its headers).
+   */
+  budget?: Charge;
   /** A batch member (runMembers): its batch's coalescer of upstream calls (lib/upstream/transport/coalesce.ts); absent: calls go alone. */
   coalescer?: BatchCoalescer;
   /** classify */

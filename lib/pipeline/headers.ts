@@ -28,8 +28,11 @@ export function checkedUrlsValue(urls: readonly string[], maxBytes = checkedUrls
   return i < urls.length ? `${value},...(+${urls.length - i} more)` : value;
 }
 
+/** The headers of a key with a budget (lib/access/budget.ts): what the answer cost, and what the key has left. */
+export const creditHeaderNames = ['X-Credits', 'X-Credits-Remaining-Second', 'X-Credits-Remaining-Day'] as const;
+
 /** Headers a browser client may read (CORS `Access-Control-Expose-Headers`). */
-export const exposedHeaders = [...Object.values(Header), 'Age'].join(', ');
+export const exposedHeaders = [...Object.values(Header), 'Age', ...creditHeaderNames, 'Retry-After'].join(', ');
 
 /**
  * The CORS headers of a balancer answer (success or error), as a flat name/value list. Only a

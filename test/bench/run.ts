@@ -25,7 +25,8 @@
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
  * upMax proxyMax n1Max relayMax relayUndici n1Node n1KeylessMax n1KeyMax proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
  * peers mix cache replicas workers rss canon idx), BENCH_RESULTS (where to write the table; default
- * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode).
+ * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode), BENCH_KEY_BUDGET=1 (the keyed omnigate's key
+ * gets a budget it never spends, so n1KeyMax measures the door and the budget stages with the memory store).
  * The parts `peers` (omnigate against ethers' FallbackProvider, peers.ts), `mix` (a fixed-rate
  * mix of verified traffic with /health polled alongside, mix.ts), `cache` (hits against a node,
  * cache.ts), `replicas` (two replicas behind nginx against one, sharing Redis, replicas.ts)
@@ -398,7 +399,9 @@ async function main() {
   };
   const nodeConfig = { ...config, upstreams: { ...config.upstreams, client: 'node' } };
   // The first omnigate's config with one client key (lib/access): what the door costs at N=1.
-  const keyedConfig = { ...config, access: { keys: [{ label: 'bench', key: BENCH_KEY }] } };
+  // With BENCH_KEY_BUDGET=1 the key has a budget (never spent): the door and the budget stages.
+  const budget = env.BENCH_KEY_BUDGET === '1' ? { creditsPerSecond: 1e9, creditsPerDay: 1e15, maxConcurrent: 100_000 } : {};
+  const keyedConfig = { ...config, access: { keys: [{ label: 'bench', key: BENCH_KEY, ...budget }] } };
   const [proxy, omni, fanout, relay, omniN, relayU, omniK] = await Promise.all([
     startChild<{ port: number }>('proxy', './proxy-server.ts', [u0], {
       execArgv: profiled('proxy'),

@@ -1,7 +1,7 @@
 /**
  * `access:` and `host` in the config: a key is kept as its SHA-256 only and never quoted in a
  * problem; every right is read and checked with its path; the example config binds 127.0.0.1 and
- * its commented access block is valid.
+ * its commented access block (budgets and access.redis included) is valid.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -106,7 +106,9 @@ test('the example config binds 127.0.0.1, and its commented access block is vali
   const config = parseConfig(`${block}\nchains:\n  1:\n    rpcs: [https://a.example]\n  8453:\n    rpcs: [https://b.example]\n`, 'example', { env: { RELAYER_KEY: KEY } });
   t.deepEqual(config.access!.keys.map((k) => k.label), ['relayer', 'dashboard', 'ops']);
   t.is(config.access!.keys[0]!.keySha256, sha(KEY));
-  t.deepEqual(config.access!.anonymous, { chains: ['1'], maxConfirmations: 1, writes: false, denyMethods: [], cacheBypass: false, admin: false });
+  t.deepEqual(config.access!.anonymous, { chains: ['1'], maxConfirmations: 1, writes: false, denyMethods: [], cacheBypass: false, admin: false, creditsPerSecond: 100, creditsPerDay: 100_000, maxConcurrent: 4 });
+  t.like(config.access!.keys[0], { creditsPerDay: 50_000_000, methodCredits: { eth_getLogs: 100 } });
+  t.deepEqual(config.access!.redis, { url: 'redis://127.0.0.1:6379/0', prefix: 'omnigate:', timeoutMs: 50 });
 });
 
 test('the budget keys (for the budget stage) are read and checked on keys and on the anonymous tier', (t) => {
@@ -128,4 +130,19 @@ test('the budget keys (for the budget stage) are read and checked on keys and on
     /^access\.keys\[0\]\.methodCredits\.not a method: is not a method name/m,
     /^access\.keys\[0\]\.methodCredits\.eth_call: "x" is not a number/m,
   ]) t.regex(text, expected);
+});
+
+test('access.redis: where the replicas share the budgets, with its defaults; its URL is never quoted in a problem', (t) => {
+  const config = ok({ access: { redis: { url: 'redis://:secret-pass@127.0.0.1:6379/2' }, keys: [{ key: KEY, creditsPerDay: 100 }] } });
+  t.deepEqual(config.access!.redis, { url: 'redis://:secret-pass@127.0.0.1:6379/2', prefix: 'omnigate:', timeoutMs: 50 });
+  t.is(ok({ access: { keys: [{ key: KEY }] } }).access!.redis, undefined);
+  const text = problemsOf({ access: { redis: { url: 'http://user:hidden-pass@example', prefix: 7, timeoutMs: 0, ttl: 1 }, keys: [{ key: KEY }] } }).join('\n');
+  for (const expected of [
+    /^access\.redis\.url: is not a redis:\/\/ or rediss:\/\/ URL/m,
+    /^access\.redis\.prefix: 7 is not a string/m,
+    /^access\.redis\.timeoutMs: 0 is not an integer from 1 to 10000/m,
+    /^access\.redis\.ttl/m,
+  ]) t.regex(text, expected);
+  t.false(text.includes('hidden-pass'));
+  t.regex(problemsOf({ access: { redis: 'redis://x', keys: [{ key: KEY }] } }).join('\n'), /^access\.redis: must be a mapping/m);
 });

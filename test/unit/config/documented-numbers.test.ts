@@ -148,6 +148,12 @@ const cases: Case[] = [
       ['timeoutMs', [['1', 1], ['10000', 10_000]]],
     ] as const
   ).map(([k, values]) => top(`cache.redis.${k}`, values.map(([w, n]) => [w, n] as [string, number]), ['url: redis://127.0.0.1:6379', 'hmacKey: 0123456789abcdef0123'])),
+  {
+    key: 'access.redis.timeoutMs',
+    values: [['1', 1], ['10000', 10_000]],
+    file: (w) => ({ top: ['access:', '  keys: [{ key: relayer-key-0123456789abcdef }]', '  redis:', '    url: redis://127.0.0.1:6379', `    timeoutMs: ${w}`] }),
+    read: (c) => c.access?.redis?.timeoutMs,
+  },
   pinIndex('confirmableMethods'),
   ...HEADS.map(([k, v]) => top(`heads.${k}`, v)),
   entry('weight', [['0.001', 0.001], ['1', 1], ['2.5', 2.5], ['1000', 1000]]),
@@ -164,7 +170,7 @@ const cases: Case[] = [
 /** Keys of the table that hold no number. */
 const notNumeric = [
   'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
-  'chains.<id>.ignoredFields', 'indexer.schema', 'host', 'access.keys', 'access.anonymous', 'access.adminRoutes',
+  'chains.<id>.ignoredFields', 'indexer.schema', 'host', 'access.keys', 'access.anonymous', 'access.adminRoutes', 'access.redis.url', 'access.redis.prefix',
 ];
 
 test('the cases cover every key of the Configuration table (config/README.md)', async (t) => {

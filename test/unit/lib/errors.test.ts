@@ -28,6 +28,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['WriteOutcomeUnknownError', errors.WriteOutcomeUnknownError, 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', -32017, 504],
   ['UnauthorizedError', errors.UnauthorizedError, 'OMNI_ERR_UNAUTHORIZED', -32018, 401],
   ['ForbiddenError', errors.ForbiddenError, 'OMNI_ERR_FORBIDDEN', -32019, 403],
+  ['BudgetExceededError', errors.BudgetExceededError, 'OMNI_ERR_BUDGET_EXCEEDED', -32020, 429],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 

@@ -26,7 +26,7 @@ test('should keep 300 long URLs within the default 4 KiB', (t) => {
 
 test('should spell the header names as the spec does, and expose them all to browsers', (t) => {
   t.deepEqual(Object.values(Header), ['X-Checked-URLS', 'X-Confirmable', 'X-Forwarded-From', 'X-Json-Hash', 'X-Request-Id', 'X-Required-Confirmations', 'X-Cache']);
-  t.is(exposedHeaders, 'X-Checked-URLS, X-Confirmable, X-Forwarded-From, X-Json-Hash, X-Request-Id, X-Required-Confirmations, X-Cache, Age');
+  t.is(exposedHeaders, 'X-Checked-URLS, X-Confirmable, X-Forwarded-From, X-Json-Hash, X-Request-Id, X-Required-Confirmations, X-Cache, Age, X-Credits, X-Credits-Remaining-Second, X-Credits-Remaining-Day, Retry-After');
   t.deepEqual(corsHeaders, ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders]);
 });
 

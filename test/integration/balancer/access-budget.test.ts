@@ -1,0 +1,286 @@
+/**
+ * The budgets in credits (lib/access/budget.ts, middleware/budget.ts) on the wire, with the
+ * memory store: what an answer costs as X-Credits (N=3 three times N=1, a cache hit the key's
+ * price, a batch the sum of its members), the per-day budget spent (429, -32020 with the client's
+ * id, Retry-After), the per-second bucket refilled, the concurrency limit and its slot freed after
+ * an answer, an upstream error and a client that went away; credits and refusals per key in
+ * /metrics; the key never shown; a key without a budget answered without credit headers.
+ */
+import test, { type ExecutionContext } from 'ava';
+import http from 'node:http';
+import type { Logger, LogFn } from '../../../lib/log.js';
+import { transactionHash } from '../../../lib/jsonrpc/writes.js';
+import { defaultAnswer, finalizedChain, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { rpc, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
+
+const METERED = 'metered-key-0123456789abcdef';
+const DAILY = 'daily-key-0123456789abcdef00';
+const SECOND = 'second-key-0123456789abcdef0';
+const SINGLE = 'single-key-0123456789abcdef0';
+const FREE = 'free-key-0123456789abcdef000';
+const OPS = 'ops-key-00112233445566778899';
+const KEYS = [METERED, DAILY, SECOND, SINGLE, FREE, OPS];
+const ADDRESS = '0x00000000000000000000000000000000000000aa';
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** A chain at block 100, finalized 90: a balance at a block up to 90 is cached once confirmed. */
+const finalized = finalizedChain(() => 90);
+const RAW_TX = '0x02f8730180843b9aca00850c92a69c0082520894000000000000000000000000000000000000dead880de0b6b3a764000080c001a0' + '11'.repeat(32) + 'a0' + '22'.repeat(32);
+const chainAnswer: AnswerFn = (call) => {
+  if (call.method === 'eth_sendRawTransaction') return { result: transactionHash(Buffer.from(String(call.params![0]).slice(2), 'hex')) ?? null };
+  return call.method === 'eth_getBalance' ? defaultAnswer(call) : finalized(call);
+};
+
+function recordingLogger(lines: string[]): Logger {
+  const log: LogFn = ((obj: unknown, msg?: string) => lines.push(JSON.stringify({ obj, msg }))) as LogFn;
+  const logger: Logger = { debug: log, info: log, warn: log, error: log, child: (b) => (lines.push(JSON.stringify(b)), logger) };
+  return logger;
+}
+
+const access = {
+  keys: [
+    { label: 'metered', key: METERED, creditsPerDay: 1_000_000, cacheHitCredits: 2 },
+    { label: 'daily', key: DAILY, creditsPerDay: 50 },
+    { label: 'second', key: SECOND, creditsPerSecond: 20, creditsPerDay: 1_000_000 },
+    { label: 'single', key: SINGLE, maxConcurrent: 1 },
+    { label: 'free', key: FREE },
+    { label: 'ops', key: OPS, admin: true },
+  ],
+};
+
+async function setup(t: ExecutionContext): Promise<{ list: FakeUpstream[]; gw: Gateway; lines: string[] }> {
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer })));
+  const lines: string[] = [];
+  const gw = await startGateway({ refreshInterval: 3600, access, chains: { 1337: { rpcs: list.map((f) => f.url) } } }, { logger: recordingLogger(lines) });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  return { list, gw, lines };
+}
+
+const as = (key: string) => ({ authorization: `Bearer ${key}` });
+/** A balance at its own block (a distinct question each: never a cache hit unless asked again). */
+const balance = (block: number, id: unknown = block) => rpc('eth_getBalance', [ADDRESS, hex(block)], id);
+const credits = (r: Reply) => Number(r.headers['x-credits']);
+
+async function until(ok: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('an answer costs its weight × the upstream calls it took: N=3 three times N=1, and says what the day has left', async (t) => {
+  const { gw, list } = await setup(t);
+  const calls = () => list.reduce((n, f) => n + f.calls, 0);
+  const before = calls();
+  const one = await gw.post('/confirmations/1/rpc/1337', balance(0x11), as(METERED));
+  t.is(one.status, 200, one.text);
+  t.is(calls() - before, 1);
+  const mid = calls();
+  const three = await gw.post('/confirmations/3/rpc/1337', balance(0x12), as(METERED));
+  t.is(three.status, 200, three.text);
+  t.is(calls() - mid, 3);
+  t.is(credits(one), 20, 'eth_getBalance weighs 20');
+  t.is(credits(three), 3 * credits(one));
+  t.is(three.headers['x-credits-remaining-day'], String(1_000_000 - 20 - 60));
+  t.is(three.headers['x-credits-remaining-second'], undefined, 'no per-second limit: no header');
+});
+
+test('a write costs its weight × the upstreams it was sent to, whatever the route\'s N', async (t) => {
+  const { gw, list } = await setup(t);
+  const sends = () => list.reduce((n, f) => n + f.requests.filter((q) => (q.body as { method?: string }).method === 'eth_sendRawTransaction').length, 0);
+  const r = await gw.post('/confirmations/3/rpc/1337', rpc('eth_sendRawTransaction', [RAW_TX], 'w'), as(METERED));
+  t.is(r.status, 200, r.text);
+  t.is(sends(), 1, 'a write goes to one upstream');
+  t.is(credits(r), 40 * sends());
+  t.is(r.headers['x-credits-remaining-day'], String(1_000_000 - 40), 'the estimate at N=3 refunded down to the one call');
+});
+
+test('a cache hit costs the key\'s cacheHitCredits, whatever the method and N', async (t) => {
+  const { gw } = await setup(t);
+  await gw.rpc.startHeadTracking().runOnce(); // the finalized block known: a final answer is kept
+  const miss = await gw.post('/confirmations/2/rpc/1337', balance(0x10, 'a'), as(METERED));
+  t.is(miss.headers['x-cache'], 'MISS');
+  t.is(credits(miss), 40);
+  const hit = await gw.post('/confirmations/2/rpc/1337', balance(0x10, 'b'), as(METERED));
+  t.is(hit.headers['x-cache'], 'HIT', hit.text);
+  t.is(hit.body.id, 'b');
+  t.is(credits(hit), 2);
+  t.is(hit.headers['x-credits-remaining-day'], String(1_000_000 - 42));
+});
+
+test('a batch costs the sum of its members', async (t) => {
+  const { gw } = await setup(t);
+  const a = await gw.post('/confirmations/2/rpc/1337', balance(0x21), as(METERED));
+  const b = await gw.post('/confirmations/2/rpc/1337', rpc('eth_blockNumber', [], 'bn'), as(METERED));
+  t.is(a.status, 200, a.text);
+  t.is(b.status, 200, b.text);
+  const batch = await gw.post('/confirmations/2/rpc/1337', [balance(0x22), rpc('eth_blockNumber', [], 'bn2')], as(METERED));
+  t.is(batch.status, 200, batch.text);
+  t.is(batch.body.length, 2);
+  t.is(credits(batch), credits(a) + credits(b));
+  t.true(credits(b) < credits(a), 'eth_blockNumber (10, one upstream) is cheaper than a confirmed balance');
+});
+
+test('the day spent: 429, a JSON-RPC error -32020 with the client\'s id, Retry-After to midnight UTC, X-Credits 0', async (t) => {
+  const { gw, list } = await setup(t);
+  const first = await gw.post('/confirmations/1/rpc/1337', balance(0x31), as(DAILY));
+  const second = await gw.post('/confirmations/1/rpc/1337', balance(0x32), as(DAILY));
+  t.is(first.status, 200);
+  t.is(second.status, 200);
+  t.is(second.headers['x-credits-remaining-day'], '10');
+  const calls = list.reduce((n, f) => n + f.calls, 0);
+  const refused = await gw.post('/confirmations/1/rpc/1337', balance(0x33, 'over'), as(DAILY));
+  t.is(refused.status, 429, refused.text);
+  t.is(refused.headers['content-type'], 'application/json');
+  t.is(refused.body.id, 'over');
+  t.is(refused.body.error.code, -32020);
+  t.is(refused.body.error.data.reason, 'day');
+  t.is(refused.body.error.data.key, 'daily');
+  const now = Date.now();
+  const toMidnight = Math.ceil((Math.floor(now / 86_400_000 + 1) * 86_400_000 - now) / 1000);
+  const retry = Number(refused.headers['retry-after']);
+  t.true(retry >= 1 && retry <= toMidnight + 1, `Retry-After ${retry}, ${toMidnight} s to midnight`);
+  t.is(refused.body.error.data.retryAfter, retry);
+  t.is(refused.headers['x-credits'], '0');
+  t.is(refused.headers['x-credits-remaining-day'], '10');
+  t.is(list.reduce((n, f) => n + f.calls, 0), calls, 'refused before any upstream call');
+  // A cheaper call that still fits is served.
+  const small = await gw.post('/confirmations/1/rpc/1337', rpc('eth_blockNumber', [], 'small'), as(DAILY));
+  t.is(small.status, 200, small.text);
+  t.is(small.headers['x-credits-remaining-day'], '0');
+  const batch = await gw.post('/confirmations/1/rpc/1337', [balance(0x34, 'x'), balance(0x35, 'y')], as(DAILY));
+  t.is(batch.status, 429);
+  t.is(batch.body.id, null, 'a batch refused as a whole has no one id');
+});
+
+test('the per-second bucket: spent, refused with Retry-After 1, admitted again a second later', async (t) => {
+  const { gw } = await setup(t);
+  // The bucket holds 20 credits (its burst is its rate): one balance at N=1 spends it.
+  const a = await gw.post('/confirmations/1/rpc/1337', balance(0x41), as(SECOND));
+  t.is(a.status, 200);
+  t.is(credits(a), 20);
+  const refused = await gw.post('/confirmations/1/rpc/1337', balance(0x43, 'fast'), as(SECOND));
+  t.is(refused.status, 429, refused.text);
+  t.is(refused.body.id, 'fast');
+  t.is(refused.body.error.data.reason, 'second');
+  t.is(refused.headers['retry-after'], '1');
+  t.true(Number(refused.headers['x-credits-remaining-second']) < 20, `${refused.headers['x-credits-remaining-second']} left: less than one call`);
+  await new Promise((r) => setTimeout(r, 1_100));
+  const again = await gw.post('/confirmations/1/rpc/1337', balance(0x43, 'later'), as(SECOND));
+  t.is(again.status, 200, again.text);
+  t.is(again.body.id, 'later');
+  t.is(credits(again), 20);
+});
+
+/** A request whose client goes away once its upstream calls started. */
+function abandoned(gw: Gateway, body: unknown, headers: Record<string, string>): http.ClientRequest {
+  const req = http.request(`${gw.url}/confirmations/1/rpc/1337`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, agent: false });
+  req.on('error', () => {});
+  req.end(JSON.stringify(body));
+  return req;
+}
+
+test('maxConcurrent: a second request in flight is refused (concurrent); the slot is freed after an answer, an upstream error and a client gone', async (t) => {
+  const { gw, list } = await setup(t);
+  const calls = () => list.reduce((n, f) => n + f.calls, 0);
+  for (const f of list) f.delayMs = 1_500;
+  let before = calls();
+  const held = gw.post('/confirmations/1/rpc/1337', balance(0x51, 'held'), as(SINGLE));
+  await until(() => calls() > before);
+  const second = await gw.post('/confirmations/1/rpc/1337', balance(0x52, 'second'), as(SINGLE));
+  t.is(second.status, 429, second.text);
+  t.is(second.body.id, 'second');
+  t.is(second.body.error.data.reason, 'concurrent');
+  t.is(second.headers['retry-after'], '1');
+  t.is((await held).status, 200);
+  for (const f of list) f.delayMs = 0;
+  t.is((await gw.post('/confirmations/1/rpc/1337', balance(0x53), as(SINGLE))).status, 200, 'freed after an answer');
+
+  // An upstream error: the slot is freed, and the error answer says what it cost.
+  for (const f of list) f.profile = 'error500';
+  const failed = await gw.post('/confirmations/1/rpc/1337', balance(0x54, 'err'), as(SINGLE));
+  t.true(failed.status >= 500, failed.text);
+  t.is(failed.body.id, 'err');
+  t.true(credits(failed) >= 1, `X-Credits ${failed.headers['x-credits']} on an error answer`);
+  for (const f of list) f.profile = 'honest';
+  t.is((await gw.post('/confirmations/1/rpc/1337', balance(0x55), as(SINGLE))).status, 200, 'freed after an upstream error');
+
+  // A client gone while its request waits on the upstreams.
+  for (const f of list) f.delayMs = 2_000;
+  before = calls();
+  const gone = abandoned(gw, balance(0x56), as(SINGLE));
+  await until(() => calls() > before);
+  gone.destroy();
+  await until(() => list.reduce((n, f) => n + f.aborted, 0) > 0);
+  for (const f of list) f.delayMs = 0;
+  const after = await gw.post('/confirmations/1/rpc/1337', balance(0x57, 'after'), as(SINGLE));
+  t.is(after.status, 200, `freed after the client went away: ${after.text}`);
+  t.is(after.body.id, 'after');
+});
+
+test('per key in /metrics: credits spent and budget refusals, by label; the key is in no header, log line or metric', async (t) => {
+  const { gw, lines } = await setup(t);
+  const replies: Reply[] = [];
+  for (let i = 0; i < 4; i++) replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x61 + i), as(DAILY)));
+  replies.push(await gw.post(`/confirmations/1/rpc/1337/${METERED}`, balance(0x70), {}));
+  replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x71), { 'x-api-key': SECOND }));
+  replies.push(await gw.post('/confirmations/1/rpc/1337', balance(0x72), { 'x-api-key': SECOND }));
+  t.deepEqual(replies.map((r) => r.status), [200, 200, 429, 429, 200, 200, 429]);
+  const metrics = await gw.request('GET', '/metrics', undefined, as(OPS));
+  t.is(metrics.status, 200);
+  t.regex(metrics.text, /omnigate_access_credits_total\{key="daily"\} 40\n/);
+  t.regex(metrics.text, /omnigate_access_credits_total\{key="metered"\} 20\n/);
+  t.regex(metrics.text, /omnigate_access_refusals_total\{key="daily",reason="day"\} 2\n/);
+  t.regex(metrics.text, /omnigate_access_requests_total\{key="daily"\} 4\n/);
+  t.regex(metrics.text, /omnigate_access_refusals_total\{key="second",reason="second"\} 1\n/);
+  t.notRegex(metrics.text, /omnigate_access_credits_total\{key="ops"\}/, 'a key without a budget is not charged');
+  const shown = [metrics.text, ...lines, ...replies.flatMap((r) => [r.text, JSON.stringify(r.headers)])].join('\n');
+  for (const key of KEYS) t.false(shown.includes(key), 'the key is never shown');
+});
+
+test('a key without a budget is served without credit headers or charge', async (t) => {
+  const { gw } = await setup(t);
+  const r = await gw.post('/confirmations/1/rpc/1337', balance(0x81), as(FREE));
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-credits'], undefined);
+  t.is(r.headers['x-credits-remaining-day'], undefined);
+  const cors = await gw.post('/confirmations/1/rpc/1337', balance(0x82), { ...as(METERED), origin: 'https://app.example' });
+  t.regex(String(cors.headers['access-control-expose-headers']), /X-Credits, X-Credits-Remaining-Second, X-Credits-Remaining-Day, Retry-After/);
+  t.is(cors.headers['x-credits'], '20');
+});
+
+test('the anonymous tier has a budget of its own', async (t) => {
+  const list = await Promise.all([0].map(() => startFakeUpstream({ answer: chainAnswer })));
+  const gw = await startGateway({ refreshInterval: 3600, access: { keys: [{ label: 'ops', key: OPS, admin: true }], anonymous: { creditsPerDay: 30 } }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const first = await gw.post('/rpc/1337', balance(0x91), {});
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-credits-remaining-day'], '10');
+  const second = await gw.post('/rpc/1337', balance(0x92, 'anon'), {});
+  t.is(second.status, 429);
+  t.is(second.body.error.data.key, 'anonymous');
+  t.is((await gw.post('/rpc/1337', balance(0x93), as(OPS))).headers['x-credits'], undefined, 'the ops key has no budget');
+});
+
+test('shutdown: a request in flight when the pipeline closes is answered -32015 and settles (its X-Credits)', async (t) => {
+  const { gw, list } = await setup(t);
+  for (const f of list) f.delayMs = 5_000;
+  const before = list.reduce((n, f) => n + f.calls, 0);
+  const held = gw.post('/confirmations/1/rpc/1337', balance(0xa1, 'held'), as(SINGLE));
+  await until(() => list.reduce((n, f) => n + f.calls, 0) > before);
+  await gw.rpc.close();
+  const r = await held;
+  t.is(r.status, 503, r.text);
+  t.is(r.body.id, 'held');
+  t.is(r.body.error.code, -32015);
+  // Settled at 20 per upstream call the agreement started (the cut calls, and any it went on to).
+  const cost = Number(r.headers['x-credits']);
+  t.true(cost >= 20 && cost % 20 === 0, `X-Credits ${r.headers['x-credits']}`);
+});
