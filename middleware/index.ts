@@ -51,7 +51,7 @@ import { cache } from './cache.js';
 import { createAccess } from '../lib/access/access.js';
 import { authorize, authorizeCall, identifyClient } from './authorize.js';
 import { Budgets, budgetRedis, hasBudgets } from '../lib/access/budget.js';
-import { RedisCreditStore } from '../lib/access/buckets.js';
+import { RedisCreditStore, type CreditStore } from '../lib/access/buckets.js';
 import { reserveBudget, settleBudget, settleFailed } from './budget.js';
 
 export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
@@ -84,6 +84,12 @@ export interface RpcPipelineDeps {
   metricsText?: () => Promise<string>;
   /** Derive the upstreams' loop tokens from this seed, shared by the processes of a cluster (lib/upstream/loop.ts). */
   hopSeed?: Buffer;
+  /**
+   * Where the client keys' budgets are kept when no Redis keeps them (`access.redis`,
+   * `cache.redis`): a store shared with other processes (a cluster's primary), instead of this
+   * process's memory.
+   */
+  creditStore?: CreditStore;
 }
 
 export type RpcPipeline = Middleware & {
@@ -132,7 +138,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   // The door (lib/access): built only with `access:`; without it no stage below looks for a key.
   const access = config.access ? createAccess(config.access, { registry: metrics.registry }) : undefined;
   // The budgets in credits: built only when a key (or the anonymous tier) has one.
-  const budgets = access && hasBudgets(access.keyring) ? new Budgets(access.keyring, access.counts, { redis: budgetRedis(config, config.timeouts.requestMs), logger }) : undefined;
+  const budgets = access && hasBudgets(access.keyring) ? new Budgets(access.keyring, access.counts, { redis: budgetRedis(config, config.timeouts.requestMs), store: deps.creditStore, logger }) : undefined;
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [

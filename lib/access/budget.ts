@@ -83,7 +83,7 @@ export class Budgets {
   constructor(
     keyring: Keyring,
     private readonly counts: AccessCounts,
-    options: { redis?: RedisCreditSettings | undefined; logger?: Logger; now?: () => number } = {},
+    options: { redis?: RedisCreditSettings | undefined; store?: CreditStore | undefined; logger?: Logger; now?: () => number } = {},
   ) {
     for (const grant of keyring.anonymous ? [...keyring.grants, keyring.anonymous] : keyring.grants) {
       const plan = planOf(grant);
@@ -92,6 +92,10 @@ export class Budgets {
     const clock = options.now ? { now: options.now } : {};
     if (options.redis) {
       this.store = new RedisCreditStore(options.redis, { ...clock, ...(options.logger && { logger: options.logger }) });
+      this.memory = undefined;
+    } else if (options.store) {
+      // Given by the embedder (a cluster's primary keeps one store for all its workers).
+      this.store = options.store;
       this.memory = undefined;
     } else {
       this.memory = new MemoryCreditStore(clock);

@@ -172,7 +172,7 @@ program
       readiness: dbWatch ? [dbWatch] : [],
       indexer: Boolean(indexer),
       // A worker: the primary probes and tracks heads, keeps the finalized floor and aggregates /metrics.
-      ...(link ? { healthChecks: false, headTracking: false, sharedFinalized: link.sharedFinalized, metricsText: link.metricsText, hopSeed: workerHopSeed() } : {}),
+      ...(link ? { healthChecks: false, headTracking: false, sharedFinalized: link.sharedFinalized, metricsText: link.metricsText, hopSeed: workerHopSeed(), creditStore: link.creditStore } : {}),
     }).catch(async (err: unknown) => {
       dbWatch?.stop();
       indexWatch?.stop();

@@ -32,6 +32,8 @@ export interface ServeOptions {
   metricsText?: () => Promise<string>;
   /** The loop tokens' seed shared by a cluster's processes (rpcPipeline's deps). */
   hopSeed?: Buffer;
+  /** The client keys' budgets kept by a cluster's primary when no Redis keeps them (rpcPipeline's deps). */
+  creditStore?: RpcPipelineDeps['creditStore'];
   logger?: Logger;
   /** Extra handlers mounted after the balancer (the indexer API). */
   extraHandlers?: Middleware[];
@@ -63,6 +65,7 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
     ...(options.sharedFinalized ? { sharedFinalized: options.sharedFinalized } : {}),
     ...(options.metricsText ? { metricsText: options.metricsText } : {}),
     ...(options.hopSeed ? { hopSeed: options.hopSeed } : {}),
+    ...(options.creditStore ? { creditStore: options.creditStore } : {}),
   });
   options.onMetricsRegistry?.(rpc.metrics.registry);
   const app = connect();

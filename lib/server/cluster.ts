@@ -24,6 +24,7 @@ import { startProber } from '../health/probe.js';
 import { startHeadTracker, type HeadPoll } from '../health/tracker.js';
 import { applyWireHeadPolls, applyWireProbeRound, encodeHeadPolls, encodeProbeRound, type WireHeadPoll, type WireProbeRound } from '../health/wire.js';
 import { createRegistry, type Registry as Upstreams } from '../upstream/registry.js';
+import { MemoryCreditStore, type BucketLimits, type CreditStore, type Remaining, type Reservation, type Verdict } from '../access/buckets.js';
 
 // ---------------------------------------------------------------------------------------------
 // Messages (every one carries `omnigate`, its kind: a message without it is another module's)
@@ -39,6 +40,8 @@ type ToPrimary =
   | { omnigate: 'hello' }
   | { omnigate: 'floor'; id: number; key: string; block: string | null }
   | { omnigate: 'metrics'; id: number }
+  | { omnigate: 'credits-take'; id: number; key: string; limits: BucketLimits; credits: number }
+  | { omnigate: 'credits-settle'; id: number; reservation: Reservation; credits: number }
   | { omnigate: 'collected'; id: number; metrics: MetricJson[] | null; error: string | null };
 
 /** One metric as a registry's getMetricsAsJSON() gives it (what AggregatorRegistry.aggregate reads). */
@@ -141,6 +144,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const joined = new Set<Worker>();
   // The finalized route's floors ("chain:N" → block), raised by the workers, never lowered.
   const floors = new Map<string, bigint>();
+  // The client keys' budgets when no Redis holds them: one store for every worker, so that N
+  // workers spend one budget, not N (lib/access/budget.ts; each take and settle is a round trip).
+  const credits = new MemoryCreditStore();
   const own = new Registry();
   new Gauge({
     name: 'omnigate_workers',
@@ -173,6 +179,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       const after = before === undefined || (block !== undefined && block > before) ? block : before;
       if (after !== undefined) floors.set(m.key, after);
       answer(w, m.id, after === undefined ? null : after.toString());
+    } else if (m.omnigate === 'credits-take') {
+      answer(w, m.id, creditsText(credits.takeNow(m.key, m.limits, m.credits)));
+    } else if (m.omnigate === 'credits-settle') {
+      answer(w, m.id, creditsText(credits.settleNow(m.reservation, m.credits)));
     } else if (m.omnigate === 'metrics') {
       metricsText().then(
         (text) => answer(w, m.id, text),
@@ -366,6 +376,8 @@ export interface WorkerLink {
   sharedFinalized(chainId: string, required: number, block: bigint | undefined): Promise<bigint | undefined>;
   /** The cluster's metrics, aggregated by the primary (ServeOptions.metricsText). */
   metricsText(): Promise<string>;
+  /** The client keys' budgets, kept by the primary for every worker (ServeOptions.creditStore; when no Redis keeps them). */
+  creditStore: CreditStore;
   /** Starts recording the primary's rounds in `upstreams` and asks for the latest ones; `onStop` runs when the primary asks it to stop, or is gone. */
   join(upstreams: Upstreams, metrics: Registry, onStop: () => void): void;
 }
@@ -423,6 +435,15 @@ export function workerLink(): WorkerLink {
     async metricsText() {
       return (await ask({ omnigate: 'metrics', id: nextId++ })) ?? '';
     },
+    creditStore: {
+      async take(key, limits, credits) {
+        return creditsOf<Verdict>(await ask({ omnigate: 'credits-take', id: nextId++, key, limits, credits }));
+      },
+      async settle(reservation, credits) {
+        return creditsOf<Remaining>(await ask({ omnigate: 'credits-settle', id: nextId++, reservation, credits }));
+      },
+      async close() {},
+    },
     join(upstreams, metrics, onStop) {
       process.on('message', (message: unknown) => {
         if (!isOurs(message)) return;
@@ -446,4 +467,17 @@ export function workerLink(): WorkerLink {
       process.send?.({ omnigate: 'hello' } satisfies ToPrimary);
     },
   };
+}
+
+/**
+ * A credit store's answer over IPC: JSON, with the limits a key does not have (Infinity) and the
+ * remainders not known (NaN) kept as such (JSON would make both null).
+ */
+function creditsText(value: Verdict | Remaining): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v));
+}
+
+function creditsOf<T>(text: string | null): T {
+  if (text === null) throw new Error('the cluster\'s primary gave no credit answer');
+  return JSON.parse(text, (_key, v: unknown) => (v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v === 'NaN' ? NaN : v)) as T;
 }

@@ -236,3 +236,42 @@ test.serial('workers that keep crashing soon after their start are replaced with
   t.true(ports.length >= 4);
   t.is(new Set(ports).size, 1);
 });
+
+test.serial('two workers without Redis spend one budget per client key, kept by the primary', async (t) => {
+  const list = await upstreams(t);
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  const key = 'workers-budget-key-0123456789';
+  await writeFile(file, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    '  keys:',
+    '    - label: shared',
+    `      key: "${key}"`,
+    '      creditsPerDay: 100',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  // Balances at N=1 cost 20 credits each: the day holds five, whichever worker answers (a new
+  // connection each time, so both workers take requests); one budget per worker would admit ten.
+  const replies: Reply[] = [];
+  for (let i = 0; i < 12; i++) {
+    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
+  }
+  await until(() => workerPids(run).size === 2);
+  const admitted = replies.filter((r) => r.status === 200);
+  t.is(admitted.length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
+  t.true(admitted.every((r) => r.headers['x-credits'] === '20'));
+  const refused = replies.filter((r) => r.status === 429);
+  t.is(refused.length, 7);
+  t.true(refused.every((r) => (r.body as { error: { code: number; data: { reason: string } } }).error.data.reason === 'day'));
+  t.is(new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker)).size, 2, 'both workers answered');
+});
