@@ -104,10 +104,16 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
   const failed = await post('/rpc/1', rpc('eth_blockNumber'));
   t.is(failed.status, 502, failed.text);
   const failures = failed.body.error.data.failures as { upstream: string; reason: string }[];
-  t.is(failures.length, bad.length, failed.text);
+  // The two rate-limited upstreams (an HTTP 429, a JSON-RPC quota error) are on back-off once a
+  // probe met them (lib/health/rate-limits.ts): from then on they are not asked, and so not among
+  // the failures. Their keys are checked in /chains and the log below.
+  const named = (u: string) => (u.includes('.provider.invalid') ? failures.some((f) => f.upstream.includes('.provider.invalid')) : failures.some((f) => f.upstream.includes(new URL(u).host)));
+  const skipped = bad.filter((u) => !named(u));
+  t.true(skipped.every((u) => u.includes(keys.status429) || u.includes(keys.quota)), `${skipped.join(' ')} ${failed.text}`);
+  t.is(failures.length, bad.length - skipped.length, failed.text);
   const reasonOf = (key: string) => failures.find((f) => bad.find((u) => u.includes(key))!.replace(key, '***').startsWith(f.upstream))?.reason ?? '';
   t.regex(reasonOf(keys.htmlPage), /not JSON: .*\*\*\*/, 'the page is quoted, key masked');
-  t.regex(reasonOf(keys.quota), /key \*\*\* exceeded quota/);
+  if (!skipped.some((u) => u.includes(keys.quota))) t.regex(reasonOf(keys.quota), /key \*\*\* exceeded quota/);
   t.regex(reasonOf(keys.echo), /quotes this upstream's URL or key/);
   t.regex(reasonOf(keys.ws), /id null: invalid key \*\*\*/);
   t.true(failures.some((f) => f.upstream.includes('***.provider.invalid') && /ENOTFOUND \*\*\*\.provider\.invalid/.test(f.reason)), failed.text);
