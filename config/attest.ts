@@ -6,6 +6,7 @@
 import type { AttestConfig } from './types.js';
 import { keyIdPattern, privateKeyForms, privateKeyOf } from '../lib/attest/keys.js';
 import { isObj, show, unknownKeys } from './sections.js';
+import { KeyObject } from 'node:crypto';
 
 type Report = (path: string, message: string) => void;
 
@@ -22,8 +23,8 @@ export function attestSection(value: unknown, report: Report): AttestConfig | un
   }
   const out: { -readonly [K in keyof AttestConfig]: AttestConfig[K] } = {};
   if (value.key !== undefined && value.key !== null) {
-    // The value is never quoted: it is the secret.
-    const key = typeof value.key === 'string' ? privateKeyOf(value.key) : undefined;
+    // The value is never quoted: it is the secret. From code, a private KeyObject is taken as is.
+    const key = typeof value.key === 'string' ? privateKeyOf(value.key) : isPrivateEd25519(value.key) ? value.key : undefined;
     if (!key) report('attest.key', `is not ${privateKeyForms} (its value is not shown). Example: key: \${ATTEST_KEY}`);
     else out.key = key;
   }
@@ -50,4 +51,8 @@ export function attestSection(value: unknown, report: Report): AttestConfig | un
     }
   }
   return out;
+}
+
+function isPrivateEd25519(value: unknown): value is KeyObject {
+  return value instanceof KeyObject && value.type === 'private' && value.asymmetricKeyType === 'ed25519';
 }

@@ -65,7 +65,7 @@ export function createAttester(config: AttestConfig, options: { readFile?: (path
         block: { number: null, hash: null },
         verifiedBy: 'agreement',
         required: ctx.required ?? 1,
-        quorum: verdict.members.map((m) => m.upstream.label),
+        quorum: verdict.members.map(labelOf),
         answer: verdict.hash,
         member,
         signedAt: Math.floor(now() / 1000),
@@ -87,6 +87,9 @@ export function createAttester(config: AttestConfig, options: { readFile?: (path
     },
   };
 }
+
+/** An agreeing member's upstream by its redacted URL, as X-Checked-URLS names it when redacted. */
+const labelOf = (m: Verdict['members'][number]): string => m.upstream.label;
 
 /** A block number as a 0x-hex quantity (lower case, no leading zeros), or null. */
 function quantity(n: bigint | number | string | null | undefined): string | null {

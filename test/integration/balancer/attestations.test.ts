@@ -10,6 +10,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
 import { verifyAttestation } from '../../../lib/attest/verify.js';
+import { attestationMaxBytes } from '../../../lib/attest/attester.js';
 import { attestationRequestHash, encodeStatement, type Statement } from '../../../lib/attest/statement.js';
 import { defaultKeyId, publicKeyOf, rawPublicKey } from '../../../lib/attest/keys.js';
 import { exposedHeaders } from '../../../lib/pipeline/headers.js';
@@ -164,6 +165,19 @@ test('a batch carries one attestation per confirmed member, each naming its inde
   // Another member's body does not match: the index is signed.
   const swapped = JSON.stringify([r.body[2], r.body[1], r.body[0]]);
   t.false(verifyAttestation(list[0]!, PUBLIC, { answerBody: swapped }).valid);
+});
+
+test('a large batch: the attestations of the first confirmed members that fit in 8 KiB, in order', async (t) => {
+  const { gw } = await setup(t);
+  const calls = Array.from({ length: 30 }, (_, i) => rpc('eth_getBalance', [ADDRESS, `0x${(0x10 + i).toString(16)}`], i));
+  const r = await gw.post('/confirmations/2/rpc/1337', calls);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  const value = String(r.headers['x-attestation']);
+  t.true(value.length <= attestationMaxBytes);
+  const list = value.split(',');
+  t.true(list.length >= 5 && list.length < 30, `${list.length} attestations`);
+  t.deepEqual(list.map((a) => verifyAttestation(a, PUBLIC, { answerBody: r.text }).statement?.member), list.map((_, i) => i));
 });
 
 test('attest.chains: answers of other chains carry none; keyId names the key', async (t) => {

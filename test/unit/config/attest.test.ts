@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
+import { generateKeyPairSync } from 'node:crypto';
 import test from 'ava';
 import { parseConfig } from '../../../config/index.js';
 import { validateConfig } from '../../../config/schema.js';
@@ -23,6 +24,13 @@ test('a key from the environment is parsed once; the validated config holds no t
   t.is(config.attest!.keyId, 'gw-1');
   t.deepEqual(config.attest!.chains, ['1']);
   for (const dump of [JSON.stringify(config), inspect(config, { depth: 10 })]) t.false(dump.includes(SEED) || dump.includes(Buffer.from(SEED, 'hex').toString('base64')));
+});
+
+test('from code, a private Ed25519 KeyObject is taken as the key; a public one is not', (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const r = validateConfig({ chains, attest: { key: privateKey } });
+  t.is('config' in r ? r.config.attest?.key : undefined, privateKey);
+  t.regex(problemsOf({ key: publicKey })[0]!, /^attest\.key: is not an Ed25519 private key/);
 });
 
 test('a keyFile is kept as its path (read when the pipeline is built)', (t) => {
