@@ -2,7 +2,8 @@
  * Signed attestations on the wire (config `attest:`): a confirmed answer carries X-Attestation and
  * X-Attestation-Key, verifiable with verifyAttestation against the body received; a changed body,
  * a changed statement or another key fails with its reason; an unconfirmed answer carries none; a
- * cache hit carries one naming the entry's quorum; a batch carries one per confirmed member; no
+ * cache hit carries one naming the entry's quorum; on the finalized route the statement names the
+ * block `latest` was pinned to; a batch carries one per confirmed member (at most 8 KiB); no
  * statement holds an upstream's URL key, and the private key is in no log line nor error.
  */
 import test, { type ExecutionContext } from 'ava';
@@ -119,6 +120,17 @@ test('tampering fails with the reason: a changed body, a changed statement, anot
   t.false(tooFew.valid);
   t.true(verifyAttestation(attestation, PUBLIC, { expect: { request: attestationRequestHash('eth_getBalance', [ADDRESS, '0x10']), minRequired: 2 } }).valid);
   t.false(verifyAttestation('nonsense', PUBLIC).valid);
+});
+
+test('on the finalized route, the statement names the block latest was pinned to, and the question as asked of the upstreams', async (t) => {
+  const { gw } = await setup(t);
+  const r = await gw.post('/confirmations/2/finalized/rpc/1337', rpc('eth_getBalance', [ADDRESS, 'latest']));
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  const check = verifyAttestation(attestationOf(r), PUBLIC, { answerBody: r.text });
+  t.true(check.valid, check.valid ? '' : check.reason);
+  t.deepEqual(check.statement!.block, { number: '0x5a', hash: null });
+  t.is(check.statement!.request, attestationRequestHash('eth_getBalance', [ADDRESS, '0x5a']));
 });
 
 test('an answer that is not confirmed (latest) carries no attestation', async (t) => {
