@@ -10,9 +10,10 @@ export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, Ignor
 import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
 import { isIP } from 'node:net';
 import { accessSection } from './access.js';
+import { attestSection } from './attest.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
-const topKeys = ['port', 'host', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer', 'access'];
+const topKeys = ['port', 'host', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer', 'access', 'attest'];
 const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
 
 /**
@@ -82,6 +83,8 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   const heads = headsSection(raw.heads, 'heads', r.report);
   const chains = chainsOf(r, confirmations);
   const access = accessSection(raw.access, r.report);
+  const attest = attestSection(raw.attest, r.report);
+  for (const id of attest?.chains ?? []) if (Object.keys(chains).length > 0 && !Object.hasOwn(chains, id)) r.report('attest.chains', `chain ${id} is not configured (chains: ${Object.keys(chains).join(', ')})`);
   // A right naming a chain the config does not serve is a typo, not a right.
   const rightsAt: [string, { chains?: readonly string[] } | undefined][] = [['access.anonymous', access?.anonymous], ...(access?.keys ?? []).map((k, i): [string, typeof k] => [`access.keys[${i}]`, k])];
   for (const [path, rights] of rightsAt) {
@@ -93,7 +96,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     const scrub = scrubberOf(urlSecretsIn(raw));
     return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
   }
-  return { config: { port, ...(host !== undefined && { host }), ...(access && { access }), confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, ...(host !== undefined && { host }), ...(access && { access }), ...(attest && { attest }), confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
 }
 
 /** `host`: an IP address or a host name to listen on (absent: every interface). */

@@ -4,6 +4,7 @@
  */
 import type { PinAt } from '../lib/jsonrpc/methods.js';
 import type { Shape } from '../lib/verify/answers/compared-fields.js';
+import type { KeyObject } from 'node:crypto';
 
 /** The `heads:` keys, globally and per chain; absent keys take the defaults (lib/health/heads.ts headSettings). */
 export interface HeadsConfig {
@@ -122,12 +123,26 @@ export interface AccessConfig {
   readonly redis?: { readonly url: string; readonly prefix: string; readonly timeoutMs: number };
 }
 
+/** `attest:` as validated (config/attest.ts): the key parsed (`key:`) or the file that holds it (lib/attest). */
+export interface AttestConfig {
+  /** The private key, parsed when the config was read (its text is not kept). */
+  readonly key?: KeyObject;
+  /** A file holding the private key (PEM or seed), read by lib/attest when the pipeline is built. */
+  readonly keyFile?: string;
+  /** The id statements and X-Attestation-Key carry; absent: the key's default id (lib/attest/keys.ts). */
+  readonly keyId?: string;
+  /** The chains whose answers are signed; absent: every chain. */
+  readonly chains?: readonly string[];
+}
+
 export interface OmnigateConfig {
   readonly port: number;
   /** The address to listen on; absent: every interface (Node's default, `::` or `0.0.0.0`). */
   readonly host?: string;
   /** Client keys and rights (lib/access); absent: no keys, every request served. */
   readonly access?: AccessConfig;
+  /** The key that signs confirmed answers (lib/attest); absent: answers carry no attestation. */
+  readonly attest?: AttestConfig;
   readonly confirmations: number;
   readonly refreshInterval: number;
   readonly timeouts: {

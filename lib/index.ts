@@ -1,7 +1,7 @@
 /**
  * omnigate's public API: the balancer pipeline and its stages, the error catalogue, the config
- * loader, the server used by `omnigate serve`, and the proof library (answers checked against an
- * agreed block header).
+ * loader, the server used by `omnigate serve`, the proof library (answers checked against an
+ * agreed block header), and the check of signed attestations (verifyAttestation).
  */
 export {
   rpcPipeline,
@@ -44,6 +44,11 @@ export { loadConfigFile, parseConfig, validateConfig, defaults, type OmnigateCon
 export * from './errors.js';
 export { RpcCode } from './jsonrpc/codes.js';
 export { Header } from './pipeline/headers.js';
+// Signed attestations of confirmed answers (config `attest:`): checking one, and its parts.
+export { verifyAttestation, type AttestationCheck, type VerifyAttestationOptions } from './attest/verify.js';
+export { attestationRequestHash, decodeStatement, encodeStatement, statementFormat, type Statement } from './attest/statement.js';
+export { createAttester, type Attester } from './attest/attester.js';
+export { defaultKeyId, newKeyPair, privateKeyOf, publicKeyOf, rawPublicKey } from './attest/keys.js';
 export { createApp, startServer, type RunningServer, type ServeOptions } from './server/app.js';
 export { canonicalJson, comparable, JsonNumber, sha256Hex } from './verify/answers/canonical.js';
 export { defaultIgnoredFields, mergeIgnoredFields, schemaFields, type IgnoredFields } from './verify/answers/compared-fields.js';

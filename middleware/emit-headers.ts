@@ -7,7 +7,9 @@
  * notifications only gets 204 No Content with X-Request-Id. A client that has not taken its whole
  * answer `sendMs` after it was written is disconnected (lib/pipeline/answer-done.ts).
  * Reads: ctx.verdict or ctx.cached, ctx.confirmable, ctx.required, ctx.requestId (a batch: ctx.members),
- * ctx.budget (a key with a budget: X-Credits and what is left, middleware/budget.ts)
+ * ctx.budget (a key with a budget: X-Credits and what is left, middleware/budget.ts); with a
+ * signer (`attest:`), a confirmed answer gets X-Attestation and X-Attestation-Key (lib/attest),
+ * a batch one attestation per confirmed member.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endAnswer } from '../lib/pipeline/answer-done.js';
@@ -19,6 +21,7 @@ import { confirmedBody } from '../lib/verify/answers/answers.js';
 import type { MemberResult } from '../lib/pipeline/context.js';
 import { batchAnswer } from '../lib/pipeline/batch.js';
 import { pushCreditHeaders, type Charge } from '../lib/access/budget.js';
+import { attestationMaxBytes, type Attester } from '../lib/attest/attester.js';
 
 export interface EmitHeadersOptions {
   /**
@@ -31,13 +34,15 @@ export interface EmitHeadersOptions {
    * closed (config `timeouts.sendMs`; absent or 0: no limit).
    */
   sendMs?: number;
+  /** Signs confirmed answers (lib/attest, config `attest:`); absent: no attestation, no work. */
+  attester?: Attester;
 }
 
 export function emitHeaders(options: EmitHeadersOptions): Middleware {
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
     const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
-    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs, ctx.budget);
+    if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs, ctx.budget, options.attester);
     const verdict = answerOf(ctx) ?? need(ctx, 'verdict', 'emitHeaders');
     // Confirmed: a confirmable request whose answer N agreed on (not a relayed refusal).
     const confirmed = need(ctx, 'confirmable', 'emitHeaders') && !verdict.unconfirmed;
@@ -65,6 +70,11 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     }
     // A key with a budget (middleware/budget.ts settled it): what the answer cost and what is left.
     if (ctx.budget !== undefined) pushCreditHeaders(headers, ctx.budget);
+    const attester = options.attester;
+    if (attester !== undefined && confirmed) {
+      const attestation = attester.attest(ctx, verdict, null);
+      if (attestation !== undefined) headers.push(Header.Attestation, attestation, Header.AttestationKey, attester.keyId);
+    }
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);
   };
@@ -78,6 +88,7 @@ function emitBatch(
   shown: (u: { url: string; label: string }) => string,
   sendMs: number | undefined,
   charge: Charge | undefined,
+  attester: Attester | undefined,
 ): void {
   const answer = batchAnswer(members, errorText, (error, ctx) => {
     const err = asGatewayError(error, ctx?.log ?? getContext(req).log);
@@ -104,6 +115,32 @@ function emitBatch(
     Header.RequiredConfirmations, String(answer.required),
   ];
   if (charge !== undefined) pushCreditHeaders(head, charge);
+  if (attester !== undefined) {
+    const attestations = memberAttestations(members, attester);
+    if (attestations !== '') head.push(Header.Attestation, attestations, Header.AttestationKey, attester.keyId);
+  }
   res.writeHead(200, head);
   endAnswer(res, answer.body, sendMs);
+}
+
+/**
+ * A batch's X-Attestation: one attestation per member answered and confirmed (its index in the
+ * answer array in its statement), comma-separated in order, as many as fit in
+ * attestationMaxBytes; '' when none.
+ */
+function memberAttestations(members: readonly MemberResult[], attester: Attester): string {
+  let out = '';
+  let index = 0;
+  for (const m of members) {
+    if (m.kind === 'notification') continue;
+    const at = index++;
+    if (m.kind !== 'answer') continue;
+    const verdict = answerOf(m.ctx);
+    if (!verdict || !m.ctx.confirmable || verdict.unconfirmed || verdict.members.length < (m.ctx.required ?? 1)) continue;
+    const attestation = attester.attest(m.ctx, verdict, at);
+    if (attestation === undefined) continue;
+    if (out.length + 1 + attestation.length > attestationMaxBytes) break;
+    out = out === '' ? attestation : `${out},${attestation}`;
+  }
+  return out;
 }

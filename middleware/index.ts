@@ -53,6 +53,7 @@ import { authorize, authorizeCall, identifyClient } from './authorize.js';
 import { Budgets, budgetRedis, hasBudgets } from '../lib/access/budget.js';
 import { RedisCreditStore, type CreditStore } from '../lib/access/buckets.js';
 import { reserveBudget, settleBudget, settleFailed } from './budget.js';
+import { createAttester } from '../lib/attest/attester.js';
 
 export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
 
@@ -140,6 +141,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   // The budgets in credits: built only when a key (or the anonymous tier) has one.
   const budgets = access && hasBudgets(access.keyring) ? new Budgets(access.keyring, access.counts, { redis: budgetRedis(config, config.timeouts.requestMs), store: deps.creditStore, logger }) : undefined;
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
+  // The signer of confirmed answers (lib/attest): built only with `attest:` (a keyFile is read now).
+  const attester = config.attest ? createAttester(config.attest) : undefined;
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
@@ -178,7 +181,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     ]),
     // The real cost settled and the slot freed; emitHeaders writes what it cost and what is left.
     ...(budgets ? [settleBudget(budgets)] : []),
-    emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }),
+    emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs, ...(attester && { attester }) }),
   ];
   const run = compose(stages);
   const onError = rpcErrorHandler({ logger });

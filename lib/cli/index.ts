@@ -5,6 +5,7 @@
  *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
  *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
+ *   omnigate attest keygen [--out FILE] | omnigate attest verify --key PUB [--body FILE] ATTESTATION
  * Exit codes: 0 after a clean shutdown, 1 on a runtime failure (port in use, the embedded
  * PostgreSQL cannot start…), 2 on a bad config, environment or arguments. A DATABASE_URL that
  * does not answer is not fatal: the balancer serves, the cause is logged once, /ready and /api
@@ -30,6 +31,7 @@ import { reportProbeRound } from '../health/progress.js';
 import { tuneRuntime } from '../server/runtime.js';
 import { redactUrl, secretsOf } from '../upstream/redact.js';
 import { registerDisputesCommands } from './disputes.js';
+import { registerAttestCommands } from './attest.js';
 
 const program = new Command('omnigate')
   .description('Verifying JSON-RPC balancer and bridge-event indexer API')
@@ -312,6 +314,7 @@ program
 
 registerDbCommands(program);
 registerDisputesCommands(program);
+registerAttestCommands(program);
 
 try {
   await program.parseAsync(process.argv);

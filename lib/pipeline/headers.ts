@@ -8,6 +8,10 @@ export const Header = {
   RequiredConfirmations: 'X-Required-Confirmations',
   /** HIT or MISS on a request the cache of confirmed answers looked up (lib/cache). */
   Cache: 'X-Cache',
+  /** A confirmed answer's signed statement, with `attest:` only (lib/attest): `<statement>.<signature>`, base64url; a batch: one per confirmed member, comma-separated. */
+  Attestation: 'X-Attestation',
+  /** The id of the key that signed X-Attestation. */
+  AttestationKey: 'X-Attestation-Key',
 } as const;
 
 /** The most bytes of URLs X-Checked-URLS lists; the rest is counted in a last `...(+M more)`. */

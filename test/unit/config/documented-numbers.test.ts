@@ -171,6 +171,7 @@ const cases: Case[] = [
 const notNumeric = [
   'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'chains.<id>.batchUpstream',
   'chains.<id>.ignoredFields', 'indexer.schema', 'host', 'access.keys', 'access.anonymous', 'access.adminRoutes', 'access.redis.url', 'access.redis.prefix',
+  'attest.key', 'attest.keyFile', 'attest.keyId', 'attest.chains',
 ];
 
 test('the cases cover every key of the Configuration table (config/README.md)', async (t) => {
