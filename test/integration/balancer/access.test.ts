@@ -318,3 +318,27 @@ test('the Postman collection asks for the key: an apiKey variable and X-Api-Key 
   t.is(served.status, 200, served.text);
   t.is(served.body.result, '0x539');
 });
+
+test('a key differing from a configured one in its last character and one differing in its first are refused the same way: 401 unknown, identical answers', async (t) => {
+  const { gw, list } = await setup(t);
+  const last = `${RELAYER.slice(0, -1)}${RELAYER.endsWith('X') ? 'Y' : 'X'}`;
+  const first = `${RELAYER.startsWith('X') ? 'Y' : 'X'}${RELAYER.slice(1)}`;
+  const unrelated = 'Z'.repeat(RELAYER.length);
+  // What an answer says, less what differs between any two answers (the date, the request id).
+  const shape = (r: Reply) => ({ status: r.status, body: r.body as unknown, headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => k !== 'date' && k !== 'x-request-id')) });
+  const forms: [string, (key: string) => Promise<Reply>][] = [
+    ['Bearer', (key) => gw.post('/rpc/1337', pinned(1), { authorization: `Bearer ${key}` })],
+    ['X-Api-Key', (key) => gw.post('/rpc/1337', pinned(1), { 'x-api-key': key })],
+    ['path', (key) => gw.post(`/rpc/1337/${key}`, pinned(1))],
+  ];
+  for (const [form, send] of forms) {
+    const answers = [await send(last), await send(first), await send(unrelated)];
+    for (const r of answers) refusal(t, r, 401, -32018, 1, 'unknown');
+    t.deepEqual(shape(answers[0]!), shape(answers[1]!), `${form}: last and first character`);
+    t.deepEqual(shape(answers[0]!), shape(answers[2]!), `${form}: as a key sharing nothing with it`);
+    t.is((await send(RELAYER)).status, 200, `${form}: the key itself is served`);
+  }
+  const metrics = await gw.request('GET', '/metrics', undefined, { 'x-api-key': OPS });
+  t.regex(metrics.text, /omnigate_access_refusals_total\{key="none",reason="unknown"\} 9/);
+  t.true(calls(list) > 0);
+});
