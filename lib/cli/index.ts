@@ -351,9 +351,10 @@ try {
     process.stderr.write(`omnigate: ${err.message}\n`);
     process.exit(2);
   }
-  const e = err as NodeJS.ErrnoException & { port?: number };
+  const e = err as NodeJS.ErrnoException & { port?: number; admin?: boolean };
+  const flag = e.admin ? '--admin-port' : '--port';
   process.stderr.write(
-    `omnigate: ${e.code === 'EADDRINUSE' ? `port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with --port` : e.message}\n`,
+    `omnigate: ${e.code === 'EADDRINUSE' ? `${e.admin ? 'admin ' : ''}port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with ${flag}` : e.message}\n`,
   );
   process.exit(1);
 }

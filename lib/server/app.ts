@@ -153,7 +153,8 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   if (adminServer && admin) {
     await listen(adminServer, admin.port, admin.host).catch((err: unknown) => {
       server.close();
-      throw err;
+      // (the CLI's message names the admin port's flag)
+      throw Object.assign(err as Error, { admin: true });
     });
   }
   return {

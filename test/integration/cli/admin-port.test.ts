@@ -6,6 +6,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
@@ -131,4 +132,19 @@ test('--admin-host without an admin port is a usage error (exit 2)', async (t) =
   const run = runCli(['serve', '--config', file, '--no-indexer', '--admin-host', '127.0.0.1'], {}, { t });
   t.is(await run.exited, 2);
   t.regex(run.err.join(''), /--admin-host needs an admin port/);
+});
+
+test('an admin port already in use: exit 1, naming the admin port and its flag', async (t) => {
+  const list = await upstreams(t);
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as net.AddressInfo).port;
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-admin-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['port: 0', 'host: 127.0.0.1', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--admin-port', String(port)], {}, { t });
+  t.is(await run.exited, 1);
+  t.regex(run.err.join(''), new RegExp(`admin port ${port} is already in use .*--admin-port`));
 });
