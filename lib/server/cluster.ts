@@ -9,7 +9,8 @@
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
  * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
- * upstreams' loop tokens (one seed). What stays per worker: the memory cache,
+ * upstreams' loop tokens (one seed). With an admin port, every worker listens on it too (one port,
+ * picked by the primary for port 0). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
 import cluster, { type Worker } from 'node:cluster';
