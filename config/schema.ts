@@ -100,10 +100,10 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
 }
 
 /** `host`: an IP address or a host name to listen on (absent: every interface). */
-function hostOf(value: unknown, report: (path: string, message: string) => void): string | undefined {
+function hostOf(value: unknown, report: (path: string, message: string) => void, path = 'host'): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string' && (isIP(value) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*$/.test(value))) return value;
-  report('host', `${show(value)} is not an address to listen on: an IP address or a host name. Example: host: 127.0.0.1 (this machine only), host: 0.0.0.0 (every interface, e.g. in a container)`);
+  report(path, `${show(value)} is not an address to listen on: an IP address or a host name. Example: host: 127.0.0.1 (this machine only), host: 0.0.0.0 (every interface, e.g. in a container)`);
   return undefined;
 }
 
@@ -186,17 +186,39 @@ function limitsOf(r: Reader): OmnigateConfig['limits'] {
 
 function serverOf(r: Reader): OmnigateConfig['server'] {
   const sv = r.section('server');
-  unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs', 'workers'], 'server', r.report);
+  unknownKeys(sv, ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'shutdownMs', 'workers', 'admin'], 'server', r.report);
   const d = defaults.server;
   const workers = sv.workers === 'auto' ? 'auto' : r.int(sv, 'workers', 'server.workers', d.workers === 'auto' ? 1 : d.workers, 1, 1024, 'A count of processes, or auto for the cores. Example: workers: auto');
+  const admin = adminOf(sv.admin, r);
   return {
     headersTimeoutMs: r.int(sv, 'headersTimeoutMs', 'server.headersTimeoutMs', d.headersTimeoutMs, 1, 600_000, 'In milliseconds. Example: headersTimeoutMs: 10000'),
     requestTimeoutMs: r.int(sv, 'requestTimeoutMs', 'server.requestTimeoutMs', d.requestTimeoutMs, 0, 3_600_000, 'In milliseconds, 0 for timeouts.requestMs + 30 s. Example: requestTimeoutMs: 60000'),
     keepAliveTimeoutMs: r.int(sv, 'keepAliveTimeoutMs', 'server.keepAliveTimeoutMs', d.keepAliveTimeoutMs, 1, 600_000, 'In milliseconds. Example: keepAliveTimeoutMs: 5000'),
     shutdownMs: r.int(sv, 'shutdownMs', 'server.shutdownMs', d.shutdownMs, 0, 600_000, 'In milliseconds. Example: shutdownMs: 10000'),
     workers,
+    ...(admin && { admin }),
   };
 }
+
+/** `server.admin`: the admin listener's port and address (default 127.0.0.1: this machine only); absent: none. */
+function adminOf(value: unknown, r: Reader): { port: number; host: string } | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObj(value)) {
+    r.report('server.admin', `${show(value)} is not a mapping. Example: admin: { port: 9090, host: 127.0.0.1 }`);
+    return undefined;
+  }
+  unknownKeys(value, ['port', 'host'], 'server.admin', r.report);
+  if (value.port === undefined || value.port === null) {
+    r.report('server.admin.port', 'is required: the port /chains and /metrics are served on. Example: admin: { port: 9090 }');
+    return undefined;
+  }
+  const port = r.int(value, 'port', 'server.admin.port', 0, 0, 65535, 'Example: admin: { port: 9090 } (0 picks a free port)');
+  const host = value.host === undefined || value.host === null ? adminDefaultHost : hostOf(value.host, r.report, 'server.admin.host');
+  return host === undefined ? undefined : { port, host };
+}
+
+/** Where the admin listener binds when `server.admin.host` is absent: loopback, as /chains and /metrics show the topology. */
+export const adminDefaultHost = '127.0.0.1';
 
 function upstreamsOf(r: Reader): NonNullable<OmnigateConfig['upstreams']> {
   const up = r.section('upstreams');

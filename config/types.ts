@@ -176,6 +176,11 @@ export interface OmnigateConfig {
     readonly shutdownMs: number;
     /** Processes serving the port (`omnigate serve --workers` overrides it): a count, or `auto` (the cores). */
     readonly workers: number | 'auto';
+    /**
+     * The admin listener (`--admin-port`/`--admin-host` override it): when set, /chains and
+     * /metrics are served there only (the main port answers them 404); /health and /ready on both.
+     */
+    readonly admin?: { readonly port: number; readonly host: string };
   };
   readonly redactHeaders: boolean;
   /** Identical confirmable requests in flight share one agreement (lib/verify/merge.ts); absent: true. */

@@ -193,6 +193,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     metrics,
     ...(checks ? { readiness: checks } : {}),
     ...(deps.metricsText ? { metricsText: deps.metricsText } : {}),
+    clientKeys: access !== undefined,
     ...(access && access.adminRoutes === 'keys' && { guard: (req: Parameters<Middleware>[0], path: string) => access.admin(req, path) }),
   });
 

@@ -30,6 +30,8 @@ export interface ServiceRoutesOptions {
   guard?: (req: Parameters<Middleware>[0], path: string) => Error | undefined;
   /** The text GET /metrics serves instead of `metrics`' registry (a cluster's, aggregated by its primary). */
   metricsText?: () => Promise<string>;
+  /** Client keys are asked for (`access:`): the collection's requests send one (`X-Api-Key: {{apiKey}}`). */
+  clientKeys?: boolean;
 }
 
 export function serviceRoutes(options: ServiceRoutesOptions): Middleware {
@@ -37,10 +39,11 @@ export function serviceRoutes(options: ServiceRoutesOptions): Middleware {
   const guard = options.guard;
   const metrics = options.metrics;
   const metricsText = options.metricsText ?? (() => metrics!.registry.metrics());
+  const clientKeys = options.clientKeys ?? false;
   const routes: Record<string, (host: string, prefix: string) => unknown> = {
     '/health': () => ({ status: 'ok', uptimeSeconds: Math.round((Date.now() - startedAt) / 1000), chains: options.registry.chains.size }),
     '/chains': () => describeChains(options.registry),
-    '/collection.json': (host, prefix) => buildCollection({ baseUrl: `http://${host}`, pathPrefix: prefix }),
+    '/collection.json': (host, prefix) => buildCollection({ baseUrl: `http://${host}`, pathPrefix: prefix, clientKeys }),
   };
   return function serviceRoutes(req, res, next) {
     const path = pathOf(req).replace(/(.)\/$/, '$1');

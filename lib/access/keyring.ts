@@ -58,6 +58,8 @@ export interface Keyring {
   /** The anonymous tier's grant; undefined: a request without a key is refused. */
   readonly anonymous: Grant | undefined;
   readonly grants: readonly Grant[];
+  /** What find() looks a key up in: each configured key's SHA-256 (lower-case hex) → its grant. No key text. */
+  readonly byDigest: ReadonlyMap<string, Grant>;
 }
 
 export function compileRights(r: AccessRights): Rights {
@@ -112,6 +114,7 @@ export function buildKeyring(access: AccessConfig, readFile: (path: string) => s
   return {
     anonymous,
     grants,
+    byDigest,
     find(key) {
       return byDigest.get(keyDigest(key));
     },

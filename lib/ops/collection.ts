@@ -6,7 +6,8 @@
  *
  * The methods, their example params and descriptions are the method table's (lib/jsonrpc/methods.ts
  * `example`); the examples are mainnet data (lib/jsonrpc/examples.ts). Block-pinned examples use
- * block 0x1312d00 (20,000,000), so they are confirmable (a hex block, not "latest").
+ * block 0x1312d00 (20,000,000), so they are confirmable (a hex block, not "latest"). With client
+ * keys (`clientKeys`), a variable `apiKey` and an `X-Api-Key: {{apiKey}}` header on every request.
  */
 import { methods, methodsWhere, neverConfirmable, pinnedMethods, ruleOf } from '../jsonrpc/methods.js';
 
@@ -67,6 +68,11 @@ export interface CollectionOptions {
    * request URL is then `{{baseUrl}}/gateway/rpc/{{chainId}}`. Default '' (the root).
    */
   pathPrefix?: string;
+  /**
+   * The gateway asks for client keys (`access:`): a collection variable `apiKey` (empty: the user
+   * fills it in) and an `X-Api-Key: {{apiKey}}` header on every request. Default false.
+   */
+  clientKeys?: boolean;
 }
 
 const schemaUrl = 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json';
@@ -86,13 +92,16 @@ function confirmability(method: string): string {
   return 'Answered by one upstream unless the config lists it as confirmable.';
 }
 
-function requestItem(m: SupportedMethod, path: string[]): PostmanRequestItem {
+const jsonHeader = { key: 'Content-Type', value: 'application/json' };
+const keyHeader = { key: 'X-Api-Key', value: '{{apiKey}}' };
+
+function requestItem(m: SupportedMethod, path: string[], clientKeys: boolean): PostmanRequestItem {
   const raw = JSON.stringify({ jsonrpc: '2.0', id: 1, method: m.method, params: m.params }, null, 2);
   return {
     name: m.method,
     request: {
       method: 'POST',
-      header: [{ key: 'Content-Type', value: 'application/json' }],
+      header: clientKeys ? [{ ...jsonHeader }, { ...keyHeader }] : [{ ...jsonHeader }],
       body: { mode: 'raw', raw, options: { raw: { language: 'json' } } },
       url: { raw: ['{{baseUrl}}', ...path].join('/'), host: ['{{baseUrl}}'], path: [...path] },
       description: `${m.description} ${confirmability(m.method)}`,
@@ -117,6 +126,7 @@ export function buildCollection(options: CollectionOptions = {}): PostmanCollect
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`confirmations must be a positive integer, got ${n}`);
   const prefix = (options.pathPrefix ?? '').split('/').filter((s) => s !== '');
   const confirmable = supportedMethods.filter((m) => pinnedMethods.includes(m.method) || commonlyConfigured.includes(m.method));
+  const keys = options.clientKeys ?? false;
   return {
     info: {
       name: 'omnigate',
@@ -130,19 +140,20 @@ export function buildCollection(options: CollectionOptions = {}): PostmanCollect
       { key: 'baseUrl', value: (options.baseUrl ?? 'http://localhost:5000').replace(/\/+$/, ''), type: 'string', description: 'omnigate base URL' },
       { key: 'chainId', value: options.chainId ?? '1', type: 'string', description: 'EVM chain id of the configured chain' },
       { key: 'n', value: String(n), type: 'string', description: 'number of upstreams that must agree' },
+      ...(keys ? [{ key: 'apiKey', value: '', type: 'string' as const, description: 'your client key (access.keys), sent as X-Api-Key on every request' }] : []),
     ],
     item: [
       {
         name: 'eth',
         description: 'Every supported method on /rpc/{{chainId}}.',
-        item: supportedMethods.map((m) => requestItem(m, [...prefix, 'rpc', '{{chainId}}'])),
+        item: supportedMethods.map((m) => requestItem(m, [...prefix, 'rpc', '{{chainId}}'], keys)),
       },
       {
         name: 'eth (confirmations)',
         description:
           'Methods whose answers confirmations can check, on /confirmations/{{n}}/rpc/{{chainId}}. Block-pinned ' +
           'examples use a hex block number; the by-hash methods are confirmed only when the config lists them.',
-        item: confirmable.map((m) => requestItem(m, [...prefix, 'confirmations', '{{n}}', 'rpc', '{{chainId}}'])),
+        item: confirmable.map((m) => requestItem(m, [...prefix, 'confirmations', '{{n}}', 'rpc', '{{chainId}}'], keys)),
       },
     ],
   };

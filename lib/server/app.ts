@@ -2,7 +2,8 @@
  * The `omnigate serve` application: one connect app with the balancer routes, GET / (an index
  * of the routes, lib/server/home.ts), the indexer API when one is given, a JSON 404 for anything else
  * and the JSON-RPC error handler, on a Node HTTP server with bounded header, request and
- * keep-alive times.
+ * keep-alive times. With an admin listener (`server.admin`), a second server answers /health,
+ * /ready, /chains and /metrics, and the main one answers /chains and /metrics 404.
  */
 import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
@@ -11,6 +12,7 @@ import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline, type RpcPipelineDeps } from '../../middleware/index.js';
 import { shownPath } from '../pipeline/route.js';
+import { pathOf } from '../pipeline/url.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/api.js';
@@ -22,6 +24,8 @@ import type { ReadinessCheck } from '../ops/readiness.js';
 export interface ServeOptions {
   /** The address to listen on, over the config's `host` (absent both: every interface, Node's default). */
   host?: string;
+  /** The admin listener, over the config's `server.admin` (absent both: /chains and /metrics on the main port). */
+  admin?: { port: number; host: string };
   /** Poll heads on heads.intervalMs (default true); the probes record heads either way. */
   headTracking?: boolean;
   /** Probe the upstreams every refreshInterval (default true); a cluster's workers leave it to the primary. */
@@ -52,9 +56,30 @@ export interface RunningServer {
   rpc: RpcPipeline;
   /** The port actually bound (useful with port 0). */
   port: number;
+  /** The admin listener's server and bound port, when there is one. */
+  admin?: { server: http.Server; port: number };
   /** Stops accepting, ends idle keep-alive connections, closes upstreams. */
   close(): Promise<void>;
 }
+
+/** What the admin listener serves; the main port answers the last two 404 when there is one. */
+const adminPaths = new Set(['/health', '/ready', '/chains', '/metrics']);
+const movedPaths = new Set(['/chains', '/metrics']);
+const routePath = (req: http.IncomingMessage) => pathOf(req).replace(/(.)\/$/, '$1');
+
+/** On the main port when an admin listener serves them: /chains and /metrics are not routes here. */
+const movedToAdmin: Middleware = (req, _res, next) => {
+  if (!movedPaths.has(routePath(req))) return next();
+  req.resume();
+  next(new RouteNotFoundError(`No route for ${req.method} ${shownPath(req)}: it is served on the admin address (server.admin)`, { id: null }));
+};
+
+/** On the admin listener: its four routes, a JSON 404 for anything else (no RPC there). */
+const adminOnly: Middleware = (req, _res, next) => {
+  if (adminPaths.has(routePath(req))) return next();
+  req.resume();
+  next(new RouteNotFoundError(`No route for ${req.method} ${shownPath(req)} on the admin address (it serves /health, /ready, /chains, /metrics)`, { id: null }));
+};
 
 export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
   const logger = options.logger ?? silentLogger;
@@ -68,40 +93,36 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
     ...(options.creditStore ? { creditStore: options.creditStore } : {}),
   });
   options.onMetricsRegistry?.(rpc.metrics.registry);
+  const admin = options.admin ?? config.server.admin;
   const app = connect();
   app.use(hostRequired as connect.NextHandleFunction);
+  if (admin) app.use(movedToAdmin as connect.NextHandleFunction);
   app.use(rpc as connect.NextHandleFunction);
-  app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false }) as connect.NextHandleFunction);
+  app.use(homeRoute({ chains: Object.keys(config.chains), indexer: options.indexer ?? false, admin: admin !== undefined }) as connect.NextHandleFunction);
   for (const handler of options.extraHandlers ?? []) app.use(handler as connect.NextHandleFunction);
   // The indexer passes /api paths it does not serve on (a host app may own some); here they are its 404.
   if (options.extraHandlers?.length) app.use(indexerNotFound() as connect.NextHandleFunction);
   app.use(((req, _res, next) => next(new RouteNotFoundError(`No route for ${req.method} ${shownPath(req)}`, { id: null }))) as connect.NextHandleFunction);
   app.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
-  return { app, rpc };
+  // The admin listener's app: the same pipeline's service routes (the same access door), nothing else.
+  let adminApp: connect.Server | undefined;
+  if (admin) {
+    adminApp = connect();
+    adminApp.use(hostRequired as connect.NextHandleFunction);
+    adminApp.use(adminOnly as connect.NextHandleFunction);
+    adminApp.use(rpc as connect.NextHandleFunction);
+    adminApp.use(rpcErrorHandler({ logger }) as connect.ErrorHandleFunction);
+  }
+  return { app, rpc, adminApp, admin };
 }
 
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
-  const { app, rpc } = createApp(config, options);
+  const { app, rpc, adminApp, admin } = createApp(config, options);
   if (options.healthChecks !== false) rpc.startHealthChecks();
   // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
   // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
   if (options.headTracking !== false) rpc.startHeadTracking();
-  const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
-  // Node checks the header and request timeouts in a sweep every connectionsCheckingInterval
-  // (30 s by default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of
-  // the shorter timeout (250 ms at least), so each acts within 25 % of its configured time.
-  const server = http.createServer(
-    {
-      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))),
-      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
-      requireHostHeader: false,
-    },
-    app,
-  );
-  server.headersTimeout = config.server.headersTimeoutMs;
-  server.requestTimeout = requestTimeout;
-  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
-  server.on('clientError', answerClientError);
+  const server = httpServer(config, app);
   // Connections, and the answers in progress on each (from a request's head to the end of its
   // answer; several on a pipelined connection).
   const sockets = new Set<Socket>();
@@ -127,20 +148,20 @@ export async function startServer(config: OmnigateConfig, port: number, options:
       if (answers.size === 0 && inFlight.get(socket) === answers) inFlight.delete(socket);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    const host = options.host ?? config.host;
-    const listening = () => {
-      server.off('error', reject);
-      resolve();
-    };
-    if (host === undefined) server.listen(port, listening);
-    else server.listen(port, host, listening);
-  });
+  await listen(server, port, options.host ?? config.host);
+  const adminServer = adminApp && admin ? httpServer(config, adminApp) : undefined;
+  if (adminServer && admin) {
+    await listen(adminServer, admin.port, admin.host).catch((err: unknown) => {
+      server.close();
+      // (the CLI's message names the admin port's flag)
+      throw Object.assign(err as Error, { admin: true });
+    });
+  }
   return {
     server,
     rpc,
     port: (server.address() as AddressInfo).port,
+    ...(adminServer && { admin: { server: adminServer, port: (adminServer.address() as AddressInfo).port } }),
     /**
      * Stops accepting connections, lets in-flight requests finish, then closes upstream pools,
      * sockets and the database. A busy connection is closed once its answers are written: they
@@ -154,6 +175,9 @@ export async function startServer(config: OmnigateConfig, port: number, options:
      */
     async close() {
       closing = true;
+      // The admin listener: no new scrape; one in progress ends, then its connections are closed.
+      const adminClosed = adminServer && new Promise<void>((resolve) => adminServer.close(() => resolve()));
+      adminServer?.closeIdleConnections();
       await new Promise<void>((resolve) => {
         // Stop accepting; resolves once every connection has ended.
         net.Server.prototype.close.call(server, () => resolve());
@@ -169,10 +193,48 @@ export async function startServer(config: OmnigateConfig, port: number, options:
         }, idleGraceMs);
         grace.unref();
       });
+      adminServer?.closeAllConnections();
+      await adminClosed;
       await rpc.close();
       await options.onClose?.();
     },
   };
+}
+
+/**
+ * A Node HTTP server for `app` with the config's header, request and keep-alive times. Node
+ * checks the header and request timeouts in a sweep every connectionsCheckingInterval (30 s by
+ * default), so a 2 s headersTimeoutMs acted after up to 30 s: sweep at a quarter of the shorter
+ * timeout (250 ms at least), so each acts within 25 % of its configured time.
+ */
+function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Server {
+  const requestTimeout = config.server.requestTimeoutMs || config.timeouts.requestMs + 30_000;
+  const server = http.createServer(
+    {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(Math.min(config.server.headersTimeoutMs, requestTimeout) / 4))),
+      // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
+      requireHostHeader: false,
+    },
+    app,
+  );
+  server.headersTimeout = config.server.headersTimeoutMs;
+  server.requestTimeout = requestTimeout;
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/** Listens on `port` at `host` (absent: every interface); rejects with the listen error (EADDRINUSE…). */
+function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    const listening = () => {
+      server.off('error', reject);
+      resolve();
+    };
+    if (host === undefined) server.listen(port, listening);
+    else server.listen(port, host, listening);
+  });
 }
 
 /**

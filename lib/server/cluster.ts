@@ -9,7 +9,8 @@
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
  * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
- * upstreams' loop tokens (one seed). What stays per worker: the memory cache,
+ * upstreams' loop tokens (one seed). With an admin port, every worker listens on it too (one port,
+ * picked by the primary for port 0). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
 import cluster, { type Worker } from 'node:cluster';
@@ -98,6 +99,13 @@ export interface PrimaryOptions {
   host?: string;
   /** The listening line's URL for a port. */
   urlOf?: (port: number) => string;
+  /**
+   * The admin listener (/health, /ready, /chains, /metrics): every worker listens on it too, on
+   * one port (0: a free one, picked once), and answers /metrics with the cluster's aggregate.
+   */
+  admin?: { port: number; host: string };
+  /** The listening line's URL for the admin port. */
+  adminUrlOf?: (port: number) => string;
 }
 
 /** Starts the primary: its signal handlers at once, the workers once the port is known. */
@@ -199,23 +207,44 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // Every worker listens on the same port number, a replacement included: with port 0, one free
   // port is picked here first (else a worker started while no other listens would get another).
   let port = options.port;
+  let adminPort = options.admin?.port;
   const fork = () => {
-    const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex'), [portVariable]: String(port) });
+    const w = cluster.fork({
+      ...options.env,
+      [hopSeedVariable]: hopSeed.toString('hex'),
+      [portVariable]: String(port),
+      ...(adminPort !== undefined && { [adminPortVariable]: String(adminPort) }),
+    });
     startedAt.set(w, Date.now());
     // A message to a worker that is exiting fails (EPIPE): its exit is handled below, not a crash of the primary.
     w.on('error', (err: Error) => logger.debug({ worker: w.process.pid, reason: err.message }, 'message to a worker failed'));
     return w;
   };
+  // A worker counts as listening once it listens on the port, and on the admin port when there is one.
   const listeningWorkers = new Set<Worker>();
+  const listenedOn = new Map<Worker, Set<number>>();
   cluster.on('listening', (w: Worker, address: { port: number }) => {
+    const ports = listenedOn.get(w) ?? new Set<number>();
+    listenedOn.set(w, ports.add(address.port));
+    if (!ports.has(port) || (adminPort !== undefined && !ports.has(adminPort))) return;
     listeningWorkers.add(w);
     if (!everListening && listeningWorkers.size === options.workers) {
       everListening = true;
-      logger.info({ ...options.listening, port: address.port, url: options.urlOf ? options.urlOf(address.port) : `http://localhost:${address.port}`, workers: options.workers }, 'omnigate listening');
+      logger.info(
+        {
+          ...options.listening,
+          port,
+          url: options.urlOf ? options.urlOf(port) : `http://localhost:${port}`,
+          ...(adminPort !== undefined && { adminPort, adminUrl: options.adminUrlOf ? options.adminUrlOf(adminPort) : `http://localhost:${adminPort}` }),
+          workers: options.workers,
+        },
+        'omnigate listening',
+      );
     }
   });
   cluster.on('exit', (w: Worker, code: number | null, signal: string | null) => {
     listeningWorkers.delete(w);
+    listenedOn.delete(w);
     joined.delete(w);
     collector.gone(w);
     const lived = Date.now() - (startedAt.get(w) ?? Date.now());
@@ -294,19 +323,26 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
   if (port === 0) port = await freePort(options.host);
+  if (adminPort === 0) adminPort = await freePort(options.admin?.host, port);
   if (!stopping) for (let i = 0; i < options.workers; i++) fork();
 }
 
-/** A port free now (the cluster's workers listen on it next; another process could take it in between, as with any fixed port). */
-function freePort(host?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+/**
+ * A port free now (the cluster's workers listen on it next; another process could take it in
+ * between, as with any fixed port), other than `not` (the main port, picked just before).
+ */
+async function freePort(host?: string, not?: number): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.once('error', reject);
+      server.listen(0, host, () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
     });
-  });
+    if (port !== not) return port;
+  }
 }
 
 /** Each upstream's last poll merged over what the polls before it saw (a poll that saw nothing of a head keeps the earlier one). */
@@ -387,6 +423,15 @@ const hopSeedVariable = 'OMNIGATE_CLUSTER_HOP_SEED';
 
 /** The variable that gives a worker the port the cluster listens on. */
 const portVariable = 'OMNIGATE_CLUSTER_PORT';
+
+/** The variable that gives a worker the cluster's admin port. */
+const adminPortVariable = 'OMNIGATE_CLUSTER_ADMIN_PORT';
+
+/** The admin port a cluster's worker listens on (its primary gives it), else undefined. */
+export function workerAdminPort(): number | undefined {
+  const value = process.env[adminPortVariable];
+  return value && /^\d{1,5}$/.test(value) ? Number(value) : undefined;
+}
 
 /** The port a cluster's worker listens on (its primary gives it), else undefined. */
 export function workerPort(): number | undefined {

@@ -24,7 +24,8 @@ export interface Home {
   routes: HomeRoute[];
 }
 
-export function buildHome(options: { chains: readonly string[]; indexer: boolean }): Home {
+/** `admin`: /chains and /metrics are served on the admin address, not listed here. */
+export function buildHome(options: { chains: readonly string[]; indexer: boolean; admin?: boolean }): Home {
   const chains = [...options.chains];
   const first = chains[0] ?? '1';
   const routes: HomeRoute[] = [
@@ -37,6 +38,7 @@ export function buildHome(options: { chains: readonly string[]; indexer: boolean
     { method: 'GET', path: '/metrics', description: 'Prometheus metrics' },
     { method: 'GET', path: '/collection.json', description: 'Postman collection of the JSON-RPC methods' },
   ];
+  if (options.admin) routes.splice(0, routes.length, ...routes.filter((r) => r.path !== '/chains' && r.path !== '/metrics'));
   if (options.indexer) {
     routes.push(
       { method: 'GET', path: '/api-docs', description: 'indexer API reference (Redoc)' },
@@ -95,7 +97,7 @@ ${home.routes.map(item).join('\n')}
 `;
 }
 
-export function homeRoute(options: { chains: readonly string[]; indexer: boolean }): Middleware {
+export function homeRoute(options: { chains: readonly string[]; indexer: boolean; admin?: boolean }): Middleware {
   const home = buildHome(options);
   const json = `${JSON.stringify(home, null, 2)}\n`;
   const html = renderHtml(home);

@@ -283,3 +283,62 @@ test('without access: a path with a key segment is not an RPC route (left to the
   t.is((await gw.request('GET', '/chains')).status, 200);
   t.is(list[0]!.calls, 1);
 });
+
+/** A Postman request with the collection's variables put in, sent as Postman would send it. */
+interface PostmanItem {
+  name: string;
+  request: { method: string; header: { key: string; value: string }[]; body: { raw: string }; url: { raw: string } };
+}
+const fill = (text: string, vars: Record<string, string>) => text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => vars[k] ?? `{{${k}}}`);
+
+test('the Postman collection asks for the key: an apiKey variable and X-Api-Key on every request; filled in it is served, left empty it is refused', async (t) => {
+  const { gw, list } = await setup(t);
+  const collection = await gw.request('GET', '/collection.json');
+  t.is(collection.status, 200, 'open without a key');
+  const body = collection.body as { variable: { key: string; value: string }[]; item: { item: PostmanItem[] }[] };
+  const apiKey = body.variable.find((v) => v.key === 'apiKey');
+  t.deepEqual(apiKey && { key: apiKey.key, value: apiKey.value }, { key: 'apiKey', value: '' }, 'a variable for the key, empty: no key is written in it');
+  const items = body.item.flatMap((f) => f.item);
+  t.true(items.length > 20);
+  for (const item of items) t.deepEqual(item.request.header.filter((h) => h.key === 'X-Api-Key'), [{ key: 'X-Api-Key', value: '{{apiKey}}' }], item.name);
+
+  const vars = { ...Object.fromEntries(body.variable.map((v) => [v.key, v.value])), chainId: '1337' };
+  const send = (item: PostmanItem, key: string) => {
+    const url = new URL(fill(item.request.url.raw, { ...vars, apiKey: key }));
+    const headers = Object.fromEntries(item.request.header.map((h) => [h.key.toLowerCase(), fill(h.value, { ...vars, apiKey: key })]));
+    return gw.request(item.request.method, url.pathname, item.request.body.raw, headers);
+  };
+  const chainId = items.find((i) => i.name === 'eth_chainId')!;
+  const before = calls(list);
+  const refused = await send(chainId, '');
+  t.is(refused.status, 401, refused.text);
+  t.is(refused.body.error.code, -32018);
+  t.is(calls(list), before, 'no upstream call for the refused one');
+  const served = await send(chainId, DASHBOARD);
+  t.is(served.status, 200, served.text);
+  t.is(served.body.result, '0x539');
+});
+
+test('a key differing from a configured one in its last character and one differing in its first are refused the same way: 401 unknown, identical answers', async (t) => {
+  const { gw, list } = await setup(t);
+  const last = `${RELAYER.slice(0, -1)}${RELAYER.endsWith('X') ? 'Y' : 'X'}`;
+  const first = `${RELAYER.startsWith('X') ? 'Y' : 'X'}${RELAYER.slice(1)}`;
+  const unrelated = 'Z'.repeat(RELAYER.length);
+  // What an answer says, less what differs between any two answers (the date, the request id).
+  const shape = (r: Reply) => ({ status: r.status, body: r.body as unknown, headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => k !== 'date' && k !== 'x-request-id')) });
+  const forms: [string, (key: string) => Promise<Reply>][] = [
+    ['Bearer', (key) => gw.post('/rpc/1337', pinned(1), { authorization: `Bearer ${key}` })],
+    ['X-Api-Key', (key) => gw.post('/rpc/1337', pinned(1), { 'x-api-key': key })],
+    ['path', (key) => gw.post(`/rpc/1337/${key}`, pinned(1))],
+  ];
+  for (const [form, send] of forms) {
+    const answers = [await send(last), await send(first), await send(unrelated)];
+    for (const r of answers) refusal(t, r, 401, -32018, 1, 'unknown');
+    t.deepEqual(shape(answers[0]!), shape(answers[1]!), `${form}: last and first character`);
+    t.deepEqual(shape(answers[0]!), shape(answers[2]!), `${form}: as a key sharing nothing with it`);
+    t.is((await send(RELAYER)).status, 200, `${form}: the key itself is served`);
+  }
+  const metrics = await gw.request('GET', '/metrics', undefined, { 'x-api-key': OPS });
+  t.regex(metrics.text, /omnigate_access_refusals_total\{key="none",reason="unknown"\} 9/);
+  t.true(calls(list) > 0);
+});

@@ -35,3 +35,15 @@ test('should answer /health, /chains and /collection.json', async (t) => {
   t.is(post.status, 405);
   t.is(post.body.error.code, -32004);
 });
+
+test('without access: the collection asks for no key (no apiKey variable, no X-Api-Key header)', async (t) => {
+  const fake = await startFakeUpstream();
+  const gw = await startGateway({ chains: { 10: { rpcs: [fake.url] } } });
+  t.teardown(() => Promise.all([gw.close(), fake.close()]));
+  const collection = await gw.request('GET', '/collection.json');
+  t.is(collection.status, 200);
+  t.false(collection.body.variable.some((v: { key: string }) => v.key === 'apiKey'));
+  const headers = collection.body.item.flatMap((f: { item: { request: { header: { key: string }[] } }[] }) => f.item.flatMap((i) => i.request.header.map((h) => h.key)));
+  t.true(headers.length > 20);
+  t.true(headers.every((k: string) => k === 'Content-Type'));
+});

@@ -9,6 +9,7 @@
  */
 import test from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseConfig } from '../../../config/index.js';
@@ -154,6 +155,46 @@ test('should print the equivalent YAML config with --print-config, which omnigat
   t.is(one.port, 8545);
   t.deepEqual(one.chains['8453']?.rpcs, w.usable['8453']!.map((u) => new URL(u).href));
   t.is(Object.values(w.fakes).flat().reduce((n, f) => n + f.calls, 0), 0, '--print-config contacts no upstream');
+});
+
+/** Whether a TCP connection to host:port is accepted. */
+const accepts = (host: string, port: number) =>
+  new Promise<boolean>((done) => {
+    const socket = net.connect(port, host);
+    socket.once('connect', () => (socket.destroy(), done(true)));
+    socket.once('error', () => done(false));
+  });
+
+test('should listen on loopback (127.0.0.1) by default, and on the address --host gives; --print-config writes it', async (t) => {
+  const w = await world();
+  t.teardown(() => closeWorld(w));
+  const env = { OMNIGATE_CHAINLIST_FILE: w.file };
+  // (127.0.0.2 is a loopback address too on Linux: a second address to tell the binds apart)
+  const plain = run(['chainlist', '--port', '0', '--chains', '10'], env);
+  t.teardown(() => plain.child.kill('SIGKILL'));
+  const port = await listeningPort(plain);
+  t.like(logLines(plain).find((l) => l.msg === 'omnigate listening'), { host: '127.0.0.1', url: `http://127.0.0.1:${port}` });
+  t.true(await accepts('127.0.0.1', port));
+  t.false(await accepts('127.0.0.2', port), 'not every interface');
+  const given = run(['chainlist', '--port', '0', '--chains', '10', '--host', '127.0.0.2'], env);
+  t.teardown(() => given.child.kill('SIGKILL'));
+  const other = await listeningPort(given);
+  t.like(logLines(given).find((l) => l.msg === 'omnigate listening'), { host: '127.0.0.2', url: `http://127.0.0.2:${other}` });
+  t.is((await send(`http://127.0.0.2:${other}`, 'GET', '/health')).status, 200);
+  t.false(await accepts('127.0.0.1', other));
+  plain.child.kill('SIGINT');
+  given.child.kill('SIGINT');
+  t.is(await plain.exited, 0);
+  t.is(await given.exited, 0);
+
+  const printed = run(['chainlist', '--print-config', '--chains', '10'], env);
+  t.is(await printed.exited, 0);
+  t.is(parseConfig(printed.out.join('')).host, '127.0.0.1');
+  const everywhere = run(['chainlist', '--print-config', '--chains', '10', '--host', '0.0.0.0'], env);
+  t.is(await everywhere.exited, 0);
+  t.is(parseConfig(everywhere.out.join('')).host, '0.0.0.0');
+  const bad = run(['chainlist', '--port', '0', '--host', 'not a host'], env);
+  t.is(await bad.exited, 2);
 });
 
 test('should exit 2 on a bad --chains value, an unknown or dropped chain, or a missing chain-list file', async (t) => {

@@ -328,3 +328,15 @@ test('should read cache.redis, require its hmacKey and name what is wrong withou
   t.deepEqual(r.problems.map((p) => p.path), ['cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.ttlSeconds']);
   t.false(JSON.stringify(r.problems).includes('secret'), 'neither the URL nor the key is shown');
 });
+
+test('server.admin: a port, and a host that defaults to loopback; a bad one is reported with its path', (t) => {
+  t.deepEqual(ok({ ...minimal, server: { admin: { port: 9090 } } }).server.admin, { port: 9090, host: '127.0.0.1' });
+  t.deepEqual(ok({ ...minimal, server: { admin: { port: 0, host: '10.0.0.5' } } }).server.admin, { port: 0, host: '10.0.0.5' });
+  t.is(ok(minimal).server.admin, undefined);
+  const paths = (raw: unknown) => problems(raw).map((p) => p.path);
+  t.deepEqual(paths({ ...minimal, server: { admin: { host: '127.0.0.1' } } }), ['server.admin.port']);
+  t.deepEqual(paths({ ...minimal, server: { admin: { port: 70000 } } }), ['server.admin.port']);
+  t.deepEqual(paths({ ...minimal, server: { admin: { port: 9090, host: 'not a host' } } }), ['server.admin.host']);
+  t.deepEqual(paths({ ...minimal, server: { admin: { port: 9090, tls: true } } }), ['server.admin.tls']);
+  t.deepEqual(paths({ ...minimal, server: { admin: 9090 } }), ['server.admin']);
+});

@@ -9,9 +9,11 @@ import test from 'ava';
 import { buildKeyring, keyDigest, presentedKey } from '../../../../lib/access/keyring.js';
 import { ConfigError } from '../../../../lib/errors.js';
 import type { AccessKey } from '../../../../config/types.js';
+import { validateConfig } from '../../../../config/schema.js';
 
 const KEY = 'relayer-key-0123456789abcdef';
 const rights = { denyMethods: [], writes: true, cacheBypass: false, admin: false };
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const entry = (extra: Partial<AccessKey>): AccessKey => ({ ...rights, ...extra });
 
 test('a key is found by its digest; a key sharing all but its last character, or its first, is not', (t) => {
@@ -70,4 +72,39 @@ test('presentedKey: Bearer first, then X-Api-Key, then the RPC route\'s last seg
   t.is(presentedKey(req('/rpc/1', { authorization: 'Basic dTpw' })), null);
   t.is(presentedKey(req('/rpc/1', { authorization: 'Bearer' })), null);
   t.is(presentedKey(req('/chains/some-key')), undefined, 'only an RPC route has a key segment');
+});
+
+/** Every string reachable from a value: object keys and values, array items, Map keys and values, Set members. */
+function stringsIn(value: unknown, seen = new Set<unknown>(), out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  if (typeof value !== 'object' || value === null || seen.has(value)) return out;
+  seen.add(value);
+  if (value instanceof Map) for (const [k, v] of value) stringsIn(k, seen, out), stringsIn(v, seen, out);
+  else if (value instanceof Set) for (const v of value) stringsIn(v, seen, out);
+  else for (const [k, v] of Object.entries(value)) out.push(k), stringsIn(v, seen, out);
+  return out;
+}
+
+test('the lookup compares no key text: the keyring (config included) holds digests only, and find(k) is the digest map\'s entry for sha256(k)', (t) => {
+  const OTHER = 'dashboard-key-fedcba9876543210';
+  const checked = validateConfig({ chains: { 1: { rpcs: ['https://a.example'] } }, access: { keys: [{ label: 'relayer', key: KEY }, { key: OTHER }] } });
+  if ('problems' in checked) return t.fail(JSON.stringify(checked.problems));
+  const ring = buildKeyring(checked.config.access!);
+  // The structure: a map from 64-hex digests (the configured keys' SHA-256) to grants, nothing else keyed.
+  t.deepEqual([...ring.byDigest.keys()].sort(), [sha256(KEY), sha256(OTHER)].sort());
+  for (const digest of ring.byDigest.keys()) t.regex(digest, /^[0-9a-f]{64}$/);
+  // No string anywhere in the config or the keyring holds a key, or any 8 characters of one.
+  const strings = stringsIn([checked.config, ring]);
+  t.true(strings.length > 10);
+  for (const key of [KEY, OTHER]) {
+    for (let i = 0; i + 8 <= key.length; i++) {
+      const part = key.slice(i, i + 8);
+      t.false(strings.some((s) => s.includes(part) && !/^[0-9a-f]{64}$/.test(s)), `"${part}" of a key is held somewhere`);
+    }
+  }
+  // find(k) is exactly the map's entry under sha256(k): the key, its last or first character changed, the empty key.
+  for (const k of [KEY, `${KEY.slice(0, -1)}X`, `X${KEY.slice(1)}`, OTHER, '']) t.is(ring.find(k), ring.byDigest.get(sha256(k)), k);
+  t.is(ring.find(KEY)?.label, 'relayer');
+  t.is(ring.find(`${KEY.slice(0, -1)}X`), undefined);
+  t.is(ring.find(`X${KEY.slice(1)}`), undefined);
 });

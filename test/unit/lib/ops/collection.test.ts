@@ -182,3 +182,16 @@ test('pathPrefix puts the mount path before every route; empty and slashes-only 
   t.deepEqual(buildCollection({ pathPrefix: '' }), collection);
   t.deepEqual(buildCollection({ pathPrefix: '/' }), collection);
 });
+
+test('clientKeys: an empty apiKey variable and X-Api-Key: {{apiKey}} on every request, nothing else changed', (t) => {
+  const keyed = buildCollection({ clientKeys: true });
+  t.deepEqual(
+    keyed.variable.map(({ key, value }) => ({ key, value })),
+    [...collection.variable.map(({ key, value }) => ({ key, value })), { key: 'apiKey', value: '' }],
+  );
+  const items = keyed.item.flatMap((f) => f.item);
+  t.is(items.length, allItems().length);
+  for (const item of items) t.deepEqual(item.request.header, [{ key: 'Content-Type', value: 'application/json' }, { key: 'X-Api-Key', value: '{{apiKey}}' }], item.name);
+  const strip = (c: typeof keyed) => c.item.map((f) => ({ ...f, item: f.item.map((i) => ({ ...i, request: { ...i.request, header: i.request.header.filter((h) => h.key !== 'X-Api-Key') } })) }));
+  t.deepEqual(strip(keyed), collection.item);
+});
