@@ -132,7 +132,9 @@ export function presentedKey(req: IncomingMessage): string | undefined | null {
     const m = /^\s*bearer\s+(\S+)\s*$/i.exec(auth);
     return m ? m[1]! : null;
   }
+  // An empty X-Api-Key (a client's unset variable: Postman's {{apiKey}}) presents no key.
   const header = req.headers['x-api-key'];
-  if (header !== undefined) return Array.isArray(header) ? header[0] : header.trim();
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value) return value;
   return routeOf(req)?.key;
 }

@@ -67,6 +67,9 @@ test('presentedKey: Bearer first, then X-Api-Key, then the RPC route\'s last seg
   const req = (url: string, headers: Record<string, string> = {}) => ({ url, headers }) as unknown as IncomingMessage;
   t.is(presentedKey(req('/rpc/1/path-key', { authorization: 'Bearer bearer-key', 'x-api-key': 'header-key' })), 'bearer-key');
   t.is(presentedKey(req('/rpc/1/path-key', { 'x-api-key': ' header-key ' })), 'header-key');
+  // An empty X-Api-Key presents no key: the path's, else none (the anonymous tier, or 401 missing).
+  t.is(presentedKey(req('/rpc/1/path-key', { 'x-api-key': ' ' })), 'path-key');
+  t.is(presentedKey(req('/rpc/1', { 'x-api-key': '' })), undefined);
   t.is(presentedKey(req('/confirmations/2/rpc/1/path-key')), 'path-key');
   t.is(presentedKey(req('/rpc/1')), undefined);
   t.is(presentedKey(req('/rpc/1', { authorization: 'Basic dTpw' })), null);
