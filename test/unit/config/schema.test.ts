@@ -37,7 +37,8 @@ test('should apply every default to a minimal config', (t) => {
     confirmableMethods: [],
     ignoredFields: {},
     heads: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, heads: {} } },
+    verify: defaults.verify,
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, verify: defaults.verify, heads: {} } },
   });
 });
 
@@ -327,4 +328,15 @@ test('should read cache.redis, require its hmacKey and name what is wrong withou
   if (!('problems' in r)) return;
   t.deepEqual(r.problems.map((p) => p.path), ['cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.ttlSeconds']);
   t.false(JSON.stringify(r.problems).includes('secret'), 'neither the URL nor the key is shown');
+});
+
+test('should read verify per chain over the global one, and name the path of a bad one', (t) => {
+  const c = ok({ ...minimal, verify: 'proof', chains: { 1: { rpcs: ['https://a.example/v2/KEY'] }, 2: { rpcs: ['https://b.example/v2/KEY'], verify: 'agreement' } } });
+  t.is(c.verify, 'proof');
+  t.is(c.chains['1']!.verify, 'proof');
+  t.is(c.chains['2']!.verify, 'agreement');
+  const bad = validateConfig({ ...minimal, chains: { 1: { rpcs: ['https://a.example/v2/KEY'], verify: 'proofs' } } });
+  t.true('problems' in bad && bad.problems.some((p) => p.path === 'chains.1.verify' && /not a verify mode/.test(p.message)));
+  const badTop = validateConfig({ ...minimal, verify: true });
+  t.true('problems' in badTop && badTop.problems.some((p) => p.path === 'verify'));
 });
