@@ -20,10 +20,12 @@ import { Cancellation } from '../lib/upstream/transport/contract.js';
 import { HeaderBook } from '../lib/prove/book.js';
 import type { ProofJob } from '../lib/prove/job.js';
 import type { ProofMetrics } from '../lib/prove/metrics.js';
-import { proves } from '../lib/prove/mode.js';
+import { proofModeOf, proves } from '../lib/prove/mode.js';
 import { proofRoute } from '../lib/prove/provers.js';
 import { runProof } from '../lib/prove/run.js';
-import { InternalError } from '../lib/errors.js';
+import { DeadlineExceededError, InternalError, InvalidRequestError } from '../lib/errors.js';
+
+const deadlineReason = 'deadline';
 
 export interface ProveOptions {
   disputes: DisputePolicy;
@@ -43,16 +45,24 @@ export function prove(options: ProveOptions, inner: Middleware): Middleware {
     const call = payload.calls[0]!;
     // A top-up counts the cached votes by agreement; a batch is proven member by member.
     if (!ctx.confirmable || ctx.beyondHeads || payload.batch || call.alias !== undefined || (ctx.cached !== undefined && !ctx.cached.hit && ctx.cached.prior !== undefined)) return inner(req, res, next);
+    // (the mode first: on a chain on agreement no route is built)
+    if (proofModeOf(chain).mode !== 'proof') return inner(req, res, next);
     const route = proofRoute(call);
     if (route === undefined || !route.scopes.every((s) => proves(chain, s))) return inner(req, res, next);
+    const plan = need(ctx, 'fetch', 'prove');
     const signal = new Cancellation();
-    onAnswerDone(req, res, () => signal.abort());
+    // The request deadline covers the header's agreement and every provider asked.
+    const deadline = setTimeout(() => signal.abort(deadlineReason), plan.deadlineMs);
+    onAnswerDone(req, res, () => {
+      clearTimeout(deadline);
+      signal.abort();
+    });
     const job: ProofJob = {
       requestId: ctx.requestId,
       log: ctx.log,
       chain,
       call,
-      plan: need(ctx, 'fetch', 'prove'),
+      plan,
       candidates: need(ctx, 'candidates', 'prove'),
       required: need(ctx, 'required', 'prove'),
       disputes: options.disputes,
@@ -64,6 +74,7 @@ export function prove(options: ProveOptions, inner: Middleware): Middleware {
     };
     runProof(job, route).then(
       (proven) => {
+        clearTimeout(deadline);
         if (proven === undefined) return inner(req, res, next);
         const body = Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${JSON.stringify(proven.result)}}`);
         const judged = assessBody(body, payload, chain.ignoredFields);
@@ -76,7 +87,11 @@ export function prove(options: ProveOptions, inner: Middleware): Middleware {
         options.metrics?.bytes(chain.id, job.bytes);
         next();
       },
-      (err: unknown) => next(err),
+      (err: unknown) => {
+        clearTimeout(deadline);
+        if (signal.reason === deadlineReason) return next(new DeadlineExceededError('Deadline exceeded: the answer was not proven in time', { data: { required: job.required, proof: true } }));
+        next(signal.aborted ? new InvalidRequestError('Invalid request: the client closed the connection before its answer', { id: null }) : err);
+      },
     );
   };
 }

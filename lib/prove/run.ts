@@ -42,6 +42,8 @@ export async function runProof(job: ProofJob, route: ProofRoute): Promise<Proven
       } else throw err;
     }
   }
+  // The deadline passed (or the client left) while providers were asked: the caller says which.
+  if (job.signal.aborted) throw new Error('proof aborted');
   if (!lied) return undefined;
   throw new ProofFailedError(`Proof failed: no provider's answer proved against the header ${job.required} provider${job.required === 1 ? '' : 's'} agreed on`, {
     data: { required: job.required, ...(agreed && { blockHash: agreed.header.hash, blockNumber: `0x${agreed.header.number.toString(16)}` }), failures },

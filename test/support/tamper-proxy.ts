@@ -20,6 +20,8 @@ export interface TamperProxy {
   methods: Map<string, number>;
   calls(method?: string): number;
   tamper: Tamper | undefined;
+  /** Answers calls of these methods only after this many ms (a slow provider). */
+  slow: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -34,11 +36,14 @@ export async function startTamperProxy(node: string, tamper?: Tamper): Promise<T
     methods: new Map(),
     calls: (method) => (method === undefined ? [...proxy.methods.values()].reduce((a, b) => a + b, 0) : proxy.methods.get(method) ?? 0),
     tamper,
+    slow: new Map(),
     close: async () => {},
   };
   const sockets = new Set<import('node:net').Socket>();
   const one = async (call: { id: unknown; method: string; params?: unknown[] }) => {
     proxy.methods.set(call.method, (proxy.methods.get(call.method) ?? 0) + 1);
+    const wait = proxy.slow.get(call.method);
+    if (wait !== undefined) await new Promise((resolve) => setTimeout(resolve, wait).unref());
     const answer = (await forward(node, call)) as { result?: unknown };
     if (proxy.tamper && 'result' in answer) {
       const instead = proxy.tamper({ method: call.method, params: call.params ?? [] }, structuredClone(answer.result));

@@ -21,10 +21,10 @@ test.after.always(stopAllAnvils);
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A gateway over a liar (asked first) and an honest provider, at N=1 in proof mode. */
-async function liarFirst(tamper: Tamper, options: { honest?: boolean; verify?: string; confirmations?: number } = {}): Promise<{ gw: Gateway; liar: TamperProxy; honest: TamperProxy; close(): Promise<void> }> {
+async function liarFirst(tamper: Tamper, options: { honest?: boolean; verify?: string; confirmations?: number; timeouts?: Record<string, number> } = {}): Promise<{ gw: Gateway; liar: TamperProxy; honest: TamperProxy; close(): Promise<void> }> {
   const liar = await startTamperProxy(chain.node.url, tamper);
   const honest = await startTamperProxy(chain.node.url, options.honest === false ? tamper : undefined);
-  const gw = await startGateway({ confirmations: options.confirmations ?? 1, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } });
+  const gw = await startGateway({ confirmations: options.confirmations ?? 1, ...(options.timeouts && { timeouts: { hedgeMs: 1000, ...options.timeouts } }), chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } });
   return { gw, liar, honest, close: async () => { await gw.close(); await liar.close(); await honest.close(); } };
 }
 
@@ -199,6 +199,17 @@ test.serial('batch members are proven each on its own', async (t) => {
   t.is(reply.body[0].result, await chain.node.rpc<string>('eth_getBalance', [chain.recipient, at]));
   t.is(reply.body[1].result, chain.storedWord);
   t.is(reply.headers['x-confirmable'], 'true');
+});
+
+test.serial('the request deadline covers the proof: providers too slow to give their material end in -32012', async (t) => {
+  const { gw, liar, honest, close } = await liarFirst(() => undefined, { timeouts: { upstreamMs: 1000, requestMs: 1000 } });
+  t.teardown(close);
+  liar.slow.set('eth_getProof', 5000);
+  honest.slow.set('eth_getProof', 5000);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, hex(chain.blocks.logs)]));
+  t.is(reply.status, 504);
+  t.is(reply.body.error.code, -32012);
+  t.is(reply.body.result, undefined);
 });
 
 test.serial('N=2: the header agreed by two providers, the answer proven from one; X-Checked-URLS names both', async (t) => {
