@@ -203,8 +203,7 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
     pin,
     async prove(job, upstream, agreed) {
       const top = agreed!.header;
-      const below = from === undefined || from === top.number ? [] : await headersBelow(job, upstream, from, top.number);
-      const headers: ProvenHeader[] = [...checkHeaderChain(top, below), top];
+      const headers: ProvenHeader[] = from === undefined || from === top.number ? [top] : await rangeHeaders(job, upstream, agreed!, from);
       const receipts = new Map<string, BlockReceipts>();
       for (const h of blocksToFetch(headers, filter as LogFilter)) {
         const got = await material(job, upstream, 'eth_getBlockReceipts', [h.hash]);
@@ -225,6 +224,34 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
       return { result: proven, agreed: agreed! };
     },
   };
+}
+
+/**
+ * The proven headers of blocks from…top (lowest first): from the book when it holds every one
+ * of them (final headers proven before), else the ones below the top from this provider in one
+ * upstream batch, proven by parentHash and kept when final (vouched for by the top's quorum).
+ */
+async function rangeHeaders(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, from: bigint): Promise<ProvenHeader[]> {
+  const top = agreed.header;
+  const kept: ProvenHeader[] = [];
+  for (let n = from; n < top.number; n += 1n) {
+    const hit = job.headers.get(job.chain, { number: n }, job.required);
+    if (hit === undefined) break;
+    kept.push(hit.header);
+  }
+  // A kept range serves only when it is the chain below this top, link by link.
+  if (kept.length === Number(top.number - from) && linked([...kept, top])) return [...kept, top];
+  const below = await headersBelow(job, upstream, from, top.number);
+  const proven = checkHeaderChain(top, below);
+  const byNumber = new Map(below.map((b) => [String(b.number).toLowerCase(), b]));
+  for (const header of proven) job.headers.keep(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
+  return [...proven, top];
+}
+
+/** Whether each header (lowest first) is the parent of the next. */
+function linked(headers: readonly ProvenHeader[]): boolean {
+  for (let i = 1; i < headers.length; i += 1) if (headers[i]!.parentHash !== headers[i - 1]!.hash) return false;
+  return true;
 }
 
 /** The headers of blocks from…top-1, from one provider in one upstream batch. */

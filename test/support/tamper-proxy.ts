@@ -20,6 +20,10 @@ export interface TamperProxy {
   methods: Map<string, number>;
   calls(method?: string): number;
   tamper: Tamper | undefined;
+  /** HTTP requests received (a batch is one). */
+  requests: number;
+  /** Answer bytes sent so far. */
+  bytes: number;
   /** Answers calls of these methods only after this many ms (a slow provider). */
   slow: Map<string, number>;
   close(): Promise<void>;
@@ -37,14 +41,17 @@ export async function startTamperProxy(node: string, tamper?: Tamper): Promise<T
     calls: (method) => (method === undefined ? [...proxy.methods.values()].reduce((a, b) => a + b, 0) : proxy.methods.get(method) ?? 0),
     tamper,
     slow: new Map(),
+    bytes: 0,
+    requests: 0,
     close: async () => {},
   };
   const sockets = new Set<import('node:net').Socket>();
-  const one = async (call: { id: unknown; method: string; params?: unknown[] }) => {
+  type In = { id: unknown; method: string; params?: unknown[] };
+  const one = async (call: In, forwarded?: { result?: unknown }) => {
     proxy.methods.set(call.method, (proxy.methods.get(call.method) ?? 0) + 1);
     const wait = proxy.slow.get(call.method);
     if (wait !== undefined) await new Promise((resolve) => setTimeout(resolve, wait).unref());
-    const answer = (await forward(node, call)) as { result?: unknown };
+    const answer = forwarded ?? ((await forward(node, call)) as { result?: unknown });
     if (proxy.tamper && 'result' in answer) {
       const instead = proxy.tamper({ method: call.method, params: call.params ?? [] }, structuredClone(answer.result));
       if (instead !== undefined) return { ...answer, result: instead };
@@ -56,9 +63,17 @@ export async function startTamperProxy(node: string, tamper?: Tamper): Promise<T
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: unknown; method: string; params?: unknown[] } | { id: unknown; method: string; params?: unknown[] }[];
-      const answered = Array.isArray(body) ? Promise.all(body.map(one)) : one(body);
+      proxy.requests += 1;
+      // A batch goes to the node as one batch; each member's answer is then tampered with on its own.
+      const answered = Array.isArray(body)
+        ? (forward(node, body) as Promise<{ id: unknown; result?: unknown }[]>).then((all) => Promise.all(body.map((call) => one(call, all.find((a) => a.id === call.id) ?? {}))))
+        : one(body);
       answered.then(
-        (out) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out)),
+        (out) => {
+          const text = JSON.stringify(out);
+          proxy.bytes += Buffer.byteLength(text);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+        },
         (err: Error) => res.writeHead(502).end(err.message),
       );
     });
