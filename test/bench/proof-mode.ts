@@ -41,11 +41,11 @@ export async function runProofMode(ctx: Pick<PartContext, 'rounds' | 'log'>): Pr
     for (let i = 0; i < 3; i += 1) providers.push(await startTamperProxy(chain.node.url));
     const rpcs = providers.map((p) => p.url);
     const gateway = async (verify: string, heads: boolean) => {
-      const gw = await startGateway({ confirmations: 3, timeouts: { hedgeMs: 0 }, heads: { finalityDepth: 64 }, chains: { [chain.chainId]: { rpcs, verify } } });
+      const gw = await startGateway({ confirmations: 3, timeouts: { hedgeMs: 0 }, heads: { finalityDepth: 64, intervalMs: 3_600_000 }, chains: { [chain.chainId]: { rpcs, verify } } });
       gateways.push(gw);
       if (heads) {
         gw.rpc.startHeadTracking();
-        await new Promise((r) => setTimeout(r, 500)); // its first round
+        await new Promise((r) => setTimeout(r, 500)); // its first round (the only one: intervalMs is an hour, no poll counts in the rounds)
       }
       return gw;
     };
