@@ -292,3 +292,42 @@ for (const [id, title, request] of quirkCases) {
     }
   });
 }
+
+test.serial('eth_getLogs: a log added to the provider\'s answer, or one altered, is charged; the proven logs are served', async (t) => {
+  const all = await chain.node.rpc<{ data: string; logIndex: string }[]>('eth_getLogs', [filter()]);
+  for (const lie of ['added', 'altered'] as const) {
+    const { gw, liar, close } = await liarFirst((call, result) => {
+      if (call.method !== 'eth_getLogs') return undefined;
+      const logs = result as { data: string }[];
+      if (lie === 'added') return [...logs, { ...logs[0]!, data: '0x01' }];
+      logs[1]!.data = '0xdead';
+      return logs;
+    });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
+    t.is(reply.status, 200, lie);
+    t.deepEqual(reply.body.result.map((l: { data: string }) => l.data), all.map((l) => l.data), lie);
+    t.is(reply.headers['x-forwarded-from'], liar.url, `${lie}: the receipts proved; the answer is built from them`);
+    const metrics = await gw.request('GET', '/metrics');
+    t.regex(metrics.text, /omnigate_proofs_total\{chain="31337",upstream="[^"]+",outcome="failed"\} 1/, lie);
+    t.regex(metrics.text, /omnigate_proof_bytes_count\{chain="31337"\} 1/, lie);
+    await close();
+  }
+});
+
+test.serial('a full block with one transaction altered is caught by the transactions root: the honest block served', async (t) => {
+  const at = hex(chain.blocks.deploy);
+  const honestBlock = await chain.node.rpc<{ transactions: { value: string }[] }>('eth_getBlockByNumber', [at, true]);
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method !== 'eth_getBlockByHash' || call.params[1] !== true) return undefined;
+    const block = result as { transactions: { value: string }[] };
+    block.transactions[1]!.value = '0x1';
+    return block;
+  });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
+  t.is(reply.status, 200);
+  t.deepEqual(reply.body.result.transactions.map((x: { value: string }) => x.value), honestBlock.transactions.map((x) => x.value));
+  t.is(reply.headers['x-verified-by'], 'proof');
+  t.is(reply.headers['x-forwarded-from'], honest.url);
+  t.is(liar.calls('eth_getBlockByHash'), 1);
+});
