@@ -84,6 +84,11 @@ export function proofRoute(call: RpcCall): ProofRoute | undefined {
       return p[1] === true ? fullBlockRoute(pinOf(p[0])) : undefined;
     case 'eth_getLogs':
       return logsRoute(p[0]);
+    case 'eth_getTransactionByBlockNumberAndIndex':
+    case 'eth_getTransactionByBlockHashAndIndex':
+      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOf(p[0]), Number(BigInt(p[1]))) : undefined;
+    case 'eth_getTransactionByHash':
+      return typeof p[0] === 'string' && HASH.test(p[0]) ? transactionRoute(p[0].toLowerCase()) : undefined;
     default:
       return undefined;
   }
@@ -172,6 +177,55 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
       if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
       await checkTransactions(agreed!.header, txs as TransactionJson[]);
       return { result: block, agreed: agreed! };
+    },
+  };
+}
+
+/** A block's transactions proven from one provider's full block against the agreed header. */
+async function provenTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader): Promise<TransactionJson[]> {
+  const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed.header.hash, true])) as BlockJson | null;
+  if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
+  checkHeader(block, agreed.header.hash);
+  const txs = block.transactions;
+  if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
+  await checkTransactions(agreed.header, txs as TransactionJson[]);
+  return txs as TransactionJson[];
+}
+
+/** The transaction at an index of a pinned block: the block's transactions proven; past the last, null (proven too). */
+function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRoute | undefined {
+  if (pin === undefined || !Number.isSafeInteger(index)) return undefined;
+  return {
+    scopes: ['header'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const txs = await provenTransactions(job, upstream, agreed!);
+      return { result: txs[index] ?? null, agreed: agreed! };
+    },
+  };
+}
+
+/** A transaction by hash: the provider's answer names its block, whose header is agreed; the block's transactions prove it. */
+function transactionRoute(txHash: string): ProofRoute {
+  return {
+    scopes: ['header'],
+    pin: undefined,
+    async prove(job, upstream) {
+      const answer = (await material(job, upstream, 'eth_getTransactionByHash', [txHash])) as TransactionJson | null;
+      const blockHash = answer?.blockHash;
+      if (answer === null || typeof answer !== 'object' || typeof blockHash !== 'string' || !HASH.test(blockHash)) {
+        throw new MaterialError('eth_getTransactionByHash: no mined transaction (an unknown or pending one is not proven: asked by agreement)');
+      }
+      const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
+      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
+      const txs = await provenTransactions(job, upstream, agreed);
+      const proven = txs.find((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
+      // The answer is the proven transaction, as the block holds it; a provider's answer that
+      // differs from it in a field both have is charged.
+      const differs = Object.keys(proven).find((key) => answer[key] !== undefined && JSON.stringify(answer[key]).toLowerCase() !== JSON.stringify(proven[key]).toLowerCase());
+      if (differs !== undefined) chargeProof(job, upstream, `eth_getTransactionByHash answer: ${differs} differs from the proven transaction's`);
+      return { result: proven, agreed };
     },
   };
 }

@@ -331,3 +331,32 @@ test.serial('a full block with one transaction altered is caught by the transact
   t.is(reply.headers['x-forwarded-from'], honest.url);
   t.is(liar.calls('eth_getBlockByHash'), 1);
 });
+
+test.serial('transactions by hash and by block and index: proven by the block\'s transactions root; a lie charged, never served', async (t) => {
+  const block = await chain.node.rpc<{ hash: string; transactions: { hash: string; value: string }[] }>('eth_getBlockByNumber', [hex(chain.blocks.deploy), true]);
+  const tx = block.transactions[1]!;
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionByHash') return { ...(result as object), value: '0x7' };
+    if (call.method === 'eth_getBlockByHash' && call.params[1] === true) {
+      const b = result as { transactions: { value: string }[] };
+      b.transactions[1]!.value = '0x7';
+      return b;
+    }
+    return undefined;
+  });
+  t.teardown(close);
+  const byHash = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByHash', [tx.hash]));
+  t.is(byHash.status, 200);
+  t.is(byHash.body.result.value, tx.value);
+  t.is(byHash.headers['x-verified-by'], 'proof');
+  t.is(byHash.headers['x-block-hash'], block.hash);
+  t.is(byHash.headers['x-forwarded-from'], honest.url, 'the liar\'s block did not prove');
+  const byIndex = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByBlockNumberAndIndex', [hex(chain.blocks.deploy), '0x1']));
+  t.is(byIndex.body.result.hash, tx.hash);
+  t.is(byIndex.body.result.value, tx.value);
+  t.is(byIndex.headers['x-forwarded-from'], honest.url);
+  const past = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByBlockNumberAndIndex', [hex(chain.blocks.deploy), '0x40']));
+  t.is(past.body.result, null);
+  t.is(past.headers['x-verified-by'], 'proof');
+  t.true(liar.calls('eth_getBlockByHash') >= 2);
+});
