@@ -123,7 +123,7 @@ test.serial('a header whose hash does not match its fields is not agreed on: the
 });
 
 test.serial('verify: agreement (and auto before its self-check) asks by agreement: X-Verified-By agreement', async (t) => {
-  for (const verify of ['agreement']) {
+  for (const verify of ['agreement', 'auto']) {
     const { gw, liar, close } = await liarFirst(() => undefined, { verify });
     const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, hex(chain.blocks.logs)]));
     t.is(reply.headers['x-verified-by'], 'agreement', verify);
