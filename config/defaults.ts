@@ -94,6 +94,8 @@ export const defaults = {
   },
   /** How a chain spreads N=1 requests: balanced over the best upstreams, or priority (list order). */
   strategy: 'balanced' as 'balanced' | 'priority',
+  /** How confirmable reads are vouched for (lib/prove): proofs where the chain allows them and its self-check passed. */
+  verify: 'auto' as 'agreement' | 'proof' | 'auto',
   /** Methods added to the confirmable class on every chain (they carry no block parameter). */
   confirmableMethods: [] as string[],
 } as const;

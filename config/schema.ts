@@ -7,14 +7,14 @@ import { scrubberOf } from '../lib/upstream/redact.js';
 import { defaults } from './defaults.js';
 
 export type { HeadsConfig, ConfirmableMethod, ChainConfig, UpstreamLimits, IgnoredFieldsConfig, OmnigateConfig, ConfigProblem } from './types.js';
-import type { ChainConfig, OmnigateConfig, ConfigProblem } from './types.js';
+import type { ChainConfig, OmnigateConfig, ConfigProblem, VerifyMode } from './types.js';
 import { isIP } from 'node:net';
 import { accessSection } from './access.js';
 import { attestSection } from './attest.js';
 import { fieldLists, headsSection, isObj, methodList, proxyUrl, show, unknownKeys, urlList, urlSecretsIn, writesSection, type Obj } from './sections.js';
 
-const topKeys = ['port', 'host', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'chains', 'indexer', 'access', 'attest'];
-const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream'];
+const topKeys = ['port', 'host', 'confirmations', 'refreshInterval', 'timeouts', 'limits', 'server', 'upstreams', 'redactHeaders', 'mergeRequests', 'cache', 'disputes', 'confirmableMethods', 'ignoredFields', 'heads', 'verify', 'chains', 'indexer', 'access', 'attest'];
+const chainKeys = ['rpcs', 'confirmations', 'confirmableMethods', 'ignoredFields', 'heads', 'strategy', 'writes', 'batchUpstream', 'verify'];
 
 /**
  * Whole numbers as every check below reads them: JS numbers. The YAML loader reads whole numbers
@@ -81,7 +81,8 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
   const confirmableMethods = methodList(raw.confirmableMethods, 'confirmableMethods', r.report);
   const ignoredFields = fieldLists(raw.ignoredFields, 'ignoredFields', r.report);
   const heads = headsSection(raw.heads, 'heads', r.report);
-  const chains = chainsOf(r, confirmations);
+  const verify = verifyModeOf(raw.verify, 'verify', defaults.verify, r.report);
+  const chains = chainsOf(r, confirmations, verify);
   const access = accessSection(raw.access, r.report);
   const attest = attestSection(raw.attest, r.report);
   for (const id of attest?.chains ?? []) if (Object.keys(chains).length > 0 && !Object.hasOwn(chains, id)) r.report('attest.chains', `chain ${id} is not configured (chains: ${Object.keys(chains).join(', ')})`);
@@ -96,7 +97,7 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     const scrub = scrubberOf(urlSecretsIn(raw));
     return { problems: problems.map((p) => ({ path: scrub(p.path), message: scrub(p.message) })) };
   }
-  return { config: { port, ...(host !== undefined && { host }), ...(access && { access }), ...(attest && { attest }), confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, chains } };
+  return { config: { port, ...(host !== undefined && { host }), ...(access && { access }), ...(attest && { attest }), confirmations, refreshInterval, timeouts, limits, server, upstreams, redactHeaders, mergeRequests, cache, disputes, indexer, confirmableMethods, ignoredFields, heads, verify, chains } };
 }
 
 /** `host`: an IP address or a host name to listen on (absent: every interface). */
@@ -328,7 +329,7 @@ function indexerOf(r: Reader): OmnigateConfig['indexer'] {
   return indexer;
 }
 
-function chainsOf(r: Reader, confirmations: number): Record<string, ChainConfig> {
+function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<string, ChainConfig> {
   const chains: Record<string, ChainConfig> = {};
   const rawChains = r.raw.chains;
   if (!isObj(rawChains) || Object.keys(rawChains).length === 0) {
@@ -352,12 +353,12 @@ function chainsOf(r: Reader, confirmations: number): Record<string, ChainConfig>
       r.report(path, 'must be a mapping with an `rpcs:` list');
       continue;
     }
-    chains[id] = chainOf(r, path, value, confirmations);
+    chains[id] = chainOf(r, path, value, confirmations, verify);
   }
   return chains;
 }
 
-function chainOf(r: Reader, path: string, value: Obj, confirmations: number): ChainConfig {
+function chainOf(r: Reader, path: string, value: Obj, confirmations: number, verify: VerifyMode): ChainConfig {
   const report = r.report;
   unknownKeys(value, chainKeys, path, report);
   const { urls: rpcs, providers, upstreamLimits } = urlList(value.rpcs, `${path}.rpcs`, report);
@@ -384,6 +385,7 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number): Ch
     ...(providers.some((p) => p !== undefined) ? { providers } : {}),
     ...(upstreamLimits.some((l) => Object.keys(l).length > 0) ? { upstreamLimits } : {}),
     strategy: strategy === 'priority' ? 'priority' : 'balanced',
+    verify: verifyModeOf(value.verify, `${path}.verify`, verify, report),
     confirmations: chainConfirmations,
     confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
     ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
@@ -391,6 +393,18 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number): Ch
     ...writesSection(value.writes, `${path}.writes`, rpcs.length, report),
     ...(batchUpstream === false && { batchUpstream: false as const }),
   };
+}
+
+/**
+ * `verify: agreement | proof | auto`: how a chain's confirmable reads are vouched for
+ * (lib/prove/README.md): N agreeing answers; answers proven against a header N agreed on; or
+ * proofs once the chain's quirks allow them and its self-check passed, agreement until then.
+ */
+function verifyModeOf(value: unknown, path: string, fallback: VerifyMode, report: (path: string, message: string) => void): VerifyMode {
+  if (value === undefined || value === null) return fallback;
+  if (value === 'agreement' || value === 'proof' || value === 'auto') return value;
+  report(path, `${show(value)} is not a verify mode: use agreement (N agreeing answers), proof (answers proven against a header N providers agreed on) or auto (proof where the chain allows it and its self-check passed)`);
+  return fallback;
 }
 
 /** Chains whose confirmations (inherited from the global default) exceed their independent providers. */

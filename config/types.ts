@@ -43,6 +43,8 @@ export interface ChainConfig {
   readonly heads: HeadsConfig;
   /** How N=1 requests are spread (lib/upstream/select.ts arrange): `balanced` (default) or `priority`. */
   readonly strategy: 'balanced' | 'priority';
+  /** How confirmable reads are vouched for (lib/prove): the chain's own, else the global `verify`. */
+  readonly verify: VerifyMode;
   /** Writes (lib/verify/write.ts): `broadcast` upstreams get each write at once (1: one; Infinity: `all`); absent: one. */
   readonly writes?: { readonly broadcast: number };
   /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
@@ -229,6 +231,8 @@ export interface OmnigateConfig {
     readonly lookbackFloor?: number;
     readonly statsIntervalSeconds?: number;
   };
+  /** The default of every chain's `verify` (default `auto`). */
+  readonly verify: VerifyMode;
   /** Keyed by the chain id in canonical decimal form (exact, never wrapped). */
   readonly chains: Readonly<Record<string, ChainConfig>>;
 }
@@ -238,3 +242,10 @@ export interface ConfigProblem {
   path: string;
   message: string;
 }
+
+/**
+ * `agreement`: N agreeing answers; `proof`: answers proven against a block header N providers
+ * agreed on (lib/prove); `auto`: proof where the chain's quirks allow it and its self-check at
+ * start passed, agreement until then.
+ */
+export type VerifyMode = 'agreement' | 'proof' | 'auto';

@@ -108,6 +108,8 @@ export const UpstreamBudgetError = define('UpstreamBudgetError', 'OMNI_ERR_UPSTR
 export const LoopDetectedError = define('LoopDetectedError', 'OMNI_ERR_LOOP', RpcCode.LoopDetected, 508);
 export const ShuttingDownError = define('ShuttingDownError', 'OMNI_ERR_SHUTTING_DOWN', RpcCode.ShuttingDown, 503);
 export const BlockNotAvailableError = define('BlockNotAvailableError', 'OMNI_ERR_BLOCK_NOT_AVAILABLE', RpcCode.BlockNotAvailable, 503);
+/** Proof mode (lib/prove): every provider's answer failed its proof against the agreed header; `data` says what failed, never the answer. */
+export const ProofFailedError = define('ProofFailedError', 'OMNI_ERR_PROOF_FAILED', RpcCode.ProofFailed, 502);
 // 504: no answer came from the upstream (a timeout, or a connection lost after the write), as for -32012.
 export const WriteOutcomeUnknownError = define('WriteOutcomeUnknownError', 'OMNI_ERR_WRITE_OUTCOME_UNKNOWN', RpcCode.WriteOutcomeUnknown, 504);
 // The door (lib/access): 401 carries `WWW-Authenticate: Bearer`; neither ever holds the presented key.

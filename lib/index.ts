@@ -12,6 +12,7 @@ export {
   fetchParallel,
   canonicalize,
   verify,
+  prove,
   emitHeaders,
   serviceRoutes,
   identifyClient,
@@ -26,6 +27,13 @@ export {
 // For a pipeline composed from the stages: verify()'s policies (block eligibility, hedging), the metrics that
 // verify() and serviceRoutes() take, and the head tracker and probes that eligibility reads.
 export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
+export type { ProveOptions } from '../middleware/prove.js';
+// Proof mode (lib/prove): each chain's verify mode, the quirk table, the self-check, the metrics.
+export { describeProofMode, initProofMode } from './prove/mode.js';
+export { chainQuirks, quirkOf, type ChainQuirk, type QuirkScope } from './proof/quirks.js';
+export { selfCheck, startSelfChecks, type SelfCheckResult } from './prove/self-check.js';
+export { createProofMetrics, type ProofMetrics } from './prove/metrics.js';
+export type { ProofInfo } from './pipeline/context.js';
 export type { RequestQuestion } from './verify/question.js';
 export { eligibilityPolicy } from './verify/eligibility-policy.js';
 export { hedgePolicy, hedgeSettings, type HedgeSettings } from './verify/hedge-policy.js';

@@ -44,7 +44,8 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
         ctx.log.warn({ chain: chain.id, quorum: prior!.members.map((m) => m.upstream.label), hash: prior!.hash }, 'cache: an upstream asked to top up a confirmed answer gave another: the entry is dropped');
         answers.forget(chain, key);
       }
-      if (!err && ctx.verdict && !ctx.writtenTo) {
+      // (A proven answer is not kept: a hit would say agreement, not proof, vouched for it.)
+      if (!err && ctx.verdict && !ctx.writtenTo && ctx.proof === undefined) {
         if (toppedUp(state, ctx.verdict)) answers.countTopUp(chain);
         answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!);
       }

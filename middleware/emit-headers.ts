@@ -60,7 +60,10 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
       Header.JsonHash, verdict.hash,
       Header.RequestId, ctx.requestId,
       Header.RequiredConfirmations, confirmed ? String(need(ctx, 'required', 'emitHeaders')) : '1',
+      Header.VerifiedBy, ctx.proof !== undefined ? ctx.proof.verifiedBy : confirmed ? 'agreement' : 'none',
     ];
+    // A proven answer names the header it was proven against (lib/prove).
+    if (ctx.proof !== undefined) headers.push(Header.BlockHash, ctx.proof.headerHash);
     // A request the cache looked up: X-Cache, and for a hit the standard Age (seconds since it was
     // confirmed); TOPUP: an entry confirmed by fewer than N, brought to N by the missing votes.
     const cached = ctx.cached;
@@ -113,6 +116,7 @@ function emitBatch(
     Header.JsonHash, answer.hash,
     Header.RequestId, requestId,
     Header.RequiredConfirmations, String(answer.required),
+    Header.VerifiedBy, !answer.confirmable ? 'none' : members.every((m) => m.kind !== 'answer' || m.ctx.proof !== undefined) ? 'proof' : 'agreement',
   ];
   if (charge !== undefined) pushCreditHeaders(head, charge);
   if (attester !== undefined) {

@@ -39,6 +39,10 @@ import { runMembers } from './run-members.js';
 import { selectUpstreams } from './select-upstreams.js';
 import { serviceRoutes } from './service-routes.js';
 import { verify } from './verify.js';
+import { prove } from './prove.js';
+import { initProofMode } from '../lib/prove/mode.js';
+import { startSelfChecks } from '../lib/prove/self-check.js';
+import { createProofMetrics } from '../lib/prove/metrics.js';
 import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
@@ -55,7 +59,7 @@ import { RedisCreditStore, type CreditStore } from '../lib/access/buckets.js';
 import { reserveBudget, settleBudget, settleFailed } from './budget.js';
 import { createAttester } from '../lib/attest/attester.js';
 
-export { authorize, authorizeCall, canonicalize, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
+export { authorize, authorizeCall, canonicalize, prove, classify, emitHeaders, fetchParallel, identifyClient, parseJsonRpc, reserveBudget, rpcErrorHandler, runMembers, selectUpstreams, serviceRoutes, settleBudget, settleFailed, verify };
 
 export interface RpcPipelineDeps {
   logger?: Logger;
@@ -109,6 +113,14 @@ export type RpcPipeline = Middleware & {
    */
   startHeadTracking(): HeadTracker;
   /**
+   * Starts the self-check of every chain in `verify: auto` (lib/prove/self-check.ts): one header
+   * hash, one account proof, one receipts root on a recent final block; passed, the chain's reads
+   * are proven from then on. Until then (and when it fails) the chain is on agreement. Not started
+   * by rpcPipeline() itself; `omnigate serve` starts it with the health checks. `done` resolves
+   * after the first round.
+   */
+  startProofChecks(): { stop(): void; done: Promise<void> };
+  /**
    * Stops the probes and closes every upstream pool and socket. From then on an RPC request is
    * answered -32015 (HTTP 503, `Connection: close`), not sent upstream; so is one in flight whose
    * calls it cut, or that waited for heads (no head comes any more). Close the HTTP server first
@@ -144,6 +156,10 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   // The signer of confirmed answers (lib/attest): built only with `attest:` (a keyFile is read now).
   const attester = config.attest ? createAttester(config.attest) : undefined;
   const disputeFile = config.disputes.file ? openDisputeFile(config.disputes.file, { maxBytes: config.disputes.fileMaxBytes, logger }) : undefined;
+  const loopPolicy = composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy);
+  // Each chain's verify mode (agreement | proof | auto: lib/prove/mode.ts), shown in /chains.
+  for (const chain of registry.chains.values()) initProofMode(chain, config.chains[chain.id]?.verify ?? config.verify ?? 'agreement');
+  const proofMetrics = createProofMetrics(metrics.registry);
   const stages = [
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
     // After parse, so that the refusal echoes the client's id.
@@ -174,8 +190,12 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
             bufferedBytes: config.limits.bufferedBytes,
           }),
           canonicalize(),
-          // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
-          verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }),
+          // Proof mode (lib/prove): a provable read proven against a header N agreed on, else verify.
+          prove(
+            { disputes: config.disputes, policy: loopPolicy, metrics: proofMetrics },
+            // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
+            verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: loopPolicy }),
+          ),
         ]),
       ),
     ]),
@@ -236,6 +256,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   };
   let prober: Prober | undefined;
   let tracker: HeadTracker | undefined;
+  let selfChecks: ReturnType<typeof startSelfChecks> | undefined;
   return Object.assign(handler, {
     registry,
     metrics,
@@ -254,8 +275,19 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       tracker ??= startHeadTracker(registry, { timeoutMs: Math.min(5_000, config.timeouts.upstreamMs), logger, concurrency: config.limits.probeConcurrency });
       return tracker;
     },
+    startProofChecks() {
+      if (closing) throw new Error('rpcPipeline: startProofChecks() after close(): the upstream pools are closed');
+      selfChecks ??= startSelfChecks(registry.chains.values(), {
+        intervalSeconds: config.refreshInterval,
+        timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
+        maxBytes: config.limits.responseBytes,
+        logger,
+      });
+      return selfChecks;
+    },
     close() {
       closing ??= (async () => {
+        selfChecks?.stop();
         prober?.stop();
         tracker?.stop();
         // The requests waiting for heads (a read above them) end now, not after heads.waitMs.

@@ -5,6 +5,7 @@
  * be closed to all but admin keys (`guard`, from lib/access).
  * Anything else goes to next().
  */
+import { describeProofMode } from '../lib/prove/mode.js';
 import { describeQuality } from '../lib/health/quality.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { buildCollection } from '../lib/ops/collection.js';
@@ -100,6 +101,8 @@ function describeChains(registry: Registry) {
     confirmations: chain.confirmations,
     providers: chain.providerCount,
     confirmableMethods: [...chain.extraConfirmable.keys()],
+    // How its confirmable reads are vouched for (lib/prove/mode.ts): configured, applied, why.
+    verify: describeProofMode(chain),
     // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
     heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
     strategy: chain.strategy ?? 'priority',
@@ -122,6 +125,8 @@ function describeChains(registry: Registry) {
       disagreements: u.health.disagreements,
       distrusted: u.health.distrusted,
       recentLost: u.health.recentLost,
+      proofsChecked: u.health.proofsChecked,
+      proofsFailed: u.health.proofsFailed,
       lastError: u.health.lastError ?? null,
       // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
       rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,

@@ -51,6 +51,10 @@ export interface Health {
   rateLimitEpisodes: number;
   /** Rate-limit answers received (HTTP 429, 503 with Retry-After, JSON-RPC rate-limit errors). */
   rateLimits: number;
+  /** Proof mode (lib/prove): its answers proven against an agreed header. */
+  proofsChecked: number;
+  /** Proof mode: its answers (or headers) that failed their proof; each also a lost vote. */
+  proofsFailed: number;
 }
 
 export function newHealth(): Health {
@@ -78,6 +82,8 @@ export function newHealth(): Health {
     rateLimitedUntil: 0,
     rateLimitEpisodes: 0,
     rateLimits: 0,
+    proofsChecked: 0,
+    proofsFailed: 0,
   };
 }
 

@@ -53,6 +53,8 @@ export const RpcCode = {
   Forbidden: -32019,
   /** The client key (or the anonymous tier) is over its credit budget: per second, per day or requests in flight (HTTP 429, Retry-After). */
   BudgetExceeded: -32020,
+  /** Proof mode: no provider's answer proved against the header N providers agreed on (the data says what failed). */
+  ProofFailed: -32021,
 } as const;
 
 export type RpcCodeValue = (typeof RpcCode)[keyof typeof RpcCode];

@@ -66,6 +66,12 @@ export interface RpcContext {
   /** verify: the agreement loop of this request, and its verdict */
   agreement?: AgreementRun;
   verdict?: Verdict;
+  /**
+   * prove (middleware/prove.ts): set on an answer proven against an agreed header: how it was
+   * verified, the agreed header's hash and number. Absent: the answer is N agreeing answers (or
+   * unconfirmed).
+   */
+  proof?: ProofInfo;
   /** A write (lib/verify/write.ts): the upstreams it went to, named by X-Checked-URLS instead of the verdict's members. */
   writtenTo?: readonly Upstream[];
   /** error handler: the error code the request ended with (for logs and metrics) */
@@ -75,6 +81,14 @@ export interface RpcContext {
    * Each answered or failed member has its own context, which the member stages filled.
    */
   members?: MemberResult[];
+}
+
+/** What vouches for a proven answer (ctx.proof). */
+export interface ProofInfo {
+  readonly verifiedBy: 'proof' | 'agreement';
+  /** The hash of the block header N providers agreed on, which the answer was proven against. */
+  readonly headerHash: string;
+  readonly blockNumber: bigint;
 }
 
 /** A request the cache looked up and could not answer alone. */

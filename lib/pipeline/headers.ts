@@ -8,6 +8,10 @@ export const Header = {
   RequiredConfirmations: 'X-Required-Confirmations',
   /** HIT or MISS on a request the cache of confirmed answers looked up (lib/cache). */
   Cache: 'X-Cache',
+  /** How the answer was verified: `proof` (proven against an agreed header, lib/prove), `agreement` (N agreeing answers), `none` (not confirmable). */
+  VerifiedBy: 'X-Verified-By',
+  /** A proven answer: the hash of the block header N providers agreed on, which it was proven against. */
+  BlockHash: 'X-Block-Hash',
   /** A confirmed answer's signed statement, with `attest:` only (lib/attest): `<statement>.<signature>`, base64url; a batch: one per confirmed member, comma-separated. */
   Attestation: 'X-Attestation',
   /** The id of the key that signed X-Attestation. */

@@ -24,13 +24,15 @@
  * relayUndici the relay on undici; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
  * upMax proxyMax n1Max relayMax relayUndici n1Node n1KeylessMax n1KeyMax proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
- * peers mix cache replicas workers rss canon idx), BENCH_RESULTS (where to write the table; default
+ * peers mix cache replicas workers proof rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode), BENCH_KEY_BUDGET=1 (the keyed omnigate's key
  * gets a budget it never spends, so n1KeyMax measures the door and the budget stages with the memory store).
  * The parts `peers` (omnigate against ethers' FallbackProvider, peers.ts), `mix` (a fixed-rate
  * mix of verified traffic with /health polled alongside, mix.ts), `cache` (hits against a node,
  * cache.ts), `replicas` (two replicas behind nginx against one, sharing Redis, replicas.ts)
- * and `workers` (`omnigate serve --workers 2` against one worker, workers.ts) start their own processes.
+ * and `workers` (`omnigate serve --workers 2` against one worker, workers.ts) start their own processes;
+ * `proof` (proof mode against one provider and against agreement, proof-mode.ts) starts an anvil
+ * and runs its providers and pipelines in this process.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -50,6 +52,7 @@ import { runPeers } from './peers.js';
 import { runCache } from './cache.js';
 import { runReplicas } from './replicas.js';
 import { runWorkers } from './workers.js';
+import { runProofMode } from './proof-mode.js';
 
 const env = process.env;
 const SMOKE = env.BENCH_SMOKE === '1';
@@ -673,6 +676,7 @@ async function main() {
   if (wants('cache')) parts.push(await runCache(partCtx, RATE));
   if (wants('replicas')) parts.push(await runReplicas(partCtx));
   if (wants('workers')) parts.push(await runWorkers(partCtx));
+  if (wants('proof')) parts.push(await runProofMode(partCtx));
 
   // RSS of the long-running omnigate process after every scenario above (2.5 MB replies included).
   const afterAllMb = PROFILE ? NaN : await readProcStatus(omni.pid, 'VmHWM');

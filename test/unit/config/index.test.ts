@@ -36,7 +36,7 @@ chains:
   t.is(config.confirmations, 1);
   t.is(config.refreshInterval, 60);
   t.deepEqual(config.timeouts, { upstreamMs: 10_000, requestMs: 30_000, hedgeMs: 1_000, hedgeAdaptive: true, hedgeMinMs: 20, hedgeMaxMs: 1_000, hedgeQuantile: 0.9, hedgeBudget: 0.1, sendMs: 60_000 });
-  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {}, strategy: 'balanced', heads: {} });
+  t.deepEqual(config.chains['1'], { rpcs: ['https://mainnet.infura.io/v3/KEY', 'wss://eth.example/ws'], confirmations: 1, confirmableMethods: [], ignoredFields: {}, strategy: 'balanced', verify: 'auto', heads: {} });
 });
 
 test('should parse the example config shipped in config/', async (t) => {

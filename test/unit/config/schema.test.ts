@@ -37,7 +37,8 @@ test('should apply every default to a minimal config', (t) => {
     confirmableMethods: [],
     ignoredFields: {},
     heads: {},
-    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, heads: {} } },
+    verify: defaults.verify,
+    chains: { '1': { rpcs: ['https://a.example/v2/KEY'], confirmations: defaults.confirmations, confirmableMethods: [], ignoredFields: {}, strategy: defaults.strategy, verify: defaults.verify, heads: {} } },
   });
 });
 
@@ -339,4 +340,15 @@ test('server.admin: a port, and a host that defaults to loopback; a bad one is r
   t.deepEqual(paths({ ...minimal, server: { admin: { port: 9090, host: 'not a host' } } }), ['server.admin.host']);
   t.deepEqual(paths({ ...minimal, server: { admin: { port: 9090, tls: true } } }), ['server.admin.tls']);
   t.deepEqual(paths({ ...minimal, server: { admin: 9090 } }), ['server.admin']);
+});
+
+test('should read verify per chain over the global one, and name the path of a bad one', (t) => {
+  const c = ok({ ...minimal, verify: 'proof', chains: { 1: { rpcs: ['https://a.example/v2/KEY'] }, 2: { rpcs: ['https://b.example/v2/KEY'], verify: 'agreement' } } });
+  t.is(c.verify, 'proof');
+  t.is(c.chains['1']!.verify, 'proof');
+  t.is(c.chains['2']!.verify, 'agreement');
+  const bad = validateConfig({ ...minimal, chains: { 1: { rpcs: ['https://a.example/v2/KEY'], verify: 'proofs' } } });
+  t.true('problems' in bad && bad.problems.some((p) => p.path === 'chains.1.verify' && /not a verify mode/.test(p.message)));
+  const badTop = validateConfig({ ...minimal, verify: true });
+  t.true('problems' in badTop && badTop.problems.some((p) => p.path === 'verify'));
 });

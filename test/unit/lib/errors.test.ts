@@ -29,6 +29,7 @@ const catalogue: [string, Sub, string, number, number][] = [
   ['UnauthorizedError', errors.UnauthorizedError, 'OMNI_ERR_UNAUTHORIZED', -32018, 401],
   ['ForbiddenError', errors.ForbiddenError, 'OMNI_ERR_FORBIDDEN', -32019, 403],
   ['BudgetExceededError', errors.BudgetExceededError, 'OMNI_ERR_BUDGET_EXCEEDED', -32020, 429],
+  ['ProofFailedError', errors.ProofFailedError, 'OMNI_ERR_PROOF_FAILED', -32021, 502],
   ['InternalError', errors.InternalError, 'OMNI_ERR_INTERNAL', -32603, 500],
 ];
 

@@ -25,8 +25,8 @@ test('should keep 300 long URLs within the default 4 KiB', (t) => {
 });
 
 test('should spell the header names as the spec does, and expose them all to browsers', (t) => {
-  t.deepEqual(Object.values(Header), ['X-Checked-URLS', 'X-Confirmable', 'X-Forwarded-From', 'X-Json-Hash', 'X-Request-Id', 'X-Required-Confirmations', 'X-Cache', 'X-Attestation', 'X-Attestation-Key']);
-  t.is(exposedHeaders, 'X-Checked-URLS, X-Confirmable, X-Forwarded-From, X-Json-Hash, X-Request-Id, X-Required-Confirmations, X-Cache, X-Attestation, X-Attestation-Key, Age, X-Credits, X-Credits-Remaining-Second, X-Credits-Remaining-Day, Retry-After');
+  t.deepEqual(Object.values(Header), ['X-Checked-URLS', 'X-Confirmable', 'X-Forwarded-From', 'X-Json-Hash', 'X-Request-Id', 'X-Required-Confirmations', 'X-Cache', 'X-Verified-By', 'X-Block-Hash', 'X-Attestation', 'X-Attestation-Key']);
+  t.is(exposedHeaders, 'X-Checked-URLS, X-Confirmable, X-Forwarded-From, X-Json-Hash, X-Request-Id, X-Required-Confirmations, X-Cache, X-Verified-By, X-Block-Hash, X-Attestation, X-Attestation-Key, Age, X-Credits, X-Credits-Remaining-Second, X-Credits-Remaining-Day, Retry-After');
   t.deepEqual(corsHeaders, ['Access-Control-Allow-Origin', '*', 'Access-Control-Expose-Headers', exposedHeaders]);
 });
 

@@ -1,0 +1,107 @@
+/**
+ * Agreed headers: the block header of a pinned block, agreed by N providers through the agreement
+ * loop (lib/verify/agreement.ts) on `eth_getBlockByNumber(n, false)` or `eth_getBlockByHash(h,
+ * false)`, each answer's hash recomputed from its fields (lib/proof/header.ts checkHeader) before
+ * it may vote: a provider whose header does not hash to its `hash` fails its call (charged like
+ * any failure, and as a lost vote). Final headers are kept in the book (book.ts).
+ */
+import { checkHeader, type BlockJson, type ProvenHeader } from '../proof/header.js';
+import { ProofError } from '../proof/failure.js';
+import { recordFailure, recordVote } from '../health/health.js';
+import type { Outcome } from '../upstream/fanout.js';
+import type { Upstream } from '../upstream/registry.js';
+import type { UpstreamResponse } from '../upstream/transport/contract.js';
+import { runAgreement } from '../verify/agreement.js';
+import { judgeOf } from '../verify/assess.js';
+import { callOf, expectedLatency } from '../verify/calls.js';
+import { mergeLoopPolicy } from '../verify/loop-policy.js';
+import { failureError, recordDecision, recordOutcome } from '../verify/outcome.js';
+import type { AgreementPolicy, Assessed } from '../verify/question.js';
+import { payloadOf, planFor, type ProofJob } from './job.js';
+import type { AgreedHeader, BlockPin } from './book.js';
+
+export type { AgreedHeader, BlockPin } from './book.js';
+
+/**
+ * The header at `pin`, agreed by the job's N (from the book when kept there). Resolves undefined
+ * when N providers agree that there is no such block (null); rejects with the agreement's error
+ * (-32010, -32011, -32012, -32016) when no N agree.
+ */
+export function agreedHeader(job: ProofJob, pin: BlockPin): Promise<AgreedHeader | undefined> {
+  const kept = job.headers.get(job.chain, pin, job.required);
+  if (kept !== undefined) return Promise.resolve(kept);
+  const payload = pin.hash !== undefined ? payloadOf('eth_getBlockByHash', [pin.hash, false]) : payloadOf('eth_getBlockByNumber', [`0x${pin.number.toString(16)}`, false]);
+  const plan = planFor(job, payload);
+  const judging = { payload, ignored: job.chain.ignoredFields, beyondHeads: false };
+  const judge = judgeOf(judging);
+  const question = { requestId: job.requestId, log: job.log, chain: job.chain, payload, confirmable: true, required: job.required };
+  const own: AgreementPolicy = {
+    call: callOf(plan, judging),
+    expectedMs: expectedLatency,
+    deadlineMs: plan.deadlineMs,
+    assess: (o) => checkedHeader(job, judge(o), o, pin),
+    hedgeDelayMs: undefined,
+    onHedge: undefined,
+    onOutcome: (a) => recordOutcome(question, a, undefined),
+    onDecided: (d) => recordDecision(question, d, job.disputes, undefined),
+  };
+  const policy = job.policy ? mergeLoopPolicy(own, job.policy(question)) : own;
+  return new Promise((resolve, reject) => {
+    const run = runAgreement({ candidates: job.candidates, required: job.required, perProvider: job.chain.providerCount < job.chain.upstreams.length }, policy, (end) => {
+      job.signal.removeEventListener('abort', stop);
+      if (end.kind === 'agreed') {
+        const first = end.verdict.members[0]!;
+        for (const m of end.verdict.members) job.bytes += m.body.length;
+        const result = (JSON.parse(first.body.toString('utf8')) as { result: BlockJson | null }).result;
+        if (result === null) return resolve(undefined);
+        const agreed: AgreedHeader = { header: checkHeader(result), block: result, members: end.verdict.members, required: job.required };
+        job.headers.keep(job.chain, agreed);
+        return resolve(agreed);
+      }
+      if (end.kind === 'error') return reject(end.error);
+      if (end.kind === 'refused') return resolve(undefined);
+      reject(failureError(question, end, plan.budget));
+    });
+    const stop = () => run.abort();
+    job.signal.addEventListener('abort', stop);
+  });
+}
+
+/** A vote on a header counts only when its hash is the keccak of its fields (and, by hash, the one asked). */
+function checkedHeader(job: ProofJob, a: Assessed, o: Outcome<Upstream, UpstreamResponse>, pin: BlockPin): Assessed {
+  if (!a.ok || !o.ok) return a;
+  try {
+    const result = (JSON.parse(a.body.toString('utf8')) as { result?: BlockJson | null }).result;
+    if (result === null || result === undefined) return a;
+    const header = checkHeader(result, pin.hash);
+    if (pin.number !== undefined && header.number !== pin.number) {
+      throw ProofError.mismatch('wrong-block', 'number', `0x${pin.number.toString(16)}`, `0x${header.number.toString(16)}`, 'the header is of another block');
+    }
+    return a;
+  } catch (err) {
+    const reason = err instanceof ProofError ? `header proof failed (${err.reason} at ${err.field}): ${err.message}` : `header unreadable: ${(err as Error).message}`;
+    chargeProof(job, a.upstream, reason);
+    return { upstream: a.upstream, ok: false, reason: a.upstream.secrets.scrub(reason), ms: a.ms, kind: 'proof' };
+  }
+}
+
+/** A failed proof: a lost vote (distrust), a count in /chains and the metrics, a warning. (The header's failure is recorded as the call's too.) */
+export function chargeProof(job: ProofJob, upstream: Upstream, reason: string): void {
+  upstream.health.proofsFailed += 1;
+  job.metrics?.proof(upstream, false);
+  const change = recordVote(upstream.health, false, job.disputes);
+  job.log.warn({ upstream: upstream.label, reason: upstream.secrets.scrub(reason) }, 'upstream answer failed its proof: charged, another provider asked');
+  if (change === 'distrusted') job.log.warn({ upstream: upstream.label, lost: upstream.health.recentLost }, 'upstream lost too many agreements: distrusted, no longer asked for unverified reads');
+}
+
+/** A proof that held. */
+export function creditProof(job: ProofJob, upstream: Upstream): void {
+  upstream.health.proofsChecked += 1;
+  job.metrics?.proof(upstream, true);
+  recordVote(upstream.health, true, job.disputes);
+}
+
+/** A material call that failed (transport, node error): the upstream's failure, as any call's. */
+export function failedCall(upstream: Upstream, reason: string): void {
+  recordFailure(upstream.health, reason, Date.now());
+}

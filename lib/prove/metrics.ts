@@ -1,0 +1,31 @@
+/**
+ * The proof mode's metrics: proofs checked and failed per provider, and the upstream bytes each
+ * proven answer took (its header agreement's share included when it was not in the book).
+ */
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Upstream } from '../upstream/registry.js';
+
+export interface ProofMetrics {
+  proof(upstream: Upstream, ok: boolean): void;
+  bytes(chain: string, bytes: number): void;
+}
+
+export function createProofMetrics(registry: Registry): ProofMetrics {
+  const proofs = new Counter({
+    name: 'omnigate_proofs_total',
+    help: 'Answers (and headers) checked against an agreed header, by provider and outcome (checked: proven; failed: the provider was charged).',
+    labelNames: ['chain', 'upstream', 'outcome'] as const,
+    registers: [registry],
+  });
+  const bytes = new Histogram({
+    name: 'omnigate_proof_bytes',
+    help: 'Upstream answer bytes fetched per proven answer (header agreement, proofs, receipts).',
+    labelNames: ['chain'] as const,
+    buckets: [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304],
+    registers: [registry],
+  });
+  return {
+    proof: (u, ok) => proofs.inc({ chain: u.chainId, upstream: u.label, outcome: ok ? 'checked' : 'failed' }),
+    bytes: (chain, n) => bytes.observe({ chain }, n),
+  };
+}

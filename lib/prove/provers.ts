@@ -1,0 +1,331 @@
+/**
+ * What each provable method asks one provider, and how its answer is proven against the agreed
+ * header (lib/proof). A prover returns the proven result in the node's JSON form, throws a
+ * `ProofError` when the provider's material does not prove (the provider is charged), or a
+ * `MaterialError` when the provider gave no material (a transport failure, a node error, an
+ * unknown transaction): another provider is asked either way.
+ */
+import { ProofError } from '../proof/failure.js';
+import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from '../proof/header.js';
+import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
+import { checkReceiptAnswer, checkReceipts, type ReceiptJson } from '../proof/receipts.js';
+import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
+import { blocksToFetch, checkLogsAnswer, provenLogs, type BlockReceipts } from '../proof/logs.js';
+import type { LogFilter, LogJson } from '../proof/bloom.js';
+import type { QuirkScope } from '../proof/quirks.js';
+import type { RpcCall } from '../jsonrpc/types.js';
+import type { Upstream } from '../upstream/registry.js';
+import { callOf } from '../verify/calls.js';
+import { agreedHeader, chargeProof, type AgreedHeader, type BlockPin } from './headers.js';
+import { ask, planFor, type ProofJob } from './job.js';
+
+/** A provider gave no material to prove (not a lie: a failure, or nothing known). */
+export class MaterialError extends Error {}
+
+/** The most blocks an eth_getLogs range is proven over (a wider one goes by agreement). */
+export const maxLogsRange = 10_000;
+
+export interface Proven {
+  readonly result: unknown;
+  readonly agreed: AgreedHeader;
+}
+
+export interface ProofRoute {
+  /** What the method needs of the chain (lib/proof/quirks.ts). */
+  readonly scopes: readonly QuirkScope[];
+  /** The block the answer is about, when the request pins it (agreed before any provider is asked). */
+  readonly pin: BlockPin | undefined;
+  prove(job: ProofJob, upstream: Upstream, agreed: AgreedHeader | undefined): Promise<Proven>;
+}
+
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
+
+/** A block parameter pinned by number or hash (hex, or an EIP-1898 object); undefined for a tag. */
+export function pinOf(value: unknown): BlockPin | undefined {
+  if (typeof value === 'string') {
+    if (HASH.test(value)) return { hash: value.toLowerCase() };
+    return QUANTITY.test(value) ? { number: BigInt(value) } : undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    const o = value as { blockHash?: unknown; blockNumber?: unknown };
+    if (typeof o.blockHash === 'string' && HASH.test(o.blockHash)) return { hash: o.blockHash.toLowerCase() };
+    if (typeof o.blockNumber === 'string' && QUANTITY.test(o.blockNumber)) return { number: BigInt(o.blockNumber) };
+  }
+  return undefined;
+}
+
+const hexOf = (n: bigint) => `0x${n.toString(16)}`;
+
+async function material(job: ProofJob, upstream: Upstream, method: string, params: readonly unknown[]): Promise<unknown> {
+  const asked = await ask(job, upstream, method, params);
+  if (!asked.ok) throw new MaterialError(asked.reason);
+  return asked.result;
+}
+
+/** The route of a call that can be proven, or undefined (it goes by agreement). */
+export function proofRoute(call: RpcCall): ProofRoute | undefined {
+  const p = call.params;
+  switch (call.method) {
+    case 'eth_getBalance':
+    case 'eth_getTransactionCount':
+    case 'eth_getCode':
+      return stateRoute(call.method, p[0], undefined, pinOf(p[1]));
+    case 'eth_getStorageAt':
+      return stateRoute(call.method, p[0], p[1], pinOf(p[2]));
+    case 'eth_getProof':
+      return proofOfProof(p[0], p[1], pinOf(p[2]));
+    case 'eth_getBlockReceipts':
+      return blockReceiptsRoute(pinOf(p[0]));
+    case 'eth_getTransactionReceipt':
+      return typeof p[0] === 'string' && HASH.test(p[0]) ? receiptRoute(p[0].toLowerCase()) : undefined;
+    case 'eth_getBlockByNumber':
+    case 'eth_getBlockByHash':
+      return p[1] === true ? fullBlockRoute(pinOf(p[0])) : undefined;
+    case 'eth_getLogs':
+      return logsRoute(p[0]);
+    case 'eth_getTransactionByBlockNumberAndIndex':
+    case 'eth_getTransactionByBlockHashAndIndex':
+      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOf(p[0]), Number(BigInt(p[1]))) : undefined;
+    case 'eth_getTransactionByHash':
+      return typeof p[0] === 'string' && HASH.test(p[0]) ? transactionRoute(p[0].toLowerCase()) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_getCode' | 'eth_getStorageAt', address: unknown, slot: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
+  if (pin === undefined || typeof address !== 'string') return undefined;
+  if (method === 'eth_getStorageAt' && typeof slot !== 'string') return undefined;
+  return {
+    scopes: ['state'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const header = agreed!.header;
+      const at = hexOf(header.number);
+      const slots = method === 'eth_getStorageAt' ? [slot as string] : [];
+      // Nodes refuse eth_getProof keys shorter than 32 bytes (anvil): the slot padded.
+      const proof = (await material(job, upstream, 'eth_getProof', [address, slots.map((s) => storageKey(s)), at])) as AccountProofJson;
+      const account = await checkAccountProof(header, proof, { address, slots });
+      if (method === 'eth_getCode') {
+        const code = await material(job, upstream, 'eth_getCode', [address, at]);
+        return { result: checkCode(account, code as string), agreed: agreed! };
+      }
+      // The proven value (the provider's own answer to the method is not asked: the proof holds it).
+      const result = method === 'eth_getBalance' ? balanceAnswer(account) : method === 'eth_getTransactionCount' ? transactionCountAnswer(account) : storageAnswer(account, slot as string);
+      return { result, agreed: agreed! };
+    },
+  };
+}
+
+function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
+  if (pin === undefined || typeof address !== 'string' || !Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) return undefined;
+  return {
+    scopes: ['state'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const proof = (await material(job, upstream, 'eth_getProof', [address, keys.map((k: string) => storageKey(k)), hexOf(agreed!.header.number)])) as AccountProofJson;
+      await checkAccountProof(agreed!.header, proof, { address, slots: keys as string[] });
+      return { result: proof, agreed: agreed! };
+    },
+  };
+}
+
+function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
+  if (pin === undefined) return undefined;
+  return {
+    scopes: ['receipts'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const receipts = await material(job, upstream, 'eth_getBlockReceipts', [hexOf(agreed!.header.number)]);
+      if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
+      return { result: await checkReceipts(agreed!.header, receipts as ReceiptJson[]), agreed: agreed! };
+    },
+  };
+}
+
+/** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
+function receiptRoute(txHash: string): ProofRoute {
+  return {
+    scopes: ['receipts'],
+    pin: undefined,
+    async prove(job, upstream) {
+      const answer = (await material(job, upstream, 'eth_getTransactionReceipt', [txHash])) as ReceiptJson | null;
+      if (answer === null || typeof answer !== 'object' || typeof answer.blockHash !== 'string' || !HASH.test(answer.blockHash)) {
+        throw new MaterialError('eth_getTransactionReceipt: no receipt (an unknown transaction is not proven: asked by agreement)');
+      }
+      const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
+      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
+      const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
+      if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
+      const proven = await checkReceipts(agreed.header, receipts as ReceiptJson[]);
+      return { result: checkReceiptAnswer(proven, answer, txHash), agreed };
+    },
+  };
+}
+
+function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
+  if (pin === undefined) return undefined;
+  return {
+    scopes: ['header'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed!.header.hash, true])) as BlockJson | null;
+      if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
+      checkHeader(block, agreed!.header.hash);
+      const txs = block.transactions;
+      if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
+      await checkTransactions(agreed!.header, txs as TransactionJson[]);
+      return { result: block, agreed: agreed! };
+    },
+  };
+}
+
+/** A block's transactions proven from one provider's full block against the agreed header. */
+async function provenTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader): Promise<TransactionJson[]> {
+  const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed.header.hash, true])) as BlockJson | null;
+  if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
+  checkHeader(block, agreed.header.hash);
+  const txs = block.transactions;
+  if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
+  await checkTransactions(agreed.header, txs as TransactionJson[]);
+  return txs as TransactionJson[];
+}
+
+/** The transaction at an index of a pinned block: the block's transactions proven; past the last, null (proven too). */
+function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRoute | undefined {
+  if (pin === undefined || !Number.isSafeInteger(index)) return undefined;
+  return {
+    scopes: ['header'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const txs = await provenTransactions(job, upstream, agreed!);
+      return { result: txs[index] ?? null, agreed: agreed! };
+    },
+  };
+}
+
+/** A transaction by hash: the provider's answer names its block, whose header is agreed; the block's transactions prove it. */
+function transactionRoute(txHash: string): ProofRoute {
+  return {
+    scopes: ['header'],
+    pin: undefined,
+    async prove(job, upstream) {
+      const answer = (await material(job, upstream, 'eth_getTransactionByHash', [txHash])) as TransactionJson | null;
+      const blockHash = answer?.blockHash;
+      if (answer === null || typeof answer !== 'object' || typeof blockHash !== 'string' || !HASH.test(blockHash)) {
+        throw new MaterialError('eth_getTransactionByHash: no mined transaction (an unknown or pending one is not proven: asked by agreement)');
+      }
+      const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
+      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
+      const txs = await provenTransactions(job, upstream, agreed);
+      const proven = txs.find((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
+      // The answer is the proven transaction, as the block holds it; a provider's answer that
+      // differs from it in a field both have is charged.
+      const differs = Object.keys(proven).find((key) => answer[key] !== undefined && JSON.stringify(answer[key]).toLowerCase() !== JSON.stringify(proven[key]).toLowerCase());
+      if (differs !== undefined) chargeProof(job, upstream, `eth_getTransactionByHash answer: ${differs} differs from the proven transaction's`);
+      return { result: proven, agreed };
+    },
+  };
+}
+
+/**
+ * eth_getLogs over a range pinned by numbers (or one block by hash), proven complete: the top
+ * header agreed, the ones below proven by parentHash from this provider, the blocks the blooms
+ * let through proven by their receipts, the logs taken from them. The provider's own eth_getLogs
+ * answer is compared: one that drops, adds or alters a log is charged, and the proven logs are
+ * served either way.
+ */
+function logsRoute(filter: unknown): ProofRoute | undefined {
+  if (filter === null || typeof filter !== 'object') return undefined;
+  const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
+  let pin: BlockPin | undefined;
+  let from: bigint | undefined;
+  if (f.blockHash !== undefined) {
+    pin = pinOf(f.blockHash);
+    if (pin?.hash === undefined) return undefined;
+  } else {
+    const lo = pinOf(f.fromBlock);
+    const hi = pinOf(f.toBlock);
+    if (lo?.number === undefined || hi?.number === undefined || hi.number < lo.number || hi.number - lo.number >= BigInt(maxLogsRange)) return undefined;
+    pin = hi;
+    from = lo.number;
+  }
+  return {
+    scopes: ['receipts', 'bloom', 'log-index'],
+    pin,
+    async prove(job, upstream, agreed) {
+      const top = agreed!.header;
+      const headers: ProvenHeader[] = from === undefined || from === top.number ? [top] : await rangeHeaders(job, upstream, agreed!, from);
+      const receipts = new Map<string, BlockReceipts>();
+      for (const h of blocksToFetch(headers, filter as LogFilter)) {
+        const got = await material(job, upstream, 'eth_getBlockReceipts', [h.hash]);
+        if (!Array.isArray(got)) throw new MaterialError('eth_getBlockReceipts: no receipts');
+        receipts.set(h.hash, { receipts: got as ReceiptJson[] });
+      }
+      const proven = await provenLogs(headers, filter as LogFilter, receipts);
+      // The provider's own answer, compared: a lie about the logs is charged, the proven logs served.
+      const asked = await ask(job, upstream, 'eth_getLogs', [filter]);
+      if (asked.ok) {
+        try {
+          checkLogsAnswer(proven, asked.result as LogJson[]);
+        } catch (err) {
+          if (!(err instanceof ProofError)) throw err;
+          chargeProof(job, upstream, `eth_getLogs answer: ${err.message}`);
+        }
+      }
+      return { result: proven, agreed: agreed! };
+    },
+  };
+}
+
+/**
+ * The proven headers of blocks from…top (lowest first): from the book when it holds every one
+ * of them (final headers proven before), else the ones below the top from this provider in one
+ * upstream batch, proven by parentHash and kept when final (vouched for by the top's quorum).
+ */
+async function rangeHeaders(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, from: bigint): Promise<ProvenHeader[]> {
+  const top = agreed.header;
+  const kept: ProvenHeader[] = [];
+  for (let n = from; n < top.number; n += 1n) {
+    const hit = job.headers.get(job.chain, { number: n }, job.required);
+    if (hit === undefined) break;
+    kept.push(hit.header);
+  }
+  // A kept range serves only when it is the chain below this top, link by link.
+  if (kept.length === Number(top.number - from) && linked([...kept, top])) return [...kept, top];
+  const below = await headersBelow(job, upstream, from, top.number);
+  const proven = checkHeaderChain(top, below);
+  const byNumber = new Map(below.map((b) => [String(b.number).toLowerCase(), b]));
+  for (const header of proven) job.headers.keep(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
+  return [...proven, top];
+}
+
+/** Whether each header (lowest first) is the parent of the next. */
+function linked(headers: readonly ProvenHeader[]): boolean {
+  for (let i = 1; i < headers.length; i += 1) if (headers[i]!.parentHash !== headers[i - 1]!.hash) return false;
+  return true;
+}
+
+/** The headers of blocks from…top-1, from one provider in one upstream batch. */
+async function headersBelow(job: ProofJob, upstream: Upstream, from: bigint, top: bigint): Promise<BlockJson[]> {
+  const calls = [];
+  for (let n = from; n < top; n += 1n) calls.push({ jsonrpc: '2.0', id: calls.length + 1, method: 'eth_getBlockByNumber', params: [hexOf(n), false] });
+  const payload = { calls: calls.map((c) => ({ id: c.id, method: c.method, params: c.params })), batch: true, raw: Buffer.from(JSON.stringify(calls)) };
+  let body: Buffer;
+  try {
+    body = (await callOf(planFor(job, payload))(upstream, job.signal)).body;
+  } catch (err) {
+    throw new MaterialError(upstream.secrets.scrub(`headers: ${(err as Error).message}`));
+  }
+  job.bytes += body.length;
+  const answers = JSON.parse(body.toString('utf8')) as { id: number; result?: BlockJson | null }[];
+  if (!Array.isArray(answers)) throw new MaterialError('headers: the batch answer is not an array');
+  const out: BlockJson[] = [];
+  for (const a of answers) {
+    if (a.result === null || typeof a.result !== 'object') throw new MaterialError(`headers: no block for call ${a.id}`);
+    out.push(a.result!);
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+/**
+ * The self-check of a chain in `auto` mode: before any answer of the chain is proven, one
+ * upstream's header of a recent final block must hash to its fields, an account proof (the zero
+ * address's) must prove against its `stateRoot`, and its receipts must rebuild its
+ * `receiptsRoot`. Passed: the chain goes to proof mode. A proof that fails: agreement for good,
+ * logged once with the reason. No upstream answering: agreement, checked again next round.
+ * Never a guess: until it passed, the chain is on agreement.
+ */
+import { checkHeader, type BlockJson } from '../proof/header.js';
+import { ProofError } from '../proof/failure.js';
+import { checkAccountProof, type AccountProofJson } from '../proof/state.js';
+import { checkReceipts, type ReceiptJson } from '../proof/receipts.js';
+import { chainHead } from '../health/heads.js';
+import type { Logger } from '../log.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
+import { Cancellation } from '../upstream/transport/contract.js';
+import { payloadOf } from './job.js';
+import { proofModeOf } from './mode.js';
+
+export interface SelfCheckOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  logger: Logger;
+}
+
+/** Blocks below the head taken as final on a chain whose upstreams report no finalized head (yet: the head tracker may not have polled). */
+export const assumedFinalityDepth = 64n;
+
+/** The outcome: passed, failed (a proof did not hold: for good) or undecided (no upstream answered). */
+export type SelfCheckResult = { kind: 'passed'; block: bigint; upstream: string } | { kind: 'failed'; reason: string } | { kind: 'undecided'; reason: string };
+
+async function call(upstream: Upstream, method: string, params: unknown[], options: SelfCheckOptions): Promise<unknown> {
+  const response = await upstream.transport.send({ payload: payloadOf(method, params), requestId: 'omnigate-self-check', signal: new Cancellation(), timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, background: true });
+  const parsed = JSON.parse(response.body.toString('utf8')) as { result?: unknown; error?: { message?: unknown } };
+  if (parsed.error !== undefined || !('result' in parsed)) throw new Error(`${method}: ${String(parsed.error?.message ?? 'no result')}`);
+  return parsed.result;
+}
+
+/** Runs the self-check on one chain (its mode is not changed here: applySelfCheck does). */
+export async function selfCheck(chain: Chain, options: SelfCheckOptions): Promise<SelfCheckResult> {
+  const reasons: string[] = [];
+  for (const upstream of chain.upstreams) {
+    if (upstream.health.loop || upstream.health.wrongChainId !== undefined) continue;
+    try {
+      let block = chainHead(chain, 'finalized');
+      if (block === undefined) {
+        const head = BigInt((await call(upstream, 'eth_blockNumber', [], options)) as string);
+        // A chain younger than that (a dev chain) is checked at its head: a genesis state may be
+        // written unlike any later block's (anvil reports the empty root over funded accounts).
+        block = head > assumedFinalityDepth ? head - assumedFinalityDepth : head;
+      }
+      const at = `0x${block.toString(16)}`;
+      const header = checkHeader((await call(upstream, 'eth_getBlockByNumber', [at, false], options)) as BlockJson);
+      const address = `0x${'00'.repeat(20)}`;
+      await checkAccountProof(header, (await call(upstream, 'eth_getProof', [address, [], at], options)) as AccountProofJson, { address });
+      await checkReceipts(header, (await call(upstream, 'eth_getBlockReceipts', [at], options)) as ReceiptJson[]);
+      return { kind: 'passed', block, upstream: upstream.label };
+    } catch (err) {
+      const message = upstream.secrets.scrub((err as Error).message);
+      if (err instanceof ProofError) return { kind: 'failed', reason: `${err.reason} at ${err.field} (${upstream.label}): ${message}` };
+      reasons.push(`${upstream.label}: ${message}`);
+    }
+  }
+  return { kind: 'undecided', reason: `no upstream answered the self-check: ${reasons.join('; ') || 'none usable'}` };
+}
+
+/** Applies a self-check's outcome to an `auto` chain's mode, logging a change once. */
+export function applySelfCheck(chain: Chain, result: SelfCheckResult, logger: Logger): void {
+  const state = proofModeOf(chain);
+  if (state.configured !== 'auto' || state.mode === 'proof') return;
+  if (result.kind === 'passed') {
+    state.mode = 'proof';
+    state.reason = `auto: the self-check passed on block ${result.block} (${result.upstream})`;
+    logger.info({ chain: chain.id, block: result.block.toString(), upstream: result.upstream }, 'proof mode: the self-check passed: answers are proven against agreed headers');
+  } else if (result.kind === 'failed') {
+    state.reason = `auto: the self-check failed: ${result.reason}`;
+    logger.warn({ chain: chain.id, reason: result.reason }, 'proof mode: the self-check failed: the chain stays on agreement');
+  } else state.reason = `auto: ${result.reason}`;
+}
+
+/** Whether a chain still waits for its self-check (auto, not decided, no quirk keeping it on agreement). */
+export function awaitsSelfCheck(chain: Chain): boolean {
+  const state = proofModeOf(chain);
+  return state.configured === 'auto' && state.mode === 'agreement' && state.reason.startsWith('auto:') && !state.reason.startsWith('auto: the self-check failed');
+}
+
+/**
+ * Runs the self-check of every chain that awaits it now, then every `intervalSeconds` for those
+ * still undecided; `stop()` ends it.
+ */
+export function startSelfChecks(chains: Iterable<Chain>, options: SelfCheckOptions & { intervalSeconds: number }): { stop(): void; done: Promise<void> } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const list = [...chains];
+  const round = async () => {
+    await Promise.all(list.filter(awaitsSelfCheck).map(async (chain) => applySelfCheck(chain, await selfCheck(chain, options), options.logger)));
+    if (!stopped && list.some(awaitsSelfCheck)) {
+      timer = setTimeout(() => void round(), options.intervalSeconds * 1000);
+      timer.unref();
+    }
+  };
+  const done = round();
+  return { stop: () => { stopped = true; clearTimeout(timer); }, done };
+}

@@ -1,0 +1,97 @@
+/**
+ * Proof mode, around stage 6 (verify): a confirmable call on a chain whose verify mode is proof
+ * (lib/prove/mode.ts), of a method lib/prove proves and pinned by block number or hash (a
+ * receipt by its transaction hash), is answered from one provider and proven against a header N
+ * providers agreed on (lib/prove/run.ts), instead of N agreeing answers. The answer is the proven
+ * value in the node's JSON form; ctx.proof says what vouches for it (X-Verified-By, X-Block-Hash).
+ * Every other call, and one no provider gave material for, runs the inner stage (agreement).
+ * A batch member is proven on its own (runMembers runs this once per member).
+ * Reads: ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.candidates, ctx.fetch, ctx.cached
+ * Writes: ctx.verdict, ctx.proof (or what the inner stage writes)
+ */
+import type { Middleware } from '../lib/pipeline/compose.js';
+import { onAnswerDone } from '../lib/pipeline/answer-done.js';
+import { getContext, need } from '../lib/pipeline/context.js';
+import type { DisputePolicy } from '../lib/health/health.js';
+import { assessBody } from '../lib/verify/answers/answers.js';
+import type { LoopPolicyOf } from '../lib/verify/loop-policy.js';
+import type { Good } from '../lib/verify/question.js';
+import { Cancellation } from '../lib/upstream/transport/contract.js';
+import { HeaderBook } from '../lib/prove/book.js';
+import type { ProofJob } from '../lib/prove/job.js';
+import type { ProofMetrics } from '../lib/prove/metrics.js';
+import { proofModeOf, proves } from '../lib/prove/mode.js';
+import { proofRoute } from '../lib/prove/provers.js';
+import { runProof } from '../lib/prove/run.js';
+import { DeadlineExceededError, InternalError, InvalidRequestError } from '../lib/errors.js';
+
+const deadlineReason = 'deadline';
+
+export interface ProveOptions {
+  disputes: DisputePolicy;
+  /** The loop policies of the header's agreement (hedging, eligibility), as verify's. */
+  policy?: LoopPolicyOf;
+  metrics?: ProofMetrics;
+  /** The agreed headers kept (default: a book of this stage's own). */
+  headers?: HeaderBook;
+}
+
+export function prove(options: ProveOptions, inner: Middleware): Middleware {
+  const headers = options.headers ?? new HeaderBook();
+  return function prove(req, res, next) {
+    const ctx = getContext(req);
+    const chain = need(ctx, 'chain', 'prove');
+    const payload = need(ctx, 'payload', 'prove');
+    const call = payload.calls[0]!;
+    // A top-up counts the cached votes by agreement; a batch is proven member by member.
+    if (!ctx.confirmable || ctx.beyondHeads || payload.batch || call.alias !== undefined || (ctx.cached !== undefined && !ctx.cached.hit && ctx.cached.prior !== undefined)) return inner(req, res, next);
+    // (the mode first: on a chain on agreement no route is built)
+    if (proofModeOf(chain).mode !== 'proof') return inner(req, res, next);
+    const route = proofRoute(call);
+    if (route === undefined || !route.scopes.every((s) => proves(chain, s))) return inner(req, res, next);
+    const plan = need(ctx, 'fetch', 'prove');
+    const signal = new Cancellation();
+    // The request deadline covers the header's agreement and every provider asked.
+    const deadline = setTimeout(() => signal.abort(deadlineReason), plan.deadlineMs);
+    onAnswerDone(req, res, () => {
+      clearTimeout(deadline);
+      signal.abort();
+    });
+    const job: ProofJob = {
+      requestId: ctx.requestId,
+      log: ctx.log,
+      chain,
+      call,
+      plan,
+      candidates: need(ctx, 'candidates', 'prove'),
+      required: need(ctx, 'required', 'prove'),
+      disputes: options.disputes,
+      policy: options.policy,
+      metrics: options.metrics,
+      headers,
+      signal,
+      bytes: 0,
+    };
+    runProof(job, route).then(
+      (proven) => {
+        clearTimeout(deadline);
+        if (proven === undefined) return inner(req, res, next);
+        const body = Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${JSON.stringify(proven.result)}}`);
+        const judged = assessBody(body, payload, chain.ignoredFields);
+        if (!judged.ok) return next(new InternalError(`prove: the proven answer does not read back: ${judged.reason}`));
+        const first: Good = { upstream: proven.upstream, ok: true, body, hash: judged.hash, ms: 0 };
+        // X-Checked-URLS: the provider proven, then the header's quorum (each once).
+        const members = [first, ...proven.agreed.members.filter((m) => m.upstream !== proven.upstream)];
+        ctx.verdict = { hash: judged.hash, members };
+        ctx.proof = { verifiedBy: 'proof', headerHash: proven.agreed.header.hash, blockNumber: proven.agreed.header.number };
+        options.metrics?.bytes(chain.id, job.bytes);
+        next();
+      },
+      (err: unknown) => {
+        clearTimeout(deadline);
+        if (signal.reason === deadlineReason) return next(new DeadlineExceededError('Deadline exceeded: the answer was not proven in time', { data: { required: job.required, proof: true } }));
+        next(signal.aborted ? new InvalidRequestError('Invalid request: the client closed the connection before its answer', { id: null }) : err);
+      },
+    );
+  };
+}
