@@ -88,12 +88,22 @@ export function awaitsSelfCheck(chain: Chain): boolean {
  * Runs the self-check of every chain that awaits it now, then every `intervalSeconds` for those
  * still undecided; `stop()` ends it.
  */
-export function startSelfChecks(chains: Iterable<Chain>, options: SelfCheckOptions & { intervalSeconds: number }): { stop(): void; done: Promise<void> } {
+export function startSelfChecks(
+  chains: Iterable<Chain>,
+  options: SelfCheckOptions & { intervalSeconds: number; onResult?: (chain: Chain, result: SelfCheckResult) => void },
+): { stop(): void; done: Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const list = [...chains];
   const round = async () => {
-    await Promise.all(list.filter(awaitsSelfCheck).map(async (chain) => applySelfCheck(chain, await selfCheck(chain, options), options.logger)));
+    await Promise.all(
+      list.filter(awaitsSelfCheck).map(async (chain) => {
+        const result = await selfCheck(chain, options);
+        if (stopped) return;
+        applySelfCheck(chain, result, options.logger);
+        options.onResult?.(chain, result);
+      }),
+    );
     if (!stopped && list.some(awaitsSelfCheck)) {
       timer = setTimeout(() => void round(), options.intervalSeconds * 1000);
       timer.unref();

@@ -118,11 +118,10 @@ export function createApp(config: OmnigateConfig, options: ServeOptions = {}) {
 
 export async function startServer(config: OmnigateConfig, port: number, options: ServeOptions = {}): Promise<RunningServer> {
   const { app, rpc, adminApp, admin } = createApp(config, options);
-  if (options.healthChecks !== false) {
-    rpc.startHealthChecks();
-    // verify: auto chains: proofs once their self-check passed (lib/prove/self-check.ts).
-    rpc.startProofChecks();
-  }
+  if (options.healthChecks !== false) rpc.startHealthChecks();
+  // verify: auto chains: proofs once their self-check passed (lib/prove/self-check.ts); a
+  // cluster's workers get the primary's results instead.
+  if (options.healthChecks !== false) rpc.startProofChecks();
   // The head tracker polls every upstream every heads.intervalMs; `omnigate chainlist` (thousands of
   // public URLs) leaves it off and relies on the probes' heads (refreshInterval).
   if (options.headTracking !== false) rpc.startHeadTracking();

@@ -19,7 +19,12 @@ import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
 import type { OmnigateConfig } from '../../config/schema.js';
-import type { Logger } from '../log.js';
+import { silentLogger, type Logger } from '../log.js';
+import { initProofMode } from '../prove/mode.js';
+import { applySelfCheck, startSelfChecks, type SelfCheckResult } from '../prove/self-check.js';
+
+/** A self-check's result as sent to the workers (its block as a decimal string). */
+type WireSelfCheck = Exclude<SelfCheckResult, { kind: 'passed' }> | { kind: 'passed'; block: string; upstream: string };
 import { headSettings, setChainHeadSettings } from '../health/heads.js';
 import { startProber } from '../health/probe.js';
 import { startHeadTracker, type HeadPoll } from '../health/tracker.js';
@@ -33,6 +38,7 @@ import { MemoryCreditStore, type BucketLimits, type CreditStore, type Remaining,
 type ToWorker =
   | { omnigate: 'probe'; chain: string; round: WireProbeRound }
   | { omnigate: 'heads'; chain: string; polls: (WireHeadPoll | null)[] }
+  | { omnigate: 'self-check'; chain: string; result: WireSelfCheck }
   | { omnigate: 'answer'; id: number; value: string | null; error: string | null }
   | { omnigate: 'collect'; id: number }
   | { omnigate: 'stop' };
@@ -117,7 +123,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   const hopSeed = randomBytes(32);
   const registry = createRegistry(config, { hopSeed });
   for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads, config.chains[chain.id]?.heads));
-  const latest = new Map<string, { probe?: ToWorker; heads?: ToWorker; polls?: (HeadPoll | undefined)[] }>();
+  const latest = new Map<string, { probe?: ToWorker; heads?: ToWorker; selfCheck?: ToWorker; polls?: (HeadPoll | undefined)[] }>();
   const broadcast = (message: ToWorker) => {
     if (stopping) return; // (a round that ends while the workers close)
     for (const w of Object.values(cluster.workers ?? {})) if (w?.isConnected()) w.send(message);
@@ -148,6 +154,20 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     },
   });
 
+  // The proof self-check of `verify: auto` chains (lib/prove/self-check.ts), once, here; each
+  // result goes to the workers, which switch their chain to proofs as one process would.
+  for (const chain of registry.chains.values()) initProofMode(chain, config.chains[chain.id]?.verify ?? config.verify);
+  const selfChecks = startSelfChecks(registry.chains.values(), {
+    intervalSeconds: config.refreshInterval,
+    timeoutMs,
+    maxBytes: config.limits.responseBytes,
+    logger,
+    onResult(chain, result) {
+      const message: ToWorker = { omnigate: 'self-check', chain: chain.id, result: result.kind === 'passed' ? { ...result, block: result.block.toString() } : result };
+      latestOf(latest, chain.id).selfCheck = message;
+      broadcast(message);
+    },
+  });
   // Workers that have joined: they record the rounds and answer for their metrics.
   const joined = new Set<Worker>();
   // The finalized route's floors ("chain:N" → block), raised by the workers, never lowered.
@@ -180,6 +200,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       for (const chain of latest.values()) {
         if (chain.probe) w.send(chain.probe);
         if (chain.heads) w.send(chain.heads);
+        if (chain.selfCheck) w.send(chain.selfCheck);
       }
     } else if (m.omnigate === 'floor') {
       const before = floors.get(m.key);
@@ -297,6 +318,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     // (the upstream pools stay open: a probe in flight ends as it would, and the process exits after the workers)
     prober.stop();
     tracker.stop();
+    selfChecks.stop();
     logger.info({ why, workers: startedAt.size }, 'shutting down the workers');
     // A worker already closing on the same signal (sent to the whole process group) ignores this.
     for (const w of startedAt.keys()) {
@@ -501,11 +523,12 @@ export function workerLink(): WorkerLink {
           );
           return;
         }
-        if (m.omnigate !== 'probe' && m.omnigate !== 'heads') return;
+        if (m.omnigate !== 'probe' && m.omnigate !== 'heads' && m.omnigate !== 'self-check') return;
         const chain = upstreams.chains.get(m.chain);
         if (!chain) return;
         if (m.omnigate === 'probe') applyWireProbeRound(chain, m.round);
-        else applyWireHeadPolls(chain, m.polls);
+        else if (m.omnigate === 'heads') applyWireHeadPolls(chain, m.polls);
+        else applySelfCheck(chain, m.result.kind === 'passed' ? { ...m.result, block: BigInt(m.result.block) } : m.result, silentLogger);
       });
       // The primary gone (killed): nothing probes any more, and no one would stop this worker.
       process.once('disconnect', onStop);

@@ -4,7 +4,8 @@
  * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
- * keep crashing are replaced with a backoff until the primary gives up.
+ * keep crashing are replaced with a backoff until the primary gives up; one budget per client key;
+ * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +16,9 @@ import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../supp
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { stopAllAnvils } from '../../support/anvil.js';
+import { proofChain } from '../../support/proof-chain.js';
+import { startTamperProxy } from '../../support/tamper-proxy.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -274,4 +278,28 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
   t.is(refused.length, 7);
   t.true(refused.every((r) => (r.body as { error: { code: number; data: { reason: string } } }).error.data.reason === 'day'));
   t.is(new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker)).size, 2, 'both workers answered');
+});
+
+test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
+  const chain = await proofChain('cancun');
+  t.teardown(stopAllAnvils);
+  const proxy = await startTamperProxy(chain.node.url);
+  t.teardown(() => proxy.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, ['port: 0', 'confirmations: 1', 'server: { shutdownMs: 10000 }', 'chains:', `  ${chain.chainId}:`, '    rpcs:', `      - ${proxy.url}`, ''].join('\n'));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const path = `/rpc/${chain.chainId}`;
+  const read = (i: number) => post(base, rpc('eth_getBalance', [chain.recipient, hex(chain.blocks.logs)], i), path);
+  await until(async () => (await read(0)).headers['x-verified-by'] === 'proof');
+  // Every worker answers by proof (new connections spread the reads over both), and the
+  // self-check's account proof was asked once, by the primary, not once per worker.
+  const replies: Reply[] = [];
+  for (let i = 1; i <= 20; i++) replies.push(await read(i));
+  await until(() => workerPids(run).size === 2);
+  t.true(replies.every((r) => r.status === 200 && r.headers['x-verified-by'] === 'proof'), replies.map((r) => r.headers['x-verified-by']).join(' '));
+  // eth_getProof: one for the self-check, one per proven read (the first proven one and these 20).
+  t.is(proxy.calls('eth_getProof'), 22);
 });
