@@ -32,7 +32,7 @@
  * (fail open) while Redis is away.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { redisClient } from '../cache/redis.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
@@ -390,15 +390,8 @@ export class RedisCreditStore implements CreditStore {
     this.log = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.local = new MemoryCreditStore({ now: this.now });
-    // Loaded here, not at import: a gateway without Redis never pays for the module.
-    const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-    this.client = new Client(settings.url, {
-      // A request never waits in a queue for a Redis that is not there: its local bucket decides at once.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: Math.max(1_000, settings.timeoutMs * 10),
-      retryStrategy: (times) => Math.min(100 * times, 2_000),
-    });
+    // (a request never waits for a Redis that is not there: its local bucket decides at once)
+    this.client = redisClient(settings.url, settings.timeoutMs);
     this.client.on('error', () => this.goAway('error'));
     this.client.defineCommand('omnigateTake', { numberOfKeys: 3, lua: takeScript });
     this.client.defineCommand('omnigateSettle', { numberOfKeys: 3, lua: settleScript });

@@ -47,6 +47,24 @@ export interface SharedEntry {
 export type RedisState = 'connecting' | 'ready' | 'down';
 
 /** The id of an upstream URL in Redis: no provider key leaves the process. */
+/**
+ * An ioredis client for a gateway's bounded waits: no offline queue and no retry of a command (a
+ * request never waits in a queue for a Redis that is not there: its caller decides at once), a
+ * connect timeout of ten bounded waits (1 s at least), reconnecting for ever with a back-off to
+ * 2 s. ioredis is loaded on the first call, not at import: a gateway without Redis never pays for
+ * the module (tens of MB).
+ */
+export function redisClient(url: string, timeoutMs: number): Redis {
+  const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  return new Client(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: Math.max(1_000, timeoutMs * 10),
+    retryStrategy: (times) => Math.min(100 * times, 2_000),
+    lazyConnect: false,
+  });
+}
+
 export const urlId = (url: string): string => createHash('sha256').update(url).digest('base64url').slice(0, 22);
 
 const version = 1;
@@ -78,17 +96,8 @@ export class RedisStore {
     options: { logger?: Logger } = {},
   ) {
     this.log = options.logger ?? silentLogger;
-    // Loaded here, not at import: a gateway without cache.redis never pays for the module (tens of MB).
-    const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-    this.client = new Client(settings.url, {
-      // A request never waits in a queue for a Redis that is not there: it is a miss at once.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: Math.max(1_000, settings.timeoutMs * 10),
-      // Reconnect for ever, backing off to 2 s.
-      retryStrategy: (times) => Math.min(100 * times, 2_000),
-      lazyConnect: false,
-    });
+    // (a request never waits for a Redis that is not there: it is a miss at once)
+    this.client = redisClient(settings.url, settings.timeoutMs);
     this.client.on('ready', () => {
       if (this.state !== 'ready') this.log.info({ redis: this.shownUrl() }, 'cache: Redis ready');
       this.state = 'ready';
