@@ -24,7 +24,6 @@ import { startProber } from '../health/probe.js';
 import { startHeadTracker, type HeadPoll } from '../health/tracker.js';
 import { applyWireHeadPolls, applyWireProbeRound, encodeHeadPolls, encodeProbeRound, type WireHeadPoll, type WireProbeRound } from '../health/wire.js';
 import { createRegistry, type Registry as Upstreams } from '../upstream/registry.js';
-import { workerExecArgv } from './runtime.js';
 import { MemoryCreditStore, type BucketLimits, type CreditStore, type Remaining, type Reservation, type Verdict } from '../access/buckets.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -200,8 +199,6 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // Every worker listens on the same port number, a replacement included: with port 0, one free
   // port is picked here first (else a worker started while no other listens would get another).
   let port = options.port;
-  // The workers' young generation is ours to size: V8 reads it only at a process's start.
-  cluster.setupPrimary({ execArgv: workerExecArgv() });
   const fork = () => {
     const w = cluster.fork({ ...options.env, [hopSeedVariable]: hopSeed.toString('hex'), [portVariable]: String(port) });
     startedAt.set(w, Date.now());

@@ -10,10 +10,6 @@
  * request went to the old generation, scavenges took longer and the old generation needed full
  * GCs every few seconds (seen with --trace-gc in `npm run bench`, N=1 at 50 connections; figures
  * in test/bench/README.md). Turning it off left the old generation flat.
- *
- * The young generation's size (`--max-semi-space-size`) is read once, when V8 sets the heap up:
- * a running process cannot change it, but the workers of `omnigate serve --workers` are started
- * with it (`workerExecArgv`).
  */
 import v8 from 'node:v8';
 
@@ -29,23 +25,4 @@ export function tuneRuntime(execArgv: readonly string[] = process.execArgv): str
     applied.push(flag);
   }
   return applied;
-}
-
-/**
- * The young generation of a process serving many concurrent clients, in MB per semi-space
- * (node 20's default: 16). At hundreds of connections an upstream call's objects live a few
- * hundred ms, outlive two scavenges of the default and are promoted; the old generation then
- * grows to several times its live size before it is marked (figures in test/bench/README.md).
- */
-export const youngGenerationFlag = '--max-semi-space-size=32';
-
-const setsSemiSpace = /--max[-_]semi[-_]space[-_]size/;
-
-/**
- * The node flags a cluster worker starts with: the primary's own, plus `youngGenerationFlag`
- * unless those or NODE_OPTIONS (which the workers inherit) set the semi-space size already.
- */
-export function workerExecArgv(execArgv: readonly string[] = process.execArgv, nodeOptions: string = process.env.NODE_OPTIONS ?? ''): string[] {
-  if (execArgv.some((arg) => setsSemiSpace.test(arg)) || setsSemiSpace.test(nodeOptions)) return [...execArgv];
-  return [...execArgv, youngGenerationFlag];
 }
