@@ -17,7 +17,8 @@
  * rounds of the compared load scenarios; 1 in smoke mode), BENCH_PIN=0 (no CPU pinning, see pin()),
  * BENCH_RSS_CONNECTIONS (500), BENCH_RSS_EXECARGV (node flags of the RSS run's omnigate process, e.g.
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
- * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
+ * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_UPSTREAM_SOCKETS (its
+ * limits.upstreamSockets; default its own, 256), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix|n1Node|relayUndici (only that scenario, omnigate (or the proxy, or
  * the relay) under --cpu-prof, then the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed
@@ -387,6 +388,7 @@ async function main() {
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
     // This omnigate (and the RSS run's) names undici (what the default, `auto`, takes when nothing
     // intercepts node:http); the second one (n1Node…) runs on node:http (`upstreams.client: node`).
+    ...(env.BENCH_UPSTREAM_SOCKETS ? { limits: { upstreamSockets: Number(env.BENCH_UPSTREAM_SOCKETS) } } : {}),
     upstreams: { client: 'undici', ...(env.BENCH_MAX_SOCKETS ? { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } : {}) },
   };
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
