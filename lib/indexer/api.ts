@@ -77,19 +77,4 @@ export function indexerApi(db: IndexerDb, options: IndexerApiOptions = {}): Inde
   }, { ops: ctx.ops });
 }
 
-/**
- * The indexer's 404 (problem+json) for /api and every path below it that no handler answered;
- * other paths go to `next()`. Mount it after `indexerApi()` and your own /api routes.
- * @example
- * app.use(indexerApi(db)); app.use(myApiRoutes); app.use(indexerNotFound());
- */
-export function indexerNotFound(): IndexerHandler {
-  return function indexerNotFound(req, res, next) {
-    const { path } = splitUrl(req);
-    if (path !== '/api' && !path.startsWith('/api/')) {
-      next();
-      return;
-    }
-    sendProblem(res, toProblem(new NotFoundError(`No route ${req.method ?? 'GET'} ${path}; the routes are listed in /openapi.json`), { dev: false, instance: path }));
-  };
-}
+export { indexerNotFound } from './http/not-found.js';

@@ -41,14 +41,29 @@ const ARR = 2;
 
 /** Index of the quote closing the string whose opening quote is at `at`, or -1. */
 function stringEnd(buf: Buffer, at: number): number {
-  let i = at;
+  return stringClose(buf, at + 1);
+}
+
+/**
+ * Index of the first unescaped quote at or after `from`, or -1; a backslash before `from` escapes
+ * nothing (the string's content starts there, or the byte before was itself escaped).
+ */
+function stringClose(buf: Buffer, from: number): number {
+  let i = from - 1;
   for (;;) {
     i = buf.indexOf(QUOTE, i + 1);
     if (i === -1) return -1;
     let slashes = 0;
-    for (let j = i - 1; buf[j] === BACKSLASH; j--) slashes++;
+    for (let j = i - 1; j >= from && buf[j] === BACKSLASH; j--) slashes++;
     if (slashes % 2 === 0) return i;
   }
+}
+
+/** Whether the bytes from `from` to the end close on an odd run of backslashes (the next byte is escaped). */
+function endsEscaping(buf: Buffer, from: number): boolean {
+  let slashes = 0;
+  for (let j = buf.length - 1; j >= from && buf[j] === BACKSLASH; j--) slashes++;
+  return slashes % 2 === 1;
 }
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -158,7 +173,7 @@ export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: numb
 /**
  * Whether the JSON bytes nest deeper than `limit` (stops scanning as soon as they do): exactly
  * `scanJson(buf, { stopAbove: limit }).depth > limit`, in a loop that looks at nothing else, since
- * it runs in the event loop over every answer, tens of megabytes included.
+ * it runs over answers of tens of megabytes (`deeperAfter` is the same test a chunk at a time).
  */
 export function nestsDeeperThan(buf: Buffer, limit: number): boolean {
   if (limit < 0) return true; // any bytes are deeper than that (depth 0 included)
@@ -175,6 +190,61 @@ export function nestsDeeperThan(buf: Buffer, limit: number): boolean {
       depth--;
     }
   }
+  return false;
+}
+
+/** Where the nesting scan of an answer read a chunk at a time stands (`deeperAfter`); starts at 0, 0. */
+export interface NestingState {
+  /** Containers open at the end of the bytes so far. */
+  nestDepth: number;
+  /** 0: outside a string; 1: inside one; 2: inside one, the next byte escaped; -1: deeper than the limit already. */
+  nestMode: number;
+}
+
+/**
+ * `nestsDeeperThan` fed the bytes a chunk at a time as they arrive, so that a large answer's scan
+ * is spread over its reading instead of running whole on the event loop once it is complete:
+ * after the last chunk, true exactly when `nestsDeeperThan` of all the chunks' bytes is (for a
+ * `limit` of 0 or more; once true, later chunks are not looked at). `state` carries the depth and
+ * whether a string (or an escape) runs over the chunk's end.
+ */
+export function deeperAfter(state: NestingState, chunk: Buffer, limit: number): boolean {
+  let mode = state.nestMode;
+  if (mode < 0) return true;
+  const n = chunk.length;
+  if (n === 0) return false;
+  let i = 0;
+  if (mode !== 0) {
+    const from = mode === 2 ? 1 : 0; // an escaped first byte cannot close the string
+    i = stringClose(chunk, from);
+    if (i === -1) {
+      state.nestMode = endsEscaping(chunk, from) ? 2 : 1;
+      return false;
+    }
+    i++;
+  }
+  let depth = state.nestDepth;
+  mode = 0;
+  for (; i < n; i++) {
+    const c = chunk[i]!;
+    if (c === QUOTE) {
+      const close = stringClose(chunk, i + 1);
+      if (close === -1) {
+        mode = endsEscaping(chunk, i + 1) ? 2 : 1;
+        break;
+      }
+      i = close;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) {
+        state.nestMode = -1;
+        return true;
+      }
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  state.nestDepth = depth;
+  state.nestMode = mode;
   return false;
 }
 

@@ -15,7 +15,7 @@ import { shownPath } from '../pipeline/route.js';
 import { pathOf } from '../pipeline/url.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
-import { indexerNotFound } from '../indexer/api.js';
+import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';

@@ -5,7 +5,8 @@
  *   2. a plain http-proxy reverse proxy in front of it (what a user would run instead);
  *   3. omnigate, non-confirmable eth_blockNumber (N=1);
  *   4. omnigate, confirmable eth_getBalance at a hex block, N=3 of 5 agreeing upstreams;
- *   5. omnigate, a 2.5 MB eth_getLogs reply (5,000 logs) at N=3;
+ *   5. omnigate, a 2.5 MB eth_getLogs reply (5,000 logs) at N=3, against the 3rd-fastest upstream called
+ *      directly with the same request in the same rounds;
  *   6. the indexer API's three pending queries on a real PostgreSQL with 1,000,000 bridge events;
  * plus upstream calls per request (asserted exactly N), canonicalize+hash of the 2.5 MB reply in
  * isolation, and the omnigate process's peak RSS at 500 concurrent connections.
@@ -16,13 +17,14 @@
  * rounds of the compared load scenarios; 1 in smoke mode), BENCH_PIN=0 (no CPU pinning, see pin()),
  * BENCH_RSS_CONNECTIONS (500), BENCH_RSS_EXECARGV (node flags of the RSS run's omnigate process, e.g.
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
- * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_EVENTS (1000000),
+ * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_UPSTREAM_SOCKETS (its
+ * limits.upstreamSockets; default its own, 256), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix|n1Node|relayUndici (only that scenario, omnigate (or the proxy, or
  * the relay) under --cpu-prof, then the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed
  * rate, sweep, 1 connection), mix the fixed-rate mix's own omnigate, n1Node the omnigate on `upstreams.client: node`,
  * relayUndici the relay on undici; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
- * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs
+ * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs logsDirect
  * upMax proxyMax n1Max relayMax relayUndici n1Node n1KeylessMax n1KeyMax proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
  * peers mix cache replicas workers proof rss canon idx), BENCH_RESULTS (where to write the table; default
  * test/bench/results.md, none in smoke, profile or BENCH_ONLY mode), BENCH_KEY_BUDGET=1 (the keyed omnigate's key
@@ -389,6 +391,7 @@ async function main() {
     chains: { '1': { rpcs: [u0] }, '2': { rpcs: five, confirmations: 3 } },
     // This omnigate (and the RSS run's) names undici (what the default, `auto`, takes when nothing
     // intercepts node:http); the second one (n1Node…) runs on node:http (`upstreams.client: node`).
+    ...(env.BENCH_UPSTREAM_SOCKETS ? { limits: { upstreamSockets: Number(env.BENCH_UPSTREAM_SOCKETS) } } : {}),
     upstreams: { client: 'undici', ...(env.BENCH_MAX_SOCKETS ? { maxSockets: num('BENCH_MAX_SOCKETS', 128, 128) } : {}) },
   };
   // The three upstreams an N=3 request goes to first (configured order, all healthy: the fastest).
@@ -611,8 +614,13 @@ async function main() {
     n1K: () => counted('n1KeyMax', '3. omnigate N=1 (eth_blockNumber), one client key (access:, key in the path)', n1KUrl, bodies.blockNumber, MAX_CONNECTIONS, upA, 'eth_blockNumber', [0], 1, omniK),
   }, ROUNDS, true);
   // (In smoke mode 3 s, not 1: on a machine busy with the test suite one answer can take over 1 s.)
-  const logsRow = await counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, undefined, SMOKE ? Math.max(SECONDS, 3) : SECONDS);
-  if (logsRow) rows.push(logsRow);
+  // Beside it, the same 2.5 MB answer from the node an N=3 answer waits for (the 3rd-fastest)
+  // called directly, in the same rounds: N=3 ÷ it is what relaying and verifying the answer adds.
+  const logsSeconds = SMOKE ? Math.max(SECONDS, 3) : SECONDS;
+  const logs = await interleaved(rows, 'p50', {
+    direct: () => scenario('logsDirect', `   3rd-fastest of the five direct, the same 2.5 MB eth_getLogs (${THIRD.d} ms)`, third, bodies.getLogs, LOGS_CONNECTIONS, undefined, undefined, [upB.pids[THIRD.i]!]),
+    logs: () => counted('logs', '5. omnigate N=3, 2.5 MB eth_getLogs (5,000 logs)', n3Url, bodies.getLogs, LOGS_CONNECTIONS, upB, 'eth_getLogs', [0, 1, 2, 3, 4], 3, omni, logsSeconds),
+  }, SMOKE ? 1 : ROUNDS);
 
   // Fixed offered load at 50 connections, below every path's saturation: latency without the
   // queueing that a closed loop on 2 shared cores adds (there p50 ≈ connections ÷ throughput).
@@ -895,6 +903,8 @@ async function main() {
     targets.push({ name: `N=3 p50 vs 3rd-fastest upstream p50 (${where})`, value: `${fmt(ratio.median)}×${loads}${rounds(ratio)}`, target: '≤ 1.10×', pass, machineBound: !pass && runs === closed && fanVsThird !== undefined && fanVsThird.median > 1.1 });
   }
   if (fanVsThird) targets.push({ name: `   plain fan-out (no verification) p50 vs 3rd-fastest upstream p50 (${CONNECTIONS} conns), for reference`, value: `${fmt(fanVsThird.median)}×${rounds(fanVsThird)}`, target: '≤ 1.10×', pass: fanVsThird.median <= 1.1 });
+  const logsVsDirect = medianOf(logs.logs, logs.direct, p50Ratio);
+  if (logsVsDirect) targets.push({ name: `2.5 MB eth_getLogs at N=3 p50 vs the 3rd-fastest upstream direct (${LOGS_CONNECTIONS} conns)`, value: `${fmt(logsVsDirect.median)}× (at ${fmtInt(medianRps(logs.logs!))} against ${fmtInt(medianRps(logs.direct!))} req/s)${rounds(logsVsDirect)}`, target: '≤ 1.50×', pass: logsVsDirect.median <= 1.5 });
   if (canon) {
     targets.push({ name: 'canonicalize+hash of the 2.5 MB reply (assessBody, median)', value: `${fmt(canon.assess.median)} ms`, target: '≤ 25 ms', pass: canon.assess.median <= 25 });
   }

@@ -2,13 +2,14 @@
  * What a call to an HTTP(S) upstream is on either client (node:http, http-call.ts; undici,
  * undici.ts), written once: its place in its client's list of calls in flight and in its
  * admission queue, its deadline (one timer) and abort, the reading of its answer into one buffer
- * against the size limit, the byte budget and the nesting limit, its ending (one settlement,
+ * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
+ * bytes arrive, so a large answer's scan never runs whole on the event loop), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
  * Call adds how its request is made and dropped (`drop`) and what its client does when a call
  * ends (`ended`). Also the request's parts both clients send alike: the refusal of a call before
  * it starts, the request id header, Basic authorization from the URL.
  */
-import { nestsDeeperThan } from '../../jsonrpc/scan.js';
+import { deeperAfter } from '../../jsonrpc/scan.js';
 import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 /** Error bodies up to this size are read and dropped so the connection is kept. */
@@ -100,6 +101,9 @@ export abstract class UpstreamCall {
   private size = 0;
   /** Bytes charged to the request's budget account for this answer. */
   private charged = 0;
+  /** The nesting scan of the answer's bytes so far (scan.ts `NestingState`; -1: deeper than the limit). */
+  nestDepth = 0;
+  nestMode = 0;
   /** The answer's declared length (-1: none). */
   protected declared = -1;
   /** Neighbours in the client's list of calls in flight. */
@@ -174,9 +178,16 @@ export abstract class UpstreamCall {
       this.fail(new UpstreamCallError('too-large', `response over the ${this.request.maxBytes}-byte limit`));
     } else if (this.body) {
       chunk.copy(this.body, this.size - chunk.length);
+      this.scan(chunk);
     } else if (this.declared > 0 || !this.request.budget || this.charge(chunk.length)) {
       this.chunks.push(chunk);
+      this.scan(chunk);
     }
+  }
+
+  /** Feeds a chunk to the nesting scan (an answer found too deep is still read whole: its connection is kept). */
+  private scan(chunk: Buffer): void {
+    if (this.nestMode >= 0) deeperAfter(this, chunk, this.request.maxDepth ?? defaultMaxDepth);
   }
 
   /** The answer is complete: its bytes are the call's result, unless they nest too deep. */
@@ -186,7 +197,7 @@ export abstract class UpstreamCall {
     const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
     // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
     const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
-    if (nestsDeeperThan(body, maxDepth)) return this.finish(tooDeep(maxDepth));
+    if (this.nestMode < 0 || maxDepth < 0) return this.finish(tooDeep(maxDepth));
     this.finish(undefined, body);
   }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { arrayElements, nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
+import { arrayElements, deeperAfter, nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
 const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
@@ -61,4 +61,33 @@ test('nestsDeeperThan is scanJson\'s depth test exactly, on any bytes (cut short
     { numRuns: 5000 },
   );
   t.pass();
+});
+
+test('deeperAfter, fed the bytes in chunks cut anywhere (inside strings, between a backslash and what it escapes), ends where nestsDeeperThan does', (t) => {
+  const piece = fc.constantFrom('[', ']', '{', '}', '"', '\\"', '\\', ':', ',', 'a', ' ', '"x"', '"[["', '1', '\\\\"', '"\\\\"', '"\\\\\\""');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: 0, max: 6 }), fc.array(fc.nat(), { maxLength: 8 }), (pieces, limit, cuts) => {
+      const buf = Buffer.from(pieces.join(''));
+      const at = [...new Set(cuts.map((c) => c % (buf.length + 1)))].sort((a, b) => a - b);
+      const state = { nestDepth: 0, nestMode: 0 };
+      let deeper = false;
+      let from = 0;
+      for (const to of [...at, buf.length]) {
+        deeper = deeperAfter(state, buf.subarray(from, to), limit);
+        from = to;
+      }
+      return deeper === nestsDeeperThan(buf, limit);
+    }),
+    { numRuns: 5000 },
+  );
+  const byByte = (text: string, limit: number) => {
+    const state = { nestDepth: 0, nestMode: 0 };
+    let deeper = false;
+    for (const b of Buffer.from(text)) deeper = deeperAfter(state, Buffer.from([b]), limit);
+    return deeper;
+  };
+  t.true(byByte('{"a":"\\\\"}[[[', 2)); // the string closes after an escaped backslash
+  t.false(byByte('{"a":"\\"[[["}', 2)); // an escaped quote does not close it
+  t.true(byByte(`${'['.repeat(300)}${']'.repeat(300)}`, 256));
+  t.false(byByte(`${'['.repeat(256)}${']'.repeat(256)}`, 256));
 });

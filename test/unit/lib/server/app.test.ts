@@ -84,3 +84,17 @@ test.serial('close() should end idle connections and call onClose', async (t) =>
   t.is(closed, 1);
   t.false(running.server.listening);
 });
+
+test('loading the server loads none of the indexer\'s packages (database pool, GraphQL, Redoc): a balancer without the indexer API does not carry them', async (t) => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const app = fileURLToPath(new URL('../../../../lib/server/app.ts', import.meta.url));
+  const script = `import { createRequire } from 'node:module';
+await import(${JSON.stringify(app)});
+const loaded = Object.keys(createRequire(import.meta.url).cache);
+console.log(JSON.stringify(['pg-promise', 'graphql', 'express-graphql', 'redoc-express', 'connect'].filter((p) => loaded.some((f) => f.includes('/node_modules/' + p + '/')))));`;
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+  });
+  t.deepEqual(JSON.parse(out), ['connect'], 'connect (which the server does use) shows the check sees packages loaded by import');
+});

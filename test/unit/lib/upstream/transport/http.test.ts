@@ -325,6 +325,41 @@ both('should fail with kind too-large when a chunked body grows over maxBytes', 
   );
 });
 
+/** Writes `pieces` one at a time, a few ms apart (each its own chunk on the wire), with a declared length or chunked. */
+const inPieces = (pieces: string[], declared: boolean) => (_req: IncomingMessage, res: ServerResponse) => {
+  const length = pieces.reduce((n, p) => n + Buffer.byteLength(p), 0);
+  res.writeHead(200, declared ? { 'content-type': 'application/json', 'content-length': String(length) } : { 'content-type': 'application/json' });
+  let i = 0;
+  const next = () => {
+    if (i === pieces.length - 1) res.end(pieces[i]);
+    else {
+      res.write(pieces[i++]);
+      setTimeout(next, 5);
+    }
+  };
+  next();
+};
+
+for (const declared of [true, false]) {
+  both(`should scan the nesting depth across chunks (${declared ? 'declared length' : 'chunked'}): brackets and quotes in strings cut anywhere do not count, a deep answer fails as too-deep and keeps its connection`, async (t, create) => {
+    // Strings cut inside, right after a backslash, and between an escaped backslash and the quote that closes the string.
+    const shallow = ['{"jsonrpc":"2.0","id":1,"result":["[[[[\\', '"[[[[', '\\', '\\', '",{"a":"\\\\', '"}]', '}'];
+    const deep = ['{"jsonrpc":"2.0","id":1,"result":["\\\\', '",[[[', '[', '[]]]]]]}'];
+    let nth = 0;
+    const pieces = [shallow, deep, shallow];
+    await withUpstream(create, (req, res) => inPieces(pieces[nth++]!, declared)(req, res), async (transport, up) => {
+      const ok = await transport.send(request({ maxDepth: 4 }));
+      t.is(ok.body.toString(), shallow.join(''));
+      t.deepEqual(JSON.parse(ok.body.toString()).result, ['[[[["[[[[\\', { a: '\\' }]);
+      const err = await failure(transport.send(request({ maxDepth: 4 })));
+      t.is(err.kind, 'too-deep');
+      t.is(err.message, 'answer nested deeper than 4 levels (limits.jsonDepth)');
+      t.is((await transport.send(request({ maxDepth: 4 }))).body.toString(), shallow.join(''));
+      t.is(up.connections, 1, 'the too-deep answer was read whole: its connection was kept');
+    });
+  });
+}
+
 both('should accept a body of exactly maxBytes', async (t, create) => {
   await withUpstream(create, answer(200, 'z'.repeat(1_000)), async (transport) => {
     t.is((await transport.send(request({ maxBytes: 1_000 }))).body.length, 1_000);
