@@ -22,7 +22,7 @@ import {
   UnknownChainError,
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
-import { silentLogger, type Logger } from '../lib/log.js';
+import { lazyChild, silentLogger, type Logger } from '../lib/log.js';
 import { canonicalChainId, parseConfirmations, routeOf, shownPath } from '../lib/pipeline/route.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
@@ -55,7 +55,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
   // the N=1 profile.
   return function parseJsonRpc(req, _res, next) {
     const requestId = pickRequestId(req.headers['x-request-id']);
-    const ctx = initContext(req, requestId, logger.child({ reqId: requestId }));
+    const ctx = initContext(req, requestId, lazyChild(logger, { reqId: requestId }));
     const hops = hopTokens(req.headers.via);
     if (hops.length > 0) {
       // Our own call come back (or a long gateway chain): refused before the body is read.
