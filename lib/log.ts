@@ -30,3 +30,65 @@ export const silentLogger: Logger = {
   child: () => silentLogger,
   isLevelEnabled: () => false,
 };
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * `parent.child(bindings)`, made only when a line at an enabled level is first written through
+ * it (or a child of it is asked for). The pipeline gives every request such a logger: with the
+ * level above the lines a request writes (LOG_LEVEL=warn, no request log), no child logger is
+ * built per request; pino's `child` serializes its bindings each time it is called. A parent
+ * without `isLevelEnabled` has every level on.
+ */
+export function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  return parent === silentLogger ? silentLogger : new LazyChild(parent, bindings);
+}
+
+class LazyChild implements Logger {
+  private made: Logger | undefined = undefined;
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+  ) {}
+
+  private real(): Logger {
+    return (this.made ??= this.parent.child(this.bindings));
+  }
+
+  isLevelEnabled(level: Level): boolean {
+    return this.parent.isLevelEnabled?.(level) ?? true;
+  }
+
+  // Methods on the prototype, not closures per instance (one is made per request).
+  debug(...args: [Record<string, unknown> | string, string?]): void {
+    if (this.isLevelEnabled('debug')) {
+      const log = this.real();
+      (log.debug as (...a: unknown[]) => void).apply(log, args);
+    }
+  }
+
+  info(...args: [Record<string, unknown> | string, string?]): void {
+    if (this.isLevelEnabled('info')) {
+      const log = this.real();
+      (log.info as (...a: unknown[]) => void).apply(log, args);
+    }
+  }
+
+  warn(...args: [Record<string, unknown> | string, string?]): void {
+    if (this.isLevelEnabled('warn')) {
+      const log = this.real();
+      (log.warn as (...a: unknown[]) => void).apply(log, args);
+    }
+  }
+
+  error(...args: [Record<string, unknown> | string, string?]): void {
+    if (this.isLevelEnabled('error')) {
+      const log = this.real();
+      (log.error as (...a: unknown[]) => void).apply(log, args);
+    }
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    return this.real().child(bindings);
+  }
+}

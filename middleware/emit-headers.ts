@@ -39,9 +39,10 @@ export interface EmitHeadersOptions {
 }
 
 export function emitHeaders(options: EmitHeadersOptions): Middleware {
+  // How an upstream is named: chosen once here, not a closure per request.
+  const shown = options.redactHeaders ? shownLabel : shownUrl;
   return function emitHeaders(req, res) {
     const ctx = getContext(req);
-    const shown = (u: { url: string; label: string }) => (options.redactHeaders ? u.label : u.url);
     if (ctx.members) return emitBatch(req, res, ctx.members, ctx.requestId, shown, options.sendMs, ctx.budget, options.attester);
     const verdict = answerOf(ctx) ?? need(ctx, 'verdict', 'emitHeaders');
     // Confirmed: a confirmable request whose answer N agreed on (not a relayed refusal).
@@ -54,7 +55,7 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     const headers = [
       'Content-Type', 'application/json',
       'Content-Length', String(body.length),
-      Header.CheckedUrls, checkedUrlsValue(ctx.writtenTo ? ctx.writtenTo.map(shown) : verdict.members.map((m) => shown(m.upstream))),
+      Header.CheckedUrls, checkedUrlsValue(ctx.writtenTo ? ctx.writtenTo.map(shown) : memberNames(verdict.members, shown)),
       Header.Confirmable, String(confirmed),
       Header.ForwardedFrom, shown(forwarded.upstream),
       Header.JsonHash, verdict.hash,
@@ -81,6 +82,17 @@ export function emitHeaders(options: EmitHeadersOptions): Middleware {
     res.writeHead(200, wantsCors(req) ? [...corsHeaders, ...headers] : headers);
     endAnswer(res, body, options.sendMs);
   };
+}
+
+type Named = { url: string; label: string };
+const shownLabel = (u: Named): string => u.label;
+const shownUrl = (u: Named): string => u.url;
+
+/** The names of the upstreams whose answers agreed, in order. */
+function memberNames(members: readonly { upstream: Named }[], shown: (u: Named) => string): string[] {
+  const names = new Array<string>(members.length);
+  for (let i = 0; i < members.length; i++) names[i] = shown(members[i]!.upstream);
+  return names;
 }
 
 function emitBatch(

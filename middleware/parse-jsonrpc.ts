@@ -22,7 +22,7 @@ import {
   UnknownChainError,
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
-import { silentLogger, type Logger } from '../lib/log.js';
+import { lazyChild, silentLogger, type Logger } from '../lib/log.js';
 import { canonicalChainId, parseConfirmations, routeOf, shownPath } from '../lib/pipeline/route.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
@@ -55,7 +55,7 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
   // the N=1 profile.
   return function parseJsonRpc(req, _res, next) {
     const requestId = pickRequestId(req.headers['x-request-id']);
-    const ctx = initContext(req, requestId, logger.child({ reqId: requestId }));
+    const ctx = initContext(req, requestId, lazyChild(logger, { reqId: requestId }));
     const hops = hopTokens(req.headers.via);
     if (hops.length > 0) {
       // Our own call come back (or a long gateway chain): refused before the body is read.
@@ -125,50 +125,68 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
  * applies to the re-serialized bytes. Calls `done` exactly once.
  */
 function readBody(req: IncomingMessage, limit: number, done: (err: Error | undefined, body?: Buffer) => void): void {
-  const tooLarge = () => {
-    req.resume(); // drain what the client still sends, so it can read the 413
-    return new BodyTooLargeError(`Request body too large: the limit is ${limit} bytes (limits.bodyBytes)`, {
-      headers: { Connection: 'close' },
-      id: null,
-    });
-  };
   const parsed = (req as { body?: unknown }).body;
   if (parsed !== undefined && req.readableEnded) {
     const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
-    return bytes.length > limit ? done(tooLarge()) : done(undefined, bytes);
+    return bytes.length > limit ? done(tooLarge(req, limit)) : done(undefined, bytes);
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > limit) return done(tooLarge());
+  if (declared > limit) return done(tooLarge(req, limit));
   // Events rather than for-await: leaving a for-await early destroys the socket, and the client
-  // would never read the 413.
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const cleanup = () => {
-    req.off('data', onData);
-    req.off('end', onEnd);
-    req.off('error', onError);
-    req.off('aborted', onAborted);
-  };
-  const onData = (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > limit) {
-      cleanup();
-      done(tooLarge());
-    } else chunks.push(chunk);
-  };
-  const onEnd = () => {
-    cleanup();
-    done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-  };
-  // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): a refused
-  // request (logged at info, no stack), not an internal error; nobody reads the answer.
-  const onError = () => {
-    cleanup();
-    done(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
-  };
-  const onAborted = onError;
-  req.on('data', onData);
-  req.on('end', onEnd);
-  req.on('error', onError);
-  req.on('aborted', onAborted);
+  // would never read the 413. The listeners are shared functions (this: the request) reading
+  // the request's reader, rather than closures made for each request.
+  (req as Reading)[kReader] = { limit, done, chunks: [], size: 0 };
+  req.on('data', onBodyData);
+  req.on('end', onBodyEnd);
+  req.on('error', onBodyError);
+  req.on('aborted', onBodyError);
+}
+
+/** One body being read: what readBody's listeners share. */
+interface BodyReader {
+  limit: number;
+  done: (err: Error | undefined, body?: Buffer) => void;
+  chunks: Buffer[];
+  size: number;
+}
+const kReader = Symbol('omnigate.bodyReader');
+type Reading = IncomingMessage & { [kReader]?: BodyReader };
+
+function tooLarge(req: IncomingMessage, limit: number): Error {
+  req.resume(); // drain what the client still sends, so it can read the 413
+  return new BodyTooLargeError(`Request body too large: the limit is ${limit} bytes (limits.bodyBytes)`, {
+    headers: { Connection: 'close' },
+    id: null,
+  });
+}
+
+/** The body read or refused: the listeners go, and `done` is called once. */
+function finishBody(req: Reading): BodyReader {
+  const reader = req[kReader]!;
+  req[kReader] = undefined;
+  req.off('data', onBodyData);
+  req.off('end', onBodyEnd);
+  req.off('error', onBodyError);
+  req.off('aborted', onBodyError);
+  return reader;
+}
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  const reader = this[kReader]!;
+  reader.size += chunk.length;
+  if (reader.size > reader.limit) {
+    finishBody(this);
+    reader.done(tooLarge(this, reader.limit));
+  } else reader.chunks.push(chunk);
+}
+
+function onBodyEnd(this: Reading): void {
+  const { chunks, size, done } = finishBody(this);
+  done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+}
+
+// The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): a refused
+// request (logged at info, no stack), not an internal error; nobody reads the answer.
+function onBodyError(this: Reading): void {
+  finishBody(this).done(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
 }

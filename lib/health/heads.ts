@@ -291,9 +291,16 @@ export const observedKey: ReadonlyMap<string, string> = new Map(methodsWhere((e)
 const observeWindow = 64 * 1024;
 const quantityAfter = /^\s*:\s*"(0x[0-9a-fA-F]{1,16})"/;
 
+const resultKey = Buffer.from('"result"');
+
+/** The quoted keys firstQuantity looks for, as bytes: made once per key, not per answer. */
+const needles = new Map<string, Buffer>();
+
 function firstQuantity(body: Buffer, key: string): bigint | undefined {
   const window = body.length > observeWindow ? body.subarray(0, observeWindow) : body;
-  const at = window.indexOf(`"${key}"`);
+  let needle = needles.get(key);
+  if (needle === undefined) needles.set(key, (needle = Buffer.from(`"${key}"`)));
+  const at = window.indexOf(needle);
   if (at < 0) return undefined;
   const m = quantityAfter.exec(window.toString('latin1', at + key.length + 2, Math.min(window.length, at + key.length + 64)));
   return m ? BigInt(m[1]!) : undefined;
@@ -314,7 +321,7 @@ export function observe(u: Upstream, call: RpcCall | undefined, body: Buffer): v
     if (key === undefined) return;
     // Only a result is a block seen, not an error's message or data: its "result" key comes
     // right after "jsonrpc" and "id" (a body whose first 256 bytes lack it is not observed).
-    if (!body.subarray(0, 256).includes('"result"')) return;
+    if (!body.subarray(0, 256).includes(resultKey)) return;
     seen = firstQuantity(body, key);
   }
   if (seen === undefined) return;

@@ -48,8 +48,10 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   if (text.trim() === '') throw new ParseError('Parse error: the request body is empty');
   // Before JSON.parse: it takes seconds on a few MB of `[[[[…]]]]`, and code after it recurses.
   const maxDepth = options.maxDepth ?? 256;
-  const scan = scanJson(raw, { ids: true });
-  if (scan.depth > maxDepth) {
+  // Each level of nesting takes an opening byte: a body no longer than maxDepth cannot nest
+  // deeper, and the usual call (well under 256 bytes) is not scanned for it.
+  const scan = raw.length > maxDepth ? scanJson(raw, { ids: true }) : undefined;
+  if (scan !== undefined && scan.depth > maxDepth) {
     if (scan.truncated) throw new ParseError('Parse error: the body is not valid JSON (it ends inside a string, array or object)');
     throw new InvalidRequestError(`Invalid request: the body nests arrays and objects deeper than ${maxDepth} levels (limits.jsonDepth)`, {
       id: scan.kind === 'object' ? idOfText(scan.ids[0]?.text) : null,

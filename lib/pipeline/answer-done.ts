@@ -26,7 +26,8 @@ export function onAnswerDone(req: IncomingMessage, res: ServerResponse, done: ()
     if (socket) waiting.get(socket)?.delete(fire);
     done();
   };
-  res.once('close', fire);
+  // (on, not once: fire takes itself off, and once would wrap it in one more closure per request)
+  res.on('close', fire);
   if (!socket || typeof socket.once !== 'function') return;
   if (socket.destroyed) return void process.nextTick(fire);
   let set = waiting.get(socket);

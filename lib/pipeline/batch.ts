@@ -22,7 +22,7 @@
  * - X-Request-Id: the request's.
  */
 import { GatewayError } from '../errors.js';
-import { answerOf, type MemberResult, type RpcContext } from './context.js';
+import { answerOf, newContext, type MemberResult, type RpcContext } from './context.js';
 import { confirmedBody } from '../verify/answers/answers.js';
 import { sha256Hex } from '../verify/answers/canonical.js';
 import { idTextOf } from '../jsonrpc/scan.js';
@@ -35,7 +35,8 @@ export function memberPayload(call: RpcCall, raw: Buffer): RpcPayload {
 
 /** A member's context: the batch's request id, chain and route, its own payload and log. */
 export function memberContext(batch: RpcContext, index: number, payload: RpcPayload): RpcContext {
-  const ctx: RpcContext = { requestId: batch.requestId, log: batch.log.child({ member: index }), payload };
+  const ctx = newContext(batch.requestId, batch.log.child({ member: index }));
+  ctx.payload = payload;
   if (batch.chain) ctx.chain = batch.chain;
   if (batch.confirmationsOverride !== undefined) ctx.confirmationsOverride = batch.confirmationsOverride;
   if (batch.via !== undefined) ctx.via = batch.via;

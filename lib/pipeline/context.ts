@@ -114,9 +114,44 @@ const kContext = Symbol('omnigate.context');
 type WithContext = IncomingMessage & { [kContext]?: RpcContext };
 
 export function initContext(req: IncomingMessage, requestId: string, log: Logger): RpcContext {
-  const ctx: RpcContext = { requestId, log };
+  const ctx = newContext(requestId, log);
   (req as WithContext)[kContext] = ctx;
   return ctx;
+}
+
+/**
+ * A context with every field present from the start (undefined until its stage writes it): one
+ * shape for every request, so that each stage's reads and writes of it stay monomorphic instead of
+ * moving the object through a new hidden class per field written.
+ */
+export function newContext(requestId: string, log: Logger): RpcContext {
+  return {
+    requestId,
+    log,
+    chain: undefined,
+    confirmationsOverride: undefined,
+    payload: undefined,
+    via: undefined,
+    batchConfirmable: undefined,
+    access: undefined,
+    budget: undefined,
+    coalescer: undefined,
+    confirmable: undefined,
+    required: undefined,
+    beyondHeads: undefined,
+    candidates: undefined,
+    fetch: undefined,
+    judging: undefined,
+    finalizedRoute: undefined,
+    known: undefined,
+    cached: undefined,
+    agreement: undefined,
+    verdict: undefined,
+    writtenTo: undefined,
+    errorCode: undefined,
+    members: undefined,
+    proof: undefined,
+  };
 }
 
 /** The context, if the pipeline has started on this request (the error handler uses it). */

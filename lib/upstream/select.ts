@@ -80,6 +80,15 @@ function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodCl
   return known[(known.length - 1) >> 1];
 }
 
+/** Slow by its probed latency, or by its measured one (measuredSlowAbove finite only with a chain median and a class). */
+function isSlow(h: Health, slowAbove: number, measuredSlowAbove: number, median: number | undefined, cls: MethodClass | undefined): boolean {
+  if ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) return true;
+  if (measuredSlowAbove === Infinity) return false;
+  const q = qualityOf(h);
+  const p50 = q.p50(cls!, measuredMinSamples) ?? 0;
+  return p50 > measuredSlowAbove || (q.abandonedRecently(cls!) >= measuredMinSamples && p50 > median! * abandonedSlowFactor);
+}
+
 /** The tier bit of an upstream on back-off after a rate limit (lib/health/rate-limits.ts): after every other. */
 export const rateLimitedTier = 32;
 
@@ -93,17 +102,14 @@ export function rankTiers<T extends Rankable>(candidates: readonly T[], now: num
   const slowAbove = fastest * slowFactor + slowMarginMs; // Infinity when no latency is known yet
   const median = cls === undefined ? undefined : chainMedian(candidates, cls);
   const measuredSlowAbove = median === undefined ? Infinity : Math.max(median * slowFactor, measuredFloorMs);
-  const measuredSlow = (h: Health) => {
-    const q = qualityOf(h);
-    const p50 = q.p50(cls!, measuredMinSamples) ?? 0;
-    return p50 > measuredSlowAbove || (q.abandonedRecently(cls!) >= measuredMinSamples && p50 > median! * abandonedSlowFactor);
-  };
-  const slow = (h: Health) =>
-    ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) || (measuredSlowAbove !== Infinity && measuredSlow(h));
-  const tier = (u: T) =>
-    (u.health.rateLimitedUntil > now ? rateLimitedTier : 0) + (u.health.distrusted ? 16 : 0) + (neverSucceeded(u.health) ? 8 : 0) +
-    (u.health.coolingUntil > now ? 4 : 0) + ((u.health.lag ?? 0) > maxLagBlocks || u.health.suspect ? 2 : 0) + (slow(u.health) ? 1 : 0);
-  const tiers = candidates.map(tier);
+  // (a loop over module-level functions: this runs per request, and closures would be made for each)
+  const tiers = new Array<number>(candidates.length);
+  for (let i = 0; i < candidates.length; i += 1) {
+    const h = candidates[i]!.health;
+    tiers[i] =
+      (h.rateLimitedUntil > now ? rateLimitedTier : 0) + (h.distrusted ? 16 : 0) + (neverSucceeded(h) ? 8 : 0) +
+      (h.coolingUntil > now ? 4 : 0) + ((h.lag ?? 0) > maxLagBlocks || h.suspect ? 2 : 0) + (isSlow(h, slowAbove, measuredSlowAbove, median, cls) ? 1 : 0);
+  }
   // The usual case, every upstream healthy and listed in order: no sort (this runs per request).
   let plain = true;
   for (let i = 0; i < candidates.length && plain; i += 1) {

@@ -186,3 +186,17 @@ test('should refuse a body nested deeper than maxDepth before parsing, echoing a
   const cut = t.throws(() => parsePayload(Buffer.from(`{"id":1,"params":${'['.repeat(20)}`), { maxBatchSize: 10, maxDepth: 8 }));
   t.is((cut as { rpcCode?: number }).rpcCode, -32700);
 });
+
+test('should hold the depth limit at a body as long as the limit, which is not scanned for depth', (t) => {
+  // A body of n bytes nests at most n levels: at maxDepth = its length it passes the depth check
+  // unscanned; one byte shorter a limit, it is scanned and refused.
+  const body = Buffer.from(`[[[[[[[[[[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}]]]]]]]]]]`);
+  const depth = 11;
+  const atLength = parsePayload(body, { maxBatchSize: 10, maxDepth: body.length });
+  t.is(atLength.members?.[0]?.kind, 'invalid', 'not a depth refusal: the batch\'s one member is refused on its own terms');
+  const err = t.throws(() => parsePayload(body, { maxBatchSize: 10, maxDepth: depth - 1 }));
+  t.regex(err!.message, /deeper than 10 levels/);
+  t.notThrows(() => parsePayload(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}'), { maxBatchSize: 10, maxDepth: 1 }), 'depth 1 at a limit of 1, scanned (the body is longer)');
+  const two = t.throws(() => parsePayload(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[]}'), { maxBatchSize: 10, maxDepth: 1 }));
+  t.regex(two!.message, /deeper than 1 levels/);
+});

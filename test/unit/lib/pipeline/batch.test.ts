@@ -49,7 +49,9 @@ test('memberContext should carry the batch\'s request id, chain, route and Via, 
   t.is(ctx.payload, payload);
   t.is(ctx.required, undefined);
   t.is(ctx.confirmable, undefined);
-  t.false('via' in memberContext({ requestId: 'r', log: silentLogger }, 0, payload), 'absent fields stay absent');
+  const bare = memberContext({ requestId: 'r', log: silentLogger }, 0, payload);
+  t.is(bare.via, undefined, 'absent fields stay unset');
+  t.deepEqual(Object.keys(bare), Object.keys(ctx), 'every member context has the one shape of a request context');
 });
 
 test('should write the elements in member order, leave notifications out, and say confirmed at N when every member is', (t) => {

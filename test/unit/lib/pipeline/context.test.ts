@@ -9,7 +9,10 @@ test('should keep one context per request, found again by getContext and findCon
   const b = {} as IncomingMessage;
   t.is(findContext(a), undefined);
   const ctx = initContext(a, 'id-a', silentLogger);
-  t.deepEqual(ctx, { requestId: 'id-a', log: silentLogger });
+  t.is(ctx.requestId, 'id-a');
+  t.is(ctx.log, silentLogger);
+  t.deepEqual(Object.entries(ctx).filter(([, v]) => v !== undefined).map(([k]) => k), ['requestId', 'log'], 'no stage field written yet');
+  t.deepEqual(Object.keys(initContext({} as IncomingMessage, 'id-b', silentLogger)), Object.keys(ctx), 'every request\'s context has the same fields, in the same order');
   t.is(getContext(a), ctx);
   t.is(findContext(a), ctx);
   t.is(findContext(b), undefined);

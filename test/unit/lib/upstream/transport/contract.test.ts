@@ -1,10 +1,11 @@
 /**
  * The transport contract's helpers: the one-shot Cancellation, withTimeout (the caller's abort or
- * the timeout, told apart, and whether the bytes may have left), the failure kinds and messages.
+ * the timeout, told apart, and whether the bytes may have left), the failure kinds and messages, the request id as a header value.
  */
 import test from 'ava';
 import { ByteBudget } from '../../../../../lib/upstream/budget.js';
 import { Cancellation, describeError, overBudget, tooDeep, UpstreamCallError, withTimeout } from '../../../../../lib/upstream/transport/contract.js';
+import { requestIdHeader } from '../../../../../lib/upstream/transport/call.js';
 
 test('Cancellation should run each listener once, in order, and none added after the abort', (t) => {
   const c = new Cancellation();
@@ -78,4 +79,11 @@ test('UpstreamCallError should default to sent, and the helpers name the limit',
   const account = new ByteBudget(100).open();
   account.take(30);
   t.like(overBudget(account, 80, false), { kind: 'budget', sent: false, message: 'upstream byte budget exhausted: 80 more bytes would pass limits.bufferedBytes (100; 30 in use)' });
+});
+
+test('requestIdHeader should pass visible ASCII through as is and drop every other character', (t) => {
+  t.is(requestIdHeader('0b9c6f1e-5a7d-4c1f-9a3e-2f4b6c8d0e1f'), '0b9c6f1e-5a7d-4c1f-9a3e-2f4b6c8d0e1f');
+  t.is(requestIdHeader('!~'), '!~', 'the ends of the visible range');
+  t.is(requestIdHeader('a b\tc\r\nd\u007fe\u00e9f'), 'abcdef', 'space, controls, DEL and non-ASCII dropped');
+  t.is(requestIdHeader(''), '');
 });

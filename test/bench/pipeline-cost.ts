@@ -1,0 +1,139 @@
+/**
+ * What omnigate's pipeline costs per N=1 answer with no network at all, for two builds in one
+ * process: `BEFORE_DIST` (e.g. a build of the base commit) and this worktree's dist/ (AFTER_DIST
+ * to change). Each build's rpcPipeline serves eth_blockNumber on one chain of one upstream whose
+ * transport answers at once (its `send` replaced: no socket, no HTTP client), to requests made of
+ * node's own IncomingMessage and ServerResponse over a socket that drops what is written. What is
+ * measured is then the pipeline alone (parse, classify, select, the agreement loop, judging and
+ * hashing the answer, metrics, emit with node's header writing), the part that the saturated
+ * bench's N=1 ÷ relay is about, without the kernel, the HTTP parsers and the other processes that
+ * make those figures swing on a shared machine. Rounds alternate between the builds (the order
+ * reversed each round), each one `BENCH_CALLS` answers at `BENCH_CONCURRENCY` in flight; the
+ * process's CPU time per answer is compared within a round.
+ *
+ *   BEFORE_DIST=/tmp/base/dist node --import tsx test/bench/pipeline-cost.ts
+ *
+ * Knobs: BENCH_ROUNDS (default 12), BENCH_CALLS (per round, default 20000), BENCH_CONCURRENCY (32).
+ * Prints each round's µs per answer for both builds, then the medians and the median of the
+ * per-round differences (after − before).
+ */
+import http from 'node:http';
+import { Duplex } from 'node:stream';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 12);
+const calls = Number(process.env.BENCH_CALLS ?? 20_000);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const beforeDist = process.env.BEFORE_DIST;
+const afterDist = resolve(process.env.AFTER_DIST ?? 'dist');
+if (!beforeDist) throw new Error('set BEFORE_DIST to the dist/ of the build to compare with (e.g. a build of the base commit)');
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
+
+interface Build {
+  name: string;
+  handle: Handler;
+  close(): Promise<void>;
+}
+
+async function build(name: string, dist: string): Promise<Build> {
+  const { validateConfig } = (await import(pathToFileURL(`${dist}/config/schema.js`).href)) as typeof import('../../config/schema.js');
+  const { rpcPipeline } = (await import(pathToFileURL(`${dist}/middleware/index.js`).href)) as typeof import('../../middleware/index.js');
+  const result = validateConfig({ chains: { 1: { rpcs: ['http://127.0.0.1:9/'] } }, timeouts: { hedgeMs: 0 }, mergeRequests: false, cache: { memoryBytes: 0 } });
+  if ('problems' in result) throw new Error(`config: ${JSON.stringify(result.problems)}`);
+  const rpc = rpcPipeline(result.config);
+  for (const chain of rpc.registry.chains.values()) {
+    for (const upstream of chain.upstreams) {
+      // The node answers at once, echoing the call's id, as the bench's fake nodes do.
+      upstream.transport.send = (request) =>
+        Promise.resolve({ body: Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(request.payload.calls[0]!.id)},"result":"0x1312d00"}`) });
+    }
+  }
+  return { name, handle: rpc as unknown as Handler, close: () => rpc.close() };
+}
+
+/** A socket that takes every write and says nothing. */
+function sink(): Duplex {
+  const socket = new Duplex({
+    read() {},
+    write(_chunk, _encoding, callback) {
+      callback();
+    },
+    writev(_chunks, callback) {
+      callback();
+    },
+  });
+  return socket;
+}
+
+const emitClose = (res: http.ServerResponse): boolean => res.emit('close');
+
+/** One request through `handle`, resolved once its answer is ended (a non-200 throws). */
+function one(b: Build, socket: Duplex, id: number): Promise<void> {
+  return new Promise((done, fail) => {
+    const req = new http.IncomingMessage(socket as never);
+    const body = Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"eth_blockNumber","params":[]}`);
+    req.method = 'POST';
+    req.url = '/rpc/1';
+    req.httpVersionMajor = 1;
+    req.httpVersionMinor = 1;
+    req.headers = { host: 'bench', 'content-type': 'application/json', 'content-length': String(body.length) };
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as never);
+    const end = res.end;
+    res.end = function (this: http.ServerResponse, ...args: unknown[]) {
+      const out = (end as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+      // As node's server does once an answer is written: the socket freed, then 'close'.
+      res.detachSocket(socket as never);
+      process.nextTick(emitClose, res);
+      if (res.statusCode !== 200) fail(new Error(`${b.name}: HTTP ${res.statusCode}`));
+      else done();
+      return out;
+    } as typeof res.end;
+    b.handle(req, res, (err) => fail(err ?? new Error(`${b.name}: not handled`)));
+    req.push(body);
+    req.complete = true; // as node's parser marks a request read to its end
+    req.push(null);
+  });
+}
+
+/** `calls` answers at `concurrency` in flight; the process's CPU µs per answer. */
+async function round(b: Build): Promise<number> {
+  const sockets = Array.from({ length: concurrency }, sink);
+  let next = 0;
+  const started = process.cpuUsage();
+  await Promise.all(
+    sockets.map(async (socket) => {
+      while (next < calls) await one(b, socket, next++);
+    }),
+  );
+  const used = process.cpuUsage(started);
+  for (const s of sockets) s.destroy();
+  return (used.user + used.system) / calls;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+const before = await build('before', resolve(beforeDist));
+const after = await build('after', afterDist);
+// Warm-up: both builds optimised before anything is counted.
+await round(before);
+await round(after);
+const a: number[] = [];
+const b: number[] = [];
+for (let r = 0; r < rounds; r++) {
+  const order = r % 2 === 0 ? [before, after] : [after, before];
+  for (const x of order) (x === before ? a : b).push(await round(x));
+  console.log(`round ${r + 1}: before ${a[r]!.toFixed(2)} µs, after ${b[r]!.toFixed(2)} µs per answer`);
+}
+const diffs = a.map((x, i) => b[i]! - x);
+console.log(
+  `median: before ${median(a).toFixed(2)} µs, after ${median(b).toFixed(2)} µs; after − before ${median(diffs).toFixed(2)} µs ` +
+    `(rounds ${Math.min(...diffs).toFixed(2)} to ${Math.max(...diffs).toFixed(2)}), after ÷ before ${(median(b) / median(a)).toFixed(3)}`,
+);
+await before.close();
+await after.close();
