@@ -46,13 +46,26 @@ export function planFor(job: ProofJob, payload: RpcPayload): CallPlan {
 /** What one upstream answered to one call: its result, or why there is none (transport, HTTP, a node error). */
 export type Asked = { ok: true; result: unknown } | { ok: false; reason: string };
 
+/**
+ * An upstream's answer read as JSON, or an error that says so without quoting it: V8's
+ * SyntaxError quotes the body's first characters, and a provider key cut there could not be
+ * scrubbed from what /chains, the log or a client's error data would show.
+ */
+export function parseAnswer(body: Buffer, what: string): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new Error(`${what}: the answer is not JSON`);
+  }
+}
+
 /** Asks one upstream one call; never throws. */
 export async function ask(job: ProofJob, upstream: Upstream, method: string, params: readonly unknown[]): Promise<Asked> {
   const payload = payloadOf(method, params);
   try {
     const response = await callOf(planFor(job, payload))(upstream, job.signal);
     job.bytes += response.body.length;
-    const parsed = JSON.parse(response.body.toString('utf8')) as { result?: unknown; error?: { code?: unknown; message?: unknown } };
+    const parsed = parseAnswer(response.body, method) as { result?: unknown; error?: { code?: unknown; message?: unknown } };
     if (parsed.error !== undefined) return { ok: false, reason: upstream.secrets.scrub(`${method}: node error ${String(parsed.error.code)}: ${String(parsed.error.message)}`) };
     if (!('result' in parsed)) return { ok: false, reason: `${method}: an answer without a result` };
     return { ok: true, result: parsed.result };

@@ -17,7 +17,7 @@ import type { RpcCall } from '../jsonrpc/types.js';
 import type { Upstream } from '../upstream/registry.js';
 import { callOf } from '../verify/calls.js';
 import { agreedHeader, chargeProof, type AgreedHeader, type BlockPin } from './headers.js';
-import { ask, planFor, type ProofJob } from './job.js';
+import { ask, parseAnswer, planFor, type ProofJob } from './job.js';
 
 /** A provider gave no material to prove (not a lie: a failure, or nothing known). */
 export class MaterialError extends Error {}
@@ -320,7 +320,12 @@ async function headersBelow(job: ProofJob, upstream: Upstream, from: bigint, top
     throw new MaterialError(upstream.secrets.scrub(`headers: ${(err as Error).message}`));
   }
   job.bytes += body.length;
-  const answers = JSON.parse(body.toString('utf8')) as { id: number; result?: BlockJson | null }[];
+  let answers: { id: number; result?: BlockJson | null }[];
+  try {
+    answers = parseAnswer(body, 'headers') as typeof answers;
+  } catch (err) {
+    throw new MaterialError((err as Error).message);
+  }
   if (!Array.isArray(answers)) throw new MaterialError('headers: the batch answer is not an array');
   const out: BlockJson[] = [];
   for (const a of answers) {

@@ -14,7 +14,7 @@ import { chainHead } from '../health/heads.js';
 import type { Logger } from '../log.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import { Cancellation } from '../upstream/transport/contract.js';
-import { payloadOf } from './job.js';
+import { parseAnswer, payloadOf } from './job.js';
 import { proofModeOf } from './mode.js';
 
 export interface SelfCheckOptions {
@@ -31,7 +31,7 @@ export type SelfCheckResult = { kind: 'passed'; block: bigint; upstream: string 
 
 async function call(upstream: Upstream, method: string, params: unknown[], options: SelfCheckOptions): Promise<unknown> {
   const response = await upstream.transport.send({ payload: payloadOf(method, params), requestId: 'omnigate-self-check', signal: new Cancellation(), timeoutMs: options.timeoutMs, maxBytes: options.maxBytes, background: true });
-  const parsed = JSON.parse(response.body.toString('utf8')) as { result?: unknown; error?: { message?: unknown } };
+  const parsed = parseAnswer(response.body, method) as { result?: unknown; error?: { message?: unknown } };
   if (parsed.error !== undefined || !('result' in parsed)) throw new Error(`${method}: ${String(parsed.error?.message ?? 'no result')}`);
   return parsed.result;
 }

@@ -154,6 +154,12 @@ const cases: Case[] = [
     file: (w) => ({ top: ['access:', '  keys: [{ key: relayer-key-0123456789abcdef }]', '  redis:', '    url: redis://127.0.0.1:6379', `    timeoutMs: ${w}`] }),
     read: (c) => c.access?.redis?.timeoutMs,
   },
+  {
+    key: 'server.admin',
+    values: [['0', 0], ['65535', 65_535]],
+    file: (w) => ({ top: ['server:', `  admin: { port: ${w} }`] }),
+    read: (c) => c.server.admin?.port,
+  },
   pinIndex('confirmableMethods'),
   ...HEADS.map(([k, v]) => top(`heads.${k}`, v)),
   entry('weight', [['0.001', 0.001], ['1', 1], ['2.5', 2.5], ['1000', 1000]]),

@@ -8,6 +8,7 @@ import { HeaderBook, type AgreedHeader } from '../../../../lib/prove/book.js';
 import { describeProofMode, initProofMode, proves } from '../../../../lib/prove/mode.js';
 import { applySelfCheck, awaitsSelfCheck } from '../../../../lib/prove/self-check.js';
 import { maxLogsRange, pinOf, proofRoute } from '../../../../lib/prove/provers.js';
+import { parseAnswer } from '../../../../lib/prove/job.js';
 import { chainQuirks } from '../../../../lib/proof/quirks.js';
 import type { ProvenHeader } from '../../../../lib/proof/header.js';
 import { silentLogger } from '../../../../lib/log.js';
@@ -104,3 +105,9 @@ for (const quirk of chainQuirks) {
     if (quirk.scopes.includes('header')) t.regex(describeProofMode(c).reason, new RegExp(quirk.name));
   });
 }
+
+test('parseAnswer: an answer that is not JSON is named, never quoted (a key cut in a quote could not be scrubbed)', (t) => {
+  t.deepEqual(parseAnswer(Buffer.from('{"result":"0x1"}'), 'eth_getProof'), { result: '0x1' });
+  const err = t.throws(() => parseAnswer(Buffer.from('Lp3Ok6Ij9Uh2Yg5Tf8Rd1Es4Wa7Qz0Xc is not a valid key'), 'eth_getProof'));
+  t.is(err?.message, 'eth_getProof: the answer is not JSON');
+});
