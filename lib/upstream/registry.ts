@@ -17,6 +17,7 @@ import { echoes, redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
 import { SocketPool } from './transport/sockets.js';
+import { defaultMaxSockets } from './transport/agent.js';
 
 export interface Upstream {
   readonly chainId: string;
@@ -126,6 +127,9 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   const scrub = scrubberOf(all);
   // One cap for every upstream of every chain, node:http's agents and undici's pools alike (a caller's agents are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
+  // Each HTTP(S) upstream's share of the cap bounds its sockets (`shareOfCap`).
+  const httpUpstreams = Object.values(config.chains).reduce((n, c) => n + c.rpcs.filter((u) => !/^wss?:/i.test(u)).length, 0);
+  const share = shareOfCap(sockets.cap, httpUpstreams);
   for (const [id, chain] of Object.entries(config.chains)) {
     const labels = distinctLabels(chain.rpcs);
     const upstreams = chain.rpcs.map((url, index): Upstream => {
@@ -142,7 +146,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
-          : httpTransport(url, via, config, choice, client, sockets),
+          : httpTransport(url, via, config, choice, client, sockets, share),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => echoes(own, body), texts: { all, own: ownTexts } },
         hopToken,
@@ -186,10 +190,26 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
  * `upstreams.client` means (choose.ts) with the config's sizes and proxy. The socket cap
  * (`sockets`) covers both clients, but not a handed-in agent.
  */
-function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice, client: HttpClient, sockets: SocketPool): Transport {
+function httpTransport(url: string, via: string, config: OmnigateConfig, choice: AgentChoice, client: HttpClient, sockets: SocketPool, share: number): Transport {
   const agent = choice.agents?.(url) ?? choice.agent;
   if (agent) return createHttpTransport(url, { via, sockets, agent });
-  const { maxSockets, keepAliveMs, proxy } = config.upstreams ?? {};
-  const options = { via, ...(maxSockets ? { maxSockets } : {}), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  const { keepAliveMs, proxy } = config.upstreams ?? {};
+  const maxSockets = Math.min(config.upstreams?.maxSockets || defaultMaxSockets, share);
+  const options = { via, maxSockets, ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
   return client === 'undici' ? createUndiciTransport(url, { ...options, sockets }) : createHttpTransport(url, { ...options, sockets });
+}
+
+/** The fewest sockets an upstream's share of the cap allows it (many upstreams share a small cap: the cap still holds). */
+export const minShareOfCap = 8;
+
+/**
+ * The sockets one HTTP(S) upstream may hold: its share of the gateway's cap (`limits.upstreamSockets`
+ * ÷ the HTTP(S) upstreams of every chain), at least `minShareOfCap`. With the upstreams' sizes
+ * summing to more than the cap, a busy upstream's new connection took an idle one of another
+ * upstream that was about to carry that upstream's next call, which then opened one in turn: under
+ * load, a connection per call. Within its share an upstream's calls wait for its own sockets.
+ */
+export function shareOfCap(cap: number, httpUpstreams: number): number {
+  if (!Number.isFinite(cap) || httpUpstreams === 0) return Infinity;
+  return Math.max(minShareOfCap, Math.floor(cap / httpUpstreams));
 }

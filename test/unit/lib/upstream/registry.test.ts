@@ -6,7 +6,7 @@
 import http from 'node:http';
 import test from 'ava';
 import { Cancellation } from '../../../../lib/upstream/transport/contract.js';
-import { createRegistry, distinctLabels } from '../../../../lib/upstream/registry.js';
+import { createRegistry, distinctLabels, minShareOfCap, shareOfCap } from '../../../../lib/upstream/registry.js';
 import { makeConfig } from '../../../support/gateway.js';
 import { startFakeUpstream } from '../../../support/fake-upstream.js';
 import { single } from '../../../support/stage.js';
@@ -97,4 +97,12 @@ test('should send HTTP upstream calls through the agent an embedding program han
     fallback.destroy();
     await fake.close();
   }
+});
+
+test('shareOfCap: each HTTP(S) upstream holds at most its share of the socket cap, 8 at least; no cap, no share', (t) => {
+  t.is(shareOfCap(256, 3), 85); // 3 × 85 = 255: within the cap, so no upstream takes another's idle socket
+  t.is(shareOfCap(256, 1), 256);
+  t.is(shareOfCap(256, 1_000), minShareOfCap);
+  t.is(shareOfCap(Infinity, 3), Infinity);
+  t.is(shareOfCap(256, 0), Infinity);
 });
