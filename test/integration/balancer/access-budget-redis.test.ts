@@ -52,7 +52,7 @@ if (hasRedis()) {
       '    prefix: "budget-test:"',
       '    timeoutMs: 1000',
       '  keys:',
-      '    - label: shared',
+      '    - label: relayer',
       '      key: "${BUDGET_KEY}"',
       '      creditsPerDay: 100',
       'chains:',
@@ -96,7 +96,7 @@ if (hasRedis()) {
     const raw = {
       refreshInterval: 3600,
       cache: { redis: { url: redis.url, hmacKey: 'budget-cache-key-0123456789', prefix: 'budget-conc:' } },
-      access: { keys: [{ label: 'shared', key: KEY, maxConcurrent: 1 }] },
+      access: { keys: [{ label: 'relayer', key: KEY, maxConcurrent: 1 }] },
       chains: { 1337: { rpcs: list.map((f) => f.url) } },
     };
     const a = await startGateway(raw);
@@ -126,7 +126,7 @@ test('Redis unreachable: the budgets are enforced from a local bucket, and /read
   const list = await upstreams(t);
   const gw = await startGateway({
     refreshInterval: 3600,
-    access: { redis: { url: (await deadUrl()).replace(/^http:/, 'redis:').replace(/\/$/, '/0'), prefix: 'budget-down:' }, keys: [{ label: 'shared', key: KEY, creditsPerDay: 30 }] },
+    access: { redis: { url: (await deadUrl()).replace(/^http:/, 'redis:').replace(/\/$/, '/0'), prefix: 'budget-down:' }, keys: [{ label: 'relayer', key: KEY, creditsPerDay: 30 }] },
     chains: { 1337: { rpcs: list.map((f) => f.url) } },
   });
   t.teardown(() => gw.close());

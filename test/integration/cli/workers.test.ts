@@ -253,7 +253,7 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
     'server: { shutdownMs: 10000 }',
     'access:',
     '  keys:',
-    '    - label: shared',
+    '    - label: relayer',
     `      key: "${key}"`,
     '      creditsPerDay: 100',
     'chains:',
