@@ -161,8 +161,13 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       return { median: median(all), all };
     };
     const list = (all: number[]) => (all.length > 1 ? `; rounds ${all.map((x) => fmt(x)).join(', ')}` : '');
+    // A side with no answer in a round has no ratio: said so, never a pass (x ÷ 0 is Infinity, which is ≥ 2).
+    const silent = (a: PeerRow[], b: PeerRow[]) => [...a, ...b].filter((r) => !(r.rps > 0)).map((r) => r.scenario);
+    const shown = (r: { median: number; all: number[] }, none: string[]) => (none.length > 0 ? `n/a (no answer within the run: ${none.join('; ')})` : `${fmt(r.median)}×${list(r.all)}`);
     const r1 = ratio(rounds.n1, rounds.q1);
     const r3 = ratio(rounds.n3, rounds.q3);
+    const none1 = silent(rounds.n1, rounds.q1);
+    const none3 = silent(rounds.n3, rounds.q3);
     // CPU per answer does not depend on who else runs on the machine as much as answers/s does.
     const cpuRatio = (ours: PeerRow[], theirs: PeerRow[]) => {
       const all = ours.map((x, i) => theirs[i]!.cpuUs / x.cpuUs);
@@ -173,10 +178,10 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     return {
       table,
       targets: [
-        { name: `omnigate N=1 answers/s ÷ ethers FallbackProvider quorum 1 (${CLIENTS} clients, same nodes)`, value: `${fmt(r1.median)}×${list(r1.all)}`, target: '≥ 2.00×', pass: r1.median >= 2 },
-        { name: `omnigate N=3 answers/s ÷ ethers FallbackProvider quorum 3 (${CLIENTS} clients, same nodes)`, value: `${fmt(r3.median)}×${list(r3.all)}`, target: '≥ 2.00×', pass: r3.median >= 2 },
-        { name: '   CPU µs per answer, ethers quorum 1 ÷ omnigate N=1, for reference', value: `${fmt(c1.median)}×${list(c1.all)}`, target: '≥ 2.00×', pass: c1.median >= 2 },
-        { name: '   CPU µs per answer, ethers quorum 3 ÷ omnigate N=3, for reference', value: `${fmt(c3.median)}×${list(c3.all)}`, target: '≥ 2.00×', pass: c3.median >= 2 },
+        { name: `omnigate N=1 answers/s ÷ ethers FallbackProvider quorum 1 (${CLIENTS} clients, same nodes)`, value: shown(r1, none1), target: '≥ 2.00×', pass: none1.length === 0 && r1.median >= 2 },
+        { name: `omnigate N=3 answers/s ÷ ethers FallbackProvider quorum 3 (${CLIENTS} clients, same nodes)`, value: shown(r3, none3), target: '≥ 2.00×', pass: none3.length === 0 && r3.median >= 2 },
+        { name: '   CPU µs per answer, ethers quorum 1 ÷ omnigate N=1, for reference', value: shown(c1, none1), target: '≥ 2.00×', pass: none1.length === 0 && c1.median >= 2 },
+        { name: '   CPU µs per answer, ethers quorum 3 ÷ omnigate N=3, for reference', value: shown(c3, none3), target: '≥ 2.00×', pass: none3.length === 0 && c3.median >= 2 },
       ],
       notes: [
         `- peers: ethers v6 FallbackProvider (JsonRpcProvider per node, batchMaxCount 1, static network, cacheTimeout -1; weight 1, stallTimeout ${fmtInt(STALL_MS)} ms) in its own process pinned to the server CPU, ${CLIENTS} loops of getBalance(address, ${PINNED_BLOCK}), quorum 1 over 1 node and quorum 3 over 3; omnigate the same eth_getBalance at N=1 over the same 1 node and N=3 over the same 3 from ${CLIENTS} autocannon connections of the load generator; ${ctx.rounds} interleaved round${ctx.rounds > 1 ? 's' : ''} (ethers q1, omnigate N=1, ethers q3, omnigate N=3), the table shows each one's median round; load average ${fmt(loadBefore)} before, ${fmt(await loadAverage())} after (2 or more on 2 cores: other tenants' processes competed)`,

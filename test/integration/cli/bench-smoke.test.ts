@@ -63,8 +63,10 @@ test('the bench runs end to end in smoke mode and prints its table', async (t) =
   for (const row of ['ethers FallbackProvider, quorum 1 of 1', 'omnigate N=1 (/rpc/2)', 'ethers FallbackProvider, quorum 3 of 3', 'omnigate N=3 (/confirmations/3/rpc/1)']) {
     t.regex(out, new RegExp(`^\\| ${row.replace(/[()/]/g, '\\$&')} \\| [\\d,]+ \\|`, 'm'), `no peers row for ${row}`);
   }
-  t.regex(out, /^\| omnigate N=1 answers\/s ÷ ethers FallbackProvider quorum 1 .*\| [\d.]+× \|/m);
-  t.regex(out, /^\| omnigate N=3 answers\/s ÷ ethers FallbackProvider quorum 3 .*\| [\d.]+× \|/m);
+  // (A smoke run on a busy host may see no answer from one side: the row says so and is never a pass.)
+  t.regex(out, /^\| omnigate N=1 answers\/s ÷ ethers FallbackProvider quorum 1 .*\| ([\d.]+×|n\/a \(no answer within the run: [^|]+\)) \| ≥ 2\.00× \| (pass|\*\*miss\*\*) \|$/m);
+  t.regex(out, /^\| omnigate N=3 answers\/s ÷ ethers FallbackProvider quorum 3 .*\| ([\d.]+×|n\/a \(no answer within the run: [^|]+\)) \| ≥ 2\.00× \| (pass|\*\*miss\*\*) \|$/m);
+  t.notRegex(out, /^\| [^|]* \| n\/a[^|]* \| [^|]* \| pass \|$/m, 'a row measured nothing and passed');
   t.regex(out, /^\| Mix at [\d,]+ req\/s offered .*\n\|---.*\n\| round 1 \| [\d,]+ \| [\d.]+ \|/m);
   t.regex(out, /^\| mix at [\d,]+ req\/s: wrong answers \(failed: \d+\) \| 0 of [\d,]+ \| 0 \| pass \|$/m);
   t.regex(out, /^\| mix at [\d,]+ req\/s: worst GET \/health, every 50 ms after warm-up \| [\d.]+ ms \|/m);
