@@ -6,7 +6,9 @@
  * alive is SIGKILLed when the test worker exits. See ./procs.ts.
  */
 import type { ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import test from 'ava';
 import { spawnGroup, stopAllGroups, stopGroup, type Teardown } from './procs.js';
 
@@ -105,4 +107,16 @@ export function listeningPort(r: Run, budgetMs = 90_000): Promise<number> {
     check();
     if (r.child.exitCode !== null || r.child.signalCode !== null) exited();
   });
+}
+
+/**
+ * Writes `yaml` (a string, or lines joined with line feeds) as `omnigate.yaml` in a new temporary
+ * folder named after `prefix`, removed in the test's teardown; returns the file's path.
+ */
+export async function configFile(t: { teardown(fn: () => Promise<void>): void }, yaml: string | readonly string[], prefix = 'omnigate-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, typeof yaml === 'string' ? yaml : yaml.join('\n'));
+  return file;
 }

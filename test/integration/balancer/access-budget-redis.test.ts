@@ -6,13 +6,11 @@
  * once it is answered); Redis unreachable, each process enforces the budgets from a local bucket.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { deadUrl, defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, startGateway, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, configFile } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
+import { until } from '../../support/wait.js';
 
 const KEY = 'shared-budget-key-0123456789abcdef';
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
@@ -26,24 +24,13 @@ async function upstreams(t: ExecutionContext): Promise<FakeUpstream[]> {
   return list;
 }
 
-async function until(ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const budgetsReady = async (base: string) => (await send(base, 'GET', '/ready')).body?.checks?.budgets?.redis === 'ready';
 
 if (hasRedis()) {
   test.serial('two omnigate serve processes sharing one Redis spend one day budget, not two', async (t) => {
     const redis = await startRedis(t);
     const list = await upstreams(t);
-    const dir = await mkdtemp(join(tmpdir(), 'omnigate-budget-'));
-    t.teardown(() => rm(dir, { recursive: true, force: true }));
-    const file = join(dir, 'omnigate.yaml');
-    await writeFile(file, [
+    const file = await configFile(t, [
       'port: 0',
       'refreshInterval: 3600',
       'access:',
@@ -60,7 +47,7 @@ if (hasRedis()) {
       '    rpcs:',
       ...list.map((f) => `      - ${f.url}`),
       '',
-    ].join('\n'));
+    ].join('\n'), 'omnigate-budget-');
     const env = { BUDGET_KEY: KEY };
     const runs = [runCli(['serve', '--config', file, '--no-indexer'], env, { t }), runCli(['serve', '--config', file, '--no-indexer'], env, { t })];
     const bases = (await Promise.all(runs.map((r) => listeningPort(r)))).map((p) => `http://127.0.0.1:${p}`);

@@ -12,6 +12,7 @@ import type { Logger, LogFn } from '../../../lib/log.js';
 import { transactionHash } from '../../../lib/jsonrpc/writes.js';
 import { defaultAnswer, finalizedChain, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
+import { until as waitUntil } from '../../support/wait.js';
 
 const METERED = 'metered-key-0123456789abcdef';
 const DAILY = 'daily-key-0123456789abcdef00';
@@ -64,13 +65,7 @@ const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const balance = (block: number, id: unknown = block) => rpc('eth_getBalance', [ADDRESS, hex(block)], id);
 const credits = (r: Reply) => Number(r.headers['x-credits']);
 
-async function until(ok: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 10);
 
 test('an answer costs its weight × the upstream calls it took: N=3 three times N=1, and says what the day has left', async (t) => {
   const { gw, list } = await setup(t);

@@ -12,6 +12,7 @@ import { RedisStore } from '../../../lib/cache/redis.js';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
+import { until as waitUntil } from '../../support/wait.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const KEY = 'test-hmac-key-0123456789abcdef';
@@ -38,13 +39,7 @@ async function gateway(t: ExecutionContext, list: FakeUpstream[], redis: TestRed
   return gw;
 }
 
-async function until(ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 50);
 
 const balances = (list: FakeUpstream[]) =>
   list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length, 0);

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { RedisCreditStore } from '../../../lib/access/buckets.js';
 import type { Logger } from '../../../lib/log.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
+import { until as waitUntil } from '../../support/wait.js';
 
 /** One clock for both stores, moved by hand. */
 const clock = { now: Date.UTC(2026, 10, 28, 12, 0, 0) };
@@ -27,13 +28,7 @@ async function store(t: ExecutionContext, redis: TestRedis, logger?: Logger): Pr
   return s;
 }
 
-async function until(ok: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 20);
 
 function redisClient(t: ExecutionContext, redis: TestRedis): Redis {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });

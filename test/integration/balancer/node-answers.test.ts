@@ -6,12 +6,9 @@
  * refused at start by the real CLI.
  */
 import test from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
-import { runCli } from '../../support/cli.js';
+import { runCli, configFile } from '../../support/cli.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
 
@@ -128,10 +125,7 @@ test('a receipt asked with a malformed transaction hash is refused before any up
 });
 
 test('a custom confirmable method without its block position is refused at start by the real CLI (exit 2, the path and the fix)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-methods-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, 'chains:\n  1337:\n    rpcs: [https://a.example]\n    confirmableMethods: [eth_getTransactionReceipt, eth_getFooAt]\n');
+  const file = await configFile(t, 'chains:\n  1337:\n    rpcs: [https://a.example]\n    confirmableMethods: [eth_getTransactionReceipt, eth_getFooAt]\n', 'omnigate-methods-');
   const r = runCli(['serve', '--config', file, '--no-indexer'], { NODE_ENV: '', LOG_LEVEL: 'info', DATABASE_URL: '' });
   t.teardown(() => {
     if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');

@@ -19,7 +19,7 @@ import { rpcPipeline } from '../../../middleware/index.js';
 import { createHttpTransport } from '../../../lib/upstream/transport/http.js';
 import { createUndiciTransport } from '../../../lib/upstream/transport/undici.js';
 import { Cancellation, UpstreamCallError } from '../../../lib/upstream/transport/contract.js';
-import { listeningPort, runCli } from '../../support/cli.js';
+import { listeningPort, runCli, configFile } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
 
@@ -228,10 +228,7 @@ for (const [client] of clients) {
 }
 
 test('an HTTPS_PROXY that is not an http(s) URL stops `omnigate serve` with exit 2 naming the variables, never its password', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-proxy-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, 'chains:\n  1:\n    rpcs: ["https://eth.example/v2/x", "http://eth.example:8545"]\n');
+  const file = await configFile(t, 'chains:\n  1:\n    rpcs: ["https://eth.example/v2/x", "http://eth.example:8545"]\n', 'omnigate-proxy-');
   const clean = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
   for (const [env, scheme] of [
     [{ HTTPS_PROXY: 'http://user:proxy-secret-99@proxy.internal:99999' }, 'https'],

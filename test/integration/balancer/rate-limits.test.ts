@@ -9,6 +9,7 @@ import test, { type ExecutionContext } from 'ava';
 import type { Logger } from '../../../lib/log.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { until as waitUntil } from '../../support/wait.js';
 
 const KEY = '0123456789abcdef0123456789abcdef';
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
@@ -38,13 +39,7 @@ async function upstreamState(gw: Gateway, fake: FakeUpstream): Promise<Record<st
   return chains[0]!.upstreams.find((u) => String(u.url).includes(`:${port}/`) || String(u.url).endsWith(`:${port}`))!;
 }
 
-async function until(ok: () => Promise<boolean>, ms = 70_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = 70_000) => waitUntil(ok, ms, 50);
 
 const warnings = (lines: ReturnType<typeof recorder>['lines']) => lines.filter((l) => l.msg.startsWith('upstream rate-limited us'));
 

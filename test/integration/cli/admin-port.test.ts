@@ -5,13 +5,11 @@
  * `--workers 2` every worker listens on the admin port and a scrape is the cluster's aggregate.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
+import { until } from '../../support/wait.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const OPS_KEY = 'ops-key-0123456789abcdef';
@@ -23,10 +21,7 @@ async function upstreams(t: ExecutionContext): Promise<FakeUpstream[]> {
 }
 
 async function serve(t: ExecutionContext, list: FakeUpstream[], extra: string[], args: string[]): Promise<{ run: Run; main: string; admin: string; line: Record<string, unknown> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-admin-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['port: 0', 'host: 127.0.0.1', 'refreshInterval: 1', 'confirmations: 2', ...extra, 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const file = await configFile(t, ['port: 0', 'host: 127.0.0.1', 'refreshInterval: 1', 'confirmations: 2', ...extra, 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-admin-');
   const run = runCli(['serve', '--config', file, '--no-indexer', ...args], {}, { t });
   const port = await listeningPort(run);
   const line = logLines(run).find((l) => l.msg === 'omnigate listening')!;
@@ -36,14 +31,6 @@ async function serve(t: ExecutionContext, list: FakeUpstream[], extra: string[],
 const get = (base: string, path: string, headers: Record<string, string> = {}): Promise<Reply> => send(base, 'GET', path, undefined, { connection: 'close', ...headers });
 const post = (base: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
   send(base, 'POST', '/rpc/1337', JSON.stringify(body), { 'content-type': 'application/json', connection: 'close', ...headers });
-
-async function until(ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The value of one sample of the Prometheus text, or undefined. */
 function sample(text: string, name: string, labels: string): number | undefined {
@@ -125,10 +112,7 @@ test.serial('--admin-port with --workers 2: every scrape of the admin port is th
 
 test('--admin-host without an admin port is a usage error (exit 2)', async (t) => {
   const list = await upstreams(t);
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-admin-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const file = await configFile(t, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-admin-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--admin-host', '127.0.0.1'], {}, { t });
   t.is(await run.exited, 2);
   t.regex(run.err.join(''), /--admin-host needs an admin port/);
@@ -140,10 +124,7 @@ test('an admin port already in use: exit 1, naming the admin port and its flag',
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
   const port = (taken.address() as net.AddressInfo).port;
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-admin-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['port: 0', 'host: 127.0.0.1', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const file = await configFile(t, ['port: 0', 'host: 127.0.0.1', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-admin-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--admin-port', String(port)], {}, { t });
   t.is(await run.exited, 1);
   t.regex(run.err.join(''), new RegExp(`admin port ${port} is already in use .*--admin-port`));

@@ -5,13 +5,11 @@
  * upstream URL, `--version`, and the progress of `db seed-demo`.
  */
 import test from 'ava';
-import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
 import { startTestDatabase } from '../../support/pg.js';
 
 type Teardown = { teardown(fn: () => unknown): void };
@@ -23,15 +21,6 @@ function run(t: Teardown, args: string[], env: Record<string, string> = {}): Run
     if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
   });
   return r;
-}
-
-/** Writes `yaml` to omnigate.yaml in a fresh temporary directory, removed after the test. */
-async function configFile(t: Teardown, yaml: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-config-cli-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, yaml);
-  return file;
 }
 
 async function fakes(t: Teardown, n: number, chainId: number): Promise<FakeUpstream[]> {

@@ -6,15 +6,13 @@
  * that reached it finish, new ones go to the other.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { accepts } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, runCli, type Run, configFile } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { hasNginx, nginxBin, startNginx } from '../../support/nginx.js';
+import { until } from '../../support/wait.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -29,10 +27,7 @@ async function upstreams(t: ExecutionContext, delayMs = 0): Promise<FakeUpstream
 }
 
 async function replicas(t: ExecutionContext, list: FakeUpstream[], redis: TestRedis): Promise<{ runs: Run[]; ports: number[] }> {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-replicas-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, [
+  const file = await configFile(t, [
     'port: 0',
     'refreshInterval: 60',
     'heads: { intervalMs: 500 }',
@@ -48,7 +43,7 @@ async function replicas(t: ExecutionContext, list: FakeUpstream[], redis: TestRe
     '    rpcs:',
     ...list.map((f) => `      - ${f.url}`),
     '',
-  ].join('\n'));
+  ].join('\n'), 'omnigate-replicas-');
   const env = { OMNIGATE_CACHE_KEY: 'replicas-test-key-0123456789' };
   const runs = [runCli(['serve', '--config', file, '--no-indexer'], env, { t }), runCli(['serve', '--config', file, '--no-indexer'], env, { t })];
   const ports = await Promise.all(runs.map((r) => listeningPort(r)));
@@ -58,14 +53,6 @@ async function replicas(t: ExecutionContext, list: FakeUpstream[], redis: TestRe
     await until(async () => ((await send(`http://127.0.0.1:${port}`, 'GET', '/chains')).body as { heads?: { finalized?: string | null } }[])[0]?.heads?.finalized != null);
   }
   return { runs, ports };
-}
-
-async function until(ok: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const post = (base: string, body: unknown): Promise<Reply> => send(base, 'POST', '/confirmations/2/rpc/1337', JSON.stringify(body), { 'content-type': 'application/json' });

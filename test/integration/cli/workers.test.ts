@@ -8,17 +8,16 @@
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
 import { stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
+import { until } from '../../support/wait.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -30,10 +29,7 @@ async function upstreams(t: ExecutionContext, delayMs = 0): Promise<FakeUpstream
 }
 
 async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000, by: 'flag' | 'config' = 'flag'): Promise<{ run: Run; base: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, [
+  const file = await configFile(t, [
     'port: 0',
     'refreshInterval: 1',
     'confirmations: 2',
@@ -44,18 +40,10 @@ async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000
     '    rpcs:',
     ...list.map((f) => `      - ${f.url}`),
     '',
-  ].join('\n'));
+  ].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', ...(by === 'flag' ? ['--workers', '2'] : [])], {}, { t });
   const port = await listeningPort(run);
   return { run, base: `http://127.0.0.1:${port}` };
-}
-
-async function until(ok: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const post = (base: string, body: unknown, path = '/rpc/1337'): Promise<Reply> => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json', connection: 'close' });
@@ -186,10 +174,7 @@ test.serial('a worker that cannot start (the port taken) stops the cluster with 
   await new Promise<void>((resolve) => taken.listen(0, resolve));
   t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
   const { port } = taken.address() as net.AddressInfo;
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const file = await configFile(t, ['chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
   const pid = run.child.pid!;
   t.is(await run.exited, 1);
@@ -203,10 +188,7 @@ test.serial('a config listing the gateway itself: a call one worker makes is ref
   await new Promise<void>((resolve) => probe.listen(0, resolve));
   const { port } = probe.address() as net.AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['refreshInterval: 60', 'heads: { intervalMs: 60000 }', 'chains:', '  1337:', '    rpcs:', `      - http://127.0.0.1:${port}/rpc/1337`, ''].join('\n'));
+  const file = await configFile(t, ['refreshInterval: 60', 'heads: { intervalMs: 60000 }', 'chains:', '  1337:', '    rpcs:', `      - http://127.0.0.1:${port}/rpc/1337`, ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
   const base = `http://127.0.0.1:${await listeningPort(run)}`;
   const answer = await post(base, rpc('eth_blockNumber', [], 'loop'));
@@ -222,10 +204,7 @@ test.serial('a config listing the gateway itself: a call one worker makes is ref
 
 test.serial('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
   const list = await upstreams(t);
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'));
+  const file = await configFile(t, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t, preload: resolve('test/fixtures/workers/crash-after-listening.mjs') });
   await listeningPort(run);
   t.is(await run.exited, 1);
@@ -243,11 +222,8 @@ test.serial('workers that keep crashing soon after their start are replaced with
 
 test.serial('two workers without Redis spend one budget per client key, kept by the primary', async (t) => {
   const list = await upstreams(t);
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
   const key = 'workers-budget-key-0123456789';
-  await writeFile(file, [
+  const file = await configFile(t, [
     'port: 0',
     'confirmations: 1',
     'server: { shutdownMs: 10000 }',
@@ -261,7 +237,7 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
     '    rpcs:',
     ...list.map((f) => `      - ${f.url}`),
     '',
-  ].join('\n'));
+  ].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
   const base = `http://127.0.0.1:${await listeningPort(run)}`;
   // Balances at N=1 cost 20 credits each: the day holds five, whichever worker answers (a new
@@ -285,10 +261,7 @@ test.serial('verify: auto with two workers: the primary runs the self-check once
   t.teardown(stopAllAnvils);
   const proxy = await startTamperProxy(chain.node.url);
   t.teardown(() => proxy.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-workers-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, ['port: 0', 'confirmations: 1', 'server: { shutdownMs: 10000 }', 'chains:', `  ${chain.chainId}:`, '    rpcs:', `      - ${proxy.url}`, ''].join('\n'));
+  const file = await configFile(t, ['port: 0', 'confirmations: 1', 'server: { shutdownMs: 10000 }', 'chains:', `  ${chain.chainId}:`, '    rpcs:', `      - ${proxy.url}`, ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
   const base = `http://127.0.0.1:${await listeningPort(run)}`;
   const path = `/rpc/${chain.chainId}`;

@@ -4,24 +4,21 @@
  * 200, /ready and /api answer 503 naming the database, and everything recovers by itself when
  * a PostgreSQL appears on that port. Also GET / (the route index) of `omnigate serve`.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { closeIndexerDb, createIndexerDb } from '../../../lib/indexer/db/pool.js';
 import { freePort, startEmbeddedPostgres } from '../../../lib/indexer/postgres/embedded.js';
 import { migrate } from '../../../lib/indexer/db/migrate.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { tempDir } from '../../support/pg.js';
 
 /** Serves one chain on `fake` with the given DATABASE_URL; the child is stopped in teardown. */
 async function serve(t: ExecutionContext, fake: FakeUpstream, databaseUrl: string): Promise<{ run: Run; base: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-dbdown-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `refreshInterval: 60\nchains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const file = await configFile(t, `refreshInterval: 60\nchains:\n  1337:\n    rpcs: [${fake.url}]\n`, 'omnigate-dbdown-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
   t.teardown(async () => {
     if (run.child.exitCode === null && run.child.signalCode === null) {
@@ -161,10 +158,7 @@ test('should answer GET / with the routes of omnigate serve: JSON, or HTML for a
 test('a DATABASE_URL that is not a URL exits 2 naming the variable and the fix, never the password', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-dburl-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`, 'omnigate-dburl-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: 'postgres://u:hunter2-secret@db.internal:65536/x', LOG_LEVEL: 'info' });
   t.teardown(() => void run.child.kill('SIGKILL'));
   t.is(await run.exited, 2);

@@ -4,11 +4,7 @@
  * GraphQL), and the indexer's gauges at the balancer's /metrics after a refresh (and after a
  * failed one).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
-import { Registry } from 'prom-client';
 import { indexerApi } from '../../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../../lib/indexer/catalog.js';
 import { closeIndexerDb } from '../../../lib/indexer/db/pool.js';
@@ -17,7 +13,7 @@ import { CHAIN_BLOCK_INDEXES, runStatus, type StageStat, type StatsSnapshot, typ
 import { indexesPresent } from '../../../lib/indexer/db/indexes.js';
 import { PONDER_04_LAYOUT } from '../../../lib/indexer/db/layout.js';
 import { startServer, type RunningServer } from '../../../lib/server/app.js';
-import { listeningPort, logLines, runCli } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, configFile } from '../../support/cli.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig } from '../../support/gateway.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
@@ -293,10 +289,7 @@ test("the indexer's gauges at the balancer's /metrics after a refresh, and their
 test('omnigate serve (the real CLI) adds the indexer gauges to /metrics, refreshed every OMNIGATE_INDEXER_STATS_INTERVAL_S', async (t) => {
   const upstream = await startFakeUpstream();
   t.teardown(() => upstream.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-ops-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `refreshInterval: 60\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`);
+  const file = await configFile(t, `refreshInterval: 60\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`, 'omnigate-ops-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, OMNIGATE_INDEXER_STATS_INTERVAL_S: '1', LOG_LEVEL: 'info' });
   t.teardown(async () => {
     if (run.child.exitCode === null && run.child.signalCode === null) {
@@ -328,11 +321,8 @@ test('omnigate serve (the real CLI) adds the indexer gauges to /metrics, refresh
 test('omnigate serve reads the gauges\' refresh interval from the YAML indexer: section (indexer.statsIntervalSeconds)', async (t) => {
   const upstream = await startFakeUpstream();
   t.teardown(() => upstream.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-ops-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
   // No OMNIGATE_INDEXER_STATS_INTERVAL_S: the default (30 s) would refresh once in this test.
-  await writeFile(file, `refreshInterval: 60\nindexer:\n  statsIntervalSeconds: 1\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`);
+  const file = await configFile(t, `refreshInterval: 60\nindexer:\n  statsIntervalSeconds: 1\nchains:\n  1337:\n    rpcs: [${upstream.url}]\n`, 'omnigate-ops-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, OMNIGATE_INDEXER_STATS_INTERVAL_S: '', LOG_LEVEL: 'info' });
   t.teardown(async () => {
     if (run.child.exitCode === null && run.child.signalCode === null) {

@@ -9,14 +9,12 @@
  */
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import { getAddress } from 'viem';
 import { REQUIRED_INDEXES } from '../../../lib/indexer/db/indexes.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { send } from '../../support/gateway.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
@@ -84,11 +82,8 @@ async function serve(t: ExecutionContext, fixture: Fixture): Promise<Served> {
   await loadFixture(pg, fixture.key);
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const dir = await mkdtemp(path.join(tmpdir(), 'omnigate-ponder-fixture-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'omnigate.yaml');
   const indexer = fixture.schema === undefined ? '' : `indexer:\n  schema: ${fixture.schema}\n`;
-  await writeFile(file, `refreshInterval: 60\n${indexer}chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const file = await configFile(t, `refreshInterval: 60\n${indexer}chains:\n  1337:\n    rpcs: [${fake.url}]\n`, 'omnigate-ponder-fixture-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, LOG_LEVEL: 'info' }, { t });
   return { base: `http://127.0.0.1:${await listeningPort(run)}`, run, pg };
 }

@@ -5,12 +5,9 @@
  * in `indexer.schema` the same server answers and creates the API's indexes on them, logged once.
  */
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test from 'ava';
 import { REQUIRED_INDEXES } from '../../../lib/indexer/db/indexes.js';
-import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { send } from '../../support/gateway.js';
 import { startTestDatabase } from '../../support/pg.js';
@@ -30,10 +27,7 @@ test('serve: 503 before Ponder creates its tables, then the lists and the indexe
   t.teardown(() => pg.close());
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-layouts-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `refreshInterval: 60\nindexer:\n  schema: rfq\nchains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const file = await configFile(t, `refreshInterval: 60\nindexer:\n  schema: rfq\nchains:\n  1337:\n    rpcs: [${fake.url}]\n`, 'omnigate-layouts-');
   const run = runCli(['serve', '--config', file, '--port', '0'], { DATABASE_URL: pg.url, LOG_LEVEL: 'info' }, { t });
   const base = `http://127.0.0.1:${await listeningPort(run)}`;
 
