@@ -19,6 +19,7 @@ import { canonicalForm, sha256Hex } from '../../lib/verify/answers/canonical.js'
 import { silentLogger } from '../../lib/log.js';
 import type { RpcContext } from '../../lib/pipeline/context.js';
 import type { Verdict } from '../../lib/verify/question.js';
+import { perCallTable } from './parts.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MS = Number(process.env.BENCH_MS ?? 300);
@@ -52,25 +53,5 @@ const ops: [string, () => unknown][] = [
   ['verifyAttestation with answerBody (hash recomputed)', () => verifyAttestation(attestation, publicKey, { answerBody: body })],
 ];
 
-const samples = new Map<string, { cpu: number[]; wall: number[] }>(ops.map(([name]) => [name, { cpu: [], wall: [] }]));
-for (let round = 0; round < ROUNDS; round += 1) {
-  for (const [name, op] of ops) {
-    let n = 0;
-    const cpu = process.cpuUsage();
-    const start = process.hrtime.bigint();
-    const until = start + BigInt(MS) * 1_000_000n;
-    let now = start;
-    while (now < until) {
-      op();
-      n += 1;
-      now = process.hrtime.bigint();
-    }
-    const used = process.cpuUsage(cpu);
-    samples.get(name)!.cpu.push((used.user + used.system) / n);
-    samples.get(name)!.wall.push(Number(now - start) / 1_000 / n);
-  }
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`| operation | CPU µs per call | wall µs per call |\n|---|---:|---:|`);
-for (const [name] of ops) console.log(`| ${name} | ${median(samples.get(name)!.cpu).toFixed(1)} | ${median(samples.get(name)!.wall).toFixed(1)} |`);
+console.log(await perCallTable(ops, ROUNDS, MS, 1));
 console.log(`\nX-Attestation: ${attestation.length} bytes`);

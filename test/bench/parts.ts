@@ -49,6 +49,36 @@ export function median(values: number[]): number {
 export const quantile = (sorted: ArrayLike<number>, q: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 
+/**
+ * A micro-benchmark in this process: each operation run for `ms` per round, in turn, `rounds`
+ * rounds (interleaved, so a busy spell of the machine weighs on all alike); the median per
+ * operation of its CPU time (user + system of this process: other processes weigh less) and wall
+ * time per call, as a Markdown table. An operation that returns a promise is awaited.
+ */
+export async function perCallTable(ops: readonly (readonly [string, () => unknown])[], rounds: number, ms: number, digits: number): Promise<string> {
+  const samples = new Map<string, { cpu: number[]; wall: number[] }>(ops.map(([name]) => [name, { cpu: [], wall: [] }]));
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [name, op] of ops) {
+      let n = 0;
+      const cpu = process.cpuUsage();
+      const start = process.hrtime.bigint();
+      const until = start + BigInt(ms) * 1_000_000n;
+      let now = start;
+      while (now < until) {
+        const r = op();
+        if (r instanceof Promise) await r;
+        n += 1;
+        now = process.hrtime.bigint();
+      }
+      const used = process.cpuUsage(cpu);
+      samples.get(name)!.cpu.push((used.user + used.system) / n);
+      samples.get(name)!.wall.push(Number(now - start) / 1_000 / n);
+    }
+  }
+  const rows = ops.map(([name]) => `| ${name} | ${median(samples.get(name)!.cpu).toFixed(digits)} | ${median(samples.get(name)!.wall).toFixed(digits)} |`);
+  return ['| operation | CPU µs per call | wall µs per call |', '|---|---:|---:|', ...rows].join('\n');
+}
+
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Error(`bench check failed: ${message}`);
 }

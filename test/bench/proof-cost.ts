@@ -18,6 +18,7 @@ import { checkReceipts, receiptsRoot, type ReceiptJson } from '../../lib/proof/r
 import { checkAccountProof, type AccountProofJson } from '../../lib/proof/state.js';
 import { checkTransactions, type TransactionJson } from '../../lib/proof/transactions.js';
 import { recordedPairs } from '../support/execution-apis.js';
+import { perCallTable } from './parts.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MS = Number(process.env.BENCH_MS ?? 300);
@@ -55,27 +56,7 @@ const ops: [string, () => unknown][] = [
   }],
 ];
 
-const samples = new Map<string, { cpu: number[]; wall: number[] }>(ops.map(([name]) => [name, { cpu: [], wall: [] }]));
-for (let round = 0; round < ROUNDS; round += 1) {
-  for (const [name, op] of ops) {
-    let n = 0;
-    const cpu = process.cpuUsage();
-    const start = process.hrtime.bigint();
-    const until = start + BigInt(MS) * 1_000_000n;
-    let now = start;
-    while (now < until) {
-      await op();
-      n += 1;
-      now = process.hrtime.bigint();
-    }
-    const used = process.cpuUsage(cpu);
-    samples.get(name)!.cpu.push((used.user + used.system) / n);
-    samples.get(name)!.wall.push(Number(now - start) / 1_000 / n);
-  }
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`| operation | CPU µs per call | wall µs per call |\n|---|---:|---:|`);
-for (const [name] of ops) console.log(`| ${name} | ${median(samples.get(name)!.cpu).toFixed(0)} | ${median(samples.get(name)!.wall).toFixed(0)} |`);
+console.log(await perCallTable(ops, ROUNDS, MS, 0));
 console.log(`\n| answer | bytes |\n|---|---:|`);
 console.log(`| eth_getProof, account only (geth, 0x36) | ${balance.responseText.length} |`);
 console.log(`| eth_getProof, account + 1 slot | ${proof.responseText.length} |`);

@@ -16,18 +16,17 @@
  *    for answers of 100 B, 10 KB and 1 MB.
  * Env: WC_K (default 200), WC_M (101), WC_R (4), WC_HITS (2000).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { check, fmt, quantile } from './parts.js';
+import { startServe } from './workers.js';
 
 const here = fileURLToPath(import.meta.url);
-const CLI = path.join(path.dirname(here), '../../dist/lib/cli/index.js');
 const K = Number(process.env.WC_K ?? 200);
 const M = Number(process.env.WC_M ?? 101);
 const R = Number(process.env.WC_R ?? 4);
@@ -78,55 +77,7 @@ async function ipcRoundTrips(bytes: number, rounds: number): Promise<number[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The real CLI
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface Serve {
-  base: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-async function serve(file: string, workers: number): Promise<Serve> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file, '--no-indexer', '--port', String(port), '--workers', String(workers)], {
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    detached: true,
-  });
-  const kill = () => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  };
-  process.once('exit', kill);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const base = `http://127.0.0.1:${port}`;
-  return {
-    base,
-    child,
-    async stop() {
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        return;
-      }
-      const late = setTimeout(kill, 10_000);
-      await exited;
-      clearTimeout(late);
-      process.off('exit', kill);
-    },
-  };
-}
+// The real CLI (workers.ts's startServe)
 
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
@@ -180,7 +131,7 @@ async function main() {
   const hitTimes: Record<number, number[]> = {};
   try {
     for (const workers of [1, 2]) {
-      const s = await serve(file, workers);
+      const s = await startServe(file, workers);
       try {
         // Ready: a confirmed read at a final block is cached (each worker knows the finalized block).
         let warm = 0;

@@ -28,7 +28,7 @@ const CORES = os.cpus().length;
 const allCpus = `0-${CORES - 1}`;
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../dist/lib/cli/index.js');
 
-interface Server {
+export interface Server {
   child: ChildProcess;
   base: string;
   /** The server's processes: the CLI's and its workers'. */
@@ -44,7 +44,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startServe(file: string, workers: number): Promise<Server> {
+/** The real CLI on `file` with `--workers <workers>`, in a process group of its own; resolves once every upstream is healthy. */
+export async function startServe(file: string, workers: number): Promise<Server> {
   const port = await freePort();
   // Its own process group: stopped whole, and killed whole if this process exits first.
   const child = spawn(process.execPath, [CLI, 'serve', '--config', file, '--no-indexer', '--port', String(port), '--workers', String(workers)], {
