@@ -10,6 +10,7 @@ import { recordFailure, recordSuccess, recordVote, type DisputePolicy } from '..
 import { isRateLimitReason, noteRateLimit } from '../health/rate-limits.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { BudgetAccount } from '../upstream/budget.js';
+import type { Upstream } from '../upstream/registry.js';
 import { describeDispute, type DisputeFile } from './dispute-log.js';
 import { ineligibleError } from './eligibility-policy.js';
 import type { Assessed, Decided, DisputedRequest, Failed } from './question.js';
@@ -80,6 +81,8 @@ export function failureError(ctx: DisputedRequest, end: Failed, budget: BudgetAc
       .map((u) => u.label),
     // answers that could not count as votes (policy `eligible`)
     ...(ineligible.length > 0 && { ineligible: ineligible.map((a) => a.upstream.label) }),
+    // upstreams left out for a provider's rate limit (select-upstreams): not asked until their back-off ends
+    ...backedOff(ctx, called),
   };
   // Fewer than N providers have the pinned block (lib/verify/eligibility-policy.ts): -32016.
   if (end.cause !== 'deadline' && end.cause !== 'budget' && end.cause !== 'aborted') {
@@ -102,4 +105,17 @@ export function failureError(ctx: DisputedRequest, end: Failed, budget: BudgetAc
     `Upstreams failed: ${required} agreeing answer${required > 1 ? 's' : ''} needed, ${votes.length} usable answer${votes.length === 1 ? '' : 's'} received`,
     { data },
   );
+}
+
+/**
+ * The chain's upstreams on back-off after a rate limit that this request did not call, with the
+ * seconds left (rounded up): a failure's data names them, so that "none answered" is not read as
+ * "none was there". Nothing when there are none.
+ */
+function backedOff(ctx: DisputedRequest, called: readonly Upstream[]): { rateLimited?: { upstream: string; retryAfter: number }[] } {
+  const now = Date.now();
+  const out = (ctx.chain?.upstreams ?? [])
+    .filter((u) => u.health.rateLimitedUntil > now && !called.includes(u))
+    .map((u) => ({ upstream: u.label, retryAfter: Math.ceil((u.health.rateLimitedUntil - now) / 1000) }));
+  return out.length > 0 ? { rateLimited: out } : {};
 }

@@ -189,3 +189,34 @@ test('a request in flight whose next candidate was put on back-off meanwhile ask
   t.is(limited.calls, 1, 'u1 was not asked again');
   t.is(second.status, 502, 'N=2 with u0 failing and u1 on back-off: one vote');
 });
+
+test("a failure's data names the upstreams left out for a rate limit, with the seconds left of their back-off", async (t) => {
+  // u0 answers 429 (Retry-After: 30); u1 fails (HTTP 500); u2 answers. Priority order, no hedging.
+  const list = await Promise.all([
+    startFakeUpstream({ http: () => ({ status: 429, headers: { 'retry-after': '30' } }) }),
+    startFakeUpstream({ profile: 'error500' }),
+    startFakeUpstream(),
+  ]);
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  const gw = await startGateway({ timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  t.teardown(() => gw.close());
+  const [limited, failing] = list as [FakeUpstream, FakeUpstream, FakeUpstream];
+  // N=1 meets u0's 429 (u0 on back-off) and is answered by another.
+  const first = await balance(gw, 1);
+  t.is(first.status, 200, first.text);
+  t.is((await upstreamState(gw, limited)).state, 'rate-limited');
+  const before = limited.calls;
+  // N=2: u1 and u2 still hold two providers, so u0 is left out; u1 fails: one vote, a 502.
+  const second = await balance(gw, 2, 2);
+  t.is(second.status, 502, second.text);
+  t.is(limited.calls, before, 'u0 was not asked during its back-off');
+  t.true(failing.calls >= 1);
+  const data = (second.body as { error: { data: { failures: { upstream: string }[]; rateLimited?: { upstream: string; retryAfter: number }[] } } }).error.data;
+  t.deepEqual(data.failures.map((f) => f.upstream), [failing.url]);
+  t.is(data.rateLimited?.length, 1);
+  t.is(data.rateLimited![0]!.upstream, limited.url);
+  t.true(data.rateLimited![0]!.retryAfter > 0 && data.rateLimited![0]!.retryAfter <= 30, `retryAfter ${data.rateLimited![0]!.retryAfter}`);
+  // An answer that succeeds says nothing of it.
+  const third = await balance(gw, 3);
+  t.is(third.status, 200, third.text);
+});
