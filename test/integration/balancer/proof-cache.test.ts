@@ -133,7 +133,7 @@ test.serial('a proven entry of a smaller N is a miss: proven again at the larger
   t.is(calls(list, 'eth_getProof'), 2);
 });
 
-test.serial('nothing above finality is kept: a proven read of block 3 is proven each time, its header agreed each time', async (t) => {
+test.serial('nothing above finality is kept: a proven read of block 3 is proven each time, its header agreed each time; nor a proven null', async (t) => {
   const list = [await provider(t), await provider(t)];
   const gw = await gateway(t, list);
   for (const id of [1, 2]) {
@@ -144,6 +144,14 @@ test.serial('nothing above finality is kept: a proven read of block 3 is proven 
   }
   t.is(calls(list, 'eth_getProof'), 2);
   t.is(headerCalls(list), 4);
+  // A proven absence (past the block's last transaction: null) at a final block is not kept either.
+  for (const id of [3, 4]) {
+    const r = await gw.post(`/confirmations/2/rpc/${chain.chainId}`, rpc('eth_getTransactionByBlockNumberAndIndex', [hex(chain.blocks.logs), '0x99'], id));
+    t.is(r.status, 200, r.text);
+    t.is(r.body.result, null);
+    t.is(r.headers['x-cache'], 'MISS');
+    t.is(r.headers['x-verified-by'], 'proof');
+  }
 });
 
 test.serial('identical proof requests in flight share one run: one header agreement, one eth_getProof, each client its own id', async (t) => {
@@ -269,6 +277,19 @@ if (hasRedis()) {
     t.is(r2.headers['x-verified-by'], 'proof');
     t.is(headerCalls(list) - before2, 2, 'the damaged header refused: agreed anew');
     t.regex((await c.request('GET', '/metrics')).text, /omnigate_cache_redis_lookups_total\{outcome="refused"\} 1/);
+  });
+
+  test.serial('Redis gone: a proven read is answered as before, its header agreed by the upstreams', async (t) => {
+    const redis = await startRedis(t);
+    const list = [await provider(t), await provider(t)];
+    const gw = await redisGateway(t, list, redis);
+    await redis.stop();
+    const r = await balance(gw, 2, chain.recipient, 1, chain.blocks.deploy);
+    t.is(r.status, 200, r.text);
+    t.is(r.headers['x-verified-by'], 'proof');
+    t.is(r.body.result, await chain.node.rpc<string>('eth_getBalance', [chain.recipient, hex(chain.blocks.deploy)]));
+    t.is(headerCalls(list), 2);
+    t.is(calls(list, 'eth_getProof'), 1);
   });
 
   test.serial('two `omnigate serve` processes on one Redis: the second proves a read at the block with no upstream call for its header', async (t) => {
