@@ -47,8 +47,6 @@ export function headerPayload(pin: BlockPin): RpcPayload {
 /** The LRU of final agreed headers, over the cache of confirmed answers when there is one. */
 export class HeaderBook {
   private readonly entries = new Map<string, AgreedHeader>();
-  /** Headers read back from the cache levels, and values there refused (their hash not their fields', or another block). */
-  readonly counts = { cached: 0, refused: 0 };
 
   constructor(
     readonly capacity = 4096,
@@ -67,9 +65,9 @@ export class HeaderBook {
   /**
    * The header at `pin` in the cache levels (memory, then Redis), rechecked: agreed at N
    * `required` or more (then kept in the LRU too), or the votes of a smaller N; undefined when
-   * neither holds it (or Redis is down or slow, or the value is refused).
+   * neither holds it (or Redis is down or slow); 'refused' when the value failed its check.
    */
-  async fromCache(chain: Chain, pin: BlockPin, required: number, log: Logger): Promise<Found | undefined> {
+  async fromCache(chain: Chain, pin: BlockPin, required: number, log: Logger): Promise<Found | 'refused' | undefined> {
     const cache = this.cache;
     if (cache === undefined) return undefined;
     const payload = headerPayload(pin);
@@ -88,11 +86,9 @@ export class HeaderBook {
       header = checkHeader(block, pin.hash);
       if (pin.number !== undefined && header.number !== pin.number) throw new Error('the header is of another block');
     } catch (err) {
-      this.counts.refused += 1;
       log.warn({ chain: chain.id, block: pin.hash ?? `0x${pin.number!.toString(16)}`, reason: (err as Error).message }, 'proof mode: a cached header failed its check: refused, agreed on anew');
-      return undefined;
+      return 'refused';
     }
-    this.counts.cached += 1;
     if (hit.topUp) return { agreed: undefined, prior: hit.verdict };
     const agreed: AgreedHeader = { header, block, members: hit.verdict.members, required };
     this.remember(chain, agreed);

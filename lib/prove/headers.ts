@@ -32,11 +32,19 @@ export type { AgreedHeader, BlockPin } from './book.js';
  */
 export async function agreedHeader(job: ProofJob, pin: BlockPin): Promise<AgreedHeader | undefined> {
   const kept = job.headers.get(job.chain, pin, job.required);
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    job.metrics?.header(job.chain.id, 'book');
+    return kept;
+  }
   const found = await job.headers.fromCache(job.chain, pin, job.required, job.log);
-  if (found?.agreed !== undefined) return found.agreed;
+  if (found !== undefined && found !== 'refused' && found.agreed !== undefined) {
+    job.metrics?.header(job.chain.id, 'cache');
+    return found.agreed;
+  }
   if (job.signal.aborted) throw new Error('proof aborted');
-  return agreeOnHeader(job, pin, found?.prior);
+  const prior = found !== undefined && found !== 'refused' ? found.prior : undefined;
+  job.metrics?.header(job.chain.id, found === 'refused' ? 'refused' : prior !== undefined ? 'topped-up' : 'agreed');
+  return agreeOnHeader(job, pin, prior);
 }
 
 /** The agreement on the header at `pin` (counting `prior`: the votes of a cached entry of a smaller N). */

@@ -127,6 +127,7 @@ test.serial('a proven entry of a smaller N is a miss: proven again at the larger
   t.is(two.body.result, one.body.result);
   t.is(calls(list, 'eth_getProof'), 2, 'proven again');
   t.is(headerCalls(list), 2, 'the header kept at N=1 counted: one more vote asked');
+  t.regex((await gw.request('GET', '/metrics')).text, /omnigate_proof_headers_total\{chain="31337",source="topped-up"\} 1/);
   t.is(String(two.headers['x-checked-urls']).split(',').length, 2);
   const again = await balance(gw, 2, chain.recipient, 3);
   t.is(again.headers['x-cache'], 'HIT');
@@ -222,6 +223,7 @@ if (hasRedis()) {
     t.is(headerCalls(list), 2, 'the second gateway asked no upstream for the header');
     t.is(calls(list, 'eth_getProof'), 2);
     t.is(String(other.headers['x-checked-urls']).split(',').length, 2, 'the header\'s quorum as Redis kept it');
+    t.regex((await b.request('GET', '/metrics')).text, /omnigate_proof_headers_total\{chain="31337",source="cache"\} 1/);
     // A gateway in agreement mode is answered from the proven entry, and says it was proven.
     const c = await redisGateway(t, list, redis, 'agreement');
     const proven = await balance(c, 2, chain.recipient, 'c');
@@ -265,6 +267,7 @@ if (hasRedis()) {
     t.is(r.headers['x-block-hash'], finalBlock.hash);
     t.is(r.body.result, await chain.node.rpc<string>('eth_getBalance', [OTHER, hex(chain.blocks.logs)]));
     t.is(headerCalls(list) - before, 2, 'the planted header refused: agreed anew by two');
+    t.regex((await b.request('GET', '/metrics')).text, /omnigate_proof_headers_total\{chain="31337",source="refused"\} 1/);
     // The header agreed anew replaced it; now a damaged value (a byte flipped: its MAC fails).
     await until(async () => !(await client.getBuffer(key))!.includes(Buffer.from('11'.repeat(32))));
     const value = (await client.getBuffer(key))!;
