@@ -9,11 +9,14 @@
  * for the missing ones; the answer then replaces the entry. An entry an answer of that run
  * differed from (ctx.cached.disputed) is dropped, in memory and Redis. A request with
  * `Cache-Control: no-cache` (or `no-store`) is not answered from the cache, nor topped up, unless its client key may not bypass it (ctx.access, lib/access).
- * Reads: ctx.access, ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict (after the inner stages)
- * Writes: ctx.cached
+ * A proven answer (ctx.proof, middleware/prove.ts) is kept as proven, and its hit sets ctx.proof
+ * again (the header it was proven against); a proven entry of a smaller N is a miss, not a top-up.
+ * Reads: ctx.access, ctx.chain, ctx.payload, ctx.confirmable, ctx.required, ctx.beyondHeads, ctx.verdict, ctx.proof (after the inner stages)
+ * Writes: ctx.cached, ctx.proof (a proven entry's hit)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnswerCache, Hit } from '../lib/cache/answers.js';
+import type { ProvenBy } from '../lib/cache/redis.js';
 import type { Middleware, Next } from '../lib/pipeline/compose.js';
 import { getContext, need, toppedUp, type CacheMiss, type RpcContext } from '../lib/pipeline/context.js';
 import type { Verdict } from '../lib/verify/question.js';
@@ -44,19 +47,22 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
         ctx.log.warn({ chain: chain.id, quorum: prior!.members.map((m) => m.upstream.label), hash: prior!.hash }, 'cache: an upstream asked to top up a confirmed answer gave another: the entry is dropped');
         answers.forget(chain, key);
       }
-      // (A proven answer is not kept: a hit would say agreement, not proof, vouched for it.)
-      if (!err && ctx.verdict && !ctx.writtenTo && ctx.proof === undefined) {
+      // (A proven answer is kept as proven: its hit says the header it was proven against.)
+      if (!err && ctx.verdict && !ctx.writtenTo) {
         if (toppedUp(state, ctx.verdict)) answers.countTopUp(chain);
-        answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!);
+        answers.remember(chain, key, ctx.payload!, ctx.verdict, ctx.required!, ctx.proof?.verifiedBy === 'proof' ? (ctx.proof as ProvenBy) : undefined);
       }
       next(err);
     });
   };
   const found = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string, hit: Hit | undefined) => {
     if (hit === undefined) return miss(req, res, next, ctx, key, undefined);
-    if (hit.topUp) return miss(req, res, next, ctx, key, hit.verdict);
+    // A proven entry of a smaller N is no votes on the answer (its quorum agreed on a header): a plain miss.
+    if (hit.topUp) return miss(req, res, next, ctx, key, hit.proof === undefined ? hit.verdict : undefined);
     answers.counted(ctx.chain!, true);
     ctx.cached = { hit: true, verdict: hit.verdict, at: hit.at };
+    // A proven entry's hit says so (X-Verified-By: proof, X-Block-Hash, an attestation's verifiedBy), whatever the chain's mode now.
+    ctx.proof = hit.proof;
     next();
   };
   return function cache(req, res, next) {

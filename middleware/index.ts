@@ -43,6 +43,8 @@ import { prove } from './prove.js';
 import { initProofMode } from '../lib/prove/mode.js';
 import { startSelfChecks } from '../lib/prove/self-check.js';
 import { createProofMetrics } from '../lib/prove/metrics.js';
+import { HeaderBook } from '../lib/prove/book.js';
+import { ProofRuns } from '../lib/prove/merge.js';
 import { eligibilityPolicy } from '../lib/verify/eligibility-policy.js';
 import { hedgePolicy, hedgeSettings } from '../lib/verify/hedge-policy.js';
 import { composePolicies } from '../lib/verify/loop-policy.js';
@@ -192,7 +194,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
           canonicalize(),
           // Proof mode (lib/prove): a provable read proven against a header N agreed on, else verify.
           prove(
-            { disputes: config.disputes, policy: loopPolicy, metrics: proofMetrics },
+            // Final agreed headers are kept in the cache levels too; identical requests share one proof run.
+            { disputes: config.disputes, policy: loopPolicy, metrics: proofMetrics, headers: new HeaderBook(4096, answers), runs: new ProofRuns(inFlight?.merged), merge: inFlight !== undefined },
             // Hedging (delay, budget, missing votes) is lib/verify/hedge-policy.ts's, from `timeouts:`.
             verify({ metrics, ...(inFlight && { inFlight }), disputes: config.disputes, ...(disputeFile && { disputeFile }), policy: loopPolicy }),
           ),

@@ -5,8 +5,9 @@
  * memory (memory.ts), then Redis when configured (redis.ts), shared by every worker and replica;
  * a Redis hit is kept in memory too. An entry confirmed by fewer than the request's N is not an
  * answer but votes already cast: the lookup hands them over for a top-up (the agreement asks only
- * for the missing votes, and its answer then replaces the entry). Hits, misses and top-ups are
- * counted per chain for /metrics.
+ * for the missing votes, and its answer then replaces the entry). A proven answer (lib/prove) is
+ * kept as proven: its hit names the header it was proven against, and an entry of a smaller N is
+ * no votes to top up. Hits, misses and top-ups are counted per chain for /metrics.
  */
 import { questionKey } from '../jsonrpc/question-key.js';
 import { withReplyId } from '../jsonrpc/reply.js';
@@ -16,7 +17,7 @@ import { confirmedBody } from '../verify/answers/answers.js';
 import type { Verdict } from '../verify/question.js';
 import { finalBlockOf } from './final.js';
 import type { CacheEntry, MemoryCache } from './memory.js';
-import { urlId, type RedisStore } from './redis.js';
+import { urlId, type ProvenBy, type RedisStore } from './redis.js';
 
 export interface Hit {
   /**
@@ -26,8 +27,13 @@ export interface Hit {
   verdict: Verdict;
   /** When the answer was confirmed (ms since the epoch). */
   at: number;
-  /** Confirmed by fewer than the request's N: votes to top up, not an answer. */
+  /**
+   * Confirmed by fewer than the request's N: votes to top up, not an answer. (A proven entry's
+   * quorum did not vote on the answer: it is no votes to top up, and the request is a miss.)
+   */
   topUp: boolean;
+  /** A proven entry: the header it was proven against (X-Verified-By: proof, X-Block-Hash). */
+  proof: ProvenBy | undefined;
 }
 
 export class AnswerCache {
@@ -78,7 +84,7 @@ export class AnswerCache {
     // A vote of an upstream this process does not have does not count (its headers could not
     // name it): the entry is confirmed here by the others only.
     const confirmations = Math.min(stored.confirmations, quorum.length);
-    const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations, at: stored.at, block: stored.block };
+    const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations, at: stored.at, block: stored.block, proof: stored.proof };
     this.memory?.set(key, entry);
     return hitOf(entry, required, id);
   }
@@ -104,16 +110,20 @@ export class AnswerCache {
     if (dropped) count(this.disputed, chain.id);
   }
 
-  /** Keeps a confirmed verdict of N `required` when its block is final (final.ts). */
-  remember(chain: Chain, key: string, payload: RpcPayload, verdict: Verdict, required: number): void {
+  /**
+   * Keeps a confirmed verdict of N `required` when its block is final (final.ts). A proven one
+   * (`proof`: the verdict's members are the proven provider, then the header's quorum of N) is
+   * kept only when the header it was proven against is the final block its answer is about.
+   */
+  remember(chain: Chain, key: string, payload: RpcPayload, verdict: Verdict, required: number, proof?: ProvenBy): void {
     if (verdict.unconfirmed || verdict.members.length < required) return;
     const body = confirmedBody(verdict.members, payload);
     const block = finalBlockOf(chain, payload.calls[0]!, body);
-    if (block === undefined) return;
+    if (block === undefined || (proof !== undefined && proof.blockNumber !== block)) return;
     const quorum = verdict.members.map((m) => m.upstream);
     const at = Date.now();
-    this.memory?.set(key, { body, hash: verdict.hash, quorum, confirmations: required, at, block });
-    this.shared?.set(key, { body, hash: verdict.hash, quorum: quorum.map((u) => urlId(u.url)), confirmations: required, at, block });
+    this.memory?.set(key, { body, hash: verdict.hash, quorum, confirmations: required, at, block, proof });
+    this.shared?.set(key, { body, hash: verdict.hash, quorum: quorum.map((u) => urlId(u.url)), confirmations: required, at, block, proof });
     count(this.stored, chain.id);
   }
 
@@ -136,6 +146,7 @@ function hitOf(entry: CacheEntry, required: number, id: RpcId): Hit | undefined 
     verdict: { hash: entry.hash, members: entry.quorum.map((upstream) => ({ upstream, ok: true as const, body, hash: entry.hash, ms: 0 })) },
     at: entry.at,
     topUp: entry.confirmations < required,
+    proof: entry.proof,
   };
 }
 

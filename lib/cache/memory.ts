@@ -2,9 +2,10 @@
  * The cache of confirmed answers in this process's memory: least recently used first out,
  * bounded in bytes (`cache.memoryBytes`). An entry keeps what a later request is answered with:
  * the bytes the first client got, their hash, and the quorum that confirmed them (which
- * providers, when, at which final block).
+ * providers, when, at which final block; for a proven answer, the header it was proven against).
  */
 import type { Upstream } from '../upstream/registry.js';
+import type { ProvenBy } from './redis.js';
 
 export interface CacheEntry {
   /** The confirmed answer's bytes, as its first client got them (its id inside). */
@@ -19,6 +20,11 @@ export interface CacheEntry {
   readonly at: number;
   /** The final block it is about. */
   readonly block: bigint;
+  /**
+   * A proven answer (lib/prove): the header it was proven against; the quorum is then the proven
+   * provider and the header's. Absent: the quorum's answers agreed.
+   */
+  readonly proof?: ProvenBy | undefined;
 }
 
 /** What an entry costs beyond its bytes and key (the record, the quorum list, the map's slot). */

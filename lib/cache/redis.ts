@@ -3,7 +3,8 @@
  * that every worker and replica answers from what one of them confirmed.
  *
  * - Authenticated: each value carries an HMAC-SHA256, under `cache.redis.hmacKey`, of its key
- *   and every byte after the MAC (the answer, its hash, its quorum, when, at which block). A
+ *   and every byte after the MAC (the answer, its hash, its quorum, when, at which block; for a
+ *   proven answer, the header it was proven against). A
  *   value whose MAC does not verify (damaged, or written by someone without the key) is refused,
  *   counted and deleted: it is never served.
  * - Bounded: every value expires (`ttlSeconds`), keys share a prefix per deployment, and writes
@@ -42,6 +43,15 @@ export interface SharedEntry {
   confirmations: number;
   at: number;
   block: bigint;
+  /** A proven answer (lib/prove): the agreed header it was proven against; absent: N agreeing answers. */
+  proof?: ProvenBy | undefined;
+}
+
+/** What vouches for a proven entry: the hash and number of the header N providers agreed on. */
+export interface ProvenBy {
+  readonly verifiedBy: 'proof';
+  readonly headerHash: string;
+  readonly blockNumber: bigint;
 }
 
 export type RedisState = 'connecting' | 'ready' | 'down';
@@ -67,7 +77,9 @@ export function redisClient(url: string, timeoutMs: number): Redis {
 
 export const urlId = (url: string): string => createHash('sha256').update(url).digest('base64url').slice(0, 22);
 
+/** The value's layout: 1, an answer N providers agreed on; 2, a proven one (its header named). */
 const version = 1;
+const provenVersion = 2;
 /** How long a chain's shared finalized block is kept after it last moved (a week). */
 const floorTtlSeconds = 7 * 86_400;
 /** KEYS[1]: the block's key; ARGV[1]: this replica's block (-1: none); ARGV[2]: the TTL. Returns the higher, stored. */
@@ -218,9 +230,11 @@ export class RedisStore {
   }
 
   private seal(full: string, entry: SharedEntry): Buffer {
-    const meta = Buffer.from(JSON.stringify({ h: entry.hash, q: entry.quorum, n: entry.confirmations, at: entry.at, b: entry.block.toString() }));
+    // (a proven entry is a layout of its own: a process that reads only layout 1 refuses it rather than serve it as agreed)
+    const proof = entry.proof;
+    const meta = Buffer.from(JSON.stringify(proof === undefined ? { h: entry.hash, q: entry.quorum, n: entry.confirmations, at: entry.at, b: entry.block.toString() } : { h: entry.hash, q: entry.quorum, n: entry.confirmations, at: entry.at, b: entry.block.toString(), ph: proof.headerHash, pb: proof.blockNumber.toString() }));
     const head = Buffer.alloc(5);
-    head.writeUInt8(version, 0);
+    head.writeUInt8(proof === undefined ? version : provenVersion, 0);
     head.writeUInt32BE(meta.length, 1);
     const rest = Buffer.concat([head, meta, entry.body]);
     return Buffer.concat([this.mac(full, rest), rest]);
@@ -232,14 +246,20 @@ export class RedisStore {
     const mac = value.subarray(0, macBytes);
     const rest = value.subarray(macBytes);
     if (!timingSafeEqual(mac, this.mac(full, rest))) return undefined;
-    if (rest.readUInt8(0) !== version) return undefined;
+    const layout = rest.readUInt8(0);
+    if (layout !== version && layout !== provenVersion) return undefined;
     const metaLength = rest.readUInt32BE(1);
     if (5 + metaLength > rest.length) return undefined;
     try {
-      const meta = JSON.parse(rest.subarray(5, 5 + metaLength).toString('utf8')) as { h: unknown; q: unknown; n: unknown; at: unknown; b: unknown };
-      const { h, q, n, at, b } = meta;
+      const meta = JSON.parse(rest.subarray(5, 5 + metaLength).toString('utf8')) as { h: unknown; q: unknown; n: unknown; at: unknown; b: unknown; ph: unknown; pb: unknown };
+      const { h, q, n, at, b, ph, pb } = meta;
       if (typeof h !== 'string' || !Array.isArray(q) || !q.every((x) => typeof x === 'string') || typeof n !== 'number' || typeof at !== 'number' || typeof b !== 'string') return undefined;
-      return { body: Buffer.from(rest.subarray(5 + metaLength)), hash: h, quorum: q as string[], confirmations: n, at, block: BigInt(b) };
+      let proof: ProvenBy | undefined;
+      if (layout === provenVersion) {
+        if (typeof ph !== 'string' || !/^0x[0-9a-f]{64}$/.test(ph) || typeof pb !== 'string' || !/^\d{1,30}$/.test(pb)) return undefined;
+        proof = { verifiedBy: 'proof', headerHash: ph, blockNumber: BigInt(pb) };
+      }
+      return { body: Buffer.from(rest.subarray(5 + metaLength)), hash: h, quorum: q as string[], confirmations: n, at, block: BigInt(b), proof };
     } catch {
       return undefined;
     }

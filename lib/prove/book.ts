@@ -2,11 +2,23 @@
  * The book of agreed headers: those at or below the chain's finalized head, in a small LRU by
  * (chain, number) and (chain, hash); a header not yet final is never kept (it may still be
  * replaced). A header kept at N serves requests of N or less.
+ *
+ * With the cache of confirmed answers (lib/cache), a final agreed header is kept there too, as
+ * the confirmed answer of `eth_getBlockByNumber(n, false)` and of `eth_getBlockByHash(h, false)`
+ * (its quorum, when, N; in Redis authenticated as every entry): a second worker, a replica on the
+ * same Redis or a restarted process reads it instead of agreeing again. The LRU is read first,
+ * then the cache's memory, then Redis (its bounded wait: down or slow is a miss). A header read
+ * from the cache is used only once its hash is recomputed from its fields (and it is the block
+ * asked): a value that fails is refused, and the header is agreed on anew. An entry of a smaller
+ * N is votes already cast: the agreement asks only for the missing ones (a top-up).
  */
-import type { BlockJson, ProvenHeader } from '../proof/header.js';
+import { checkHeader, type BlockJson, type ProvenHeader } from '../proof/header.js';
+import type { AnswerCache } from '../cache/answers.js';
 import { chainHead } from '../health/heads.js';
+import type { RpcPayload } from '../jsonrpc/types.js';
+import type { Logger } from '../log.js';
 import type { Chain } from '../upstream/registry.js';
-import type { Good } from '../verify/question.js';
+import type { Good, Verdict } from '../verify/question.js';
 
 /** A header N providers agreed on, proven to hash to its fields. */
 export interface AgreedHeader {
@@ -22,10 +34,24 @@ export interface AgreedHeader {
 /** A pin: a block number or a block hash. */
 export type BlockPin = { number: bigint; hash?: undefined } | { hash: string; number?: undefined };
 
-/** The LRU of final agreed headers. */
+/** What the cache levels hold of a header: agreed at the request's N, or votes of a smaller N to top up. */
+export type Found = { agreed: AgreedHeader; prior: undefined } | { agreed: undefined; prior: Verdict };
+
+/** The payload of a header's question: `eth_getBlockByNumber(n, false)` or `eth_getBlockByHash(h, false)`, id 1. */
+export function headerPayload(pin: BlockPin): RpcPayload {
+  const method = pin.hash !== undefined ? 'eth_getBlockByHash' : 'eth_getBlockByNumber';
+  const params = [pin.hash !== undefined ? pin.hash.toLowerCase() : `0x${pin.number.toString(16)}`, false];
+  return { calls: [{ id: 1, method, params }], batch: false, raw: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })) };
+}
+
+/** The LRU of final agreed headers, over the cache of confirmed answers when there is one. */
 export class HeaderBook {
   private readonly entries = new Map<string, AgreedHeader>();
-  constructor(readonly capacity = 4096) {}
+
+  constructor(
+    readonly capacity = 4096,
+    readonly cache?: AnswerCache,
+  ) {}
 
   get(chain: Chain, pin: BlockPin, required: number): AgreedHeader | undefined {
     const key = keyOf(chain, pin);
@@ -36,21 +62,68 @@ export class HeaderBook {
     return hit;
   }
 
-  /** Keeps a header at or below the chain's finalized head (a header not yet final may still be replaced). */
-  keep(chain: Chain, agreed: AgreedHeader): void {
-    const finalized = chainHead(chain, 'finalized');
-    if (finalized === undefined || agreed.header.number > finalized) return;
-    for (const key of [keyOf(chain, { number: agreed.header.number }), keyOf(chain, { hash: agreed.header.hash })]) {
-      this.entries.delete(key);
-      this.entries.set(key, agreed);
+  /**
+   * The header at `pin` in the cache levels (memory, then Redis), rechecked: agreed at N
+   * `required` or more (then kept in the LRU too), or the votes of a smaller N; undefined when
+   * neither holds it (or Redis is down or slow); 'refused' when the value failed its check.
+   */
+  async fromCache(chain: Chain, pin: BlockPin, required: number, log: Logger): Promise<Found | 'refused' | undefined> {
+    const cache = this.cache;
+    if (cache === undefined) return undefined;
+    const payload = headerPayload(pin);
+    const key = cache.keyOf(chain, payload);
+    if (key === undefined) return undefined;
+    let hit = cache.lookup(key, required, 1);
+    if ((hit === undefined || hit.topUp) && cache.shared) {
+      const shared = await cache.lookupShared(chain, key, required, 1).catch(() => undefined);
+      if (shared !== undefined && (hit === undefined || !shared.topUp || shared.verdict.members.length > hit.verdict.members.length)) hit = shared;
     }
-    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (hit === undefined || hit.proof !== undefined) return undefined;
+    let header: ProvenHeader;
+    let block: BlockJson;
+    try {
+      block = (JSON.parse(hit.verdict.members[0]!.body.toString('utf8')) as { result: BlockJson }).result;
+      header = checkHeader(block, pin.hash);
+      if (pin.number !== undefined && header.number !== pin.number) throw new Error('the header is of another block');
+    } catch (err) {
+      log.warn({ chain: chain.id, block: pin.hash ?? `0x${pin.number!.toString(16)}`, reason: (err as Error).message }, 'proof mode: a cached header failed its check: refused, agreed on anew');
+      return 'refused';
+    }
+    if (hit.topUp) return { agreed: undefined, prior: hit.verdict };
+    const agreed: AgreedHeader = { header, block, members: hit.verdict.members, required };
+    this.remember(chain, agreed);
+    return { agreed, prior: undefined };
+  }
+
+  /**
+   * Keeps a header just agreed on, at or below the chain's finalized head (a header not yet final
+   * may still be replaced): in the LRU, and in the cache levels under both its questions.
+   */
+  keep(chain: Chain, agreed: AgreedHeader): void {
+    if (!this.remember(chain, agreed) || this.cache === undefined) return;
+    const verdict: Verdict = { hash: agreed.members[0]!.hash, members: [...agreed.members] };
+    for (const pin of [{ number: agreed.header.number }, { hash: agreed.header.hash }]) {
+      const payload = headerPayload(pin);
+      const key = this.cache.keyOf(chain, payload);
+      if (key !== undefined) this.cache.remember(chain, key, payload, verdict, agreed.required);
+    }
   }
 
   get size(): number {
     return this.entries.size;
   }
+
+  /** Keeps a final header in the LRU; whether it is final. */
+  private remember(chain: Chain, agreed: AgreedHeader): boolean {
+    const finalized = chainHead(chain, 'finalized');
+    if (finalized === undefined || agreed.header.number > finalized) return false;
+    for (const key of [keyOf(chain, { number: agreed.header.number }), keyOf(chain, { hash: agreed.header.hash })]) {
+      this.entries.delete(key);
+      this.entries.set(key, agreed);
+    }
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    return true;
+  }
 }
 
 const keyOf = (chain: Chain, pin: BlockPin) => (pin.hash !== undefined ? `${chain.id}:h:${pin.hash.toLowerCase()}` : `${chain.id}:n:${pin.number}`);
-

@@ -3,7 +3,10 @@
  * loop (lib/verify/agreement.ts) on `eth_getBlockByNumber(n, false)` or `eth_getBlockByHash(h,
  * false)`, each answer's hash recomputed from its fields (lib/proof/header.ts checkHeader) before
  * it may vote: a provider whose header does not hash to its `hash` fails its call (charged like
- * any failure, and as a lost vote). Final headers are kept in the book (book.ts).
+ * any failure, and as a lost vote). Final headers are kept in the book (book.ts), and through it in
+ * the cache of confirmed answers when there is one (memory, Redis): a header found there is
+ * rechecked before use, and one of a smaller N is topped up (its votes counted, only the missing
+ * ones asked).
  */
 import { checkHeader, type BlockJson, type ProvenHeader } from '../proof/header.js';
 import { ProofError } from '../proof/failure.js';
@@ -16,21 +19,37 @@ import { judgeOf } from '../verify/assess.js';
 import { callOf, expectedLatency } from '../verify/calls.js';
 import { mergeLoopPolicy } from '../verify/loop-policy.js';
 import { failureError, recordDecision, recordOutcome } from '../verify/outcome.js';
-import type { AgreementPolicy, Assessed } from '../verify/question.js';
-import { payloadOf, planFor, type ProofJob } from './job.js';
-import type { AgreedHeader, BlockPin } from './book.js';
+import type { AgreementPolicy, Assessed, Verdict } from '../verify/question.js';
+import { planFor, type ProofJob } from './job.js';
+import { headerPayload, type AgreedHeader, type BlockPin } from './book.js';
 
 export type { AgreedHeader, BlockPin } from './book.js';
 
 /**
- * The header at `pin`, agreed by the job's N (from the book when kept there). Resolves undefined
+ * The header at `pin`, agreed by the job's N (from the book or the cache levels when kept there). Resolves undefined
  * when N providers agree that there is no such block (null); rejects with the agreement's error
  * (-32010, -32011, -32012, -32016) when no N agree.
  */
-export function agreedHeader(job: ProofJob, pin: BlockPin): Promise<AgreedHeader | undefined> {
+export async function agreedHeader(job: ProofJob, pin: BlockPin): Promise<AgreedHeader | undefined> {
   const kept = job.headers.get(job.chain, pin, job.required);
-  if (kept !== undefined) return Promise.resolve(kept);
-  const payload = pin.hash !== undefined ? payloadOf('eth_getBlockByHash', [pin.hash, false]) : payloadOf('eth_getBlockByNumber', [`0x${pin.number.toString(16)}`, false]);
+  if (kept !== undefined) {
+    job.metrics?.header(job.chain.id, 'book');
+    return kept;
+  }
+  const found = await job.headers.fromCache(job.chain, pin, job.required, job.log);
+  if (found !== undefined && found !== 'refused' && found.agreed !== undefined) {
+    job.metrics?.header(job.chain.id, 'cache');
+    return found.agreed;
+  }
+  if (job.signal.aborted) throw new Error('proof aborted');
+  const prior = found !== undefined && found !== 'refused' ? found.prior : undefined;
+  job.metrics?.header(job.chain.id, found === 'refused' ? 'refused' : prior !== undefined ? 'topped-up' : 'agreed');
+  return agreeOnHeader(job, pin, prior);
+}
+
+/** The agreement on the header at `pin` (counting `prior`: the votes of a cached entry of a smaller N). */
+function agreeOnHeader(job: ProofJob, pin: BlockPin, prior: Verdict | undefined): Promise<AgreedHeader | undefined> {
+  const payload = headerPayload(pin);
   const plan = planFor(job, payload);
   const judging = { payload, ignored: job.chain.ignoredFields, beyondHeads: false };
   const judge = judgeOf(judging);
@@ -47,11 +66,11 @@ export function agreedHeader(job: ProofJob, pin: BlockPin): Promise<AgreedHeader
   };
   const policy = job.policy ? mergeLoopPolicy(own, job.policy(question)) : own;
   return new Promise((resolve, reject) => {
-    const run = runAgreement({ candidates: job.candidates, required: job.required, perProvider: job.chain.providerCount < job.chain.upstreams.length }, policy, (end) => {
+    const run = runAgreement({ candidates: job.candidates, required: job.required, perProvider: job.chain.providerCount < job.chain.upstreams.length, prior }, policy, (end) => {
       job.signal.removeEventListener('abort', stop);
       if (end.kind === 'agreed') {
         const first = end.verdict.members[0]!;
-        for (const m of end.verdict.members) job.bytes += m.body.length;
+        for (const m of end.verdict.members) if (prior === undefined || !prior.members.includes(m)) job.bytes += m.body.length;
         const result = (JSON.parse(first.body.toString('utf8')) as { result: BlockJson | null }).result;
         if (result === null) return resolve(undefined);
         const agreed: AgreedHeader = { header: checkHeader(result), block: result, members: end.verdict.members, required: job.required };

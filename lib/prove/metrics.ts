@@ -1,6 +1,7 @@
 /**
- * The proof mode's metrics: proofs checked and failed per provider, and the upstream bytes each
- * proven answer took (its header agreement's share included when it was not in the book).
+ * The proof mode's metrics: proofs checked and failed per provider, the upstream bytes each
+ * proven answer took (its header agreement's share included when it was not in the book), and
+ * where each proof run's header came from (the book, the cache levels, the upstreams).
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Upstream } from '../upstream/registry.js';
@@ -8,7 +9,15 @@ import type { Upstream } from '../upstream/registry.js';
 export interface ProofMetrics {
   proof(upstream: Upstream, ok: boolean): void;
   bytes(chain: string, bytes: number): void;
+  /**
+   * Where a proof run's header came from: `book` (this process's LRU), `cache` (the cache's memory
+   * or Redis, rechecked), or asked of the upstreams: `agreed`, `topped-up` (a cached entry of a
+   * smaller N, only the missing votes asked), `refused` (a cached value failed its check).
+   */
+  header(chain: string, source: HeaderSource): void;
 }
+
+export type HeaderSource = 'book' | 'cache' | 'agreed' | 'topped-up' | 'refused';
 
 export function createProofMetrics(registry: Registry): ProofMetrics {
   const proofs = new Counter({
@@ -24,7 +33,14 @@ export function createProofMetrics(registry: Registry): ProofMetrics {
     buckets: [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304],
     registers: [registry],
   });
+  const headers = new Counter({
+    name: 'omnigate_proof_headers_total',
+    help: 'Headers proof runs used, by where they came from (book, cache: kept; agreed, topped-up, refused: asked of the upstreams, refused meaning a cached value failed its check).',
+    labelNames: ['chain', 'source'] as const,
+    registers: [registry],
+  });
   return {
+    header: (chain, source) => headers.inc({ chain, source }),
     proof: (u, ok) => proofs.inc({ chain: u.chainId, upstream: u.label, outcome: ok ? 'checked' : 'failed' }),
     bytes: (chain, n) => bytes.observe({ chain }, n),
   };
