@@ -20,7 +20,7 @@ import { Cancellation } from '../lib/upstream/transport/contract.js';
 import { HeaderBook } from '../lib/prove/book.js';
 import type { ProofJob } from '../lib/prove/job.js';
 import type { ProofMetrics } from '../lib/prove/metrics.js';
-import { proofModeOf, proves } from '../lib/prove/mode.js';
+import { proofModeOf, provesSomewhere } from '../lib/prove/mode.js';
 import { proofRoute } from '../lib/prove/provers.js';
 import { runProof } from '../lib/prove/run.js';
 import { DeadlineExceededError, InternalError, InvalidRequestError } from '../lib/errors.js';
@@ -48,7 +48,7 @@ export function prove(options: ProveOptions, inner: Middleware): Middleware {
     // (the mode first: on a chain on agreement no route is built)
     if (proofModeOf(chain).mode !== 'proof') return inner(req, res, next);
     const route = proofRoute(call);
-    if (route === undefined || !route.scopes.every((s) => proves(chain, s))) return inner(req, res, next);
+    if (route === undefined || !route.scopes.every((s) => provesSomewhere(chain, s))) return inner(req, res, next);
     const plan = need(ctx, 'fetch', 'prove');
     const signal = new Cancellation();
     // The request deadline covers the header's agreement and every provider asked.

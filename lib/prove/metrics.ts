@@ -1,6 +1,7 @@
 /**
- * The proof mode's metrics: proofs checked and failed per provider, and the upstream bytes each
- * proven answer took (its header agreement's share included when it was not in the book).
+ * The proof mode's metrics: proofs checked and failed per provider, the upstream bytes each
+ * proven answer took (its header agreement's share included when it was not in the book), and the
+ * eth_getLogs answers of a provider that numbers logs per transaction.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Upstream } from '../upstream/registry.js';
@@ -8,6 +9,7 @@ import type { Upstream } from '../upstream/registry.js';
 export interface ProofMetrics {
   proof(upstream: Upstream, ok: boolean): void;
   bytes(chain: string, bytes: number): void;
+  logIndexPerTx(upstream: Upstream): void;
 }
 
 export function createProofMetrics(registry: Registry): ProofMetrics {
@@ -24,7 +26,14 @@ export function createProofMetrics(registry: Registry): ProofMetrics {
     buckets: [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304],
     registers: [registry],
   });
+  const perTx = new Counter({
+    name: 'omnigate_log_index_per_tx_total',
+    help: 'eth_getLogs answers that held the proven logs numbered per transaction instead of per block, by provider (not charged; the proven numbering served).',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+  });
   return {
+    logIndexPerTx: (u) => perTx.inc({ chain: u.chainId, upstream: u.label }),
     proof: (u, ok) => proofs.inc({ chain: u.chainId, upstream: u.label, outcome: ok ? 'checked' : 'failed' }),
     bytes: (chain, n) => bytes.observe({ chain }, n),
   };
