@@ -2,7 +2,9 @@
  * Proof mode, around stage 6 (verify): a confirmable call on a chain whose verify mode is proof
  * (lib/prove/mode.ts), of a method lib/prove proves and pinned by block number or hash (a
  * receipt by its transaction hash), is answered from one provider and proven against a header N
- * providers agreed on (lib/prove/run.ts), instead of N agreeing answers. The answer is the proven
+ * providers agreed on (lib/prove/run.ts), instead of N agreeing answers. A method whose scope a
+ * quirk or the self-check keeps on agreement at every block skips the proof here; one whose quirk
+ * ends at a cut-off is decided on the agreed header (run.ts). The answer is the proven
  * value in the node's JSON form; ctx.proof says what vouches for it (X-Verified-By, X-Block-Hash).
  * Every other call, and one no provider gave material for, runs the inner stage (agreement).
  * A batch member is proven on its own (runMembers runs this once per member).
