@@ -138,6 +138,7 @@ function describeChains(registry: Registry) {
       ...(u.weight === undefined ? {} : { weight: u.weight }),
       ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
       ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
+      ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
     })),
   }));
 }

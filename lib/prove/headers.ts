@@ -96,11 +96,15 @@ export function chargeProof(job: ProofJob, upstream: Upstream, reason: string): 
 
 const perTxLogged = new WeakSet<Upstream>();
 
-/** An eth_getLogs answer that held the proven logs numbered per transaction: counted (/chains, metrics), logged once per upstream, not charged. */
+/**
+ * An eth_getLogs answer that held the proven logs numbered per transaction: counted (/chains,
+ * metrics), not charged, logged once per upstream (not when its config says `logIndex:
+ * per-transaction`: known already).
+ */
 export function notePerTxNumbering(job: ProofJob, upstream: Upstream): void {
   upstream.health.logIndexPerTx += 1;
   job.metrics?.logIndexPerTx(upstream);
-  if (perTxLogged.has(upstream)) return;
+  if (upstream.logIndex === 'per-transaction' || perTxLogged.has(upstream)) return;
   perTxLogged.add(upstream);
   job.log.warn({ upstream: upstream.label, chain: job.chain.id }, 'upstream numbers eth_getLogs logIndex per transaction, not per block: not charged; the proven logs (numbered per block) are served');
 }

@@ -398,7 +398,7 @@ function numberedPerTx(result: unknown): unknown {
   });
 }
 
-test.serial('eth_getLogs from a provider that numbers logs per transaction: not charged, the proven (per block) numbering served, counted, logged once', async (t) => {
+test.serial('eth_getLogs from a provider that numbers logs per transaction: not charged, the proven (per block) numbering served, counted, logged once (not when its config says so)', async (t) => {
   const all = await chain.node.rpc<{ logIndex: string; transactionIndex: string }[]>('eth_getLogs', [filter()]);
   // three logs, one in each of transactions 0, 1 and 3 of the block: per block 0x0, 0x1, 0x2; per transaction 0x0 each
   t.deepEqual(all.map((l) => l.logIndex), ['0x0', '0x1', '0x2']);
@@ -425,6 +425,17 @@ test.serial('eth_getLogs from a provider that numbers logs per transaction: not 
   t.regex(metrics.text, /omnigate_log_index_per_tx_total\{chain="31337",upstream="[^"]+"\} 2/);
   t.notRegex(metrics.text, /omnigate_proofs_total\{[^}]*outcome="failed"\}/);
   t.is(lines.filter((l) => l.includes('numbers eth_getLogs logIndex per transaction')).length, 1, 'logged once per upstream');
+  // configured as numbering per transaction (rpcs[i].logIndex): the same, shown in /chains, not logged
+  const known: string[] = [];
+  const knownLog = ((obj: unknown, msg?: string) => known.push(JSON.stringify({ obj, msg }))) as LogFn;
+  const knownLogger: Logger = { debug: knownLog, info: knownLog, warn: knownLog, error: knownLog, child: () => knownLogger };
+  const gw2 = await startGateway({ confirmations: 1, chains: { [chain.chainId]: { rpcs: [{ url: liar.url, logIndex: 'per-transaction' }, honest.url], strategy: 'priority', verify: 'proof' } } }, { logger: knownLogger });
+  t.teardown(() => gw2.close());
+  const again = await gw2.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
+  t.deepEqual(again.body.result.map((l: { logIndex: string }) => l.logIndex), ['0x0', '0x1', '0x2']);
+  const listed = (await upstreamsOf(gw2)).find((u) => u.url === liar.url)! as unknown as { logIndex: string; logIndexPerTx: number; proofsFailed: number };
+  t.deepEqual([listed.logIndex, listed.logIndexPerTx, listed.proofsFailed], ['per-transaction', 1, 0]);
+  t.is(known.filter((l) => l.includes('numbers eth_getLogs logIndex per transaction')).length, 0, 'known from the config: not logged');
 });
 
 test.serial('eth_getLogs numbered per transaction with a log dropped (or altered) is still a lie: charged', async (t) => {
