@@ -3,7 +3,8 @@
  * ranked providers asked one at a time until one's material proves. A provider whose material
  * fails its proof is charged and the next is asked; when none proves, a -32021 says what failed
  * (each provider's ProofError reason and field), never the answer. When no provider gave any
- * material (errors only, no lie), or the agreed block is under a quirk of the chain
+ * material (errors only, or material of a type lib/proof cannot encode: `unsupported`, not a
+ * lie), or the agreed block is under a quirk of the chain
  * (lib/proof/quirks.ts: before a cut-off), the request goes by agreement instead (`undefined`).
  */
 import { ProofFailedError } from '../errors.js';
@@ -35,7 +36,11 @@ export async function runProof(job: ProofJob, route: ProofRoute): Promise<Proven
       creditProof(job, upstream);
       return { ...proven, upstream };
     } catch (err) {
-      if (err instanceof ProofError) {
+      if (err instanceof ProofError && err.reason === 'unsupported') {
+        // A transaction or receipt type this library cannot encode (a chain's system transaction
+        // of its own): not a lie, and no proof either; the next provider is asked, then agreement.
+        failures.push({ upstream: upstream.label, reason: err.reason, field: err.field, message: upstream.secrets.scrub(err.message) });
+      } else if (err instanceof ProofError) {
         lied = true;
         chargeProof(job, upstream, `${err.reason} at ${err.field}: ${err.message}`);
         failures.push({ upstream: upstream.label, reason: err.reason, field: err.field, message: upstream.secrets.scrub(err.message) });

@@ -528,3 +528,33 @@ test.serial('auto: receipts that do not rebuild their root at the self-check (a 
   const full = await gw.post('/rpc/42161', rpc('eth_getBlockByNumber', [at, true]));
   t.is(full.headers['x-verified-by'], 'proof', 'transactions proven');
 });
+
+test.serial('a receipt type no encoding is known for is not a lie: the next provider proves; when none can, agreement answers (not -32021)', async (t) => {
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [hex(chain.blocks.logs), false]);
+  // a chain's system transaction of its own, last in the block (as Polygon PoS's state-sync transaction from Madhugiri on)
+  const unknownType = (call: { method: string }, result: unknown) => {
+    if (call.method !== 'eth_getBlockReceipts') return undefined;
+    const receipts = result as { type: string }[];
+    receipts[receipts.length - 1]!.type = '0x50';
+    return receipts;
+  };
+  {
+    const { gw, liar, honest, close } = await liarFirst(unknownType);
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [hex(chain.blocks.logs)]));
+    t.is(reply.status, 200);
+    t.is(reply.headers['x-verified-by'], 'proof');
+    t.is(reply.headers['x-forwarded-from'], honest.url);
+    const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 0, 'not charged');
+    await close();
+  }
+  const { gw, liar, honest, close } = await liarFirst(unknownType, { honest: false });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [block.transactions[0]]));
+  t.is(reply.status, 200);
+  t.is(reply.headers['x-verified-by'], 'agreement');
+  t.is(reply.body.result.transactionHash, block.transactions[0]);
+  t.is(liar.calls('eth_getBlockReceipts') + honest.calls('eth_getBlockReceipts'), 2, 'both asked for their material');
+  const ups = await upstreamsOf(gw);
+  t.deepEqual(ups.map((u) => u.proofsFailed), [0, 0]);
+});
