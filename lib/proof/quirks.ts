@@ -58,9 +58,9 @@ export const chainQuirks: readonly ChainQuirk[] = [
     chainId: '137',
     name: 'Polygon PoS',
     scopes: ['receipts', 'bloom'],
-    // madhugiriBlock 80084800 on mainnet: bor's release v2.5.0
+    // Madhugiri on mainnet at block 80084800: bor's release v2.5.0
     // (https://github.com/0xPolygon/bor/releases/tag/v2.5.0, PIP-74: state-sync transactions
-    // included in the block) and bor's mainnet BorConfig (params/config.go, "madhugiriBlock").
+    // included in the block) and 0xPolygon/erigon's release v3.3.0, both "block 80084800".
     before: { block: 80_084_800n },
     why: 'state-sync receipts were outside receiptsRoot (and their logs in the bloom) before the Madhugiri upgrade: a block\'s receipts as served do not rebuild its root',
   },
@@ -72,8 +72,9 @@ export const chainQuirks: readonly ChainQuirk[] = [
     name: 'Cronos',
     scopes: ['bloom'],
     // Blocks before the v0.7.0 upgrade at height 2693800 (Ethermint's bloom counted the logs of
-    // failed transactions): crypto-org-chain/cronos's fix-unlucky-tx command ("The block height
-    // v0.7.0 upgrade executed", 2693800), https://docs.cronos.org (patching unlucky tx), and
+    // failed transactions): cronos's fix-unlucky-tx command (its flag "The block height v0.7.0
+    // upgrade executed", 2693800),
+    // https://docs.cronos.org/for-node-hosts/running-nodes/cronos-mainnet/patching-unlucky-tx and
     // subsquid/squid-sdk pull request 460. The upgrade block itself is kept under the quirk: a
     // bloom errs on the side of the quirk.
     before: { block: 2_693_801n },
