@@ -117,9 +117,9 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
     const where = `${path}[${i}]`;
     let item: unknown = entry;
     let provider: string | undefined;
-    const limits: { weight?: number; maxConcurrent?: number; maxRps?: number } = {};
+    const limits: { weight?: number; maxConcurrent?: number; maxRps?: number; logIndex?: 'per-transaction' } = {};
     if (isObj(entry)) {
-      unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps'], where, report);
+      unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps', 'logIndex'], where, report);
       const w = entry.weight;
       if (w !== undefined && w !== null) {
         if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
@@ -132,6 +132,13 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
           return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
         }
         limits[key] = v;
+      }
+      const numbering = entry.logIndex;
+      if (numbering !== undefined && numbering !== null) {
+        if (numbering !== 'per-transaction' && numbering !== 'per-block') {
+          return report(`${where}.logIndex`, `${show(numbering)} is not a log numbering: per-block (the spec's, the default) or per-transaction (the provider numbers eth_getLogs logIndex from 0 in each transaction). Example: logIndex: per-transaction`);
+        }
+        if (numbering === 'per-transaction') limits.logIndex = numbering;
       }
       item = entry.url;
       if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');

@@ -47,17 +47,19 @@ export interface ChainConfig {
   readonly verify: VerifyMode;
   /** Writes (lib/verify/write.ts): `broadcast` upstreams get each write at once (1: one; Infinity: `all`); absent: one. */
   readonly writes?: { readonly broadcast: number };
-  /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, by position in rpcs; absent when no entry has one. */
+  /** Per-upstream `weight`, `maxConcurrent`, `maxRps`, `logIndex`, by position in rpcs; absent when no entry has one. */
   readonly upstreamLimits?: readonly UpstreamLimits[];
   /** false: a batch's member calls are never sent to an upstream as one batch (lib/upstream/transport/coalesce.ts); absent: they are. */
   readonly batchUpstream?: false;
 }
 
-/** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps }` rpcs entry. */
+/** A provider's share and quota, from a `{ url, weight, maxConcurrent, maxRps, logIndex }` rpcs entry. */
 export interface UpstreamLimits {
   readonly weight?: number;
   readonly maxConcurrent?: number;
   readonly maxRps?: number;
+  /** `per-transaction`: the provider is known to number eth_getLogs logIndex per transaction (lib/prove: not logged as a surprise). */
+  readonly logIndex?: 'per-transaction';
 }
 
 /** Field names per shape (block, transaction, receipt, log) that are not compared. */

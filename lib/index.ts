@@ -30,7 +30,7 @@ export type { VerifyOptions, LoopPolicy } from '../middleware/verify.js';
 export type { ProveOptions } from '../middleware/prove.js';
 // Proof mode (lib/prove): each chain's verify mode, the quirk table, the self-check, the metrics.
 export { describeProofMode, initProofMode } from './prove/mode.js';
-export { chainQuirks, quirkOf, type ChainQuirk, type QuirkScope } from './proof/quirks.js';
+export { chainQuirks, quirkBlocks, quirkOf, type BlockMark, type ChainQuirk, type QuirkCutoff, type QuirkScope } from './proof/quirks.js';
 export { selfCheck, startSelfChecks, type SelfCheckResult } from './prove/self-check.js';
 export { createProofMetrics, type ProofMetrics } from './prove/metrics.js';
 export type { ProofInfo } from './pipeline/context.js';

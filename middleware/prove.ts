@@ -2,7 +2,9 @@
  * Proof mode, around stage 6 (verify): a confirmable call on a chain whose verify mode is proof
  * (lib/prove/mode.ts), of a method lib/prove proves and pinned by block number or hash (a
  * receipt by its transaction hash), is answered from one provider and proven against a header N
- * providers agreed on (lib/prove/run.ts), instead of N agreeing answers. The answer is the proven
+ * providers agreed on (lib/prove/run.ts), instead of N agreeing answers. A method whose scope a
+ * quirk or the self-check keeps on agreement at every block skips the proof here; one whose quirk
+ * ends at a cut-off is decided on the agreed header (run.ts). The answer is the proven
  * value in the node's JSON form; ctx.proof says what vouches for it (X-Verified-By, X-Block-Hash).
  * Every other call, and one no provider gave material for, runs the inner stage (agreement).
  * A batch member is proven on its own (runMembers runs this once per member). Identical requests
@@ -20,7 +22,7 @@ import type { Good } from '../lib/verify/question.js';
 import { HeaderBook } from '../lib/prove/book.js';
 import type { ProofJob } from '../lib/prove/job.js';
 import type { ProofMetrics } from '../lib/prove/metrics.js';
-import { proofModeOf, proves } from '../lib/prove/mode.js';
+import { proofModeOf, provesSomewhere } from '../lib/prove/mode.js';
 import { proofRoute } from '../lib/prove/provers.js';
 import { ProofRuns } from '../lib/prove/merge.js';
 import { runProof } from '../lib/prove/run.js';
@@ -53,7 +55,7 @@ export function prove(options: ProveOptions, inner: Middleware): Middleware {
     // (the mode first: on a chain on agreement no route is built)
     if (proofModeOf(chain).mode !== 'proof') return inner(req, res, next);
     const route = proofRoute(call);
-    if (route === undefined || !route.scopes.every((s) => proves(chain, s))) return inner(req, res, next);
+    if (route === undefined || !route.scopes.every((s) => provesSomewhere(chain, s))) return inner(req, res, next);
     const plan = need(ctx, 'fetch', 'prove');
     const required = need(ctx, 'required', 'prove');
     // An identical question in flight is joined, not proven again (lib/prove/merge.ts).

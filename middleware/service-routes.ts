@@ -127,6 +127,7 @@ function describeChains(registry: Registry) {
       recentLost: u.health.recentLost,
       proofsChecked: u.health.proofsChecked,
       proofsFailed: u.health.proofsFailed,
+      logIndexPerTx: u.health.logIndexPerTx,
       lastError: u.health.lastError ?? null,
       // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
       rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
@@ -137,6 +138,7 @@ function describeChains(registry: Registry) {
       ...(u.weight === undefined ? {} : { weight: u.weight }),
       ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
       ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
+      ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
     })),
   }));
 }

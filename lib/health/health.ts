@@ -55,6 +55,8 @@ export interface Health {
   proofsChecked: number;
   /** Proof mode: its answers (or headers) that failed their proof; each also a lost vote. */
   proofsFailed: number;
+  /** Proof mode: its eth_getLogs answers that held the proven logs numbered per transaction (not charged; the proven numbering served). */
+  logIndexPerTx: number;
 }
 
 export function newHealth(): Health {
@@ -84,6 +86,7 @@ export function newHealth(): Health {
     rateLimits: 0,
     proofsChecked: 0,
     proofsFailed: 0,
+    logIndexPerTx: 0,
   };
 }
 

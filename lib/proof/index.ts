@@ -4,7 +4,7 @@ export { checkHeader, checkHeaderChain, headerHash, headerLayout, headerRlp, typ
 export { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type BloomQuery, type LogFilter, type LogJson } from './bloom.js';
 export { blockBloom, checkReceiptAnswer, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from './receipts.js';
 export {
-  blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logMatches, LogsProofError, provenLogs,
+  blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logIndexInTransaction, logMatches, LogsProofError, numberedPerTransaction, provenLogs,
   type AlteredLog, type BlockReceipts, type LogsDiff, type LogsOptions, type ProvenLog,
 } from './logs.js';
 export {

@@ -295,3 +295,30 @@ export function checkLogsAnswer(proven: readonly ProvenLog[], answer: readonly L
       : diff.outOfOrderAt !== undefined ? `result[${diff.outOfOrderAt}]` : 'result';
   throw new LogsProofError(`eth_getLogs answer differs from the ${proven.length} proven logs: ${parts.join('; ')}`, diff, field);
 }
+
+/** A proven log's position among the logs of its own transaction (its block's receipts are needed: the logs of the transactions before it are counted out). */
+export function logIndexInTransaction(log: ProvenLog, block: BlockReceipts): bigint {
+  const tx = Number(BigInt(log.transactionIndex));
+  let before = 0;
+  for (let i = 0; i < tx; i += 1) before += block.receipts[i]?.logs.length ?? 0;
+  return BigInt(log.logIndex) - BigInt(before);
+}
+
+/**
+ * Whether an answer that failed `checkLogsAnswer` (its `diff`) holds exactly the proven logs,
+ * numbered per transaction instead of per block: no log dropped, added or out of order, no field
+ * altered but `logIndex`, and each log's `logIndex` its position in its own transaction (0 at each
+ * transaction's first log). Such a provider serves every log as the receipts hold it; only its
+ * numbering is not the spec's. `receipts` are the proven receipts of the blocks, by block hash.
+ */
+export function numberedPerTransaction(proven: readonly ProvenLog[], answer: readonly LogJson[], diff: LogsDiff, receipts: ReadonlyMap<string, BlockReceipts>): boolean {
+  if (diff.dropped.length > 0 || diff.added.length > 0 || diff.outOfOrderAt !== undefined || diff.altered.length === 0) return false;
+  if (answer.length !== proven.length || diff.altered.some((a) => a.fields.length !== 1 || a.fields[0] !== 'logIndex')) return false;
+  // Nothing dropped, added or reordered: the answer's logs are the proven ones, in the same order.
+  for (const [i, p] of proven.entries()) {
+    const block = receipts.get(p.blockHash);
+    const index = safeQuantity(answer[i]?.logIndex);
+    if (block === undefined || index === undefined || index !== logIndexInTransaction(p, block)) return false;
+  }
+  return true;
+}

@@ -113,6 +113,21 @@ export function chargeProof(job: ProofJob, upstream: Upstream, reason: string): 
   if (change === 'distrusted') job.log.warn({ upstream: upstream.label, lost: upstream.health.recentLost }, 'upstream lost too many agreements: distrusted, no longer asked for unverified reads');
 }
 
+const perTxLogged = new WeakSet<Upstream>();
+
+/**
+ * An eth_getLogs answer that held the proven logs numbered per transaction: counted (/chains,
+ * metrics), not charged, logged once per upstream (not when its config says `logIndex:
+ * per-transaction`: known already).
+ */
+export function notePerTxNumbering(job: ProofJob, upstream: Upstream): void {
+  upstream.health.logIndexPerTx += 1;
+  job.metrics?.logIndexPerTx(upstream);
+  if (upstream.logIndex === 'per-transaction' || perTxLogged.has(upstream)) return;
+  perTxLogged.add(upstream);
+  job.log.warn({ upstream: upstream.label, chain: job.chain.id }, 'upstream numbers eth_getLogs logIndex per transaction, not per block: not charged; the proven logs (numbered per block) are served');
+}
+
 /** A proof that held. */
 export function creditProof(job: ProofJob, upstream: Upstream): void {
   upstream.health.proofsChecked += 1;

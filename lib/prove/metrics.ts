@@ -1,7 +1,8 @@
 /**
  * The proof mode's metrics: proofs checked and failed per provider, the upstream bytes each
- * proven answer took (its header agreement's share included when it was not in the book), and
- * where each proof run's header came from (the book, the cache levels, the upstreams).
+ * proven answer took (its header agreement's share included when it was not in the book), where
+ * each proof run's header came from (the book, the cache levels, the upstreams), and the
+ * eth_getLogs answers of a provider that numbers logs per transaction.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Upstream } from '../upstream/registry.js';
@@ -15,6 +16,7 @@ export interface ProofMetrics {
    * smaller N, only the missing votes asked), `refused` (a cached value failed its check).
    */
   header(chain: string, source: HeaderSource): void;
+  logIndexPerTx(upstream: Upstream): void;
 }
 
 export type HeaderSource = 'book' | 'cache' | 'agreed' | 'topped-up' | 'refused';
@@ -39,8 +41,15 @@ export function createProofMetrics(registry: Registry): ProofMetrics {
     labelNames: ['chain', 'source'] as const,
     registers: [registry],
   });
+  const perTx = new Counter({
+    name: 'omnigate_log_index_per_tx_total',
+    help: 'eth_getLogs answers that held the proven logs numbered per transaction instead of per block, by provider (not charged; the proven numbering served).',
+    labelNames: ['chain', 'upstream'] as const,
+    registers: [registry],
+  });
   return {
     header: (chain, source) => headers.inc({ chain, source }),
+    logIndexPerTx: (u) => perTx.inc({ chain: u.chainId, upstream: u.label }),
     proof: (u, ok) => proofs.inc({ chain: u.chainId, upstream: u.label, outcome: ok ? 'checked' : 'failed' }),
     bytes: (chain, n) => bytes.observe({ chain }, n),
   };

@@ -10,17 +10,21 @@ import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
 import { checkReceiptAnswer, checkReceipts, type ReceiptJson } from '../proof/receipts.js';
 import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
-import { blocksToFetch, checkLogsAnswer, provenLogs, type BlockReceipts } from '../proof/logs.js';
+import { blocksToFetch, checkLogsAnswer, LogsProofError, numberedPerTransaction, provenLogs, type BlockReceipts } from '../proof/logs.js';
 import type { LogFilter, LogJson } from '../proof/bloom.js';
-import type { QuirkScope } from '../proof/quirks.js';
+import type { BlockMark, QuirkScope } from '../proof/quirks.js';
 import type { RpcCall } from '../jsonrpc/types.js';
-import type { Upstream } from '../upstream/registry.js';
+import type { Chain, Upstream } from '../upstream/registry.js';
 import { callOf } from '../verify/calls.js';
-import { agreedHeader, chargeProof, type AgreedHeader, type BlockPin } from './headers.js';
+import { agreedHeader, chargeProof, notePerTxNumbering, type AgreedHeader, type BlockPin } from './headers.js';
 import { ask, parseAnswer, planFor, type ProofJob } from './job.js';
+import { proves } from './mode.js';
 
 /** A provider gave no material to prove (not a lie: a failure, or nothing known). */
 export class MaterialError extends Error {}
+
+/** The block the answer is about is under a quirk of the chain (lib/proof/quirks.ts): the request goes by agreement. */
+export class NotProvableHere extends Error {}
 
 /** The most blocks an eth_getLogs range is proven over (a wider one goes by agreement). */
 export const maxLogsRange = 10_000;
@@ -35,6 +39,8 @@ export interface ProofRoute {
   readonly scopes: readonly QuirkScope[];
   /** The block the answer is about, when the request pins it (agreed before any provider is asked). */
   readonly pin: BlockPin | undefined;
+  /** The lowest block of an eth_getLogs range below the pinned top; undefined: the answer is about the pinned block alone. */
+  readonly from: bigint | undefined;
   prove(job: ProofJob, upstream: Upstream, agreed: AgreedHeader | undefined): Promise<Proven>;
 }
 
@@ -56,6 +62,21 @@ export function pinOf(value: unknown): BlockPin | undefined {
 }
 
 const hexOf = (n: bigint) => `0x${n.toString(16)}`;
+
+/**
+ * Whether every scope the route needs is proven on the chain at the agreed header (for a range,
+ * at its lowest block: its time is not known before the headers below are fetched, so a cut-off
+ * by time keeps a range that starts below the top on agreement).
+ */
+export function provesAt(chain: Chain, route: Pick<ProofRoute, 'scopes' | 'from'>, header: ProvenHeader): boolean {
+  const mark: BlockMark = route.from === undefined || route.from === header.number ? { number: header.number, timestamp: header.timestamp } : { number: route.from, timestamp: undefined };
+  return route.scopes.every((scope) => proves(chain, scope, mark));
+}
+
+/** For a route that agrees on its header itself (a receipt, a transaction by hash): the request goes by agreement when the block is under a quirk. */
+function mustProveAt(job: ProofJob, scopes: readonly QuirkScope[], agreed: AgreedHeader): void {
+  if (!provesAt(job.chain, { scopes, from: undefined }, agreed.header)) throw new NotProvableHere(`block ${agreed.header.number} is under a quirk of chain ${job.chain.id}`);
+}
 
 async function material(job: ProofJob, upstream: Upstream, method: string, params: readonly unknown[]): Promise<unknown> {
   const asked = await ask(job, upstream, method, params);
@@ -100,6 +121,7 @@ function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_
   return {
     scopes: ['state'],
     pin,
+    from: undefined,
     async prove(job, upstream, agreed) {
       const header = agreed!.header;
       const at = hexOf(header.number);
@@ -123,6 +145,7 @@ function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined
   return {
     scopes: ['state'],
     pin,
+    from: undefined,
     async prove(job, upstream, agreed) {
       const proof = (await material(job, upstream, 'eth_getProof', [address, keys.map((k: string) => storageKey(k)), hexOf(agreed!.header.number)])) as AccountProofJson;
       await checkAccountProof(agreed!.header, proof, { address, slots: keys as string[] });
@@ -136,6 +159,7 @@ function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
   return {
     scopes: ['receipts'],
     pin,
+    from: undefined,
     async prove(job, upstream, agreed) {
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [hexOf(agreed!.header.number)]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
@@ -149,6 +173,7 @@ function receiptRoute(txHash: string): ProofRoute {
   return {
     scopes: ['receipts'],
     pin: undefined,
+    from: undefined,
     async prove(job, upstream) {
       const answer = (await material(job, upstream, 'eth_getTransactionReceipt', [txHash])) as ReceiptJson | null;
       if (answer === null || typeof answer !== 'object' || typeof answer.blockHash !== 'string' || !HASH.test(answer.blockHash)) {
@@ -156,6 +181,7 @@ function receiptRoute(txHash: string): ProofRoute {
       }
       const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
+      mustProveAt(job, ['receipts'], agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
       const proven = await checkReceipts(agreed.header, receipts as ReceiptJson[]);
@@ -169,6 +195,7 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
   return {
     scopes: ['header'],
     pin,
+    from: undefined,
     async prove(job, upstream, agreed) {
       const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed!.header.hash, true])) as BlockJson | null;
       if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
@@ -198,6 +225,7 @@ function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRout
   return {
     scopes: ['header'],
     pin,
+    from: undefined,
     async prove(job, upstream, agreed) {
       const txs = await provenTransactions(job, upstream, agreed!);
       return { result: txs[index] ?? null, agreed: agreed! };
@@ -210,6 +238,7 @@ function transactionRoute(txHash: string): ProofRoute {
   return {
     scopes: ['header'],
     pin: undefined,
+    from: undefined,
     async prove(job, upstream) {
       const answer = (await material(job, upstream, 'eth_getTransactionByHash', [txHash])) as TransactionJson | null;
       const blockHash = answer?.blockHash;
@@ -218,6 +247,7 @@ function transactionRoute(txHash: string): ProofRoute {
       }
       const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
+      mustProveAt(job, ['header'], agreed);
       const txs = await provenTransactions(job, upstream, agreed);
       const proven = txs.find((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
       if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
@@ -235,7 +265,9 @@ function transactionRoute(txHash: string): ProofRoute {
  * header agreed, the ones below proven by parentHash from this provider, the blocks the blooms
  * let through proven by their receipts, the logs taken from them. The provider's own eth_getLogs
  * answer is compared: one that drops, adds or alters a log is charged, and the proven logs are
- * served either way.
+ * served either way. An answer that holds every proven log and differs only in numbering them
+ * per transaction (logIndex 0 at each transaction's first log) is not charged: counted, logged
+ * once per upstream.
  */
 function logsRoute(filter: unknown): ProofRoute | undefined {
   if (filter === null || typeof filter !== 'object') return undefined;
@@ -255,6 +287,7 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
   return {
     scopes: ['receipts', 'bloom', 'log-index'],
     pin,
+    from,
     async prove(job, upstream, agreed) {
       const top = agreed!.header;
       const headers: ProvenHeader[] = from === undefined || from === top.number ? [top] : await rangeHeaders(job, upstream, agreed!, from);
@@ -272,7 +305,9 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
           checkLogsAnswer(proven, asked.result as LogJson[]);
         } catch (err) {
           if (!(err instanceof ProofError)) throw err;
-          chargeProof(job, upstream, `eth_getLogs answer: ${err.message}`);
+          // Every log there, as proven, numbered per transaction: not a lie (the proven numbering is served).
+          if (err instanceof LogsProofError && numberedPerTransaction(proven, asked.result as LogJson[], err.diff, receipts)) notePerTxNumbering(job, upstream);
+          else chargeProof(job, upstream, `eth_getLogs answer: ${err.message}`);
         }
       }
       return { result: proven, agreed: agreed! };

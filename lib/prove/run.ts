@@ -3,14 +3,16 @@
  * ranked providers asked one at a time until one's material proves. A provider whose material
  * fails its proof is charged and the next is asked; when none proves, a -32021 says what failed
  * (each provider's ProofError reason and field), never the answer. When no provider gave any
- * material (errors only, no lie), the request goes by agreement instead (`undefined`).
+ * material (errors only, or material of a type lib/proof cannot encode: `unsupported`, not a
+ * lie), or the agreed block is under a quirk of the chain
+ * (lib/proof/quirks.ts: before a cut-off), the request goes by agreement instead (`undefined`).
  */
 import { ProofFailedError } from '../errors.js';
 import { ProofError } from '../proof/failure.js';
 import type { Upstream } from '../upstream/registry.js';
 import { agreedHeader, chargeProof, creditProof, failedCall } from './headers.js';
 import type { ProofJob } from './job.js';
-import { MaterialError, type ProofRoute, type Proven } from './provers.js';
+import { MaterialError, NotProvableHere, provesAt, type ProofRoute, type Proven } from './provers.js';
 
 export interface ProvenAnswer extends Proven {
   readonly upstream: Upstream;
@@ -20,6 +22,8 @@ export async function runProof(job: ProofJob, route: ProofRoute): Promise<Proven
   const agreed = route.pin === undefined ? undefined : await agreedHeader(job, route.pin);
   // N providers agree there is no such block: nothing to prove against (agreement answers it).
   if (route.pin !== undefined && agreed === undefined) return undefined;
+  // The agreed block (or a range's lowest) is under a quirk of the chain: agreement answers it.
+  if (agreed !== undefined && !provesAt(job.chain, route, agreed.header)) return undefined;
   const failures: { upstream: string; reason: string; field?: string; message: string }[] = [];
   let lied = false;
   const seen = new Set<string>();
@@ -32,10 +36,16 @@ export async function runProof(job: ProofJob, route: ProofRoute): Promise<Proven
       creditProof(job, upstream);
       return { ...proven, upstream };
     } catch (err) {
-      if (err instanceof ProofError) {
+      if (err instanceof ProofError && err.reason === 'unsupported') {
+        // A transaction or receipt type this library cannot encode (a chain's system transaction
+        // of its own): not a lie, and no proof either; the next provider is asked, then agreement.
+        failures.push({ upstream: upstream.label, reason: err.reason, field: err.field, message: upstream.secrets.scrub(err.message) });
+      } else if (err instanceof ProofError) {
         lied = true;
         chargeProof(job, upstream, `${err.reason} at ${err.field}: ${err.message}`);
         failures.push({ upstream: upstream.label, reason: err.reason, field: err.field, message: upstream.secrets.scrub(err.message) });
+      } else if (err instanceof NotProvableHere) {
+        return undefined;
       } else if (err instanceof MaterialError) {
         failedCall(upstream, err.message);
         failures.push({ upstream: upstream.label, reason: 'unanswered', message: err.message });

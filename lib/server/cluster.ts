@@ -21,10 +21,10 @@ import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { silentLogger, type Logger } from '../log.js';
 import { initProofMode } from '../prove/mode.js';
-import { applySelfCheck, startSelfChecks, type SelfCheckResult } from '../prove/self-check.js';
+import { applySelfCheck, startSelfChecks, type SelfCheckResult, type SelfCheckScopes } from '../prove/self-check.js';
 
 /** A self-check's result as sent to the workers (its block as a decimal string). */
-type WireSelfCheck = Exclude<SelfCheckResult, { kind: 'passed' }> | { kind: 'passed'; block: string; upstream: string };
+type WireSelfCheck = Exclude<SelfCheckResult, { kind: 'passed' }> | { kind: 'passed'; block: string; upstream: string; off: SelfCheckScopes };
 import { headSettings, setChainHeadSettings } from '../health/heads.js';
 import { startProber } from '../health/probe.js';
 import { startHeadTracker, type HeadPoll } from '../health/tracker.js';

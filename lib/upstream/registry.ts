@@ -42,6 +42,8 @@ export interface Upstream {
   readonly weight?: number;
   readonly maxConcurrent?: number;
   readonly maxRps?: number;
+  /** `per-transaction`: configured as numbering eth_getLogs logIndex per transaction (lib/prove/headers.ts: counted, not logged). */
+  readonly logIndex?: 'per-transaction';
 }
 
 export interface UpstreamSecrets {

@@ -44,10 +44,13 @@ async function sign(wallet: HDNodeWallet, fields: Record<string, unknown>): Prom
   return wallet.signTransaction(Transaction.from(fields as never));
 }
 
-/** Starts an anvil with `--hardfork fork` and builds the three blocks. Stop it with stopAllAnvils. */
-export async function proofChain(fork: Fork): Promise<ProofChain> {
-  const chainId = 31337;
-  const cluster = await startAnvils(1, { chainId, args: ['--hardfork', fork] });
+/**
+ * Starts an anvil with `--hardfork fork` and builds the three blocks (12 s apart after the
+ * genesis `timestamp`: startAnvils' default when absent). Stop it with stopAllAnvils.
+ */
+export async function proofChain(fork: Fork, options: { chainId?: number; timestamp?: number } = {}): Promise<ProofChain> {
+  const chainId = options.chainId ?? 31337;
+  const cluster = await startAnvils(1, { chainId, args: ['--hardfork', fork], ...(options.timestamp !== undefined && { timestamp: options.timestamp }) });
   const node = cluster.nodes[0]!;
   const [a, b] = [anvilWallet(0), anvilWallet(1)];
   const recipient = '0x00000000000000000000000000000000000b0b00';

@@ -3,10 +3,14 @@
  * (test/support/tamper-proxy.ts). At N=1 a lie in a storage slot, a proof of another block, a
  * header whose hash does not match its fields, a forged receipt, a dropped or added log is caught:
  * the honest provider's answer is served when there is one (call counts asserted), else a -32021
- * that says what failed, never the lie.
+ * that says what failed, never the lie. A provider that numbers logs per transaction is told from
+ * a liar; the quirk table decides by the agreed block (Scroll's state on each side of Euclid's
+ * time), and the self-check decides each scope on its own (receipts that do not rebuild their root
+ * keep receipts and logs on agreement, the rest proven).
  */
 import test from 'ava';
 import { zeroPadValue } from 'ethers';
+import type { LogFn, Logger } from '../../../lib/log.js';
 import { stopAllAnvils } from '../../support/anvil.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { EMITTER_TOPIC, proofChain, type ProofChain } from '../../support/proof-chain.js';
@@ -21,10 +25,13 @@ test.after.always(stopAllAnvils);
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A gateway over a liar (asked first) and an honest provider, at N=1 in proof mode. */
-async function liarFirst(tamper: Tamper, options: { honest?: boolean; verify?: string; confirmations?: number; timeouts?: Record<string, number> } = {}): Promise<{ gw: Gateway; liar: TamperProxy; honest: TamperProxy; close(): Promise<void> }> {
+async function liarFirst(tamper: Tamper, options: { honest?: boolean; verify?: string; confirmations?: number; timeouts?: Record<string, number>; logger?: Logger } = {}): Promise<{ gw: Gateway; liar: TamperProxy; honest: TamperProxy; close(): Promise<void> }> {
   const liar = await startTamperProxy(chain.node.url, tamper);
   const honest = await startTamperProxy(chain.node.url, options.honest === false ? tamper : undefined);
-  const gw = await startGateway({ confirmations: options.confirmations ?? 1, ...(options.timeouts && { timeouts: { hedgeMs: 1000, ...options.timeouts } }), chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } });
+  const gw = await startGateway(
+    { confirmations: options.confirmations ?? 1, ...(options.timeouts && { timeouts: { hedgeMs: 1000, ...options.timeouts } }), chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } },
+    options.logger ? { logger: options.logger } : {},
+  );
   return { gw, liar, honest, close: async () => { await gw.close(); await liar.close(); await honest.close(); } };
 }
 
@@ -251,17 +258,32 @@ test.serial('auto: the self-check passes on a chain without quirks: its reads ar
   t.is(reply.headers['x-verified-by'], 'proof');
 });
 
-test.serial('auto: a self-check whose proof fails keeps the chain on agreement, with the reason in /chains', async (t) => {
-  const { gw, close } = await autoGateway([String(chain.chainId)], (call, result) => (call.method === 'eth_getProof' ? { ...(result as object), balance: '0x5' } : undefined));
+test.serial('auto: a self-check whose header does not hash to its fields keeps the whole chain on agreement, with the reason in /chains', async (t) => {
+  const { gw, close } = await autoGateway([String(chain.chainId)], (call, result) => (call.method === 'eth_getBlockByNumber' ? { ...(result as object), stateRoot: `0x${'11'.repeat(32)}` } : undefined));
   t.teardown(close);
   const verify = await verifyOf(gw, String(chain.chainId));
   t.is(verify.mode, 'agreement');
-  t.regex(verify.reason, /self-check failed: value at balance/);
-  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, hex(chain.blocks.logs)]));
+  t.regex(verify.reason, /self-check failed: header-hash at /);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [hex(chain.blocks.logs)]));
   t.is(reply.headers['x-verified-by'], 'agreement');
 });
 
-// One test per row of the quirk table (lib/proof/quirks.ts): the methods it covers go by agreement under auto.
+test.serial('auto: a self-check whose account proof fails keeps state reads on agreement; receipts are proven', async (t) => {
+  const { gw, close } = await autoGateway([String(chain.chainId)], (call, result) => (call.method === 'eth_getProof' ? { ...(result as object), balance: '0x5' } : undefined));
+  t.teardown(close);
+  const verify = (await verifyOf(gw, String(chain.chainId))) as unknown as { mode: string; reason: string; scopes: { scope: string; mode: string; reason: string }[] };
+  t.is(verify.mode, 'proof');
+  t.regex(verify.reason, /by agreement: state reads \(value at balance/);
+  t.regex(verify.scopes.find((s) => s.scope === 'state')!.reason, /account proof failed: state reads by agreement: value at balance/);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, hex(chain.blocks.logs)]));
+  t.is(reply.headers['x-verified-by'], 'agreement');
+  const receipts = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [hex(chain.blocks.logs)]));
+  t.is(receipts.headers['x-verified-by'], 'proof');
+});
+
+// One test per row of the quirk table (lib/proof/quirks.ts): the methods it covers go by agreement under auto
+// (anvil's blocks are below every cut-off: block numbers from 0, times from 2023; each side of
+// every cut-off is in test/unit/lib/prove/prove.test.ts, both sides of one on the wire below).
 const at = () => hex(chain.blocks.logs);
 const quirkCases: [string, string, () => [string, unknown[]]][] = [
   ['324', 'zkSync Era: nothing proven', () => ['eth_getBalance', [chain.recipient, at()]]],
@@ -285,6 +307,14 @@ for (const [id, title, request] of quirkCases) {
       t.is(verify.mode, 'agreement');
       t.regex(verify.reason, new RegExp(`chain ${id}`));
     } else {
+      if (id === '137') {
+        // a receipt asked by hash: decided on its block's agreed header, under the cut-off
+        const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at(), false]);
+        const receipt = await gw.post(`/rpc/${id}`, rpc('eth_getTransactionReceipt', [block.transactions[0]]));
+        t.is(receipt.status, 200);
+        t.is(receipt.headers['x-verified-by'], 'agreement');
+        t.is(receipt.body.result.transactionHash, block.transactions[0]);
+      }
       // the rest of the chain is proven
       t.is(verify.mode, 'proof');
       const other = await gw.post(`/rpc/${id}`, rpc(id === '534352' ? 'eth_getBlockReceipts' : 'eth_getBalance', id === '534352' ? [at()] : [chain.recipient, at()]));
@@ -359,4 +389,180 @@ test.serial('transactions by hash and by block and index: proven by the block\'s
   t.is(past.body.result, null);
   t.is(past.headers['x-verified-by'], 'proof');
   t.true(liar.calls('eth_getBlockByHash') >= 2);
+});
+
+const upstreamsOf = async (gw: Gateway) => {
+  const chains = await gw.request('GET', '/chains');
+  return (chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams) as { url: string; proofsFailed: number; proofsChecked: number; logIndexPerTx: number }[];
+};
+
+/** The answer's logs numbered per transaction (0 at each transaction's first log), as some providers serve them. */
+function numberedPerTx(result: unknown): unknown {
+  let tx = '';
+  let i = 0;
+  return (result as { transactionHash: string; logIndex: string }[]).map((l) => {
+    if (l.transactionHash !== tx) [tx, i] = [l.transactionHash, 0];
+    return { ...l, logIndex: `0x${(i++).toString(16)}` };
+  });
+}
+
+test.serial('eth_getLogs from a provider that numbers logs per transaction: not charged, the proven (per block) numbering served, counted, logged once (not when its config says so)', async (t) => {
+  const all = await chain.node.rpc<{ logIndex: string; transactionIndex: string }[]>('eth_getLogs', [filter()]);
+  // three logs, one in each of transactions 0, 1 and 3 of the block: per block 0x0, 0x1, 0x2; per transaction 0x0 each
+  t.deepEqual(all.map((l) => l.logIndex), ['0x0', '0x1', '0x2']);
+  const lines: string[] = [];
+  const log = ((obj: unknown, msg?: string) => lines.push(JSON.stringify({ obj, msg }))) as LogFn;
+  const logger: Logger = { debug: log, info: log, warn: log, error: log, child: () => logger };
+  const { gw, liar, honest, close } = await liarFirst((call, result) => (call.method === 'eth_getLogs' ? numberedPerTx(result) : undefined), { logger });
+  t.teardown(close);
+  for (let round = 1; round <= 2; round += 1) {
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
+    t.is(reply.status, 200);
+    t.is(reply.headers['x-verified-by'], 'proof');
+    t.is(reply.headers['x-forwarded-from'], liar.url, 'its receipts proved: its answer built from them');
+    t.deepEqual(reply.body.result.map((l: { logIndex: string }) => l.logIndex), ['0x0', '0x1', '0x2']);
+  }
+  t.is(liar.calls('eth_getLogs'), 2);
+  t.is(honest.calls(), 0);
+  const ups = await upstreamsOf(gw);
+  const shown = ups.find((u) => u.url === liar.url)!;
+  t.is(shown.proofsFailed, 0, 'not charged');
+  t.is(shown.proofsChecked, 2);
+  t.is(shown.logIndexPerTx, 2);
+  const metrics = await gw.request('GET', '/metrics');
+  t.regex(metrics.text, /omnigate_log_index_per_tx_total\{chain="31337",upstream="[^"]+"\} 2/);
+  t.notRegex(metrics.text, /omnigate_proofs_total\{[^}]*outcome="failed"\}/);
+  t.is(lines.filter((l) => l.includes('numbers eth_getLogs logIndex per transaction')).length, 1, 'logged once per upstream');
+  // configured as numbering per transaction (rpcs[i].logIndex): the same, shown in /chains, not logged
+  const known: string[] = [];
+  const knownLog = ((obj: unknown, msg?: string) => known.push(JSON.stringify({ obj, msg }))) as LogFn;
+  const knownLogger: Logger = { debug: knownLog, info: knownLog, warn: knownLog, error: knownLog, child: () => knownLogger };
+  const gw2 = await startGateway({ confirmations: 1, chains: { [chain.chainId]: { rpcs: [{ url: liar.url, logIndex: 'per-transaction' }, honest.url], strategy: 'priority', verify: 'proof' } } }, { logger: knownLogger });
+  t.teardown(() => gw2.close());
+  const again = await gw2.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
+  t.deepEqual(again.body.result.map((l: { logIndex: string }) => l.logIndex), ['0x0', '0x1', '0x2']);
+  const listed = (await upstreamsOf(gw2)).find((u) => u.url === liar.url)! as unknown as { logIndex: string; logIndexPerTx: number; proofsFailed: number };
+  t.deepEqual([listed.logIndex, listed.logIndexPerTx, listed.proofsFailed], ['per-transaction', 1, 0]);
+  t.is(known.filter((l) => l.includes('numbers eth_getLogs logIndex per transaction')).length, 0, 'known from the config: not logged');
+});
+
+test.serial('eth_getLogs numbered per transaction with a log dropped (or altered) is still a lie: charged', async (t) => {
+  for (const lie of ['dropped', 'altered'] as const) {
+    const { gw, liar, close } = await liarFirst((call, result) => {
+      if (call.method !== 'eth_getLogs') return undefined;
+      const logs = numberedPerTx(result) as { data: string }[];
+      if (lie === 'dropped') return logs.slice(1);
+      logs[2]!.data = '0xdead';
+      return logs;
+    });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
+    t.is(reply.status, 200, lie);
+    t.deepEqual(reply.body.result.map((l: { logIndex: string }) => l.logIndex), ['0x0', '0x1', '0x2'], lie);
+    const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 1, `${lie}: charged`);
+    t.is(shown.logIndexPerTx, 0, lie);
+    await close();
+  }
+});
+
+test.serial('Scroll: state by agreement on blocks before Euclid\'s time, proven from it on (the agreed header\'s timestamp decides)', async (t) => {
+  // Euclid phase 1 on Scroll mainnet: 1744815600. Blocks 1 and 2 at 18 s and 6 s before it, block 3 at 6 s after.
+  const euclid = 1_744_815_600;
+  const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30 });
+  const proxy = await startTamperProxy(scroll.node.url);
+  const gw = await startGateway({ confirmations: 1, chains: { 534352: { rpcs: [proxy.url] } } });
+  t.teardown(async () => { await gw.close(); await proxy.close(); });
+  await gw.rpc.startProofChecks().done;
+  const verify = (await verifyOf(gw, '534352')) as unknown as { mode: string; scopes: { scope: string; mode: string; provenFrom: string | null; reason: string }[] };
+  t.is(verify.mode, 'proof', 'the self-check ran at the head, past Euclid');
+  const state = verify.scopes.find((s) => s.scope === 'state')!;
+  t.is(state.mode, 'proof');
+  t.is(state.provenFrom, 'time 1744815600 (2025-04-16T15:00:00Z)');
+  t.regex(state.reason, /Scroll \(chain 534352\)/);
+  const times = await Promise.all([scroll.blocks.logs, scroll.blocks.empty].map(async (n) => Number((await scroll.node.rpc<{ timestamp: string }>('eth_getBlockByNumber', [hex(n), false])).timestamp)));
+  t.deepEqual(times, [euclid - 6, euclid + 6]);
+  const proofsBefore = proxy.calls('eth_getProof');
+  const before = await gw.post('/rpc/534352', rpc('eth_getBalance', [scroll.recipient, hex(scroll.blocks.logs)]));
+  t.is(before.status, 200);
+  t.is(before.body.result, await scroll.node.rpc<string>('eth_getBalance', [scroll.recipient, hex(scroll.blocks.logs)]));
+  t.is(before.headers['x-verified-by'], 'agreement');
+  t.is(proxy.calls('eth_getProof'), proofsBefore, 'no proof asked before Euclid');
+  const after = await gw.post('/rpc/534352', rpc('eth_getBalance', [scroll.recipient, hex(scroll.blocks.empty)]));
+  t.is(after.status, 200);
+  t.is(after.body.result, await scroll.node.rpc<string>('eth_getBalance', [scroll.recipient, hex(scroll.blocks.empty)]));
+  t.is(after.headers['x-verified-by'], 'proof');
+  t.is(proxy.calls('eth_getProof'), proofsBefore + 1);
+  // by hash: the agreed header's timestamp decides too
+  const hashBefore = (await scroll.node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(scroll.blocks.deploy), false])).hash;
+  const byHash = await gw.post('/rpc/534352', rpc('eth_getStorageAt', [scroll.emitter, '0x0', { blockHash: hashBefore }]));
+  t.is(byHash.headers['x-verified-by'], 'agreement');
+  // receipts are not under Scroll's quirk: proven on both sides
+  const receipts = await gw.post('/rpc/534352', rpc('eth_getBlockReceipts', [hex(scroll.blocks.logs)]));
+  t.is(receipts.headers['x-verified-by'], 'proof');
+});
+
+test.serial('auto: receipts that do not rebuild their root at the self-check (a receipt type of Arbitrum\'s own) keep receipts and logs on agreement; state and transactions proven', async (t) => {
+  const arb = await proofChain('cancun', { chainId: 42161 });
+  // a head block with a transaction, for the self-check to read its receipt
+  await arb.node.rpc('eth_sendTransaction', [{ from: arb.senders[0], to: arb.recipient, value: '0x5' }]);
+  await arb.node.rpc('evm_mine', []);
+  const retyped = (r: { type: string }) => ({ ...r, type: '0x6a' });
+  const proxy = await startTamperProxy(arb.node.url, (call, result) => {
+    if (call.method === 'eth_getBlockReceipts') return (result as { type: string }[]).map(retyped);
+    return undefined;
+  });
+  const gw = await startGateway({ confirmations: 1, chains: { 42161: { rpcs: [proxy.url] } } });
+  t.teardown(async () => { await gw.close(); await proxy.close(); });
+  await gw.rpc.startProofChecks().done;
+  t.is(proxy.calls('eth_getBlockReceipts'), 1, 'the self-check read the receipts once');
+  const verify = (await verifyOf(gw, '42161')) as unknown as { mode: string; reason: string; scopes: { scope: string; mode: string; reason: string }[] };
+  t.is(verify.mode, 'proof');
+  t.regex(verify.reason, /self-check passed on block 4 .*by agreement: receipts and logs \(receipts-root/);
+  t.deepEqual(verify.scopes.map((s) => [s.scope, s.mode]), [['header', 'proof'], ['state', 'proof'], ['receipts', 'agreement'], ['bloom', 'proof']]);
+  t.regex(verify.scopes.find((s) => s.scope === 'receipts')!.reason, /receipts root failed: receipts and logs by agreement: receipts-root/);
+  const at = hex(arb.blocks.logs);
+  const balance = await gw.post('/rpc/42161', rpc('eth_getBalance', [arb.recipient, at]));
+  t.is(balance.headers['x-verified-by'], 'proof');
+  t.is(balance.body.result, await arb.node.rpc<string>('eth_getBalance', [arb.recipient, at]));
+  const block = await arb.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const receipt = await gw.post('/rpc/42161', rpc('eth_getTransactionReceipt', [block.transactions[0]]));
+  t.is(receipt.status, 200);
+  t.is(receipt.headers['x-verified-by'], 'agreement');
+  t.is(receipt.body.result.transactionHash, block.transactions[0]);
+  t.is(proxy.calls('eth_getBlockReceipts'), 1, 'no receipts asked to prove a receipt');
+  const logs = await gw.post('/rpc/42161', rpc('eth_getLogs', [{ address: arb.emitter, fromBlock: at, toBlock: at }]));
+  t.is(logs.headers['x-verified-by'], 'agreement');
+  t.is(logs.body.result.length, 3);
+  const full = await gw.post('/rpc/42161', rpc('eth_getBlockByNumber', [at, true]));
+  t.is(full.headers['x-verified-by'], 'proof', 'transactions proven');
+});
+
+test.serial('a receipt type no encoding is known for is not a lie: the next provider proves; when none can, agreement answers (not -32021)', async (t) => {
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [hex(chain.blocks.logs), false]);
+  // a chain's system transaction of its own, last in the block (as Polygon PoS's state-sync transaction from Madhugiri on)
+  const unknownType = (call: { method: string }, result: unknown) => {
+    if (call.method !== 'eth_getBlockReceipts') return undefined;
+    const receipts = result as { type: string }[];
+    receipts[receipts.length - 1]!.type = '0x50';
+    return receipts;
+  };
+  {
+    const { gw, liar, honest, close } = await liarFirst(unknownType);
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [hex(chain.blocks.logs)]));
+    t.is(reply.status, 200);
+    t.is(reply.headers['x-verified-by'], 'proof');
+    t.is(reply.headers['x-forwarded-from'], honest.url);
+    const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 0, 'not charged');
+    await close();
+  }
+  const { gw, liar, honest, close } = await liarFirst(unknownType, { honest: false });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [block.transactions[0]]));
+  t.is(reply.status, 200);
+  t.is(reply.headers['x-verified-by'], 'agreement');
+  t.is(reply.body.result.transactionHash, block.transactions[0]);
+  t.is(liar.calls('eth_getBlockReceipts') + honest.calls('eth_getBlockReceipts'), 2, 'both asked for their material');
+  const ups = await upstreamsOf(gw);
+  t.deepEqual(ups.map((u) => u.proofsFailed), [0, 0]);
 });

@@ -175,7 +175,7 @@ const cases: Case[] = [
 
 /** Keys of the table that hold no number. */
 const notNumeric = [
-  'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.strategy', 'verify', 'chains.<id>.verify', 'chains.<id>.batchUpstream',
+  'upstreams.client', 'upstreams.proxy', 'redactHeaders', 'mergeRequests', 'cache.redis.url', 'cache.redis.hmacKey', 'cache.redis.prefix', 'disputes.file', 'ignoredFields', 'chains.<id>.rpcs', 'chains.<id>.rpcs[i].logIndex', 'chains.<id>.strategy', 'verify', 'chains.<id>.verify', 'chains.<id>.batchUpstream',
   'chains.<id>.ignoredFields', 'indexer.schema', 'host', 'access.keys', 'access.anonymous', 'access.adminRoutes', 'access.redis.url', 'access.redis.prefix',
   'attest.key', 'attest.keyFile', 'attest.keyId', 'attest.chains',
 ];

@@ -52,9 +52,9 @@ test('unknownKeys should report each unknown key, with the key meant for a known
 });
 
 test('urlList should normalize URLs, read providers and limits, and keep entries in order', (t) => {
-  const { value, problems } = run((r) => urlList(['HTTPS://A.test:443/v1', { url: 'wss://b.test/x', provider: 'bee', weight: 2, maxConcurrent: 5, maxRps: 9 }], 'chains.1.rpcs', r));
+  const { value, problems } = run((r) => urlList(['HTTPS://A.test:443/v1', { url: 'wss://b.test/x', provider: 'bee', weight: 2, maxConcurrent: 5, maxRps: 9, logIndex: 'per-transaction' }, { url: 'https://c.test/', logIndex: 'per-block' }], 'chains.1.rpcs', r));
   t.deepEqual(problems, []);
-  t.deepEqual(value, { urls: ['https://a.test/v1', 'wss://b.test/x'], providers: [undefined, 'bee'], upstreamLimits: [{}, { weight: 2, maxConcurrent: 5, maxRps: 9 }] });
+  t.deepEqual(value, { urls: ['https://a.test/v1', 'wss://b.test/x', 'https://c.test/'], providers: [undefined, 'bee', undefined], upstreamLimits: [{}, { weight: 2, maxConcurrent: 5, maxRps: 9, logIndex: 'per-transaction' }, {}] });
 });
 
 const badLists: [string, unknown, RegExp][] = [
@@ -70,6 +70,7 @@ const badLists: [string, unknown, RegExp][] = [
   ['a zero weight', [{ url: 'https://a.test/', weight: 0 }], /rpcs\[0\]\.weight: 0 is not a weight/],
   ['a fractional maxRps', [{ url: 'https://a.test/', maxRps: 1.5 }], /rpcs\[0\]\.maxRps: 1\.5 is not an integer from 1 to 1000000/],
   ['an unknown key', [{ url: 'https://a.test/', weigth: 2 }], /rpcs\[0\]\.weigth: unknown key/],
+  ['a log numbering that is none', [{ url: 'https://a.test/', logIndex: 'per-tx' }], /rpcs\[0\]\.logIndex: "per-tx" is not a log numbering: per-block .* or per-transaction/],
 ];
 for (const [what, value, problem] of badLists) {
   test(`urlList should refuse ${what}`, (t) => {

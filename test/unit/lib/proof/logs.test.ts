@@ -1,13 +1,14 @@
 /**
  * eth_getLogs proven complete: filter semantics checked against a real node's answers (the
  * execution-apis corpus), the logs of a real block (0x36) rebuilt from its proven receipts, and
- * every way an answer can differ (a log dropped, added, altered, renumbered, reordered) named.
+ * every way an answer can differ (a log dropped, added, altered, renumbered, reordered) named;
+ * an answer numbered per transaction told from one that lies.
  */
 import test from 'ava';
 import type { LogFilter, LogJson } from '../../../../lib/proof/bloom.js';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, type BlockJson } from '../../../../lib/proof/header.js';
-import { blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logMatches, LogsProofError, provenLogs, type ProvenLog } from '../../../../lib/proof/logs.js';
+import { blockLogs, blocksToFetch, checkLogsAnswer, diffLogs, logIndexInTransaction, logMatches, LogsProofError, numberedPerTransaction, provenLogs, type ProvenLog } from '../../../../lib/proof/logs.js';
 import type { ReceiptJson } from '../../../../lib/proof/receipts.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 
@@ -149,4 +150,41 @@ test('malformed answers fail with the field named, never with a TypeError', asyn
   const b = await t.throwsAsync(provenLogs([header36], {}, new Map([[header36.hash, { receipts: badLog as unknown as ReceiptJson[] }]])), { instanceOf: ProofError });
   t.is(b!.reason, 'malformed');
   t.regex(b!.field, /topics$/);
+});
+
+test('logs numbered per transaction: told exactly from a lie (a log dropped, added, altered, or numbered otherwise)', async (t) => {
+  const proven = await proven36();
+  const receipts = new Map([[header36.hash, { receipts: receipts36 }]]);
+  // block 0x36: no log in transaction 0, ten in transaction 1, none in 2, one in 3 (logIndex 0xa in the block, 0x0 in its transaction)
+  t.deepEqual(receipts36.map((r) => r.logs.length), [0, 10, 0, 1]);
+  t.deepEqual(proven.map((l) => logIndexInTransaction(l, { receipts: receipts36 })), [0n, 1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n, 9n, 0n]);
+  const perTx = (): LogJson[] => {
+    const logs = copy();
+    let tx = '';
+    let i = 0;
+    for (const l of logs) {
+      if (l.transactionHash !== tx) [tx, i] = [l.transactionHash as string, 0];
+      (l as unknown as { logIndex: string }).logIndex = `0x${(i++).toString(16)}`;
+    }
+    return logs;
+  };
+  const honest = perTx();
+  t.is(honest[10]!.logIndex, '0x0');
+  const e = t.throws(() => checkLogsAnswer(proven, honest), { instanceOf: LogsProofError })!;
+  t.deepEqual(e.diff.altered.map((a) => a.fields), [['logIndex']]);
+  t.true(numberedPerTransaction(proven, honest, e.diff, receipts), 'every log as proven, numbered per transaction');
+  const lies: [string, (logs: LogJson[]) => LogJson[]][] = [
+    ['a log dropped', (logs) => logs.slice(0, -1)],
+    ['a log dropped in the middle', (logs) => [...logs.slice(0, 3), ...logs.slice(4)]],
+    ['a log added', (logs) => [...logs, { ...logs[10]!, data: '0x01', logIndex: '0x1' }]],
+    ['a log altered', (logs) => logs.map((l, i) => (i === 10 ? { ...l, data: '0xdead' } : l))],
+    ['numbered from 1 in each transaction', (logs) => logs.map((l) => ({ ...l, logIndex: `0x${(Number(l.logIndex) + 1).toString(16)}` }))],
+    ['numbered per block from another block\'s count', (logs) => logs.map((l, i) => (i === 10 ? { ...l, logIndex: '0x5' } : l))],
+  ];
+  for (const [what, lie] of lies) {
+    const answer = lie(perTx());
+    const err = t.throws(() => checkLogsAnswer(proven, answer), { instanceOf: LogsProofError }, what);
+    if (err) t.false(numberedPerTransaction(proven, answer, err.diff, receipts), what);
+  }
+  t.false(numberedPerTransaction(proven, perTx(), e.diff, new Map()), 'without the block\'s receipts nothing is told');
 });

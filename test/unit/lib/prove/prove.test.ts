@@ -5,11 +5,11 @@
  */
 import test from 'ava';
 import { HeaderBook, type AgreedHeader } from '../../../../lib/prove/book.js';
-import { describeProofMode, initProofMode, proves } from '../../../../lib/prove/mode.js';
+import { describeProofMode, initProofMode, proves, provesSomewhere } from '../../../../lib/prove/mode.js';
 import { applySelfCheck, awaitsSelfCheck } from '../../../../lib/prove/self-check.js';
-import { maxLogsRange, pinOf, proofRoute } from '../../../../lib/prove/provers.js';
+import { maxLogsRange, pinOf, proofRoute, provesAt } from '../../../../lib/prove/provers.js';
 import { parseAnswer } from '../../../../lib/prove/job.js';
-import { chainQuirks } from '../../../../lib/proof/quirks.js';
+import { chainQuirks, quirkBlocks, type BlockMark } from '../../../../lib/proof/quirks.js';
 import type { ProvenHeader } from '../../../../lib/proof/header.js';
 import { silentLogger } from '../../../../lib/log.js';
 import { testChain, testUpstream } from '../../../support/stage.js';
@@ -68,24 +68,27 @@ test('the header book keeps final headers only, by number and hash, for requests
   t.truthy(book.get(chain, { number: 8n }, 1));
 });
 
+const anyBlock: BlockMark = { number: 100n, timestamp: 1_000n };
+const passed = (block: bigint, off: { state?: string; receipts?: string } = {}) => ({ kind: 'passed' as const, block, upstream: 'u', off: { state: off.state, receipts: off.receipts } });
+
 test('verify modes: agreement stays, proof at once, auto waits for its self-check; a quirk on headers keeps agreement', (t) => {
   const chain = (id: string) => testChain([testUpstream(0)], { id });
   const a = chain('1');
   initProofMode(a, 'agreement');
-  t.false(proves(a, 'state'));
-  applySelfCheck(a, { kind: 'passed', block: 1n, upstream: 'u' }, silentLogger);
+  t.false(proves(a, 'state', anyBlock));
+  applySelfCheck(a, passed(1n), silentLogger);
   t.is(describeProofMode(a).mode, 'agreement');
   const p = chain('1');
   initProofMode(p, 'proof');
-  t.true(proves(p, 'state'));
+  t.true(proves(p, 'state', anyBlock));
   const auto = chain('1');
   initProofMode(auto, 'auto');
   t.true(awaitsSelfCheck(auto));
-  t.false(proves(auto, 'state'));
+  t.false(proves(auto, 'state', anyBlock));
   applySelfCheck(auto, { kind: 'undecided', reason: 'no upstream answered the self-check: x' }, silentLogger);
   t.true(awaitsSelfCheck(auto), 'undecided: asked again');
-  applySelfCheck(auto, { kind: 'passed', block: 5n, upstream: 'u' }, silentLogger);
-  t.true(proves(auto, 'receipts'));
+  applySelfCheck(auto, passed(5n), silentLogger);
+  t.true(proves(auto, 'receipts', anyBlock));
   t.regex(describeProofMode(auto).reason, /self-check passed on block 5/);
   const failed = chain('1');
   initProofMode(failed, 'auto');
@@ -94,17 +97,99 @@ test('verify modes: agreement stays, proof at once, auto waits for its self-chec
   t.is(describeProofMode(failed).mode, 'agreement');
 });
 
+test('auto: each part of the self-check decides its scope; the header the chain', (t) => {
+  const chain = testChain([testUpstream(0)], { id: '42161' });
+  initProofMode(chain, 'auto');
+  applySelfCheck(chain, passed(7n, { receipts: 'receipts-root at receiptsRoot (u): the receipts do not rebuild the root' }), silentLogger);
+  t.false(awaitsSelfCheck(chain));
+  t.true(proves(chain, 'state', anyBlock), 'the account proof held: state proven');
+  t.true(proves(chain, 'header', anyBlock), 'the header held: transactions proven');
+  t.false(proves(chain, 'receipts', anyBlock), 'the receipts root failed: receipts by agreement');
+  t.false(provesSomewhere(chain, 'receipts'));
+  const verify = describeProofMode(chain);
+  t.is(verify.mode, 'proof');
+  t.regex(verify.reason, /by agreement: receipts and logs \(receipts-root/);
+  const receipts = verify.scopes.find((s) => s.scope === 'receipts')!;
+  t.is(receipts.mode, 'agreement');
+  t.regex(receipts.reason, /receipts root failed/);
+  t.is(verify.scopes.find((s) => s.scope === 'state')!.mode, 'proof');
+  // the account proof failed, the receipts held: the other way round
+  const other = testChain([testUpstream(0)], { id: '42170' });
+  initProofMode(other, 'auto');
+  applySelfCheck(other, passed(7n, { state: 'account-proof at accountProof (u): no path' }), silentLogger);
+  t.false(proves(other, 'state', anyBlock));
+  t.true(proves(other, 'receipts', anyBlock));
+  t.is(describeProofMode(other).scopes.find((s) => s.scope === 'state')!.mode, 'agreement');
+});
+
+const scopes = ['header', 'state', 'receipts', 'bloom', 'log-index'] as const;
+
 for (const quirk of chainQuirks) {
-  test(`quirk of ${quirk.name} (${quirk.chainId}): ${quirk.scopes.join(', ')} not proven, even in proof mode`, (t) => {
+  test(`quirk of ${quirk.name} (${quirk.chainId}): ${quirk.scopes.join(', ')} not proven${quirk.before ? ' before its cut-off' : ''}, even in proof mode`, (t) => {
     const c = testChain([testUpstream(0)], { id: quirk.chainId });
     initProofMode(c, 'proof');
-    for (const scope of ['header', 'state', 'receipts', 'bloom', 'log-index'] as const) {
+    const cut = quirk.before;
+    // a block under the quirk, and (with a cut-off) the first block past it
+    const under: BlockMark = cut === undefined ? anyBlock : cut.block !== undefined ? { number: cut.block - 1n, timestamp: 1n } : { number: 5n, timestamp: cut.timestamp - 1n };
+    const past: BlockMark | undefined = cut === undefined ? undefined : cut.block !== undefined ? { number: cut.block, timestamp: 1n } : { number: 5n, timestamp: cut.timestamp };
+    for (const scope of scopes) {
       const blocked = quirk.scopes.includes('header') || quirk.scopes.includes(scope);
-      t.is(proves(c, scope), !blocked, scope);
+      t.is(proves(c, scope, under), !blocked, `${scope} under the quirk`);
+      if (past !== undefined) t.true(proves(c, scope, past), `${scope} from the cut-off on`);
+      t.is(provesSomewhere(c, scope), !blocked || cut !== undefined, `${scope} somewhere`);
     }
-    if (quirk.scopes.includes('header')) t.regex(describeProofMode(c).reason, new RegExp(quirk.name));
+    const verify = describeProofMode(c);
+    if (quirk.scopes.includes('header')) t.regex(verify.reason, new RegExp(quirk.name));
+    else {
+      for (const s of verify.scopes.filter((x) => (quirk.scopes as readonly string[]).includes(x.scope))) {
+        t.is(s.mode, cut === undefined ? 'agreement' : 'proof', s.scope);
+        t.is(s.provenFrom, cut === undefined ? null : cut.block !== undefined ? `block ${cut.block}` : `time ${cut.timestamp} (${new Date(Number(cut.timestamp) * 1000).toISOString().replace('.000Z', 'Z')})`);
+        t.regex(s.reason, new RegExp(quirk.name));
+      }
+    }
   });
 }
+
+test('the cut-offs: Scroll by time (Euclid), Polygon PoS by block (Madhugiri), Cronos by block (v0.7.0, its upgrade block under the quirk), Monad for the whole chain', (t) => {
+  // Scroll's state: a zkTrie before Euclid's time, a Merkle-Patricia trie from it on
+  t.true(quirkBlocks('534352', 'state', { number: 14_900_000n, timestamp: 1_744_815_599n }));
+  t.false(quirkBlocks('534352', 'state', { number: 14_900_001n, timestamp: 1_744_815_600n }));
+  t.true(quirkBlocks('534352', 'state', { number: 20_000_000n, timestamp: undefined }), 'a block whose time is not known: under a time cut-off');
+  t.false(quirkBlocks('534352', 'receipts', { number: 1n, timestamp: 1n }), 'Scroll\'s receipts are not under the quirk');
+  t.true(quirkBlocks('137', 'receipts', { number: 80_084_799n, timestamp: undefined }));
+  t.true(quirkBlocks('137', 'bloom', { number: 80_084_799n, timestamp: undefined }));
+  t.false(quirkBlocks('137', 'receipts', { number: 80_084_800n, timestamp: undefined }));
+  t.true(quirkBlocks('25', 'bloom', { number: 2_693_800n, timestamp: undefined }), 'the upgrade block itself errs on the side of the quirk');
+  t.false(quirkBlocks('25', 'bloom', { number: 2_693_801n, timestamp: undefined }));
+  t.true(quirkBlocks('143', 'bloom', { number: 10n ** 12n, timestamp: 10n ** 12n }), 'Monad: no cut-off known, every block');
+  t.true(quirkBlocks('143', 'bloom'));
+  t.false(quirkBlocks('137', 'receipts'), 'without a block: only a quirk of every block');
+  t.false(quirkBlocks('1', 'bloom', { number: 0n, timestamp: 0n }));
+});
+
+test('a request is proven when its agreed block is past every cut-off; an eth_getLogs range only when its lowest block is', (t) => {
+  const polygon = testChain([testUpstream(0)], { id: '137' });
+  initProofMode(polygon, 'proof');
+  const at = (n: bigint, timestamp = 0n): ProvenHeader => ({ ...header(0), number: n, timestamp });
+  const receipts = proofRoute(call('eth_getBlockReceipts', ['0x1']))!;
+  t.false(provesAt(polygon, receipts, at(80_084_799n)));
+  t.true(provesAt(polygon, receipts, at(80_084_800n)));
+  const logs = (from: bigint, to: bigint) => proofRoute(call('eth_getLogs', [{ fromBlock: `0x${from.toString(16)}`, toBlock: `0x${to.toString(16)}` }]))!;
+  t.false(provesAt(polygon, logs(80_084_790n, 80_084_810n), at(80_084_810n)), 'a range across the cut-off: by agreement');
+  t.true(provesAt(polygon, logs(80_084_800n, 80_084_810n), at(80_084_810n)), 'a range entirely past it: proven');
+  t.false(provesAt(polygon, logs(80_084_700n, 80_084_799n), at(80_084_799n)));
+  const byHash = proofRoute(call('eth_getLogs', [{ blockHash: hash(7) }]))!;
+  t.true(provesAt(polygon, byHash, at(80_084_800n)));
+  t.false(provesAt(polygon, byHash, at(80_084_799n)));
+  // a cut-off by time: the agreed header's timestamp; a range's lowest block, whose time is not known yet, is under it
+  const scroll = testChain([testUpstream(0)], { id: '534352' });
+  initProofMode(scroll, 'proof');
+  const balance = proofRoute(call('eth_getBalance', [`0x${'11'.repeat(20)}`, '0x10']))!;
+  t.false(provesAt(scroll, balance, at(16n, 1_744_815_599n)));
+  t.true(provesAt(scroll, balance, at(16n, 1_744_815_600n)));
+  t.true(provesAt(scroll, logs(1n, 16n), at(16n, 1_744_815_599n)), 'Scroll\'s logs are not under its quirk');
+  t.false(provesAt(scroll, { scopes: ['state'], from: 1n }, at(16n, 1_800_000_000n)), 'a range under a time cut-off: by agreement');
+});
 
 test('parseAnswer: an answer that is not JSON is named, never quoted (a key cut in a quote could not be scrubbed)', (t) => {
   t.deepEqual(parseAnswer(Buffer.from('{"result":"0x1"}'), 'eth_getProof'), { result: '0x1' });
