@@ -318,7 +318,7 @@ export function holdOffThread(): () => void {
   };
 }
 
-/** Ends the thread now: jobs waiting or running are not judged (`unchecked`). */
+/** Ends the thread now: jobs waiting or running are not judged (`unchecked`); the verdicts kept for comparison are dropped. */
 export function closeOffThread(): void {
   const w = worker;
   worker = undefined;
@@ -328,5 +328,6 @@ export function closeOffThread(): void {
     job.settle(unchecked('the checking thread was closed'), undefined);
   }
   broken = false;
+  verdicts.length = 0;
   void w?.terminate();
 }

@@ -211,5 +211,9 @@ test.serial('should judge the same bytes for the same request once, and still ch
   await send(body, ofA, payload, extrasIgnored);
   t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 4, same: 3 });
   t.true(a.body.length > 0); // held to here: the verdicts compared against were alive
+  // Closing the thread drops its verdicts: the same bytes are judged again.
+  closeOffThread();
+  await send(body, ofA);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 5, same: 3 });
   closeOffThread();
 });
