@@ -4,8 +4,9 @@
  * its id and count its method), waits `delayMs` (the fixed service time, timed to a few µs by
  * precise-delay.ts: setTimeout's whole milliseconds would favour some traffic patterns) and
  * answers a precomputed body. Commands: `stats` (calls per port and method), `reset`.
- * argv[2]: JSON array of { chainId, delayMs, smallLogs? } (smallLogs: `eth_getLogs` answers 3 logs,
- * not the 2.5 MB reply).
+ * argv[2]: JSON array of { chainId, delayMs, smallLogs?, logsPad? } (smallLogs: `eth_getLogs` answers 3 logs,
+ * not the 2.5 MB reply; logsPad: that many spaces after the `eth_getLogs` answer, so that nodes
+ * send the same answer in bytes that differ).
  *
  * HTTP/1.1 is spoken straight over TCP, not with node:http: the fake stands for a remote node,
  * and its own CPU is not what the bench measures, but it shares a core with the load generator.
@@ -26,6 +27,7 @@ interface Spec {
   chainId: number;
   delayMs: number;
   smallLogs?: boolean;
+  logsPad?: number;
 }
 
 const specs = JSON.parse(process.argv[2] ?? '[]') as Spec[];
@@ -89,7 +91,8 @@ function serve(spec: Spec, index: number): net.Server {
   const tail = (method: string) => {
     let b = bodies.get(method);
     if (!b) {
-      b = Buffer.from(`,"result":${spec.smallLogs && method === 'eth_getLogs' ? smallLogsResultJson() : resultJson(method, spec.chainId)}}`);
+      const pad = method === 'eth_getLogs' && spec.logsPad ? ' '.repeat(spec.logsPad) : '';
+      b = Buffer.from(`,"result":${spec.smallLogs && method === 'eth_getLogs' ? smallLogsResultJson() : resultJson(method, spec.chainId)}}${pad}`);
       bodies.set(method, b);
     }
     return b;

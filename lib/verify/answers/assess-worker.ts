@@ -29,7 +29,8 @@ function scrubberFor(all: readonly string[]): (text: string) => string {
 export function judge(task: Task): Reply {
   const body = Buffer.from(task.bytes, 0, task.length);
   const scrub = scrubberFor(task.all);
-  const assessment = judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
+  // The same bytes judged for the same request already (off-thread.ts): that verdict, the echo checked here.
+  const assessment = task.known ?? judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
   const echoed = assessment.ok && echoes(task.own.map((s) => Buffer.from(s)), body);
   return { id: task.id, judged: judgedOf(assessment, echoed), bytes: task.bytes };
 }

@@ -13,6 +13,15 @@
  * are transferred to the thread and back, never copied, when the body owns its whole buffer (the
  * case of every large HTTP answer); otherwise they are copied once into a buffer that is.
  *
+ * The N answers of one request are often the same bytes (nodes of one client write them alike).
+ * An answer whose bytes equal, byte for byte, those of an answer judged for the same request
+ * (the same payload, ignored fields, secrets and head rule: every input of the judgement) takes
+ * that verdict, which the judgement would give again (it is a function of those inputs); the
+ * thread then only checks it for the upstream's own secret (the one input that is not shared).
+ * Bytes that differ anywhere are judged on their own. The comparison runs in the event loop
+ * (memcmp, ended at the first difference); the verdicts compared against are held through weak
+ * references, so no answer's bytes outlive the request that holds them.
+ *
  * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
  * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
  * upstream; the thread is replaced for the next answer. A call aborted while its answer waits or
@@ -52,6 +61,8 @@ export interface Task {
   /** Every configured upstream's secrets (scrubbed from reasons) and this upstream's own (not to be echoed). */
   all: readonly string[];
   own: readonly string[];
+  /** The verdict of the same bytes judged for the same request: only the echo of `own` is checked. */
+  known: Judgement | undefined;
 }
 
 export interface Reply {
@@ -71,11 +82,53 @@ const unchecked = (why: string): Judged => ({ judgement: undefined, echoed: fals
 
 interface Job {
   task: Task;
+  /** The body until it is sent to the thread (compared with verdicts of the same request before). */
+  body: Buffer;
+  /** The request's payload: which answers are for the same request. */
+  payload: object;
   signal: CancelSignal;
   timeoutMs: number;
-  /** The verdict and the bytes back; no verdict: the body as it came, to be judged in the main thread. */
-  settle: (judged: Judged | undefined, bytes: ArrayBuffer | undefined) => void;
+  /** The verdict and the body back; no verdict: the body as it came, to be judged in the main thread. */
+  settle: (judged: Judged | undefined, body: Buffer | undefined) => void;
   onAbort: () => void;
+}
+
+/** A verdict the thread gave, with what it was given: an answer of the same bytes and inputs takes it. */
+interface Verdict {
+  payload: object;
+  ignored: IgnoredFields | undefined;
+  beyondHeads: boolean;
+  all: readonly string[];
+  length: number;
+  body: WeakRef<Buffer>;
+  judgement: Judgement;
+}
+
+/** The last verdicts (newest first): the answers of one request come close together. */
+const verdicts: Verdict[] = [];
+const keptVerdicts = 4;
+
+/** Counts since start (tests and the bench read them): answers judged in the thread, and answers that took the verdict of the same bytes. */
+export const offThreadCounts = { judged: 0, same: 0 };
+
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
+
+/** The verdict already given to these very bytes for the same request and inputs, if any. */
+function knownVerdict(job: Job): Judgement | undefined {
+  const { task, body } = job;
+  for (const v of verdicts) {
+    if (v.payload !== job.payload || v.length !== task.length || v.ignored !== task.ignored || v.beyondHeads !== task.beyondHeads || !sameStrings(v.all, task.all)) continue;
+    const judged = v.body.deref();
+    if (judged !== undefined && judged.length === body.length && judged.equals(body)) return v.judgement;
+  }
+  return undefined;
+}
+
+function remember(job: Job, body: Buffer, judged: Judged): void {
+  if (judged.judgement === undefined) return;
+  if (verdicts.length >= keptVerdicts) verdicts.pop();
+  const { task } = job;
+  verdicts.unshift({ payload: job.payload, ignored: task.ignored, beyondHeads: task.beyondHeads, all: task.all, length: task.length, body: new WeakRef(body), judgement: judged.judgement });
 }
 
 const fromSource = import.meta.url.endsWith('.ts');
@@ -122,7 +175,9 @@ function spawn(): Worker {
     running = undefined;
     clearTimeout(timer);
     job.signal.removeEventListener('abort', job.onAbort);
-    job.settle(reply.judged, reply.bytes);
+    const body = Buffer.from(reply.bytes, 0, job.task.length);
+    if (job.task.known === undefined) remember(job, body, reply.judged);
+    job.settle(reply.judged, body);
     next();
   });
   const lost = (why: string) => {
@@ -174,6 +229,11 @@ function next(): void {
       return next();
     }
   }
+  const known = knownVerdict(job);
+  if (known !== undefined) {
+    job.task.known = known;
+    offThreadCounts.same++;
+  } else offThreadCounts.judged++;
   const timer = setTimeout(() => {
     // Stuck (or far too slow): the thread is replaced, this answer is not judged.
     const w = worker;
@@ -185,8 +245,11 @@ function next(): void {
   timer.unref();
   running = { job, timer };
   worker.ref(); // an answer being judged is work in progress, like a socket being read
+  job.body = empty; // its bytes go to the thread
   worker.postMessage(job.task, [job.task.bytes]);
 }
+
+const empty = Buffer.alloc(0);
 
 /** The bytes of a body as a buffer of their own, to transfer: the body's own when it owns it whole. */
 function ownBytes(body: Buffer): ArrayBuffer {
@@ -215,17 +278,19 @@ export function judgeOffThread(
   return new Promise((resolve) => {
     const length = body.length;
     const bytes = ownBytes(body);
-    const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own };
+    const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own, known: undefined };
     let done = false;
     const job: Job = {
       task,
+      body: bytes === body.buffer ? body : Buffer.from(bytes, 0, length),
+      payload,
       signal,
       timeoutMs,
       settle: (judged, back) => {
         if (done) return;
         done = true;
         if (!judged) resolve({ body });
-        else resolve({ body: back ? Buffer.from(back, 0, length) : Buffer.alloc(0), judged });
+        else resolve({ body: back ?? empty, judged });
       },
       onAbort: () => {
         const at = queue.indexOf(job);
@@ -253,7 +318,7 @@ export function holdOffThread(): () => void {
   };
 }
 
-/** Ends the thread now: jobs waiting or running are not judged (`unchecked`). */
+/** Ends the thread now: jobs waiting or running are not judged (`unchecked`); the verdicts kept for comparison are dropped. */
 export function closeOffThread(): void {
   const w = worker;
   worker = undefined;
@@ -263,5 +328,6 @@ export function closeOffThread(): void {
     job.settle(unchecked('the checking thread was closed'), undefined);
   }
   broken = false;
+  verdicts.length = 0;
   void w?.terminate();
 }

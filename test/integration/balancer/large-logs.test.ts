@@ -3,7 +3,7 @@ import test from 'ava';
 import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, startGateway } from '../../support/gateway.js';
 import { assessBody } from '../../../lib/verify/answers/answers.js';
-import { offThreadFrom } from '../../../lib/verify/answers/off-thread.js';
+import { offThreadCounts, offThreadFrom } from '../../../lib/verify/answers/off-thread.js';
 
 const logs = Array.from({ length: 5_000 }, (_, i) => ({
   ...log(i),
@@ -28,6 +28,22 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
   t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
   // Judged in the worker thread (lib/verify/answers/off-thread.ts): the hash is the main thread's.
   t.true(r.text.length >= offThreadFrom);
+  const main = assessBody(Buffer.from(r.text), { batch: false, calls: [{ id: 1, method: 'eth_getLogs', params: [] }] });
+  t.is(r.headers['x-json-hash'], main.ok ? main.hash : 'not a vote');
+});
+
+// Serial: it runs alone, so the thread's counts are this request's.
+test.serial('should judge three byte-identical 2.5 MB answers once and compare the other two with it', async (t) => {
+  const fakes = await Promise.all([startFakeUpstream({ answer }), startFakeUpstream({ answer }), startFakeUpstream({ answer })]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 3 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const before = { ...offThreadCounts };
+  const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
+  t.is(r.status, 200);
+  t.is(r.body.result.length, 5_000);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1]);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 1, same: 2 });
   const main = assessBody(Buffer.from(r.text), { batch: false, calls: [{ id: 1, method: 'eth_getLogs', params: [] }] });
   t.is(r.headers['x-json-hash'], main.ok ? main.hash : 'not a vote');
 });

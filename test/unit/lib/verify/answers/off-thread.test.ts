@@ -15,7 +15,7 @@ import { assessBody } from '../../../../../lib/verify/answers/answers.js';
 import { assessOutcome } from '../../../../../lib/verify/assess.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
-import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
+import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
 
@@ -172,5 +172,48 @@ test.serial('should make an unchecked answer a failure of kind unchecked, and us
   const refused = assessOutcome({ upstream, ok: true, ms: 5, value: echoed }, payload);
   t.false(refused.ok);
   t.regex(!refused.ok ? refused.reason : '', /quotes this upstream's URL or key/);
+  closeOffThread();
+});
+
+test.serial('should judge the same bytes for the same request once, and still check each answer for its own upstream\'s key', async (t) => {
+  // Long enough for the thread; one log quotes upstream B's key (an answer B must not vote with).
+  const body = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: 12_000 }, (_, i) => `{"logIndex":"0x${i.toString(16)}","data":"0x${i === 7 ? 'b0bsK3yOfUpstreamB' : 'ab'.repeat(40)}"}`).join(',')}]}`);
+  t.true(body.length >= offThreadFrom);
+  const payload = single('eth_getLogs');
+  const ofA = { all: ['k3yOfUpstreamA1234', 'b0bsK3yOfUpstreamB'], own: ['k3yOfUpstreamA1234'] };
+  const ofB = { all: ofA.all, own: ['b0bsK3yOfUpstreamB'] };
+  const send = (bytes: Buffer, who: typeof ofA, p: RpcPayload = payload, ignored?: IgnoredFields) => judgeOffThread(Buffer.from(bytes), p, ignored, false, who, new Cancellation(), 60_000);
+  const main = assessBody(body, payload, undefined, scrubberOf(ofA.all));
+  t.true(main.ok);
+  const before = { ...offThreadCounts };
+  // Three answers of one request at once: one judged, two compared with it.
+  const [a, b, c] = await Promise.all([send(body, ofA), send(body, ofB), send(body, ofA)]);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 1, same: 2 });
+  for (const r of [a, b, c]) {
+    t.true(r.body.equals(body));
+    t.is(r.judged.judgement?.ok && r.judged.judgement.hash, main.ok && main.hash);
+  }
+  t.false(a.judged.echoed);
+  t.true(b.judged.echoed, 'B\'s own key is in the bytes: checked for B, not taken from A');
+  t.false(c.judged.echoed);
+  // Later, while the first answer is still held: compared too.
+  const later = await send(body, ofB);
+  t.true(later.judged.echoed);
+  t.is(offThreadCounts.same - before.same, 3);
+  // One byte changed (a key written twice): judged on its own, and refused.
+  const twice = Buffer.from(body.toString().replace('{"logIndex":"0x5",', '{"data":"0x00005",'));
+  t.is(twice.length, body.length);
+  const refused = await send(twice, ofA);
+  t.deepEqual(refused.judged, judgedOf(assessBody(twice, payload, undefined, scrubberOf(ofA.all)), false));
+  t.false(refused.judged.judgement?.ok);
+  // The same bytes for another request, or with other ignored fields: judged again.
+  await send(body, ofA, single('eth_getLogs'));
+  await send(body, ofA, payload, extrasIgnored);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 4, same: 3 });
+  t.true(a.body.length > 0); // held to here: the verdicts compared against were alive
+  // Closing the thread drops its verdicts: the same bytes are judged again.
+  closeOffThread();
+  await send(body, ofA);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 5, same: 3 });
   closeOffThread();
 });
