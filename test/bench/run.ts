@@ -60,6 +60,16 @@ import { runProofMode } from './proof-mode.js';
 
 const env = process.env;
 const SMOKE = env.BENCH_SMOKE === '1';
+/**
+ * Smoke mode only: a scenario of about 1 s on a machine busy with the test suite can end before
+ * its first answer. Such a run (no answer, no error) is measured once more, for 3 s; in a full
+ * run, or with errors, or a second time, no answer stays a failure (check() below).
+ */
+function smokeRetry(r: { ok: number; errors: number; non2xx: number }, attempt: number, seconds: number): boolean {
+  if (!SMOKE || attempt > 0 || r.ok > 0 || r.errors > 0 || r.non2xx > 0) return false;
+  log(`  no answer within ${seconds} s on this busy machine: measured again for 3 s`);
+  return true;
+}
 const num = (key: string, normal: number, smoke: number) => {
   const v = env[key];
   if (v !== undefined && v !== '') {
@@ -513,16 +523,20 @@ async function main() {
     let eluStart: Elu | undefined;
     let upStart: number[] = [];
     let ticksStart: Awaited<ReturnType<typeof cpuTicks>> = [];
-    const result = await runLoad({
-      ...(Array.isArray(url) ? { url: url[0]!, fanOut: url } : { url }), body, connections, rate, seconds: SECONDS, warmupSeconds: WARMUP,
-      onMeasureStart: async () => {
-        ticksStart = await cpuTicks();
-        loadStart = await cpuMs(process.pid);
-        if (serverPid) cpuStart = await cpuMs(serverPid);
-        eluStart = await elu(server);
-        upStart = await Promise.all(upstreamPids.map(cpuMs));
-      },
-    });
+    let result: Awaited<ReturnType<typeof runLoad>>;
+    for (let attempt = 0; ; attempt += 1) {
+      result = await runLoad({
+        ...(Array.isArray(url) ? { url: url[0]!, fanOut: url } : { url }), body, connections, rate, seconds: attempt === 0 ? SECONDS : Math.max(SECONDS, 3), warmupSeconds: WARMUP,
+        onMeasureStart: async () => {
+          ticksStart = await cpuTicks();
+          loadStart = await cpuMs(process.pid);
+          if (serverPid) cpuStart = await cpuMs(serverPid);
+          eluStart = await elu(server);
+          upStart = await Promise.all(upstreamPids.map(cpuMs));
+        },
+      });
+      if (!smokeRetry(result, attempt, SECONDS)) break;
+    }
     const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const upUs = upstreamPids.length ? ((await Promise.all(upstreamPids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok : undefined;
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
@@ -542,22 +556,31 @@ async function main() {
     const serverPid = server?.pid;
     if (!wants(key)) return undefined;
     if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
-    // A saturated omnigate may still be working through warm-up requests whose clients are gone:
-    // wait until the upstream counters stand still before resetting them.
-    for (let i = 0, last = -1; i < 50; i += 1) {
-      const now = sum(await upstream.call<Stats>('stats'), method, ports);
-      if (now === last) break;
-      last = now;
-      await new Promise((r) => setTimeout(r, 250));
+    let cpuStart = NaN;
+    let eluStart: Awaited<ReturnType<typeof elu>>;
+    let loadStart = NaN;
+    let upStart: number[] = [];
+    let ticksStart: Awaited<ReturnType<typeof cpuTicks>> = [];
+    let result: Awaited<ReturnType<typeof runLoad>>;
+    for (let attempt = 0; ; attempt += 1) {
+      // A saturated omnigate may still be working through warm-up requests whose clients are gone:
+      // wait until the upstream counters stand still before resetting them.
+      for (let i = 0, last = -1; i < 50; i += 1) {
+        const now = sum(await upstream.call<Stats>('stats'), method, ports);
+        if (now === last) break;
+        last = now;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await upstream.call('reset');
+      log(`running ${label} (${connections} connections)…`);
+      cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
+      eluStart = await elu(server);
+      loadStart = await cpuMs(process.pid);
+      upStart = await Promise.all(upstream.pids.map(cpuMs));
+      ticksStart = await cpuTicks();
+      result = await runLoad({ url, body, connections, seconds: attempt === 0 ? seconds : Math.max(seconds, 3), warmupSeconds: 0 });
+      if (!smokeRetry(result, attempt, seconds)) break;
     }
-    await upstream.call('reset');
-    log(`running ${label} (${connections} connections)…`);
-    const cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
-    const eluStart = await elu(server);
-    const loadStart = await cpuMs(process.pid);
-    const upStart = await Promise.all(upstream.pids.map(cpuMs));
-    const ticksStart = await cpuTicks();
-    const result = await runLoad({ url, body, connections, seconds, warmupSeconds: 0 });
     const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));

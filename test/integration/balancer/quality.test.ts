@@ -90,8 +90,8 @@ for (const n of [1, 2]) {
     // Were it still ranked, it would be asked in 20 (N=1) or 100 (N=2) of these 100. N=1: at most
     // one request in 5 s re-measures it. On a machine stalled by other work, fast upstreams that
     // lose races to the stall drop a tier for a moment and hedges reach further down the list:
-    // 5 of 100 were seen at a load average of 5.
-    t.true(asked <= 5, `the slow upstream was asked ${asked} times in the next 100 requests`);
+    // 5 of 100 were seen at a load average of 5, 7 at 9 (still ranked: 20 or 100).
+    t.true(asked <= 10, `the slow upstream was asked ${asked} times in the next 100 requests`);
     t.false(from.includes(label(list[0]!)), 'it never answered');
     const ratio = median(slow) / median(fast);
     t.true(ratio < 2, `p50 ${median(slow).toFixed(1)} ms against ${median(fast).toFixed(1)} ms all-fast (×${ratio.toFixed(2)})`);
@@ -127,17 +127,18 @@ test.serial('a slow upstream fast again gets its share back within one probe rou
 
 for (const [upstreamMs, low, high] of [
   [300, 240, 800],
-  // 40 ms is hedgeMinMs; seen at the fakes, the gap carries a few ms of each call's own transit
-  // (a first call that took 2 ms longer to arrive than the hedge made it 39.7 ms on a loaded run).
-  [5, 35, 200],
+  // 80 ms is hedgeMinMs (the 5 ms chain's own delay would be tens of ms); seen at the fakes, the
+  // gap carries each call's own transit: a first call that took longer to arrive than the hedge
+  // made it 39.7 ms of a 40 ms minimum on a loaded run, 30.5 ms on a busier one.
+  [5, 60, 300],
 ] as const) {
   test.serial(`a chain whose upstreams answer in ~${upstreamMs} ms hedges after ${upstreamMs === 5 ? 'tens of ms, never below hedgeMinMs' : `~${upstreamMs} ms`}`, async (t) => {
     const list = await fakes(t, 3);
     for (const f of list) f.delayMs = upstreamMs;
-    // hedgeMinMs 40, above the 5 ms chain's p90, so that "never below the minimum" can be seen.
+    // hedgeMinMs 80, above the 5 ms chain's p90, so that "never below the minimum" can be seen.
     // hedgeBudget 1: the budget, earned from the first request, must not be what refuses the
     // hedge measured here (the warm-up's calls may spend a 10 % one).
-    const gw = await gateway(t, { timeouts: { hedgeMinMs: 40, hedgeBudget: 1 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+    const gw = await gateway(t, { timeouts: { hedgeMinMs: 80, hedgeBudget: 1 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
     // (A block per request: identical requests in flight would share one agreement.)
     const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', `0x${(i + 1).toString(16)}`], i);
     // 30 answered calls (the adaptive delay rests on 20 at least), a few at a time.
