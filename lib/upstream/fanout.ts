@@ -16,10 +16,16 @@ export type Outcome<U, R> =
 
 export type OutcomeListener<U, R> = (outcome: Outcome<U, R> | undefined) => void;
 
-/** A call still running: who, and since when (on the fan-out's clock). */
+/**
+ * A call still running: who, and since when (on the fan-out's clock). The calls in flight are a
+ * list linked through these entries, in the order they started: no Set (its table made and
+ * shrunk again) per request.
+ */
 interface Running<U> {
   upstream: U;
   began: number;
+  prev: Running<U> | undefined;
+  next: Running<U> | undefined;
 }
 
 const performanceNow = () => performance.now();
@@ -30,7 +36,10 @@ export class FanOut<U, R> {
   private listener: OutcomeListener<U, R> | undefined;
   private candidates: readonly U[];
   private next = 0;
-  private readonly running = new Set<Running<U>>();
+  /** The calls in flight (first and last of the list), and how many. */
+  private first: Running<U> | undefined = undefined;
+  private last: Running<U> | undefined = undefined;
+  private running = 0;
   private aborted = false;
   /** Upstreams called so far, in the order they were started. */
   readonly called: U[] = [];
@@ -55,7 +64,7 @@ export class FanOut<U, R> {
   }
 
   get inFlight(): number {
-    return this.running.size;
+    return this.running;
   }
 
   get remaining(): number {
@@ -113,8 +122,12 @@ export class FanOut<U, R> {
   }
 
   private start(upstream: U): void {
-    const entry: Running<U> = { upstream, began: this.now() };
-    this.running.add(entry);
+    const last = this.last;
+    const entry: Running<U> = { upstream, began: this.now(), prev: last, next: undefined };
+    if (last === undefined) this.first = entry;
+    else last.next = entry;
+    this.last = entry;
+    this.running += 1;
     this.called.push(upstream);
     this.call(upstream, this.cancellation).then(
       (value) => this.settle(entry, { upstream, ok: true, value, ms: this.now() - entry.began }),
@@ -124,10 +137,20 @@ export class FanOut<U, R> {
   }
 
   private settle(entry: Running<U>, outcome: Outcome<U, R>): void {
-    this.running.delete(entry);
+    this.unlink(entry);
     if (this.aborted) return;
     if (this.listener) this.listener(outcome);
     else this.queue.push(outcome);
+  }
+
+  private unlink(entry: Running<U>): void {
+    const { prev, next } = entry;
+    if (prev === undefined) this.first = next;
+    else prev.next = next;
+    if (next === undefined) this.last = prev;
+    else next.prev = prev;
+    entry.prev = entry.next = undefined;
+    this.running -= 1;
   }
 
   /**
@@ -153,9 +176,9 @@ export class FanOut<U, R> {
   abort(reason?: unknown, abandoned?: (upstream: U, ms: number) => void): void {
     if (this.aborted) return;
     this.aborted = true;
-    if (abandoned && this.running.size > 0) {
+    if (abandoned && this.running > 0) {
       const now = this.now();
-      for (const r of this.running) abandoned(r.upstream, now - r.began);
+      for (let r = this.first; r !== undefined; r = r.next) abandoned(r.upstream, now - r.began);
     }
     this.cancellation.abort(reason);
     this.queue.length = 0;
