@@ -84,10 +84,7 @@ export class FanOut<U, R> {
     const batch = this.candidates.slice(this.next, end);
     this.next = end;
     const expected = this.expectedMs;
-    if (expected) {
-      const ms = (u: U) => expected(u) ?? 0;
-      batch.sort((a, b) => ms(b) - ms(a));
-    }
+    if (expected) slowestFirst(batch, expected);
     for (const upstream of batch) this.start(upstream);
     return batch.length;
   }
@@ -183,5 +180,24 @@ export class FanOut<U, R> {
     this.cancellation.abort(reason);
     this.queue.length = 0;
     this.listener?.(undefined);
+  }
+}
+
+/**
+ * Orders a launch's batch by expected latency, the longest first, equal ones in their order (as
+ * a stable sort does). An insertion sort in place: a batch is a few upstreams, and
+ * Array.prototype.sort would make its comparator's closures and a work array per launch.
+ */
+function slowestFirst<U>(batch: U[], expected: (upstream: U) => number | undefined): void {
+  for (let i = 1; i < batch.length; i++) {
+    const u = batch[i]!;
+    const ms = expected(u) ?? 0;
+    let j = i;
+    // (a comparison that is not true, NaN's included, keeps the order, as sort's comparator of 0 or NaN does)
+    while (j > 0 && (expected(batch[j - 1]!) ?? 0) < ms) {
+      batch[j] = batch[j - 1]!;
+      j -= 1;
+    }
+    batch[j] = u;
   }
 }
