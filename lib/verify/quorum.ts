@@ -70,7 +70,7 @@ export function decide<T>(votes: readonly Vote<T>[], required: number, state: Ta
       if (!firstOfGroup(votes, i)) continue;
       const count = groupCount(votes, i);
       // Groups are visited in the order they first appeared, so the first group to reach N wins.
-      if (count >= required) return { kind: 'agreed', hash: votes[i]!.hash, members: independent(votes, votes[i]!.hash).slice(0, required) };
+      if (count >= required) return { kind: 'agreed', hash: votes[i]!.hash, members: firstMembers(votes, i, required) };
       if (count > best) best = count;
     }
   } else {
@@ -106,6 +106,23 @@ function groupCount<T>(votes: readonly Vote<T>[], from: number): number {
     count += 1;
   }
   return count;
+}
+
+/**
+ * The first `required` votes of votes[from]'s hash that count (one per voter), in arrival order:
+ * independent()'s first ones. The group has at least that many (groupCount).
+ */
+function firstMembers<T>(votes: readonly Vote<T>[], from: number, required: number): T[] {
+  const hash = votes[from]!.hash;
+  const out = new Array<T>(required);
+  let n = 0;
+  for (let j = from; j < votes.length && n < required; j++) {
+    const v = votes[j]!;
+    if (v.hash !== hash) continue;
+    if (v.voter !== undefined && votedBefore(votes, from, j, hash, v.voter)) continue;
+    out[n++] = v.item;
+  }
+  return out;
 }
 
 /** Whether `voter` cast a vote for `hash` among votes[from..j). */
