@@ -43,8 +43,9 @@ export const expectedLatency = (upstream: Upstream): number | undefined => upstr
 
 /**
  * The loop's call for one request (its `call`; `deadlineMs` is the plan's, `expectedMs`
- * expectedLatency). Given to the loop as properties of one literal, not spread from an object:
- * the policy object of every request then has one shape, and the loop's reads of it stay fast.
+ * expectedLatency). Given to the loop as fields of the verify stage's object of one class per
+ * request (middleware/verify.ts), not spread from an object: the policy of every request then
+ * has one shape, and the loop's reads of it stay fast.
  * With the request's `judging` (the verify stage's), an answer large enough is judged in a
  * worker thread before the call resolves (off-thread.ts): the loop then finds its verdict with
  * the body, and the event loop is not held up while it is computed. The upstream's measured
