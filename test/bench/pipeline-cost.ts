@@ -16,7 +16,10 @@
  * Knobs: BENCH_ROUNDS (default 12), BENCH_CALLS (per round, default 20000), BENCH_CONCURRENCY (32),
  * BENCH_N (1): with N above 1, the chain has N upstreams (each its own provider) and N
  * confirmations, and the request is eth_getBalance at a fixed block (confirmable: N agreeing
- * answers, judged and compared), as the peers' N=3 row asks.
+ * answers, judged and compared), as the peers' N=3 row asks. BENCH_ALLOC=1: after the rounds,
+ * one more round of each build under V8's sampling heap profiler (objects the young and the old
+ * collections freed included), and the bytes allocated per answer by the functions of each
+ * build's dist/, by file, then the whole process's (harness and node included).
  * Prints each round's µs per answer for both builds, then the medians and the median of the
  * per-round differences (after − before).
  */
@@ -143,5 +146,38 @@ console.log(
   `median: before ${median(a).toFixed(2)} µs, after ${median(b).toFixed(2)} µs; after − before ${median(diffs).toFixed(2)} µs ` +
     `(rounds ${Math.min(...diffs).toFixed(2)} to ${Math.max(...diffs).toFixed(2)}), after ÷ before ${(median(b) / median(a)).toFixed(3)}`,
 );
+if (process.env.BENCH_ALLOC === '1') for (const x of [before, after]) await allocations(x, x === before ? resolve(beforeDist) : afterDist);
 await before.close();
 await after.close();
+
+interface HeapNode {
+  callFrame: { url: string };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** One round of `b` under the sampling heap profiler: bytes allocated per answer by its dist/'s files, largest first. */
+async function allocations(b: Build, dist: string): Promise<void> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true } as never);
+  await round(b);
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: { head: HeapNode } };
+  session.disconnect();
+  const prefix = pathToFileURL(`${dist}/`).href;
+  const byFile = new Map<string, number>();
+  let total = 0;
+  const walk = (n: HeapNode): void => {
+    total += n.selfSize;
+    if (n.callFrame.url.startsWith(prefix)) {
+      const file = n.callFrame.url.slice(prefix.length);
+      byFile.set(file, (byFile.get(file) ?? 0) + n.selfSize);
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  const own = [...byFile.values()].reduce((x, y) => x + y, 0);
+  console.log(`${b.name}: ${(own / calls).toFixed(0)} bytes per answer allocated in its dist/ (${(total / calls).toFixed(0)} by the whole process)`);
+  for (const [file, bytes] of [...byFile].sort((x, y) => y[1] - x[1]).slice(0, 12)) console.log(`  ${(bytes / calls).toFixed(0).padStart(6)}  ${file}`);
+}
