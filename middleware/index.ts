@@ -15,6 +15,7 @@
  * // on shutdown
  * await rpc.close();
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { OmnigateConfig } from '../config/schema.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
 import { answerOf, findContext, toppedUp } from '../lib/pipeline/context.js';
@@ -245,17 +246,23 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       res.setHeader('Access-Control-Max-Age', '86400');
       return res.end();
     }
-    const started = performance.now();
-    res.once('finish', () => {
-      const ctx = findContext(req);
-      metrics.requests.inc(
-        ctx?.chain?.id ?? 'none',
-        ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
-        ctx?.verdict || ctx?.members || ctx?.cached?.hit ? 'ok' : (ctx?.errorCode ?? 'unknown'),
-      );
-      logRequest(req, res.statusCode, performance.now() - started);
-    });
+    // (the request as this handler got it: a host app's may not be the response's own `req`)
+    (res as Timed)[taken] = req;
+    (res as Timed)[startedAt] = performance.now();
+    // (on, not once: 'finish' comes once, and once would wrap the listener per request)
+    res.on('finish', finished);
     run(req, res, fail);
+  };
+  /** A response written: counted, and logged. One function for every request of this pipeline (`this` is the response). */
+  const finished = function (this: ServerResponse): void {
+    const req = (this as Timed)[taken]!;
+    const ctx = findContext(req);
+    metrics.requests.inc(
+      ctx?.chain?.id ?? 'none',
+      ctx?.payload?.batch ? 'batch' : methodLabel(ctx?.payload?.calls),
+      ctx?.verdict || ctx?.members || ctx?.cached?.hit ? 'ok' : (ctx?.errorCode ?? 'unknown'),
+    );
+    logRequest(req, this.statusCode, performance.now() - (this as Timed)[startedAt]!);
   };
   let prober: Prober | undefined;
   let tracker: HeadTracker | undefined;
@@ -304,6 +311,11 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     },
   });
 }
+
+/** The request the pipeline took and when, on its response (read once the answer is written: its count and log line). */
+const taken = Symbol('omnigate.request');
+const startedAt = Symbol('omnigate.startedAt');
+type Timed = ServerResponse & { [taken]?: IncomingMessage; [startedAt]?: number };
 
 function logRequest(req: Parameters<Middleware>[0], status: number, ms: number): void {
   const ctx = findContext(req);

@@ -20,20 +20,24 @@
  */
 import { defaults } from '../config/defaults.js';
 import { onAnswerDone } from '../lib/pipeline/answer-done.js';
-import type { Middleware } from '../lib/pipeline/compose.js';
-import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
+import type { Middleware, Next } from '../lib/pipeline/compose.js';
+import { getContext, need, type CacheMiss, type RpcContext } from '../lib/pipeline/context.js';
 import type { DisputePolicy } from '../lib/health/health.js';
 import type { Metrics } from '../lib/ops/metrics.js';
 import { runAgreement } from '../lib/verify/agreement.js';
-import { judgeOf } from '../lib/verify/assess.js';
-import { callOf, expectedLatency } from '../lib/verify/calls.js';
-import type { AgreementEnd, AgreementPolicy } from '../lib/verify/question.js';
+import { assessOutcome, type Judging } from '../lib/verify/assess.js';
+import { callOf, expectedLatency, type CallPlan } from '../lib/verify/calls.js';
+import type { AgreementEnd, AgreementPolicy, AgreementRun, Assessed, Decided, Question, Verdict } from '../lib/verify/question.js';
+import { lacksBlock } from '../lib/verify/answers/missing.js';
+import type { Outcome } from '../lib/upstream/fanout.js';
+import type { Upstream } from '../lib/upstream/registry.js';
+import type { UpstreamResponse } from '../lib/upstream/transport/contract.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
-import { broadcastCount, knownHashOf, runWrite, writeFailure } from '../lib/verify/write.js';
+import { broadcastCount, knownHashOf, runWrite, writeFailure, type WritePolicy } from '../lib/verify/write.js';
 import { type DisputeFile } from '../lib/verify/dispute-log.js';
 import { failureError, recordDecision, recordOutcome } from '../lib/verify/outcome.js';
 import { answerFor, InFlight, mergeKey } from '../lib/verify/merge.js';
-import { mergeLoopPolicy, type LoopPolicy, type LoopPolicyOf } from '../lib/verify/loop-policy.js';
+import type { LoopPolicy, LoopPolicyOf } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
   metrics?: Metrics;
@@ -59,9 +63,12 @@ export interface VerifyOptions {
 export type { LoopPolicy };
 
 export function verify(options: VerifyOptions = {}): Middleware {
-  const metrics = options.metrics;
-  const disputes = options.disputes ?? defaults.disputes;
-  const disputeFile = options.disputeFile;
+  const stage: StageSettings = {
+    metrics: options.metrics,
+    disputes: options.disputes ?? defaults.disputes,
+    disputeFile: options.disputeFile,
+    policy: options.policy,
+  };
   const inFlight = options.inFlight;
   return function verify(req, res, next) {
     const ctx = getContext(req);
@@ -72,66 +79,164 @@ export function verify(options: VerifyOptions = {}): Middleware {
     // One vote per provider; the check is skipped on chains where every upstream is its own.
     const { providerCount, upstreams } = need(ctx, 'chain', 'verify');
     const payload = need(ctx, 'payload', 'verify');
-    const log = ctx.log;
-    const policy = (): AgreementPolicy => {
-      const own: AgreementPolicy = {
-        call: callOf(plan, judging),
-        expectedMs: expectedLatency,
-        deadlineMs: plan.deadlineMs,
-        assess: judgeOf(judging),
-        // (set by the hedge policy when there is one; present here so that every policy has one shape)
-        hedgeDelayMs: undefined,
-        onHedge: (afterMs) => log.debug({ afterMs }, 'hedging: asking one more upstream'),
-        onOutcome: (a) => recordOutcome(ctx, a, metrics),
-        onDecided: (d) => recordDecision(ctx, d, disputes, metrics),
-      };
-      return options.policy ? mergeLoopPolicy(own, options.policy(ctx)) : own;
-    };
     // An identical confirmable question in flight is joined, not asked again (lib/verify/merge.ts).
     const miss = ctx.cached !== undefined && !ctx.cached.hit ? ctx.cached : undefined;
     const prior = miss?.prior;
     const key = inFlight && ctx.confirmable && !ctx.coalescer ? mergeKey(ctx.chain!, required, payload, prior !== undefined) : undefined;
-    // The request's bytes go back to the budget once its answer is done and (a run others may
-    // join) once the run has ended: a run outlives the request that started it while others wait.
-    let holds = key === undefined ? 1 : 2;
-    const release = () => {
-      if (--holds === 0) plan.budget?.close();
-    };
+    const run = new VerifyRun(stage, ctx, plan, judging, candidates, required, providerCount < upstreams.length, miss, next, key === undefined ? 1 : 2);
     // The answer written or its client gone (lib/pipeline/answer-done.ts): every call of the run
     // made below still running stops (a shared run: once no request waits for it).
-    onAnswerDone(req, res, () => {
-      ctx.agreement?.abort();
-      release();
-    });
+    onAnswerDone(req, res, answerDone, run);
     // A write (lib/jsonrpc/writes.ts) takes the write path: never hedged, never sent on once it may have arrived.
-    if (isWrite(payload.calls)) return write(ctx, policy(), next);
-    const question = { candidates, required, perProvider: providerCount < upstreams.length, prior };
-    const finish = (end: AgreementEnd, joined: boolean) => {
-      if (prior !== undefined && differsFrom(end, prior.hash)) miss!.disputed = true;
-      if (end.kind === 'agreed' || end.kind === 'refused') {
-        // A refusal fewer than N providers gave alike is relayed, not confirmed.
-        ctx.verdict = end.kind === 'refused' && !end.confirmed ? { ...end.verdict, unconfirmed: true } : end.verdict;
-        return next();
-      }
-      // (A dispute is written to the file once, by the request whose run it was.)
-      next(end.kind === 'error' ? end.error : failureError(ctx, end, plan.budget, joined ? undefined : disputeFile));
-    };
+    if (isWrite(payload.calls)) return write(ctx, run.withPolicy(), next);
     if (key === undefined) {
-      ctx.agreement = runAgreement(question, policy(), (end) => finish(end, false));
+      ctx.agreement = runAgreement(run, run.withPolicy(), run.ownEnd);
       return;
     }
-    let joined = false;
-    const entry = inFlight!.join(
-      key,
-      (end) => runAgreement(question, policy(), end),
-      (end) => {
-        release();
-        finish(joined ? answerFor(end, payload.calls[0]!.id) : end, joined);
-      },
-    );
-    joined = entry.joined;
+    const entry = inFlight!.join(key, run.start!, run.sharedEnd!);
+    run.joined = entry.joined;
     ctx.agreement = entry.run;
   };
+}
+
+/** What the stage was built with, shared by its requests. */
+interface StageSettings {
+  metrics: Metrics | undefined;
+  disputes: DisputePolicy;
+  disputeFile: DisputeFile | undefined;
+  policy: LoopPolicyOf | undefined;
+}
+
+/** (`onAnswerDone`'s callback, one function for every request) */
+function answerDone(run: VerifyRun): void {
+  run.ctx.agreement?.abort();
+  run.release();
+}
+
+/**
+ * One request's agreement: its question, the loop's policy (this stage's hooks, which record
+ * each outcome and decision, with the request policy's merged in as mergeLoopPolicy does:
+ * lib/verify/loop-policy.ts) and what the request holds. One object of one shape per request,
+ * its hooks methods shared by all: the loop calls them on it. Only what the loop or the merged
+ * runs call unbound is a closure (the call, and the ends).
+ */
+class VerifyRun implements AgreementPolicy, Question {
+  // The question (lib/verify/question.ts Question).
+  readonly prior: Verdict | undefined;
+  // The policy (AgreementPolicy): this stage's part.
+  readonly call: AgreementPolicy['call'];
+  readonly expectedMs = expectedLatency;
+  readonly deadlineMs: number;
+  // The request policy's part (options.policy), set by withPolicy: absent until then, and where it sets none.
+  hedgeDelayMs: AgreementPolicy['hedgeDelayMs'] = undefined;
+  mayHedge: AgreementPolicy['mayHedge'] = undefined;
+  hedgeCount: AgreementPolicy['hedgeCount'] = undefined;
+  eligible: AgreementPolicy['eligible'] = undefined;
+  recheck: AgreementPolicy['recheck'] = undefined;
+  lacking: AgreementPolicy['lacking'] = undefined;
+  waitForEligible: AgreementPolicy['waitForEligible'] = undefined;
+  onAbandoned: AgreementPolicy['onAbandoned'] = undefined;
+  timers: AgreementPolicy['timers'] = undefined;
+  /** The request policy's hooks that run after this stage's own. */
+  private thenOutcome: AgreementPolicy['onOutcome'] = undefined;
+  private thenHedge: AgreementPolicy['onHedge'] = undefined;
+  private thenDecided: AgreementPolicy['onDecided'] = undefined;
+  /** Whether this request joined a run another one started (lib/verify/merge.ts). */
+  joined = false;
+  private readonly ignored: Judging['ignored'];
+  private readonly asAnswer: ((message: string) => boolean) | undefined;
+  /** The loop's end for a run of this request's own, and for a run others may join (given unbound). */
+  readonly ownEnd: (end: AgreementEnd) => void;
+  readonly start: ((end: (end: AgreementEnd) => void) => AgreementRun) | undefined;
+  readonly sharedEnd: ((end: AgreementEnd) => void) | undefined;
+
+  constructor(
+    private readonly stage: StageSettings,
+    readonly ctx: RpcContext,
+    private readonly plan: CallPlan,
+    private readonly judging: Judging,
+    readonly candidates: readonly Upstream[],
+    readonly required: number,
+    readonly perProvider: boolean,
+    /** The cache's miss, when it brought an entry to top up (its votes count first). */
+    private readonly miss: CacheMiss | undefined,
+    private readonly next: Next,
+    /**
+     * The request's bytes go back to the budget once its answer is done and (a run others may
+     * join) once the run has ended: a run outlives the request that started it while others wait.
+     */
+    private holds: number,
+  ) {
+    this.prior = miss?.prior;
+    this.call = callOf(plan, judging);
+    this.deadlineMs = plan.deadlineMs;
+    this.ignored = judging.ignored;
+    this.asAnswer = judging.beyondHeads ? lacksBlock : undefined;
+    this.ownEnd = (end) => this.finish(end);
+    if (holds === 1) {
+      this.start = this.sharedEnd = undefined;
+    } else {
+      this.start = (end) => runAgreement(this, this.withPolicy(), end);
+      this.sharedEnd = (end) => {
+        this.release();
+        this.finish(this.joined ? answerFor(end, this.judging.payload.calls[0]!.id) : end);
+      };
+    }
+  }
+
+  /** This run with the request policy's hooks merged in (asked once, when the run starts). */
+  withPolicy(): this {
+    const extra = this.stage.policy?.(this.ctx);
+    if (extra === undefined) return this;
+    if (extra.hedgeDelayMs !== undefined) this.hedgeDelayMs = extra.hedgeDelayMs;
+    if (extra.mayHedge !== undefined) this.mayHedge = extra.mayHedge;
+    if (extra.hedgeCount !== undefined) this.hedgeCount = extra.hedgeCount;
+    if (extra.eligible !== undefined) this.eligible = extra.eligible;
+    if (extra.recheck !== undefined) this.recheck = extra.recheck;
+    if (extra.lacking !== undefined) this.lacking = extra.lacking;
+    if (extra.waitForEligible !== undefined) this.waitForEligible = extra.waitForEligible;
+    if (extra.onAbandoned !== undefined) this.onAbandoned = extra.onAbandoned;
+    if (extra.timers !== undefined) this.timers = extra.timers;
+    this.thenOutcome = extra.onOutcome;
+    this.thenHedge = extra.onHedge;
+    this.thenDecided = extra.onDecided;
+    return this;
+  }
+
+  assess(o: Outcome<Upstream, UpstreamResponse>): Assessed {
+    return assessOutcome(o, this.judging.payload, this.ignored, this.asAnswer);
+  }
+
+  onOutcome(a: Assessed, counted: boolean): void {
+    recordOutcome(this.ctx, a, this.stage.metrics);
+    this.thenOutcome?.(a, counted);
+  }
+
+  onHedge(afterMs: number, count: number): void {
+    this.ctx.log.debug({ afterMs }, 'hedging: asking one more upstream');
+    this.thenHedge?.(afterMs, count);
+  }
+
+  onDecided(d: Decided): void {
+    recordDecision(this.ctx, d, this.stage.disputes, this.stage.metrics);
+    this.thenDecided?.(d);
+  }
+
+  release(): void {
+    if (--this.holds === 0) this.plan.budget?.close();
+  }
+
+  finish(end: AgreementEnd): void {
+    const { ctx, prior, next } = this;
+    if (prior !== undefined && differsFrom(end, prior.hash)) this.miss!.disputed = true;
+    if (end.kind === 'agreed' || end.kind === 'refused') {
+      // A refusal fewer than N providers gave alike is relayed, not confirmed.
+      ctx.verdict = end.kind === 'refused' && !end.confirmed ? { ...end.verdict, unconfirmed: true } : end.verdict;
+      return next();
+    }
+    // (A dispute is written to the file once, by the request whose run it was.)
+    next(end.kind === 'error' ? end.error : failureError(ctx, end, this.plan.budget, this.joined ? undefined : this.stage.disputeFile));
+  }
 }
 
 /** Whether a vote of the run differs from the hash of the prior votes it counted (a top-up). */
@@ -141,12 +246,22 @@ function differsFrom(end: AgreementEnd, hash: string): boolean {
 }
 
 /** The write path (lib/verify/write.ts): one upstream, or K at once in the chain's broadcast mode. */
-function write(ctx: RpcContext, policy: AgreementPolicy, next: (err?: unknown) => void): void {
+function write(ctx: RpcContext, run: VerifyRun, next: (err?: unknown) => void): void {
   const payload = need(ctx, 'payload', 'verify');
   const candidates = need(ctx, 'candidates', 'verify');
   const broadcast = broadcastCount(payload, ctx.chain?.writes?.broadcast, candidates.length);
   const knownHash = knownHashOf(payload);
-  ctx.agreement = runWrite(candidates, payload, { ...policy, broadcast, ...(knownHash && { knownHash }) }, (end) => {
+  const policy: WritePolicy = {
+    call: run.call,
+    expectedMs: run.expectedMs,
+    deadlineMs: run.deadlineMs,
+    assess: (o) => run.assess(o),
+    onOutcome: (a, counted) => run.onOutcome(a, counted),
+    broadcast,
+    timers: run.timers,
+    ...(knownHash && { knownHash }),
+  };
+  ctx.agreement = runWrite(candidates, payload, policy, (end) => {
     if (end.kind === 'answered') {
       ctx.verdict = end.verdict;
       ctx.writtenTo = end.sentTo;

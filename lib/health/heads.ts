@@ -289,7 +289,6 @@ export const observedKey: ReadonlyMap<string, string> = new Map(methodsWhere((e)
 
 /** Only the start of an answer is searched: a block's `number` comes before its transactions. */
 const observeWindow = 64 * 1024;
-const quantityAfter = /^\s*:\s*"(0x[0-9a-fA-F]{1,16})"/;
 
 const resultKey = Buffer.from('"result"');
 
@@ -302,8 +301,43 @@ function firstQuantity(body: Buffer, key: string): bigint | undefined {
   if (needle === undefined) needles.set(key, (needle = Buffer.from(`"${key}"`)));
   const at = window.indexOf(needle);
   if (at < 0) return undefined;
-  const m = quantityAfter.exec(window.toString('latin1', at + key.length + 2, Math.min(window.length, at + key.length + 64)));
-  return m ? BigInt(m[1]!) : undefined;
+  return quantityAt(window, at + key.length + 2, Math.min(window.length, at + key.length + 64));
+}
+
+/**
+ * The quantity in the bytes [from, end) taken as latin1, as `/^\s*:\s*"(0x[0-9a-fA-F]{1,16})"/`
+ * reads it (whitespace, a colon, whitespace, then a quoted 0x quantity of 1 to 16 hex digits),
+ * read off the bytes: no string, match or regex run per answer.
+ */
+function quantityAt(bytes: Buffer, from: number, end: number): bigint | undefined {
+  let i = from;
+  while (i < end && isSpace(bytes[i]!)) i++;
+  if (i >= end || bytes[i] !== 0x3a /* : */) return undefined;
+  i++;
+  while (i < end && isSpace(bytes[i]!)) i++;
+  if (end - i < 5 || bytes[i] !== 0x22 /* " */ || bytes[i + 1] !== 0x30 /* 0 */ || bytes[i + 2] !== 0x78 /* x */) return undefined;
+  const digits = i + 3;
+  let j = digits;
+  // (up to 13 digits, 52 bits, the value is exact in a number)
+  let value = 0;
+  while (j < end && j - digits < 16) {
+    const d = hexValue(bytes[j]!);
+    if (d < 0) break;
+    value = value * 16 + d;
+    j++;
+  }
+  if (j === digits || j >= end || bytes[j] !== 0x22 /* " */) return undefined;
+  return j - digits <= 13 ? BigInt(value) : BigInt(bytes.toString('latin1', digits - 2, j));
+}
+
+/** `\s` of a latin1 byte: tab to carriage return, space, and no-break space (0xa0). */
+const isSpace = (b: number): boolean => (b >= 0x09 && b <= 0x0d) || b === 0x20 || b === 0xa0;
+
+function hexValue(b: number): number {
+  if (b >= 0x30 && b <= 0x39) return b - 0x30;
+  if (b >= 0x61 && b <= 0x66) return b - 0x57;
+  if (b >= 0x41 && b <= 0x46) return b - 0x37;
+  return -1;
 }
 
 /**

@@ -315,19 +315,23 @@ export function trackCall<T>(
     throw err;
   }
   promise.then(
-    () => {
-      const now = clock();
-      recordAnswered(chain, health, now - began, cls, now);
-    },
-    (err: unknown) => {
-      const now = clock();
-      if (signal.aborted) recordAbandoned(health, now - began, cls, now);
-      // Our own byte budget refusing an answer is not the upstream's error, nor is a rate limit (rate-limits.ts).
-      else if (notAnError((err as { kind?: string } | undefined)?.kind)) qualityOf(health).inFlight = Math.max(0, qualityOf(health).inFlight - 1);
-      else recordError(health);
-    },
+    () => recordCallAnswered(chain, health, cls, began, clock()),
+    (err: unknown) => recordCallFailed(health, cls, signal, began, err, clock()),
   );
   return promise;
+}
+
+/** A tracked call (recordStart at `began`) answered at `now`. */
+export function recordCallAnswered(chain: object | undefined, health: Health, cls: MethodClass, began: number, now: number): void {
+  recordAnswered(chain, health, now - began, cls, now);
+}
+
+/** A tracked call (recordStart at `began`) that failed at `now`: abandoned (signal aborted first), not the upstream's error, or its error. */
+export function recordCallFailed(health: Health, cls: MethodClass, signal: { readonly aborted: boolean }, began: number, err: unknown, now: number): void {
+  if (signal.aborted) recordAbandoned(health, now - began, cls, now);
+  // Our own byte budget refusing an answer is not the upstream's error, nor is a rate limit (rate-limits.ts).
+  else if (notAnError((err as { kind?: string } | undefined)?.kind)) qualityOf(health).inFlight = Math.max(0, qualityOf(health).inFlight - 1);
+  else recordError(health);
 }
 
 /**

@@ -10,13 +10,16 @@ import type { Socket } from 'node:net';
 const waiting = new WeakMap<Socket, Set<() => void>>();
 
 /**
- * Calls `done` once, when the answer to `req` is written or will never be: the response's
+ * Calls `done(arg)` once, when the answer to `req` is written or will never be: the response's
  * 'close', or its connection's. Node emits 'close' on a response whose client left only for the
  * response being written on that connection: a pipelined request waiting for its turn got none,
  * and held its upstream calls and buffered bytes for the life of the process. A connection
- * already closed calls `done` on the next tick.
+ * already closed calls `done` on the next tick. (`arg`: what `done` needs, so that a function
+ * shared by every request serves, not a closure made for each.)
  */
-export function onAnswerDone(req: IncomingMessage, res: ServerResponse, done: () => void): void {
+export function onAnswerDone(req: IncomingMessage, res: ServerResponse, done: () => void): void;
+export function onAnswerDone<T>(req: IncomingMessage, res: ServerResponse, done: (arg: T) => void, arg: T): void;
+export function onAnswerDone<T>(req: IncomingMessage, res: ServerResponse, done: (arg?: T) => void, arg?: T): void {
   let called = false;
   const socket = req.socket as Socket | null | undefined;
   const fire = () => {
@@ -24,7 +27,7 @@ export function onAnswerDone(req: IncomingMessage, res: ServerResponse, done: ()
     called = true;
     res.off('close', fire);
     if (socket) waiting.get(socket)?.delete(fire);
-    done();
+    done(arg);
   };
   // (on, not once: fire takes itself off, and once would wrap it in one more closure per request)
   res.on('close', fire);

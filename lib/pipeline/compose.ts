@@ -17,26 +17,48 @@ export function compose(stages: readonly Middleware[]): Middleware {
     if (typeof stage !== 'function') throw new TypeError(`stage ${i} is not a middleware function`);
   });
   return function pipeline(req, res, done) {
-    let index = -1;
-    const dispatch = (i: number, err?: unknown): void => {
-      if (i <= index) return;
-      index = i;
-      // Like connect: only a truthy value is an error (next(null) moves on).
-      if (err || i === stages.length) return done(err || undefined);
-      let called = false;
-      try {
-        stages[i]!(req, res, (e?: unknown) => {
-          if (called) throw secondNext(stages[i]!, i);
-          called = true;
-          dispatch(i + 1, e);
-        });
-      } catch (e) {
-        if (misuses.has(e as object)) throw e;
-        dispatch(stages.length, e);
-      }
-    };
-    dispatch(0);
+    new Run(stages, req, res, done).dispatch(0, undefined);
   };
+}
+
+/**
+ * One request's way through the stages: an object of one shape, its steps shared methods; per
+ * stage only the `next` it is handed. The stages run in order, each once the one before called
+ * its next, so the stages whose next was called are exactly the first `reached`: a second call
+ * is one from a stage below that mark.
+ */
+class Run {
+  private index = -1;
+  private reached = 0;
+
+  constructor(
+    private readonly stages: readonly Middleware[],
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly done: Next,
+  ) {}
+
+  dispatch(i: number, err: unknown): void {
+    if (i <= this.index) return;
+    this.index = i;
+    const stages = this.stages;
+    // Like connect: only a truthy value is an error (next(null) moves on).
+    if (err || i === stages.length) return this.done(err || undefined);
+    try {
+      stages[i]!(this.req, this.res, this.nextOf(i));
+    } catch (e) {
+      if (misuses.has(e as object)) throw e;
+      this.dispatch(stages.length, e);
+    }
+  }
+
+  private nextOf(i: number): Next {
+    return (e?: unknown) => {
+      if (i < this.reached) throw secondNext(this.stages[i]!, i);
+      this.reached = i + 1;
+      this.dispatch(i + 1, e);
+    };
+  }
 }
 
 /** Errors thrown for a second next(): rethrown through the stages' catch, never taken as a stage's error. */

@@ -16,10 +16,16 @@ export type Outcome<U, R> =
 
 export type OutcomeListener<U, R> = (outcome: Outcome<U, R> | undefined) => void;
 
-/** A call still running: who, and since when (on the fan-out's clock). */
+/**
+ * A call still running: who, and since when (on the fan-out's clock). The calls in flight are a
+ * list linked through these entries, in the order they started: no Set (its table made and
+ * shrunk again) per request.
+ */
 interface Running<U> {
   upstream: U;
   began: number;
+  prev: Running<U> | undefined;
+  next: Running<U> | undefined;
 }
 
 const performanceNow = () => performance.now();
@@ -30,7 +36,10 @@ export class FanOut<U, R> {
   private listener: OutcomeListener<U, R> | undefined;
   private candidates: readonly U[];
   private next = 0;
-  private readonly running = new Set<Running<U>>();
+  /** The calls in flight (first and last of the list), and how many. */
+  private first: Running<U> | undefined = undefined;
+  private last: Running<U> | undefined = undefined;
+  private running = 0;
   private aborted = false;
   /** Upstreams called so far, in the order they were started. */
   readonly called: U[] = [];
@@ -55,7 +64,7 @@ export class FanOut<U, R> {
   }
 
   get inFlight(): number {
-    return this.running.size;
+    return this.running;
   }
 
   get remaining(): number {
@@ -75,10 +84,7 @@ export class FanOut<U, R> {
     const batch = this.candidates.slice(this.next, end);
     this.next = end;
     const expected = this.expectedMs;
-    if (expected) {
-      const ms = (u: U) => expected(u) ?? 0;
-      batch.sort((a, b) => ms(b) - ms(a));
-    }
+    if (expected) slowestFirst(batch, expected);
     for (const upstream of batch) this.start(upstream);
     return batch.length;
   }
@@ -113,8 +119,12 @@ export class FanOut<U, R> {
   }
 
   private start(upstream: U): void {
-    const entry: Running<U> = { upstream, began: this.now() };
-    this.running.add(entry);
+    const last = this.last;
+    const entry: Running<U> = { upstream, began: this.now(), prev: last, next: undefined };
+    if (last === undefined) this.first = entry;
+    else last.next = entry;
+    this.last = entry;
+    this.running += 1;
     this.called.push(upstream);
     this.call(upstream, this.cancellation).then(
       (value) => this.settle(entry, { upstream, ok: true, value, ms: this.now() - entry.began }),
@@ -124,10 +134,20 @@ export class FanOut<U, R> {
   }
 
   private settle(entry: Running<U>, outcome: Outcome<U, R>): void {
-    this.running.delete(entry);
+    this.unlink(entry);
     if (this.aborted) return;
     if (this.listener) this.listener(outcome);
     else this.queue.push(outcome);
+  }
+
+  private unlink(entry: Running<U>): void {
+    const { prev, next } = entry;
+    if (prev === undefined) this.first = next;
+    else prev.next = next;
+    if (next === undefined) this.last = prev;
+    else next.prev = prev;
+    entry.prev = entry.next = undefined;
+    this.running -= 1;
   }
 
   /**
@@ -153,12 +173,31 @@ export class FanOut<U, R> {
   abort(reason?: unknown, abandoned?: (upstream: U, ms: number) => void): void {
     if (this.aborted) return;
     this.aborted = true;
-    if (abandoned && this.running.size > 0) {
+    if (abandoned && this.running > 0) {
       const now = this.now();
-      for (const r of this.running) abandoned(r.upstream, now - r.began);
+      for (let r = this.first; r !== undefined; r = r.next) abandoned(r.upstream, now - r.began);
     }
     this.cancellation.abort(reason);
     this.queue.length = 0;
     this.listener?.(undefined);
+  }
+}
+
+/**
+ * Orders a launch's batch by expected latency, the longest first, equal ones in their order (as
+ * a stable sort does). An insertion sort in place: a batch is a few upstreams, and
+ * Array.prototype.sort would make its comparator's closures and a work array per launch.
+ */
+function slowestFirst<U>(batch: U[], expected: (upstream: U) => number | undefined): void {
+  for (let i = 1; i < batch.length; i++) {
+    const u = batch[i]!;
+    const ms = expected(u) ?? 0;
+    let j = i;
+    // (a comparison that is not true, NaN's included, keeps the order, as sort's comparator of 0 or NaN does)
+    while (j > 0 && (expected(batch[j - 1]!) ?? 0) < ms) {
+      batch[j] = batch[j - 1]!;
+      j -= 1;
+    }
+    batch[j] = u;
   }
 }

@@ -76,7 +76,16 @@ function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodCl
     if (p !== undefined) known.push(p);
   }
   if (known.length < 2) return undefined;
-  known.sort((a, b) => a - b);
+  // (an insertion sort in place: a chain's few upstreams, per request; sort's comparator and work array are not needed)
+  for (let i = 1; i < known.length; i++) {
+    const x = known[i]!;
+    let j = i;
+    while (j > 0 && known[j - 1]! > x) {
+      known[j] = known[j - 1]!;
+      j -= 1;
+    }
+    known[j] = x;
+  }
   return known[(known.length - 1) >> 1];
 }
 

@@ -191,7 +191,8 @@ class AgreementLoop implements AgreementRun {
 
   private step(): void {
     const { votes, required, fanout } = this;
-    const d = decide(votes, required, { inFlight: fanout.inFlight, remaining: fanout.remaining });
+    // (the fan-out is the tally's state: its inFlight and remaining, read as decide reads them)
+    const d = decide(votes, required, fanout);
     if (d.kind === 'agreed') {
       this.policy.onDecided?.({ hash: d.hash, required, members: d.members, votes: this.priorVotes === 0 ? votes : votes.slice(this.priorVotes) });
       return this.finish({ kind: 'agreed', verdict: { hash: d.hash, members: d.members } });

@@ -5,7 +5,7 @@
  * (lib/health/quality.ts trackCall): in flight, answered after t ms, failed, or abandoned after
  * t ms when the loop aborted it.
  */
-import { trackCall, type MethodClass } from '../health/quality.js';
+import { recordCallAnswered, recordCallFailed, recordError, recordStart, trackCall, type MethodClass } from '../health/quality.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
@@ -43,8 +43,9 @@ export const expectedLatency = (upstream: Upstream): number | undefined => upstr
 
 /**
  * The loop's call for one request (its `call`; `deadlineMs` is the plan's, `expectedMs`
- * expectedLatency). Given to the loop as properties of one literal, not spread from an object:
- * the policy object of every request then has one shape, and the loop's reads of it stay fast.
+ * expectedLatency). Given to the loop as fields of the verify stage's object of one class per
+ * request (middleware/verify.ts), not spread from an object: the policy of every request then
+ * has one shape, and the loop's reads of it stay fast.
  * With the request's `judging` (the verify stage's), an answer large enough is judged in a
  * worker thread before the call resolves (off-thread.ts): the loop then finds its verdict with
  * the body, and the event loop is not held up while it is computed. The upstream's measured
@@ -55,28 +56,54 @@ export function callOf(plan: CallPlan, judging?: Judging): CallPolicy['call'] {
   return (upstream, signal) => judged(plan, judging, upstream, signal);
 }
 
-/** A call whose answer, when large, is judged off the event loop. */
-async function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
-  const response = await send(plan, upstream, signal);
-  const texts = upstream.secrets.texts;
-  if (!judgedOffThread(response.body.length) || !texts) return response;
-  return judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, signal, plan.timeoutMs);
+/**
+ * A call whose answer, when large, is judged off the event loop. Measured as send's calls are,
+ * in the one reaction that also hands the answer on (no async function and no second reaction
+ * on the transport's promise per call).
+ */
+function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
+  const { chain, cls } = plan;
+  const health = upstream.health;
+  const began = performance.now();
+  recordStart(health, began);
+  let promise: Promise<UpstreamResponse>;
+  try {
+    promise = transportCall(plan, upstream, signal);
+  } catch (err) {
+    recordError(health);
+    throw err;
+  }
+  return promise.then(
+    (response) => {
+      recordCallAnswered(chain, health, cls, began, performance.now());
+      const texts = upstream.secrets.texts;
+      if (!judgedOffThread(response.body.length) || !texts) return response;
+      return judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, signal, plan.timeoutMs);
+    },
+    (err: unknown) => {
+      recordCallFailed(health, cls, signal, began, err, performance.now());
+      throw err;
+    },
+  );
 }
 
 /** One upstream call, measured. */
 function send(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
+  return trackCall(plan.chain, upstream.health, plan.cls, signal, () => transportCall(plan, upstream, signal));
+}
+
+/** The call itself: through the batch's coalescer, or the upstream's transport. */
+function transportCall(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
   const { payload, coalescer } = plan;
-  return trackCall(plan.chain, upstream.health, plan.cls, signal, () => {
-      const request = {
-        payload,
-        requestId: plan.requestId,
-        signal,
-        timeoutMs: plan.timeoutMs,
-        maxBytes: plan.maxBytes,
-        via: plan.via,
-        maxDepth: plan.maxDepth,
-        budget: plan.budget,
-      };
-      return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
-    });
+  const request = {
+    payload,
+    requestId: plan.requestId,
+    signal,
+    timeoutMs: plan.timeoutMs,
+    maxBytes: plan.maxBytes,
+    via: plan.via,
+    maxDepth: plan.maxDepth,
+    budget: plan.budget,
+  };
+  return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
 }

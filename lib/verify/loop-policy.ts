@@ -53,10 +53,19 @@ export function composePolicies(...policies: (LoopPolicyOf | undefined)[]): Loop
   const list = policies.filter((p): p is LoopPolicyOf => p !== undefined);
   if (list.length === 1) return list[0]!;
   return (ctx) => {
+    // A single part is handed on as it is (the caller merges it, never mutates it); a second one
+    // is merged into a copy of the first.
     let out: LoopPolicy | undefined;
+    let copied = false;
     for (const p of list) {
       const part = p(ctx);
-      if (part) out = mergeLoopPolicy(out ?? {}, part);
+      if (!part) continue;
+      if (out === undefined) out = part;
+      else {
+        if (!copied) out = mergeLoopPolicy({}, out);
+        copied = true;
+        out = mergeLoopPolicy(out, part);
+      }
     }
     return out;
   };

@@ -13,7 +13,13 @@
  *
  *   BEFORE_DIST=/tmp/base/dist node --import tsx test/bench/pipeline-cost.ts
  *
- * Knobs: BENCH_ROUNDS (default 12), BENCH_CALLS (per round, default 20000), BENCH_CONCURRENCY (32).
+ * Knobs: BENCH_ROUNDS (default 12), BENCH_CALLS (per round, default 20000), BENCH_CONCURRENCY (32),
+ * BENCH_N (1): with N above 1, the chain has N upstreams (each its own provider) and N
+ * confirmations, and the request is eth_getBalance at a fixed block (confirmable: N agreeing
+ * answers, judged and compared), as the peers' N=3 row asks. BENCH_ALLOC=1: after the rounds,
+ * one more round of each build under V8's sampling heap profiler (objects the young and the old
+ * collections freed included), and the bytes allocated per answer by the functions of each
+ * build's dist/, by file, then the whole process's (harness and node included).
  * Prints each round's µs per answer for both builds, then the medians and the median of the
  * per-round differences (after − before).
  */
@@ -25,6 +31,7 @@ import { pathToFileURL } from 'node:url';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12);
 const calls = Number(process.env.BENCH_CALLS ?? 20_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const required = Number(process.env.BENCH_N ?? 1);
 const beforeDist = process.env.BEFORE_DIST;
 const afterDist = resolve(process.env.AFTER_DIST ?? 'dist');
 if (!beforeDist) throw new Error('set BEFORE_DIST to the dist/ of the build to compare with (e.g. a build of the base commit)');
@@ -40,7 +47,8 @@ interface Build {
 async function build(name: string, dist: string): Promise<Build> {
   const { validateConfig } = (await import(pathToFileURL(`${dist}/config/schema.js`).href)) as typeof import('../../config/schema.js');
   const { rpcPipeline } = (await import(pathToFileURL(`${dist}/middleware/index.js`).href)) as typeof import('../../middleware/index.js');
-  const result = validateConfig({ chains: { 1: { rpcs: ['http://127.0.0.1:9/'] } }, timeouts: { hedgeMs: 0 }, mergeRequests: false, cache: { memoryBytes: 0 } });
+  const rpcs = Array.from({ length: required }, (_, i) => `http://127.0.0.${i + 1}:9/`);
+  const result = validateConfig({ chains: { 1: { rpcs, confirmations: required } }, timeouts: { hedgeMs: 0 }, mergeRequests: false, cache: { memoryBytes: 0 } });
   if ('problems' in result) throw new Error(`config: ${JSON.stringify(result.problems)}`);
   const rpc = rpcPipeline(result.config);
   for (const chain of rpc.registry.chains.values()) {
@@ -52,6 +60,9 @@ async function build(name: string, dist: string): Promise<Build> {
   }
   return { name, handle: rpc as unknown as Handler, close: () => rpc.close() };
 }
+
+const question =
+  required === 1 ? '"method":"eth_blockNumber","params":[]' : '"method":"eth_getBalance","params":["0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2","0x1312d00"]';
 
 /** A socket that takes every write and says nothing. */
 function sink(): Duplex {
@@ -73,7 +84,7 @@ const emitClose = (res: http.ServerResponse): boolean => res.emit('close');
 function one(b: Build, socket: Duplex, id: number): Promise<void> {
   return new Promise((done, fail) => {
     const req = new http.IncomingMessage(socket as never);
-    const body = Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"eth_blockNumber","params":[]}`);
+    const body = Buffer.from(`{"jsonrpc":"2.0","id":${id},${question}}`);
     req.method = 'POST';
     req.url = '/rpc/1';
     req.httpVersionMajor = 1;
@@ -135,5 +146,38 @@ console.log(
   `median: before ${median(a).toFixed(2)} µs, after ${median(b).toFixed(2)} µs; after − before ${median(diffs).toFixed(2)} µs ` +
     `(rounds ${Math.min(...diffs).toFixed(2)} to ${Math.max(...diffs).toFixed(2)}), after ÷ before ${(median(b) / median(a)).toFixed(3)}`,
 );
+if (process.env.BENCH_ALLOC === '1') for (const x of [before, after]) await allocations(x, x === before ? resolve(beforeDist) : afterDist);
 await before.close();
 await after.close();
+
+interface HeapNode {
+  callFrame: { url: string };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/** One round of `b` under the sampling heap profiler: bytes allocated per answer by its dist/'s files, largest first. */
+async function allocations(b: Build, dist: string): Promise<void> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true } as never);
+  await round(b);
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as { profile: { head: HeapNode } };
+  session.disconnect();
+  const prefix = pathToFileURL(`${dist}/`).href;
+  const byFile = new Map<string, number>();
+  let total = 0;
+  const walk = (n: HeapNode): void => {
+    total += n.selfSize;
+    if (n.callFrame.url.startsWith(prefix)) {
+      const file = n.callFrame.url.slice(prefix.length);
+      byFile.set(file, (byFile.get(file) ?? 0) + n.selfSize);
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  const own = [...byFile.values()].reduce((x, y) => x + y, 0);
+  console.log(`${b.name}: ${(own / calls).toFixed(0)} bytes per answer allocated in its dist/ (${(total / calls).toFixed(0)} by the whole process)`);
+  for (const [file, bytes] of [...byFile].sort((x, y) => y[1] - x[1]).slice(0, 12)) console.log(`  ${(bytes / calls).toFixed(0).padStart(6)}  ${file}`);
+}

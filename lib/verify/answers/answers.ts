@@ -68,9 +68,18 @@ export function assessBody(
 }
 
 function assess(body: Buffer | string, payload: Pick<RpcPayload, 'batch' | 'calls'>, ignored: IgnoredFields | undefined, scrub: (text: string) => string, asAnswer?: (message: string) => boolean): Assessment {
-  // The bytes are forwarded as they are: what they say must not depend on the client's decoder.
-  if (typeof body !== 'string' && !isUtf8(body)) return { ok: false, reason: `not UTF-8: ${preview(body, scrub)}` };
-  const read = readJson(typeof body === 'string' ? body : body.toString('utf8'));
+  let text: string;
+  if (typeof body === 'string') text = body;
+  else {
+    text = body.toString('utf8');
+    // The bytes are forwarded as they are: what they say must not depend on the client's decoder.
+    // Checked in the decoding's pass for the usual answer: decoding puts U+FFFD where bytes are
+    // not UTF-8, and a text of ASCII only (one byte per character in V8) cannot hold one, which
+    // indexOf answers at once. Only a text holding a U+FFFD (sent, or made by the decoder) is
+    // checked against the bytes again.
+    if (text.indexOf('\uFFFD') >= 0 && !isUtf8(body)) return { ok: false, reason: `not UTF-8: ${preview(body, scrub)}` };
+  }
+  const read = readJson(text);
   if ('reason' in read) return { ok: false, reason: read.reason === notJson ? `not JSON: ${preview(body, scrub)}` : read.reason };
   const value = read.value;
   const found: IgnoredValue[] = [];

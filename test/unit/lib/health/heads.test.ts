@@ -101,6 +101,22 @@ test('should raise a head from answers passing through, without parsing large bo
   t.is(u.health.head, 130n, 'a pending transaction, a balance and an error carry no head');
 });
 
+test('should read the head in an answer as written: upper-case digits, whitespace around the colon, up to 16 digits', (t) => {
+  const chain = chainOf([100n, 100n, 100n]);
+  const u = chain.upstreams[0]!;
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x8F"}'));
+  t.is(u.health.head, 143n);
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result" :\t\n "0x96"}'));
+  t.is(u.health.head, 150n);
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x1000000000000a1"}'));
+  t.is(u.health.head, 0x1000000000000a1n, '15 digits, beyond what a number holds exactly');
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x20000000000000000"}'));
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x"}'));
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0xfffffffffffffff'));
+  observe(u, call('eth_blockNumber'), Buffer.from('{"jsonrpc":"2.0","id":1,"result":["0xfffffffffffffff"]}'));
+  t.is(u.health.head, 0x1000000000000a1n, '17 digits, no digit, no closing quote, not a quantity: no head');
+});
+
 const needs: [string, RpcCall, ReturnType<typeof blockNeeded>][] = [
   ['a block parameter', call('eth_getBalance', '0x1', '0x69'), { kind: 'number', block: 0x69n }],
   ['eth_getBlockByNumber', call('eth_getBlockByNumber', '0x69', false), { kind: 'number', block: 0x69n }],

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { decide, tally, type Decision, type TallyState, type Vote } from '../../../../lib/verify/quorum.js';
+import { decide, leadingCount, tally, type Decision, type TallyState, type Vote } from '../../../../lib/verify/quorum.js';
 
 /** Votes written as a string: "AAB" = upstreams u0, u1, u2 answered A, A, B in that order. */
 const votes = (hashes: string): Vote<string>[] => [...hashes].map((hash, i) => ({ hash, item: `u${i}` }));
@@ -96,3 +96,41 @@ for (const [name, spec, required, s, expected] of voterCases) {
     t.deepEqual(decide(cast(spec), required, s), expected);
   });
 }
+
+// ---- the same decisions however many votes (a few are counted in place, more through a tally) ----
+
+/** The rule written plainly: the first group, in order of appearance, with N votes of distinct voters (a vote without a voter counts alone). */
+function reference(vs: readonly Vote<string>[], required: number, s: TallyState): Decision<string> {
+  let best = 0;
+  for (const hash of tally(vs).keys()) {
+    const voters = new Set<string>();
+    const members = vs.filter((v) => v.hash === hash && (v.voter === undefined || (!voters.has(v.voter) && voters.add(v.voter)))).map((v) => v.item);
+    if (members.length >= required) return { kind: 'agreed', hash, members: members.slice(0, required) };
+    best = Math.max(best, members.length);
+  }
+  const missing = required - best;
+  if (missing > s.inFlight + s.remaining) return { kind: 'failed' };
+  const launch = Math.min(missing - s.inFlight, s.remaining);
+  if (launch > 0) return { kind: 'launch', count: launch };
+  return s.inFlight > 0 ? { kind: 'wait' } : { kind: 'failed' };
+}
+
+test('should decide as the plain rule does for 0 to 16 votes, with and without voters, and count the leading group alike', (t) => {
+  // A fixed sequence (a linear congruential generator): the same cases on every run.
+  let seed = 12345;
+  const next = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) >>> 8) % n;
+  for (let k = 0; k < 5000; k++) {
+    const vs: Vote<string>[] = Array.from({ length: next(17) }, (_, i) => ({
+      hash: 'ABC'[next(3)]!,
+      item: `u${i}`,
+      ...(next(10) < 7 ? { voter: `p${next(4)}` } : {}),
+    }));
+    const required = 1 + next(5);
+    const s = state(next(3), next(3));
+    const expected = reference(vs, required, s);
+    t.deepEqual(decide(vs, required, s), expected, JSON.stringify({ vs, required, s }));
+    let best = 0;
+    for (let n = 1; n <= vs.length; n++) if (reference(vs, n, { inFlight: 0, remaining: 0 }).kind === 'agreed') best = n;
+    t.is(leadingCount(vs), best);
+  }
+});
