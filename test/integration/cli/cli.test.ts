@@ -145,7 +145,7 @@ test('should turn V8 allocation-site pretenuring off when serving, unless node w
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
   const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
-  for (const [nodeArgs, expected] of [[[], ['--no-allocation-site-pretenuring']], [['--allocation-site-pretenuring'], []]] as const) {
+  for (const [nodeArgs, expected] of [[[], ['--no-allocation-site-pretenuring', '--heap-growing-percent=100']], [['--allocation-site-pretenuring', '--heap-growing-percent=0'], []]] as const) {
     const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], {}, { nodeArgs: [...nodeArgs] });
     await listeningPort(r);
     const listening = logLines(r).find((l) => l.msg === 'omnigate listening')!;
