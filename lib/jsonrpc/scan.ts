@@ -83,8 +83,10 @@ function scalarEnd(buf: Buffer, at: number): number {
 function isIdKey(buf: Buffer, start: number, end: number): boolean {
   if (end - start === 3) return buf[start + 1] === 0x69 && buf[start + 2] === 0x64;
   if (end - start > 40) return false;
-  const slash = buf.indexOf(BACKSLASH, start);
-  if (slash === -1 || slash > end) return false;
+  // (a search bounded by the key: Buffer#indexOf would run on to the end of the bytes)
+  let slash = false;
+  for (let j = start + 1; j < end; j++) if (buf[j] === BACKSLASH) slash = true;
+  if (!slash) return false;
   try {
     return JSON.parse(buf.toString('utf8', start, end + 1)) === 'id';
   } catch {
