@@ -19,8 +19,8 @@
  * that verdict, which the judgement would give again (it is a function of those inputs); the
  * thread then only checks it for the upstream's own secret (the one input that is not shared).
  * Bytes that differ anywhere are judged on their own. The comparison runs in the event loop
- * (memcmp, ended at the first difference), `compareSliceBytes` at a time with the loop's other
- * work between slices, while the answer holds the thread's turn; the verdicts compared against
+ * (memcmp, ended at the first difference), `compareSliceBytes` (4 MiB) at a time with the
+ * loop's other work between slices, while the answer holds the thread's turn; the verdicts compared against
  * are held through weak references, so no answer's bytes outlive the request that holds them.
  *
  * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
@@ -131,38 +131,48 @@ function sameInputs(job: Job): Verdict[] {
   return found;
 }
 
-/** Bytes compared per turn of the event loop: a 46 MB comparison is not one long stall. */
-export const compareSliceBytes = 1024 * 1024;
+/**
+ * Bytes compared per turn of the event loop: a 46 MB comparison is not one long stall, and an
+ * answer of a few megabytes is compared at once, as the thread is kept waiting meanwhile.
+ */
+export const compareSliceBytes = 4 * 1024 * 1024;
 
 /**
- * One slice of the comparison of a job's bytes with those of the verdicts of the same inputs
- * (a shared function: setImmediate passes the job). Equal to the end: the job takes that
- * verdict; a byte that differs: the next candidate, from its first byte; none left: the job is
- * judged. The job keeps the thread's turn meanwhile (`running`): it is given up when the job is
- * settled (aborted) or no longer running (timed out, the thread closed).
+ * The comparison of a job's bytes with those of the verdicts of the same inputs, up to
+ * `compareSliceBytes` at a time (a shared function: setImmediate passes the job). Equal to the
+ * end: the job takes that verdict; a byte that differs: the next candidate, from its first byte;
+ * none left: the job is judged. The job keeps the thread's turn meanwhile (`running`): it is
+ * given up when the job is settled (aborted) or no longer running (timed out, the thread closed).
  */
 function compareStep(job: Job): void {
   if (running?.job !== job) return;
   if (job.settled) return endRunning();
   const { body } = job;
-  while (job.against === undefined) {
-    const v = job.compared[0];
-    if (v === undefined) return post(job, undefined);
-    const judged = v.body.deref();
-    if (judged !== undefined && judged.length === body.length) {
+  let budget = compareSliceBytes;
+  for (;;) {
+    if (job.against === undefined) {
+      const v = job.compared[0];
+      if (v === undefined) return post(job, undefined);
+      const judged = v.body.deref();
+      if (judged === undefined || judged.length !== body.length) {
+        job.compared.shift();
+        continue;
+      }
       job.against = judged;
       job.at = 0;
-    } else job.compared.shift();
+    }
+    if (budget === 0) break;
+    const from = job.at;
+    const to = Math.min(body.length, from + budget);
+    budget -= to - from;
+    if (job.against.length !== body.length || body.compare(job.against, from, to, from, to) !== 0) {
+      job.against = undefined;
+      job.compared.shift();
+    } else if (to === body.length) {
+      job.against = undefined;
+      return post(job, job.compared[0]!.judgement);
+    } else job.at = to;
   }
-  const from = job.at;
-  const to = Math.min(body.length, from + compareSliceBytes);
-  if (job.against.length !== body.length || body.compare(job.against, from, to, from, to) !== 0) {
-    job.against = undefined;
-    job.compared.shift();
-  } else if (to === body.length) {
-    job.against = undefined;
-    return post(job, job.compared[0]!.judgement);
-  } else job.at = to;
   setImmediate(compareStep, job);
 }
 
@@ -283,8 +293,8 @@ function next(): void {
   running = { job, timer };
   worker.ref(); // an answer being judged is work in progress, like a socket being read
   job.compared = sameInputs(job);
-  // The same bytes judged for the same request? Compared a slice at a time first, if any may be.
-  if (job.compared.length > 0) setImmediate(compareStep, job);
+  // The same bytes judged for the same request? Compared first (the first slice now), if any may be.
+  if (job.compared.length > 0) compareStep(job);
   else post(job, undefined);
 }
 
