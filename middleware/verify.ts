@@ -36,7 +36,7 @@ import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure, type WritePolicy } from '../lib/verify/write.js';
 import { type DisputeFile } from '../lib/verify/dispute-log.js';
 import { failureError, recordDecision, recordOutcome } from '../lib/verify/outcome.js';
-import { answerFor, InFlight, mergeKey } from '../lib/verify/merge.js';
+import { answerForSliced, InFlight, mergeKey } from '../lib/verify/merge.js';
 import type { LoopPolicy, LoopPolicyOf } from '../lib/verify/loop-policy.js';
 
 export interface VerifyOptions {
@@ -179,7 +179,10 @@ class VerifyRun implements AgreementPolicy, Question {
       this.start = (end) => runAgreement(this, this.withPolicy(), end);
       this.sharedEnd = (end) => {
         this.release();
-        this.finish(this.joined ? answerFor(end, this.judging.payload.calls[0]!.id) : end);
+        // A request that joined gets the answer under its own id: a long one rewritten a slice
+        // at a time, the event loop serving others between slices (ownEnd then finishes it).
+        if (this.joined) answerForSliced(end, this.judging.payload.calls[0]!.id, this, this.ownEnd);
+        else this.finish(end);
       };
     }
   }
@@ -224,6 +227,14 @@ class VerifyRun implements AgreementPolicy, Question {
 
   release(): void {
     if (--this.holds === 0) this.plan.budget?.close();
+  }
+
+  /**
+   * Whether the client left while its answer was being rewritten under its id (answerForSliced):
+   * both holds were given back, the run's end and the answer's (it cannot have been written yet).
+   */
+  get gone(): boolean {
+    return this.holds <= 0;
   }
 
   finish(end: AgreementEnd): void {

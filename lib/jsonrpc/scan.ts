@@ -7,7 +7,8 @@
  * Used to refuse pathologically nested JSON before JSON.parse (which takes seconds on a few MB of
  * `[[[[…]]]]`, and whose value would overflow the stack of any recursive code after it), and by
  * the WebSocket transport to put the client's ids back into an answer's raw bytes: the rest of
- * the bytes, numbers included, stay exactly as the upstream sent them.
+ * the bytes, numbers included, stay exactly as the upstream sent them. The same scan can be run
+ * a slice at a time (`scanUpTo`), for an answer of tens of megabytes read in the event loop.
  *
  * It does not validate: a body it accepts may still be invalid JSON (JSON.parse says so later).
  */
@@ -83,8 +84,10 @@ function scalarEnd(buf: Buffer, at: number): number {
 function isIdKey(buf: Buffer, start: number, end: number): boolean {
   if (end - start === 3) return buf[start + 1] === 0x69 && buf[start + 2] === 0x64;
   if (end - start > 40) return false;
-  const slash = buf.indexOf(BACKSLASH, start);
-  if (slash === -1 || slash > end) return false;
+  // (a search bounded by the key: Buffer#indexOf would run on to the end of the bytes)
+  let slash = false;
+  for (let j = start + 1; j < end; j++) if (buf[j] === BACKSLASH) slash = true;
+  if (!slash) return false;
   try {
     return JSON.parse(buf.toString('utf8', start, end + 1)) === 'id';
   } catch {
@@ -98,19 +101,48 @@ function isIdKey(buf: Buffer, start: number, end: number): boolean {
  */
 export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: number } = {}): JsonScan {
   const wantIds = options.ids === true;
-  const stopAbove = wantIds ? Infinity : (options.stopAbove ?? Infinity);
-  const ids: IdSpan[] = [];
-  let depth = 0;
-  let max = 0;
-  let kind: JsonScan['kind'] | undefined;
+  return scanUpTo(buf, newScan(), buf.length, wantIds, wantIds ? Infinity : (options.stopAbove ?? Infinity))!;
+}
+
+/**
+ * Where a scan of long bytes stands between two slices (`scanUpTo`): the next byte to look at
+ * and what the bytes before it said.
+ */
+export interface ScanState {
+  at: number;
+  depth: number;
+  max: number;
+  kind: JsonScan['kind'] | undefined;
+  type1: number;
+  type2: number;
+  member: number;
+  keyNext: boolean;
+  ids: IdSpan[];
+}
+
+/** A scan from the first byte. */
+export const newScan = (): ScanState => ({ at: 0, depth: 0, max: 0, kind: undefined, type1: 0, type2: 0, member: -1, keyNext: false, ids: [] });
+
+/**
+ * `scanJson` a slice at a time: goes on from `state` over the bytes before `until` (a string or
+ * an id that starts before it is read whole, so a slice may end a little past it) and returns
+ * the scan once it has its answer, with exactly `scanJson`'s result; otherwise records where it
+ * stands in `state` and returns undefined: call again with a later `until`.
+ */
+export function scanUpTo(buf: Buffer, state: ScanState, until: number, wantIds: boolean, stopAbove: number): JsonScan | undefined {
+  const ids = state.ids;
+  let depth = state.depth;
+  let max = state.max;
+  let kind = state.kind;
   // Container types of levels 1 and 2, the only levels where an answer's id can be.
-  let type1 = 0;
-  let type2 = 0;
-  let member = -1;
+  let type1 = state.type1;
+  let type2 = state.type2;
+  let member = state.member;
   /** The next string is an object key at level 1 or 2. */
-  let keyNext = false;
-  const n = buf.length;
-  for (let i = 0; i < n; i++) {
+  let keyNext = state.keyNext;
+  const n = Math.min(until, buf.length);
+  let i = state.at;
+  for (; i < n; i++) {
     const c = buf[i]!;
     if (c === QUOTE) {
       const end = stringEnd(buf, i);
@@ -167,7 +199,16 @@ export function scanJson(buf: Buffer, options: { ids?: boolean; stopAbove?: numb
       kind ??= 'other';
     }
   }
-  return { depth: max, kind: kind ?? 'other', ids, truncated: depth > 0 };
+  if (i >= buf.length) return { depth: max, kind: kind ?? 'other', ids, truncated: depth > 0 };
+  state.at = i;
+  state.depth = depth;
+  state.max = max;
+  state.kind = kind;
+  state.type1 = type1;
+  state.type2 = type2;
+  state.member = member;
+  state.keyNext = keyNext;
+  return undefined;
 }
 
 /**

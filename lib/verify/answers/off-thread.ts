@@ -19,8 +19,9 @@
  * that verdict, which the judgement would give again (it is a function of those inputs); the
  * thread then only checks it for the upstream's own secret (the one input that is not shared).
  * Bytes that differ anywhere are judged on their own. The comparison runs in the event loop
- * (memcmp, ended at the first difference); the verdicts compared against are held through weak
- * references, so no answer's bytes outlive the request that holds them.
+ * (memcmp, ended at the first difference), `compareSliceBytes` (4 MiB) at a time with the
+ * loop's other work between slices, while the answer holds the thread's turn; the verdicts compared against
+ * are held through weak references, so no answer's bytes outlive the request that holds them.
  *
  * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
  * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
@@ -91,6 +92,12 @@ interface Job {
   /** The verdict and the body back; no verdict: the body as it came, to be judged in the main thread. */
   settle: (judged: Judged | undefined, body: Buffer | undefined) => void;
   onAbort: () => void;
+  /** Settled (judged, failed or aborted): nothing more is done for it. */
+  settled: boolean;
+  /** While its bytes are compared with those of verdicts given (`compareStep`): those verdicts, the one being compared and how far. */
+  compared: Verdict[];
+  against: Buffer | undefined;
+  at: number;
 }
 
 /** A verdict the thread gave, with what it was given: an answer of the same bytes and inputs takes it. */
@@ -113,15 +120,60 @@ export const offThreadCounts = { judged: 0, same: 0 };
 
 const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
 
-/** The verdict already given to these very bytes for the same request and inputs, if any. */
-function knownVerdict(job: Job): Judgement | undefined {
-  const { task, body } = job;
+/** The verdicts given for the same request and inputs to bytes of the same length: the candidates for the same bytes. */
+function sameInputs(job: Job): Verdict[] {
+  const { task } = job;
+  const found: Verdict[] = [];
   for (const v of verdicts) {
     if (v.payload !== job.payload || v.length !== task.length || v.ignored !== task.ignored || v.beyondHeads !== task.beyondHeads || !sameStrings(v.all, task.all)) continue;
-    const judged = v.body.deref();
-    if (judged !== undefined && judged.length === body.length && judged.equals(body)) return v.judgement;
+    found.push(v);
   }
-  return undefined;
+  return found;
+}
+
+/**
+ * Bytes compared per turn of the event loop: a 46 MB comparison is not one long stall, and an
+ * answer of a few megabytes is compared at once, as the thread is kept waiting meanwhile.
+ */
+export const compareSliceBytes = 4 * 1024 * 1024;
+
+/**
+ * The comparison of a job's bytes with those of the verdicts of the same inputs, up to
+ * `compareSliceBytes` at a time (a shared function: setImmediate passes the job). Equal to the
+ * end: the job takes that verdict; a byte that differs: the next candidate, from its first byte;
+ * none left: the job is judged. The job keeps the thread's turn meanwhile (`running`): it is
+ * given up when the job is settled (aborted) or no longer running (timed out, the thread closed).
+ */
+function compareStep(job: Job): void {
+  if (running?.job !== job) return;
+  if (job.settled) return endRunning();
+  const { body } = job;
+  let budget = compareSliceBytes;
+  for (;;) {
+    if (job.against === undefined) {
+      const v = job.compared[0];
+      if (v === undefined) return post(job, undefined);
+      const judged = v.body.deref();
+      if (judged === undefined || judged.length !== body.length) {
+        job.compared.shift();
+        continue;
+      }
+      job.against = judged;
+      job.at = 0;
+    }
+    if (budget === 0) break;
+    const from = job.at;
+    const to = Math.min(body.length, from + budget);
+    budget -= to - from;
+    if (job.against.length !== body.length || body.compare(job.against, from, to, from, to) !== 0) {
+      job.against = undefined;
+      job.compared.shift();
+    } else if (to === body.length) {
+      job.against = undefined;
+      return post(job, job.compared[0]!.judgement);
+    } else job.at = to;
+  }
+  setImmediate(compareStep, job);
 }
 
 function remember(job: Job, body: Buffer, judged: Judged): void {
@@ -229,11 +281,6 @@ function next(): void {
       return next();
     }
   }
-  const known = knownVerdict(job);
-  if (known !== undefined) {
-    job.task.known = known;
-    offThreadCounts.same++;
-  } else offThreadCounts.judged++;
   const timer = setTimeout(() => {
     // Stuck (or far too slow): the thread is replaced, this answer is not judged.
     const w = worker;
@@ -245,9 +292,34 @@ function next(): void {
   timer.unref();
   running = { job, timer };
   worker.ref(); // an answer being judged is work in progress, like a socket being read
-  job.body = empty; // its bytes go to the thread
-  worker.postMessage(job.task, [job.task.bytes]);
+  job.compared = sameInputs(job);
+  // The same bytes judged for the same request? Compared first (the first slice now), if any may be.
+  if (job.compared.length > 0) compareStep(job);
+  else post(job, undefined);
 }
+
+/** Sends the running job to the thread: to be judged, or (`known`) only checked for its upstream's key. */
+function post(job: Job, known: Judgement | undefined): void {
+  job.compared = noVerdicts;
+  if (known !== undefined) {
+    job.task.known = known;
+    offThreadCounts.same++;
+  } else offThreadCounts.judged++;
+  job.body = empty; // its bytes go to the thread
+  worker!.postMessage(job.task, [job.task.bytes]);
+}
+
+/** The running job was given up before it went to the thread (aborted while compared): the next one runs. */
+function endRunning(): void {
+  const { job, timer } = running!;
+  running = undefined;
+  clearTimeout(timer);
+  job.compared = noVerdicts;
+  job.against = undefined;
+  next();
+}
+
+const noVerdicts: Verdict[] = [];
 
 const empty = Buffer.alloc(0);
 
@@ -279,7 +351,6 @@ export function judgeOffThread(
     const length = body.length;
     const bytes = ownBytes(body);
     const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own, known: undefined };
-    let done = false;
     const job: Job = {
       task,
       body: bytes === body.buffer ? body : Buffer.from(bytes, 0, length),
@@ -287,8 +358,8 @@ export function judgeOffThread(
       signal,
       timeoutMs,
       settle: (judged, back) => {
-        if (done) return;
-        done = true;
+        if (job.settled) return;
+        job.settled = true;
         if (!judged) resolve({ body });
         else resolve({ body: back ?? empty, judged });
       },
@@ -299,6 +370,10 @@ export function judgeOffThread(
         // killed for every hedged call the loop abandons.
         job.settle(unchecked('aborted'), undefined);
       },
+      settled: false,
+      compared: noVerdicts,
+      against: undefined,
+      at: 0,
     };
     if (signal.aborted) return job.settle(unchecked('aborted'), undefined);
     signal.addEventListener('abort', job.onAbort, { once: true });

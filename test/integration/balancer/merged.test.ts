@@ -47,6 +47,30 @@ test('50 identical concurrent confirmable requests make one agreement; each clie
   t.regex(metrics.text, /omnigate_merged_requests_total\{chain="1337"\} 49/);
 });
 
+test('a merged answer of several megabytes (put under each id a slice at a time) reaches each client under its own id, every other byte as sent', async (t) => {
+  // The id after the result, as Nethermind writes it: the whole answer is scanned to find it.
+  const logs = Array.from({ length: 12_000 }, (_, i) => `{"address":"${ADDRESS}","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false}`);
+  const raw = (call: { id: unknown; method: string }) =>
+    call.method === 'eth_getLogs' ? `{"jsonrpc":"2.0","result":[${logs.join(',')}],"id":${JSON.stringify(call.id)}}` : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":"0x10"}`;
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ raw, delayMs: 300 })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const ids: unknown[] = [1, 'client "b"', 'é', 12345678901];
+  const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/3/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  t.is(calls(list, 'eth_getLogs'), 3, 'one agreement of N=3 for four requests');
+  for (const [i, reply] of replies.entries()) {
+    t.is(reply.status, 200, reply.text.slice(0, 300));
+    t.true(reply.text.length > 3_000_000, `${reply.text.length} bytes`);
+    t.is(reply.headers['x-confirmable'], 'true');
+    t.is(reply.headers['x-json-hash'], replies[0]!.headers['x-json-hash']);
+    t.deepEqual(reply.body.id, ids[i]);
+    t.is(reply.text, raw({ id: ids[i], method: 'eth_getLogs' }), 'the upstream\'s bytes, under the client\'s id');
+  }
+});
+
 test('a request that is not the same question runs its own agreement: other params, other N, a number in params, other chain path', async (t) => {
   const { list, gw } = await setup(t);
   const bodies: [string, unknown][] = [

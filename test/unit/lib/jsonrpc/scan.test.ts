@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { arrayElements, deeperAfter, nestsDeeperThan, scanJson } from '../../../../lib/jsonrpc/scan.js';
+import { arrayElements, deeperAfter, nestsDeeperThan, newScan, scanJson, scanUpTo } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
 const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
@@ -90,4 +90,34 @@ test('deeperAfter, fed the bytes in chunks cut anywhere (inside strings, between
   t.false(byByte('{"a":"\\"[[["}', 2)); // an escaped quote does not close it
   t.true(byByte(`${'['.repeat(300)}${']'.repeat(300)}`, 256));
   t.false(byByte(`${'['.repeat(256)}${']'.repeat(256)}`, 256));
+});
+
+test('scanUpTo, a slice at a time however the slices are cut, gives scanJson\'s result exactly (ids, spans, depth, cut short)', (t) => {
+  const piece = fc.constantFrom('[', ']', '{', '}', '"', '\\"', '\\', ':', ',', 'a', ' ', '"x"', '"id"', '"i\\u0064"', '"id":7', '"id" : "q\\"r"', '"id":{', '"id":[', '"[["', '1', '\\\\"', '"\\\\"');
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 60 }), fc.integer({ min: 1, max: 9 }), fc.boolean(), fc.integer({ min: 0, max: 5 }), (pieces, slice, ids, limit) => {
+      const buf = Buffer.from(pieces.join(''));
+      const stopAbove = ids ? Infinity : limit;
+      const state = newScan();
+      let sliced = scanUpTo(buf, state, slice, ids, stopAbove);
+      for (let rounds = 0; sliced === undefined; rounds++) {
+        if (rounds > buf.length) return false; // it must get on
+        sliced = scanUpTo(buf, state, state.at + slice, ids, stopAbove);
+      }
+      t.deepEqual(sliced, scanJson(buf, ids ? { ids: true } : { stopAbove: limit }));
+      return true;
+    }),
+    { numRuns: 5000 },
+  );
+  // A whole answer cut into 1-byte slices: the id after a long result is found where it is.
+  const text = `{"jsonrpc":"2.0","result":[${'{"id":"0x1","data":"0x\\"}"},'.repeat(50)}1],"id":"client"}`;
+  const state = newScan();
+  let scan = scanUpTo(Buffer.from(text), state, 1, true, Infinity);
+  let slices = 1;
+  while (scan === undefined) {
+    scan = scanUpTo(Buffer.from(text), state, state.at + 1, true, Infinity);
+    slices++;
+  }
+  t.true(slices > 100, `${slices} slices`);
+  t.deepEqual(scan.ids.map((s) => text.slice(s.start, s.end)), ['"client"']);
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { answerFor, InFlight, mergeKey } from '../../../../lib/verify/merge.js';
+import { answerFor, answerForSliced, InFlight, mergeKey } from '../../../../lib/verify/merge.js';
+import { replySliceBytes } from '../../../../lib/jsonrpc/reply.js';
 import type { AgreementEnd, AgreementRun } from '../../../../lib/verify/question.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
 import type { RpcPayload } from '../../../../lib/jsonrpc/types.js';
@@ -99,4 +100,59 @@ test('answerFor: the agreed answer under another id, every other byte the same; 
   t.is(answerFor(failed, 3), failed);
   const noId = answerFor(agreed('[{"jsonrpc":"2.0","id":1,"result":1}]'), 2);
   t.is(noId.kind, 'error', 'never an answer under another request\'s id');
+});
+
+test('answerFor: the first member\'s bytes go out, so they are rewritten once and every member carries them, each keeping its upstream and fields', (t) => {
+  const a = { name: 'a' } as unknown as Upstream;
+  const b = { name: 'b' } as unknown as Upstream;
+  const end: AgreementEnd = {
+    kind: 'agreed',
+    verdict: {
+      hash: 'h',
+      members: [
+        { upstream: a, ok: true, body: Buffer.from('{"jsonrpc":"2.0","id":7,"result":"0x1"}'), hash: 'h', ms: 1 },
+        { upstream: b, ok: true, body: Buffer.from('{"result":"0x1","id":7,"jsonrpc":"2.0"}'), hash: 'h', ms: 2, ignored: [] },
+      ],
+    },
+  };
+  const moved = answerFor(end, 8);
+  if (moved.kind !== 'agreed') return t.fail(moved.kind);
+  const [first, second] = moved.verdict.members;
+  t.is(first!.body.toString(), '{"jsonrpc":"2.0","id":8,"result":"0x1"}');
+  t.is(second!.body, first!.body, 'no member is left under another request\'s id');
+  t.is(first!.upstream, a);
+  t.is(second!.upstream, b);
+  t.is(second!.ms, 2);
+  t.deepEqual(second!.ignored, []);
+  const refused: AgreementEnd = { kind: 'refused', confirmed: false, verdict: end.verdict };
+  const movedRefusal = answerFor(refused, 'r');
+  t.is(movedRefusal.kind, 'refused');
+  if (movedRefusal.kind === 'refused') t.is(movedRefusal.verdict.members[1]!.body.toString(), '{"jsonrpc":"2.0","id":"r","result":"0x1"}');
+});
+
+test('answerForSliced: a long answer comes later, as answerFor gives it; a short one and an error at once; nothing once the client is gone', async (t) => {
+  const list = Array.from({ length: 2 * replySliceBytes / 16 }, (_, i) => `"0x${(i % 4096).toString(16).padStart(10, '0')}"`).join(',');
+  const end = agreed(`{"jsonrpc":"2.0","result":[${list}],"id":1}`);
+  let returned = false;
+  const later = await new Promise<AgreementEnd>((resolve) => {
+    answerForSliced(end, 'x', { gone: false }, resolve);
+    returned = true;
+  });
+  t.true(returned, 'the long answer came after the call returned');
+  const whole = answerFor(end, 'x');
+  if (later.kind !== 'agreed' || whole.kind !== 'agreed') return t.fail();
+  t.true(later.verdict.members[0]!.body.equals(whole.verdict.members[0]!.body));
+  t.true(later.verdict.members[0]!.body.toString().endsWith('],"id":"x"}'));
+  const heard: AgreementEnd[] = [];
+  answerForSliced(agreed('{"jsonrpc":"2.0","id":1,"result":"0x1"}'), 2, { gone: false }, (e) => heard.push(e));
+  const failed: AgreementEnd = { kind: 'failed', cause: 'exhausted', required: 2, votes: [], failures: [], ineligible: [], called: [] };
+  answerForSliced(failed, 2, { gone: false }, (e) => heard.push(e));
+  t.is(heard.length, 2, 'both at once');
+  t.is(heard[1], failed);
+  const owner = { gone: false };
+  let given = 0;
+  answerForSliced(end, 'y', owner, () => given++);
+  owner.gone = true;
+  for (let i = 0; i < 30; i++) await new Promise((r) => setImmediate(r));
+  t.is(given, 0);
 });

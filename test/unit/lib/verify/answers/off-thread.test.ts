@@ -15,7 +15,7 @@ import { assessBody } from '../../../../../lib/verify/answers/answers.js';
 import { assessOutcome } from '../../../../../lib/verify/assess.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
-import { closeOffThread, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
+import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
 
@@ -215,5 +215,44 @@ test.serial('should judge the same bytes for the same request once, and still ch
   closeOffThread();
   await send(body, ofA);
   t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 5, same: 3 });
+  closeOffThread();
+});
+
+test.serial('should compare long answers a slice at a time: equal to the last byte takes the verdict, a byte that differs in any slice is judged, an abort while compared frees the thread', async (t) => {
+  const payload = single('eth_getLogs');
+  const count = Math.ceil((3.5 * compareSliceBytes) / 100);
+  const body = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: count }, (_, i) => `{"logIndex":"0x${i.toString(16).padStart(6, '0')}","data":"0x${'ab'.repeat(40)}"}`).join(',')}]}`);
+  t.true(body.length > 3 * compareSliceBytes, `${body.length} bytes`);
+  const send = (bytes: Buffer, signal = new Cancellation()) => judgeOrNot(Buffer.from(bytes), payload, undefined, false, secrets, signal, 60_000);
+  const main = assessBody(body, payload, undefined, scrub);
+  const before = { ...offThreadCounts };
+  const counts = () => ({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same });
+  const first = (await send(body)) as JudgedResponse;
+  t.is(first.judged.judgement?.ok && first.judged.judgement.hash, main.ok && main.hash);
+  // One log of the last slice, and one of a middle slice, written otherwise (same length): each judged on its own.
+  const changed = (i: number) => Buffer.from(body.toString().replace(`"logIndex":"0x${i.toString(16).padStart(6, '0')}"`, `"logIndex":"0x${(i + 1).toString(16).padStart(6, '0')}"`));
+  for (const i of [count - 10, Math.floor(count / 2)]) {
+    const other = changed(i);
+    t.is(other.length, body.length);
+    const r = (await send(other)) as JudgedResponse;
+    const theirs = assessBody(other, payload, undefined, scrub);
+    t.is(r.judged.judgement?.ok && r.judged.judgement.hash, theirs.ok && theirs.hash);
+    t.not(theirs.ok && theirs.hash, main.ok && main.hash);
+  }
+  t.deepEqual(counts(), { judged: 3, same: 0 });
+  // The same bytes, to the last one: the verdict given.
+  const again = (await send(body)) as JudgedResponse;
+  t.is(again.judged.judgement?.ok && again.judged.judgement.hash, main.ok && main.hash);
+  t.true(again.body.equals(body));
+  t.deepEqual(counts(), { judged: 3, same: 1 });
+  // Aborted while its bytes are compared (after the first slice): unchecked, and the next answer is judged.
+  const signal = new Cancellation();
+  const aborted = send(body, signal);
+  signal.abort();
+  t.is(((await aborted) as JudgedResponse).judged.unchecked, 'aborted');
+  const after = (await send(changed(5))) as JudgedResponse;
+  t.true(after.judged.judgement?.ok);
+  t.deepEqual(counts(), { judged: 4, same: 1 });
+  t.true(first.body.length > 0); // held to here: the verdict compared against was alive
   closeOffThread();
 });
