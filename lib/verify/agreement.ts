@@ -87,7 +87,8 @@ class AgreementLoop implements AgreementRun {
     this.perProvider = question.perProvider;
     const prior = question.prior;
     const candidates = prior === undefined ? question.candidates : othersThan(question.candidates, prior.members, question.perProvider);
-    this.fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
+    const call = policy.callInto === undefined ? policy.call : (policy as Required<Pick<AgreementPolicy, 'callInto'>>);
+    this.fanout = new FanOut<Upstream, UpstreamResponse>(candidates, call, policy.expectedMs, timers.now, onBackOff);
     this.called = this.fanout.called;
     this.startedAt = this.quietSince = timers.now();
     this.deadline = timers.setTimeout(() => this.finish(this.failed('deadline')), policy.deadlineMs);

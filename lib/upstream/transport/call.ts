@@ -10,7 +10,7 @@
  * it starts, the request id header, Basic authorization from the URL.
  */
 import { deeperAfter } from '../../jsonrpc/scan.js';
-import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type CallSink, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 /** Error bodies up to this size are read and dropped so the connection is kept. */
 export const drainLimit = 64 * 1024;
@@ -30,6 +30,11 @@ export interface CallOwner {
   /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
   traffic: number;
   trafficSeen: number;
+}
+
+/** A promise's settlement as a call's sink (Transport.send): one object of one shape. */
+export function promiseSink(resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void): CallSink {
+  return { answered: resolve, failed: reject };
 }
 
 /** The failure of a call refused before it starts (aborted already, client closed, budget spent); none: it may start. */
@@ -122,8 +127,8 @@ export abstract class UpstreamCall {
   constructor(
     readonly client: CallOwner,
     readonly request: UpstreamRequest,
-    private readonly resolve: (response: UpstreamResponse) => void,
-    private readonly reject: (err: Error) => void,
+    /** Told how the call ended: the caller's sink (Transport.call), or a promise's (`promiseSink`). */
+    private readonly sink: CallSink,
   ) {
     this.next = client.live;
     if (client.live) client.live.prev = this;
@@ -239,9 +244,9 @@ export abstract class UpstreamCall {
     if (err) {
       // A failed call's bytes are dropped: they go back to the budget.
       if (this.charged > 0) this.request.budget?.give(this.charged);
-      this.reject(err);
+      this.sink.failed(err);
     } else {
-      this.resolve({ body: body! });
+      this.sink.answered({ body: body! });
     }
   }
 }
