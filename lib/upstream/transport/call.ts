@@ -10,6 +10,7 @@
  * it starts, the request id header, Basic authorization from the URL.
  */
 import { deeperAfter } from '../../jsonrpc/scan.js';
+import { DeadlineList, deadlineList, type Due } from '../deadlines.js';
 import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type CallSink, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 /** Error bodies up to this size are read and dropped so the connection is kept. */
@@ -98,11 +99,15 @@ function onTimeout(call: UpstreamCall): void {
  * One upstream call, whichever client carries it. A subclass's constructor ends with
  * `client.admit(this)` (here its own fields would not be set yet when admission starts it).
  */
-export abstract class UpstreamCall {
+export abstract class UpstreamCall implements Due {
   /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
   sent = false;
   protected settled = false;
-  private readonly timer: NodeJS.Timeout;
+  /** Its timeout, in the process's list of deadlines of its duration (deadlines.ts). */
+  dueAt = 0;
+  duePrev: Due | undefined = undefined;
+  dueNext: Due | undefined = undefined;
+  dueList: DeadlineList | undefined = undefined;
   /** The answer's bytes when its length was declared large (filled as they come). */
   private body: Buffer | undefined = undefined;
   private chunks: Buffer[] = [];
@@ -133,9 +138,14 @@ export abstract class UpstreamCall {
     this.next = client.live;
     if (client.live) client.live.prev = this;
     client.live = this;
-    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
+    deadlineList(request.timeoutMs).add(this);
     request.signal.addEventListener('abort', this.onAbort, { once: true });
     if (request.background !== true) client.traffic += 1;
+  }
+
+  /** Its timeout passed. */
+  expire(): void {
+    onTimeout(this);
   }
 
   /** The client admitted it: it sends its request. */
@@ -231,7 +241,7 @@ export abstract class UpstreamCall {
   protected finish(err: UpstreamCallError | undefined, body?: Buffer): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    DeadlineList.remove(this);
     this.request.signal.removeEventListener('abort', this.onAbort);
     const { prev, next, client } = this;
     if (prev) prev.next = next;
