@@ -7,7 +7,6 @@
  * it is refused at once (lib/upstream/loop.ts).
  * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.finalizedRoute (ctx.access, through options.identify)
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { initContext, type RpcContext } from '../lib/pipeline/context.js';
@@ -23,6 +22,7 @@ import {
 } from '../lib/errors.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { lazyChild, silentLogger, type Logger } from '../lib/log.js';
+import { newRequestId } from '../lib/pipeline/request-id.js';
 import { canonicalChainId, parseConfirmations, routeOf, shownPath } from '../lib/pipeline/route.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
@@ -45,7 +45,7 @@ export interface ParseJsonRpcOptions {
 /** A client's X-Request-Id is kept when it is 1–200 visible ASCII characters; else a UUID is made. */
 export function pickRequestId(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
-  return value && /^[\x21-\x7e]{1,200}$/.test(value) ? value : randomUUID();
+  return value && /^[\x21-\x7e]{1,200}$/.test(value) ? value : newRequestId();
 }
 
 export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
