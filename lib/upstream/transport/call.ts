@@ -1,7 +1,7 @@
 /**
  * What a call to an HTTP(S) upstream is on either client (node:http, http-call.ts; undici,
  * undici.ts), written once: its place in its client's list of calls in flight and in its
- * admission queue, its deadline (one timer) and abort, the reading of its answer into one buffer
+ * admission queue, its deadline (an entry of the shared list of its duration, ../deadlines.ts) and abort, the reading of its answer into one buffer
  * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
  * bytes arrive, so a large answer's scan never runs whole on the event loop), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
