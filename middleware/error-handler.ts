@@ -9,10 +9,10 @@
  * status: mount the handler on the RPC paths after your routes, `app.use('/gateway', rpcErrorHandler())`.
  * Exactly four parameters: connect and express pick error handlers by arity.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Next } from '../lib/pipeline/compose.js';
 import { findContext } from '../lib/pipeline/context.js';
+import { newRequestId } from '../lib/pipeline/request-id.js';
 import { asGatewayError, BodyTooLargeError, errorText, GatewayError, ParseError } from '../lib/errors.js';
 import { corsHeaders, Header, wantsCors } from '../lib/pipeline/headers.js';
 import { RpcCode } from '../lib/jsonrpc/codes.js';
@@ -41,7 +41,7 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', Buffer.byteLength(text));
-    res.setHeader(Header.RequestId, ctx?.requestId ?? randomUUID());
+    res.setHeader(Header.RequestId, ctx?.requestId ?? newRequestId());
     if (error.status < 300) {
       // An error a node would send itself (-32602, -32601), with 200 as a node sends it:
       // an answer nothing confirmed, so X-Required-Confirmations is 1, as it always is when X-Confirmable is false.

@@ -135,6 +135,11 @@ export type RpcPipeline = Middleware & {
 export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}): RpcPipeline {
   const logger = deps.logger ?? silentLogger;
   let closing: Promise<void> | undefined;
+  /**
+   * Set the moment close() is called, before it closes anything: the upstream calls it ends are
+   * told to their requests at once (Transport.call), and those requests must already read it.
+   */
+  let closed = false;
   const shuttingDown = (cause?: unknown) =>
     new ShuttingDownError('omnigate is shutting down: the pipeline is closed, retry on another instance', {
       headers: { Connection: 'close' },
@@ -167,7 +172,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
     // After parse, so that the refusal echoes the client's id.
     function refuseWhenClosed(_req, _res, next) {
-      next(closing ? shuttingDown() : undefined);
+      next(closed ? shuttingDown() : undefined);
     } satisfies Middleware,
     // The key's chain and N (lib/access), once parse has resolved the key (identifyClient).
     ...(access ? [authorize(access)] : []),
@@ -226,7 +231,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     // (no head comes any more): say why.
     const fail = (err?: unknown) => {
       if (!err) return next();
-      const error = closing && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err;
+      const error = closed && (err instanceof UpstreamsFailedError || err instanceof BlockNotAvailableError) ? shuttingDown(err) : err;
       // An error answer settles its budget too (and says what it cost).
       const settling = budgets ? settleFailed(budgets, req, res) : undefined;
       if (settling === undefined) return onError(error, req, res, next);
@@ -271,7 +276,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
     registry,
     metrics,
     startHealthChecks() {
-      if (closing) throw new Error('rpcPipeline: startHealthChecks() after close(): the upstream pools are closed');
+      if (closed) throw new Error('rpcPipeline: startHealthChecks() after close(): the upstream pools are closed');
       prober ??= startProber(registry, {
         intervalSeconds: config.refreshInterval,
         timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
@@ -281,12 +286,12 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       return prober;
     },
     startHeadTracking() {
-      if (closing) throw new Error('rpcPipeline: startHeadTracking() after close(): the upstream pools are closed');
+      if (closed) throw new Error('rpcPipeline: startHeadTracking() after close(): the upstream pools are closed');
       tracker ??= startHeadTracker(registry, { timeoutMs: Math.min(5_000, config.timeouts.upstreamMs), logger, concurrency: config.limits.probeConcurrency });
       return tracker;
     },
     startProofChecks() {
-      if (closing) throw new Error('rpcPipeline: startProofChecks() after close(): the upstream pools are closed');
+      if (closed) throw new Error('rpcPipeline: startProofChecks() after close(): the upstream pools are closed');
       selfChecks ??= startSelfChecks(registry.chains.values(), {
         intervalSeconds: config.refreshInterval,
         timeoutMs: Math.min(5_000, config.timeouts.upstreamMs),
@@ -296,6 +301,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       return selfChecks;
     },
     close() {
+      closed = true;
       closing ??= (async () => {
         selfChecks?.stop();
         prober?.stop();

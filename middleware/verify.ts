@@ -26,12 +26,12 @@ import type { DisputePolicy } from '../lib/health/health.js';
 import type { Metrics } from '../lib/ops/metrics.js';
 import { runAgreement } from '../lib/verify/agreement.js';
 import { assessOutcome, type Judging } from '../lib/verify/assess.js';
-import { callOf, expectedLatency, type CallPlan } from '../lib/verify/calls.js';
+import { callInto, callOf, expectedLatency, type CallPlan } from '../lib/verify/calls.js';
 import type { AgreementEnd, AgreementPolicy, AgreementRun, Assessed, Decided, Question, Verdict } from '../lib/verify/question.js';
 import { lacksBlock } from '../lib/verify/answers/missing.js';
 import type { Outcome } from '../lib/upstream/fanout.js';
 import type { Upstream } from '../lib/upstream/registry.js';
-import type { UpstreamResponse } from '../lib/upstream/transport/contract.js';
+import type { CallSink, CancelSignal, UpstreamResponse } from '../lib/upstream/transport/contract.js';
 import { isWrite } from '../lib/jsonrpc/writes.js';
 import { broadcastCount, knownHashOf, runWrite, writeFailure, type WritePolicy } from '../lib/verify/write.js';
 import { type DisputeFile } from '../lib/verify/dispute-log.js';
@@ -123,8 +123,7 @@ function answerDone(run: VerifyRun): void {
 class VerifyRun implements AgreementPolicy, Question {
   // The question (lib/verify/question.ts Question).
   readonly prior: Verdict | undefined;
-  // The policy (AgreementPolicy): this stage's part.
-  readonly call: AgreementPolicy['call'];
+  // The policy (AgreementPolicy): this stage's part (`call` and `callInto` are methods below).
   readonly expectedMs = expectedLatency;
   readonly deadlineMs: number;
   // The request policy's part (options.policy), set by withPolicy: absent until then, and where it sets none.
@@ -168,7 +167,6 @@ class VerifyRun implements AgreementPolicy, Question {
     private holds: number,
   ) {
     this.prior = miss?.prior;
-    this.call = callOf(plan, judging);
     this.deadlineMs = plan.deadlineMs;
     this.ignored = judging.ignored;
     this.asAnswer = judging.beyondHeads ? lacksBlock : undefined;
@@ -204,6 +202,15 @@ class VerifyRun implements AgreementPolicy, Question {
     this.thenHedge = extra.onHedge;
     this.thenDecided = extra.onDecided;
     return this;
+  }
+
+  /** The call as a function of its own (the write path's; the loop calls `callInto`). */
+  get call(): AgreementPolicy['call'] {
+    return callOf(this.plan, this.judging);
+  }
+
+  callInto(upstream: Upstream, signal: CancelSignal, sink: CallSink): void {
+    callInto(this.plan, this.judging, upstream, signal, sink);
   }
 
   assess(o: Outcome<Upstream, UpstreamResponse>): Assessed {

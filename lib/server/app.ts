@@ -127,9 +127,14 @@ export async function startServer(config: OmnigateConfig, port: number, options:
   if (options.headTracking !== false) rpc.startHeadTracking();
   const server = httpServer(config, app);
   // Connections, and the answers in progress on each (from a request's head to the end of its
-  // answer; several on a pipelined connection).
+  // answer; several on a pipelined connection): a connection's set lives as long as it does.
   const sockets = new Set<Socket>();
   const inFlight = new Map<Socket, Set<http.ServerResponse>>();
+  const busy = (socket: Socket): boolean => (inFlight.get(socket)?.size ?? 0) > 0;
+  // One listener for every answer (its request's socket read off it), not a closure per request.
+  function answerClosed(this: http.ServerResponse): void {
+    inFlight.get(this.req.socket as Socket)?.delete(this);
+  }
   let closing = false;
   /** How long an idle connection is kept once the server closes (see close()). */
   const idleGraceMs = Math.min(1_000, config.server.keepAliveTimeoutMs);
@@ -146,10 +151,8 @@ export async function startServer(config: OmnigateConfig, port: number, options:
     if (!answers) inFlight.set(socket, (answers = new Set()));
     answers.add(res);
     if (closing && !res.headersSent) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      answers.delete(res);
-      if (answers.size === 0 && inFlight.get(socket) === answers) inFlight.delete(socket);
-    });
+    // ('close' comes once: on, not once, which would wrap the listener in a closure per request)
+    res.on('close', answerClosed);
   });
   await listen(server, port, options.host ?? config.host);
   const adminServer = adminApp && admin ? httpServer(config, adminApp) : undefined;
@@ -187,10 +190,10 @@ export async function startServer(config: OmnigateConfig, port: number, options:
         for (const socket of sockets) {
           const answers = inFlight.get(socket);
           // the last answer of a pipelined connection ends it: the ones before it are written first
-          if (answers) endsConnection([...answers].at(-1)!, socket, () => inFlight.has(socket));
+          if (answers && answers.size > 0) endsConnection([...answers].at(-1)!, socket, () => busy(socket));
         }
         const grace = setTimeout(() => {
-          for (const socket of sockets) if (!inFlight.has(socket)) socket.destroy();
+          for (const socket of sockets) if (!busy(socket)) socket.destroy();
           // (Node's own close(): its connection-checking timer stops; the listening socket is closed already)
           server.close();
         }, idleGraceMs);

@@ -8,7 +8,7 @@
  * Outcomes are pushed to one listener (callbacks, no promise per outcome: this is the hot path
  * of every request); the listener hears `undefined` once, when the fan-out is aborted.
  */
-import { Cancellation, type CancelSignal } from './transport/contract.js';
+import { Cancellation, type CallSink, type CancelSignal } from './transport/contract.js';
 
 export type Outcome<U, R> =
   | { upstream: U; ok: true; value: R; ms: number }
@@ -17,18 +17,46 @@ export type Outcome<U, R> =
 export type OutcomeListener<U, R> = (outcome: Outcome<U, R> | undefined) => void;
 
 /**
- * A call still running: who, and since when (on the fan-out's clock). The calls in flight are a
- * list linked through these entries, in the order they started: no Set (its table made and
- * shrunk again) per request.
+ * How the fan-out makes a call: a function whose promise settles with its outcome, or an object
+ * whose `callInto` tells the outcome to the sink it is handed (no promise, no reaction closures
+ * per call: the hot path).
  */
-interface Running<U> {
-  upstream: U;
-  began: number;
-  prev: Running<U> | undefined;
-  next: Running<U> | undefined;
+export type CallOf<U, R> = ((upstream: U, signal: CancelSignal) => Promise<R>) | { callInto(upstream: U, signal: CancelSignal, sink: CallSink<R>): void };
+
+/**
+ * A call still running: who, and since when (on the fan-out's clock), and the sink its outcome
+ * is told to. The calls in flight are a list linked through these entries, in the order they
+ * started: no Set (its table made and shrunk again) per request.
+ */
+class Running<U, R> implements CallSink<R> {
+  prev: Running<U, R> | undefined;
+  next: Running<U, R> | undefined = undefined;
+  settled = false;
+
+  constructor(
+    readonly fanout: FanOut<U, R>,
+    readonly upstream: U,
+    readonly began: number,
+    last: Running<U, R> | undefined,
+  ) {
+    this.prev = last;
+  }
+
+  answered(value: R): void {
+    this.fanout.settle(this, true, value, undefined);
+  }
+
+  failed(error: unknown): void {
+    this.fanout.settle(this, false, undefined, error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 const performanceNow = () => performance.now();
+
+/** An outcome told while its call was being started, handed on once `start` has returned. */
+function settleLater<U, R>(entry: Running<U, R>, ok: boolean, value: R | undefined, error: Error | undefined): void {
+  entry.fanout.settle(entry, ok, value, error, true);
+}
 
 export class FanOut<U, R> {
   private readonly cancellation = new Cancellation();
@@ -37,10 +65,12 @@ export class FanOut<U, R> {
   private candidates: readonly U[];
   private next = 0;
   /** The calls in flight (first and last of the list), and how many. */
-  private first: Running<U> | undefined = undefined;
-  private last: Running<U> | undefined = undefined;
+  private first: Running<U, R> | undefined = undefined;
+  private last: Running<U, R> | undefined = undefined;
   private running = 0;
   private aborted = false;
+  /** Whether a call is being started (an outcome told meanwhile waits for a microtask). */
+  private starting = false;
   /** Upstreams called so far, in the order they were started. */
   readonly called: U[] = [];
 
@@ -55,7 +85,7 @@ export class FanOut<U, R> {
    */
   constructor(
     candidates: readonly U[],
-    private readonly call: (upstream: U, signal: CancelSignal) => Promise<R>,
+    private readonly call: CallOf<U, R>,
     private readonly expectedMs?: (upstream: U) => number | undefined,
     private readonly now: () => number = performanceNow,
     private readonly later?: (upstream: U) => boolean,
@@ -120,27 +150,48 @@ export class FanOut<U, R> {
 
   private start(upstream: U): void {
     const last = this.last;
-    const entry: Running<U> = { upstream, began: this.now(), prev: last, next: undefined };
+    const entry = new Running<U, R>(this, upstream, this.now(), last);
     if (last === undefined) this.first = entry;
     else last.next = entry;
     this.last = entry;
     this.running += 1;
     this.called.push(upstream);
-    this.call(upstream, this.cancellation).then(
-      (value) => this.settle(entry, { upstream, ok: true, value, ms: this.now() - entry.began }),
-      (error: unknown) =>
-        this.settle(entry, { upstream, ok: false, error: error instanceof Error ? error : new Error(String(error)), ms: this.now() - entry.began }),
-    );
+    const call = this.call;
+    if (typeof call === 'function') {
+      call(upstream, this.cancellation).then(
+        (value) => entry.answered(value),
+        (error: unknown) => entry.failed(error),
+      );
+      return;
+    }
+    // An outcome told before callInto returns (a call refused at once) is handed on from a
+    // microtask, as a promise's would be: the loop never hears of a call while it starts one.
+    this.starting = true;
+    try {
+      call.callInto(upstream, this.cancellation, entry);
+    } finally {
+      this.starting = false;
+    }
   }
 
-  private settle(entry: Running<U>, outcome: Outcome<U, R>): void {
+  /** A call's outcome (its entry's sink); the first one told counts, any later one is ignored. */
+  settle(entry: Running<U, R>, ok: boolean, value: R | undefined, error: Error | undefined, deferred = false): void {
+    if (entry.settled) return;
+    if (this.starting && !deferred) {
+      queueMicrotask(() => settleLater(entry, ok, value, error));
+      return;
+    }
+    entry.settled = true;
+    const ms = this.now() - entry.began;
     this.unlink(entry);
     if (this.aborted) return;
+    const upstream = entry.upstream;
+    const outcome: Outcome<U, R> = ok ? { upstream, ok: true, value: value as R, ms } : { upstream, ok: false, error: error!, ms };
     if (this.listener) this.listener(outcome);
     else this.queue.push(outcome);
   }
 
-  private unlink(entry: Running<U>): void {
+  private unlink(entry: Running<U, R>): void {
     const { prev, next } = entry;
     if (prev === undefined) this.first = next;
     else prev.next = next;

@@ -22,6 +22,7 @@
  * methods shared by every run (no closures made per request but the fan-out's listener).
  */
 import { onBackOff } from '../health/rate-limits.js';
+import { DeadlineList, deadlineList, type Due } from '../upstream/deadlines.js';
 import { FanOut, type Outcome } from '../upstream/fanout.js';
 import type { Upstream } from '../upstream/registry.js';
 import type { UpstreamResponse } from '../upstream/transport/contract.js';
@@ -49,7 +50,7 @@ export function runAgreement(question: Question, policy: AgreementPolicy, done: 
 /** Why a question ended without a group of N (before `failed` looks closer). */
 type FailCause = 'deadline' | 'aborted' | 'exhausted';
 
-class AgreementLoop implements AgreementRun {
+class AgreementLoop implements AgreementRun, Due {
   /** Upstreams called so far, in the order they were started (a data property: see runAgreement's callers). */
   readonly called: readonly Upstream[];
   private readonly timers: Timers;
@@ -75,7 +76,13 @@ class AgreementLoop implements AgreementRun {
   private hedgeTimer: unknown = undefined;
   private readonly startedAt: number;
   private quietSince: number;
+  /** The deadline's timer, with injected timers (policy.timers); else the deadline is in the process's list (below). */
   private readonly deadline: unknown;
+  /** The deadline in the process's list of deadlines of its duration (lib/upstream/deadlines.ts), on the real clock. */
+  dueAt = 0;
+  duePrev: Due | undefined = undefined;
+  dueNext: Due | undefined = undefined;
+  dueList: DeadlineList | undefined = undefined;
 
   constructor(
     question: Question,
@@ -87,10 +94,16 @@ class AgreementLoop implements AgreementRun {
     this.perProvider = question.perProvider;
     const prior = question.prior;
     const candidates = prior === undefined ? question.candidates : othersThan(question.candidates, prior.members, question.perProvider);
-    this.fanout = new FanOut<Upstream, UpstreamResponse>(candidates, policy.call, policy.expectedMs, timers.now, onBackOff);
+    const call = policy.callInto === undefined ? policy.call : (policy as Required<Pick<AgreementPolicy, 'callInto'>>);
+    this.fanout = new FanOut<Upstream, UpstreamResponse>(candidates, call, policy.expectedMs, timers.now, onBackOff);
     this.called = this.fanout.called;
     this.startedAt = this.quietSince = timers.now();
-    this.deadline = timers.setTimeout(() => this.finish(this.failed('deadline')), policy.deadlineMs);
+    if (timers === realTimers) {
+      this.deadline = undefined;
+      deadlineList(policy.deadlineMs).add(this);
+    } else {
+      this.deadline = timers.setTimeout(() => this.expire(), policy.deadlineMs);
+    }
     this.fanout.onOutcome((o) => {
       // (guard inlined: this runs once per call)
       if (!o || this.finished) return;
@@ -111,6 +124,11 @@ class AgreementLoop implements AgreementRun {
 
   abort(): void {
     if (!this.finished) this.finish(this.failed('aborted'));
+  }
+
+  /** The deadline passed. */
+  expire(): void {
+    this.finish(this.failed('deadline'));
   }
 
   /**
@@ -145,7 +163,8 @@ class AgreementLoop implements AgreementRun {
     if (this.finished) return;
     this.finished = true;
     this.waitEnded?.abort();
-    this.timers.clearTimeout(this.deadline);
+    if (this.deadline !== undefined) this.timers.clearTimeout(this.deadline);
+    else DeadlineList.remove(this);
     if (this.hedgeTimer !== undefined) this.timers.clearTimeout(this.hedgeTimer);
     this.fanout.abort(undefined, this.policy.onAbandoned);
     this.done(end);

@@ -10,7 +10,7 @@ import type { RpcPayload } from '../jsonrpc/types.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
-import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { CallSink, CancelSignal, UpstreamRequest, UpstreamResponse } from '../upstream/transport/contract.js';
 import type { Judging } from './assess.js';
 import { judgedOffThread, judgeOffThread } from './answers/off-thread.js';
 import type { CallPolicy } from './question.js';
@@ -87,6 +87,55 @@ function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: Ca
   );
 }
 
+/**
+ * The call of `judged`, its outcome told to `sink` (the loop's `callInto`): on a transport that
+ * has `call`, no promise and no closure per call, one object that measures the call and hands
+ * its answer on. Through a batch's coalescer, or a transport with `send` only, its promise.
+ */
+export function callInto(plan: CallPlan, judging: Judging, upstream: Upstream, signal: CancelSignal, sink: CallSink): void {
+  const health = upstream.health;
+  const began = performance.now();
+  recordStart(health, began);
+  const measured = new MeasuredCall(plan, judging, upstream, signal, sink, began);
+  const transport = upstream.transport;
+  try {
+    if (plan.coalescer === undefined && transport.call !== undefined) transport.call(requestOf(plan, signal), measured);
+    else transportCall(plan, upstream, signal).then((response) => measured.answered(response), (err: unknown) => measured.failed(err as Error));
+  } catch (err) {
+    recordError(health);
+    throw err;
+  }
+}
+
+/** One call of `callInto` under way: measured when it ends, its answer judged off the event loop when large, then told to the loop. */
+class MeasuredCall implements CallSink {
+  constructor(
+    private readonly plan: CallPlan,
+    private readonly judging: Judging,
+    private readonly upstream: Upstream,
+    private readonly signal: CancelSignal,
+    private readonly sink: CallSink,
+    private readonly began: number,
+  ) {}
+
+  answered(response: UpstreamResponse): void {
+    const { plan, upstream, sink } = this;
+    recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, performance.now());
+    const texts = upstream.secrets.texts;
+    if (!judgedOffThread(response.body.length) || !texts) return sink.answered(response);
+    const { judging } = this;
+    judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, this.signal, plan.timeoutMs).then(
+      (judged) => sink.answered(judged),
+      (err: unknown) => sink.failed(err as Error),
+    );
+  }
+
+  failed(err: Error): void {
+    recordCallFailed(this.upstream.health, this.plan.cls, this.signal, this.began, err, performance.now());
+    this.sink.failed(err);
+  }
+}
+
 /** One upstream call, measured. */
 function send(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
   return trackCall(plan.chain, upstream.health, plan.cls, signal, () => transportCall(plan, upstream, signal));
@@ -95,8 +144,14 @@ function send(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise
 /** The call itself: through the batch's coalescer, or the upstream's transport. */
 function transportCall(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
   const { payload, coalescer } = plan;
-  const request = {
-    payload,
+  const request = requestOf(plan, signal);
+  return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
+}
+
+/** The transport's request of one call (one literal of one shape). */
+function requestOf(plan: CallPlan, signal: CancelSignal): UpstreamRequest {
+  return {
+    payload: plan.payload,
     requestId: plan.requestId,
     signal,
     timeoutMs: plan.timeoutMs,
@@ -105,5 +160,4 @@ function transportCall(plan: CallPlan, upstream: Upstream, signal: CancelSignal)
     maxDepth: plan.maxDepth,
     budget: plan.budget,
   };
-  return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
 }

@@ -7,7 +7,7 @@ import type { Outcome } from '../upstream/fanout.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
 import type { Logger } from '../log.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import type { CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
+import type { CallSink, CancelSignal, UpstreamResponse } from '../upstream/transport/contract.js';
 import type { IgnoredValue } from './answers/canonical.js';
 import type { Vote } from './quorum.js';
 
@@ -95,6 +95,11 @@ export interface Decided {
 /** The fetch stage's part of the policy. */
 export interface CallPolicy {
   call(upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse>;
+  /**
+   * The same call with its outcome told to `sink` (no promise per call); when present, the
+   * agreement loop calls it (as a method of the policy) instead of `call`.
+   */
+  callInto?(upstream: Upstream, signal: CancelSignal, sink: CallSink): void;
   /** The latency expected of an upstream: orders the calls of one launch, slowest first. */
   expectedMs?(upstream: Upstream): number | undefined;
   /** Whole-question deadline (ms). */

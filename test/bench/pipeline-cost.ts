@@ -2,9 +2,9 @@
  * What omnigate's pipeline costs per N=1 answer with no network at all, for two builds in one
  * process: `BEFORE_DIST` (e.g. a build of the base commit) and this worktree's dist/ (AFTER_DIST
  * to change). Each build's rpcPipeline serves eth_blockNumber on one chain of one upstream whose
- * transport answers at once (its `send` replaced: no socket, no HTTP client), to requests made of
- * node's own IncomingMessage and ServerResponse over a socket that drops what is written. What is
- * measured is then the pipeline alone (parse, classify, select, the agreement loop, judging and
+ * transport answers at once (its `send`, and its `call` on a build whose transports have one,
+ * replaced: no socket, no HTTP client), to requests made of node's own IncomingMessage and
+ * ServerResponse over a socket that drops what is written. What is measured is then the pipeline alone (parse, classify, select, the agreement loop, judging and
  * hashing the answer, metrics, emit with node's header writing), the part that the saturated
  * bench's N=1 ÷ relay is about, without the kernel, the HTTP parsers and the other processes that
  * make those figures swing on a shared machine. Rounds alternate between the builds (the order
@@ -53,9 +53,14 @@ async function build(name: string, dist: string): Promise<Build> {
   const rpc = rpcPipeline(result.config);
   for (const chain of rpc.registry.chains.values()) {
     for (const upstream of chain.upstreams) {
-      // The node answers at once, echoing the call's id, as the bench's fake nodes do.
-      upstream.transport.send = (request) =>
-        Promise.resolve({ body: Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(request.payload.calls[0]!.id)},"result":"0x1312d00"}`) });
+      // The node answers at once, echoing the call's id, as the bench's fake nodes do; from a
+      // microtask, through `call` on a build whose transports have it (the loop's reads use it
+      // then), else through `send`'s promise.
+      const answer = (request: { payload: { calls: readonly { id: unknown }[] } }) => ({
+        body: Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(request.payload.calls[0]!.id)},"result":"0x1312d00"}`),
+      });
+      upstream.transport.send = (request) => Promise.resolve(answer(request));
+      if (upstream.transport.call) upstream.transport.call = (request, sink) => queueMicrotask(() => sink.answered(answer(request)));
     }
   }
   return { name, handle: rpc as unknown as Handler, close: () => rpc.close() };

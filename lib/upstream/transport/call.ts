@@ -1,7 +1,7 @@
 /**
  * What a call to an HTTP(S) upstream is on either client (node:http, http-call.ts; undici,
  * undici.ts), written once: its place in its client's list of calls in flight and in its
- * admission queue, its deadline (one timer) and abort, the reading of its answer into one buffer
+ * admission queue, its deadline (an entry of the shared list of its duration, ../deadlines.ts) and abort, the reading of its answer into one buffer
  * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
  * bytes arrive, so a large answer's scan never runs whole on the event loop), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
@@ -10,7 +10,8 @@
  * it starts, the request id header, Basic authorization from the URL.
  */
 import { deeperAfter } from '../../jsonrpc/scan.js';
-import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { DeadlineList, deadlineList, type Due } from '../deadlines.js';
+import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, UpstreamCallError, type CallSink, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 /** Error bodies up to this size are read and dropped so the connection is kept. */
 export const drainLimit = 64 * 1024;
@@ -30,6 +31,11 @@ export interface CallOwner {
   /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
   traffic: number;
   trafficSeen: number;
+}
+
+/** A promise's settlement as a call's sink (Transport.send): one object of one shape. */
+export function promiseSink(resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void): CallSink {
+  return { answered: resolve, failed: reject };
 }
 
 /** The failure of a call refused before it starts (aborted already, client closed, budget spent); none: it may start. */
@@ -93,11 +99,15 @@ function onTimeout(call: UpstreamCall): void {
  * One upstream call, whichever client carries it. A subclass's constructor ends with
  * `client.admit(this)` (here its own fields would not be set yet when admission starts it).
  */
-export abstract class UpstreamCall {
+export abstract class UpstreamCall implements Due {
   /** Whether the request's bytes may have reached the upstream (UpstreamCallError.sent). */
   sent = false;
   protected settled = false;
-  private readonly timer: NodeJS.Timeout;
+  /** Its timeout, in the process's list of deadlines of its duration (deadlines.ts). */
+  dueAt = 0;
+  duePrev: Due | undefined = undefined;
+  dueNext: Due | undefined = undefined;
+  dueList: DeadlineList | undefined = undefined;
   /** The answer's bytes when its length was declared large (filled as they come). */
   private body: Buffer | undefined = undefined;
   private chunks: Buffer[] = [];
@@ -122,15 +132,20 @@ export abstract class UpstreamCall {
   constructor(
     readonly client: CallOwner,
     readonly request: UpstreamRequest,
-    private readonly resolve: (response: UpstreamResponse) => void,
-    private readonly reject: (err: Error) => void,
+    /** Told how the call ended: the caller's sink (Transport.call), or a promise's (`promiseSink`). */
+    private readonly sink: CallSink,
   ) {
     this.next = client.live;
     if (client.live) client.live.prev = this;
     client.live = this;
-    this.timer = setTimeout(onTimeout, request.timeoutMs, this);
+    deadlineList(request.timeoutMs).add(this);
     request.signal.addEventListener('abort', this.onAbort, { once: true });
     if (request.background !== true) client.traffic += 1;
+  }
+
+  /** Its timeout passed. */
+  expire(): void {
+    onTimeout(this);
   }
 
   /** The client admitted it: it sends its request. */
@@ -226,7 +241,7 @@ export abstract class UpstreamCall {
   protected finish(err: UpstreamCallError | undefined, body?: Buffer): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    DeadlineList.remove(this);
     this.request.signal.removeEventListener('abort', this.onAbort);
     const { prev, next, client } = this;
     if (prev) prev.next = next;
@@ -239,9 +254,9 @@ export abstract class UpstreamCall {
     if (err) {
       // A failed call's bytes are dropped: they go back to the budget.
       if (this.charged > 0) this.request.budget?.give(this.charged);
-      this.reject(err);
+      this.sink.failed(err);
     } else {
-      this.resolve({ body: body! });
+      this.sink.answered({ body: body! });
     }
   }
 }

@@ -85,8 +85,23 @@ export interface UpstreamResponse {
   body: Buffer;
 }
 
+/**
+ * Who hears how a call ended when it is made with `Transport.call`: exactly one of the two, once;
+ * a call refused or failed at once is told before `call` returns.
+ */
+export interface CallSink<R = UpstreamResponse> {
+  answered(response: R): void;
+  failed(err: Error): void;
+}
+
 export interface Transport {
   send(request: UpstreamRequest): Promise<UpstreamResponse>;
+  /**
+   * The same call as `send`, its end told to `sink` with no promise and no closure per call (the
+   * agreement loop's reads, the hot path, use it when a transport has it). Optional: a transport
+   * without it (ws, a test's fake) is called through `send`.
+   */
+  call?(request: UpstreamRequest, sink: CallSink): void;
   close(): Promise<void>;
 }
 

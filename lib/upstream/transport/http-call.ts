@@ -9,7 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { UpstreamCallError, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { UpstreamCallError, type CallSink, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 import { transportError, UpstreamCall, type CallOwner as AnyCallOwner } from './call.js';
 import { closeWhenFree, type SocketPool, type SocketSlot, type SocketWaiter } from './sockets.js';
 
@@ -76,8 +76,8 @@ export class Call extends UpstreamCall implements SocketWaiter {
   pprev: SocketWaiter | undefined = undefined;
   pnext: SocketWaiter | undefined = undefined;
 
-  constructor(client: CallOwner, request: UpstreamRequest, resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void) {
-    super(client, request, resolve, reject);
+  constructor(client: CallOwner, request: UpstreamRequest, sink: CallSink) {
+    super(client, request, sink);
     client.admit(this);
   }
 

@@ -20,8 +20,8 @@
  */
 import type http from 'node:http';
 import { createAgent, defaultMaxSockets, type AgentSettings } from './agent.js';
-import { UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
-import { basicAuth, refusal, requestIdHeader, type UpstreamCall } from './call.js';
+import { UpstreamCallError, type CallSink, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { basicAuth, promiseSink, refusal, requestIdHeader, type UpstreamCall } from './call.js';
 import { Admission } from './admission.js';
 import { Call, type CallOwner } from './http-call.js';
 import type { SocketPool, SocketSlot } from './sockets.js';
@@ -44,6 +44,7 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   const client = new Client(url, agent, options.maxSockets ?? (own ? defaultMaxSockets : agent.maxSockets), options, slot);
   return {
     send: (request) => client.send(request),
+    call: (request, sink) => client.call(request, sink),
     close: async () => {
       client.closed = true;
       for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
@@ -104,7 +105,14 @@ class Client extends Admission<Call> implements CallOwner {
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const refused = refusal(request, this.closed);
     if (refused) return Promise.reject(refused);
-    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
+    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, promiseSink(resolve, reject)));
+  }
+
+  /** `send` with its end told to `sink` (Transport.call). */
+  call(request: UpstreamRequest, sink: CallSink): void {
+    const refused = refusal(request, this.closed);
+    if (refused) return sink.failed(refused);
+    new Call(this, request, sink);
   }
 
 

@@ -34,9 +34,9 @@ import type { buildConnector, Dispatcher } from 'undici';
 const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
-import { basicAuth, refusal, requestIdHeader, transportError, UpstreamCall } from './call.js';
+import { basicAuth, promiseSink, refusal, requestIdHeader, transportError, UpstreamCall } from './call.js';
 import { ConnectionSlot, type Connect, type ConnectionClient, type SocketPool } from './sockets.js';
-import { UpstreamCallError, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
+import { UpstreamCallError, type CallSink, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
 export interface UndiciTransportOptions extends AgentSettings {
   /** Our Via entry (loop.ts), sent after the request's own omnigate entries (`request.via`). */
@@ -50,6 +50,7 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
   const client = new Client(url, options, options.sockets ? new ConnectionSlot(options.sockets) : undefined);
   return {
     send: (request) => client.send(request),
+    call: (request, sink) => client.call(request, sink),
     close: async () => {
       client.closed = true;
       for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
@@ -128,7 +129,14 @@ class Client extends Admission<Call> {
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const refused = refusal(request, this.closed);
     if (refused) return Promise.reject(refused);
-    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, resolve, reject));
+    return new Promise<UpstreamResponse>((resolve, reject) => new Call(this, request, promiseSink(resolve, reject)));
+  }
+
+  /** `send` with its end told to `sink` (Transport.call). */
+  call(request: UpstreamRequest, sink: CallSink): void {
+    const refused = refusal(request, this.closed);
+    if (refused) return sink.failed(refused);
+    new Call(this, request, sink);
   }
 
 
@@ -164,8 +172,8 @@ class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
   /** Whether undici has the request (it must be aborted when our side ends the call). */
   private dispatched = false;
 
-  constructor(client: Client, request: UpstreamRequest, resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void) {
-    super(client, request, resolve, reject);
+  constructor(client: Client, request: UpstreamRequest, sink: CallSink) {
+    super(client, request, sink);
     client.admit(this);
   }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { FanOut, type Outcome } from '../../../../lib/upstream/fanout.js';
-import { Cancellation, type CancelSignal } from '../../../../lib/upstream/transport/contract.js';
+import { Cancellation, type CallSink, type CancelSignal } from '../../../../lib/upstream/transport/contract.js';
 
 /** A call per upstream name that settles when the test says so. */
 function deferredCalls() {
@@ -176,4 +176,43 @@ test('requeue puts upstreams back after the candidates left, to be called again'
   t.is(fan.remaining, 2);
   t.is(fan.launch(5), 2);
   t.deepEqual(fan.called, ['a', 'b', 'c', 'a']);
+});
+
+test('with a callInto caller: outcomes told to each call sink, in the order told; a second word from a sink is ignored', async (t) => {
+  const sinks = new Map<string, CallSink<string>>();
+  const fan = new FanOut<string, string>(['a', 'b', 'c'], { callInto: (u, _signal, sink) => void sinks.set(u, sink) });
+  const seen: string[] = [];
+  fan.onOutcome((o) => seen.push(summary(o)));
+  t.is(fan.launch(2), 2);
+  t.deepEqual([...sinks.keys()], ['a', 'b']);
+  sinks.get('b')!.answered('B');
+  t.deepEqual(seen, ['b:B'], 'told at once, no promise in between');
+  t.is(fan.inFlight, 1);
+  sinks.get('b')!.failed(new Error('late'));
+  sinks.get('a')!.failed(new Error('down'));
+  sinks.get('a')!.answered('A');
+  t.deepEqual(seen, ['b:B', 'a!down']);
+  t.is(fan.inFlight, 0);
+  fan.launch(1);
+  fan.abort();
+  sinks.get('c')!.answered('C');
+  await flush();
+  t.deepEqual(seen, ['b:B', 'a!down', 'end'], 'nothing told after abort is delivered');
+});
+
+test('with a callInto caller: an outcome told while the call starts (refused at once) is delivered after the launch returns', async (t) => {
+  const order: string[] = [];
+  const fan = new FanOut<string, string>(['a', 'b'], {
+    callInto: (u, _signal, sink) => {
+      order.push(`start ${u}`);
+      if (u === 'a') sink.failed('refused' as unknown as Error);
+    },
+  });
+  fan.onOutcome((o) => order.push(`outcome ${summary(o)}`));
+  t.is(fan.launch(2), 2);
+  order.push('launched');
+  t.is(fan.inFlight, 2, 'the refused call is in flight until its outcome is delivered');
+  await flush();
+  t.deepEqual(order, ['start a', 'start b', 'launched', 'outcome a!refused']);
+  t.is(fan.inFlight, 1);
 });

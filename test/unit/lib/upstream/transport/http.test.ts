@@ -902,3 +902,40 @@ both('should say sent: false when the host name does not resolve', async (t, cre
     await transport.close();
   }
 });
+
+for (const [name, create] of [['node', createHttpTransport], ['undici', createUndiciTransport]] as const) {
+  test(`${name}: call tells its sink the answer, or the failure once (a refused call before call returns), as send would settle`, async (t) => {
+    const up = await upstream(answer(200, '{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+    const transport = create(`${up.origin}/`);
+    try {
+      t.truthy(transport.call, 'an HTTP transport has call');
+      const told: string[] = [];
+      const ended = new Promise<void>((resolve) => {
+        transport.call!(request(), {
+          answered: (r) => {
+            told.push(`answered ${r.body.toString()}`);
+            resolve();
+          },
+          failed: (e) => {
+            told.push(`failed ${e.message}`);
+            resolve();
+          },
+        });
+      });
+      await ended;
+      t.deepEqual(told, ['answered {"jsonrpc":"2.0","id":1,"result":"0x1"}']);
+      const aborted = new AbortController();
+      aborted.abort();
+      const refused: string[] = [];
+      transport.call!(request({ signal: aborted.signal }), {
+        answered: () => refused.push('answered'),
+        failed: (e) => refused.push(`${(e as UpstreamCallError).kind} sent=${(e as UpstreamCallError).sent}`),
+      });
+      t.deepEqual(refused, ['aborted sent=false'], 'told before call returned');
+      t.is(up.received.length, 1, 'the refused call never reached the upstream');
+    } finally {
+      await transport.close();
+      await up.close();
+    }
+  });
+}
