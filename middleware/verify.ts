@@ -178,8 +178,9 @@ class VerifyRun implements AgreementPolicy, Question {
       this.sharedEnd = (end) => {
         this.release();
         // A request that joined gets the answer under its own id: a long one rewritten a slice
-        // at a time, the event loop serving others between slices (ownEnd then finishes it).
-        if (this.joined) answerForSliced(end, this.judging.payload.calls[0]!.id, this, this.ownEnd);
+        // at a time, the event loop serving others between slices (ownEnd then finishes it), its
+        // copy charged to the request's byte budget.
+        if (this.joined) answerForSliced(end, this.judging.payload.calls[0]!.id, this, this.ownEnd, this.plan.budget);
         else this.finish(end);
       };
     }

@@ -10,7 +10,9 @@
  */
 import type { Chain } from '../upstream/registry.js';
 import { questionKey } from '../jsonrpc/question-key.js';
-import { withReplyId, withReplyIdSliced } from '../jsonrpc/reply.js';
+import { UpstreamBudgetError } from '../errors.js';
+import { replySliceBytes, withReplyId, withReplyIdSliced } from '../jsonrpc/reply.js';
+import type { BudgetAccount } from '../upstream/budget.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { AgreementEnd, AgreementRun } from './question.js';
 
@@ -112,9 +114,23 @@ export function answerFor(end: AgreementEnd, id: RpcId): AgreementEnd {
  * that is no answer) at once, before this returns. Nothing is given when `owner.gone` turns
  * true first (its client left).
  */
-export function answerForSliced(end: AgreementEnd, id: RpcId, owner: { readonly gone: boolean }, done: (end: AgreementEnd) => void): void {
+export function answerForSliced(end: AgreementEnd, id: RpcId, owner: { readonly gone: boolean }, done: (end: AgreementEnd) => void, account?: BudgetAccount): void {
   if (end.kind !== 'agreed' && end.kind !== 'refused') return done(end);
-  withReplyIdSliced(end.verdict.members[0]!.body, id, (body) => done(underId(end, body)), owner);
+  const body = end.verdict.members[0]!.body;
+  // The copy under this request's id is held until its answer is written: a long one is charged
+  // to the request's own account of limits.bufferedBytes, as the upstream answers it would have
+  // read alone; refused (-32013, 503) when the budget has no room, like those answers.
+  if (account !== undefined && body.length > replySliceBytes && !account.take(body.length)) {
+    if (owner.gone) return; // (its client left: nothing to answer)
+    return done({
+      kind: 'error',
+      error: new UpstreamBudgetError('Upstream byte budget exhausted: no room for this request\'s copy of the shared answer within limits.bufferedBytes; try again shortly', {
+        data: { bufferedBytes: account.limit, bytes: body.length },
+        headers: { 'Retry-After': '1' },
+      }),
+    });
+  }
+  withReplyIdSliced(body, id, (b) => done(underId(end, b)), owner);
 }
 
 function underId(end: Extract<AgreementEnd, { kind: 'agreed' | 'refused' }>, body: Buffer | undefined): AgreementEnd {

@@ -71,6 +71,33 @@ test('a merged answer of several megabytes (put under each id a slice at a time)
   }
 });
 
+test('each joined client\'s copy of a long merged answer is charged to limits.bufferedBytes: past it the client gets -32013 (503) under its own id', async (t) => {
+  const logs = Array.from({ length: 12_000 }, (_, i) => `{"address":"${ADDRESS}","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false}`);
+  const raw = (call: { id: unknown; method: string }) =>
+    call.method === 'eth_getLogs' ? `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":[${logs.join(',')}]}` : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":"0x10"}`;
+  const node = await startFakeUpstream({ raw, delayMs: 300 });
+  const MiB = 2 ** 20;
+  // The answer is about 3.3 MB: the run's own upstream answer and one copy fit in 8 MiB, a second copy does not.
+  const gw = await startGateway({ refreshInterval: 3600, limits: { responseBytes: 4 * MiB, bufferedBytes: 8 * MiB }, chains: { 1337: { rpcs: [node.url] } } });
+  t.teardown(async () => {
+    await gw.close();
+    await node.close();
+  });
+  const ids = ['first', 'second', 'third'];
+  const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/1/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  t.is(calls([node], 'eth_getLogs'), 1, 'one upstream call for the three requests');
+  t.deepEqual(replies.map((r) => r.status), [200, 200, 503], replies.map((r) => r.text.slice(0, 200)).join(' | '));
+  t.is(replies[1]!.text, raw({ id: 'second', method: 'eth_getLogs' }), 'the copy that fits: the upstream\'s bytes under the client\'s id');
+  const refused = replies[2]!;
+  t.is(refused.body.id, 'third');
+  t.is(refused.body.error.code, -32013);
+  t.is(refused.body.error.data.bufferedBytes, 8 * MiB);
+  t.is(refused.headers['retry-after'], '1');
+  // Once the answers are written the budget is free again: the same request alone succeeds.
+  const again = await gw.post('/confirmations/1/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], 'again'));
+  t.is(again.status, 200);
+});
+
 test('a request that is not the same question runs its own agreement: other params, other N, a number in params, other chain path', async (t) => {
   const { list, gw } = await setup(t);
   const bodies: [string, unknown][] = [
