@@ -30,7 +30,8 @@ export async function runCache(ctx: PartContext, rate: number): Promise<PartRepo
     timeouts: { hedgeMs: 0 },
     chains: { [String(CHAIN)]: { rpcs: nodes.urls } },
   };
-  const omni = await startOmnigate(ctx, 'cache-omnigate', config, 3);
+  // BENCH_PROFILE=cache: this omnigate under --cpu-prof (the hits' CPU by function).
+  const omni = await startOmnigate(ctx, 'cache-omnigate', config, 3, ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`] : []);
   try {
     const body = JSON.stringify(requests.getBalance);
     const url = `${omni.base}/confirmations/3/rpc/${CHAIN}`;

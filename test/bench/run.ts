@@ -20,9 +20,9 @@
  * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_UPSTREAM_SOCKETS (its
  * limits.upstreamSockets; default its own, 256), BENCH_EVENTS (1000000),
  * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (about 1 s per scenario, 2,000 events, no
- * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix|n1Node|relayUndici (only that scenario, omnigate (or the proxy, or
+ * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix|n1Node|relayUndici|cache (only that scenario, omnigate (or the proxy, or
  * the relay) under --cpu-prof, then the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed
- * rate, sweep, 1 connection), mix the fixed-rate mix's own omnigate, n1Node the omnigate on `upstreams.client: node`,
+ * rate, sweep, 1 connection), mix the fixed-rate mix's own omnigate, cache the cache part's omnigate (its hits), n1Node the omnigate on `upstreams.client: node`,
  * relayUndici the relay on undici; `canon`: assessBody of the 2.5 MB reply in its own process under --cpu-prof),
  * BENCH_ONLY=key,key (only those parts, for quick comparisons, also within a BENCH_PROFILE run: up proxy n1 third n3 fanProxy logs logsDirect fanLogs
  * upMax proxyMax n1Max relayMax relayUndici n1Node n1KeylessMax n1KeyMax proxyR n1R n1NodeR thirdR n3R thirdS fanS n3S up1 proxy1 n1-1 n1Node-1 third1 n3-1
@@ -359,7 +359,7 @@ async function main() {
   if (!built) throw new Error('dist/ is missing: omnigate runs from the build here; use `npm run bench` (it builds first)');
   let profileDir: string | undefined;
   if (PROFILE) {
-    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'mix', 'n1Node', 'relayUndici', 'canon'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, mix, n1Node, relayUndici or canon');
+    if (!['n1', 'n3', 'logs', 'proxy', 'relay', 'mix', 'n1Node', 'relayUndici', 'canon', 'cache'].includes(PROFILE)) throw new Error('BENCH_PROFILE must be n1, n3, logs, proxy, relay, mix, n1Node, relayUndici, canon or cache');
     if (PROFILE === 'canon') return profileCanonicalize();
     profileDir = await mkdtemp(path.join(os.tmpdir(), 'omnigate-bench-prof-'));
   }
@@ -708,7 +708,7 @@ async function main() {
   });
 
   // --- the peers (ethers' FallbackProvider) and the fixed-rate mix: their own processes -------
-  const partCtx: PartContext = { seconds: SECONDS, warmup: WARMUP, rounds: ROUNDS, profileDir: PROFILE === 'mix' ? profileDir : undefined, serverCpus: SERVER_CPUS, otherCpus: OTHER_CPUS, pin, children, log };
+  const partCtx: PartContext = { seconds: SECONDS, warmup: WARMUP, rounds: ROUNDS, profileDir: PROFILE === 'mix' || PROFILE === 'cache' ? profileDir : undefined, serverCpus: SERVER_CPUS, otherCpus: OTHER_CPUS, pin, children, log };
   const parts: PartReport[] = [];
   // (In smoke mode 3 s, not 1: on a machine busy with the test suite, ethers' quorum of 3 has given no answer within 1 s.)
   if (wants('peers')) parts.push(await runPeers(SMOKE ? { ...partCtx, seconds: Math.max(SECONDS, 3) } : partCtx));
