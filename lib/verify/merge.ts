@@ -11,7 +11,7 @@
 import type { Chain } from '../upstream/registry.js';
 import { questionKey } from '../jsonrpc/question-key.js';
 import { UpstreamBudgetError } from '../errors.js';
-import { replySliceBytes, withReplyId, withReplyIdSliced } from '../jsonrpc/reply.js';
+import { replySliceBytes, withReplyIdSliced } from '../jsonrpc/reply.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { AgreementEnd, AgreementRun } from './question.js';
@@ -96,23 +96,15 @@ export class InFlight {
 }
 
 /**
- * A run's end as a request that joined it gets it: the agreed (or relayed) answer under its own
- * id. An answer that cannot take it (none that voted) ends the request in an error, never in
- * another request's id. Only the first member's bytes are sent (confirmedBody), so only they are
- * rewritten; every member then carries that one body (as a cached answer's members do), each its
- * own upstream, hash and ignored fields: no member is left under another request's id, and a
- * long answer is copied once per request, not once per vote.
- */
-export function answerFor(end: AgreementEnd, id: RpcId): AgreementEnd {
-  if (end.kind !== 'agreed' && end.kind !== 'refused') return end;
-  return underId(end, withReplyId(end.verdict.members[0]!.body, id));
-}
-
-/**
- * `answerFor` given to `done`, a long answer rewritten a slice at a time (reply.ts
- * withReplyIdSliced) so that the event loop serves others meanwhile; a short one (and an end
- * that is no answer) at once, before this returns. Nothing is given when `owner.gone` turns
- * true first (its client left).
+ * A run's end as a request that joined it gets it, given to `done`: the agreed (or relayed)
+ * answer under its own id. An answer that cannot take it (none that voted) ends the request in an
+ * error, never in another request's id. Only the first member's bytes are sent (confirmedBody),
+ * so only they are rewritten; every member then carries that one body (as a cached answer's
+ * members do), each its own upstream, hash and ignored fields: no member is left under another
+ * request's id, and a long answer is copied once per request, not once per vote. A long answer
+ * is rewritten a slice at a time (reply.ts withReplyIdSliced) so that the event loop serves
+ * others meanwhile; a short one (and an end that is no answer) at once, before this returns.
+ * Nothing is given when `owner.gone` turns true first (its client left).
  */
 export function answerForSliced(end: AgreementEnd, id: RpcId, owner: { readonly gone: boolean }, done: (end: AgreementEnd) => void, account?: BudgetAccount): void {
   if (end.kind !== 'agreed' && end.kind !== 'refused') return done(end);

@@ -1,11 +1,19 @@
 import test from 'ava';
-import { answerFor, answerForSliced, InFlight, mergeKey } from '../../../../lib/verify/merge.js';
-import { replySliceBytes } from '../../../../lib/jsonrpc/reply.js';
+import { answerForSliced, InFlight, mergeKey } from '../../../../lib/verify/merge.js';
+import { replySliceBytes, withReplyId } from '../../../../lib/jsonrpc/reply.js';
 import type { AgreementEnd, AgreementRun } from '../../../../lib/verify/question.js';
 import type { Chain, Upstream } from '../../../../lib/upstream/registry.js';
 import type { RpcPayload } from '../../../../lib/jsonrpc/types.js';
 
 const chain = { id: '1' } as Chain;
+
+/** answerForSliced of a short answer (given before it returns). */
+function answerFor(end: AgreementEnd, id: string | number): AgreementEnd {
+  let given: AgreementEnd | undefined;
+  answerForSliced(end, id, { gone: false }, (e) => (given = e));
+  if (given === undefined) throw new Error('answerForSliced: a short answer was not given at once');
+  return given;
+}
 const single = (method: string, params: unknown[], extra: object = {}): RpcPayload =>
   ({ calls: [{ id: 1, method, params, ...extra }], batch: false, raw: Buffer.alloc(0) }) as unknown as RpcPayload;
 
@@ -130,7 +138,7 @@ test('answerFor: the first member\'s bytes go out, so they are rewritten once an
   if (movedRefusal.kind === 'refused') t.is(movedRefusal.verdict.members[1]!.body.toString(), '{"jsonrpc":"2.0","id":"r","result":"0x1"}');
 });
 
-test('answerForSliced: a long answer comes later, as answerFor gives it; a short one and an error at once; nothing once the client is gone', async (t) => {
+test('answerForSliced: a long answer comes later, as withReplyId gives it; a short one and an error at once; nothing once the client is gone', async (t) => {
   const list = Array.from({ length: 2 * replySliceBytes / 16 }, (_, i) => `"0x${(i % 4096).toString(16).padStart(10, '0')}"`).join(',');
   const end = agreed(`{"jsonrpc":"2.0","result":[${list}],"id":1}`);
   let returned = false;
@@ -139,9 +147,8 @@ test('answerForSliced: a long answer comes later, as answerFor gives it; a short
     returned = true;
   });
   t.true(returned, 'the long answer came after the call returned');
-  const whole = answerFor(end, 'x');
-  if (later.kind !== 'agreed' || whole.kind !== 'agreed') return t.fail();
-  t.true(later.verdict.members[0]!.body.equals(whole.verdict.members[0]!.body));
+  if (later.kind !== 'agreed' || end.kind !== 'agreed') return t.fail();
+  t.true(later.verdict.members[0]!.body.equals(withReplyId(end.verdict.members[0]!.body, 'x')!), 'the same bytes as the whole rewrite');
   t.true(later.verdict.members[0]!.body.toString().endsWith('],"id":"x"}'));
   const heard: AgreementEnd[] = [];
   answerForSliced(agreed('{"jsonrpc":"2.0","id":1,"result":"0x1"}'), 2, { gone: false }, (e) => heard.push(e));
