@@ -15,7 +15,7 @@
  * Writes: ctx.cached, ctx.proof (a proven entry's hit)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnswerCache, Hit } from '../lib/cache/answers.js';
+import { underId, type AnswerCache, type Hit } from '../lib/cache/answers.js';
 import type { ProvenBy } from '../lib/cache/redis.js';
 import type { Middleware, Next } from '../lib/pipeline/compose.js';
 import { getContext, need, toppedUp, type CacheMiss, type RpcContext } from '../lib/pipeline/context.js';
@@ -55,8 +55,10 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
       next(err);
     });
   };
-  const found = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string, hit: Hit | undefined) => {
+  const found = (req: IncomingMessage, res: ServerResponse, next: Next, ctx: RpcContext, key: string, hit: Hit | undefined): void => {
     if (hit === undefined) return miss(req, res, next, ctx, key, undefined);
+    // A long entry is put under the request's id first, a slice at a time.
+    if (hit.pendingId !== undefined) return underId(hit, (under) => found(req, res, next, ctx, key, under));
     // A proven entry of a smaller N is no votes on the answer (its quorum agreed on a header): a plain miss.
     if (hit.topUp) return miss(req, res, next, ctx, key, hit.proof === undefined ? hit.verdict : undefined);
     answers.counted(ctx.chain!, true);

@@ -10,7 +10,7 @@
  * no votes to top up. Hits, misses and top-ups are counted per chain for /metrics.
  */
 import { questionKey } from '../jsonrpc/question-key.js';
-import { withReplyId } from '../jsonrpc/reply.js';
+import { replySliceBytes, withReplyId, withReplyIdSliced } from '../jsonrpc/reply.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import { confirmedBody } from '../verify/answers/answers.js';
@@ -34,6 +34,25 @@ export interface Hit {
   topUp: boolean;
   /** A proven entry: the header it was proven against (X-Verified-By: proof, X-Block-Hash). */
   proof: ProvenBy | undefined;
+  /**
+   * A long entry (over `replySliceBytes`): the verdict's members still carry the entry's own
+   * bytes, to be put under this id by `underId`, a slice at a time; undefined: they are already.
+   */
+  pendingId: RpcId | undefined;
+}
+
+/**
+ * `hit` with its answer under the request's id, to `done`: at once for a short entry; for a long
+ * one (tens of megabytes of logs kept in Redis or a large memory cache) a slice at a time, so the
+ * event loop serves other clients between slices (reply.ts withReplyIdSliced). undefined: the
+ * entry's bytes are not one answer with one id (never the case for an answer that voted).
+ */
+export function underId(hit: Hit, done: (hit: Hit | undefined) => void): void {
+  if (hit.pendingId === undefined) return done(hit);
+  const stored = hit.verdict.members[0]!;
+  withReplyIdSliced(stored.body, hit.pendingId, (body) =>
+    done(body === undefined ? undefined : { verdict: verdictOf(hit.verdict.hash, hit.verdict.members.map((m) => m.upstream), body), at: hit.at, topUp: hit.topUp, proof: hit.proof, pendingId: undefined }),
+  );
 }
 
 export class AnswerCache {
@@ -138,16 +157,20 @@ export class AnswerCache {
   }
 }
 
-/** The entry under the request's id: its answer when it serves a request of N `required`, else its votes, to top up. */
+/**
+ * The entry under the request's id: its answer when it serves a request of N `required`, else its
+ * votes, to top up. A long entry is put under the id later, a slice at a time (`underId`).
+ */
 function hitOf(entry: CacheEntry, required: number, id: RpcId): Hit | undefined {
-  const body = withReplyId(entry.body, id);
+  const long = entry.body.length > replySliceBytes;
+  const body = long ? entry.body : withReplyId(entry.body, id);
   if (body === undefined) return undefined;
-  return {
-    verdict: { hash: entry.hash, members: entry.quorum.map((upstream) => ({ upstream, ok: true as const, body, hash: entry.hash, ms: 0 })) },
-    at: entry.at,
-    topUp: entry.confirmations < required,
-    proof: entry.proof,
-  };
+  return { verdict: verdictOf(entry.hash, entry.quorum, body), at: entry.at, topUp: entry.confirmations < required, proof: entry.proof, pendingId: long ? id : undefined };
+}
+
+/** A verdict of `quorum`, every member with these bytes. */
+function verdictOf(hash: string, quorum: readonly Upstream[], body: Buffer): Verdict {
+  return { hash, members: quorum.map((upstream) => ({ upstream, ok: true as const, body, hash, ms: 0 })) };
 }
 
 function count(map: Map<string, number>, chain: string): void {

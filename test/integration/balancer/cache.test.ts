@@ -278,3 +278,42 @@ test('top-up of batch members: each member counts its entry\'s votes; only the u
   t.is(hits.status, 200, hits.text);
   t.is(memberCalls().reduce((a, b) => a + b), 6, 'then answered from the cache');
 });
+
+test('a long entry (megabytes of logs, put under the id a slice at a time) is answered under each client\'s id, every other byte as kept; its top-up too', async (t) => {
+  // The id after the result, as Nethermind writes it: the whole entry is scanned to find it.
+  const logs = Array.from({ length: 12_000 }, (_, i) => `{"address":"${ADDRESS}","blockNumber":"0x10","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false}`);
+  const longLogs = (id: unknown) => `{"jsonrpc":"2.0","result":[${logs.join(',')}],"id":${JSON.stringify(id)}}`;
+  const raw = (call: { id: unknown; method: string; params?: unknown }) =>
+    call.method === 'eth_getLogs' ? longLogs(call.id) : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...(chainAnswer(call as Parameters<AnswerFn>[0]) as object) });
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ raw })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  const range = [{ fromBlock: hex(0x10), toBlock: hex(0x11) }];
+  const first = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', range, 1));
+  t.is(first.status, 200, first.text.slice(0, 300));
+  t.is(first.headers['x-cache'], 'MISS');
+  t.true(first.text.length > 3_000_000, `${first.text.length} bytes`);
+  // (Two calls, or three when a hedge went out: the long answer took longer than the head polls.)
+  const asked = callsOf(list, 'eth_getLogs');
+  const ids: unknown[] = ['client "b"', 'é', 12345678901, 7];
+  const hits = await Promise.all(ids.map((id) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', range, id))));
+  for (const [i, hit] of hits.entries()) {
+    t.is(hit.status, 200, hit.text.slice(0, 300));
+    t.is(hit.headers['x-cache'], 'HIT');
+    t.is(hit.headers['x-json-hash'], first.headers['x-json-hash']);
+    t.is(hit.headers['x-checked-urls'], first.headers['x-checked-urls']);
+    t.is(hit.text, longLogs(ids[i]), 'the kept bytes, under the client\'s id');
+  }
+  t.is(callsOf(list, 'eth_getLogs'), asked, 'no upstream call for the hits');
+  // N=3: the entry's two votes and one call to the upstream outside its quorum.
+  const topUp = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getLogs', range, 'three'));
+  t.is(topUp.status, 200, topUp.text.slice(0, 300));
+  t.is(topUp.headers['x-cache'], 'TOPUP');
+  t.is(topUp.headers['x-required-confirmations'], '3');
+  t.is(topUp.text, longLogs('three'));
+  t.is(callsOf(list, 'eth_getLogs'), asked + 1);
+});
