@@ -126,9 +126,10 @@ class Client extends Admission<Call> {
 
   constructor(url: URL, options: UndiciTransportOptions) {
     const pool = options.sockets;
-    // Through a proxy, one pool of `maxSockets` (ProxyAgent makes its pools itself).
+    // Through a proxy, one pool of the share (ProxyAgent makes its pools itself): nothing above it.
+    const limit = options.maxSockets ?? defaultMaxSockets;
     const lends = pool !== undefined && options.share !== undefined && proxyFor(url.href, options.proxy) === undefined;
-    super(options.maxSockets ?? defaultMaxSockets, lends ? options.share : undefined, lends ? pool : undefined);
+    super(lends || options.share === undefined ? limit : Math.min(limit, options.share), lends ? options.share : undefined, lends ? pool : undefined);
     this.slot = pool && new ConnectionSlot(pool);
     this.via = options.via;
     this.auth = basicAuth(url);
