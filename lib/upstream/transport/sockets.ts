@@ -11,6 +11,14 @@
  * of another upstream needs a socket and the cap is reached: the cap never deadlocks on sockets
  * that nobody uses. A call whose agent has an idle socket takes it and needs no reservation.
  *
+ * Each upstream has a share of the cap (registry.ts shareOfCap), guaranteed to it; a call above
+ * its share is admitted only on room the pool lends (`lend`, admission.ts), counted until the call
+ * ends. Sockets above their upstream's share (an agent's beyond it, the connections of an undici
+ * pool of calls above the share) are reclaimed first; a waiter above its share reclaims only
+ * those, and a waiter within its share, while some are open but busy, waits for one of them to be
+ * idle rather than close a socket of an upstream within its share (which would then take
+ * another's in turn: a connection per call under load).
+ *
  * Health calls (probes, head polls) of an upstream that carried no traffic since the previous
  * health call close their socket after the answer (`closeWhenFree`): a probe round holds the
  * sockets of the probes in flight, not one per upstream probed for the keep-alive time.

@@ -19,7 +19,9 @@
  * that connection (no request is running on it). Informational answers (1xx) other than
  * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
  * writes on a connection freed by an answer only from the next turn of the event loop: a call
- * started in the same turn takes another connection (within the pool's `maxSockets`).
+ * started in the same turn takes another connection (within the pool's size). The calls within
+ * the upstream's share of the socket cap go to a pool of the share's size, which thus never
+ * holds more; those above it (on room the cap lends, admission.ts) to a second pool.
  *
  * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
  * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
