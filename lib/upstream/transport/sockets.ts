@@ -453,7 +453,7 @@ export class SocketPool {
     // (Both scans are bounded by the cap: idle sockets are open ones.)
     for (const socket of this.idle) {
       const slot = socket[kSlot]!;
-      if (slot.open > slot.share) { (globalThis as any).dbg?.('lentSock'); return this.reclaimSocket(socket, slot); }
+      if (slot.open > slot.share) return this.reclaimSocket(socket, slot);
     }
     if (this.reclaimConnection(true)) return true;
     // Sockets above their share, busy now: the waiter waits for one of them to be idle (their
@@ -461,7 +461,6 @@ export class SocketPool {
     // share, which would then take another's in turn.
     if (borrower || this.aboveShare > 0) return false;
     const socket = this.idle.values().next().value as PooledSocket | undefined;
-    (globalThis as any).dbg?.(socket ? 'anySock' : 'anyConn');
     if (socket === undefined) return this.reclaimConnection(false);
     return this.reclaimSocket(socket, socket[kSlot]!);
   }
