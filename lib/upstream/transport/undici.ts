@@ -152,7 +152,6 @@ class Client extends Admission<Call> {
     }
   }
 
-
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
     const refused = refusal(request, this.closed);
     if (refused) return Promise.reject(refused);
