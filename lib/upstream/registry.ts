@@ -129,7 +129,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   const scrub = scrubberOf(all);
   // One cap for every upstream of every chain, node:http's agents and undici's pools alike (a caller's agents are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
-  // Each HTTP(S) upstream's share of the cap bounds its sockets (`shareOfCap`).
+  // Each HTTP(S) upstream's share of the cap: guaranteed to it; above it, it borrows what the cap does not use (`shareOfCap`).
   const httpUpstreams = Object.values(config.chains).reduce((n, c) => n + c.rpcs.filter((u) => !/^wss?:/i.test(u)).length, 0);
   const share = shareOfCap(sockets.cap, httpUpstreams);
   for (const [id, chain] of Object.entries(config.chains)) {
@@ -196,8 +196,9 @@ function httpTransport(url: string, via: string, config: OmnigateConfig, choice:
   const agent = choice.agents?.(url) ?? choice.agent;
   if (agent) return createHttpTransport(url, { via, sockets, agent });
   const { keepAliveMs, proxy } = config.upstreams ?? {};
-  const maxSockets = Math.min(config.upstreams?.maxSockets || defaultMaxSockets, share);
-  const options = { via, maxSockets, ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
+  // Its own limit, within the cap; its share of the cap guaranteed, the rest on room the cap lends (admission.ts).
+  const maxSockets = Math.min(config.upstreams?.maxSockets || defaultMaxSockets, sockets.cap);
+  const options = { via, maxSockets, share: Math.min(maxSockets, share), ...(keepAliveMs ? { keepAliveMs } : {}), ...(proxy ? { proxy } : {}) };
   return client === 'undici' ? createUndiciTransport(url, { ...options, sockets }) : createHttpTransport(url, { ...options, sockets });
 }
 
@@ -205,11 +206,13 @@ function httpTransport(url: string, via: string, config: OmnigateConfig, choice:
 export const minShareOfCap = 8;
 
 /**
- * The sockets one HTTP(S) upstream may hold: its share of the gateway's cap (`limits.upstreamSockets`
- * ÷ the HTTP(S) upstreams of every chain), at least `minShareOfCap`. With the upstreams' sizes
- * summing to more than the cap, a busy upstream's new connection took an idle one of another
- * upstream that was about to carry that upstream's next call, which then opened one in turn: under
- * load, a connection per call. Within its share an upstream's calls wait for its own sockets.
+ * The sockets one HTTP(S) upstream is guaranteed: its share of the gateway's cap
+ * (`limits.upstreamSockets` ÷ the HTTP(S) upstreams of every chain), at least `minShareOfCap`.
+ * Above it, up to `upstreams.maxSockets`, an upstream borrows only room the cap does not use, and
+ * its borrowed sockets are the first reclaimed for an upstream within its share (sockets.ts): with
+ * the upstreams' sizes summing to more than the cap and no such order, a busy upstream's new
+ * connection took an idle one of another upstream that was about to carry that upstream's next
+ * call, which then opened one in turn: under load, a connection per call.
  */
 export function shareOfCap(cap: number, httpUpstreams: number): number {
   if (!Number.isFinite(cap) || httpUpstreams === 0) return Infinity;

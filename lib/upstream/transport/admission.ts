@@ -3,6 +3,11 @@
  * most `limit` calls are with the client at once (`upstreams.maxSockets`); the others wait here,
  * oldest first, as a call object and nothing more (no request built yet), in a list linked
  * through the calls themselves (no Set or array entry per call on the hot path).
+ *
+ * Under the gateway's socket cap an upstream has a guaranteed `share` of it: calls up to the
+ * share are admitted as room allows; a call above the share only with room the cap lends
+ * (`Lender`, sockets.ts), given back when the call ends. An upstream thus borrows what the cap
+ * does not use, and stops borrowing as soon as another upstream waits for a socket.
  */
 
 /** What a call needs to wait in the queue. */
@@ -10,8 +15,18 @@ export interface Admitted {
   waiting: boolean;
   qprev: this | undefined;
   qnext: this | undefined;
+  /** Whether it was admitted above its upstream's share, on room lent by the cap. */
+  borrowed: boolean;
   /** Hands the call to the client (it was admitted). */
   start(): void;
+}
+
+/** The cap that lends room above an upstream's share (sockets.ts SocketPool). */
+export interface Lender {
+  /** One call's room above its upstream's share: true when lent. */
+  lend(): boolean;
+  /** A call admitted on lent room ended. */
+  giveBack(): void;
 }
 
 export class Admission<C extends Admitted> {
@@ -19,18 +34,25 @@ export class Admission<C extends Admitted> {
   /** Calls with the client now, at most `limit`. */
   active = 0;
   readonly limit: number;
+  /** The calls with the client the upstream may always have (its share of the cap): `limit` without a lender. */
+  readonly share: number;
+  /** Calls with the client within the share (the others are on lent room). */
+  private inShare = 0;
+  /** The cap that lends room above the share (none: no call beyond the share). */
+  private readonly lender: Lender | undefined;
   /** The calls waiting, oldest first. */
   private waitHead: C | undefined = undefined;
   private waitTail: C | undefined = undefined;
 
-  constructor(limit: number) {
+  constructor(limit: number, share?: number, lender?: Lender) {
     this.limit = limit > 0 ? limit : Infinity;
+    this.share = lender === undefined || share === undefined ? this.limit : Math.min(this.limit, share);
+    this.lender = this.share < this.limit ? lender : undefined;
   }
 
-  /** Starts the call now if fewer than `limit` calls are with the client and none waits, else queues it. */
+  /** Starts the call now if it may go (within the share, or on lent room) and none waits, else queues it. */
   admit(call: C): void {
-    if (this.active < this.limit && !this.waitHead) {
-      this.active += 1;
+    if (this.waitHead === undefined && this.take(call)) {
       call.start();
       return;
     }
@@ -39,6 +61,22 @@ export class Admission<C extends Admitted> {
     if (this.waitTail) this.waitTail.qnext = call;
     else this.waitHead = call;
     this.waitTail = call;
+  }
+
+  /** Counts the call in when it may go now: within the share, or above it on room the cap lends. */
+  private take(call: C): boolean {
+    if (this.inShare < this.share) {
+      this.inShare += 1;
+      this.active += 1;
+      call.borrowed = false;
+      return true;
+    }
+    if (this.lender !== undefined && this.active < this.limit && this.lender.lend()) {
+      this.active += 1;
+      call.borrowed = true;
+      return true;
+    }
+    return false;
   }
 
   /** Takes a call out of the queue (it started, or it ended while it waited). */
@@ -53,16 +91,17 @@ export class Admission<C extends Admitted> {
   }
 
   /**
-   * A call with the client ended: the oldest waiting call starts in its place (on node:http its
-   * request waits in the agent until the ended call's socket is free, or for a new one).
+   * A call with the client ended: its room is given back (to the share, or to the cap when it
+   * was lent) and the oldest waiting calls start while they may (on node:http a request waits in
+   * the agent until the ended call's socket is free, or for a new one).
    */
-  release(): void {
+  release(call: C): void {
     this.active -= 1;
+    if (call.borrowed) this.lender!.giveBack();
+    else this.inShare -= 1;
     if (this.closed) return; // close() fails the waiting calls next
-    while (this.active < this.limit && this.waitHead) {
-      const next = this.waitHead;
+    for (let next = this.waitHead; next !== undefined && this.take(next); next = this.waitHead) {
       this.unqueue(next);
-      this.active += 1;
       next.start();
     }
   }

@@ -27,7 +27,7 @@ export interface CallOwner {
   /** The call leaves the queue without having started. */
   unqueue(call: UpstreamCall): void;
   /** A started call ended: its room is free for the next in the queue. */
-  release(): void;
+  release(call: UpstreamCall): void;
   /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
   traffic: number;
   trafficSeen: number;
@@ -124,6 +124,8 @@ export abstract class UpstreamCall implements Due {
   next: UpstreamCall | undefined = undefined;
   /** Whether it was admitted (counted in the client's `active`). */
   protected started = false;
+  /** Whether it was admitted above its upstream's share of the socket cap, on lent room (admission.ts). */
+  borrowed = false;
   /** Whether it waits in the client's queue, and its neighbours there. */
   waiting = false;
   qprev: this | undefined = undefined;
@@ -250,7 +252,7 @@ export abstract class UpstreamCall implements Due {
     this.prev = this.next = undefined;
     this.ended();
     if (this.waiting) client.unqueue(this);
-    else if (this.started) client.release();
+    else if (this.started) client.release(this);
     if (err) {
       // A failed call's bytes are dropped: they go back to the budget.
       if (this.charged > 0) this.request.budget?.give(this.charged);

@@ -33,6 +33,12 @@ export interface HttpTransportOptions extends AgentSettings {
   via?: string;
   /** The gateway's cap on upstream sockets (`limits.upstreamSockets`); not applied to a caller's `agent`. */
   sockets?: SocketPool;
+  /**
+   * The upstream's share of that cap (registry.ts shareOfCap): calls above it, up to
+   * `maxSockets`, go only on room the cap lends (admission.ts), and its sockets beyond it are
+   * reclaimed first. Without it, `maxSockets` calls.
+   */
+  share?: number;
 }
 
 
@@ -40,7 +46,7 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   const url = new URL(rawUrl);
   const own = options.agent === undefined;
   const agent = options.agent ?? createAgent(url, options);
-  const slot = own && options.sockets ? options.sockets.attach(agent) : undefined;
+  const slot = own && options.sockets ? options.sockets.attach(agent, options.share) : undefined;
   const client = new Client(url, agent, options.maxSockets ?? (own ? defaultMaxSockets : agent.maxSockets), options, slot);
   return {
     send: (request) => client.send(request),
@@ -82,7 +88,7 @@ class Client extends Admission<Call> implements CallOwner {
   private readonly tls: boolean;
 
   constructor(url: URL, agent: http.Agent, limit: number, options: HttpTransportOptions, slot: SocketSlot | undefined) {
-    super(limit);
+    super(limit, options.share, slot?.pool);
     this.secure = url.protocol === 'https:';
     this.slot = slot;
     this.pool = slot?.pool;

@@ -11,6 +11,14 @@
  * of another upstream needs a socket and the cap is reached: the cap never deadlocks on sockets
  * that nobody uses. A call whose agent has an idle socket takes it and needs no reservation.
  *
+ * Each upstream has a share of the cap (registry.ts shareOfCap), guaranteed to it; a call above
+ * its share is admitted only on room the pool lends (`lend`, admission.ts), counted until the call
+ * ends. Sockets above their upstream's share (an agent's beyond it, the connections of an undici
+ * pool of calls above the share) are reclaimed first; a waiter above its share reclaims only
+ * those, and a waiter within its share, while some are open but busy, waits for one of them to be
+ * idle rather than close a socket of an upstream within its share (which would then take
+ * another's in turn: a connection per call under load).
+ *
  * Health calls (probes, head polls) of an upstream that carried no traffic since the previous
  * health call close their socket after the answer (`closeWhenFree`): a probe round holds the
  * sockets of the probes in flight, not one per upstream probed for the keep-alive time.
@@ -40,6 +48,8 @@ export interface SocketWaiter {
   readonly slot: { readonly idle: number };
   /** Whether it holds a reservation (it may open a socket). */
   reserved: boolean;
+  /** Whether it is above its upstream's share of the cap (it may reclaim only sockets above their upstream's share). */
+  readonly borrowed: boolean;
   /** Whether it waits in the pool's queue, and its neighbours there. */
   pooled: boolean;
   pprev: SocketWaiter | undefined;
@@ -48,12 +58,15 @@ export interface SocketWaiter {
   go(): void;
 }
 
-/** One agent's part of the pool: its idle sockets. */
+/** One agent's part of the pool: its sockets open and idle, and its share of the cap. */
 export class SocketSlot {
   idle = 0;
+  open = 0;
   constructor(
     readonly pool: SocketPool,
     readonly agent: http.Agent,
+    /** Its upstream's share of the cap: sockets beyond it are borrowed, reclaimed first. */
+    readonly share: number,
   ) {}
 }
 
@@ -77,12 +90,19 @@ export class ConnectionSlot {
   held = 0;
   /** Its connections are closed when no call is in flight (a health call on an upstream without traffic). */
   closeWhenIdle = false;
-  constructor(readonly pool: SocketPool) {}
+  /** The upstream's other part (its share's and its borrowed calls' pools are two). */
+  twin: ConnectionSlot | undefined = undefined;
+  constructor(
+    readonly pool: SocketPool,
+    /** The pool of the upstream's calls above its share: its connections are borrowed, reclaimed first. */
+    readonly lent = false,
+  ) {}
 }
 
 /** A connect of an undici pool beyond the cap, waiting in the pool's queue. */
 class HeldConnect implements SocketWaiter {
   reserved = false;
+  readonly borrowed: boolean;
   pooled = false;
   pprev: SocketWaiter | undefined = undefined;
   pnext: SocketWaiter | undefined = undefined;
@@ -92,7 +112,9 @@ class HeldConnect implements SocketWaiter {
     readonly options: object,
     readonly inner: Connect,
     readonly callback: (err: Error | null, socket: Duplex | null) => void,
-  ) {}
+  ) {
+    this.borrowed = slot.lent;
+  }
 
   go(): void {
     const pool = this.slot.pool;
@@ -139,6 +161,10 @@ export class SocketPool {
   pending = 0;
   /** The most sockets open at once so far. */
   peak = 0;
+  /** Calls admitted above their upstream's share, on room lent (`lend`). */
+  borrowed = 0;
+  /** Sockets open above their upstream's share (an agent's beyond it, a pool of borrowed calls' connections). */
+  aboveShare = 0;
   readonly cap: number;
   /** The oldest waiting call (the queue is linked through the calls). */
   head: SocketWaiter | undefined = undefined;
@@ -159,9 +185,9 @@ export class SocketPool {
     this.cap = cap > 0 ? cap : Infinity;
   }
 
-  /** Counts the sockets of `agent` (one agent per upstream); returns its slot. */
-  attach(agent: http.Agent): SocketSlot {
-    const slot = new SocketSlot(this, agent);
+  /** Counts the sockets of `agent` (one agent per upstream, `share` its share of the cap); returns its slot. */
+  attach(agent: http.Agent, share = Infinity): SocketSlot {
+    const slot = new SocketSlot(this, agent, share);
     type Create = (options: object, oncreate?: (err: Error | null, socket?: Duplex) => void) => Duplex | undefined;
     const create = (agent as unknown as { createConnection: Create }).createConnection.bind(agent) as Create;
     const keep = agent.keepSocketAlive.bind(agent) as (socket: Duplex) => boolean;
@@ -170,6 +196,7 @@ export class SocketPool {
       if (socket === undefined || socket[kSlot] !== undefined || socket.destroyed) return;
       socket[kSlot] = slot;
       this.open += 1;
+      if (++slot.open > slot.share) this.aboveShare += 1;
       if (this.open > this.peak) this.peak = this.open;
       socket.once('close', onPooledClose);
     };
@@ -186,6 +213,7 @@ export class SocketPool {
         if (socket[kSlot] === slot) {
           socket[kSlot] = undefined;
           this.open -= 1;
+          this.slotClosed(slot);
           this.wakeOnNextTick();
         }
         return false;
@@ -211,7 +239,7 @@ export class SocketPool {
    * node's waiting calls).
    */
   connect(slot: ConnectionSlot, client: ConnectionClient, inner: Connect, options: object, callback: (err: Error | null, socket: Duplex | null) => void): void {
-    if (this.head === undefined && (this.open + this.pending < this.cap || this.reclaim())) {
+    if (this.head === undefined && (this.open + this.pending < this.cap || this.reclaim(slot.lent))) {
       this.connectNow(slot, client, options, inner, callback);
       return;
     }
@@ -233,6 +261,7 @@ export class SocketPool {
       counted[kConnection] = slot;
       counted[kClient] = client;
       slot.sockets.add(socket);
+      if (slot.lent) this.aboveShare += 1;
       this.connected.add(slot);
       socket.once('close', onConnectionClose);
       callback(null, socket);
@@ -248,12 +277,39 @@ export class SocketPool {
     this.mayBeIdle = true;
     if (slot.busy === 0) {
       if (slot.held > 0) this.dropHeld(slot);
-      if (slot.closeWhenIdle) {
-        slot.closeWhenIdle = false;
-        for (const socket of slot.sockets) this.closeConnection(socket as CountedConnection, slot);
-      }
+      if (slot.closeWhenIdle) this.closeAll(slot);
+      const twin = slot.twin;
+      if (twin !== undefined && twin.closeWhenIdle && twin.busy === 0) this.closeAll(twin);
     }
     this.wakeOnNextTick();
+  }
+
+  /** Closes the connections of `slot` (none of its calls is in flight). */
+  private closeAll(slot: ConnectionSlot): void {
+    slot.closeWhenIdle = false;
+    for (const socket of slot.sockets) this.closeConnection(socket as CountedConnection, slot);
+  }
+
+  /**
+   * Room for one call above its upstream's share: lent while no call or connect waits for a
+   * socket and the sockets open (idle ones included), the reservations and the calls already on
+   * lent room leave room under the cap; counted until `giveBack`. A lent call counts twice while
+   * it holds a socket (the socket and the loan): borrowers take at most half the room left, and an
+   * upstream within its share most often finds room at once. One that does not waits no longer
+   * than a lent call lasts: nothing is lent while anyone waits, and sockets above their share
+   * are the first reclaimed (`reclaim`).
+   */
+  lend(): boolean {
+    if (this.head === undefined && this.open + this.pending + this.borrowed < this.cap) {
+      this.borrowed += 1;
+      return true;
+    }
+    return false;
+  }
+
+  /** A call on lent room ended. */
+  giveBack(): void {
+    this.borrowed -= 1;
   }
 
   /** Fails the connects of `slot` held in the queue (undici fails the requests bound to them, already ended here). */
@@ -273,6 +329,7 @@ export class SocketPool {
   connectionClosed(socket: CountedConnection, slot: ConnectionSlot): void {
     socket[kConnection] = undefined;
     slot.sockets.delete(socket);
+    if (slot.lent) this.aboveShare -= 1;
     if (slot.sockets.size === 0) this.connected.delete(slot);
     this.closed(undefined, undefined);
   }
@@ -281,15 +338,17 @@ export class SocketPool {
   private closeConnection(socket: CountedConnection, slot: ConnectionSlot): void {
     socket[kConnection] = undefined;
     slot.sockets.delete(socket);
+    if (slot.lent) this.aboveShare -= 1;
     if (slot.sockets.size === 0) this.connected.delete(slot);
     this.open -= 1;
     socket.destroy();
   }
 
-  /** Closes one idle undici connection (its Client has no request); false when none is. */
-  private reclaimConnection(): boolean {
+  /** Closes one idle undici connection (its Client has no request), of a pool of borrowed calls only when `lent`; false when none is. */
+  private reclaimConnection(lent: boolean): boolean {
     if (!this.mayBeIdle) return false;
     for (const slot of this.connected) {
+      if (lent && !slot.lent) continue;
       for (const socket of slot.sockets) {
         if ((socket as CountedConnection)[kClient]!.stats.size === 0) {
           this.closeConnection(socket as CountedConnection, slot);
@@ -297,7 +356,7 @@ export class SocketPool {
         }
       }
     }
-    this.mayBeIdle = false;
+    if (!lent) this.mayBeIdle = false;
     return false;
   }
 
@@ -319,7 +378,7 @@ export class SocketPool {
       w.reserved = false;
       return true;
     }
-    if (this.head === undefined && (this.open + this.pending < this.cap || this.reclaim())) {
+    if (this.head === undefined && (this.open + this.pending < this.cap || this.reclaim(w.borrowed))) {
       this.pending += 1;
       w.reserved = true;
       return true;
@@ -358,6 +417,7 @@ export class SocketPool {
   /** A counted socket closed (an undici connection: no socket or slot given). */
   closed(socket: PooledSocket | undefined, slot: SocketSlot | undefined): void {
     this.open -= 1;
+    if (slot !== undefined) this.slotClosed(slot);
     if (socket !== undefined && this.idle.delete(socket)) slot!.idle -= 1;
     if (this.head !== undefined) this.wake();
   }
@@ -373,7 +433,7 @@ export class SocketPool {
       if (w.slot.idle > 0) {
         this.unqueue(w);
         w.reserved = false;
-      } else if (this.open + this.pending < this.cap || this.reclaim()) {
+      } else if (this.open + this.pending < this.cap || this.reclaim(w.borrowed)) {
         this.unqueue(w);
         this.pending += 1;
         w.reserved = true;
@@ -383,17 +443,40 @@ export class SocketPool {
   }
 
   /**
-   * Closes the oldest idle socket (of any agent), else an idle undici connection; false when
-   * none is idle.
+   * Closes an idle socket for a waiter: first one borrowed (of an agent above its upstream's
+   * share, oldest first, else of a pool of borrowed undici calls); then, unless the waiter is
+   * above its own share (`borrower`), the oldest idle socket of any agent, else any idle undici
+   * connection. False when none may be closed. An upstream above its share thus never takes room
+   * from one within its share, and one within its share takes borrowed room back first.
    */
-  private reclaim(): boolean {
+  private reclaim(borrower: boolean): boolean {
+    // (Both scans are bounded by the cap: idle sockets are open ones.)
+    for (const socket of this.idle) {
+      const slot = socket[kSlot]!;
+      if (slot.open > slot.share) return this.reclaimSocket(socket, slot);
+    }
+    if (this.reclaimConnection(true)) return true;
+    // Sockets above their share, busy now: the waiter waits for one of them to be idle (their
+    // calls end within their timeouts) rather than close a socket of an upstream within its
+    // share, which would then take another's in turn.
+    if (borrower || this.aboveShare > 0) return false;
     const socket = this.idle.values().next().value as PooledSocket | undefined;
-    if (socket === undefined) return this.reclaimConnection();
-    const slot = socket[kSlot]!;
+    if (socket === undefined) return this.reclaimConnection(false);
+    return this.reclaimSocket(socket, socket[kSlot]!);
+  }
+
+  /** One socket of an agent is no longer counted. */
+  private slotClosed(slot: SocketSlot): void {
+    if (slot.open-- > slot.share) this.aboveShare -= 1;
+  }
+
+  /** Closes an idle socket of an agent, uncounted at once. */
+  private reclaimSocket(socket: PooledSocket, slot: SocketSlot): true {
     this.idle.delete(socket);
     slot.idle -= 1;
     socket[kSlot] = undefined;
     this.open -= 1;
+    this.slotClosed(slot);
     // Out of the agent's free list now: it must not hand the socket to a request before 'close'.
     const free = slot.agent.freeSockets as Record<string, Duplex[] | undefined>;
     for (const name of Object.keys(free)) {

@@ -19,7 +19,9 @@
  * that connection (no request is running on it). Informational answers (1xx) other than
  * 100 Continue are skipped; undici refuses an unasked 100 Continue as a bad response. undici
  * writes on a connection freed by an answer only from the next turn of the event loop: a call
- * started in the same turn takes another connection (within the pool's `maxSockets`).
+ * started in the same turn takes another connection (within the pool's size). The calls within
+ * the upstream's share of the socket cap go to a pool of the share's size, which thus never
+ * holds more; those above it (on room the cap lends, admission.ts) to a second pool.
  *
  * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
  * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
@@ -43,18 +45,24 @@ export interface UndiciTransportOptions extends AgentSettings {
   via?: string;
   /** The gateway's cap on upstream sockets (`limits.upstreamSockets`), shared with node:http's agents. */
   sockets?: SocketPool;
+  /**
+   * The upstream's share of that cap (registry.ts shareOfCap): calls up to it go to a pool of
+   * that size; calls above it, up to `maxSockets`, go to a second pool, only on room the cap
+   * lends (admission.ts). Without it (or through a proxy), `maxSockets` calls and one pool.
+   */
+  share?: number;
 }
 
 export function createUndiciTransport(rawUrl: string, options: UndiciTransportOptions = {}): Transport {
   const url = new URL(rawUrl);
-  const client = new Client(url, options, options.sockets ? new ConnectionSlot(options.sockets) : undefined);
+  const client = new Client(url, options);
   return {
     send: (request) => client.send(request),
     call: (request, sink) => client.call(request, sink),
     close: async () => {
       client.closed = true;
       for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
-      await client.dispatcher.destroy();
+      await Promise.all([client.dispatcher.destroy(), client.lentDispatcher?.destroy()]);
     },
   };
 }
@@ -109,21 +117,39 @@ class Client extends Admission<Call> {
   private readonly via: string | undefined;
   private readonly auth: string | undefined;
 
-  /** This upstream's part of the gateway's socket cap (none: no cap given). */
+  /** This upstream's part of the gateway's socket cap (none: no cap given), and its part for the calls above its share. */
   readonly slot: ConnectionSlot | undefined;
+  readonly lentSlot: ConnectionSlot | undefined;
+  /** The pool of the calls above the share (none: no call goes above it). */
+  readonly lentDispatcher: Dispatcher | undefined;
   /** Calls other than health calls (`request.background`) made, and that count at the last health call's end. */
   traffic = 0;
   trafficSeen = 0;
 
-  constructor(url: URL, options: UndiciTransportOptions, slot: ConnectionSlot | undefined) {
+  constructor(url: URL, options: UndiciTransportOptions) {
+    const pool = options.sockets;
+    // Through a proxy, one pool of the share (ProxyAgent makes its pools itself): nothing above it.
     const limit = options.maxSockets ?? defaultMaxSockets;
-    super(limit);
-    this.slot = slot;
+    const lends = pool !== undefined && options.share !== undefined && proxyFor(url.href, options.proxy) === undefined;
+    super(lends || options.share === undefined ? limit : Math.min(limit, options.share), lends ? options.share : undefined, lends ? pool : undefined);
+    this.slot = pool && new ConnectionSlot(pool);
     this.via = options.via;
     this.auth = basicAuth(url);
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
-    this.dispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit : 0, options, slot);
+    // Two pools when calls may go above the share: undici opens a connection for a call started in
+    // the turn another's is freed (first lines of this file), so a pool sized to the share never
+    // holds more than the share, and the connections beyond it are all in the second pool.
+    this.dispatcher = createDispatcher(url, Number.isFinite(this.share) ? this.share : 0, options, this.slot);
+    if (this.share < this.limit) {
+      this.lentSlot = new ConnectionSlot(pool!, true);
+      this.lentSlot.twin = this.slot;
+      this.slot!.twin = this.lentSlot;
+      this.lentDispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit - this.share : 0, options, this.lentSlot);
+    } else {
+      this.lentSlot = undefined;
+      this.lentDispatcher = undefined;
+    }
   }
 
   send(request: UpstreamRequest): Promise<UpstreamResponse> {
@@ -181,12 +207,13 @@ class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
   start(): void {
     this.started = true;
     const { client, request } = this;
-    if (client.slot !== undefined) client.slot.busy += 1;
+    const slot = this.borrowed ? client.lentSlot : client.slot;
+    if (slot !== undefined) slot.busy += 1;
     this.dispatched = true;
     try {
       // (bodyTimeout bounds only what outlives the call: an error answer's body drained after it ended.)
       const options = { origin: client.origin, path: client.path, method: 'POST', headers: client.headers(request), body: request.payload.raw, bodyTimeout: request.timeoutMs };
-      client.dispatcher.dispatch(options, this);
+      (this.borrowed ? client.lentDispatcher! : client.dispatcher).dispatch(options, this);
     } catch (err) {
       // (A call started for another one that ended must not throw into that one's ending.)
       this.onError(err as Error);
@@ -240,12 +267,15 @@ class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
   /** Ends its part of the socket cap. */
   protected ended(): void {
     const client = this.client;
-    const slot = client.slot;
+    const slot = this.borrowed ? client.lentSlot : client.slot;
     if (slot === undefined) return;
     // A health call on an upstream that carried no traffic since the last one: the upstream's
-    // connections are closed once no call is in flight (a probe round holds only its own).
+    // connections (both pools') are closed once no call is in flight (a probe round holds only its own).
     if (this.request.background === true) {
-      if (client.traffic === client.trafficSeen) slot.closeWhenIdle = true;
+      if (client.traffic === client.trafficSeen) {
+        slot.closeWhenIdle = true;
+        if (slot.twin !== undefined) slot.twin.closeWhenIdle = true;
+      }
       client.trafficSeen = client.traffic;
     }
     if (this.started) {

@@ -3,8 +3,9 @@
  * (node:http, undici), against a real local server on port 0 that holds its answers until the test releases them and
  * counts the connections open on its side: a call beyond the cap waits (it reaches the server
  * only when a socket is free), its abort or timeout ends it while it waits, an idle socket of
- * another upstream is reclaimed for it, an idle socket of its own upstream is reused, and a
- * health call on an upstream without traffic closes its socket.
+ * another upstream is reclaimed for it, an idle socket of its own upstream is reused, a
+ * health call on an upstream without traffic closes its socket, and above its share of the cap
+ * an upstream borrows only room the cap has, its borrowed sockets the first reclaimed.
  */
 import { once } from 'node:events';
 import { Agent, createServer, type ServerResponse } from 'node:http';
@@ -98,7 +99,7 @@ const request = (overrides: Partial<UpstreamRequest> = {}): UpstreamRequest => (
   ...overrides,
 });
 
-type Create = (url: string, options: { sockets: SocketPool }) => Transport;
+type Create = (url: string, options: { sockets: SocketPool; maxSockets?: number; share?: number }) => Transport;
 const clients: [name: 'node' | 'undici', create: Create][] = [
   ['node', createHttpTransport],
   ['undici', (url, options) => nextTurn(createUndiciTransport(url, options))],
@@ -125,8 +126,8 @@ function both(title: string, fn: (t: ExecutionContext, create: Create) => Promis
   for (const [name, create] of clients) test(`${name}: ${title}`, (t) => fn(t, create));
 }
 
-function transports(t: ExecutionContext, create: Create, origin: string, pool: SocketPool, names: string[]): Transport[] {
-  const list = names.map((n) => create(`${origin}/${n}`, { sockets: pool }));
+function transports(t: ExecutionContext, create: Create, origin: string, pool: SocketPool, names: string[], sizes: { maxSockets?: number; share?: number } = {}): Transport[] {
+  const list = names.map((n) => create(`${origin}/${n}`, { sockets: pool, ...sizes }));
   t.teardown(() => Promise.all(list.map((x) => x.close())));
   return list;
 }
@@ -270,4 +271,48 @@ both('the cap holds with many upstreams and many calls; every call is answered',
   t.true(server.most <= 5, `${server.most} connections at once`);
   t.true(pool.peak <= 5);
   t.is(new Set(server.paths).size, 40);
+});
+
+both('above its share an upstream borrows only room the cap has; its borrowed sockets are reclaimed first, an idle one within its share is kept', async (t, create) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(4);
+  const [a, b, c, d] = transports(t, create, server.origin, pool, ['a', 'b', 'c', 'd'], { maxSockets: 4, share: 1 });
+  // b: one call; its socket, within b's share, stays idle from here on.
+  const b1 = b!.send(request());
+  await server.requests(1);
+  server.release('/b');
+  await b1;
+  // a: one call within its share, one on room lent (1 open + 1 within + 1 lent, counted twice, < 4 at
+  // each step), and a third that waits: nothing more is lent.
+  const calls = [a!.send(request()), a!.send(request()), a!.send(request())];
+  await server.requests(3);
+  await settle();
+  t.deepEqual(server.paths, ['/b', '/a', '/a'], "a's third call waits for a's own calls");
+  t.is(pool.borrowed, 1);
+  server.release('/a');
+  server.release('/a');
+  await server.requests(4);
+  server.release('/a');
+  await Promise.all(calls);
+  await settle();
+  t.is(pool.borrowed, 0, 'the lent room given back');
+  // (node may have opened one more for a's third call, started as the first ended: the cap had room.)
+  t.true(pool.open >= 3, "b's idle socket and a's");
+  const before = server.connections;
+  // d's call and c's (each within its share) fill the cap: a's idle sockets (above a's share) are
+  // the ones closed for them, not b's, the oldest idle one.
+  const d1 = d!.send(request());
+  await server.requests(server.paths.length + 1);
+  const c1 = c!.send(request());
+  await server.requests(server.paths.length + 1);
+  server.release('/c');
+  server.release('/d');
+  await Promise.all([c1, d1]);
+  const b2 = b!.send(request());
+  await server.requests(server.paths.length + 1);
+  server.release('/b');
+  await b2;
+  t.is(server.connections, before + 2, "b's socket was kept: two connections opened, for c and d");
+  t.true(pool.peak <= 4, `${pool.peak} sockets at once`);
+  t.true(server.most <= 4, `${server.most} connections at once`);
 });

@@ -1,0 +1,201 @@
+/**
+ * Each HTTP(S) upstream's share of the socket cap, on the wire, on both HTTP clients: a busy
+ * upstream borrows the room the cap does not use (more calls at once than its share), gives it
+ * back when the others need their shares, and under sustained load on every upstream the
+ * connections opened stay bounded (no connection per call). Eight fake upstreams, each its own
+ * HTTP server on port 0 that holds every call 100–200 ms and counts the calls it holds and the
+ * connections open on its side; the calls go straight to the registry's transports.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import { createRegistry, shareOfCap, type Registry } from '../../../lib/upstream/registry.js';
+import type { UpstreamRequest } from '../../../lib/upstream/transport/contract.js';
+import { makeConfig } from '../../support/gateway.js';
+
+interface Fake {
+  url: string;
+  /** Calls held now, and the most at once. */
+  held: number;
+  mostHeld: number;
+  calls: number;
+}
+
+interface Farm {
+  fakes: Fake[];
+  /** Connections open now over every server, the most at once, and every one opened. */
+  readonly open: number;
+  readonly most: number;
+  readonly opened: number;
+}
+
+/** `count` servers, each holding a call 100–200 ms before its answer. */
+async function farm(t: ExecutionContext, count: number): Promise<Farm> {
+  let open = 0;
+  let most = 0;
+  let opened = 0;
+  const fakes: Fake[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const fake: Fake = { url: '', held: 0, mostHeld: 0, calls: 0 };
+    const sockets = new Set<Socket>();
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        fake.calls += 1;
+        fake.held += 1;
+        fake.mostHeld = Math.max(fake.mostHeld, fake.held);
+        setTimeout(
+          () => {
+            fake.held -= 1;
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+          },
+          100 + ((fake.calls * 37) % 100),
+        );
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket: Socket) => {
+      opened += 1;
+      open += 1;
+      most = Math.max(most, open);
+      sockets.add(socket);
+      // Counted down at the client's FIN ('end'), read before any connection the client opens
+      // after closing this one; 'close' comes a loop phase later.
+      let counted = true;
+      const gone = () => {
+        if (!counted) return;
+        counted = false;
+        open -= 1;
+        sockets.delete(socket);
+      };
+      socket.on('end', gone);
+      socket.on('close', gone);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    });
+    fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    fakes.push(fake);
+  }
+  return {
+    fakes,
+    get open() {
+      return open;
+    },
+    get most() {
+      return most;
+    },
+    get opened() {
+      return opened;
+    },
+  };
+}
+
+const request = (): UpstreamRequest => ({
+  payload: { calls: [{ id: 1, method: 'eth_chainId', params: [] }], batch: false, raw: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}') },
+  requestId: 'req-1',
+  signal: new AbortController().signal,
+  timeoutMs: 30_000,
+  maxBytes: 1_000_000,
+});
+
+const cap = 64;
+const upstreams = 8;
+const share = shareOfCap(cap, upstreams);
+
+function registry(t: ExecutionContext, f: Farm, client: 'node' | 'undici'): Registry {
+  const r = createRegistry(makeConfig({ upstreams: { client }, limits: { upstreamSockets: cap }, chains: { 1: { rpcs: f.fakes.map((x) => x.url) } } }));
+  t.teardown(() => r.close());
+  return r;
+}
+
+/** `workers` loops of `calls` calls each, one after the other, to upstream `index`; resolves with the answers' bodies. */
+async function load(r: Registry, index: number, workers: number, calls: number, until?: () => boolean): Promise<string[]> {
+  const transport = r.chains.get('1')!.upstreams[index]!.transport;
+  const bodies: string[] = [];
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (let i = 0; i < calls || (until !== undefined && !until()); i += 1) bodies.push((await transport.send(request())).body.toString());
+    }),
+  );
+  return bodies;
+}
+
+const answer = '{"jsonrpc":"2.0","id":1,"result":"0x1"}';
+
+for (const client of ['node', 'undici'] as const) {
+  test(`${client}: a busy upstream borrows the room the cap does not use: more calls at once than its share, never more sockets than the cap`, async (t) => {
+    t.is(share, 8);
+    const f = await farm(t, upstreams);
+    const r = registry(t, f, client);
+    const bodies = await load(r, 0, 40, 1);
+    t.is(bodies.length, 40);
+    t.true(
+      bodies.every((b) => b === answer),
+      'every call answered',
+    );
+    t.true(f.fakes[0]!.mostHeld > share, `${f.fakes[0]!.mostHeld} calls at once at the busy upstream (its share: ${share})`);
+    t.true(f.most <= cap, `${f.most} connections at once (server side)`);
+    t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
+    t.true(r.sockets!.peak > share, `${r.sockets!.peak} sockets at once: above the share`);
+    t.is(r.sockets!.borrowed, 0, 'all lent room given back');
+  });
+
+  test(`${client}: a borrowing upstream gives its room back when the others load their shares; the cap holds`, async (t) => {
+    const f = await farm(t, upstreams);
+    const r = registry(t, f, client);
+    const busy = f.fakes[0]!;
+    let othersDone = false;
+    // The busy upstream keeps 40 calls going until the others are done.
+    const first = load(r, 0, 40, 1, () => othersDone);
+    // Its first 40 calls arrived: it held more than its share at once by then (it borrowed).
+    while (busy.calls < 40) await new Promise((resolve) => setTimeout(resolve, 10));
+    const borrowedAtStart = busy.mostHeld;
+    // Every other upstream: its share of callers, each making 6 calls one after the other.
+    const others = await Promise.all(Array.from({ length: upstreams - 1 }, (_, i) => load(r, i + 1, share, 6)));
+    othersDone = true;
+    const firstBodies = await first;
+    t.true(borrowedAtStart > share, `${borrowedAtStart} calls at once at the busy upstream before the others started (its share: ${share})`);
+    t.true(
+      [firstBodies, ...others].every((list) => list.every((b) => b === answer)),
+      'every call answered',
+    );
+    for (let i = 1; i < upstreams; i += 1) t.is(f.fakes[i]!.mostHeld, share, `upstream ${i} reached its share of calls at once`);
+    t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
+    // The servers count a connection until they read its FIN: a connection the gateway closed for
+    // another may still count for a moment there.
+    t.true(f.most <= cap + 4, `${f.most} connections at once (server side)`);
+  });
+
+  test(`${client}: sustained load on every upstream, above their shares: no connection opened once the shares are settled, not one per call`, async (t) => {
+    const f = await farm(t, upstreams);
+    const r = registry(t, f, client);
+    const calls = () => f.fakes.reduce((n, x) => Math.min(n, x.calls), Infinity);
+    const until = async (n: number) => {
+      while (calls() < n) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    // 12 callers per upstream (its share is 8), each calling until told to stop.
+    let stop = false;
+    const all = Promise.all(Array.from({ length: upstreams }, (_, i) => load(r, i, 12, 1, () => stop)));
+    // Settled: the lent room given back, each upstream at its share.
+    await until(24);
+    const settled = f.opened;
+    await until(24 + 48);
+    const later = f.opened;
+    stop = true;
+    const bodies = (await all).flat();
+    t.true(
+      bodies.every((b) => b === answer),
+      'every call answered',
+    );
+    t.true(later - settled <= 4, `${later - settled} connections opened while every upstream made 48 calls (${settled} before)`);
+    t.true(settled <= cap * 1.5, `${settled} connections opened to settle`);
+    t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
+    t.true(f.most <= cap + 4, `${f.most} connections at once (server side)`);
+  });
+}
