@@ -20,7 +20,7 @@
  */
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { getContext, need, type RpcContext } from '../lib/pipeline/context.js';
-import { batchNeutral, classifyCalls } from '../lib/jsonrpc/classify.js';
+import { batchNeutral, classifyCalls, type Classification } from '../lib/jsonrpc/classify.js';
 import { aboveEveryHead, resolveTags } from '../lib/verify/eligibility.js';
 import { pollHeadsNow } from '../lib/health/tracker.js';
 import { finalizedBlockNumber, pinnedToFinalized, raiseRouteFinalized, routeFinalized } from '../lib/verify/finalized-route.js';
@@ -78,19 +78,22 @@ function classified(ctx: RpcContext, chain: Chain, next: (err?: unknown) => void
     verdict = { confirmable: true, reason: 'a chain constant in a batch with confirmable calls' };
   }
   if (ctx.known) verdict = { confirmable: true, reason: 'the finalized route\'s block, vouched for by the providers\' finalized heads' };
-  const settle = (confirmable: boolean) => {
-    ctx.confirmable = confirmable;
-    ctx.required = confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
-    if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable, required: ctx.required, why: ctx.beyondHeads ? 'above every upstream\'s head' : verdict.reason }, 'classified');
-    next();
-  };
   const calls = ctx.payload!.calls;
-  if (!verdict.confirmable || !aboveEveryHead(chain, calls)) return settle(verdict.confirmable);
+  if (!verdict.confirmable || !aboveEveryHead(chain, calls)) return settle(ctx, chain, verdict, verdict.confirmable, next);
   // The heads polled every heads.intervalMs may be seconds old: ask every upstream now.
+  const asked = verdict;
   void pollHeadsNow(chain, chain.upstreams).then(() => {
     if (aboveEveryHead(chain, calls)) ctx.beyondHeads = true;
-    settle(!ctx.beyondHeads);
+    settle(ctx, chain, asked, !ctx.beyondHeads, next);
   });
+}
+
+/** The classification written to the request (a function shared by every request, not a closure per request). */
+function settle(ctx: RpcContext, chain: Chain, verdict: Classification, confirmable: boolean, next: (err?: unknown) => void): void {
+  ctx.confirmable = confirmable;
+  ctx.required = confirmable ? (ctx.confirmationsOverride ?? chain.confirmations) : 1;
+  if (ctx.log.isLevelEnabled?.('debug') !== false) ctx.log.debug({ confirmable, required: ctx.required, why: ctx.beyondHeads ? 'above every upstream\'s head' : verdict.reason }, 'classified');
+  next();
 }
 
 /**

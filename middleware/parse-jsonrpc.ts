@@ -8,7 +8,7 @@
  * Reads: req   Writes: ctx.requestId, ctx.log, ctx.via, ctx.payload, ctx.chain, ctx.confirmationsOverride, ctx.finalizedRoute (ctx.access, through options.identify)
  */
 import type { IncomingMessage } from 'node:http';
-import type { Middleware } from '../lib/pipeline/compose.js';
+import type { Middleware, Next } from '../lib/pipeline/compose.js';
 import { initContext, type RpcContext } from '../lib/pipeline/context.js';
 import {
   BodyTooLargeError,
@@ -74,23 +74,25 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
         }),
       );
     }
-    readBody(req, options.bodyLimit, (err, raw) => {
-      if (err) return next(err);
-      const encoding = req.headers['content-encoding'];
-      if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-        return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
-      }
-      let refused: Error | undefined;
-      try {
-        ctx.payload = parsePayload(raw!, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
-        refused = options.identify?.(req, ctx);
-        if (refused === undefined) readRoute(req, ctx, options.registry);
-      } catch (e) {
-        return next(e);
-      }
-      next(refused);
-    });
+    readBody(req, ctx, options, next);
   };
+}
+
+/** The body read: the payload parsed, the client identified, the route read; then `next`. (A function shared by every request.) */
+function bodyRead(req: IncomingMessage, ctx: RpcContext, options: ParseJsonRpcOptions, next: Next, raw: Buffer): void {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
+  }
+  let refused: Error | undefined;
+  try {
+    ctx.payload = parsePayload(raw, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
+    refused = options.identify?.(req, ctx);
+    if (refused === undefined) readRoute(req, ctx, options.registry);
+  } catch (e) {
+    return next(e);
+  }
+  next(refused);
 }
 
 /** The route's chain id and `<n>`, checked after the body so that their errors echo the client's id. */
@@ -119,33 +121,36 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
 }
 
 /**
- * Reads the body, refusing more than `limit` bytes. A host app that already parsed JSON
- * (express.json()) leaves `req.body`; it is re-serialized then, since the bytes are gone (and
- * with them the exact digits of a number beyond 2^53 in params), and the limit
- * applies to the re-serialized bytes. Calls `done` exactly once.
+ * Reads the body, refusing more than `options.bodyLimit` bytes, then hands it to bodyRead (or an
+ * error to `next`), exactly once. A host app that already parsed JSON (express.json()) leaves
+ * `req.body`; it is re-serialized then, since the bytes are gone (and with them the exact digits
+ * of a number beyond 2^53 in params), and the limit applies to the re-serialized bytes.
  */
-function readBody(req: IncomingMessage, limit: number, done: (err: Error | undefined, body?: Buffer) => void): void {
+function readBody(req: IncomingMessage, ctx: RpcContext, options: ParseJsonRpcOptions, next: Next): void {
+  const limit = options.bodyLimit;
   const parsed = (req as { body?: unknown }).body;
   if (parsed !== undefined && req.readableEnded) {
     const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
-    return bytes.length > limit ? done(tooLarge(req, limit)) : done(undefined, bytes);
+    return bytes.length > limit ? next(tooLarge(req, limit)) : bodyRead(req, ctx, options, next, bytes);
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > limit) return done(tooLarge(req, limit));
+  if (declared > limit) return next(tooLarge(req, limit));
   // Events rather than for-await: leaving a for-await early destroys the socket, and the client
   // would never read the 413. The listeners are shared functions (this: the request) reading
   // the request's reader, rather than closures made for each request.
-  (req as Reading)[kReader] = { limit, done, chunks: [], size: 0 };
+  (req as Reading)[kReader] = { limit, ctx, options, next, chunks: [], size: 0 };
   req.on('data', onBodyData);
   req.on('end', onBodyEnd);
   req.on('error', onBodyError);
   req.on('aborted', onBodyError);
 }
 
-/** One body being read: what readBody's listeners share. */
+/** One body being read: what readBody's listeners share, and what bodyRead then needs. */
 interface BodyReader {
   limit: number;
-  done: (err: Error | undefined, body?: Buffer) => void;
+  ctx: RpcContext;
+  options: ParseJsonRpcOptions;
+  next: Next;
   chunks: Buffer[];
   size: number;
 }
@@ -161,10 +166,11 @@ function tooLarge(req: IncomingMessage, limit: number): Error {
 }
 
 /**
- * The body read or refused: `done` is called once. The listeners stay (a request read to its
- * end has no more 'data' or 'end' to give, and each listener does nothing once its request's
- * reader is gone): four removals per request saved. A refused body's 'data' listener goes, so
- * that what the client still sends is drained, not buffered.
+ * The body read or refused: the reader is taken off the request, so that bodyRead or `next` is
+ * called once. The listeners stay (a request read to its end has no more 'data' or 'end' to give,
+ * and each listener does nothing once its request's reader is gone): four removals per request
+ * saved. A refused body's 'data' listener goes, so that what the client still sends is drained,
+ * not buffered.
  */
 function finishBody(req: Reading): BodyReader | undefined {
   const reader = req[kReader];
@@ -179,19 +185,19 @@ function onBodyData(this: Reading, chunk: Buffer): void {
   if (reader.size > reader.limit) {
     finishBody(this);
     this.off('data', onBodyData);
-    reader.done(tooLarge(this, reader.limit));
+    reader.next(tooLarge(this, reader.limit));
   } else reader.chunks.push(chunk);
 }
 
 function onBodyEnd(this: Reading): void {
   const reader = finishBody(this);
   if (reader === undefined) return;
-  const { chunks, size, done } = reader;
-  done(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  const { chunks, size } = reader;
+  bodyRead(this, reader.ctx, reader.options, reader.next, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
 }
 
 // The client went away mid-body (an 'aborted' event, or an 'error' ECONNRESET): a refused
 // request (logged at info, no stack), not an internal error; nobody reads the answer.
 function onBodyError(this: Reading): void {
-  finishBody(this)?.done(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
+  finishBody(this)?.next(new InvalidRequestError('Invalid request: the client closed the connection while sending the body', { id: null }));
 }

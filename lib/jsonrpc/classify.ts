@@ -88,27 +88,38 @@ function inBatch(call: RpcCall, fn: () => Classification): Classification {
   }
 }
 
+/** The -32602 of a call whose parameters no node would accept (built only when thrown: no closure per call). */
+function badParams(call: RpcCall, message: string): Error {
+  return new InvalidParamsError(`Invalid params for ${call.method}: ${message}`, { id: call.id });
+}
+
+/** `params[i]`, the name of a parameter in reasons and errors, made once for the first positions. */
+const paramNames = Array.from({ length: 8 }, (_, i) => `params[${i}]`);
+const paramName = (i: number): string => paramNames[i] ?? `params[${i}]`;
+
 function classifyPinned(call: RpcCall, rule: MethodRule): Classification {
   const { params, method } = call;
-  const bad = (message: string) => new InvalidParamsError(`Invalid params for ${method}: ${message}`, { id: call.id });
-  if (rule.max !== undefined && params.length > rule.max) throw bad(`takes at most ${rule.max} parameter${rule.max > 1 ? 's' : ''}, got ${params.length}`);
-  (rule.required ?? []).forEach((name, index) => {
-    if (params[index] === undefined || params[index] === null) throw bad(`params[${index}] (${name}) is required`);
-  });
+  if (rule.max !== undefined && params.length > rule.max) throw badParams(call, `takes at most ${rule.max} parameter${rule.max > 1 ? 's' : ''}, got ${params.length}`);
+  const required = rule.required;
+  if (required !== undefined) {
+    for (let index = 0; index < required.length; index += 1) {
+      if (params[index] === undefined || params[index] === null) throw badParams(call, `params[${index}] (${required[index]}) is required`);
+    }
+  }
   if (rule.flagAt !== undefined && typeof params[rule.flagAt] !== 'boolean') {
-    throw bad(`params[${rule.flagAt}] (full transactions flag) must be true or false`);
+    throw badParams(call, `params[${rule.flagAt}] (full transactions flag) must be true or false`);
   }
   const pin = rule.pin;
   switch (pin.kind) {
     case 'filter':
-      return classifyFilter(params[0], bad);
+      return classifyFilter(params[0], call);
     case 'block':
-      return classifyBlock(params[pin.at], `params[${pin.at}]`, pin.hash, bad);
+      return classifyBlock(params[pin.at], paramName(pin.at), pin.hash, call);
     case 'blockHash':
     case 'txHash': {
       const value = params[pin.at];
       const what = pin.kind === 'blockHash' ? 'block hash' : 'transaction hash';
-      if (typeof value !== 'string' || !hash32.test(value)) throw bad(`params[${pin.at}] (${what}) must be a 32-byte hex hash, got ${preview(value)}`);
+      if (typeof value !== 'string' || !hash32.test(value)) throw badParams(call, `params[${pin.at}] (${what}) must be a 32-byte hex hash, got ${preview(value)}`);
       return { confirmable: true, reason: `params[${pin.at}] pins ${what} ${value}` };
     }
     case 'none':
@@ -116,11 +127,12 @@ function classifyPinned(call: RpcCall, rule: MethodRule): Classification {
   }
 }
 
+/** (`call`: the call whose parameter this is, named by the error when the value is refused) */
 function classifyBlock(
   value: unknown,
   where: string,
   allowHash: boolean,
-  bad: (m: string) => Error,
+  call: RpcCall,
 ): Classification {
   if (value === undefined || value === null) return { confirmable: false, reason: `${where} is missing, which means latest` };
   if (typeof value === 'string') {
@@ -132,30 +144,30 @@ function classifyBlock(
   } else if (allowHash && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
     const alias = goAliasOf(obj, eip1898Keys);
-    if (alias !== undefined) throw bad(`${where} has a key ${JSON.stringify(alias)} that Go nodes read as one of ${eip1898Keys.join(', ')}: spell it exactly`);
+    if (alias !== undefined) throw badParams(call, `${where} has a key ${JSON.stringify(alias)} that Go nodes read as one of ${eip1898Keys.join(', ')}: spell it exactly`);
     if (typeof obj.blockHash === 'string' && hash32.test(obj.blockHash) && obj.blockNumber === undefined) {
       return { confirmable: true, reason: `${where} pins block hash ${obj.blockHash}` };
     }
     if (obj.blockHash === undefined && typeof obj.blockNumber === 'string') {
-      return classifyBlock(obj.blockNumber, `${where}.blockNumber`, false, bad);
+      return classifyBlock(obj.blockNumber, `${where}.blockNumber`, false, call);
     }
   }
   const shapes = allowHash ? 'a hex block number, a block tag, a block hash or an EIP-1898 object {"blockHash"} / {"blockNumber"}' : 'a hex block number or a block tag';
-  throw bad(`${where} must be ${shapes}, got ${preview(value)}`);
+  throw badParams(call, `${where} must be ${shapes}, got ${preview(value)}`);
 }
 
-function classifyFilter(filter: unknown, bad: (m: string) => Error): Classification {
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw bad('params[0] must be a filter object');
+function classifyFilter(filter: unknown, call: RpcCall): Classification {
+  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) throw badParams(call, 'params[0] must be a filter object');
   const f = filter as Record<string, unknown>;
   const alias = goAliasOf(f, filterPinKeys);
-  if (alias !== undefined) throw bad(`the filter has a key ${JSON.stringify(alias)} that Go nodes read as one of ${filterPinKeys.join(', ')}: spell it exactly`);
+  if (alias !== undefined) throw badParams(call, `the filter has a key ${JSON.stringify(alias)} that Go nodes read as one of ${filterPinKeys.join(', ')}: spell it exactly`);
   if (f.blockHash !== undefined) {
-    if (f.fromBlock !== undefined || f.toBlock !== undefined) throw bad('a filter with blockHash cannot also have fromBlock or toBlock (EIP-234)');
-    if (typeof f.blockHash !== 'string' || !hash32.test(f.blockHash)) throw bad(`blockHash must be a 32-byte hex hash, got ${preview(f.blockHash)}`);
+    if (f.fromBlock !== undefined || f.toBlock !== undefined) throw badParams(call, 'a filter with blockHash cannot also have fromBlock or toBlock (EIP-234)');
+    if (typeof f.blockHash !== 'string' || !hash32.test(f.blockHash)) throw badParams(call, `blockHash must be a 32-byte hex hash, got ${preview(f.blockHash)}`);
     return { confirmable: true, reason: `filter pins block hash ${f.blockHash}` };
   }
-  const from = classifyBlock(f.fromBlock, 'fromBlock', false, bad);
-  const to = classifyBlock(f.toBlock, 'toBlock', false, bad);
+  const from = classifyBlock(f.fromBlock, 'fromBlock', false, call);
+  const to = classifyBlock(f.toBlock, 'toBlock', false, call);
   if (!from.confirmable) return from;
   if (!to.confirmable) return to;
   return { confirmable: true, reason: 'filter pins fromBlock and toBlock' };

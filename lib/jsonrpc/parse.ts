@@ -109,7 +109,9 @@ function isNotification(value: unknown): value is Record<string, unknown> {
  * classified (e.g. `"Params"` with `latest` after `"params"` with a block number).
  */
 export function goAliasOf(obj: Record<string, unknown>, names: readonly string[]): string | undefined {
-  for (const key of Object.keys(obj)) {
+  // (for…in, not Object.keys: no array per call; a parsed JSON object has no inherited enumerable key)
+  for (const key in obj) {
+    if (!Object.hasOwn(obj, key)) continue;
     if (names.includes(key)) continue;
     const folded = foldKey(key);
     if (names.some((n) => n.toLowerCase() === folded)) return key;

@@ -10,7 +10,8 @@
  * Protocol (as ipc.ts): { ready, info: { pid } } once started; `run` { quorum, clients, seconds,
  * address, block, expect } runs `clients` loops calling getBalance(address, block) on the
  * FallbackProvider of that quorum for `seconds` and answers { answers, wrong, errors, firstError,
- * p50, p99 } (answers: those that came within the time; wrong: a balance other than `expect`);
+ * p50, p99, loopBusy } (answers: those that came within the time; wrong: a balance other than
+ * `expect`; loopBusy: the event loop's busy share of the run, performance.eventLoopUtilization);
  * `shutdown` or a closed IPC channel exits.
  */
 import { FallbackProvider, JsonRpcProvider, Network } from 'ethers';
@@ -38,6 +39,7 @@ function fallback(quorum) {
  */
 async function run(o) {
   const provider = fallback(o.quorum);
+  const elu = performance.eventLoopUtilization();
   const until = performance.now() + o.seconds * 1000;
   /** @type {number[]} */
   const times = [];
@@ -60,9 +62,10 @@ async function run(o) {
     }
   };
   await Promise.all(Array.from({ length: o.clients }, loop));
+  const loopBusy = performance.eventLoopUtilization(elu).utilization;
   times.sort((a, b) => a - b);
   const at = (/** @type {number} */ q) => (times.length === 0 ? NaN : times[Math.min(times.length - 1, Math.max(0, Math.ceil(q * times.length) - 1))]);
-  return { answers: times.length, wrong, errors, firstError, p50: at(0.5), p99: at(0.99) };
+  return { answers: times.length, wrong, errors, firstError, p50: at(0.5), p99: at(0.99), loopBusy };
 }
 
 const stop = () => {

@@ -19,6 +19,9 @@
  *   on the other CPU, so the comparison measures the verifying process).
  * Each round runs ethers q1, omnigate N=1, ethers q3, omnigate N=3, each after its own warm-up;
  * the targets are the median over rounds of omnigate's answers/s ÷ ethers' in the same round.
+ * Each row also gives the event loop's busy share of the run in the process under test
+ * (performance.eventLoopUtilization: omnigate's `elu` command before and after, ethers' around its
+ * loops): below 100 %, that process waited for work (its clients, the nodes), not for a CPU.
  */
 import { startChild, type Child } from './children.js';
 import { runLoad } from './load.js';
@@ -26,13 +29,24 @@ import { BALANCE_ADDRESS, PINNED_BLOCK, replyText, requests } from './payloads.j
 import { check, cpuMs, cpuShares, cpuTicks, fmt, fmtCpus, fmtInt, loadAverage, median, startNodes, startOmnigate, stopChildren, type PartContext, type PartReport } from './parts.js';
 
 const NODE_DELAY_MS = 1;
-const CLIENTS = 32;
+/** 32, the targets' count; BENCH_PEERS_CLIENTS changes it on both sides, for a diagnosis (e.g. whether a row's loop waits on its clients). */
+const CLIENTS = clientCount(process.env.BENCH_PEERS_CLIENTS);
+
+function clientCount(value: string | undefined): number {
+  if (value === undefined || value === '') return 32;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_PEERS_CLIENTS must be a positive integer, got ${JSON.stringify(value)}`);
+  return n;
+}
 /** ethers' per-node stall timeout: with nodes answering in about a millisecond it never fires. */
 const STALL_MS = 5_000;
 const SOLO_CHAIN = 2;
 const TRIO_CHAIN = 1;
 /** 1 ETH: the balance every fake node answers (payloads.ts). */
 const EXPECT_BALANCE = '1000000000000000000';
+
+/** A child's event-loop utilization so far, ms (the `elu` command of omnigate-server.mjs). */
+type Elu = { idle: number; active: number };
 
 interface EthersRun {
   answers: number;
@@ -41,6 +55,7 @@ interface EthersRun {
   firstError?: string;
   p50: number;
   p99: number;
+  loopBusy: number;
 }
 
 interface PeerRow {
@@ -53,6 +68,8 @@ interface PeerRow {
   /** CPU time of the process under test per answer, µs, and its share of one core. */
   cpuUs: number;
   cpuShare: number;
+  /** The event loop's busy share of the run (performance.eventLoopUtilization in the process under test). */
+  loopBusy: number;
   /** Each CPU's busy share, all processes (the machine's other tenants included). */
   cpuBusy: number[];
 }
@@ -91,7 +108,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     }
     const block = Number(PINNED_BLOCK);
 
-    const measure = async (pid: number, nodes: typeof solo, go: () => Promise<{ rps: number; p50: number; p99: number; ok: number }>) => {
+    const measure = async (pid: number, nodes: typeof solo, go: () => Promise<{ rps: number; p50: number; p99: number; ok: number; loopBusy: number }>) => {
       await nodes.reset();
       const ticks = await cpuTicks();
       const cpuStart = await cpuMs(pid);
@@ -102,7 +119,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       const cpuBusy = cpuShares(ticks, await cpuTicks());
       // Calls still in flight when the run stopped land in the count: it reads a little high.
       const calls = await nodes.calls('eth_getBalance');
-      return { rps: r.rps, p50: r.p50, p99: r.p99, ok: r.ok, callsPerAnswer: calls / r.ok, cpuUs: (cpu * 1000) / r.ok, cpuShare: cpu / wallMs, cpuBusy };
+      return { rps: r.rps, p50: r.p50, p99: r.p99, ok: r.ok, loopBusy: r.loopBusy, callsPerAnswer: calls / r.ok, cpuUs: (cpu * 1000) / r.ok, cpuShare: cpu / wallMs, cpuBusy };
     };
     const viaEthers = async (quorum: 1 | 3): Promise<PeerRow> => {
       const order = { quorum, clients: CLIENTS, address: BALANCE_ADDRESS, block, expect: EXPECT_BALANCE };
@@ -113,12 +130,12 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       const m = await measure(ethers.pid, quorum === 1 ? solo : trio, async () => {
         const r = await ethers.call<EthersRun>('run', { ...order, seconds: ctx.seconds });
         if (r.errors > 0 || r.wrong > 0) failure = r;
-        return { rps: r.answers / ctx.seconds, p50: r.p50, p99: r.p99, ok: r.answers };
+        return { rps: r.answers / ctx.seconds, p50: r.p50, p99: r.p99, ok: r.answers, loopBusy: r.loopBusy };
       });
       check(!failure, `${label}: ${failure?.errors} errors (${failure?.firstError}), ${failure?.wrong} wrong balances`);
       // (A run too short for the machine's load, a smoke run on a busy host, can end before the first answer: a row of 0, not a failure.)
       if (m.ok === 0) ctx.log(`  ${label}: no answer within the run (${ctx.seconds} s)`);
-      ctx.log(`  ${fmtInt(m.rps)} answers/s, p50 ${fmt(m.p50)} ms, ${fmt(m.callsPerAnswer)} node calls/answer, ethers CPU ${fmt(m.cpuUs, 0)} µs/answer (${fmt(m.cpuShare * 100, 0)} % of a core); CPUs busy ${fmtCpus(m.cpuBusy)}`);
+      ctx.log(`  ${fmtInt(m.rps)} answers/s, p50 ${fmt(m.p50)} ms, ${fmt(m.callsPerAnswer)} node calls/answer, ethers CPU ${fmt(m.cpuUs, 0)} µs/answer (${fmt(m.cpuShare * 100, 0)} % of a core, loop busy ${fmt(m.loopBusy * 100, 0)} %); CPUs busy ${fmtCpus(m.cpuBusy)}`);
       return { key: quorum === 1 ? 'q1' : 'q3', scenario: label, ...m };
     };
     const viaOmnigate = async (n: 1 | 3): Promise<PeerRow> => {
@@ -127,13 +144,16 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       ctx.log(`running ${label} (${CLIENTS} connections)…`);
       if (ctx.warmup > 0) await runLoad({ url, body, connections: CLIENTS, seconds: ctx.warmup, warmupSeconds: 0 });
       const m = await measure(omni.child.pid, n === 1 ? solo : trio, async () => {
+        const elu0 = await omni.child.call<Elu>('elu');
         const r = await runLoad({ url, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: 0 });
+        const elu1 = await omni.child.call<Elu>('elu');
         check(r.non2xx === 0 && r.errors === 0, `${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
-        return r;
+        const active = elu1.active - elu0.active;
+        return { ...r, loopBusy: active / (active + elu1.idle - elu0.idle) };
       });
       // (A run too short for the machine's load, a smoke run on a busy host, can end before the first answer: a row of 0, not a failure.)
       if (m.ok === 0) ctx.log(`  ${label}: no answer within the run (${ctx.seconds} s)`);
-      ctx.log(`  ${fmtInt(m.rps)} answers/s, p50 ${fmt(m.p50)} ms, ${fmt(m.callsPerAnswer)} node calls/answer, omnigate CPU ${fmt(m.cpuUs, 0)} µs/answer (${fmt(m.cpuShare * 100, 0)} % of a core); CPUs busy ${fmtCpus(m.cpuBusy)}`);
+      ctx.log(`  ${fmtInt(m.rps)} answers/s, p50 ${fmt(m.p50)} ms, ${fmt(m.callsPerAnswer)} node calls/answer, omnigate CPU ${fmt(m.cpuUs, 0)} µs/answer (${fmt(m.cpuShare * 100, 0)} % of a core, loop busy ${fmt(m.loopBusy * 100, 0)} %); CPUs busy ${fmtCpus(m.cpuBusy)}`);
       return { key: n === 1 ? 'n1' : 'n3', scenario: label, ...m };
     };
 
@@ -149,11 +169,11 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
 
     const medianRow = (rs: PeerRow[]) => [...rs].sort((a, b) => a.rps - b.rps)[(rs.length - 1) >> 1]!;
     const table = [
-      `| Peers: the same read, ${CLIENTS} concurrent clients, fake nodes of ${NODE_DELAY_MS} ms (1 for N=1, 3 for N=3) | Answers/s | p50 ms | p99 ms | Node calls / answer | CPU µs / answer of the process under test | Its CPU, share of a core | CPUs busy, all processes |`,
-      '|---|---:|---:|---:|---:|---:|---:|---|',
+      `| Peers: the same read, ${CLIENTS} concurrent clients, fake nodes of ${NODE_DELAY_MS} ms (1 for N=1, 3 for N=3) | Answers/s | p50 ms | p99 ms | Node calls / answer | CPU µs / answer of the process under test | Its CPU, share of a core | Its event loop busy | CPUs busy, all processes |`,
+      '|---|---:|---:|---:|---:|---:|---:|---:|---|',
       ...(['q1', 'n1', 'q3', 'n3'] as const).map((k) => {
         const r = medianRow(rounds[k]);
-        return `| ${r.scenario} | ${fmtInt(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.callsPerAnswer)} | ${fmtInt(r.cpuUs)} | ${fmt(r.cpuShare * 100, 0)} % | ${fmtCpus(r.cpuBusy)} |`;
+        return `| ${r.scenario} | ${fmtInt(r.rps)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.callsPerAnswer)} | ${fmtInt(r.cpuUs)} | ${fmt(r.cpuShare * 100, 0)} % | ${fmt(r.loopBusy * 100, 0)} % | ${fmtCpus(r.cpuBusy)} |`;
       }),
     ].join('\n');
     const ratio = (a: PeerRow[], b: PeerRow[]) => {

@@ -19,7 +19,9 @@
  * answers, judged and compared), as the peers' N=3 row asks. BENCH_ALLOC=1: after the rounds,
  * one more round of each build under V8's sampling heap profiler (objects the young and the old
  * collections freed included), and the bytes allocated per answer by the functions of each
- * build's dist/, by file, then the whole process's (harness and node included).
+ * build's dist/, by file, then the whole process's (harness and node included); with
+ * BENCH_ALLOC_FUNCTIONS=1 also the functions that allocate most, the whole process's (BENCH_ALLOC_TOP of them, 40).
+ * BENCH_CONFIRMABLE=1: at N=1, the confirmable eth_getBalance at a fixed block (the peers' N=1 row).
  * Prints each round's µs per answer for both builds, then the medians and the median of the
  * per-round differences (after − before).
  */
@@ -66,8 +68,10 @@ async function build(name: string, dist: string): Promise<Build> {
   return { name, handle: rpc as unknown as Handler, close: () => rpc.close() };
 }
 
+/** BENCH_CONFIRMABLE=1: at N=1 too, the confirmable eth_getBalance at a fixed block (the peers' N=1 row), not eth_blockNumber. */
+const confirmableAtOne = process.env.BENCH_CONFIRMABLE === '1';
 const question =
-  required === 1 ? '"method":"eth_blockNumber","params":[]' : '"method":"eth_getBalance","params":["0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2","0x1312d00"]';
+  required === 1 && !confirmableAtOne ? '"method":"eth_blockNumber","params":[]' : '"method":"eth_getBalance","params":["0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2","0x1312d00"]';
 
 /** A socket that takes every write and says nothing. */
 function sink(): Duplex {
@@ -156,7 +160,7 @@ await before.close();
 await after.close();
 
 interface HeapNode {
-  callFrame: { url: string };
+  callFrame: { url: string; functionName: string; lineNumber: number };
   selfSize: number;
   children: HeapNode[];
 }
@@ -172,9 +176,12 @@ async function allocations(b: Build, dist: string): Promise<void> {
   session.disconnect();
   const prefix = pathToFileURL(`${dist}/`).href;
   const byFile = new Map<string, number>();
+  const byFunction = new Map<string, number>();
   let total = 0;
   const walk = (n: HeapNode): void => {
     total += n.selfSize;
+    const where = `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.startsWith(prefix) ? n.callFrame.url.slice(prefix.length) : n.callFrame.url.replace(/^.*\//, '')}:${n.callFrame.lineNumber + 1}`;
+    byFunction.set(where, (byFunction.get(where) ?? 0) + n.selfSize);
     if (n.callFrame.url.startsWith(prefix)) {
       const file = n.callFrame.url.slice(prefix.length);
       byFile.set(file, (byFile.get(file) ?? 0) + n.selfSize);
@@ -185,4 +192,8 @@ async function allocations(b: Build, dist: string): Promise<void> {
   const own = [...byFile.values()].reduce((x, y) => x + y, 0);
   console.log(`${b.name}: ${(own / calls).toFixed(0)} bytes per answer allocated in its dist/ (${(total / calls).toFixed(0)} by the whole process)`);
   for (const [file, bytes] of [...byFile].sort((x, y) => y[1] - x[1]).slice(0, 12)) console.log(`  ${(bytes / calls).toFixed(0).padStart(6)}  ${file}`);
+  if (process.env.BENCH_ALLOC_FUNCTIONS === '1') {
+    console.log(`${b.name}: bytes per answer by allocating function (the whole process), largest first:`);
+    for (const [fn, bytes] of [...byFunction].sort((x, y) => y[1] - x[1]).slice(0, Number(process.env.BENCH_ALLOC_TOP || 40))) console.log(`  ${(bytes / calls).toFixed(0).padStart(6)}  ${fn}`);
+  }
 }
