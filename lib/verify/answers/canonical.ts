@@ -358,7 +358,9 @@ function allFlat(elements: readonly unknown[], list: FieldList): boolean {
 function flatValue(v: unknown): boolean {
   switch (typeof v) {
     case 'string':
-      return v.charCodeAt(0) !== 48 || v.charCodeAt(1) !== 120 || lowerHexString.test(v) || !hexString.test(v);
+      // lowerHex leaves it as it is: not "0x…", or no upper-case letter (toLowerCase gives the
+      // string itself back then, without a copy), or not hex.
+      return v.charCodeAt(0) !== 48 || v.charCodeAt(1) !== 120 || v.toLowerCase() === v || !hexString.test(v);
     case 'number':
     case 'boolean':
       return true;
