@@ -222,35 +222,20 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
 
 /**
  * The canonical text of one answer: exactly canonicalJson(comparable(method, answer)), faster.
- * A result is written straight from the parsed value (textOf, shapedText): no comparable tree is
- * built and walked a second time. An error goes through comparable(): it is small, and
- * comparable() inserts its keys in sorted order, so V8's own JSON.stringify writes them sorted;
- * only when an object has array-index keys (enumerated numerically) or the answer has numbers
- * kept as written does it fall back.
+ * A list of plain logs or transactions (or one such object) is written by one JSON.stringify
+ * (flatText). Otherwise comparable() inserts keys in sorted order, so V8's own JSON.stringify
+ * already writes them sorted; only when an object has array-index keys (enumerated numerically)
+ * or the answer has numbers kept as written does it fall back.
  */
 export function canonicalForm(method: string, answer: Answer, options?: CanonicalOptions): string {
-  if ('error' in answer) {
-    needsWriter = false;
-    const value = comparable(method, answer, options);
-    return needsWriter ? canonicalJson(value) : JSON.stringify(value);
+  if (!('error' in answer)) {
+    const node = resultShape.get(method);
+    const text = node === undefined ? undefined : flatText(answer.result, node, options?.ignored);
+    if (text !== undefined) return `{"result":${text}}`;
   }
-  const node = resultShape.get(method);
-  if (!node) return resultText(textOf(answer.result));
-  compared = comparedUnder(options?.ignored ?? defaultIgnoredFields);
-  found = options?.found;
-  if (found && options?.path) trail.push(...options.path);
-  try {
-    return resultText(shapedText(answer.result, node));
-  } finally {
-    compared = comparedUnder(defaultIgnoredFields);
-    found = undefined;
-    trail.length = 0;
-  }
-}
-
-/** `{"result":R}`, or `{}` when R writes nothing (canonicalJson leaves an undefined member out). */
-function resultText(text: string | undefined): string {
-  return text === undefined ? '{}' : `{"result":${text}}`;
+  needsWriter = false;
+  const value = comparable(method, answer, options);
+  return needsWriter ? canonicalJson(value) : JSON.stringify(value);
 }
 
 /**
@@ -261,67 +246,66 @@ function resultText(text: string | undefined): string {
  * judgeBody). Not for a batch (no `path`).
  */
 export function resultElementsForm(method: string, elements: readonly unknown[], from: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
+  needsWriter = false;
   const node = resultShape.get(method);
-  let out = '';
+  let value: unknown[];
   if (!node) {
-    for (let i = 0; i < elements.length; i++) out += i === 0 ? (textOf(elements[i]) ?? 'null') : `,${textOf(elements[i]) ?? 'null'}`;
-    return out;
-  }
-  compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
-  found = options.found;
-  try {
-    const list = fieldListOf(node);
-    if (list.flat && elements.length > 0 && allFlat(elements, list)) return JSON.stringify(elements, list.keys).slice(1, -1);
-    for (let i = 0; i < elements.length; i++) {
-      trail.push(from + i);
-      const text = shapedText(elements[i], node) ?? 'null';
-      trail.pop();
-      out += i === 0 ? text : `,${text}`;
+    value = elements.map(plain);
+  } else {
+    const text = elements.length > 0 ? flatText(elements, node, options.ignored) : undefined;
+    if (text !== undefined) return text.slice(1, -1);
+    compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
+    found = options.found;
+    try {
+      value = elements.map((v, i) => {
+        trail.push(from + i);
+        const out = shaped(v, node);
+        trail.pop();
+        return out;
+      });
+    } finally {
+      compared = comparedUnder(defaultIgnoredFields);
+      found = undefined;
+      trail.length = 0;
     }
-  } finally {
-    compared = comparedUnder(defaultIgnoredFields);
-    found = undefined;
-    trail.length = 0;
   }
-  return out;
+  return (needsWriter ? canonicalJson(value) : JSON.stringify(value)).slice(1, -1);
 }
 
 /**
- * The compared fields of one shape under one list of ignored fields, in canonical (sorted)
- * order, each with its key as written before its value (`{"name":` first, `,"name":` after) and
- * the shape of its value when it holds objects of another shape: a block, transaction, receipt
- * or log is written by going down this list rather than by sorting its keys.
+ * The compared fields of a shape under one list of ignored fields, sorted (canonical order);
+ * `flat` when none of them holds objects of another shape (logs, transactions).
  */
 interface FieldList {
   keys: string[];
-  /** No field holds objects of another shape: a list of such objects may be written by allFlat's way. */
   flat: boolean;
-  first: readonly string[];
-  next: readonly string[];
-  children: readonly (ShapeNode | undefined)[];
 }
 const fieldLists = new WeakMap<Compared, Map<ShapeNode, FieldList>>();
 
-function fieldListOf(node: ShapeNode): FieldList {
-  let byNode = fieldLists.get(compared);
+function fieldListOf(node: ShapeNode, under: Compared): FieldList {
+  let byNode = fieldLists.get(under);
   if (!byNode) {
     byNode = new Map();
-    fieldLists.set(compared, byNode);
+    fieldLists.set(under, byNode);
   }
   let list = byNode.get(node);
   if (!list) {
-    const keys = [...compared[node.shape]].sort();
-    const children = node.children;
-    list = {
-      keys,
-      flat: children === undefined,
-      first: keys.map((k) => `{${JSON.stringify(k)}:`),
-      next: keys.map((k) => `,${JSON.stringify(k)}:`),
-      children: keys.map((k) => (children !== undefined && Object.hasOwn(children, k) ? children[k] : undefined)),
-    };
+    list = { keys: [...under[node.shape]].sort(), flat: node.children === undefined };
     byNode.set(node, list);
   }
   return list;
+}
+
+/**
+ * canonicalJson(shaped(result, node)) written by one JSON.stringify(result, sorted fields) when
+ * the result is a list of objects of a shape with no nested shape (logs, transactions), or one
+ * such object, that allFlat accepts; undefined otherwise (then shaped() does it, field by field).
+ */
+function flatText(result: unknown, node: ShapeNode, ignored: IgnoredFields | undefined): string | undefined {
+  const list = fieldListOf(node, comparedUnder(ignored ?? defaultIgnoredFields));
+  if (!list.flat || result === null || typeof result !== 'object') return undefined;
+  const elements = Array.isArray(result) ? result : [result];
+  return allFlat(elements, list) ? JSON.stringify(result, list.keys) : undefined;
 }
 
 /**
@@ -374,134 +358,6 @@ function flatValue(v: unknown): boolean {
     }
     default:
       return false;
-  }
-}
-
-/**
- * canonicalJson(shaped(value, node)), written without building shaped()'s value: the same
- * fields, the same paths and values in `found`. An object whose keys are all compared fields
- * (every honest log, most blocks, transactions and receipts) is written by going down the sorted
- * field list, each field checked to be the object's own (a value inherited from a polluted
- * Object.prototype is no field of the answer); one with any other key takes shaped()'s walk over
- * its sorted keys. Undefined where canonicalJson writes nothing.
- */
-function shapedText(value: unknown, node: ShapeNode): string | undefined {
-  if (Array.isArray(value)) {
-    const list = fieldListOf(node);
-    if (list.flat && allFlat(value, list)) return JSON.stringify(value, list.keys);
-    let out = '[';
-    for (let i = 0; i < value.length; i++) {
-      trail.push(i);
-      const text = shapedText(value[i], node) ?? 'null';
-      trail.pop();
-      out += i === 0 ? text : `,${text}`;
-    }
-    return `${out}]`;
-  }
-  if (value === null || typeof value !== 'object' || value instanceof JsonNumber) return textOf(value);
-  const object = value as Record<string, unknown>;
-  const list = fieldListOf(node);
-  const keys = list.keys;
-  let present = 0;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if (object[k] !== undefined && Object.hasOwn(object, k)) present++;
-  }
-  if (present !== Object.keys(object).length) return shapedTextWithOthers(object, node);
-  let out = '';
-  for (let i = 0; i < keys.length; i++) {
-    const v = object[keys[i]!];
-    if (v === undefined || v === null || !Object.hasOwn(object, keys[i]!)) continue;
-    const child = list.children[i];
-    let text: string | undefined;
-    if (child === undefined) text = textOf(v);
-    else {
-      trail.push(keys[i]!);
-      text = shapedText(v, child);
-      trail.pop();
-    }
-    if (text !== undefined) out += out.length === 0 ? list.first[i]! + text : list.next[i]! + text;
-  }
-  return out.length === 0 ? '{}' : `${out}}`;
-}
-
-/** shapedText of an object with a key that is not a compared field: shaped()'s walk over its sorted keys, written. */
-function shapedTextWithOthers(object: Record<string, unknown>, node: ShapeNode): string | undefined {
-  const fields = compared[node.shape];
-  const children = node.children;
-  const foundBefore = found?.length ?? 0;
-  let out = '';
-  let kept = 0;
-  let left = 0;
-  for (const k of Object.keys(object).sort()) {
-    const v = object[k];
-    if (v === null) continue;
-    if (!fields.has(k)) {
-      left++;
-      if (found) {
-        const at = [...trail, k];
-        found.push({ path: at, key: `${JSON.stringify(at)}=${textOf(v) ?? 'null'}` });
-      }
-      continue;
-    }
-    kept++;
-    let text: string | undefined;
-    if (children !== undefined && Object.hasOwn(children, k)) {
-      trail.push(k);
-      text = shapedText(v, children[k]!);
-      trail.pop();
-    } else {
-      text = textOf(v);
-    }
-    if (text !== undefined) out += `${out.length === 0 ? '{' : ','}${JSON.stringify(k)}:${text}`;
-  }
-  // Not a block, transaction, receipt or log at all (no compared field, only others): compared
-  // whole, so that two different such objects never agree on an empty one.
-  if (kept === 0 && left > 0) {
-    if (found) found.length = foundBefore;
-    return textOf(object);
-  }
-  return out.length === 0 ? '{}' : `${out}}`;
-}
-
-/** Hex strings with no upper-case digit: written between quotes as they are (nothing to escape, nothing to lower-case). */
-const lowerHexString = /^0x[0-9a-f]*$/;
-
-/**
- * canonicalJson(plain(value)), written without building plain()'s value: hex strings in lower
- * case, keys sorted, a JsonNumber as its text. Undefined where canonicalJson writes nothing.
- */
-function textOf(value: unknown): string | undefined {
-  switch (typeof value) {
-    case 'string':
-      if (value.charCodeAt(0) === 48 && value.charCodeAt(1) === 120 && lowerHexString.test(value)) return `"${value}"`;
-      return JSON.stringify(lowerHex(value));
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object': {
-      if (value === null) return 'null';
-      if (value instanceof JsonNumber) return value.text;
-      if (Array.isArray(value)) {
-        let out = '[';
-        for (let i = 0; i < value.length; i++) {
-          const text = textOf(value[i]) ?? 'null';
-          out += i === 0 ? text : `,${text}`;
-        }
-        return `${out}]`;
-      }
-      let out = '';
-      for (const key of Object.keys(value).sort()) {
-        const member = textOf((value as Record<string, unknown>)[key]);
-        if (member !== undefined) out += `${out.length === 0 ? '{' : ','}${JSON.stringify(key)}:${member}`;
-      }
-      return out.length === 0 ? '{}' : `${out}}`;
-    }
-    case 'bigint':
-      throw new TypeError('canonicalJson: a bigint is not JSON');
-    default:
-      return undefined;
   }
 }
 
