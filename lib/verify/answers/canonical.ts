@@ -317,8 +317,8 @@ function flatText(result: unknown, node: ShapeNode, ignored: IgnoredFields | und
  * inherited one), none null (left out by shaped(), written by JSON.stringify), and each value is
  * written the same by both: a number, a boolean, a string that is not hex with an upper-case
  * digit (to be lower-cased), or a list of such (or nulls; an object in it would have its keys
- * filtered by the list). Anything else (an extra, a JsonNumber, a nested object) is written by
- * shapedText, element by element.
+ * filtered by the list). A list with anything else (an extra, a JsonNumber, a nested object)
+ * is written through shaped().
  */
 function allFlat(elements: readonly unknown[], list: FieldList): boolean {
   const keys = list.keys;

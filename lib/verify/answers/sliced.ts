@@ -84,15 +84,15 @@ const sliceBytes = 256 * 1024;
  * a rope to flatten first, a copy of the run as costly as its decoding). Kept for the next run;
  * a run longer than a few slices gets a buffer of its own.
  */
-let bracketed = Buffer.allocUnsafe(sliceBytes + 2);
+let bracketed: Buffer | undefined;
 
 /** `[` + the text of body[start, end) + `]`, as one flat string. */
 function listText(body: Buffer, start: number, end: number): string {
   const length = end - start + 2;
   let into = bracketed;
-  if (length > into.length) {
-    into = Buffer.allocUnsafe(length);
-    if (length <= 4 * sliceBytes) bracketed = into;
+  if (into === undefined || length > into.length) {
+    into = Buffer.allocUnsafe(Math.max(length, sliceBytes + 2));
+    if (into.length <= 4 * sliceBytes) bracketed = into;
   }
   into[0] = 0x5b;
   body.copy(into, 1, start, end);
