@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import stringify from 'json-stable-stringify';
 import { readdirSync, readFileSync } from 'node:fs';
 import { canonicalForm, canonicalJson, comparable, JsonNumber, resultElementsForm, type IgnoredValue } from '../../../../../lib/verify/answers/canonical.js';
+import { mergeIgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 
 // Schema fields (kept in blocks, transactions, receipts and logs, and walked into) and others (left out there).
 const key = fc.oneof(
@@ -81,23 +82,25 @@ const logValue = fc.oneof(
   fc.dictionary(fc.constantFrom('a', 'data', 'topics'), fc.stringMatching(/^0x[0-9A-F]{0,4}$/), { maxKeys: 2 }),
 );
 const logLike = fc.dictionary(fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...logKeys) }, { weight: 1, arbitrary: fc.constantFrom('l1Fee', 'zk', '__proto__', '0') }), logValue, { maxKeys: 10 });
+/** Config ignoredFields on top of the defaults: log fields left out like extras. */
+const ignoring = mergeIgnoredFields({ log: ['blockTimestamp', 'removed'], receipt: ['logsBloom'] });
 const logList = fc.array(fc.oneof({ weight: 9, arbitrary: logLike }, { weight: 1, arbitrary: logValue }), { maxLength: 6 });
 
 test('canonicalForm and resultElementsForm equal canonicalJson(comparable()) on generated log lists, with the same fields noted', (t) => {
   fc.assert(
-    fc.property(fc.constantFrom('eth_getLogs', 'eth_getFilterLogs', 'eth_getBlockReceipts', 'eth_getBlockByNumber'), logList, fc.nat(3), (method, list, from) => {
+    fc.property(fc.constantFrom('eth_getLogs', 'eth_getFilterLogs', 'eth_getBlockReceipts', 'eth_getBlockByNumber'), logList, fc.nat(3), fc.constantFrom(undefined, ignoring), (method, list, from, ignored) => {
       const expectedFound: IgnoredValue[] = [];
-      const expected = canonicalJson(comparable(method, { result: list }, { found: expectedFound }));
+      const expected = canonicalJson(comparable(method, { result: list }, { found: expectedFound, ignored }));
       const gotFound: IgnoredValue[] = [];
-      if (canonicalForm(method, { result: list }, { found: gotFound }) !== expected) return false;
+      if (canonicalForm(method, { result: list }, { found: gotFound, ignored }) !== expected) return false;
       if (JSON.stringify(gotFound) !== JSON.stringify(expectedFound)) return false;
       // The same elements as a run starting at `from` of a longer list: the paths count from there.
       const runFound: IgnoredValue[] = [];
       const longer = [...Array.from({ length: from }, () => ({})), ...list];
       const longerFound: IgnoredValue[] = [];
-      const whole = canonicalJson(comparable(method, { result: longer }, { found: longerFound }));
-      const head = canonicalJson(comparable(method, { result: longer.slice(0, from) }));
-      const run = resultElementsForm(method, list, from, { found: runFound });
+      const whole = canonicalJson(comparable(method, { result: longer }, { found: longerFound, ignored }));
+      const head = canonicalJson(comparable(method, { result: longer.slice(0, from) }, { ignored }));
+      const run = resultElementsForm(method, list, from, { found: runFound, ignored });
       const joined = `{"result":[${[head.slice('{"result":['.length, -2), run].filter((s) => s !== '').join(',')}]}`;
       return joined === whole && JSON.stringify(runFound) === JSON.stringify(longerFound);
     }),
