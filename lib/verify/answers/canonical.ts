@@ -222,11 +222,17 @@ export function comparable(method: string, answer: Answer, options: CanonicalOpt
 
 /**
  * The canonical text of one answer: exactly canonicalJson(comparable(method, answer)), faster.
- * comparable() inserts keys in sorted order, so V8's own JSON.stringify already writes them
- * sorted; only when an object has array-index keys (enumerated numerically) or the answer has
- * numbers kept as written does it fall back.
+ * A list of plain logs or transactions (or one such object) is written by one JSON.stringify
+ * (flatText). Otherwise comparable() inserts keys in sorted order, so V8's own JSON.stringify
+ * already writes them sorted; only when an object has array-index keys (enumerated numerically)
+ * or the answer has numbers kept as written does it fall back.
  */
 export function canonicalForm(method: string, answer: Answer, options?: CanonicalOptions): string {
+  if (!('error' in answer)) {
+    const node = resultShape.get(method);
+    const text = node === undefined ? undefined : flatText(answer.result, node, options?.ignored);
+    if (text !== undefined) return `{"result":${text}}`;
+  }
   needsWriter = false;
   const value = comparable(method, answer, options);
   return needsWriter ? canonicalJson(value) : JSON.stringify(value);
@@ -236,7 +242,7 @@ export function canonicalForm(method: string, answer: Answer, options?: Canonica
  * The canonical text of elements `from`, `from + 1`… of a single call's result that is an array:
  * exactly what canonicalForm(method, { result }, options) writes for them between `{"result":[`
  * and `]}`, commas between them (the same walk, the same paths from the result in `found`), so
- * that a long list can be written, and hashed, a run of elements at a time (answers.ts
+ * that a long list can be written, and hashed, a run of elements at a time (sliced.ts
  * judgeBody). Not for a batch (no `path`).
  */
 export function resultElementsForm(method: string, elements: readonly unknown[], from: number, options: Omit<CanonicalOptions, 'path'> = {}): string {
@@ -246,6 +252,8 @@ export function resultElementsForm(method: string, elements: readonly unknown[],
   if (!node) {
     value = elements.map(plain);
   } else {
+    const text = elements.length > 0 ? flatText(elements, node, options.ignored) : undefined;
+    if (text !== undefined) return text.slice(1, -1);
     compared = comparedUnder(options.ignored ?? defaultIgnoredFields);
     found = options.found;
     try {
@@ -262,6 +270,95 @@ export function resultElementsForm(method: string, elements: readonly unknown[],
     }
   }
   return (needsWriter ? canonicalJson(value) : JSON.stringify(value)).slice(1, -1);
+}
+
+/**
+ * The compared fields of a shape under one list of ignored fields, sorted (canonical order);
+ * `flat` when none of them holds objects of another shape (logs, transactions).
+ */
+interface FieldList {
+  keys: string[];
+  flat: boolean;
+}
+const fieldLists = new WeakMap<Compared, Map<ShapeNode, FieldList>>();
+
+function fieldListOf(node: ShapeNode, under: Compared): FieldList {
+  let byNode = fieldLists.get(under);
+  if (!byNode) {
+    byNode = new Map();
+    fieldLists.set(under, byNode);
+  }
+  let list = byNode.get(node);
+  if (!list) {
+    list = { keys: [...under[node.shape]].sort(), flat: node.children === undefined };
+    byNode.set(node, list);
+  }
+  return list;
+}
+
+/**
+ * canonicalJson(shaped(result, node)) written by one JSON.stringify(result, sorted fields) when
+ * the result is a list of objects of a shape with no nested shape (logs, transactions), or one
+ * such object, that allFlat accepts; undefined otherwise (then shaped() does it, field by field).
+ */
+function flatText(result: unknown, node: ShapeNode, ignored: IgnoredFields | undefined): string | undefined {
+  const list = fieldListOf(node, comparedUnder(ignored ?? defaultIgnoredFields));
+  if (!list.flat || result === null || typeof result !== 'object') return undefined;
+  const elements = Array.isArray(result) ? result : [result];
+  return allFlat(elements, list) ? JSON.stringify(result, list.keys) : undefined;
+}
+
+/**
+ * Whether every element is an object that JSON.stringify(element, list.keys) writes exactly as
+ * shaped() and canonicalJson would: the list (the compared fields, sorted) gives JSON.stringify
+ * its order and the only keys it writes, so that one native call writes a whole list of logs in
+ * canonical form. That holds when each object's keys are compared fields only (nothing to leave
+ * out, nothing to note in `found`), each its own property (JSON.stringify would read an
+ * inherited one), none null (left out by shaped(), written by JSON.stringify), and each value is
+ * written the same by both: a number, a boolean, a string that is not hex with an upper-case
+ * digit (to be lower-cased), or a list of such (or nulls; an object in it would have its keys
+ * filtered by the list). A list with anything else (an extra, a JsonNumber, a nested object)
+ * is written through shaped().
+ */
+function allFlat(elements: readonly unknown[], list: FieldList): boolean {
+  const keys = list.keys;
+  for (let e = 0; e < elements.length; e++) {
+    const object = elements[e];
+    if (object === null || typeof object !== 'object' || Array.isArray(object) || object instanceof JsonNumber) return false;
+    let present = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const v = (object as Record<string, unknown>)[k];
+      if (v === undefined) continue;
+      if (!Object.hasOwn(object, k) || !flatValue(v)) return false;
+      present++;
+    }
+    if (present !== Object.keys(object).length) return false;
+  }
+  return true;
+}
+
+/** A field's value that JSON.stringify writes as canonicalJson(plain(value)) does (allFlat). */
+function flatValue(v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+      // lowerHex leaves it as it is: not "0x…", or no upper-case letter (toLowerCase gives the
+      // string itself back then, without a copy), or not hex.
+      return v.charCodeAt(0) !== 48 || v.charCodeAt(1) !== 120 || v.toLowerCase() === v || !hexString.test(v);
+    case 'number':
+    case 'boolean':
+      return true;
+    case 'object': {
+      if (!Array.isArray(v)) return false;
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i] as unknown;
+        if (x !== null && (typeof x === 'object' || !flatValue(x))) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 /**

@@ -65,7 +65,7 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
   for (let k = 0; k < spans.length; ) {
     let m = k;
     while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
-    const read = readJson(`[${body.toString('utf8', spans[k]!, spans[m + 1]!)}]`);
+    const read = readJson(listText(body, spans[k]!, spans[m + 1]!));
     if ('reason' in read) return undefined;
     if (k > 0) sha.update(',');
     sha.update(resultElementsForm(call.method, read.value as unknown[], k / 2, { ignored, found }));
@@ -77,6 +77,28 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
 
 /** The bytes of one run of a list's elements read at once (a run holds at least one element). */
 const sliceBytes = 256 * 1024;
+
+/**
+ * Where a run's bytes are put between brackets before they are decoded: the text of `[`, the
+ * bytes, `]` comes out of one decoding as one flat string (a concatenation would leave JSON.parse
+ * a rope to flatten first, a copy of the run as costly as its decoding). Kept for the next run;
+ * a run longer than a few slices gets a buffer of its own.
+ */
+let bracketed: Buffer | undefined;
+
+/** `[` + the text of body[start, end) + `]`, as one flat string. */
+function listText(body: Buffer, start: number, end: number): string {
+  const length = end - start + 2;
+  let into = bracketed;
+  if (into === undefined || length > into.length) {
+    into = Buffer.allocUnsafe(Math.max(length, sliceBytes + 2));
+    if (into.length <= 4 * sliceBytes) bracketed = into;
+  }
+  into[0] = 0x5b;
+  body.copy(into, 1, start, end);
+  into[length - 1] = 0x5d;
+  return into.toString('utf8', 0, length);
+}
 
 const isBlank = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 

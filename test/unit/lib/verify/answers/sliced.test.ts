@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
 import { assessBody, type Assessment } from '../../../../../lib/verify/answers/answers.js';
 import { judgeBody, type Judgement } from '../../../../../lib/verify/answers/sliced.js';
+import { canonicalJson, comparable, sha256Hex } from '../../../../../lib/verify/answers/canonical.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
@@ -109,6 +110,23 @@ test('should read a long log list in slices to the hash of the whole, with the p
   t.deepEqual(sliced, strip(whole));
   t.is(sliced.ok && sliced.ignored?.length, 30);
   t.deepEqual(sliced.ok && sliced.ignored?.[1]?.path, [100, 'l1BlockNumber']);
+});
+
+test('should hash runs of any length, multi-byte text in them, to the canonical form of the whole', (t) => {
+  // Plain logs (written by one JSON.stringify per run), one of 600 KB and one of 1.2 MB (longer
+  // than a run, the second longer than the buffer a run is decoded from), text in several scripts.
+  const log = (i: number, data: string) => ({ address: '0x5523d3c98809dddb82c686e152f5c58b1b0fb59e', topics: ['0x12'], data, blockNumber: '0x1', logIndex: `0x${i.toString(16)}`, removed: false });
+  const logs = Array.from({ length: 4000 }, (_, i) => log(i, `0x${(i + 1).toString(16).padStart(128, '0')}`));
+  logs[1000] = log(1000, `0x${'ab'.repeat(300_000)}`);
+  logs[2500] = log(2500, `0x${'cd'.repeat(600_000)}`);
+  logs[3000] = { ...log(3000, '0x'), data: 'ünïcødé ✓ 日本語 😀 "quoted" \\ end' } as ReturnType<typeof log>;
+  const text = JSON.stringify({ jsonrpc: '2.0', id: 1, result: logs });
+  const expected = sha256Hex(canonicalJson(comparable('eth_getLogs', { result: JSON.parse(text).result as unknown })));
+  const sliced = judgeBody(Buffer.from(text), single('eth_getLogs'));
+  t.deepEqual(sliced, { ok: true, hash: expected });
+  t.deepEqual(sliced, strip(assessBody(Buffer.from(text), single('eth_getLogs'))));
+  // The same again: the buffer kept from the long run decodes the next answer's runs alike.
+  t.deepEqual(judgeBody(Buffer.from(text), single('eth_getLogs')), sliced);
 });
 
 test('should not vote on a list that one misplaced comma makes other than JSON', (t) => {
