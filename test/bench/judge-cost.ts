@@ -7,7 +7,7 @@
  * on a machine shared with other work, wall time counts the waits for a core too), the median of
  * a round's calls. First it checks that both builds and both functions give the same hash.
  *
- *   BEFORE_DIST=/tmp/before/dist node --import tsx test/bench/judge-cost.ts
+ *   BEFORE_DIST=<the dist/ of a build of main> node --import tsx test/bench/judge-cost.ts
  *
  * Knobs: BENCH_ROUNDS (default 5), BENCH_RUNS (calls per round and function, default 15).
  */
