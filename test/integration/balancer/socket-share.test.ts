@@ -6,10 +6,8 @@
  * HTTP server on port 0 that holds every call 100–200 ms and counts the calls it holds and the
  * connections open on its side; the calls go straight to the registry's transports.
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
+import { ConnectionCount, countingServer } from '../../support/counting-server.js';
 import { createRegistry, shareOfCap, type Registry } from '../../../lib/upstream/registry.js';
 import type { UpstreamRequest } from '../../../lib/upstream/transport/contract.js';
 import { makeConfig } from '../../support/gateway.js';
@@ -24,22 +22,17 @@ interface Fake {
 
 interface Farm {
   fakes: Fake[];
-  /** Connections open now over every server, the most at once, and every one opened. */
-  readonly open: number;
-  readonly most: number;
-  readonly opened: number;
+  /** Connections over every server: open now, the most at once, every one opened. */
+  connections: ConnectionCount;
 }
 
 /** `count` servers, each holding a call 100–200 ms before its answer. */
 async function farm(t: ExecutionContext, count: number): Promise<Farm> {
-  let open = 0;
-  let most = 0;
-  let opened = 0;
+  const connections = new ConnectionCount();
   const fakes: Fake[] = [];
   for (let i = 0; i < count; i += 1) {
     const fake: Fake = { url: '', held: 0, mostHeld: 0, calls: 0 };
-    const sockets = new Set<Socket>();
-    const server = http.createServer((req, res) => {
+    const origin = await countingServer(t, connections, (req, res) => {
       req.resume();
       req.on('end', () => {
         fake.calls += 1;
@@ -55,45 +48,10 @@ async function farm(t: ExecutionContext, count: number): Promise<Farm> {
         );
       });
     });
-    server.keepAliveTimeout = 60_000;
-    server.on('connection', (socket: Socket) => {
-      opened += 1;
-      open += 1;
-      most = Math.max(most, open);
-      sockets.add(socket);
-      // Counted down at the client's FIN ('end'), read before any connection the client opens
-      // after closing this one; 'close' comes a loop phase later.
-      let counted = true;
-      const gone = () => {
-        if (!counted) return;
-        counted = false;
-        open -= 1;
-        sockets.delete(socket);
-      };
-      socket.on('end', gone);
-      socket.on('close', gone);
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    t.teardown(() => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    });
-    fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    fake.url = `${origin}/`;
     fakes.push(fake);
   }
-  return {
-    fakes,
-    get open() {
-      return open;
-    },
-    get most() {
-      return most;
-    },
-    get opened() {
-      return opened;
-    },
-  };
+  return { fakes, connections };
 }
 
 const request = (): UpstreamRequest => ({
@@ -140,7 +98,7 @@ for (const client of ['node', 'undici'] as const) {
       'every call answered',
     );
     t.true(f.fakes[0]!.mostHeld > share, `${f.fakes[0]!.mostHeld} calls at once at the busy upstream (its share: ${share})`);
-    t.true(f.most <= cap, `${f.most} connections at once (server side)`);
+    t.true(f.connections.most <= cap, `${f.connections.most} connections at once (server side)`);
     t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
     t.true(r.sockets!.peak > share, `${r.sockets!.peak} sockets at once: above the share`);
     t.is(r.sockets!.borrowed, 0, 'all lent room given back');
@@ -169,7 +127,7 @@ for (const client of ['node', 'undici'] as const) {
     t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
     // The servers count a connection until they read its FIN: a connection the gateway closed for
     // another may still count for a moment there.
-    t.true(f.most <= cap + 4, `${f.most} connections at once (server side)`);
+    t.true(f.connections.most <= cap + 4, `${f.connections.most} connections at once (server side)`);
   });
 
   test(`${client}: sustained load on every upstream, above their shares: no connection opened once the shares are settled, not one per call`, async (t) => {
@@ -184,9 +142,9 @@ for (const client of ['node', 'undici'] as const) {
     const all = Promise.all(Array.from({ length: upstreams }, (_, i) => load(r, i, 12, 1, () => stop)));
     // Settled: the lent room given back, each upstream at its share.
     await until(24);
-    const settled = f.opened;
+    const settled = f.connections.opened;
     await until(24 + 48);
-    const later = f.opened;
+    const later = f.connections.opened;
     stop = true;
     const bodies = (await all).flat();
     t.true(
@@ -196,6 +154,6 @@ for (const client of ['node', 'undici'] as const) {
     t.true(later - settled <= 4, `${later - settled} connections opened while every upstream made 48 calls (${settled} before)`);
     t.true(settled <= cap * 1.5, `${settled} connections opened to settle`);
     t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
-    t.true(f.most <= cap + 4, `${f.most} connections at once (server side)`);
+    t.true(f.connections.most <= cap + 4, `${f.connections.most} connections at once (server side)`);
   });
 }

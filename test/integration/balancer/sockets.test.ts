@@ -7,82 +7,42 @@
  * all uniformly slow is not hedged beyond its 10 % budget from its first request (calls counted
  * on the fakes).
  */
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
+import { ConnectionCount, countingServer } from '../../support/counting-server.js';
 import { adaptiveHedging, rpc, startGateway } from '../../support/gateway.js';
 
 interface Farm {
   /** Upstream URLs: `count` distinct paths spread over the servers. */
   urls: string[];
-  /** Connections open now and at most at once, over every server. */
-  readonly open: number;
-  readonly most: number;
+  /** Connections open over every server: now, and at most at once. */
+  connections: ConnectionCount;
   /** Calls received, by method. */
   calls: Map<string, number>;
-  resetMost(): void;
 }
 
-/** `servers` HTTP servers answering any path after `delayMs`; each counts its open connections. */
+/** `servers` HTTP servers answering any path after `delayMs`; they count their open connections. */
 async function farm(t: ExecutionContext, servers: number, count: number, delayMs: number): Promise<Farm> {
-  let open = 0;
-  let most = 0;
+  const connections = new ConnectionCount();
   const calls = new Map<string, number>();
   const origins: string[] = [];
   for (let s = 0; s < servers; s += 1) {
-    const sockets = new Set<Socket>();
-    const server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const { id, method } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
-        calls.set(method, (calls.get(method) ?? 0) + 1);
-        const result = method === 'eth_chainId' ? '0x1' : method === 'eth_getBlockByNumber' ? { number: '0x10' } : '0x10';
-        setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', id, result }));
-        }, delayMs);
-      });
-    });
-    server.keepAliveTimeout = 60_000;
-    server.on('connection', (socket: Socket) => {
-      open += 1;
-      most = Math.max(most, open);
-      sockets.add(socket);
-      // Counted down at the client's FIN ('end'), read before any connection the client opens
-      // after closing this one; 'close' comes a loop phase later.
-      let counted = true;
-      const gone = () => {
-        if (!counted) return;
-        counted = false;
-        open -= 1;
-        sockets.delete(socket);
-      };
-      socket.on('end', gone);
-      socket.on('close', gone);
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    t.teardown(() => {
-      for (const socket of sockets) socket.destroy();
-      server.close();
-    });
-    origins.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    origins.push(
+      await countingServer(t, connections, (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const { id, method } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
+          calls.set(method, (calls.get(method) ?? 0) + 1);
+          const result = method === 'eth_chainId' ? '0x1' : method === 'eth_getBlockByNumber' ? { number: '0x10' } : '0x10';
+          setTimeout(() => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+          }, delayMs);
+        });
+      }),
+    );
   }
-  return {
-    urls: Array.from({ length: count }, (_, i) => `${origins[i % servers]}/u${i}`),
-    get open() {
-      return open;
-    },
-    get most() {
-      return most;
-    },
-    calls,
-    resetMost() {
-      most = open;
-    },
-  };
+  return { urls: Array.from({ length: count }, (_, i) => `${origins[i % servers]}/u${i}`), connections, calls };
 }
 
 const clients = ['node', 'undici'] as const;
@@ -95,7 +55,7 @@ test(`${client}: 1,000 upstreams: the first probe round holds at most two socket
   await gw.rpc.startHealthChecks().firstRound;
   t.is(f.calls.get('eth_chainId'), 1000, 'every upstream probed');
   t.true(gw.rpc.registry.chains.get('1')!.upstreams.every((u) => u.health.head === 16n), 'every head known');
-  t.true(f.most <= 64, `${f.most} connections at once (32 upstreams probed at once, two calls each)`);
+  t.true(f.connections.most <= 64, `${f.connections.most} connections at once (32 upstreams probed at once, two calls each)`);
   t.true(gw.rpc.registry.sockets!.peak <= 64, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
   t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
 });
@@ -119,7 +79,7 @@ test(`${client}: 1,000 upstreams under load with probes and head polls: at most 
   // count a connection until they read its FIN, and under load they may accept a new connection
   // before reading the FIN of the idle one the gateway closed for it: a few more on their side.
   t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
-  t.true(f.most <= cap + 16, `${f.most} connections at once (server side)`);
+  t.true(f.connections.most <= cap + 16, `${f.connections.most} connections at once (server side)`);
   t.true(gw.rpc.registry.sockets!.peak >= cap / 2, `the load needed many sockets: ${gw.rpc.registry.sockets!.peak}`);
 });
 
@@ -144,7 +104,7 @@ test(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 connect
   }
   t.is(f.calls.get('eth_getBalance'), 300, 'one call per request');
   t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
-  t.true(f.most <= cap + 2, `${f.most} connections at once (server side)`);
+  t.true(f.connections.most <= cap + 2, `${f.connections.most} connections at once (server side)`);
   t.true(gw.rpc.registry.sockets!.open <= cap);
 });
 }
