@@ -133,11 +133,19 @@ async function counters(pid: number) {
 /** A perf subprocess attached to `pid`, stopped with SIGINT (perf then writes its output). */
 function attach(args: string[]): { stop(): Promise<void> } {
   const p: ChildProcess = spawn('perf', args, { stdio: ['ignore', 'ignore', 'inherit'] });
-  const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
+  let failure: Error | undefined;
+  const exited = new Promise<void>((resolve) => {
+    p.once('exit', () => resolve());
+    p.once('error', (err) => {
+      failure = err;
+      resolve();
+    });
+  });
   return {
     async stop() {
       p.kill('SIGINT');
       await exited;
+      if (failure) throw new Error(`perf ${args[0]} failed (is perf installed and allowed to attach?): ${failure.message}`);
     },
   };
 }
