@@ -15,7 +15,7 @@ import { assessBody } from '../../../../../lib/verify/answers/answers.js';
 import { assessOutcome } from '../../../../../lib/verify/assess.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
-import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
+import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, nestedTooDeep, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
 
@@ -288,5 +288,32 @@ test.serial('should check answers that take the verdict of the same bytes for ea
   // A key that differs from the bytes in its last character is not found.
   const cut = await send(`${keyB.slice(0, -1)}Z`);
   t.false(cut.judged.echoed);
+  closeOffThread();
+});
+
+test.serial('should scan an answer for its nesting first when given the limit: too deep, not judged and no verdict kept; within it, judged, and the same bytes then take the verdict unscanned', async (t) => {
+  const payload = single('eth_getLogs');
+  const logs = `${'{"data":"0x00"},'.repeat(80_000)}`;
+  const deep = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${logs}${'['.repeat(300)}${']'.repeat(300)}]}`);
+  const fine = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${logs}${'['.repeat(200)}${']'.repeat(200)}]}`);
+  t.true(deep.length >= offThreadFrom && fine.length >= offThreadFrom);
+  const send = (bytes: Buffer, maxDepth: number | undefined) => judgeOffThread(Buffer.from(bytes), payload, undefined, false, secrets, new Cancellation(), 60_000, maxDepth);
+  const before = { ...offThreadCounts };
+  const counts = () => ({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same });
+  const refused = await send(deep, 256);
+  t.deepEqual(refused.judged, { judgement: undefined, echoed: false, unchecked: nestedTooDeep });
+  t.true(refused.body.equals(deep), 'the bytes come back');
+  // No verdict kept for them: the same bytes are scanned again, and refused again.
+  t.is((await send(deep, 256)).judged.unchecked, nestedTooDeep);
+  t.deepEqual(counts(), { judged: 2, same: 0 });
+  // Within the limit (the outer object and list add two levels): judged as ever.
+  const ok = await send(fine, 256);
+  t.deepEqual(ok.judged, inMain(fine, payload, undefined, false));
+  // Without a limit (the transport scanned them), deep bytes are judged: the scan is the caller's choice.
+  t.is((await send(deep, undefined)).judged.unchecked, undefined);
+  // The same bytes as a verdict given: that verdict, not scanned again (a limit they would fail is not looked at).
+  const same = await send(fine, 1);
+  t.deepEqual(same.judged, ok.judged);
+  t.deepEqual(counts(), { judged: 4, same: 1 });
   closeOffThread();
 });
