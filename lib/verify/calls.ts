@@ -6,13 +6,14 @@
  * t ms when the loop aborted it.
  */
 import { recordCallAnswered, recordCallFailed, recordError, recordStart, trackCall, type MethodClass } from '../health/quality.js';
+import { nestsDeeperThan } from '../jsonrpc/scan.js';
 import type { RpcPayload } from '../jsonrpc/types.js';
 import type { BudgetAccount } from '../upstream/budget.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import type { BatchCoalescer } from '../upstream/transport/coalesce.js';
-import type { CallSink, CancelSignal, UpstreamRequest, UpstreamResponse } from '../upstream/transport/contract.js';
+import { defaultMaxDepth, tooDeep, type CallSink, type CancelSignal, type UpstreamRequest, type UpstreamResponse } from '../upstream/transport/contract.js';
 import type { Judging } from './assess.js';
-import { judgedOffThread, judgeOffThread } from './answers/off-thread.js';
+import { judgedOffThread, judgeOffThread, nestedTooDeep, offThreadFrom, type JudgedResponse } from './answers/off-thread.js';
 import type { CallPolicy } from './question.js';
 
 /** How one request's upstream calls are made (the fetch stage's part). */
@@ -68,7 +69,7 @@ function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: Ca
   recordStart(health, began);
   let promise: Promise<UpstreamResponse>;
   try {
-    promise = transportCall(plan, upstream, signal);
+    promise = transportCall(plan, upstream, signal, undefined);
   } catch (err) {
     recordError(health);
     throw err;
@@ -91,16 +92,23 @@ function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: Ca
  * The call of `judged`, its outcome told to `sink` (the loop's `callInto`): on a transport that
  * has `call`, no promise and no closure per call, one object that measures the call and hands
  * its answer on. Through a batch's coalescer, or a transport with `send` only, its promise.
+ * On a transport that has `call`, an answer long enough to be judged in the thread is not
+ * scanned for its nesting by the transport (`depthFrom`): the thread checks it first, and an
+ * answer whose bytes equal those of one already judged is not scanned again; too deep, the call
+ * fails as the transport would have failed it (`too-deep`), measured as at its answer's arrival.
  */
 export function callInto(plan: CallPlan, judging: Judging, upstream: Upstream, signal: CancelSignal, sink: CallSink): void {
   const health = upstream.health;
   const began = performance.now();
   recordStart(health, began);
-  const measured = new MeasuredCall(plan, judging, upstream, signal, sink, began);
   const transport = upstream.transport;
+  const direct = plan.coalescer === undefined && transport.call !== undefined;
+  // (Only when the thread may judge the answer: an upstream whose secrets are known.)
+  const depthFrom = direct && upstream.secrets.texts !== undefined ? offThreadFrom : Infinity;
+  const measured = new MeasuredCall(plan, judging, upstream, signal, sink, began, depthFrom);
   try {
-    if (plan.coalescer === undefined && transport.call !== undefined) transport.call(requestOf(plan, signal), measured);
-    else transportCall(plan, upstream, signal).then((response) => measured.answered(response), (err: unknown) => measured.failed(err as Error));
+    if (direct) transport.call!(requestOf(plan, signal, depthFrom), measured);
+    else transportCall(plan, upstream, signal, undefined).then((response) => measured.answered(response), (err: unknown) => measured.failed(err as Error));
   } catch (err) {
     recordError(health);
     throw err;
@@ -116,40 +124,69 @@ class MeasuredCall implements CallSink {
     private readonly signal: CancelSignal,
     private readonly sink: CallSink,
     private readonly began: number,
+    /** Answers of this many bytes or more were not scanned for their nesting by the transport (its `depthFrom`). */
+    private readonly depthFrom: number,
   ) {}
 
   answered(response: UpstreamResponse): void {
     const { plan, upstream, sink } = this;
-    recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, performance.now());
+    const now = performance.now();
+    const body = response.body;
+    const unscanned = body.length >= this.depthFrom;
     const texts = upstream.secrets.texts;
-    if (!judgedOffThread(response.body.length) || !texts) return sink.answered(response);
+    if (!judgedOffThread(body.length) || !texts) {
+      // (No thread to judge it: its nesting is checked here, as the transport would have.)
+      if (unscanned && nestsDeeperThan(body, this.maxDepth)) return this.failedAt(tooDeep(this.maxDepth), now);
+      recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, now);
+      return sink.answered(response);
+    }
+    if (!unscanned) recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, now);
     const { judging } = this;
-    judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, this.signal, plan.timeoutMs).then(
-      (judged) => sink.answered(judged),
-      (err: unknown) => sink.failed(err as Error),
+    judgeOffThread(body, judging.payload, judging.ignored, judging.beyondHeads, texts, this.signal, plan.timeoutMs, unscanned ? this.maxDepth : undefined).then(
+      (judged) => (unscanned ? this.checked(judged, now) : sink.answered(judged)),
+      (err: unknown) => (unscanned ? this.failedAt(err as Error, now) : sink.failed(err as Error)),
     );
   }
 
+  /** The answer of a call whose nesting the thread checked (or, when the thread could not start, is checked here), arrived at `at`. */
+  private checked(response: JudgedResponse | UpstreamResponse, at: number): void {
+    const { plan, upstream } = this;
+    const judged = (response as Partial<JudgedResponse>).judged;
+    if (judged === undefined ? nestsDeeperThan(response.body, this.maxDepth) : judged.unchecked === nestedTooDeep) {
+      return this.failedAt(tooDeep(this.maxDepth), at);
+    }
+    recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, at);
+    this.sink.answered(response);
+  }
+
+  private get maxDepth(): number {
+    return this.plan.maxDepth ?? defaultMaxDepth;
+  }
+
   failed(err: Error): void {
-    recordCallFailed(this.upstream.health, this.plan.cls, this.signal, this.began, err, performance.now());
+    this.failedAt(err, performance.now());
+  }
+
+  private failedAt(err: Error, at: number): void {
+    recordCallFailed(this.upstream.health, this.plan.cls, this.signal, this.began, err, at);
     this.sink.failed(err);
   }
 }
 
 /** One upstream call, measured. */
 function send(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
-  return trackCall(plan.chain, upstream.health, plan.cls, signal, () => transportCall(plan, upstream, signal));
+  return trackCall(plan.chain, upstream.health, plan.cls, signal, () => transportCall(plan, upstream, signal, undefined));
 }
 
 /** The call itself: through the batch's coalescer, or the upstream's transport. */
-function transportCall(plan: CallPlan, upstream: Upstream, signal: CancelSignal): Promise<UpstreamResponse> {
+function transportCall(plan: CallPlan, upstream: Upstream, signal: CancelSignal, depthFrom: number | undefined): Promise<UpstreamResponse> {
   const { payload, coalescer } = plan;
-  const request = requestOf(plan, signal);
+  const request = requestOf(plan, signal, depthFrom);
   return coalescer ? coalescer.send(upstream, request, payload.calls[0]!) : upstream.transport.send(request);
 }
 
 /** The transport's request of one call (one literal of one shape). */
-function requestOf(plan: CallPlan, signal: CancelSignal): UpstreamRequest {
+function requestOf(plan: CallPlan, signal: CancelSignal, depthFrom: number | undefined): UpstreamRequest {
   return {
     payload: plan.payload,
     requestId: plan.requestId,
@@ -158,6 +195,7 @@ function requestOf(plan: CallPlan, signal: CancelSignal): UpstreamRequest {
     maxBytes: plan.maxBytes,
     via: plan.via,
     maxDepth: plan.maxDepth,
+    depthFrom,
     budget: plan.budget,
   };
 }

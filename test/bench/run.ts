@@ -196,6 +196,23 @@ async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * CPU time (user + system, ms) of a process's event-loop thread so far (its main thread: the task
+ * whose id is the process's): the share of `cpuMs` that is not the judging thread's, V8's helper
+ * threads' (concurrent marking and sweeping) or libuv's.
+ */
+async function loopThreadCpuMs(pid: number): Promise<number> {
+  const text = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The server CPU per answer, and its event-loop thread's part, for the log line. */
+function fmtServerCpu(cpuUs: number | undefined, loopUs: number | undefined): string {
+  if (!cpuUs) return '';
+  return `, server CPU ${fmt(cpuUs, 0)} µs/answer${loopUs === undefined ? '' : ` (event-loop thread ${fmt(loopUs, 0)})`}`;
+}
+
 /** Busy and total clock ticks of each CPU so far (/proc/stat `cpuN` lines; idle and iowait are not busy). */
 async function cpuTicks(): Promise<{ busy: number; total: number }[]> {
   const text = await readFile('/proc/stat', 'utf8').catch(() => '');
@@ -523,6 +540,7 @@ async function main() {
     if (!wants(key)) return undefined;
     log(`running ${label} (${connections} connections)…`);
     let cpuStart = NaN;
+    let loopCpuStart = NaN;
     let loadStart = NaN;
     let eluStart: Elu | undefined;
     let upStart: number[] = [];
@@ -535,6 +553,7 @@ async function main() {
           ticksStart = await cpuTicks();
           loadStart = await cpuMs(process.pid);
           if (serverPid) cpuStart = await cpuMs(serverPid);
+          if (serverPid) loopCpuStart = await loopThreadCpuMs(serverPid);
           eluStart = await elu(server);
           upStart = await Promise.all(upstreamPids.map(cpuMs));
         },
@@ -544,12 +563,13 @@ async function main() {
     const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const upUs = upstreamPids.length ? ((await Promise.all(upstreamPids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok : undefined;
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loopUs = serverPid ? ((await loopThreadCpuMs(serverPid)) - loopCpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     check(result.non2xx === 0 && result.errors === 0, `${label}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     check(result.ok > 0, `${label}: no answers`);
     const row: Row = { key, scenario: label, result, cpuUs, loopBusy, cpuBusy };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer${upUs === undefined ? '' : `, upstreams ${fmt(upUs, 0)} µs`}; CPUs busy ${fmtCpus(cpuBusy)}`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms${fmtServerCpu(cpuUs, loopUs)}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator CPU ${fmt(loadUs, 0)} µs/answer${upUs === undefined ? '' : `, upstreams ${fmt(upUs, 0)} µs`}; CPUs busy ${fmtCpus(cpuBusy)}`);
     return row;
   };
   /** Same as scenario() with the upstream counters reset between warm-up and measurement. */
@@ -561,6 +581,7 @@ async function main() {
     if (!wants(key)) return undefined;
     if (WARMUP > 0) await runLoad({ url, body, connections, seconds: WARMUP, warmupSeconds: 0 });
     let cpuStart = NaN;
+    let loopCpuStart = NaN;
     let eluStart: Awaited<ReturnType<typeof elu>>;
     let loadStart = NaN;
     let upStart: number[] = [];
@@ -578,6 +599,7 @@ async function main() {
       await upstream.call('reset');
       log(`running ${label} (${connections} connections)…`);
       cpuStart = serverPid ? await cpuMs(serverPid) : NaN;
+      loopCpuStart = serverPid ? await loopThreadCpuMs(serverPid) : NaN;
       eluStart = await elu(server);
       loadStart = await cpuMs(process.pid);
       upStart = await Promise.all(upstream.pids.map(cpuMs));
@@ -587,6 +609,7 @@ async function main() {
     }
     const cpuBusy = cpuShares(ticksStart, await cpuTicks());
     const cpuUs = serverPid ? ((await cpuMs(serverPid)) - cpuStart) * 1000 / result.ok : undefined;
+    const loopUs = serverPid ? ((await loopThreadCpuMs(serverPid)) - loopCpuStart) * 1000 / result.ok : undefined;
     const loopBusy = eluShare(eluStart, await elu(server));
     const loadUs = ((await cpuMs(process.pid)) - loadStart) * 1000 / result.ok;
     const upUs = ((await Promise.all(upstream.pids.map(cpuMs))).reduce((a, b) => a + b, 0) - upStart.reduce((a, b) => a + b, 0)) * 1000 / result.ok;
@@ -612,7 +635,7 @@ async function main() {
       }
     }
     const row: Row = { key, scenario: label, result, cpuUs, loopBusy, cpuBusy, callsPerRequest: fmt(low, 3) === fmt(high, 3) ? fmt(high, 3) : `${fmt(low, 3)}–${fmt(high, 3)}` };
-    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${cpuUs ? `, server CPU ${fmt(cpuUs, 0)} µs/answer` : ''}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs; CPUs busy ${fmtCpus(cpuBusy)}`);
+    log(`  ${fmtInt(result.rps)} req/s, p50 ${fmt(result.p50)} ms, p99 ${fmt(result.p99)} ms, upstream calls/answer ${row.callsPerRequest}${fmtServerCpu(cpuUs, loopUs)}${loopBusy === undefined ? '' : `, server event loop busy ${fmt(loopBusy * 100, 0)} %`}, load generator ${fmt(loadUs, 0)} µs, upstreams ${fmt(upUs, 0)} µs; CPUs busy ${fmtCpus(cpuBusy)}`);
     return row;
   };
 

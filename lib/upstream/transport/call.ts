@@ -3,7 +3,8 @@
  * undici.ts), written once: its place in its client's list of calls in flight and in its
  * admission queue, its deadline (an entry of the shared list of its duration, ../deadlines.ts) and abort, the reading of its answer into one buffer
  * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
- * bytes arrive, so a large answer's scan never runs whole on the event loop), its ending (one settlement,
+ * bytes arrive, so a large answer's scan never runs whole on the event loop; not scanned when
+ * its declared length reaches the request's `depthFrom`: its caller checks it), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
  * Call adds how its request is made and dropped (`drop`) and what its client does when a call
  * ends (`ended`). Also the request's parts both clients send alike: the refusal of a call before
@@ -17,6 +18,9 @@ import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, Upstr
 export const drainLimit = 64 * 1024;
 /** Answers of a declared length above this are read into one buffer allocated up front. */
 const preallocFrom = 64 * 1024;
+/** `nestMode` (scan.ts NestingState) of an answer found deeper than the limit, and of one whose nesting the caller checks (request.depthFrom). */
+const deeper = -1;
+const leftToCaller = -2;
 
 /** What a call needs of the client that made it. */
 export interface CallOwner {
@@ -114,7 +118,7 @@ export abstract class UpstreamCall implements Due {
   private size = 0;
   /** Bytes charged to the request's budget account for this answer. */
   private charged = 0;
-  /** The nesting scan of the answer's bytes so far (scan.ts `NestingState`; -1: deeper than the limit). */
+  /** The nesting scan of the answer's bytes so far (scan.ts `NestingState`; -1: deeper than the limit; -2: not scanned, the caller checks it). */
   nestDepth = 0;
   nestMode = 0;
   /** The answer's declared length (-1: none). */
@@ -182,6 +186,8 @@ export abstract class UpstreamCall implements Due {
       if (budget && !this.charge(this.declared)) return false;
       if (this.declared > preallocFrom) this.body = Buffer.allocUnsafe(this.declared);
     }
+    // (The caller checks the nesting of an answer this long: request.depthFrom.)
+    if (this.declared >= (this.request.depthFrom ?? Infinity)) this.nestMode = leftToCaller;
     return true;
   }
 
@@ -217,7 +223,7 @@ export abstract class UpstreamCall implements Due {
     const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
     // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
     const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
-    if (this.nestMode < 0 || maxDepth < 0) return this.finish(tooDeep(maxDepth));
+    if (this.nestMode === deeper || maxDepth < 0) return this.finish(tooDeep(maxDepth));
     this.finish(undefined, body);
   }
 

@@ -57,6 +57,14 @@ export interface UpstreamRequest {
   via?: string;
   /** Deepest JSON nesting accepted in the answer (default `defaultMaxDepth`). */
   maxDepth?: number;
+  /**
+   * Answers of a declared length of this many bytes or more are not scanned for their nesting
+   * here: the caller checks them before anything parses them (lib/verify/calls.ts, which has large
+   * answers judged in a thread that checks the depth first, and skips the check of bytes equal to
+   * an answer already checked). None: every answer is scanned as it is read (HTTP clients; the
+   * WebSocket transport and batch coalescing always scan).
+   */
+  depthFrom?: number;
   /** The request's share of the global budget of buffered answer bytes (none: not counted). */
   budget?: BudgetAccount;
   /**

@@ -2,14 +2,16 @@
  * The thread that judges large answers away from the event loop (off-thread.ts). It runs the
  * functions the main thread runs on a small answer (answers.ts judgeBody, which is assessBody's
  * verdict read in slices, or assessBody itself; redact.ts scrubberOf and echoes; missing.ts
- * lacksBlock) on the same inputs, so its verdict is the main thread's. The answer's bytes come in transferred (not copied) and go back the
+ * lacksBlock) on the same inputs, so its verdict is the main thread's; an answer the transport
+ * did not scan for its nesting (`task.maxDepth`) is scanned first (scan.ts nestsDeeperThan). The answer's bytes come in transferred (not copied) and go back the
  * same way with the verdict; the canonical text stays here (the hash stands for it).
  */
 import { parentPort } from 'node:worker_threads';
 import { echoes, scrubberOf } from '../../upstream/redact.js';
+import { nestsDeeperThan } from '../../jsonrpc/scan.js';
 import { judgeBody } from './sliced.js';
 import { lacksBlock } from './missing.js';
-import { judgedOf, type Task, type Reply } from './off-thread.js';
+import { judgedOf, nestedTooDeep, type Task, type Reply } from './off-thread.js';
 
 /** The scrubber of each list of secrets seen (one list per config, so one or two entries). */
 const scrubbers = new Map<string, (text: string) => string>();
@@ -28,6 +30,10 @@ function scrubberFor(all: readonly string[]): (text: string) => string {
 /** One task: the same judgement as lib/verify/assess.ts assessOutcome makes of a body. */
 export function judge(task: Task): Reply {
   const body = Buffer.from(task.bytes, 0, task.length);
+  // Not scanned for its nesting yet (and not equal to bytes already judged): before anything parses it.
+  if (task.known === undefined && task.maxDepth !== undefined && nestsDeeperThan(body, task.maxDepth)) {
+    return { id: task.id, judged: { judgement: undefined, echoed: false, unchecked: nestedTooDeep }, bytes: task.bytes };
+  }
   const scrub = scrubberFor(task.all);
   // The same bytes judged for the same request already (off-thread.ts): that verdict, the echo checked here.
   const assessment = task.known ?? judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);

@@ -23,6 +23,11 @@
  * loop's other work between slices, while the answer holds the thread's turn; the verdicts compared against
  * are held through weak references, so no answer's bytes outlive the request that holds them.
  *
+ * An answer the transport did not scan for its nesting (request.depthFrom, verify/calls.ts) comes
+ * with the limit (`maxDepth`): the thread scans it before anything parses it, and answers one
+ * found deeper with `nestedTooDeep` (the caller fails the call as the transport would have); an
+ * answer that takes the verdict of the same bytes is not scanned (those bytes passed).
+ *
  * When the thread cannot judge an answer (it crashed, ran out of memory, or took longer than the
  * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
  * upstream; the thread is replaced for the next answer. A call aborted while its answer waits or
@@ -64,6 +69,8 @@ export interface Task {
   own: readonly string[];
   /** The verdict of the same bytes judged for the same request: only the echo of `own` is checked. */
   known: Judgement | undefined;
+  /** The nesting limit, when the bytes were not scanned for it yet (the transport left it to us): checked before anything parses them. */
+  maxDepth: number | undefined;
 }
 
 export interface Reply {
@@ -80,6 +87,13 @@ export function judgedOf(a: Assessment | Judgement, echoed: boolean): Judged {
 }
 
 const unchecked = (why: string): Judged => ({ judgement: undefined, echoed: false, unchecked: why });
+
+/**
+ * The `unchecked` of an answer that nests deeper than the task's `maxDepth`: not judged, and not
+ * our side's failure but the upstream's (the caller fails the call as the transport would have,
+ * `too-deep`). Its verdict is not kept: bytes equal to it are scanned again.
+ */
+export const nestedTooDeep = 'the answer nests deeper than the limit';
 
 interface Job {
   task: Task;
@@ -346,11 +360,12 @@ export function judgeOffThread(
   secrets: { readonly all: readonly string[]; readonly own: readonly string[] },
   signal: CancelSignal,
   timeoutMs: number,
+  maxDepth?: number,
 ): Promise<JudgedResponse | UpstreamResponse> {
   return new Promise((resolve) => {
     const length = body.length;
     const bytes = ownBytes(body);
-    const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own, known: undefined };
+    const task: Task = { id: nextId++, bytes, length, payload: { batch: payload.batch, calls: payload.calls }, ignored, beyondHeads, all: secrets.all, own: secrets.own, known: undefined, maxDepth };
     const job: Job = {
       task,
       body: bytes === body.buffer ? body : Buffer.from(bytes, 0, length),

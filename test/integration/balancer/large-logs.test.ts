@@ -1,4 +1,6 @@
 /** A 2.5 MB eth_getLogs answer (5,000 logs) is confirmed by 3 upstreams (issue 3, item 8). */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, startGateway } from '../../support/gateway.js';
@@ -78,4 +80,68 @@ test('should outvote a large answer that differs in one log, and fail a large an
   t.deepEqual(fakes.map((f) => f.calls), [1, 1, 1, 1]);
   const chains = await gw.request('GET', '/chains');
   t.regex(chains.text, /not JSON/);
+});
+
+/**
+ * An upstream whose eth_getLogs answer nests 300 levels (limits.jsonDepth: 256) after `filler` log
+ * objects, with its Content-Length (a declared length: the transport may leave the scan to the
+ * judging thread); its other answers are null. Counts its calls and connections.
+ */
+async function deepUpstream(filler: number) {
+  const up = { url: '', calls: 0, connections: 0, length: 0, close: () => Promise.resolve() };
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      const call = JSON.parse(text) as { id: unknown; method: string };
+      if (call.method === 'eth_getLogs') up.calls += 1;
+      const body = call.method === 'eth_getLogs'
+        ? `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":[${'{"data":"0x00"},'.repeat(filler)}${'['.repeat(300)}${']'.repeat(300)}]}`
+        : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":null}`;
+      if (call.method === 'eth_getLogs') up.length = body.length;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+    });
+  });
+  server.on('connection', () => (up.connections += 1));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  up.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  up.close = () => new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
+  return up;
+}
+
+test.serial('should fail a large answer nested deeper than limits.jsonDepth as it fails a small one (too-deep, the next upstream asked, its connection kept), its nesting checked by the judging thread', async (t) => {
+  const outcome = async (filler: number) => {
+    const deep = await deepUpstream(filler);
+    const good = await startFakeUpstream({ answer });
+    const gw = await startGateway({ chains: { 1: { rpcs: [deep.url, good.url], confirmations: 1 } } });
+    t.teardown(() => Promise.all([gw.close(), deep.close(), good.close()]));
+    const before = { ...offThreadCounts };
+    const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
+    const judged = offThreadCounts.judged - before.judged;
+    const calls = [deep.calls, good.calls];
+    const chains = (await gw.request('GET', '/chains')).body as { upstreams: { url: string; failures: number; lastError: string | null }[] }[];
+    const failed = chains[0]!.upstreams.find((u) => u.url.replace(/\/$/, '') === deep.url)!;
+    // A second request: the deep upstream is asked on the connection it kept.
+    const again = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
+    return { status: r.status, results: r.body.result?.length, calls, failures: failed.failures, lastError: failed.lastError, judged, length: deep.length, again: again.body.result?.length, connections: deep.connections };
+  };
+  const small = await outcome(0);
+  const large = await outcome(80_000);
+  t.true(small.length < offThreadFrom && large.length >= offThreadFrom, `${small.length} and ${large.length} bytes`);
+  for (const o of [small, large]) {
+    t.is(o.status, 200);
+    t.is(o.results, 5_000, 'answered by the second upstream');
+    t.deepEqual(o.calls, [1, 1]);
+    t.is(o.failures, 1);
+    t.regex(String(o.lastError), /answer nested deeper than 256 levels \(limits\.jsonDepth\)/);
+    t.is(o.again, 5_000);
+  }
+  t.is(small.lastError, large.lastError);
+  // The large deep answer and the good one were both judged in the thread: the deep one refused there.
+  t.is(large.judged, 2);
+  t.is(small.judged, 1);
+  t.is(large.connections, 1, 'the too-deep answer was read whole: its connection was kept');
 });

@@ -15,7 +15,7 @@ import { assessBody } from '../../../../../lib/verify/answers/answers.js';
 import { assessOutcome } from '../../../../../lib/verify/assess.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
-import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
+import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, nestedTooDeep, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
 
@@ -254,5 +254,66 @@ test.serial('should compare long answers a slice at a time: equal to the last by
   t.true(after.judged.judgement?.ok);
   t.deepEqual(counts(), { judged: 4, same: 1 });
   t.true(first.body.length > 0); // held to here: the verdict compared against was alive
+  closeOffThread();
+});
+
+test.serial('should check answers that take the verdict of the same bytes for each upstream\'s own key anywhere in their bytes: one across the 4 MiB mark, one in the last log', async (t) => {
+  const payload = single('eth_getLogs');
+  const count = Math.ceil((2.5 * compareSliceBytes) / 440);
+  const text = `{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: count }, (_, i) => `{"logIndex":"0x${i.toString(16).padStart(6, '0')}","data":"0x${'ab'.repeat(200)}"}`).join(',')}]}`;
+  const body = Buffer.from(text);
+  const keyB = 'b0bsK3yOfUpstreamB';
+  const keyC = 'c4rlsK3yOfUpstreamC';
+  // B's key across the end of the first `compareSliceBytes`, C's in the last log: each inside a data string.
+  const across = compareSliceBytes - 7;
+  const dataOf = (at: number) => body.lastIndexOf('"data":"0x', at) + 10;
+  t.true(dataOf(across) + 400 >= across + keyB.length && body.indexOf('"', dataOf(across)) > across + keyB.length, 'B\'s key inside one data string');
+  body.write(keyB, across, 'latin1');
+  const last = dataOf(body.length - 10) + 100;
+  body.write(keyC, last, 'latin1');
+  t.true(body.length > 2 * compareSliceBytes);
+  const all = ['k3yOfUpstreamA1234', keyB, keyC];
+  const who = (key: string) => ({ all, own: [key] });
+  const send = (key: string) => judgeOffThread(Buffer.from(body), payload, undefined, false, who(key), new Cancellation(), 60_000);
+  const main = assessBody(body, payload, undefined, scrubberOf(all));
+  t.true(main.ok);
+  const before = { ...offThreadCounts };
+  const [a, b, c, a2] = await Promise.all([send(all[0]!), send(keyB), send(keyC), send(all[0]!)]);
+  t.deepEqual({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same }, { judged: 1, same: 3 });
+  for (const r of [a, b, c, a2]) {
+    t.true(r.body.equals(body));
+    t.is(r.judged.judgement?.ok && r.judged.judgement.hash, main.ok && main.hash);
+  }
+  t.deepEqual([a.judged.echoed, b.judged.echoed, c.judged.echoed, a2.judged.echoed], [false, true, true, false]);
+  // A key that differs from the bytes in its last character is not found.
+  const cut = await send(`${keyB.slice(0, -1)}Z`);
+  t.false(cut.judged.echoed);
+  closeOffThread();
+});
+
+test.serial('should scan an answer for its nesting first when given the limit: too deep, not judged and no verdict kept; within it, judged, and the same bytes then take the verdict unscanned', async (t) => {
+  const payload = single('eth_getLogs');
+  const logs = `${'{"data":"0x00"},'.repeat(80_000)}`;
+  const deep = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${logs}${'['.repeat(300)}${']'.repeat(300)}]}`);
+  const fine = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${logs}${'['.repeat(200)}${']'.repeat(200)}]}`);
+  t.true(deep.length >= offThreadFrom && fine.length >= offThreadFrom);
+  const send = (bytes: Buffer, maxDepth: number | undefined) => judgeOffThread(Buffer.from(bytes), payload, undefined, false, secrets, new Cancellation(), 60_000, maxDepth);
+  const before = { ...offThreadCounts };
+  const counts = () => ({ judged: offThreadCounts.judged - before.judged, same: offThreadCounts.same - before.same });
+  const refused = await send(deep, 256);
+  t.deepEqual(refused.judged, { judgement: undefined, echoed: false, unchecked: nestedTooDeep });
+  t.true(refused.body.equals(deep), 'the bytes come back');
+  // No verdict kept for them: the same bytes are scanned again, and refused again.
+  t.is((await send(deep, 256)).judged.unchecked, nestedTooDeep);
+  t.deepEqual(counts(), { judged: 2, same: 0 });
+  // Within the limit (the outer object and list add two levels): judged as ever.
+  const ok = await send(fine, 256);
+  t.deepEqual(ok.judged, inMain(fine, payload, undefined, false));
+  // Without a limit (the transport scanned them), deep bytes are judged: the scan is the caller's choice.
+  t.is((await send(deep, undefined)).judged.unchecked, undefined);
+  // The same bytes as a verdict given: that verdict, not scanned again (a limit they would fail is not looked at).
+  const same = await send(fine, 1);
+  t.deepEqual(same.judged, ok.judged);
+  t.deepEqual(counts(), { judged: 4, same: 1 });
   closeOffThread();
 });
