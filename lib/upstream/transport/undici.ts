@@ -74,8 +74,11 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
 function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions, slot: ConnectionSlot | undefined): Dispatcher {
   const secure = url.protocol === 'https:';
   const tls = secure ? options.tls : undefined;
-  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
-  const keep = { keepAliveTimeout: options.keepAliveMs ?? defaultKeepAliveMs, keepAliveTimeoutThreshold: 1_000 };
+  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint when that
+  // is shorter (as node's agent does; a longer hint does not lengthen it). The cap closes those of
+  // the calls above the share sooner, once cold (sockets.ts).
+  const keepAliveMs = options.keepAliveMs ?? defaultKeepAliveMs;
+  const keep = { keepAliveTimeout: keepAliveMs, keepAliveMaxTimeout: keepAliveMs, keepAliveTimeoutThreshold: 1_000 };
   const proxy = proxyFor(url.href, options.proxy);
   // The call's own timer (timeoutMs) bounds every wait: undici's header timer is off, its body
   // timer set per request (Call.start).
