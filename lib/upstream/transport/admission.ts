@@ -7,7 +7,9 @@
  * Under the gateway's socket cap an upstream has a guaranteed `share` of it: calls up to the
  * share are admitted as room allows; a call above the share only with room the cap lends
  * (`Lender`, sockets.ts), given back when the call ends. An upstream thus borrows what the cap
- * does not use, and stops borrowing as soon as another upstream waits for a socket.
+ * does not use, and stops borrowing as soon as another upstream waits for a socket; the sockets
+ * its borrowed calls leave idle are closed once cold (sockets.ts), so that the cap may lend
+ * their room to another upstream.
  */
 
 /** What a call needs to wait in the queue. */

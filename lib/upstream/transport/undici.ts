@@ -26,7 +26,9 @@
  * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
  * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
  * own timeout), and the cap learns from each call's end when the upstream's connections may be
- * idle or, after a health call on an upstream without traffic, are to be closed.
+ * idle or, after a health call on an upstream without traffic, are to be closed; the
+ * connections of the pool above the share it closes once cold (idle a second or so), so that
+ * their room may be lent to another upstream.
  */
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
