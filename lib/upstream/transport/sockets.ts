@@ -29,8 +29,12 @@
  * those of agents above their share, oldest idle first, down to the share; each socket notes the
  * round in which it went idle (no clock read per call). On undici, the connections of the pools
  * of borrowed calls whose Client has no request, and had none at the previous round with the
- * same bytes written since. A connection that carries call after call never idles that long:
- * two upstreams busy above their shares keep their connections.
+ * same bytes written since. Not cold: the sockets of an upstream one of whose calls was refused
+ * lent room in the round (`Borrower`, admission.ts): it takes them again as soon as room is lent,
+ * and closing them would only open others. Two upstreams busy above their shares, their calls
+ * waiting for room, thus keep their connections, on a loaded machine too, where an idle time
+ * alone closed the spare connections undici keeps (first lines of undici.ts) between waves of
+ * answers, and opened them again at the next wave.
  *
  * Health calls (probes, head polls) of an upstream that carried no traffic since the previous
  * health call close their socket after the answer (`closeWhenFree`): a probe round holds the
@@ -78,10 +82,18 @@ export interface SocketWaiter {
   go(): void;
 }
 
+/** What the pool reads of an upstream's admission of calls (admission.ts). */
+export interface Borrower {
+  /** The last round (`SocketPool.round`) in which one of its calls was refused lent room (it waits for it). */
+  readonly refused: number;
+}
+
 /** One agent's part of the pool: its sockets open and idle, and its share of the cap. */
 export class SocketSlot {
   idle = 0;
   open = 0;
+  /** Its upstream's admission (http.ts sets it): sockets above the share are not cold while it asks for room. */
+  borrower: Borrower | undefined = undefined;
   constructor(
     readonly pool: SocketPool,
     readonly agent: http.Agent,
@@ -112,6 +124,8 @@ export class ConnectionSlot {
   closeWhenIdle = false;
   /** The upstream's other part (its share's and its borrowed calls' pools are two). */
   twin: ConnectionSlot | undefined = undefined;
+  /** Its upstream's admission (undici.ts sets it): borrowed connections are not cold while it asks for room. */
+  borrower: Borrower | undefined = undefined;
   constructor(
     readonly pool: SocketPool,
     /** The pool of the upstream's calls above its share: its connections are borrowed, reclaimed first. */
@@ -206,8 +220,11 @@ export class SocketPool {
     this.wakeScheduled = false;
     this.wake();
   };
-  /** Sweeps of cold borrowed sockets so far, and the next one's timer (none: nothing to sweep). */
-  private sweeps = 0;
+  /**
+   * The round of the sweep of cold borrowed sockets: how many sweeps ran so far (an idle socket,
+   * and an upstream refused lent room, note it); and the next sweep's timer (none: nothing to sweep).
+   */
+  round = 0;
   private sweepTimer: NodeJS.Timeout | undefined = undefined;
   private readonly sweepSoon = () => {
     this.sweepTimer = undefined;
@@ -229,7 +246,7 @@ export class SocketPool {
     const count = (socket: PooledSocket | undefined) => {
       if (socket === undefined || socket[kSlot] !== undefined || socket.destroyed) return;
       socket[kSlot] = slot;
-      socket[kIdleRound] = this.sweeps;
+      socket[kIdleRound] = this.round;
       this.open += 1;
       if (++slot.open > slot.share) {
         this.aboveShare += 1;
@@ -260,7 +277,7 @@ export class SocketPool {
       if (socket[kSlot] === slot) {
         this.idle.add(socket);
         slot.idle += 1;
-        socket[kIdleRound] = this.sweeps;
+        socket[kIdleRound] = this.round;
         if (slot.open > slot.share) this.sweepLater();
         // The agent files it as free after this returns: a waiting call takes it on the next tick.
         this.wakeOnNextTick();
@@ -524,22 +541,23 @@ export class SocketPool {
    * while such sockets, idle for less, or such connections remain.
    */
   private sweep(): void {
-    const previous = this.sweeps++;
+    const previous = this.round++;
     let again = false;
     // (Both scans are bounded by the cap: idle sockets and connections are open ones. Deleting the
     // current entry of a Set keeps its iteration valid.)
     for (const socket of this.idle) {
       const slot = socket[kSlot]!;
       if (slot.open <= slot.share) continue;
-      if (socket[kIdleRound]! < previous) this.reclaimSocket(socket, slot);
+      if (socket[kIdleRound]! < previous && slot.borrower?.refused !== previous) this.reclaimSocket(socket, slot);
       else again = true;
     }
     for (const slot of this.connected) {
       if (!slot.lent) continue;
+      const wanted = slot.borrower?.refused === previous;
       for (const socket of slot.sockets as Set<CountedConnection>) {
         const idle = socket[kClient]!.stats.size === 0;
         const written = socket.bytesWritten ?? 0;
-        if (idle && socket[kIdleWritten] === written) this.closeConnection(socket, slot);
+        if (idle && !wanted && socket[kIdleWritten] === written) this.closeConnection(socket, slot);
         else {
           socket[kIdleWritten] = idle ? written : -1;
           again = true;

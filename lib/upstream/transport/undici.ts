@@ -149,6 +149,7 @@ class Client extends Admission<Call> {
     if (this.share < this.limit) {
       this.lentSlot = new ConnectionSlot(pool!, true);
       this.lentSlot.twin = this.slot;
+      this.lentSlot.borrower = this;
       this.slot!.twin = this.lentSlot;
       this.lentDispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit - this.share : 0, options, this.lentSlot);
     } else {
