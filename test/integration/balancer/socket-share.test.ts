@@ -221,10 +221,13 @@ for (const client of ['node', 'undici'] as const) {
     const all = Promise.all([load(r, 0, 24, 1, () => stop), load(r, 1, 24, 1, () => stop)]);
     t.true(await until(() => calls() >= 48), 'both upstreams answer');
     const settled = f.connections.opened;
+    const openSettled = f.connections.open;
     a.mostHeld = b.mostHeld = 0;
     // Each makes 320 more calls: longer than a borrowed connection may stay idle before it is closed.
     t.true(await until(() => calls() >= 48 + 320, 60_000), 'both upstreams keep answering');
     const later = f.connections.opened;
+    // Connections closed meanwhile: those opened that are not open now.
+    const closed = later - settled - (f.connections.open - openSettled);
     stop = true;
     const bodies = (await all).flat();
     t.true(
@@ -232,7 +235,11 @@ for (const client of ['node', 'undici'] as const) {
       'every call answered',
     );
     t.true(a.mostHeld > share && b.mostHeld > share, `${a.mostHeld} and ${b.mostHeld} calls at once at the two upstreams (their share: ${share}): both borrowed`);
-    t.true(later - settled <= 4, `${later - settled} connections opened while each upstream made 320 calls (${settled} before)`);
+    // Churn is a connection closed and another opened: none closed. undici's pools may still grow
+    // by a spare connection or two (a call started in the turn another's connection is freed takes
+    // another: undici.ts), more on a loaded machine over this long a run: opened, never closed.
+    t.true(closed <= 2, `${closed} connections closed while each upstream made 320 calls`);
+    t.true(later - settled <= 8, `${later - settled} connections opened while each upstream made 320 calls (${settled} before)`);
     t.true(r.sockets!.peak <= cap, `${r.sockets!.peak} sockets at once (gateway side)`);
     t.is(r.sockets!.borrowed, 0, 'all lent room given back');
   });
