@@ -3,7 +3,8 @@
  * tests read. One count may be shared by several servers (open now, the most at once, every
  * connection opened). A connection is counted down at the client's FIN ('end'), which node reads
  * before any connection the client opens after closing this one ('close' comes a loop phase
- * later). Each server is closed, its connections destroyed, in the test's teardown.
+ * later). A server may count in several (every server's, and its own). Each server is closed, its
+ * connections destroyed, in the test's teardown.
  */
 import { once } from 'node:events';
 import http from 'node:http';
@@ -17,21 +18,24 @@ export class ConnectionCount {
   opened = 0;
 }
 
-/** An HTTP server on 127.0.0.1, port 0, keeping connections alive a minute, counted in `count`; its origin. */
-export async function countingServer(t: ExecutionContext, count: ConnectionCount, handler: http.RequestListener): Promise<string> {
+/** An HTTP server on 127.0.0.1, port 0, keeping connections alive a minute, counted in `count` (each of them); its origin. */
+export async function countingServer(t: ExecutionContext, count: ConnectionCount | readonly ConnectionCount[], handler: http.RequestListener): Promise<string> {
+  const counts = Array.isArray(count) ? (count as readonly ConnectionCount[]) : [count as ConnectionCount];
   const sockets = new Set<Socket>();
   const server = http.createServer(handler);
   server.keepAliveTimeout = 60_000;
   server.on('connection', (socket: Socket) => {
-    count.opened += 1;
-    count.open += 1;
-    count.most = Math.max(count.most, count.open);
+    for (const c of counts) {
+      c.opened += 1;
+      c.open += 1;
+      c.most = Math.max(c.most, c.open);
+    }
     sockets.add(socket);
     let counted = true;
     const gone = () => {
       if (!counted) return;
       counted = false;
-      count.open -= 1;
+      for (const c of counts) c.open -= 1;
       sockets.delete(socket);
     };
     socket.on('end', gone);

@@ -7,7 +7,9 @@
  * Under the gateway's socket cap an upstream has a guaranteed `share` of it: calls up to the
  * share are admitted as room allows; a call above the share only with room the cap lends
  * (`Lender`, sockets.ts), given back when the call ends. An upstream thus borrows what the cap
- * does not use, and stops borrowing as soon as another upstream waits for a socket.
+ * does not use, and stops borrowing as soon as another upstream waits for a socket; the sockets
+ * its borrowed calls leave idle are closed once cold (sockets.ts), so that the cap may lend
+ * their room to another upstream, but not while its calls are refused lent room (`refused`).
  */
 
 /** What a call needs to wait in the queue. */
@@ -23,6 +25,8 @@ export interface Admitted {
 
 /** The cap that lends room above an upstream's share (sockets.ts SocketPool). */
 export interface Lender {
+  /** Its round, noted when room is refused (its sweep of cold borrowed sockets counts them). */
+  readonly round: number;
   /** One call's room above its upstream's share: true when lent. */
   lend(): boolean;
   /** A call admitted on lent room ended. */
@@ -40,6 +44,11 @@ export class Admission<C extends Admitted> {
   private inShare = 0;
   /** The cap that lends room above the share (none: no call beyond the share). */
   private readonly lender: Lender | undefined;
+  /**
+   * The lender's round when a call was last refused lent room (-1: never): while calls ask for
+   * room, the sockets the upstream borrowed are not cold (it takes them again as soon as room is lent).
+   */
+  refused = -1;
   /** The calls waiting, oldest first. */
   private waitHead: C | undefined = undefined;
   private waitTail: C | undefined = undefined;
@@ -71,10 +80,13 @@ export class Admission<C extends Admitted> {
       call.borrowed = false;
       return true;
     }
-    if (this.lender !== undefined && this.active < this.limit && this.lender.lend()) {
-      this.active += 1;
-      call.borrowed = true;
-      return true;
+    if (this.lender !== undefined && this.active < this.limit) {
+      if (this.lender.lend()) {
+        this.active += 1;
+        call.borrowed = true;
+        return true;
+      }
+      this.refused = this.lender.round;
     }
     return false;
   }

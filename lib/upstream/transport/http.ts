@@ -48,6 +48,7 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   const agent = options.agent ?? createAgent(url, options);
   const slot = own && options.sockets ? options.sockets.attach(agent, options.share) : undefined;
   const client = new Client(url, agent, options.maxSockets ?? (own ? defaultMaxSockets : agent.maxSockets), options, slot);
+  if (slot !== undefined) slot.borrower = client;
   return {
     send: (request) => client.send(request),
     call: (request, sink) => client.call(request, sink),

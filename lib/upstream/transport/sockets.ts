@@ -19,6 +19,23 @@
  * idle rather than close a socket of an upstream within its share (which would then take
  * another's in turn: a connection per call under load).
  *
+ * Borrowed room gone cold is given back: a socket above its upstream's share that stays idle for
+ * `borrowedIdleMs` (1 s by default) is closed, so that the cap may lend the room to another
+ * upstream at once rather than when the socket's keep-alive ends. One sweep timer per pool
+ * (unref'd; armed only while such sockets may be idle: an agent above its share has idle
+ * sockets, or a pool of borrowed undici calls has connections) runs every `borrowedIdleMs` and
+ * closes the sockets above their share that were idle already at its previous round and have
+ * carried nothing since: a socket is closed after 1 to 2 × `borrowedIdleMs` idle. On node:http,
+ * those of agents above their share, oldest idle first, down to the share; each socket notes the
+ * round in which it went idle (no clock read per call). On undici, the connections of the pools
+ * of borrowed calls whose Client has no request, and had none at the previous round with the
+ * same bytes written since. Not cold: the sockets of an upstream one of whose calls was refused
+ * lent room in the round (`Borrower`, admission.ts): it takes them again as soon as room is lent,
+ * and closing them would only open others. Two upstreams busy above their shares, their calls
+ * waiting for room, thus keep their connections, on a loaded machine too, where an idle time
+ * alone closed the spare connections undici keeps (first lines of undici.ts) between waves of
+ * answers, and opened them again at the next wave.
+ *
  * Health calls (probes, head polls) of an upstream that carried no traffic since the previous
  * health call close their socket after the answer (`closeWhenFree`): a probe round holds the
  * sockets of the probes in flight, not one per upstream probed for the keep-alive time.
@@ -42,6 +59,13 @@ import type { Duplex } from 'node:stream';
 /** `limits.upstreamSockets`' default. */
 export const defaultUpstreamSockets = 256;
 
+/**
+ * How long a socket above its upstream's share stays idle before it is closed: long enough that
+ * a connection between two calls of a busy upstream is never closed, short enough that another
+ * upstream soon borrows the room.
+ */
+export const defaultBorrowedIdleMs = 1_000;
+
 /** A call that waits for a socket (http-call.ts Call), or an undici connect, linked into the pool's queue. */
 export interface SocketWaiter {
   /** Its upstream's part: one with an idle socket lets a node call take it. */
@@ -58,10 +82,18 @@ export interface SocketWaiter {
   go(): void;
 }
 
+/** What the pool reads of an upstream's admission of calls (admission.ts). */
+export interface Borrower {
+  /** The last round (`SocketPool.round`) in which one of its calls was refused lent room (it waits for it). */
+  readonly refused: number;
+}
+
 /** One agent's part of the pool: its sockets open and idle, and its share of the cap. */
 export class SocketSlot {
   idle = 0;
   open = 0;
+  /** Its upstream's admission (http.ts sets it): sockets above the share are not cold while it asks for room. */
+  borrower: Borrower | undefined = undefined;
   constructor(
     readonly pool: SocketPool,
     readonly agent: http.Agent,
@@ -92,6 +124,8 @@ export class ConnectionSlot {
   closeWhenIdle = false;
   /** The upstream's other part (its share's and its borrowed calls' pools are two). */
   twin: ConnectionSlot | undefined = undefined;
+  /** Its upstream's admission (undici.ts sets it): borrowed connections are not cold while it asks for room. */
+  borrower: Borrower | undefined = undefined;
   constructor(
     readonly pool: SocketPool,
     /** The pool of the upstream's calls above its share: its connections are borrowed, reclaimed first. */
@@ -130,7 +164,9 @@ class HeldConnect implements SocketWaiter {
 
 const kConnection = Symbol('omnigate.connectionSlot');
 const kClient = Symbol('omnigate.connectionClient');
-type CountedConnection = Duplex & { [kConnection]?: ConnectionSlot | undefined; [kClient]?: ConnectionClient };
+/** The bytes written on a borrowed connection when the sweep last found it idle (-1: it was not). */
+const kIdleWritten = Symbol('omnigate.idleWritten');
+type CountedConnection = Duplex & { [kConnection]?: ConnectionSlot | undefined; [kClient]?: ConnectionClient; [kIdleWritten]?: number; bytesWritten?: number };
 
 function onConnectionClose(this: CountedConnection): void {
   const slot = this[kConnection];
@@ -140,7 +176,9 @@ function onConnectionClose(this: CountedConnection): void {
 
 const kSlot = Symbol('omnigate.socketSlot');
 const kCloseWhenFree = Symbol('omnigate.closeWhenFree');
-type PooledSocket = Duplex & { [kSlot]?: SocketSlot | undefined; [kCloseWhenFree]?: boolean };
+/** The pool's sweep round in which the socket last went idle. */
+const kIdleRound = Symbol('omnigate.idleRound');
+type PooledSocket = Duplex & { [kSlot]?: SocketSlot | undefined; [kCloseWhenFree]?: boolean; [kIdleRound]?: number };
 
 /** The socket is closed instead of kept alive when its request ends (a health call's, see above). */
 export function closeWhenFree(socket: Duplex | null | undefined): void {
@@ -166,6 +204,8 @@ export class SocketPool {
   /** Sockets open above their upstream's share (an agent's beyond it, a pool of borrowed calls' connections). */
   aboveShare = 0;
   readonly cap: number;
+  /** How long a socket above its upstream's share may stay idle (see above). */
+  readonly borrowedIdleMs: number;
   /** The oldest waiting call (the queue is linked through the calls). */
   head: SocketWaiter | undefined = undefined;
   private tail: SocketWaiter | undefined = undefined;
@@ -180,9 +220,20 @@ export class SocketPool {
     this.wakeScheduled = false;
     this.wake();
   };
+  /**
+   * The round of the sweep of cold borrowed sockets: how many sweeps ran so far (an idle socket,
+   * and an upstream refused lent room, note it); and the next sweep's timer (none: nothing to sweep).
+   */
+  round = 0;
+  private sweepTimer: NodeJS.Timeout | undefined = undefined;
+  private readonly sweepSoon = () => {
+    this.sweepTimer = undefined;
+    this.sweep();
+  };
 
-  constructor(cap = defaultUpstreamSockets) {
+  constructor(cap = defaultUpstreamSockets, borrowedIdleMs = defaultBorrowedIdleMs) {
     this.cap = cap > 0 ? cap : Infinity;
+    this.borrowedIdleMs = borrowedIdleMs;
   }
 
   /** Counts the sockets of `agent` (one agent per upstream, `share` its share of the cap); returns its slot. */
@@ -195,8 +246,13 @@ export class SocketPool {
     const count = (socket: PooledSocket | undefined) => {
       if (socket === undefined || socket[kSlot] !== undefined || socket.destroyed) return;
       socket[kSlot] = slot;
+      socket[kIdleRound] = this.round;
       this.open += 1;
-      if (++slot.open > slot.share) this.aboveShare += 1;
+      if (++slot.open > slot.share) {
+        this.aboveShare += 1;
+        // Its idle sockets are now above the share: the oldest go once cold.
+        if (slot.idle > 0) this.sweepLater();
+      }
       if (this.open > this.peak) this.peak = this.open;
       socket.once('close', onPooledClose);
     };
@@ -221,6 +277,8 @@ export class SocketPool {
       if (socket[kSlot] === slot) {
         this.idle.add(socket);
         slot.idle += 1;
+        socket[kIdleRound] = this.round;
+        if (slot.open > slot.share) this.sweepLater();
         // The agent files it as free after this returns: a waiting call takes it on the next tick.
         this.wakeOnNextTick();
       }
@@ -260,8 +318,12 @@ export class SocketPool {
       const counted = socket as CountedConnection;
       counted[kConnection] = slot;
       counted[kClient] = client;
+      counted[kIdleWritten] = -1;
       slot.sockets.add(socket);
-      if (slot.lent) this.aboveShare += 1;
+      if (slot.lent) {
+        this.aboveShare += 1;
+        this.sweepLater();
+      }
       this.connected.add(slot);
       socket.once('close', onConnectionClose);
       callback(null, socket);
@@ -463,6 +525,47 @@ export class SocketPool {
     const socket = this.idle.values().next().value as PooledSocket | undefined;
     if (socket === undefined) return this.reclaimConnection(false);
     return this.reclaimSocket(socket, socket[kSlot]!);
+  }
+
+  /** Arms the sweep of cold borrowed sockets and connections, unless it is armed. */
+  private sweepLater(): void {
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = setTimeout(this.sweepSoon, this.borrowedIdleMs);
+    this.sweepTimer.unref();
+  }
+
+  /**
+   * Closes, oldest first, the idle sockets of agents above their share that went idle before the
+   * previous round (idle `borrowedIdleMs` at least), down to each agent's share, and the
+   * connections of pools of borrowed undici calls idle since the previous round; armed again
+   * while such sockets, idle for less, or such connections remain.
+   */
+  private sweep(): void {
+    const previous = this.round++;
+    let again = false;
+    // (Both scans are bounded by the cap: idle sockets and connections are open ones. Deleting the
+    // current entry of a Set keeps its iteration valid.)
+    for (const socket of this.idle) {
+      const slot = socket[kSlot]!;
+      if (slot.open <= slot.share) continue;
+      if (socket[kIdleRound]! < previous && slot.borrower?.refused !== previous) this.reclaimSocket(socket, slot);
+      else again = true;
+    }
+    for (const slot of this.connected) {
+      if (!slot.lent) continue;
+      const wanted = slot.borrower?.refused === previous;
+      for (const socket of slot.sockets as Set<CountedConnection>) {
+        const idle = socket[kClient]!.stats.size === 0;
+        const written = socket.bytesWritten ?? 0;
+        if (idle && !wanted && socket[kIdleWritten] === written) this.closeConnection(socket, slot);
+        else {
+          socket[kIdleWritten] = idle ? written : -1;
+          again = true;
+        }
+      }
+    }
+    if (again) this.sweepLater();
+    if (this.head !== undefined) this.wake();
   }
 
   /** One socket of an agent is no longer counted. */

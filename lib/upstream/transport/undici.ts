@@ -26,7 +26,9 @@
  * Under the gateway's cap on upstream sockets (`sockets`, sockets.ts) each connection of the
  * pool connects through the cap: one beyond it waits there (the call bound to it waits within its
  * own timeout), and the cap learns from each call's end when the upstream's connections may be
- * idle or, after a health call on an upstream without traffic, are to be closed.
+ * idle or, after a health call on an upstream without traffic, are to be closed; the
+ * connections of the pool above the share it closes once cold (idle a second or so), so that
+ * their room may be lent to another upstream.
  */
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
@@ -74,8 +76,11 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
 function createDispatcher(url: URL, limit: number, options: UndiciTransportOptions, slot: ConnectionSlot | undefined): Dispatcher {
   const secure = url.protocol === 'https:';
   const tls = secure ? options.tls : undefined;
-  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint (as node's agent does).
-  const keep = { keepAliveTimeout: options.keepAliveMs ?? defaultKeepAliveMs, keepAliveTimeoutThreshold: 1_000 };
+  // Idle connections kept keepAliveMs, or 1 s less than the upstream's Keep-Alive hint when that
+  // is shorter (as node's agent does; a longer hint does not lengthen it). The cap closes those of
+  // the calls above the share sooner, once cold (sockets.ts).
+  const keepAliveMs = options.keepAliveMs ?? defaultKeepAliveMs;
+  const keep = { keepAliveTimeout: keepAliveMs, keepAliveMaxTimeout: keepAliveMs, keepAliveTimeoutThreshold: 1_000 };
   const proxy = proxyFor(url.href, options.proxy);
   // The call's own timer (timeoutMs) bounds every wait: undici's header timer is off, its body
   // timer set per request (Call.start).
@@ -144,6 +149,7 @@ class Client extends Admission<Call> {
     if (this.share < this.limit) {
       this.lentSlot = new ConnectionSlot(pool!, true);
       this.lentSlot.twin = this.slot;
+      this.lentSlot.borrower = this;
       this.slot!.twin = this.lentSlot;
       this.lentDispatcher = createDispatcher(url, Number.isFinite(this.limit) ? this.limit - this.share : 0, options, this.lentSlot);
     } else {

@@ -5,7 +5,8 @@
  * only when a socket is free), its abort or timeout ends it while it waits, an idle socket of
  * another upstream is reclaimed for it, an idle socket of its own upstream is reused, a
  * health call on an upstream without traffic closes its socket, and above its share of the cap
- * an upstream borrows only room the cap has, its borrowed sockets the first reclaimed.
+ * an upstream borrows only room the cap has, its borrowed sockets the first reclaimed and closed
+ * once idle for a while (never while their call runs).
  */
 import { once } from 'node:events';
 import { Agent, createServer, type ServerResponse } from 'node:http';
@@ -315,4 +316,34 @@ both('above its share an upstream borrows only room the cap has; its borrowed so
   t.is(server.connections, before + 2, "b's socket was kept: two connections opened, for c and d");
   t.true(pool.peak <= 4, `${pool.peak} sockets at once`);
   t.true(server.most <= 4, `${server.most} connections at once`);
+});
+
+both('a borrowed socket is closed once idle for borrowedIdleMs, not while its call runs; the share is kept', async (t, create) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(4, 50);
+  const [a] = transports(t, create, server.origin, pool, ['a'], { maxSockets: 4, share: 1 });
+  // One call within the share, one on lent room: two sockets, held well past two sweep rounds.
+  const calls = [a!.send(request()), a!.send(request())];
+  await server.requests(2);
+  t.is(pool.borrowed, 1);
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  t.is(server.open, 2, 'both sockets open while their calls run');
+  server.release();
+  server.release();
+  const bodies = await Promise.all(calls);
+  t.true(bodies.every((b) => b.body.toString() === '{"jsonrpc":"2.0","id":1,"result":"0x1"}'));
+  // Idle now: the borrowed one is closed, the share's kept alive (an upstream's keep-alive, 4 s
+  // here, would close both).
+  await server.openAtMost(1);
+  await settle();
+  t.is(server.open, 1, "the share's socket kept alive");
+  t.is(pool.open, 1);
+  t.is(pool.aboveShare, 0);
+  t.is(pool.borrowed, 0);
+  // The next call reuses the kept socket.
+  const again = a!.send(request());
+  await server.requests(3);
+  server.release();
+  await again;
+  t.is(server.connections, 2, 'no connection opened for it');
 });
