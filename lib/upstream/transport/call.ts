@@ -4,7 +4,7 @@
  * admission queue, its deadline (an entry of the shared list of its duration, ../deadlines.ts) and abort, the reading of its answer into one buffer
  * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
  * bytes arrive, so a large answer's scan never runs whole on the event loop; not scanned when
- * its declared length reaches the request's `depthFrom`: its caller checks it), its ending (one settlement,
+ * its length, declared or read so far, reaches the request's `depthFrom`: its caller checks it), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
  * Call adds how its request is made and dropped (`drop`) and what its client does when a call
  * ends (`ended`). Also the request's parts both clients send alike: the refusal of a call before
@@ -211,9 +211,16 @@ export abstract class UpstreamCall implements Due {
     }
   }
 
-  /** Feeds a chunk to the nesting scan (an answer found too deep is still read whole: its connection is kept). */
+  /**
+   * Feeds a chunk to the nesting scan (an answer found too deep is still read whole: its
+   * connection is kept). An answer without a declared length that reaches the request's
+   * `depthFrom` is left to the caller from there on, as one declared that long is (head): the
+   * caller scans every answer of that length whole, so the scan here would be done twice.
+   */
   private scan(chunk: Buffer): void {
-    if (this.nestMode >= 0) deeperAfter(this, chunk, this.request.maxDepth ?? defaultMaxDepth);
+    if (this.nestMode < 0) return;
+    if (this.size >= (this.request.depthFrom ?? Infinity)) this.nestMode = leftToCaller;
+    else deeperAfter(this, chunk, this.request.maxDepth ?? defaultMaxDepth);
   }
 
   /** The answer is complete: its bytes are the call's result, unless they nest too deep. */

@@ -59,7 +59,8 @@ export interface UpstreamRequest {
   maxDepth?: number;
   /**
    * Answers of a declared length of this many bytes or more are not scanned for their nesting
-   * here: the caller checks them before anything parses them (lib/verify/calls.ts, which has large
+   * here, nor the rest of one without a declared length once it reaches it: the caller checks
+   * every answer this long before anything parses it (lib/verify/calls.ts, which has large
    * answers judged in a thread that checks the depth first, and skips the check of bytes equal to
    * an answer already checked). None: every answer is scanned as it is read (HTTP clients; the
    * WebSocket transport and batch coalescing always scan).

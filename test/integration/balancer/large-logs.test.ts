@@ -85,9 +85,10 @@ test('should outvote a large answer that differs in one log, and fail a large an
 /**
  * An upstream whose eth_getLogs answer nests 300 levels (limits.jsonDepth: 256) after `filler` log
  * objects, with its Content-Length (a declared length: the transport may leave the scan to the
- * judging thread); its other answers are null. Counts its calls and connections.
+ * judging thread) or chunked (the transport leaves it from 1 MiB on); its other answers are null.
+ * Counts its calls and connections.
  */
-async function deepUpstream(filler: number) {
+async function deepUpstream(filler: number, chunked: boolean) {
   const up = { url: '', calls: 0, connections: 0, length: 0, close: () => Promise.resolve() };
   const server = http.createServer((req, res) => {
     let text = '';
@@ -99,7 +100,7 @@ async function deepUpstream(filler: number) {
         ? `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":[${'{"data":"0x00"},'.repeat(filler)}${'['.repeat(300)}${']'.repeat(300)}]}`
         : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":null}`;
       if (call.method === 'eth_getLogs') up.length = body.length;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+      res.writeHead(200, chunked ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }).end(body);
     });
   });
   server.on('connection', () => (up.connections += 1));
@@ -113,8 +114,8 @@ async function deepUpstream(filler: number) {
 }
 
 test.serial('should fail a large answer nested deeper than limits.jsonDepth as it fails a small one (too-deep, the next upstream asked, its connection kept), its nesting checked by the judging thread', async (t) => {
-  const outcome = async (filler: number) => {
-    const deep = await deepUpstream(filler);
+  const outcome = async (filler: number, chunked = false) => {
+    const deep = await deepUpstream(filler, chunked);
     const good = await startFakeUpstream({ answer });
     const gw = await startGateway({ chains: { 1: { rpcs: [deep.url, good.url], confirmations: 1 } } });
     t.teardown(() => Promise.all([gw.close(), deep.close(), good.close()]));
@@ -130,8 +131,10 @@ test.serial('should fail a large answer nested deeper than limits.jsonDepth as i
   };
   const small = await outcome(0);
   const large = await outcome(80_000);
+  // Without a declared length: scanned as it arrives up to 1 MiB, the rest (where it nests) left to the thread.
+  const chunked = await outcome(80_000, true);
   t.true(small.length < offThreadFrom && large.length >= offThreadFrom, `${small.length} and ${large.length} bytes`);
-  for (const o of [small, large]) {
+  for (const o of [small, large, chunked]) {
     t.is(o.status, 200);
     t.is(o.results, 5_000, 'answered by the second upstream');
     t.deepEqual(o.calls, [1, 1]);
@@ -140,8 +143,11 @@ test.serial('should fail a large answer nested deeper than limits.jsonDepth as i
     t.is(o.again, 5_000);
   }
   t.is(small.lastError, large.lastError);
+  t.is(chunked.lastError, large.lastError);
   // The large deep answer and the good one were both judged in the thread: the deep one refused there.
   t.is(large.judged, 2);
+  t.is(chunked.judged, 2);
   t.is(small.judged, 1);
   t.is(large.connections, 1, 'the too-deep answer was read whole: its connection was kept');
+  t.is(chunked.connections, 1);
 });

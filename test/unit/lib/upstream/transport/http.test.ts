@@ -940,16 +940,28 @@ for (const [name, create] of [['node', createHttpTransport], ['undici', createUn
   });
 }
 
-both('should leave the nesting of an answer whose declared length reaches depthFrom to the caller: answered whole, not scanned; a shorter one still fails as too-deep', async (t, create) => {
+for (const declared of [true, false]) {
+  both(`should leave the nesting of an answer whose length (${declared ? 'declared' : 'chunked, read so far'}) reaches depthFrom to the caller: answered whole, not scanned; a shorter one still fails as too-deep`, async (t, create) => {
+    const deep = `{"jsonrpc":"2.0","id":1,"result":${'['.repeat(20)}${']'.repeat(20)}}`;
+    await withUpstream(create, inPieces([deep.slice(0, 30), deep.slice(30)], declared), async (transport, up) => {
+      const left = await transport.send(request({ maxDepth: 4, depthFrom: deep.length }));
+      t.is(left.body.toString(), deep);
+      const err = await failure(transport.send(request({ maxDepth: 4, depthFrom: deep.length + 1 })));
+      t.is(err.kind, 'too-deep');
+      t.is(err.message, 'answer nested deeper than 4 levels (limits.jsonDepth)');
+      // (A limit below zero refuses any answer, whoever checks the rest.)
+      t.is((await failure(transport.send(request({ maxDepth: -1, depthFrom: 0 })))).kind, 'too-deep');
+      t.is(up.connections, 1);
+    });
+  });
+}
+
+both('should still refuse an answer without a declared length found too deep before it reaches depthFrom', async (t, create) => {
   const deep = `{"jsonrpc":"2.0","id":1,"result":${'['.repeat(20)}${']'.repeat(20)}}`;
-  await withUpstream(create, inPieces([deep.slice(0, 30), deep.slice(30)], true), async (transport, up) => {
-    const left = await transport.send(request({ maxDepth: 4, depthFrom: deep.length }));
-    t.is(left.body.toString(), deep);
-    const err = await failure(transport.send(request({ maxDepth: 4, depthFrom: deep.length + 1 })));
+  // The brackets arrive in the first piece, scanned before the answer reaches depthFrom.
+  await withUpstream(create, inPieces([deep.slice(0, 50), deep.slice(50)], false), async (transport, up) => {
+    const err = await failure(transport.send(request({ maxDepth: 4, depthFrom: 51 })));
     t.is(err.kind, 'too-deep');
-    t.is(err.message, 'answer nested deeper than 4 levels (limits.jsonDepth)');
-    // (A limit below zero refuses any answer, whoever checks the rest.)
-    t.is((await failure(transport.send(request({ maxDepth: -1, depthFrom: 0 })))).kind, 'too-deep');
-    t.is(up.connections, 1);
+    t.is(up.connections, 1, 'read whole: its connection was kept');
   });
 });
