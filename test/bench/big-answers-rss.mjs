@@ -2,7 +2,7 @@
  * Measures what large upstream answers cost the gateway (issue 16): peak RSS and how long a
  * small request on another chain waits while they are handled.
  *
- *   node test/bench/big-answers-rss.mjs [DIST_DIR] [--mb 46] [--n 3] [--concurrent 3] [--rounds 3]
+ *   node test/bench/big-answers-rss.mjs [DIST_DIR] [--mb 46] [--n 3] [--concurrent 3] [--rounds 3] [--chunked]
  *
  * DIST_DIR is a build of omnigate (default ./dist), so two builds can be compared. Three
  * upstreams in a child process (so their buffers are not in the measured RSS) answer
@@ -11,7 +11,8 @@
  * this process at N=`n`. Each round sends `concurrent` such requests
  * at once while a small request on chain 2 is sent every 20 ms; RSS is sampled every 10 ms, and
  * the event loop's delay is monitored (loopMaxMs: its longest stall; this process also runs the
- * bench's own client, which reads the big answers).
+ * bench's own client, which reads the big answers). `--chunked`: the upstreams send the answers
+ * without a Content-Length (chunked, as geth's HTTP server sends a large answer).
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -28,6 +29,7 @@ const opt = (name, fallback) => {
 if (args[0] === 'upstreams') {
   // child: three upstreams sharing one prebuilt answer (the id is spliced in per call)
   const mb = Number(args[1]);
+  const chunked = args[2] === 'chunked';
   const log = (i) =>
     `{"address":"0x5523d3c98809dddb82c686e152f5c58b1b0fb59e","topics":["0x${'12'.repeat(32)}","0x${i.toString(16).padStart(64, '0')}"],"data":"0x${'00'.repeat(256)}","blockNumber":"0x1312d00","blockHash":"0x${'34'.repeat(32)}","transactionHash":"0x${i.toString(16).padStart(64, '5')}","transactionIndex":"0x0","logIndex":"0x${i.toString(16)}","removed":false}`;
   const one = Buffer.byteLength(log(0)) + 1;
@@ -46,7 +48,7 @@ if (args[0] === 'upstreams') {
           return;
         }
         const head = Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': head.length + result.length });
+        res.writeHead(200, chunked ? { 'content-type': 'application/json' } : { 'content-type': 'application/json', 'content-length': head.length + result.length });
         res.write(head);
         res.end(result);
       });
@@ -62,7 +64,7 @@ if (args[0] === 'upstreams') {
   const concurrent = opt('concurrent', 3);
   const rounds = opt('rounds', 3);
   const budget = opt('budget', 0);
-  const child = fork(new URL(import.meta.url).pathname, ['upstreams', String(mb)]);
+  const child = fork(new URL(import.meta.url).pathname, ['upstreams', String(mb), args.includes('--chunked') ? 'chunked' : 'declared']);
   const { ports, bytes } = await new Promise((r) => child.once('message', r));
   const { validateConfig } = await import(pathToFileURL(`${dist}/config/schema.js`).href);
   const { startServer } = await import(pathToFileURL(`${dist}/lib/server/app.js`).href);
