@@ -4,7 +4,9 @@
  * admission queue, its deadline (an entry of the shared list of its duration, ../deadlines.ts) and abort, the reading of its answer into one buffer
  * against the size limit, the byte budget and the nesting limit (scanned a chunk at a time as the
  * bytes arrive, so a large answer's scan never runs whole on the event loop; not scanned when
- * its length, declared or read so far, reaches the request's `depthFrom`: its caller checks it), its ending (one settlement,
+ * its length, declared or read so far, reaches the request's `depthFrom`: its caller checks it;
+ * one without a declared length, kept as its chunks, joined at its end, a slice per turn of the
+ * event loop when it is long), its ending (one settlement,
  * budget bytes given back on failure), and the failure a network error maps to. Each client's
  * Call adds how its request is made and dropped (`drop`) and what its client does when a call
  * ends (`ended`). Also the request's parts both clients send alike: the refusal of a call before
@@ -18,6 +20,14 @@ import { defaultMaxDepth, describeError, overBudget, statusError, tooDeep, Upstr
 export const drainLimit = 64 * 1024;
 /** Answers of a declared length above this are read into one buffer allocated up front. */
 const preallocFrom = 64 * 1024;
+/**
+ * An answer without a declared length, kept as the chunks read, is joined into one buffer at its
+ * end: from this length on a slice per turn of the event loop (`joinSlice` bytes), so that joining
+ * tens of megabytes never holds the loop in one copy.
+ */
+const joinSlicedFrom = 8 * 1024 * 1024;
+const joinSlice = 4 * 1024 * 1024;
+const noBytes = Buffer.alloc(0);
 /** `nestMode` (scan.ts NestingState) of an answer found deeper than the limit, and of one whose nesting the caller checks (request.depthFrom). */
 const deeper = -1;
 const leftToCaller = -2;
@@ -116,6 +126,9 @@ export abstract class UpstreamCall implements Due {
   private body: Buffer | undefined = undefined;
   private chunks: Buffer[] = [];
   private size = 0;
+  /** While a long answer's chunks are joined a slice per turn: the next chunk to copy (-1: not joining). */
+  private joinAt = -1;
+  private joinedBytes = 0;
   /** Bytes charged to the request's budget account for this answer. */
   private charged = 0;
   /** The nesting scan of the answer's bytes so far (scan.ts `NestingState`; -1: deeper than the limit; -2: not scanned, the caller checks it). */
@@ -223,11 +236,49 @@ export abstract class UpstreamCall implements Due {
     else deeperAfter(this, chunk, this.request.maxDepth ?? defaultMaxDepth);
   }
 
-  /** The answer is complete: its bytes are the call's result, unless they nest too deep. */
+  /**
+   * The answer is complete: its bytes are the call's result, unless they nest too deep. A long
+   * one read as chunks is joined a slice per turn first (`joinSlicedFrom`); its call may still
+   * end meanwhile on its timeout or abort, its connection kept (the answer was read whole).
+   */
   protected complete(): void {
     if (this.settled) return;
     const chunks = this.chunks;
-    const body = this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size));
+    if (this.body === undefined && chunks.length > 1 && this.size >= joinSlicedFrom) {
+      this.body = Buffer.allocUnsafe(this.size);
+      this.joinAt = 0;
+      joinSome(this);
+      return;
+    }
+    this.completed(this.body ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size)));
+  }
+
+  /** Copies the next slice of the chunks into the body; true when the body is whole (or the call ended meanwhile). */
+  joinNext(): boolean {
+    if (this.settled) return true;
+    const { chunks, body } = this;
+    let copied = 0;
+    let i = this.joinAt;
+    for (; i < chunks.length && copied < joinSlice; i++) {
+      const chunk = chunks[i]!;
+      chunk.copy(body!, this.joinedBytes);
+      this.joinedBytes += chunk.length;
+      copied += chunk.length;
+      chunks[i] = noBytes; // its memory may go before the rest is copied
+    }
+    this.joinAt = i;
+    return i === chunks.length;
+  }
+
+  /** The joined answer is whole (or its call ended meanwhile). */
+  joinDone(): void {
+    this.chunks = [];
+    this.joinAt = -1;
+    if (!this.settled) this.completed(this.body!);
+  }
+
+  /** The answer's bytes, whole. */
+  private completed(body: Buffer): void {
     // Refused before anything parses it: JSON.parse takes seconds on a few MB of `[[[[…]]]]`.
     const maxDepth = this.request.maxDepth ?? defaultMaxDepth;
     if (this.nestMode === deeper || maxDepth < 0) return this.finish(tooDeep(maxDepth));
@@ -245,11 +296,14 @@ export abstract class UpstreamCall implements Due {
     return true;
   }
 
-  /** Our side ends the call (timeout, abort, size, budget, close): its connection is not reused. */
+  /**
+   * Our side ends the call (timeout, abort, size, budget, close): its connection is not reused,
+   * unless the answer was read whole (it is being joined): that connection is clean.
+   */
   fail(err: UpstreamCallError): void {
     if (this.settled) return;
     this.finish(err);
-    this.drop(err);
+    if (this.joinAt < 0) this.drop(err);
   }
 
   /** Ends the call for its caller; its connection is the subclass's to deal with. */
@@ -274,4 +328,10 @@ export abstract class UpstreamCall implements Due {
       this.sink.answered({ body: body! });
     }
   }
+}
+
+/** One turn's slice of a long answer's join (complete), then the next turn's, until it is whole or its call ended. */
+function joinSome(call: UpstreamCall): void {
+  if (call.joinNext()) call.joinDone();
+  else setImmediate(joinSome, call);
 }

@@ -965,3 +965,24 @@ both('should still refuse an answer without a declared length found too deep bef
     t.is(up.connections, 1, 'read whole: its connection was kept');
   });
 });
+
+both('should join a long answer without a declared length (read as chunks, joined a slice per turn) into its exact bytes, its connection kept', async (t, create) => {
+  // 12 MiB of varied bytes, written in pieces of uneven sizes: more than one slice of the join.
+  const result = Buffer.alloc(12 * 1024 * 1024);
+  for (let i = 0; i < result.length; i++) result[i] = 0x61 + ((i * 7 + (i >> 13)) % 26);
+  const text = `{"jsonrpc":"2.0","id":1,"result":"${result.toString('latin1')}"}`;
+  const pieces: string[] = [];
+  for (let at = 0, n = 1; at < text.length; n++) {
+    const size = 200_000 + ((n * 7919) % 300_000);
+    pieces.push(text.slice(at, at + size));
+    at += size;
+  }
+  await withUpstream(create, inPieces(pieces, false), async (transport, up) => {
+    for (let round = 0; round < 2; round++) {
+      const got = await transport.send(request({ maxBytes: 64 * 1024 * 1024, timeoutMs: 20_000 }));
+      t.is(got.body.length, Buffer.byteLength(text));
+      t.true(got.body.equals(Buffer.from(text, 'latin1')));
+    }
+    t.is(up.connections, 1, 'the joined answers kept their connection');
+  });
+});
