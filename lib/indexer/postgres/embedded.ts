@@ -7,7 +7,8 @@
  * - Started once: within a process, opening the same directory again shares the running server
  *   (reference counted); if another process already runs it (live `postmaster.pid`), we connect
  *   to that server instead of failing on the lock.
- * - It listens on 127.0.0.1 only (no Unix socket), on a free port unless one is given.
+ * - It listens on 127.0.0.1 only (no Unix socket), on a free port unless one is given (another
+ *   free port when a process takes the first before PostgreSQL binds it).
  * - As root (CI, containers) PostgreSQL refuses to run, so it runs as the `postgres` system user
  *   (created if missing); where that user cannot reach the binaries or the data directory (a
  *   project in /root), copies / a stand-in directory are used, see ./install.ts.
@@ -69,6 +70,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `start` on a free port (`pick`); when it fails because another process took that port between
+ * the pick and the server's bind (`portTaken`, asked after the failure), again on another, up to
+ * `attempts` ports. Any other failure, or the last attempt's, is thrown as it is.
+ */
+export async function onFreePort<T>(
+  start: (port: number) => Promise<T>,
+  portTaken: () => boolean,
+  pick: () => Promise<number> = freePort,
+  attempts = 3,
+): Promise<{ value: T; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pick();
+    try {
+      return { value: await start(port), port };
+    } catch (err) {
+      if (attempt >= attempts || !portTaken()) throw err;
+    }
+  }
+}
+
 function urlFor(auth: Auth, port: number, database = EMBEDDED_DATABASE): string {
   return `postgres://${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.password)}@127.0.0.1:${port}/${database}`;
 }
@@ -126,7 +148,10 @@ async function ensureDatabase(url: string): Promise<void> {
 async function launch(requested: string, options: EmbeddedOptions): Promise<EmbeddedServer> {
   const logger = options.logger ?? silentLogger;
   const recent: string[] = [];
+  // PostgreSQL could not listen on the port it was given (another process took it).
+  let portTaken = false;
   const remember = (line: string) => {
+    if (line.includes('could not bind') && line.includes('Address already in use')) portTaken = true;
     recent.push(line);
     if (recent.length > 20) recent.shift();
     logger.debug({ source: 'postgres' }, line);
@@ -159,7 +184,6 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
   }
 
   const auth: Auth = initialised ? await readAuth(dir) : { user: USER, password: randomBytes(18).toString('base64url') };
-  const port = options.port ?? (await freePort());
   const run = { binaries: placement.binaries, dataDir: dir, ...(placement.user ? { user: placement.user } : {}), onLog: remember };
 
   if (!initialised) {
@@ -173,13 +197,25 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
   }
 
   const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const flags = [
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'unix_socket_directories=',
+    ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+  ];
   let server: PgProcess;
+  let port: number;
   try {
-    server = await startPostgres(run, port, [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      ...(options.ephemeral ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ], timeoutMs);
+    if (options.port !== undefined) {
+      port = options.port;
+      server = await startPostgres(run, port, flags, timeoutMs);
+    } else {
+      // A port of our choosing: another one if a process takes it before PostgreSQL binds it.
+      const start = (free: number) => {
+        portTaken = false;
+        return startPostgres(run, free, flags, timeoutMs);
+      };
+      ({ value: server, port } = await onFreePort(start, () => portTaken));
+    }
   } catch (err) {
     throw new Error(explain(`embedded PostgreSQL did not start: ${err instanceof Error ? err.message : String(err)}`));
   }

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import test from 'ava';
 import { closeIndexerDb, createIndexerDb } from '../../../../../lib/indexer/db/pool.js';
-import { AUTH_FILE, freePort, startEmbeddedPostgres } from '../../../../../lib/indexer/postgres/embedded.js';
+import { AUTH_FILE, freePort, onFreePort, startEmbeddedPostgres } from '../../../../../lib/indexer/postgres/embedded.js';
 import { tempDir } from '../../../../support/pg.js';
 
 test('freePort should give a port that can be bound on 127.0.0.1', async (t) => {
@@ -18,6 +18,52 @@ test('freePort should give a port that can be bound on 127.0.0.1', async (t) => 
   const server = net.createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
   await new Promise((resolve) => server.close(resolve));
+});
+
+/** Listens on `port` of 127.0.0.1 (what a server's bind does): fails with EADDRINUSE when it is taken. */
+function bindOn(port: number): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
+  });
+}
+
+test('onFreePort should try another free port when the one picked was taken before the bind, and only then', async (t) => {
+  const squatter = await bindOn(0);
+  t.teardown(() => squatter.close());
+  const taken = (squatter.address() as net.AddressInfo).port;
+  const picked: number[] = [];
+  let lastError: NodeJS.ErrnoException | undefined;
+  // The first pick is a port another process holds; the next ones are free.
+  const pick = async () => {
+    const port = picked.length === 0 ? taken : await freePort();
+    picked.push(port);
+    return port;
+  };
+  const start = async (port: number) => {
+    try {
+      return await bindOn(port);
+    } catch (err) {
+      lastError = err as NodeJS.ErrnoException;
+      throw err;
+    }
+  };
+  const { value, port } = await onFreePort(start, () => lastError?.code === 'EADDRINUSE', pick);
+  t.teardown(() => value.close());
+  t.is(picked.length, 2);
+  t.is(picked[0]!, taken);
+  t.is(port, picked[1]!);
+  t.is((value.address() as net.AddressInfo).port, port);
+
+  // Another failure is not retried; a port taken every time fails after the attempts.
+  let calls = 0;
+  const broken = new Error('initdb is broken');
+  await t.throwsAsync(onFreePort(async () => { calls += 1; throw broken; }, () => false), { is: broken });
+  t.is(calls, 1);
+  calls = 0;
+  await t.throwsAsync(onFreePort(async (p) => { calls += 1; return bindOn(p); }, () => true, async () => taken, 3), { code: 'EADDRINUSE' });
+  t.is(calls, 3);
 });
 
 test('should refuse a data directory that holds something other than a PostgreSQL cluster', async (t) => {
