@@ -30,7 +30,7 @@
  * Figures: test/bench/README.md, "2026-11-28 (seventh session)".
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -53,6 +53,7 @@ const ROUNDS = positive('KSPLIT_ROUNDS', 3);
 const SECONDS = positive('KSPLIT_SECONDS', 4);
 const CLIENTS = positive('KSPLIT_CLIENTS', 32);
 const DIR = env.KSPLIT_DIR ?? (await mkdtemp(path.join(os.tmpdir(), 'ksplit-')));
+await mkdir(DIR, { recursive: true });
 const SOLO_CHAIN = 2;
 const TRIO_CHAIN = 1;
 /** The system calls counted in `perfstat` mode (raw_syscalls:sys_enter counts them all). */
