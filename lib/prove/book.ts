@@ -109,6 +109,17 @@ export class HeaderBook {
     }
   }
 
+  /**
+   * Keeps a final header proven by its link to an agreed one (parentHash, a range below an agreed
+   * top), in the LRU only: it serves proofs, vouched for by that top's quorum, but it is not an
+   * answer N providers gave to `eth_getBlockByNumber(n, false)` (its block JSON is one provider's
+   * beyond the hashed fields, and the quorum's answers are the top's), so it is never kept in the
+   * cache of confirmed answers.
+   */
+  keepLinked(chain: Chain, agreed: AgreedHeader): void {
+    this.remember(chain, agreed);
+  }
+
   get size(): number {
     return this.entries.size;
   }

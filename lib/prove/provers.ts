@@ -333,7 +333,8 @@ async function rangeHeaders(job: ProofJob, upstream: Upstream, agreed: AgreedHea
   const below = await headersBelow(job, upstream, from, top.number);
   const proven = checkHeaderChain(top, below);
   const byNumber = new Map(below.map((b) => [String(b.number).toLowerCase(), b]));
-  for (const header of proven) job.headers.keep(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
+  // (In the book for proofs only: the cache of confirmed answers keeps agreed headers, not these.)
+  for (const header of proven) job.headers.keepLinked(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
   return [...proven, top];
 }
 
