@@ -8,7 +8,7 @@
 import { ProofError } from '../proof/failure.js';
 import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from '../proof/header.js';
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
-import { checkReceiptAnswer, checkReceipts, type ReceiptJson } from '../proof/receipts.js';
+import { checkReceiptAnswer, checkReceipts, checkReceiptsOfTransactions, type ReceiptJson } from '../proof/receipts.js';
 import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, numberedPerTransaction, provenLogs, type BlockReceipts } from '../proof/logs.js';
 import type { LogFilter, LogJson } from '../proof/bloom.js';
@@ -157,21 +157,36 @@ function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined
 function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
   if (pin === undefined) return undefined;
   return {
-    scopes: ['receipts'],
+    scopes: ['receipts', 'header'],
     pin,
     from: undefined,
     async prove(job, upstream, agreed) {
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [hexOf(agreed!.header.number)]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      return { result: await checkReceipts(agreed!.header, receipts as ReceiptJson[]), agreed: agreed! };
+      return { result: await receiptsOfTransactions(job, upstream, agreed!, receipts as ReceiptJson[]), agreed: agreed! };
     },
   };
+}
+
+/**
+ * A block's receipts proven against its receiptsRoot, and each bound to its transaction: the
+ * receipts trie holds no transaction hash, so a receipt's `transactionHash` (and its logs') is
+ * the provider's word until the block's transactions, proven against transactionsRoot, say which
+ * transaction is at its index (checkReceiptsOfTransactions, with `to`).
+ * Without that, a provider could label a receipt with any hash, one of another transaction of
+ * the block or one never mined, and it would pass as proven.
+ */
+async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, receipts: readonly ReceiptJson[]): Promise<readonly ReceiptJson[]> {
+  const proven = await checkReceipts(agreed.header, receipts);
+  const txs = await provenTransactions(job, upstream, agreed);
+  checkReceiptsOfTransactions(proven, txs.map((tx) => ({ hash: String(tx.hash), to: typeof tx.to === 'string' ? tx.to : null })));
+  return proven;
 }
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
 function receiptRoute(txHash: string): ProofRoute {
   return {
-    scopes: ['receipts'],
+    scopes: ['receipts', 'header'],
     pin: undefined,
     from: undefined,
     async prove(job, upstream) {
@@ -181,10 +196,10 @@ function receiptRoute(txHash: string): ProofRoute {
       }
       const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
-      mustProveAt(job, ['receipts'], agreed);
+      mustProveAt(job, ['receipts', 'header'], agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      const proven = await checkReceipts(agreed.header, receipts as ReceiptJson[]);
+      const proven = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
       return { result: checkReceiptAnswer(proven, answer, txHash), agreed };
     },
   };

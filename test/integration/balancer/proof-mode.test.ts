@@ -161,6 +161,53 @@ test.serial('a forged receipt is caught: the honest provider\'s receipt, proven,
   t.is(receipts.headers['x-forwarded-from'], honest.url);
 });
 
+type Receipt = { transactionHash: string; status: string; from: string; logs: { transactionHash: string }[] };
+/** A receipt labelled with another transaction's hash (its logs too): the receipts trie holds no hash, only the block's transactions bind it. */
+const relabel = (r: Receipt, hash: string): Receipt => ({ ...r, transactionHash: hash, logs: r.logs.map((l) => ({ ...l, transactionHash: hash })) });
+
+test.serial('a receipt labelled with the hash of another transaction of the block is caught by the block\'s transactions: the true receipt served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const [first, second] = block.transactions as [string, string];
+  t.not(receipts[0]!.from, receipts[1]!.from, 'two senders: the receipts differ');
+  // The liar swaps the labels of the first two receipts, in its receipt answer and its block receipts alike.
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionReceipt' && call.params[0] === first) return relabel(receipts[1]!, first);
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === 0 ? relabel(r, second) : i === 1 ? relabel(r, first) : r));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [first]));
+  t.is(reply.status, 200, reply.text);
+  t.deepEqual(reply.body.result, receipts[0], 'the receipt of the transaction asked');
+  t.is(reply.headers['x-verified-by'], 'proof');
+  t.is(reply.headers['x-forwarded-from'], honest.url);
+  t.true(liar.calls('eth_getBlockReceipts') >= 1);
+  const all = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [at]));
+  t.is(all.status, 200, all.text);
+  t.deepEqual(all.body.result, receipts);
+  t.is(all.headers['x-forwarded-from'], honest.url);
+});
+
+test.serial('a receipt for a transaction never mined, made of a real receipt of an agreed block, is never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const never = `0x${'fe'.repeat(32)}`;
+  const { gw, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionReceipt' && call.params[0] === never) return relabel(receipts[1]!, never);
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === 1 ? relabel(r, never) : r));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [never]));
+  t.is(reply.status, 502, reply.text);
+  t.is(reply.body.result, undefined);
+  t.is(reply.body.error.code, -32021, 'the lie named, never served');
+  t.is(reply.body.error.data.failures[0].field, 'receipts[1].transactionHash');
+  t.is(honest.calls('eth_getTransactionReceipt'), 1, 'the honest provider was asked: it has no such receipt');
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {

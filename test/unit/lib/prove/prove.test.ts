@@ -30,7 +30,9 @@ test('proofRoute: the provable methods, pinned; everything else by agreement', (
   const address = `0x${'11'.repeat(20)}`;
   t.deepEqual(proofRoute(call('eth_getBalance', [address, '0x5']))?.pin, { number: 5n });
   t.deepEqual(proofRoute(call('eth_getStorageAt', [address, '0x0', { blockHash: hash(3) }]))?.scopes, ['state']);
-  t.deepEqual(proofRoute(call('eth_getBlockReceipts', ['0x7']))?.scopes, ['receipts']);
+  // (Receipts are bound to their transactions, proven by the block's transactions root: the header's scope too.)
+  t.deepEqual(proofRoute(call('eth_getBlockReceipts', ['0x7']))?.scopes, ['receipts', 'header']);
+  t.deepEqual(proofRoute(call('eth_getTransactionReceipt', [hash(9)]))?.scopes, ['receipts', 'header']);
   t.is(proofRoute(call('eth_getTransactionReceipt', [hash(9)]))?.pin, undefined, 'a receipt pins its block itself');
   t.deepEqual(proofRoute(call('eth_getBlockByNumber', ['0x7', true]))?.scopes, ['header']);
   t.deepEqual(proofRoute(call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x9' }]))?.pin, { number: 9n }, 'a range: its top');
