@@ -225,13 +225,18 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
 
 /** A block's transactions proven from one provider's full block against the agreed header. */
 async function provenTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader): Promise<TransactionJson[]> {
-  const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed.header.hash, true])) as BlockJson | null;
+  return (await transactionsOf(job, upstream, agreed.header)).txs;
+}
+
+/** A block's transactions, and their hashes, proven from one provider's full block against a proven header. */
+async function transactionsOf(job: ProofJob, upstream: Upstream, header: ProvenHeader): Promise<{ txs: TransactionJson[]; hashes: string[] }> {
+  const block = (await material(job, upstream, 'eth_getBlockByHash', [header.hash, true])) as BlockJson | null;
   if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
-  checkHeader(block, agreed.header.hash);
+  checkHeader(block, header.hash);
   const txs = block.transactions;
   if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
-  await checkTransactions(agreed.header, txs as TransactionJson[]);
-  return txs as TransactionJson[];
+  const hashes = await checkTransactions(header, txs as TransactionJson[]);
+  return { txs: txs as TransactionJson[], hashes };
 }
 
 /** The transaction at an index of a pinned block: the block's transactions proven; past the last, null (proven too). */
@@ -300,7 +305,7 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
     from = lo.number;
   }
   return {
-    scopes: ['receipts', 'bloom', 'log-index'],
+    scopes: ['receipts', 'bloom', 'log-index', 'header'],
     pin,
     from,
     async prove(job, upstream, agreed) {
@@ -310,7 +315,9 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
       for (const h of blocksToFetch(headers, filter as LogFilter)) {
         const got = await material(job, upstream, 'eth_getBlockReceipts', [h.hash]);
         if (!Array.isArray(got)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-        receipts.set(h.hash, { receipts: got as ReceiptJson[] });
+        // Each log's transactionHash from the block's proven transactions, not the receipt's label
+        // (the receipts trie holds no hash).
+        receipts.set(h.hash, { receipts: got as ReceiptJson[], transactionHashes: (await transactionsOf(job, upstream, h)).hashes });
       }
       const proven = await provenLogs(headers, filter as LogFilter, receipts);
       // The provider's own answer, compared: a lie about the logs is charged, the proven logs served.

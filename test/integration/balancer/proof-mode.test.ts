@@ -208,6 +208,33 @@ test.serial('a receipt for a transaction never mined, made of a real receipt of 
   t.is(honest.calls('eth_getTransactionReceipt'), 1, 'the honest provider was asked: it has no such receipt');
 });
 
+test.serial('eth_getLogs: logs whose receipt is labelled with another transaction\'s hash are caught by the block\'s transactions: each log served under its own transaction', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const never = `0x${'fe'.repeat(32)}`;
+  const withLogs = receipts.findIndex((r) => r.logs.length > 0);
+  type Log = { transactionHash: string; blockNumber: string };
+  const { gw, liar, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === withLogs ? relabel(r, never) : r));
+    if (call.method === 'eth_getLogs') return (result as Log[]).map((l) => (l.blockNumber === at && l.transactionHash === block.transactions[withLogs] ? { ...l, transactionHash: never } : l));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const range = { address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: at, toBlock: at };
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [range]));
+  t.is(reply.status, 200, reply.text);
+  t.is(reply.headers['x-verified-by'], 'proof');
+  const logs = reply.body.result as Log[];
+  t.true(logs.length > 0);
+  t.false(logs.some((l) => l.transactionHash === never), 'no log under a hash never mined');
+  t.deepEqual(logs, await chain.node.rpc('eth_getLogs', [range]));
+  // (Its material proves once the hashes are the transactions': the proven logs are served; its own answer, relabelled, is charged.)
+  const chains = await gw.request('GET', '/chains');
+  const upstreams = (chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams) as { url: string; proofsFailed: number }[];
+  t.is(upstreams.find((u) => u.url === liar.url)?.proofsFailed, 1);
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {

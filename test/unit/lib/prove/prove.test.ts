@@ -36,7 +36,7 @@ test('proofRoute: the provable methods, pinned; everything else by agreement', (
   t.is(proofRoute(call('eth_getTransactionReceipt', [hash(9)]))?.pin, undefined, 'a receipt pins its block itself');
   t.deepEqual(proofRoute(call('eth_getBlockByNumber', ['0x7', true]))?.scopes, ['header']);
   t.deepEqual(proofRoute(call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x9' }]))?.pin, { number: 9n }, 'a range: its top');
-  t.deepEqual(proofRoute(call('eth_getLogs', [{ blockHash: hash(4) }]))?.scopes, ['receipts', 'bloom', 'log-index']);
+  t.deepEqual(proofRoute(call('eth_getLogs', [{ blockHash: hash(4) }]))?.scopes, ['receipts', 'bloom', 'log-index', 'header']);
   for (const c of [
     call('eth_call', [{ to: address }, '0x5']),
     call('eth_getBalance', [address, 'latest']),
