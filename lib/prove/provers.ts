@@ -10,6 +10,7 @@ import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
 import { checkReceiptAnswer, checkReceipts, checkReceiptsOfTransactions, type ReceiptJson } from '../proof/receipts.js';
 import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
+import { senderOf } from '../proof/sender.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, numberedPerTransaction, provenLogs, type BlockReceipts } from '../proof/logs.js';
 import type { LogFilter, LogJson } from '../proof/bloom.js';
 import type { BlockMark, QuirkScope } from '../proof/quirks.js';
@@ -28,6 +29,13 @@ export class NotProvableHere extends Error {}
 
 /** The most blocks an eth_getLogs range is proven over (a wider one goes by agreement). */
 export const maxLogsRange = 10_000;
+
+/**
+ * The most transactions whose senders a block-wide answer (a full block, a block's receipts)
+ * recovers to prove their `from` (a recovery takes a few milliseconds of the event loop): a
+ * larger block goes by agreement, its senders vouched for by N providers.
+ */
+export const maxSendersRecovered = 16;
 
 export interface Proven {
   readonly result: unknown;
@@ -161,9 +169,12 @@ function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
     pin,
     from: undefined,
     async prove(job, upstream, agreed) {
+      tooManySenders(agreed!);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [hexOf(agreed!.header.number)]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      return { result: await receiptsOfTransactions(job, upstream, agreed!, receipts as ReceiptJson[]), agreed: agreed! };
+      const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed!, receipts as ReceiptJson[]);
+      checkSenders(agreed!, txs, proven);
+      return { result: proven, agreed: agreed! };
     },
   };
 }
@@ -176,11 +187,39 @@ function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
  * Without that, a provider could label a receipt with any hash, one of another transaction of
  * the block or one never mined, and it would pass as proven.
  */
-async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, receipts: readonly ReceiptJson[]): Promise<readonly ReceiptJson[]> {
+async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, receipts: readonly ReceiptJson[]): Promise<{ proven: readonly ReceiptJson[]; txs: TransactionJson[] }> {
   const proven = await checkReceipts(agreed.header, receipts);
   const txs = await provenTransactions(job, upstream, agreed);
   checkReceiptsOfTransactions(proven, txs.map((tx) => ({ hash: String(tx.hash), to: typeof tx.to === 'string' ? tx.to : null })));
-  return proven;
+  return { proven, txs };
+}
+
+/**
+ * The `from` of a proven transaction (and of its receipt, when given) checked against the sender
+ * its signature recovers to (lib/proof/sender.ts): the block's hashes commit to the signature, not
+ * to the address, so a `from` as served is the provider's word until then.
+ */
+function checkSender(tx: TransactionJson, field: string, receipt?: ReceiptJson, receiptField?: string): void {
+  const sender = senderOf(tx, field);
+  if (typeof tx.from !== 'string' || tx.from.toLowerCase() !== sender) {
+    throw ProofError.mismatch('value', `${field}.from`, sender, String(tx.from), 'not the signer of the transaction');
+  }
+  const from = receipt?.from;
+  if (receipt !== undefined && (typeof from !== 'string' || from.toLowerCase() !== sender)) {
+    throw ProofError.mismatch('value', `${receiptField}.from`, sender, String(from), 'not the signer of its transaction');
+  }
+}
+
+/** Before any material is asked: a block the agreed header lists more than maxSendersRecovered transactions of goes by agreement. */
+function tooManySenders(agreed: AgreedHeader): void {
+  const listed = agreed.block.transactions;
+  if (Array.isArray(listed) && listed.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${listed.length} transactions: their senders are vouched for by agreement`);
+}
+
+/** Every transaction's sender checked (checkSender), or the block goes by agreement when it holds more than maxSendersRecovered. */
+function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], receipts?: readonly ReceiptJson[]): void {
+  if (txs.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${txs.length} transactions: their senders are vouched for by agreement`);
+  for (const [i, tx] of txs.entries()) checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`);
 }
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
@@ -199,8 +238,14 @@ function receiptRoute(txHash: string): ProofRoute {
       mustProveAt(job, ['receipts', 'header'], agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      const proven = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
-      return { result: checkReceiptAnswer(proven, answer, txHash), agreed };
+      const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
+      const receipt = checkReceiptAnswer(proven, answer, txHash);
+      const index = proven.indexOf(receipt);
+      checkSender(txs[index]!, `transactions[${index}]`, receipt, `receipts[${index}]`);
+      if (answer.from !== undefined && (typeof answer.from !== 'string' || answer.from.toLowerCase() !== String(receipt.from).toLowerCase())) {
+        throw ProofError.mismatch('value', 'result.from', String(receipt.from), String(answer.from), 'not the signer of its transaction');
+      }
+      return { result: receipt, agreed };
     },
   };
 }
@@ -212,12 +257,14 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
     pin,
     from: undefined,
     async prove(job, upstream, agreed) {
+      tooManySenders(agreed!);
       const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed!.header.hash, true])) as BlockJson | null;
       if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
       checkHeader(block, agreed!.header.hash);
       const txs = block.transactions;
       if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
       await checkTransactions(agreed!.header, txs as TransactionJson[]);
+      checkSenders(agreed!, txs as TransactionJson[]);
       return { result: block, agreed: agreed! };
     },
   };
@@ -248,7 +295,9 @@ function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRout
     from: undefined,
     async prove(job, upstream, agreed) {
       const txs = await provenTransactions(job, upstream, agreed!);
-      return { result: txs[index] ?? null, agreed: agreed! };
+      const tx = txs[index];
+      if (tx !== undefined) checkSender(tx, `transactions[${index}]`);
+      return { result: tx ?? null, agreed: agreed! };
     },
   };
 }
@@ -269,8 +318,10 @@ function transactionRoute(txHash: string): ProofRoute {
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
       mustProveAt(job, ['header'], agreed);
       const txs = await provenTransactions(job, upstream, agreed);
-      const proven = txs.find((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      const proven = txs[at];
       if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
+      checkSender(proven, `transactions[${at}]`);
       // The answer is the proven transaction, as the block holds it; a provider's answer that
       // differs from it in a field both have is charged.
       const differs = Object.keys(proven).find((key) => answer[key] !== undefined && JSON.stringify(answer[key]).toLowerCase() !== JSON.stringify(proven[key]).toLowerCase());

@@ -235,6 +235,40 @@ test.serial('eth_getLogs: logs whose receipt is labelled with another transactio
   t.is(upstreams.find((u) => u.url === liar.url)?.proofsFailed, 1);
 });
 
+test.serial('a transaction\'s or receipt\'s sender altered is caught by its signature: the true sender served, by hash, by index, in a full block and in receipts', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const tx = block.transactions[0]!;
+  const evil = `0x${'ee'.repeat(20)}`;
+  const forge = (v: unknown) => (v !== null && typeof v === 'object' && 'from' in v ? { ...v, from: evil } : v);
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionByHash' || call.method === 'eth_getTransactionReceipt') return forge(result);
+    if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map(forge);
+    if (call.method === 'eth_getBlockByHash' && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map(forge) };
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const sender = (await chain.node.rpc<{ from: string }>('eth_getTransactionByHash', [tx])).from;
+  t.not(sender, evil);
+  const asked: [string, unknown[], (r: any) => string][] = [
+    ['eth_getTransactionByHash', [tx], (r) => r.from],
+    ['eth_getTransactionByBlockNumberAndIndex', [at, '0x0'], (r) => r.from],
+    ['eth_getTransactionReceipt', [tx], (r) => r.from],
+    ['eth_getBlockByNumber', [at, true], (r) => r.transactions[0].from],
+    ['eth_getBlockReceipts', [at], (r) => r[0].from],
+  ];
+  for (const [method, params, fromOf] of asked) {
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
+    t.is(reply.headers['x-verified-by'], 'proof', method);
+    t.is(fromOf(reply.body.result), sender, method);
+    t.is(reply.headers['x-forwarded-from'], honest.url, method);
+  }
+  const chains = await gw.request('GET', '/chains');
+  const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
+  t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, asked.length, 'the liar charged for each');
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {
