@@ -29,6 +29,11 @@ export interface AgreedHeader {
   readonly members: readonly Good[];
   /** The N it was agreed at. */
   readonly required: number;
+  /**
+   * Proven by its link to an agreed header (keepLinked), not agreed itself: its header fields are
+   * vouched for, its block JSON beyond them (`size`, `uncles`, `withdrawals`…) is one provider's.
+   */
+  readonly linked?: true;
 }
 
 /** A pin: a block number or a block hash. */

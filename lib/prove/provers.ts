@@ -210,6 +210,33 @@ function checkSender(tx: TransactionJson, field: string, receipt?: ReceiptJson, 
   }
 }
 
+/**
+ * A full block's fields that its hash does not commit to, nor its transactions root (`size`,
+ * `uncles`, `withdrawals`, `totalDifficulty`, a chain's extras), must be what every one of the N
+ * that agreed on the block (its JSON without transactions) sent: else they would be one
+ * provider's word. Otherwise (a field they did not all send alike, a header only linked to an
+ * agreed one) the block goes by agreement, which vouches for each field or leaves it out.
+ */
+function agreedBeyondHeader(agreed: AgreedHeader, block: BlockJson): void {
+  if (agreed.linked) throw new NotProvableHere(`block ${agreed.header.number}: its header is proven by its link to an agreed one, its other fields are vouched for by agreement`);
+  const sent = agreed.members.map((m) => {
+    try {
+      return (JSON.parse(m.body.toString('utf8')) as { result?: BlockJson }).result ?? {};
+    } catch {
+      return {};
+    }
+  });
+  const keys = new Set(Object.keys(block));
+  for (const b of sent) for (const key of Object.keys(b)) keys.add(key);
+  keys.delete('transactions');
+  for (const key of keys) {
+    const theirs = JSON.stringify(block[key] ?? null).toLowerCase();
+    if (!sent.every((b) => JSON.stringify(b[key] ?? null).toLowerCase() === theirs)) {
+      throw new NotProvableHere(`block ${agreed.header.number}: its ${key} is not what the ${agreed.members.length} providers that agreed on it all sent: vouched for by agreement`);
+    }
+  }
+}
+
 /** Before any material is asked: a block the agreed header lists more than maxSendersRecovered transactions of goes by agreement. */
 function tooManySenders(agreed: AgreedHeader): void {
   const listed = agreed.block.transactions;
@@ -265,6 +292,7 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
       if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
       await checkTransactions(agreed!.header, txs as TransactionJson[]);
       checkSenders(agreed!, txs as TransactionJson[]);
+      agreedBeyondHeader(agreed!, block);
       return { result: block, agreed: agreed! };
     },
   };
@@ -407,7 +435,7 @@ async function rangeHeaders(job: ProofJob, upstream: Upstream, agreed: AgreedHea
   const proven = checkHeaderChain(top, below);
   const byNumber = new Map(below.map((b) => [String(b.number).toLowerCase(), b]));
   // (In the book for proofs only: the cache of confirmed answers keeps agreed headers, not these.)
-  for (const header of proven) job.headers.keepLinked(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
+  for (const header of proven) job.headers.keepLinked(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required, linked: true });
   return [...proven, top];
 }
 

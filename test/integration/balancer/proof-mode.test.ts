@@ -269,6 +269,24 @@ test.serial('a transaction\'s or receipt\'s sender altered is caught by its sign
   t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, asked.length, 'the liar charged for each');
 });
 
+test.serial('a full block\'s fields beyond its header and transactions (size, uncles) altered by the provider proving it are never served: the block goes by agreement', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const liar = await startTamperProxy(chain.node.url, (call, result) =>
+    call.method === 'eth_getBlockByHash' && call.params[1] === true ? { ...(result as object), size: '0x1', uncles: [`0x${'ab'.repeat(32)}`] } : undefined,
+  );
+  const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+  const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => {
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+  });
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
+  t.is(reply.status, 200, reply.text.slice(0, 300));
+  t.is(reply.headers['x-confirmable'], 'true');
+  t.deepEqual(reply.body.result, await chain.node.rpc('eth_getBlockByNumber', [at, true]));
+  t.is(reply.headers['x-verified-by'], 'agreement', 'its size and uncles vouched for by N, not by the one that proved the rest');
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {
