@@ -181,16 +181,23 @@ export function checkReceiptDetails(receipts: readonly ReceiptJson[], transactio
  * a receipt's `transactionHash` is the provider's word, and a receipt could be labelled with the
  * hash of another transaction of the block, or of one never mined. One receipt per transaction;
  * each receipt's `transactionHash` is its transaction's, its `to` (when given) the transaction's
- * recipient, and each of its logs' `transactionHash` and `transactionIndex` (when given) its own.
- * Throws `value` naming the field. (The gas and log numbering are checkReceiptDetails'.)
+ * recipient, its `gasUsed` (when given) the difference of consecutive cumulative gas, and each of
+ * its logs' `transactionHash` and `transactionIndex` (when given) its own. Throws `value` naming
+ * the field. (The log numbering is checkReceiptDetails'.)
  */
 export function checkReceiptsOfTransactions(receipts: readonly ReceiptJson[], transactions: readonly { readonly hash: string; readonly to: string | null }[]): void {
   if (receipts.length !== transactions.length) {
     throw ProofError.mismatch('value', 'receipts', `${transactions.length} receipts, one per transaction`, `${receipts.length} receipts`, "not the block's transactions");
   }
+  let previousGas = 0n;
   for (const [i, r] of receipts.entries()) {
     const field = `receipts[${i}]`;
     const tx = transactions[i]!;
+    const cumulative = quantity(r.cumulativeGasUsed, `${field}.cumulativeGasUsed`);
+    if (r.gasUsed !== undefined && quantity(r.gasUsed, `${field}.gasUsed`) !== cumulative - previousGas) {
+      throw ProofError.mismatch('value', `${field}.gasUsed`, quantityHex(cumulative - previousGas), String(r.gasUsed), 'not the difference of the cumulative gas');
+    }
+    previousGas = cumulative;
     if (typeof r.transactionHash !== 'string' || !sameHex(r.transactionHash, tx.hash)) {
       throw ProofError.mismatch('value', `${field}.transactionHash`, tx.hash.toLowerCase(), String(r.transactionHash), 'not the proven transaction at its index');
     }

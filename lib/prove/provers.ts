@@ -5,6 +5,8 @@
  * `MaterialError` when the provider gave no material (a transport failure, a node error, an
  * unknown transaction): another provider is asked either way.
  */
+import { RLP } from '@ethereumjs/rlp';
+import { dataBytes, keccak, quantity, quantityBytes, toHex } from '../proof/bytes.js';
 import { ProofError } from '../proof/failure.js';
 import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from '../proof/header.js';
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
@@ -246,8 +248,44 @@ function tooManySenders(agreed: AgreedHeader): void {
 /** Every transaction's sender checked (checkSender), or the block goes by agreement when it holds more than maxSendersRecovered. */
 function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], receipts?: readonly ReceiptJson[]): void {
   if (txs.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${txs.length} transactions: their senders are vouched for by agreement`);
-  for (const [i, tx] of txs.entries()) checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`);
+  for (const [i, tx] of txs.entries()) {
+    checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`);
+    if (receipts?.[i] !== undefined) checkDerived(agreed, tx, receipts[i]!, i);
+  }
 }
+
+/**
+ * A receipt's fields that no root commits to but its transaction and block decide (its `gasUsed`
+ * is checkReceiptsOfTransactions'): `contractAddress` (of a contract
+ * creation: keccak(rlp([sender, nonce])); else none) and `effectiveGasPrice` (the gas price, or
+ * min(maxFeePerGas, baseFee + maxPriorityFeePerGas)). Chains price and deploy their own ways (an
+ * L2's gas price, a deposit): a value other than these rules give is not charged, the receipt
+ * goes by agreement. Run after checkSender (`from` is the recovered sender).
+ */
+function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, index: number): void {
+  const field = `receipts[${index}]`;
+  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `transactions[${index}].type`);
+  if (type === 0x7en) return;
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
+  const created = tx.to === undefined || tx.to === null;
+  const address = receipt.contractAddress;
+  if (created) {
+    const expected = toHex(keccak(RLP.encode([dataBytes(receipt.from, `${field}.from`, 20), quantityBytes(tx.nonce, `transactions[${index}].nonce`)])).subarray(12));
+    if (typeof address !== 'string' || address.toLowerCase() !== expected) throw byAgreement('contractAddress');
+  } else if (address !== undefined && address !== null) throw byAgreement('contractAddress');
+  if (receipt.effectiveGasPrice !== undefined) {
+    const baseFee = agreed.block.baseFeePerGas;
+    const price =
+      type === 0n || type === 1n
+        ? quantity(tx.gasPrice, `transactions[${index}].gasPrice`)
+        : baseFee === undefined || baseFee === null
+          ? undefined
+          : minimum(quantity(tx.maxFeePerGas, `transactions[${index}].maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `transactions[${index}].maxPriorityFeePerGas`));
+    if (price === undefined || quantity(receipt.effectiveGasPrice, `${field}.effectiveGasPrice`) !== price) throw byAgreement('effectiveGasPrice');
+  }
+}
+
+const minimum = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
 function receiptRoute(txHash: string): ProofRoute {
@@ -269,6 +307,7 @@ function receiptRoute(txHash: string): ProofRoute {
       const receipt = checkReceiptAnswer(proven, answer, txHash);
       const index = proven.indexOf(receipt);
       checkSender(txs[index]!, `transactions[${index}]`, receipt, `receipts[${index}]`);
+      checkDerived(agreed, txs[index]!, receipt, index);
       if (answer.from !== undefined && (typeof answer.from !== 'string' || answer.from.toLowerCase() !== String(receipt.from).toLowerCase())) {
         throw ProofError.mismatch('value', 'result.from', String(receipt.from), String(answer.from), 'not the signer of its transaction');
       }

@@ -287,6 +287,34 @@ test.serial('a full block\'s fields beyond its header and transactions (size, un
   t.is(reply.headers['x-verified-by'], 'agreement', 'its size and uncles vouched for by N, not by the one that proved the rest');
 });
 
+test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered by the provider proving it is never served', async (t) => {
+  const at = hex(chain.blocks.deploy);
+  const receipts = await chain.node.rpc<(Receipt & { contractAddress: string | null; transactionHash: string })[]>('eth_getBlockReceipts', [at]);
+  const created = receipts.findIndex((r) => r.contractAddress !== null);
+  t.true(created >= 0, 'the block deploys a contract');
+  const alterations: [string, (r: Record<string, unknown>) => Record<string, unknown>][] = [
+    ['contractAddress', (r) => ({ ...r, contractAddress: `0x${'cc'.repeat(20)}` })],
+    ['effectiveGasPrice', (r) => ({ ...r, effectiveGasPrice: '0x1' })],
+    ['gasUsed', (r) => ({ ...r, gasUsed: '0x1' })],
+  ];
+  for (const [name, alter] of alterations) {
+    const forge = (r: unknown) => ((r as { transactionHash?: string } | null)?.transactionHash === receipts[created]!.transactionHash ? alter(r as Record<string, unknown>) : r);
+    const liar = await startTamperProxy(chain.node.url, (call, result) =>
+      call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
+    );
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [receipts[created]!.transactionHash]));
+    const all = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [at]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    t.is(one.status, 200, `${name}: ${one.text.slice(0, 300)}`);
+    t.deepEqual(one.body.result, receipts[created], name);
+    t.is(all.status, 200, `${name}: ${all.text.slice(0, 300)}`);
+    t.deepEqual(all.body.result, receipts, name);
+  }
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {

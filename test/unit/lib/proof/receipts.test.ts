@@ -180,6 +180,7 @@ test('receipts are bound to the block\'s transactions: a receipt labelled with a
     ['a log of another transaction', (r) => { r[withLogIndex].logs[0].transactionHash = withLogIndex === 0 ? b : a; }, `receipts[${withLogIndex}].logs[0].transactionHash`],
     ['a log at another index', (r) => { r[withLogIndex].logs[0].transactionIndex = '0x63'; }, `receipts[${withLogIndex}].logs[0].transactionIndex`],
     ['another recipient', (r) => { r[0].to = `0x${'ab'.repeat(20)}`; }, 'receipts[0].to'],
+    ['a gasUsed not its share of the cumulative gas', (r) => { r[1].gasUsed = '0x1'; }, 'receipts[1].gasUsed'],
     ['one receipt too few', (r) => { r.pop(); }, 'receipts'],
   ];
   for (const [name, patch, field] of cases) {
