@@ -201,7 +201,8 @@ async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed:
  * its signature recovers to (lib/proof/sender.ts): the block's hashes commit to the signature, not
  * to the address, so a `from` as served is the provider's word until then.
  */
-function checkSender(tx: TransactionJson, field: string, receipt?: ReceiptJson, receiptField?: string): void {
+function checkSender(tx: TransactionJson, field: string, receipt?: ReceiptJson, receiptField?: string, agreed?: AgreedHeader): void {
+  if (agreed !== undefined) checkTransactionExtras(agreed, tx, field);
   const sender = senderOf(tx, field);
   if (typeof tx.from !== 'string' || tx.from.toLowerCase() !== sender) {
     throw ProofError.mismatch('value', `${field}.from`, sender, String(tx.from), 'not the signer of the transaction');
@@ -249,7 +250,7 @@ function tooManySenders(agreed: AgreedHeader): void {
 function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], receipts?: readonly ReceiptJson[]): void {
   if (txs.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${txs.length} transactions: their senders are vouched for by agreement`);
   for (const [i, tx] of txs.entries()) {
-    checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`);
+    checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`, receipts === undefined ? agreed : undefined);
     if (receipts?.[i] !== undefined) checkDerived(agreed, tx, receipts[i]!, i);
   }
 }
@@ -264,6 +265,7 @@ function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], rec
  */
 function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, index: number): void {
   const field = `receipts[${index}]`;
+  checkReceiptExtras(agreed, tx, receipt, field);
   const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `transactions[${index}].type`);
   if (type === 0x7en) return;
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
@@ -286,6 +288,48 @@ function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: Receip
 }
 
 const minimum = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** Whether a quantity (hex, or a plain JSON integer as anvil writes a receipt's blockTimestamp) is `b`. */
+const sameQuantity = (a: unknown, b: bigint, field: string): boolean => {
+  if (typeof a === 'number') return Number.isSafeInteger(a) && BigInt(a) === b;
+  try {
+    return quantity(a, field) === b;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A served transaction's fields outside its encoding that its block decides: `blockTimestamp`
+ * (the header's), `gasPrice` of a fee-market transaction (min(maxFeePerGas, baseFee + tip)), and
+ * `v` beside `yParity` (the same parity). Otherwise the answer goes by agreement.
+ */
+function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field: string): void {
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  if (tx.blockTimestamp !== undefined && !sameQuantity(tx.blockTimestamp, agreed.header.timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
+  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `${field}.type`);
+  if (type === 0x7en || type < 2n) return;
+  if (tx.yParity !== undefined && tx.v !== undefined && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
+  if (tx.gasPrice !== undefined) {
+    const baseFee = agreed.block.baseFeePerGas;
+    if (baseFee === undefined || baseFee === null) throw byAgreement('gasPrice');
+    const price = minimum(quantity(tx.maxFeePerGas, `${field}.maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `${field}.maxPriorityFeePerGas`));
+    if (!sameQuantity(tx.gasPrice, price, `${field}.gasPrice`)) throw byAgreement('gasPrice');
+  }
+}
+
+/** A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`. */
+function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, field: string): void {
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const timestamp = agreed.header.timestamp;
+  if (receipt.blockTimestamp !== undefined && !sameQuantity(receipt.blockTimestamp, timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
+  for (const [k, log] of receipt.logs.entries()) {
+    if (log.blockTimestamp !== undefined && !sameQuantity(log.blockTimestamp, timestamp, `${field}.logs[${k}].blockTimestamp`)) throw byAgreement(`logs[${k}].blockTimestamp`);
+    if (log.removed !== undefined && log.removed !== false) throw byAgreement(`logs[${k}].removed`);
+  }
+  const hashes = tx.blobVersionedHashes;
+  if (receipt.blobGasUsed !== undefined && (!Array.isArray(hashes) || !sameQuantity(receipt.blobGasUsed, 131072n * BigInt(hashes.length), `${field}.blobGasUsed`))) throw byAgreement('blobGasUsed');
+}
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
 function receiptRoute(txHash: string): ProofRoute {
@@ -363,7 +407,7 @@ function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRout
     async prove(job, upstream, agreed) {
       const txs = await provenTransactions(job, upstream, agreed!);
       const tx = txs[index];
-      if (tx !== undefined) checkSender(tx, `transactions[${index}]`);
+      if (tx !== undefined) checkSender(tx, `transactions[${index}]`, undefined, undefined, agreed!);
       return { result: tx ?? null, agreed: agreed! };
     },
   };
@@ -388,7 +432,7 @@ function transactionRoute(txHash: string): ProofRoute {
       const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
       const proven = txs[at];
       if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
-      checkSender(proven, `transactions[${at}]`);
+      checkSender(proven, `transactions[${at}]`, undefined, undefined, agreed);
       // The answer is the proven transaction, as the block holds it; a provider's answer that
       // differs from it in a field both have is charged.
       const differs = Object.keys(proven).find((key) => answer[key] !== undefined && JSON.stringify(answer[key]).toLowerCase() !== JSON.stringify(proven[key]).toLowerCase());

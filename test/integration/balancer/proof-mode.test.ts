@@ -315,6 +315,38 @@ test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered 
   }
 });
 
+test.serial('fields outside every root that the block decides (a transaction\'s gasPrice, a receipt log\'s blockTimestamp) altered by the prover are never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: { hash: string; type: string }[] }>('eth_getBlockByNumber', [at, true]);
+  const dynamic = block.transactions.find((tx) => tx.type === '0x2')!.hash;
+  const withLogs = (await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at])).find((r) => r.logs.length > 0)!.transactionHash;
+  const alter = (v: unknown, hash: string, change: (o: Record<string, unknown>) => Record<string, unknown>) => ((v as { hash?: string; transactionHash?: string } | null)?.hash === hash || (v as { transactionHash?: string } | null)?.transactionHash === hash ? change(v as Record<string, unknown>) : v);
+  const cases: [string, string, unknown[], (call: { method: string; params: unknown[] }, result: unknown) => unknown][] = [
+    ['gasPrice', 'eth_getTransactionByHash', [dynamic], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, gasPrice: '0x1' });
+      if (call.method === 'eth_getTransactionByHash') return alter(result, dynamic, change);
+      if (call.method === 'eth_getBlockByHash' && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map((tx) => alter(tx, dynamic, change)) };
+      return undefined;
+    }],
+    ['a log\'s blockTimestamp', 'eth_getTransactionReceipt', [withLogs], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, logs: (o.logs as Record<string, unknown>[]).map((l) => ({ ...l, blockTimestamp: '0x1' })) });
+      if (call.method === 'eth_getTransactionReceipt') return alter(result, withLogs, change);
+      if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map((r) => alter(r, withLogs, change));
+      return undefined;
+    }],
+  ];
+  for (const [name, method, params, tamper] of cases) {
+    const liar = await startTamperProxy(chain.node.url, tamper);
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    t.is(reply.status, 200, `${name}: ${reply.text.slice(0, 300)}`);
+    t.deepEqual(reply.body.result, await chain.node.rpc(method, params), name);
+  }
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {
