@@ -193,6 +193,17 @@ async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed:
   const proven = await checkReceipts(agreed.header, receipts);
   const txs = await provenTransactions(job, upstream, agreed);
   checkReceiptsOfTransactions(proven, txs.map((tx) => ({ hash: String(tx.hash), to: typeof tx.to === 'string' ? tx.to : null })));
+  // Each log's logIndex is its place among the block's logs (as the logs route serves them); a
+  // provider that numbers them otherwise (per transaction) is not charged: agreement decides.
+  let logIndex = 0n;
+  for (const [i, r] of proven.entries()) {
+    for (const [k, log] of r.logs.entries()) {
+      if (log.logIndex !== undefined && !sameQuantity(log.logIndex, logIndex, `receipts[${i}].logs[${k}].logIndex`)) {
+        throw new NotProvableHere(`receipts[${i}].logs[${k}].logIndex is not its place among the block's logs: vouched for by agreement`);
+      }
+      logIndex += 1n;
+    }
+  }
   return { proven, txs };
 }
 

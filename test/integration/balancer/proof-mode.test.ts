@@ -315,7 +315,7 @@ test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered 
   }
 });
 
-test.serial('fields outside every root that the block decides (a transaction\'s gasPrice, a receipt log\'s blockTimestamp) altered by the prover are never served', async (t) => {
+test.serial('fields outside every root that the block decides (a transaction\'s gasPrice, a receipt log\'s blockTimestamp and logIndex) altered by the prover are never served', async (t) => {
   const at = hex(chain.blocks.logs);
   const block = await chain.node.rpc<{ transactions: { hash: string; type: string }[] }>('eth_getBlockByNumber', [at, true]);
   const dynamic = block.transactions.find((tx) => tx.type === '0x2')!.hash;
@@ -331,6 +331,11 @@ test.serial('fields outside every root that the block decides (a transaction\'s 
     ['a log\'s blockTimestamp', 'eth_getTransactionReceipt', [withLogs], (call, result) => {
       const change = (o: Record<string, unknown>) => ({ ...o, logs: (o.logs as Record<string, unknown>[]).map((l) => ({ ...l, blockTimestamp: '0x1' })) });
       if (call.method === 'eth_getTransactionReceipt') return alter(result, withLogs, change);
+      if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map((r) => alter(r, withLogs, change));
+      return undefined;
+    }],
+    ['a log\'s logIndex', 'eth_getBlockReceipts', [at], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, logs: (o.logs as Record<string, unknown>[]).map((l) => ({ ...l, logIndex: '0x63' })) });
       if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map((r) => alter(r, withLogs, change));
       return undefined;
     }],
