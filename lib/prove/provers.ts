@@ -34,7 +34,7 @@ export const maxLogsRange = 10_000;
 
 /**
  * The most transactions whose senders a block-wide answer (a full block, a block's receipts)
- * recovers to prove their `from` (a recovery takes a few milliseconds of the event loop): a
+ * recovers to prove their `from` (each recovery is big-integer curve arithmetic on the event loop): a
  * larger block goes by agreement, its senders vouched for by N providers.
  */
 export const maxSendersRecovered = 16;
