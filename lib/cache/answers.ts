@@ -97,11 +97,13 @@ export class AnswerCache {
     const quorum: Upstream[] = [];
     for (const id of stored.quorum) {
       const u = upstreams.get(id);
-      if (u !== undefined) quorum.push(u);
+      // One vote per provider as this process knows them: another replica (another config) may
+      // have counted two upstreams that are one provider here as two.
+      if (u !== undefined && !quorum.some((q) => q.provider === u.provider)) quorum.push(u);
     }
     if (quorum.length === 0) return undefined;
     // A vote of an upstream this process does not have does not count (its headers could not
-    // name it): the entry is confirmed here by the others only.
+    // name it), nor a second vote of one of its providers: the entry is confirmed here by the others only.
     const confirmations = Math.min(stored.confirmations, quorum.length);
     const entry: CacheEntry = { body: stored.body, hash: stored.hash, quorum, confirmations, at: stored.at, block: stored.block, proof: stored.proof };
     this.memory?.set(key, entry);

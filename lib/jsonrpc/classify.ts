@@ -5,7 +5,7 @@
  */
 import { InvalidParamsError, MethodNotFoundError } from '../errors.js';
 import { neverConfirmable, preview, ruleOf, type CustomMethods, type MethodRule, type Pin, type PinAt } from './methods.js';
-import { goAliasOf } from './parse.js';
+import { foldedKeysIn, goAliasOf } from './parse.js';
 import type { RpcCall } from './types.js';
 
 const movingTags = new Set(['latest', 'pending', 'safe', 'finalized']);
@@ -43,13 +43,26 @@ export function classifyCall(call: RpcCall, custom: CustomMethods): Classificati
   if (call.alias !== undefined) return { confirmable: false, reason: `the request has a key ${JSON.stringify(call.alias)} that Go nodes read as jsonrpc, id, method or params: they may answer another call` };
   const rule = ruleOf(call.method);
   const declared = Object.hasOwn(Object.prototype, call.method) ? undefined : custom.get(call.method);
-  if (rule && (rule.confirmable || declared)) return classifyPinned(call, rule);
+  if (rule && (rule.confirmable || declared)) return unlessFolded(call, classifyPinned(call, rule));
   if (rule) return { confirmable: false, reason: `${call.method} is not confirmable: ${rule.why}` };
   if (declared) {
-    if (declared.kind === 'none') return { confirmable: true, reason: `${call.method} is configured as confirmable whatever the block` };
-    return classifyPinned(call, { pin: declared, confirmable: true, why: 'configured' });
+    if (declared.kind === 'none') return unlessFolded(call, { confirmable: true, reason: `${call.method} is configured as confirmable whatever the block` });
+    return unlessFolded(call, classifyPinned(call, { pin: declared, confirmable: true, why: 'configured' }));
   }
   return { confirmable: false, reason: `${call.method} is not in the confirmable list` };
+}
+
+/**
+ * A confirmable call stays so unless an object of its params holds two keys that differ only in
+ * letter case (parse.ts foldedKeysIn): Go nodes read the last of them, so two requests omnigate
+ * reads as one question (one merged run, one cache entry, one attested request) may be two
+ * questions to the nodes. Answered by one upstream, as a request object with such a key is.
+ */
+function unlessFolded(call: RpcCall, c: Classification): Classification {
+  if (!c.confirmable) return c;
+  const pair = foldedKeysIn(call.params);
+  if (pair === undefined) return c;
+  return { confirmable: false, reason: `the params hold the keys ${JSON.stringify(pair[0])} and ${JSON.stringify(pair[1])}, which differ only in letter case: Go nodes read the last of them, so the order they are written in decides the question` };
 }
 
 /**

@@ -120,6 +120,40 @@ export function goAliasOf(obj: Record<string, unknown>, names: readonly string[]
 }
 
 /**
+ * Two keys of one object anywhere in `value` that Go's encoding/json (and .NET's ignore-case
+ * reading) take for one key, `"to"` and `"To"`, or an address in two letter cases as keys of a
+ * state override: such a node reads the last of them, so the order the client wrote them in
+ * decides the question, while omnigate's reading (JSON.parse, keys compared and sorted exactly)
+ * sees one question in either order. The first such pair found, or undefined.
+ */
+export function foldedKeysIn(value: unknown): [string, string] | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      for (const item of v) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    const keys = Object.keys(v);
+    if (keys.length > 1) {
+      const folded = new Map<string, string>();
+      for (const key of keys) {
+        const f = foldKey(key);
+        const other = folded.get(f);
+        if (other !== undefined) return [other, key];
+        folded.set(f, key);
+      }
+    }
+    for (const key of keys) {
+      const item = (v as Record<string, unknown>)[key];
+      if (item !== null && typeof item === 'object') stack.push(item);
+    }
+  }
+  return undefined;
+}
+
+/**
  * A JSON key as case-insensitive parsers match it: Go's encoding/json (Unicode simple folding:
  * `ſ` U+017F is `s`, the Kelvin sign U+212A is `k`) and .NET's ordinal ignore-case. Upper then
  * lower case covers both (and folds a little more, which only makes odd keys match).

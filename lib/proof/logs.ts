@@ -129,6 +129,9 @@ export async function provenLogs(
       });
     }
     await checkReceipts(header, block.receipts);
+    if (block.transactionHashes !== undefined && block.transactionHashes.length !== block.receipts.length) {
+      throw ProofError.mismatch('value', `receipts[block ${header.number}]`, `${block.transactionHashes.length} receipts, one per transaction`, `${block.receipts.length} receipts`, "not the block's transactions");
+    }
     for (const log of blockLogs(header, block, filter, options)) out.push(log);
   }
   return out;

@@ -175,6 +175,48 @@ export function checkReceiptDetails(receipts: readonly ReceiptJson[], transactio
   }
 }
 
+/**
+ * Binds proven receipts (`checkReceipts`) to the block's proven transactions (their hashes and
+ * `to`, lib/proof/transactions.ts): the receipts trie holds no transaction hash, so without this
+ * a receipt's `transactionHash` is the provider's word, and a receipt could be labelled with the
+ * hash of another transaction of the block, or of one never mined. One receipt per transaction;
+ * each receipt's `transactionHash` is its transaction's, its `to` (when given) the transaction's
+ * recipient, its `gasUsed` (when given) the difference of consecutive cumulative gas, and each of
+ * its logs' `transactionHash` and `transactionIndex` (when given) its own. Throws `value` naming
+ * the field. (The log numbering is checkReceiptDetails'.)
+ */
+export function checkReceiptsOfTransactions(receipts: readonly ReceiptJson[], transactions: readonly { readonly hash: string; readonly to: string | null }[]): void {
+  if (receipts.length !== transactions.length) {
+    throw ProofError.mismatch('value', 'receipts', `${transactions.length} receipts, one per transaction`, `${receipts.length} receipts`, "not the block's transactions");
+  }
+  let previousGas = 0n;
+  for (const [i, r] of receipts.entries()) {
+    const field = `receipts[${i}]`;
+    const tx = transactions[i]!;
+    const cumulative = quantity(r.cumulativeGasUsed, `${field}.cumulativeGasUsed`);
+    if (r.gasUsed !== undefined && quantity(r.gasUsed, `${field}.gasUsed`) !== cumulative - previousGas) {
+      throw ProofError.mismatch('value', `${field}.gasUsed`, quantityHex(cumulative - previousGas), String(r.gasUsed), 'not the difference of the cumulative gas');
+    }
+    previousGas = cumulative;
+    if (typeof r.transactionHash !== 'string' || !sameHex(r.transactionHash, tx.hash)) {
+      throw ProofError.mismatch('value', `${field}.transactionHash`, tx.hash.toLowerCase(), String(r.transactionHash), 'not the proven transaction at its index');
+    }
+    const to = r.to;
+    if (to !== undefined && !((to === null && tx.to === null) || (typeof to === 'string' && tx.to !== null && sameHex(to, tx.to)))) {
+      throw ProofError.mismatch('value', `${field}.to`, String(tx.to), String(to), "not the proven transaction's recipient");
+    }
+    for (const [k, log] of r.logs.entries()) {
+      const f = `${field}.logs[${k}]`;
+      if (log.transactionHash !== undefined && (typeof log.transactionHash !== 'string' || !sameHex(log.transactionHash, tx.hash))) {
+        throw ProofError.mismatch('value', `${f}.transactionHash`, tx.hash.toLowerCase(), String(log.transactionHash), "not its receipt's transaction");
+      }
+      if (log.transactionIndex !== undefined && quantity(log.transactionIndex, `${f}.transactionIndex`) !== BigInt(i)) {
+        throw ProofError.mismatch('value', `${f}.transactionIndex`, quantityHex(BigInt(i)), String(log.transactionIndex), "not its receipt's index");
+      }
+    }
+  }
+}
+
 /** The receipt fields compared by `checkReceiptAnswer`, with how: hex data, quantity, or a list of logs. */
 const ANSWER_FIELDS: readonly (readonly [string, 'hex' | 'quantity'])[] = [
   ['transactionHash', 'hex'], ['transactionIndex', 'quantity'], ['blockHash', 'hex'], ['blockNumber', 'quantity'],

@@ -29,6 +29,11 @@ export interface AgreedHeader {
   readonly members: readonly Good[];
   /** The N it was agreed at. */
   readonly required: number;
+  /**
+   * Proven by its link to an agreed header (keepLinked), not agreed itself: its header fields are
+   * vouched for, its block JSON beyond them (`size`, `uncles`, `withdrawals`…) is one provider's.
+   */
+  readonly linked?: true;
 }
 
 /** A pin: a block number or a block hash. */
@@ -107,6 +112,17 @@ export class HeaderBook {
       const key = this.cache.keyOf(chain, payload);
       if (key !== undefined) this.cache.remember(chain, key, payload, verdict, agreed.required);
     }
+  }
+
+  /**
+   * Keeps a final header proven by its link to an agreed one (parentHash, a range below an agreed
+   * top), in the LRU only: it serves proofs, vouched for by that top's quorum, but it is not an
+   * answer N providers gave to `eth_getBlockByNumber(n, false)` (its block JSON is one provider's
+   * beyond the hashed fields, and the quorum's answers are the top's), so it is never kept in the
+   * cache of confirmed answers.
+   */
+  keepLinked(chain: Chain, agreed: AgreedHeader): void {
+    this.remember(chain, agreed);
   }
 
   get size(): number {

@@ -5,11 +5,14 @@
  * `MaterialError` when the provider gave no material (a transport failure, a node error, an
  * unknown transaction): another provider is asked either way.
  */
+import { RLP } from '@ethereumjs/rlp';
+import { dataBytes, keccak, quantity, quantityBytes, toHex } from '../proof/bytes.js';
 import { ProofError } from '../proof/failure.js';
 import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from '../proof/header.js';
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
-import { checkReceiptAnswer, checkReceipts, type ReceiptJson } from '../proof/receipts.js';
+import { checkReceiptAnswer, checkReceipts, checkReceiptsOfTransactions, type ReceiptJson } from '../proof/receipts.js';
 import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
+import { senderOf } from '../proof/sender.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, numberedPerTransaction, provenLogs, type BlockReceipts } from '../proof/logs.js';
 import type { LogFilter, LogJson } from '../proof/bloom.js';
 import type { BlockMark, QuirkScope } from '../proof/quirks.js';
@@ -28,6 +31,13 @@ export class NotProvableHere extends Error {}
 
 /** The most blocks an eth_getLogs range is proven over (a wider one goes by agreement). */
 export const maxLogsRange = 10_000;
+
+/**
+ * The most transactions whose senders a block-wide answer (a full block, a block's receipts)
+ * recovers to prove their `from` (each recovery is big-integer curve arithmetic on the event loop): a
+ * larger block goes by agreement, its senders vouched for by N providers.
+ */
+export const maxSendersRecovered = 16;
 
 export interface Proven {
   readonly result: unknown;
@@ -157,21 +167,185 @@ function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined
 function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
   if (pin === undefined) return undefined;
   return {
-    scopes: ['receipts'],
+    scopes: ['receipts', 'header'],
     pin,
     from: undefined,
     async prove(job, upstream, agreed) {
+      tooManySenders(agreed!);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [hexOf(agreed!.header.number)]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      return { result: await checkReceipts(agreed!.header, receipts as ReceiptJson[]), agreed: agreed! };
+      const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed!, receipts as ReceiptJson[]);
+      checkSenders(agreed!, txs, proven);
+      return { result: proven, agreed: agreed! };
     },
   };
+}
+
+/**
+ * A block's receipts proven against its receiptsRoot, and each bound to its transaction: the
+ * receipts trie holds no transaction hash, so a receipt's `transactionHash` (and its logs') is
+ * the provider's word until the block's transactions, proven against transactionsRoot, say which
+ * transaction is at its index (checkReceiptsOfTransactions, with `to`).
+ * Without that, a provider could label a receipt with any hash, one of another transaction of
+ * the block or one never mined, and it would pass as proven.
+ */
+async function receiptsOfTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader, receipts: readonly ReceiptJson[]): Promise<{ proven: readonly ReceiptJson[]; txs: TransactionJson[] }> {
+  const proven = await checkReceipts(agreed.header, receipts);
+  const txs = await provenTransactions(job, upstream, agreed);
+  checkReceiptsOfTransactions(proven, txs.map((tx) => ({ hash: String(tx.hash), to: typeof tx.to === 'string' ? tx.to : null })));
+  // Each log's logIndex is its place among the block's logs (as the logs route serves them); a
+  // provider that numbers them otherwise (per transaction) is not charged: agreement decides.
+  let logIndex = 0n;
+  for (const [i, r] of proven.entries()) {
+    for (const [k, log] of r.logs.entries()) {
+      if (log.logIndex !== undefined && !sameQuantity(log.logIndex, logIndex, `receipts[${i}].logs[${k}].logIndex`)) {
+        throw new NotProvableHere(`receipts[${i}].logs[${k}].logIndex is not its place among the block's logs: vouched for by agreement`);
+      }
+      logIndex += 1n;
+    }
+  }
+  return { proven, txs };
+}
+
+/**
+ * The `from` of a proven transaction (and of its receipt, when given) checked against the sender
+ * its signature recovers to (lib/proof/sender.ts): the block's hashes commit to the signature, not
+ * to the address, so a `from` as served is the provider's word until then.
+ */
+function checkSender(tx: TransactionJson, field: string, receipt?: ReceiptJson, receiptField?: string, agreed?: AgreedHeader): void {
+  if (agreed !== undefined) checkTransactionExtras(agreed, tx, field);
+  const sender = senderOf(tx, field);
+  if (typeof tx.from !== 'string' || tx.from.toLowerCase() !== sender) {
+    throw ProofError.mismatch('value', `${field}.from`, sender, String(tx.from), 'not the signer of the transaction');
+  }
+  const from = receipt?.from;
+  if (receipt !== undefined && (typeof from !== 'string' || from.toLowerCase() !== sender)) {
+    throw ProofError.mismatch('value', `${receiptField}.from`, sender, String(from), 'not the signer of its transaction');
+  }
+}
+
+/**
+ * A full block's fields that its hash does not commit to, nor its transactions root (`size`,
+ * `uncles`, `withdrawals`, `totalDifficulty`, a chain's extras), must be what every one of the N
+ * that agreed on the block (its JSON without transactions) sent: else they would be one
+ * provider's word. Otherwise (a field they did not all send alike, a header only linked to an
+ * agreed one) the block goes by agreement, which vouches for each field or leaves it out.
+ */
+function agreedBeyondHeader(agreed: AgreedHeader, block: BlockJson): void {
+  if (agreed.linked) throw new NotProvableHere(`block ${agreed.header.number}: its header is proven by its link to an agreed one, its other fields are vouched for by agreement`);
+  const sent = agreed.members.map((m) => {
+    try {
+      return (JSON.parse(m.body.toString('utf8')) as { result?: BlockJson }).result ?? {};
+    } catch {
+      return {};
+    }
+  });
+  const keys = new Set(Object.keys(block));
+  for (const b of sent) for (const key of Object.keys(b)) keys.add(key);
+  keys.delete('transactions');
+  for (const key of keys) {
+    const theirs = JSON.stringify(block[key] ?? null).toLowerCase();
+    if (!sent.every((b) => JSON.stringify(b[key] ?? null).toLowerCase() === theirs)) {
+      throw new NotProvableHere(`block ${agreed.header.number}: its ${key} is not what the ${agreed.members.length} providers that agreed on it all sent: vouched for by agreement`);
+    }
+  }
+}
+
+/** Before any material is asked: a block the agreed header lists more than maxSendersRecovered transactions of goes by agreement. */
+function tooManySenders(agreed: AgreedHeader): void {
+  const listed = agreed.block.transactions;
+  if (Array.isArray(listed) && listed.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${listed.length} transactions: their senders are vouched for by agreement`);
+}
+
+/** Every transaction's sender checked (checkSender), or the block goes by agreement when it holds more than maxSendersRecovered. */
+function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], receipts?: readonly ReceiptJson[]): void {
+  if (txs.length > maxSendersRecovered) throw new NotProvableHere(`block ${agreed.header.number} holds ${txs.length} transactions: their senders are vouched for by agreement`);
+  for (const [i, tx] of txs.entries()) {
+    checkSender(tx, `transactions[${i}]`, receipts?.[i], `receipts[${i}]`, receipts === undefined ? agreed : undefined);
+    if (receipts?.[i] !== undefined) checkDerived(agreed, tx, receipts[i]!, i);
+  }
+}
+
+/**
+ * A receipt's fields that no root commits to but its transaction and block decide (its `gasUsed`
+ * is checkReceiptsOfTransactions'): `contractAddress` (of a contract
+ * creation: keccak(rlp([sender, nonce])); else none) and `effectiveGasPrice` (the gas price, or
+ * min(maxFeePerGas, baseFee + maxPriorityFeePerGas)). Chains price and deploy their own ways (an
+ * L2's gas price, a deposit): a value other than these rules give is not charged, the receipt
+ * goes by agreement. Run after checkSender (`from` is the recovered sender).
+ */
+function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, index: number): void {
+  const field = `receipts[${index}]`;
+  checkReceiptExtras(agreed, tx, receipt, field);
+  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `transactions[${index}].type`);
+  if (type === 0x7en) return;
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
+  const created = tx.to === undefined || tx.to === null;
+  const address = receipt.contractAddress;
+  if (created) {
+    const expected = toHex(keccak(RLP.encode([dataBytes(receipt.from, `${field}.from`, 20), quantityBytes(tx.nonce, `transactions[${index}].nonce`)])).subarray(12));
+    if (typeof address !== 'string' || address.toLowerCase() !== expected) throw byAgreement('contractAddress');
+  } else if (address !== undefined && address !== null) throw byAgreement('contractAddress');
+  if (receipt.effectiveGasPrice !== undefined) {
+    const baseFee = agreed.block.baseFeePerGas;
+    const price =
+      type === 0n || type === 1n
+        ? quantity(tx.gasPrice, `transactions[${index}].gasPrice`)
+        : baseFee === undefined || baseFee === null
+          ? undefined
+          : minimum(quantity(tx.maxFeePerGas, `transactions[${index}].maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `transactions[${index}].maxPriorityFeePerGas`));
+    if (price === undefined || quantity(receipt.effectiveGasPrice, `${field}.effectiveGasPrice`) !== price) throw byAgreement('effectiveGasPrice');
+  }
+}
+
+const minimum = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** Whether a quantity (hex, or a plain JSON integer as anvil writes a receipt's blockTimestamp) is `b`. */
+const sameQuantity = (a: unknown, b: bigint, field: string): boolean => {
+  if (typeof a === 'number') return Number.isSafeInteger(a) && BigInt(a) === b;
+  try {
+    return quantity(a, field) === b;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A served transaction's fields outside its encoding that its block decides: `blockTimestamp`
+ * (the header's), `gasPrice` of a fee-market transaction (min(maxFeePerGas, baseFee + tip)), and
+ * `v` beside `yParity` (the same parity). Otherwise the answer goes by agreement.
+ */
+function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field: string): void {
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  if (tx.blockTimestamp !== undefined && !sameQuantity(tx.blockTimestamp, agreed.header.timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
+  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `${field}.type`);
+  if (type === 0x7en || type < 2n) return;
+  if (tx.yParity !== undefined && tx.v !== undefined && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
+  if (tx.gasPrice !== undefined) {
+    const baseFee = agreed.block.baseFeePerGas;
+    if (baseFee === undefined || baseFee === null) throw byAgreement('gasPrice');
+    const price = minimum(quantity(tx.maxFeePerGas, `${field}.maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `${field}.maxPriorityFeePerGas`));
+    if (!sameQuantity(tx.gasPrice, price, `${field}.gasPrice`)) throw byAgreement('gasPrice');
+  }
+}
+
+/** A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`. */
+function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, field: string): void {
+  const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const timestamp = agreed.header.timestamp;
+  if (receipt.blockTimestamp !== undefined && !sameQuantity(receipt.blockTimestamp, timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
+  for (const [k, log] of receipt.logs.entries()) {
+    if (log.blockTimestamp !== undefined && !sameQuantity(log.blockTimestamp, timestamp, `${field}.logs[${k}].blockTimestamp`)) throw byAgreement(`logs[${k}].blockTimestamp`);
+    if (log.removed !== undefined && log.removed !== false) throw byAgreement(`logs[${k}].removed`);
+  }
+  const hashes = tx.blobVersionedHashes;
+  if (receipt.blobGasUsed !== undefined && (!Array.isArray(hashes) || !sameQuantity(receipt.blobGasUsed, 131072n * BigInt(hashes.length), `${field}.blobGasUsed`))) throw byAgreement('blobGasUsed');
 }
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
 function receiptRoute(txHash: string): ProofRoute {
   return {
-    scopes: ['receipts'],
+    scopes: ['receipts', 'header'],
     pin: undefined,
     from: undefined,
     async prove(job, upstream) {
@@ -181,11 +355,18 @@ function receiptRoute(txHash: string): ProofRoute {
       }
       const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
-      mustProveAt(job, ['receipts'], agreed);
+      mustProveAt(job, ['receipts', 'header'], agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-      const proven = await checkReceipts(agreed.header, receipts as ReceiptJson[]);
-      return { result: checkReceiptAnswer(proven, answer, txHash), agreed };
+      const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
+      const receipt = checkReceiptAnswer(proven, answer, txHash);
+      const index = proven.indexOf(receipt);
+      checkSender(txs[index]!, `transactions[${index}]`, receipt, `receipts[${index}]`);
+      checkDerived(agreed, txs[index]!, receipt, index);
+      if (answer.from !== undefined && (typeof answer.from !== 'string' || answer.from.toLowerCase() !== String(receipt.from).toLowerCase())) {
+        throw ProofError.mismatch('value', 'result.from', String(receipt.from), String(answer.from), 'not the signer of its transaction');
+      }
+      return { result: receipt, agreed };
     },
   };
 }
@@ -197,12 +378,15 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
     pin,
     from: undefined,
     async prove(job, upstream, agreed) {
+      tooManySenders(agreed!);
       const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed!.header.hash, true])) as BlockJson | null;
       if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
       checkHeader(block, agreed!.header.hash);
       const txs = block.transactions;
       if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
       await checkTransactions(agreed!.header, txs as TransactionJson[]);
+      checkSenders(agreed!, txs as TransactionJson[]);
+      agreedBeyondHeader(agreed!, block);
       return { result: block, agreed: agreed! };
     },
   };
@@ -210,13 +394,18 @@ function fullBlockRoute(pin: BlockPin | undefined): ProofRoute | undefined {
 
 /** A block's transactions proven from one provider's full block against the agreed header. */
 async function provenTransactions(job: ProofJob, upstream: Upstream, agreed: AgreedHeader): Promise<TransactionJson[]> {
-  const block = (await material(job, upstream, 'eth_getBlockByHash', [agreed.header.hash, true])) as BlockJson | null;
+  return (await transactionsOf(job, upstream, agreed.header)).txs;
+}
+
+/** A block's transactions, and their hashes, proven from one provider's full block against a proven header. */
+async function transactionsOf(job: ProofJob, upstream: Upstream, header: ProvenHeader): Promise<{ txs: TransactionJson[]; hashes: string[] }> {
+  const block = (await material(job, upstream, 'eth_getBlockByHash', [header.hash, true])) as BlockJson | null;
   if (block === null || typeof block !== 'object') throw new MaterialError('eth_getBlockByHash: no block');
-  checkHeader(block, agreed.header.hash);
+  checkHeader(block, header.hash);
   const txs = block.transactions;
   if (!Array.isArray(txs)) throw ProofError.malformed('transactions', txs, 'a list of transactions');
-  await checkTransactions(agreed.header, txs as TransactionJson[]);
-  return txs as TransactionJson[];
+  const hashes = await checkTransactions(header, txs as TransactionJson[]);
+  return { txs: txs as TransactionJson[], hashes };
 }
 
 /** The transaction at an index of a pinned block: the block's transactions proven; past the last, null (proven too). */
@@ -228,7 +417,9 @@ function transactionAtRoute(pin: BlockPin | undefined, index: number): ProofRout
     from: undefined,
     async prove(job, upstream, agreed) {
       const txs = await provenTransactions(job, upstream, agreed!);
-      return { result: txs[index] ?? null, agreed: agreed! };
+      const tx = txs[index];
+      if (tx !== undefined) checkSender(tx, `transactions[${index}]`, undefined, undefined, agreed!);
+      return { result: tx ?? null, agreed: agreed! };
     },
   };
 }
@@ -249,8 +440,10 @@ function transactionRoute(txHash: string): ProofRoute {
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
       mustProveAt(job, ['header'], agreed);
       const txs = await provenTransactions(job, upstream, agreed);
-      const proven = txs.find((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
+      const proven = txs[at];
       if (proven === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'the block holding the transaction', blockHash, 'the block named does not hold the transaction');
+      checkSender(proven, `transactions[${at}]`, undefined, undefined, agreed);
       // The answer is the proven transaction, as the block holds it; a provider's answer that
       // differs from it in a field both have is charged.
       const differs = Object.keys(proven).find((key) => answer[key] !== undefined && JSON.stringify(answer[key]).toLowerCase() !== JSON.stringify(proven[key]).toLowerCase());
@@ -285,7 +478,7 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
     from = lo.number;
   }
   return {
-    scopes: ['receipts', 'bloom', 'log-index'],
+    scopes: ['receipts', 'bloom', 'log-index', 'header'],
     pin,
     from,
     async prove(job, upstream, agreed) {
@@ -295,7 +488,9 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
       for (const h of blocksToFetch(headers, filter as LogFilter)) {
         const got = await material(job, upstream, 'eth_getBlockReceipts', [h.hash]);
         if (!Array.isArray(got)) throw new MaterialError('eth_getBlockReceipts: no receipts');
-        receipts.set(h.hash, { receipts: got as ReceiptJson[] });
+        // Each log's transactionHash from the block's proven transactions, not the receipt's label
+        // (the receipts trie holds no hash).
+        receipts.set(h.hash, { receipts: got as ReceiptJson[], transactionHashes: (await transactionsOf(job, upstream, h)).hashes });
       }
       const proven = await provenLogs(headers, filter as LogFilter, receipts);
       // The provider's own answer, compared: a lie about the logs is charged, the proven logs served.
@@ -333,7 +528,8 @@ async function rangeHeaders(job: ProofJob, upstream: Upstream, agreed: AgreedHea
   const below = await headersBelow(job, upstream, from, top.number);
   const proven = checkHeaderChain(top, below);
   const byNumber = new Map(below.map((b) => [String(b.number).toLowerCase(), b]));
-  for (const header of proven) job.headers.keep(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required });
+  // (In the book for proofs only: the cache of confirmed answers keeps agreed headers, not these.)
+  for (const header of proven) job.headers.keepLinked(job.chain, { header, block: byNumber.get(`0x${header.number.toString(16)}`) ?? {}, members: agreed.members, required: agreed.required, linked: true });
   return [...proven, top];
 }
 

@@ -11,8 +11,9 @@
  *   included, so `a.herokuapp.com` and `b.herokuapp.com` are two owners); for an IP address,
  *   `localhost` or any host without a registrable domain, the host and port (`127.0.0.1:8545`):
  *   two local nodes on two ports are two nodes, while one node's http and ws endpoints on one
- *   port are one; the loopback names (`localhost`, `[::1]`) are `127.0.0.1`, an IPv4-mapped
- *   IPv6 address is its IPv4 address.
+ *   port are one; the loopback names (`localhost`, `[::1]`, and `0.0.0.0`, `[::]`) are
+ *   `127.0.0.1`, an IPv4-mapped IPv6 address is its IPv4 address, a fully qualified name's final
+ *   dot is dropped.
  */
 import { getDomain } from 'tldts';
 
@@ -43,17 +44,20 @@ export function providerOf(url: string, label?: string): string {
 
 /**
  * One name for the spellings of one address: an IPv4-mapped IPv6 address (`[::ffff:7f00:1]`,
- * as WHATWG writes `[::ffff:127.0.0.1]`) is its IPv4 address, and `localhost`, `*.localhost`
- * (RFC 6761) and `[::1]` are `127.0.0.1`: a node listening on all loopback addresses, listed
- * under two of these names, is one node.
+ * as WHATWG writes `[::ffff:127.0.0.1]`) is its IPv4 address, a name written fully qualified
+ * (`node.`, `localhost.`: WHATWG keeps the final dot) is the name, and `localhost`,
+ * `*.localhost` (RFC 6761), `[::1]` and the unspecified addresses `0.0.0.0` and `[::]` (which
+ * reach this host) are `127.0.0.1`: a node listening on all loopback addresses, listed under two
+ * of these names, is one node.
  */
 function sameHost(hostname: string): string {
+  if (hostname.endsWith('.')) hostname = hostname.slice(0, -1);
   const mapped = /^\[::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/.exec(hostname);
   if (mapped) {
     const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
     hostname = `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   }
-  if (hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]') return '127.0.0.1';
+  if (hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || hostname === '0.0.0.0' || hostname === '[::]') return '127.0.0.1';
   return hostname;
 }
 

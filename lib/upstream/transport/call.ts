@@ -76,6 +76,12 @@ export function basicAuth(url: URL): string | undefined {
   return `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
 }
 
+/** An answer whose body is not as long as its Content-Length says (undici's check, and ours: UpstreamCall.complete). */
+function bodyNotDeclared(cause?: Error): UpstreamCallError {
+  const code = (cause as { code?: string } | undefined)?.code;
+  return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length${code ? ` (${code})` : ''}`, { cause, sent: true });
+}
+
 const tunnelRefused = /^Proxy response \((\d+)\) !== 200/;
 const parserReason = /^Response does not match the HTTP\/1\.1 protocol \((.*)\)$/;
 
@@ -94,9 +100,7 @@ export function transportError(err: Error, sent: boolean): UpstreamCallError {
   }
   if (code?.startsWith('HPE_')) return new UpstreamCallError('transport', `invalid HTTP response: ${reason ?? err.message} (${code})`, { cause: err, sent: true });
   if (code === 'UND_ERR_HEADERS_OVERFLOW') return new UpstreamCallError('transport', `invalid HTTP response: Header overflow (${code})`, { cause: err, sent: true });
-  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-    return new UpstreamCallError('transport', `invalid HTTP response: the body's length is not its Content-Length (${code})`, { cause: err, sent: true });
-  }
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return bodyNotDeclared(err);
   const refused = tunnelRefused.exec(err.message);
   if (refused) return new UpstreamCallError('transport', `the proxy refused the tunnel: HTTP ${refused[1]}`, { cause: err, sent: false });
   if (sent && code === 'UND_ERR_SOCKET' && err.message === 'other side closed') {
@@ -243,6 +247,11 @@ export abstract class UpstreamCall implements Due {
    */
   protected complete(): void {
     if (this.settled) return;
+    // Fewer bytes than declared, yet complete for the HTTP parser (node:http's 204 or 304 with a
+    // Content-Length: no body follows): the buffer allocated up front for the declared length is
+    // not filled, and what it holds is memory of this process (other requests' answers and
+    // headers), never an answer.
+    if (this.declared >= 0 && this.size !== this.declared) return this.fail(bodyNotDeclared());
     const chunks = this.chunks;
     if (this.body === undefined && chunks.length > 1 && this.size >= joinSlicedFrom) {
       this.body = Buffer.allocUnsafe(this.size);

@@ -254,6 +254,31 @@ if (hasRedis()) {
     const client = redisClient(t, redis);
     t.is(await client.get('test:finalized:1337:2'), '95');
   });
+
+  test.serial('an entry that another replica confirmed with two upstreams this replica knows as one provider counts one vote here: a top-up, not a hit', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const a = await gateway(t, list, redis);
+    // Replica B names the first two upstreams as one provider (say, two endpoints of one company).
+    const b = await startGateway({
+      refreshInterval: 3600,
+      cache: { memoryBytes: 1_048_576, redis: { url: redis.url, hmacKey: KEY, prefix: 'test:', timeoutMs: 200 } },
+      chains: { 1337: { rpcs: [{ url: list[0]!.url, provider: 'one' }, { url: list[1]!.url, provider: 'one' }, list[2]!.url] } },
+    });
+    t.teardown(() => b.close());
+    await b.rpc.startHeadTracking().runOnce();
+    await until(async () => (await b.request('GET', '/ready')).body.checks?.cache?.redis === 'ready');
+    const first = await ask(a, 0x10, 1);
+    t.is(first.status, 200, first.text);
+    t.deepEqual(String(first.headers['x-checked-urls']).split(','), [list[0]!.url, list[1]!.url]);
+    t.deepEqual(perUpstream(list), [1, 1, 0]);
+    const second = await ask(b, 0x10, 2);
+    t.is(second.status, 200, second.text);
+    t.is(second.headers['x-confirmable'], 'true');
+    t.not(second.headers['x-cache'], 'HIT', 'two votes of one provider are not two confirmations');
+    t.deepEqual(String(second.headers['x-checked-urls']).split(','), [list[0]!.url, list[2]!.url]);
+    t.deepEqual(perUpstream(list), [1, 1, 1], 'the missing vote asked of the other provider');
+  });
 } else {
   test('the Redis cache tests need redis-server', (t) => {
     const fix = 'install it (apt-get install redis-server) or set OMNIGATE_REDIS_SERVER to a redis-server executable';

@@ -151,3 +151,39 @@ test.serial('should fail a large answer nested deeper than limits.jsonDepth as i
   t.is(large.connections, 1, 'the too-deep answer was read whole: its connection was kept');
   t.is(chunked.connections, 1);
 });
+
+/**
+ * The verdict of bytes already judged is the same request's only. Two providers answer request B
+ * (id 2) with the very bytes they answered request A with (id 1), while A's verdicts are fresh:
+ * judged for B, those bytes have the wrong id and do not vote, so B is not confirmed with A's logs.
+ */
+test.serial('should not let bytes judged for one request vote on another: two providers replaying request A\'s large answer to B confirm nothing', async (t) => {
+  const answerOf = (id: unknown, fromBlock: string) => JSON.stringify({ jsonrpc: '2.0', id, result: fromBlock === '0x10' ? logs : logs.slice(1) });
+  const textA = answerOf(1, '0x10');
+  type Call = { id: unknown; params?: unknown[] };
+  const fromOf = (c: Call) => (c.params?.[0] as { fromBlock: string }).fromBlock;
+  const replaying = (c: Call) => (fromOf(c) === '0x20' ? textA : answerOf(c.id, fromOf(c)));
+  const fakes = await Promise.all([
+    startFakeUpstream({ raw: replaying }),
+    startFakeUpstream({ raw: replaying }),
+    startFakeUpstream({ raw: (c) => answerOf(c.id, fromOf(c)) }),
+  ]);
+  const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const before = { ...offThreadCounts };
+  const [a, b] = await Promise.all([
+    gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x10', toBlock: '0x30' }], 1)),
+    gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x20', toBlock: '0x30' }], 2)),
+  ]);
+  t.is(a.status, 200);
+  t.is(a.headers['x-confirmable'], 'true');
+  t.is(a.body.result.length, 5_000);
+  t.is(b.status, 502, b.text.slice(0, 300));
+  t.is(b.body.error.code, -32011);
+  t.is(b.body.id, 2);
+  const reasons = (b.body.error.data.failures as { reason: string }[]).map((f) => f.reason);
+  t.deepEqual(reasons, ['wrong id 1 (expected 2)', 'wrong id 1 (expected 2)']);
+  // (The third upstream is asked for B, and for A too when a loaded machine's judging passes the hedge delay.)
+  t.deepEqual(fakes.slice(0, 2).map((f) => f.calls), [2, 2]);
+  t.true(offThreadCounts.judged - before.judged >= 2, 'A\'s answer and B\'s replay of it both judged');
+});

@@ -35,7 +35,7 @@ function goBlock(value: unknown): number {
 }
 
 /** A go-ethereum-like node at head 100: balance at block n is n, one log per block. */
-async function goNode(t: ExecutionContext) {
+async function goNode(t: ExecutionContext, delayMs = 0) {
   const seen: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -46,7 +46,7 @@ async function goNode(t: ExecutionContext) {
       const parsed = JSON.parse(text) as unknown;
       const answers = (Array.isArray(parsed) ? parsed : [parsed]).map((c) => answer(goObject(c)!));
       const body = JSON.stringify(Array.isArray(parsed) ? answers : answers[0]);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(body), delayMs);
     });
   });
   const answer = (call: Record<string, unknown>) => {
@@ -62,6 +62,14 @@ async function goNode(t: ExecutionContext) {
       case 'eth_getBalance':
         result = `0x${goBlock(params[1]).toString(16)}`;
         break;
+      case 'eth_call': {
+        // The contract called, as go-ethereum reads it: the last key that folds to "to"; and a
+        // state override's balance for it, the last of the addresses that differ only in case.
+        const to = String(goObject(params[0])!.to);
+        const overrides = Object.entries((params[2] ?? {}) as Record<string, { balance?: string }>).filter(([a]) => a.toLowerCase() === to.toLowerCase());
+        result = `${to}:${overrides.at(-1)?.[1].balance ?? 'none'}`;
+        break;
+      }
       case 'eth_getLogs': {
         const f = goObject(params[0])!;
         const logs = [];
@@ -79,8 +87,8 @@ async function goNode(t: ExecutionContext) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, seen };
 }
 
-async function setup(t: ExecutionContext) {
-  const nodes = await Promise.all([goNode(t), goNode(t), goNode(t)]);
+async function setup(t: ExecutionContext, delayMs = 0) {
+  const nodes = await Promise.all([goNode(t, delayMs), goNode(t, delayMs), goNode(t, delayMs)]);
   const gw = await startGateway({ chains: { 1: { rpcs: nodes.map((n) => n.url), confirmations: 2 } } });
   t.teardown(() => gw.close());
   return { nodes, gw };
@@ -146,3 +154,34 @@ test('the exact keys are confirmed as before, pinned where the nodes read the pi
   t.is(logs.headers['x-confirmable'], 'true');
   t.is(logs.body.result.length, 3);
 });
+
+const contractA = '0x' + 'aa'.repeat(20);
+const contractB = '0x' + 'bb'.repeat(20);
+/** Two spellings of one object whose keys differ only in case: the same keys to omnigate, the other order to a Go node. */
+const foldedCases: [string, string, string][] = [
+  ['"to" and "To"', `[{"to":"${contractA}","To":"${contractB}","data":"0x"},"0x10"]`, `[{"To":"${contractB}","to":"${contractA}","data":"0x"},"0x10"]`],
+  [
+    'a state override\'s address in two cases',
+    `[{"to":"${contractA}","data":"0x"},"0x10",{"${contractA}":{"balance":"0x1"},"${contractA.toUpperCase().replace('0X', '0x')}":{"balance":"0x2"}}]`,
+    `[{"to":"${contractA}","data":"0x"},"0x10",{"${contractA.toUpperCase().replace('0X', '0x')}":{"balance":"0x2"},"${contractA}":{"balance":"0x1"}}]`,
+  ],
+];
+
+for (const [name, first, second] of foldedCases) {
+  test(`two eth_call requests whose params object holds ${name}, in two orders, are each answered as their nodes read them, never confirmed nor merged`, async (t) => {
+    const { nodes, gw } = await setup(t, 150);
+    const body = (params: string, id: number) => `{"jsonrpc":"2.0","id":${id},"method":"eth_call","params":${params}}`;
+    // At once: identical questions to omnigate would share one run.
+    const [r1, r2] = await Promise.all([gw.post('/rpc/1', body(first, 1)), gw.post('/rpc/1', body(second, 2))]);
+    for (const [r, params, id] of [[r1, first, 1], [r2, second, 2]] as const) {
+      t.is(r.status, 200, r.text);
+      t.is(r.body.id, id);
+      const call = goObject((JSON.parse(params) as Record<string, unknown>[])[0])!;
+      const overrides = Object.entries((JSON.parse(params) as unknown[])[2] ?? {}) as [string, { balance: string }][];
+      t.is(r.body.result, `${String(call.to)}:${overrides.at(-1)?.[1].balance ?? 'none'}`, `the answer to the call as the nodes read it (X-Confirmable: ${r.headers['x-confirmable']})`);
+      t.is(r.headers['x-confirmable'], 'false', `${params}: ${r.text}`);
+      t.is(r.headers['x-required-confirmations'], '1');
+    }
+    t.is(calls(nodes).reduce((a, b) => a + b, 0), 2, 'one upstream each');
+  });
+}

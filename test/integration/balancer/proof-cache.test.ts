@@ -18,7 +18,7 @@ import { verifyAttestation } from '../../../lib/attest/verify.js';
 import { stopAllAnvils } from '../../support/anvil.js';
 import { listeningPort, runCli } from '../../support/cli.js';
 import { rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
-import { proofChain, type ProofChain } from '../../support/proof-chain.js';
+import { EMITTER_TOPIC, proofChain, type ProofChain } from '../../support/proof-chain.js';
 import { hasRedis, startRedis, type TestRedis } from '../../support/redis.js';
 import { startTamperProxy, type Tamper, type TamperProxy } from '../../support/tamper-proxy.js';
 
@@ -202,6 +202,26 @@ async function headerKey(client: Redis): Promise<string> {
   await until(async () => (key = (await client.keys('test:*')).find((k) => k.includes('eth_getBlockByNumber') && k.includes(hex(chain.blocks.logs)))) !== undefined);
   return key!;
 }
+
+test.serial('the headers below a proven eth_getLogs range are kept for proofs only: a later request for one of those blocks gets that block, not the range\'s top', async (t) => {
+  const list = [await provider(t), await provider(t), await provider(t)];
+  const gw = await gateway(t, list);
+  const range = { address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: hex(chain.blocks.deploy), toBlock: hex(chain.blocks.logs) };
+  const logs = await gw.post(`/confirmations/2/rpc/${chain.chainId}`, rpc('eth_getLogs', [range]));
+  t.is(logs.status, 200, logs.text);
+  t.is(logs.headers['x-verified-by'], 'proof');
+  for (const [method, pin] of [['eth_getBlockByNumber', hex(chain.blocks.deploy)], ['eth_getBlockByHash', (await chain.node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(chain.blocks.deploy), false])).hash]]) {
+    const block = await gw.post(`/confirmations/2/rpc/${chain.chainId}`, rpc(method!, [pin, false]));
+    t.is(block.status, 200, block.text);
+    t.is(block.headers['x-confirmable'], 'true');
+    t.is(block.headers['x-cache'], 'MISS', `${method}: not answered from the range's proof`);
+    t.deepEqual(block.body.result, await chain.node.rpc('eth_getBlockByNumber', [hex(chain.blocks.deploy), false]));
+  }
+  // The range's top, agreed on by two, is kept as that block's answer.
+  const top = await gw.post(`/confirmations/2/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [hex(chain.blocks.logs), false]));
+  t.is(top.headers['x-cache'], 'HIT');
+  t.deepEqual(top.body.result, finalBlock);
+});
 
 if (hasRedis()) {
   test.serial('a header agreed through one gateway is read from Redis by another: zero header calls; a proven entry there serves a gateway in agreement mode as proven', async (t) => {

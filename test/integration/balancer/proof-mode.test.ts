@@ -161,6 +161,197 @@ test.serial('a forged receipt is caught: the honest provider\'s receipt, proven,
   t.is(receipts.headers['x-forwarded-from'], honest.url);
 });
 
+type Receipt = { transactionHash: string; status: string; from: string; logs: { transactionHash: string }[] };
+/** A receipt labelled with another transaction's hash (its logs too): the receipts trie holds no hash, only the block's transactions bind it. */
+const relabel = (r: Receipt, hash: string): Receipt => ({ ...r, transactionHash: hash, logs: r.logs.map((l) => ({ ...l, transactionHash: hash })) });
+
+test.serial('a receipt labelled with the hash of another transaction of the block is caught by the block\'s transactions: the true receipt served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const [first, second] = block.transactions as [string, string];
+  t.not(receipts[0]!.from, receipts[1]!.from, 'two senders: the receipts differ');
+  // The liar swaps the labels of the first two receipts, in its receipt answer and its block receipts alike.
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionReceipt' && call.params[0] === first) return relabel(receipts[1]!, first);
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === 0 ? relabel(r, second) : i === 1 ? relabel(r, first) : r));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [first]));
+  t.is(reply.status, 200, reply.text);
+  t.deepEqual(reply.body.result, receipts[0], 'the receipt of the transaction asked');
+  t.is(reply.headers['x-verified-by'], 'proof');
+  t.is(reply.headers['x-forwarded-from'], honest.url);
+  t.true(liar.calls('eth_getBlockReceipts') >= 1);
+  const all = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [at]));
+  t.is(all.status, 200, all.text);
+  t.deepEqual(all.body.result, receipts);
+  t.is(all.headers['x-forwarded-from'], honest.url);
+});
+
+test.serial('a receipt for a transaction never mined, made of a real receipt of an agreed block, is never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const never = `0x${'fe'.repeat(32)}`;
+  const { gw, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionReceipt' && call.params[0] === never) return relabel(receipts[1]!, never);
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === 1 ? relabel(r, never) : r));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [never]));
+  t.is(reply.status, 502, reply.text);
+  t.is(reply.body.result, undefined);
+  t.is(reply.body.error.code, -32021, 'the lie named, never served');
+  t.is(reply.body.error.data.failures[0].field, 'receipts[1].transactionHash');
+  t.is(honest.calls('eth_getTransactionReceipt'), 1, 'the honest provider was asked: it has no such receipt');
+});
+
+test.serial('eth_getLogs: logs whose receipt is labelled with another transaction\'s hash are caught by the block\'s transactions: each log served under its own transaction', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const never = `0x${'fe'.repeat(32)}`;
+  const withLogs = receipts.findIndex((r) => r.logs.length > 0);
+  type Log = { transactionHash: string; blockNumber: string };
+  const { gw, liar, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getBlockReceipts') return (result as Receipt[]).map((r, i) => (i === withLogs ? relabel(r, never) : r));
+    if (call.method === 'eth_getLogs') return (result as Log[]).map((l) => (l.blockNumber === at && l.transactionHash === block.transactions[withLogs] ? { ...l, transactionHash: never } : l));
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const range = { address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: at, toBlock: at };
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [range]));
+  t.is(reply.status, 200, reply.text);
+  t.is(reply.headers['x-verified-by'], 'proof');
+  const logs = reply.body.result as Log[];
+  t.true(logs.length > 0);
+  t.false(logs.some((l) => l.transactionHash === never), 'no log under a hash never mined');
+  t.deepEqual(logs, await chain.node.rpc('eth_getLogs', [range]));
+  // (Its material proves once the hashes are the transactions': the proven logs are served; its own answer, relabelled, is charged.)
+  const chains = await gw.request('GET', '/chains');
+  const upstreams = (chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams) as { url: string; proofsFailed: number }[];
+  t.is(upstreams.find((u) => u.url === liar.url)?.proofsFailed, 1);
+});
+
+test.serial('a transaction\'s or receipt\'s sender altered is caught by its signature: the true sender served, by hash, by index, in a full block and in receipts', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: string[] }>('eth_getBlockByNumber', [at, false]);
+  const tx = block.transactions[0]!;
+  const evil = `0x${'ee'.repeat(20)}`;
+  const forge = (v: unknown) => (v !== null && typeof v === 'object' && 'from' in v ? { ...v, from: evil } : v);
+  const { gw, liar, honest, close } = await liarFirst((call, result) => {
+    if (call.method === 'eth_getTransactionByHash' || call.method === 'eth_getTransactionReceipt') return forge(result);
+    if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map(forge);
+    if (call.method === 'eth_getBlockByHash' && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map(forge) };
+    return undefined;
+  }, { confirmations: 2 });
+  t.teardown(close);
+  const sender = (await chain.node.rpc<{ from: string }>('eth_getTransactionByHash', [tx])).from;
+  t.not(sender, evil);
+  const asked: [string, unknown[], (r: any) => string][] = [
+    ['eth_getTransactionByHash', [tx], (r) => r.from],
+    ['eth_getTransactionByBlockNumberAndIndex', [at, '0x0'], (r) => r.from],
+    ['eth_getTransactionReceipt', [tx], (r) => r.from],
+    ['eth_getBlockByNumber', [at, true], (r) => r.transactions[0].from],
+    ['eth_getBlockReceipts', [at], (r) => r[0].from],
+  ];
+  for (const [method, params, fromOf] of asked) {
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
+    t.is(reply.headers['x-verified-by'], 'proof', method);
+    t.is(fromOf(reply.body.result), sender, method);
+    t.is(reply.headers['x-forwarded-from'], honest.url, method);
+  }
+  const chains = await gw.request('GET', '/chains');
+  const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
+  t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, asked.length, 'the liar charged for each');
+});
+
+test.serial('a full block\'s fields beyond its header and transactions (size, uncles) altered by the provider proving it are never served: the block goes by agreement', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const liar = await startTamperProxy(chain.node.url, (call, result) =>
+    call.method === 'eth_getBlockByHash' && call.params[1] === true ? { ...(result as object), size: '0x1', uncles: [`0x${'ab'.repeat(32)}`] } : undefined,
+  );
+  const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+  const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => {
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+  });
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
+  t.is(reply.status, 200, reply.text.slice(0, 300));
+  t.is(reply.headers['x-confirmable'], 'true');
+  t.deepEqual(reply.body.result, await chain.node.rpc('eth_getBlockByNumber', [at, true]));
+  t.is(reply.headers['x-verified-by'], 'agreement', 'its size and uncles vouched for by N, not by the one that proved the rest');
+});
+
+test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered by the provider proving it is never served', async (t) => {
+  const at = hex(chain.blocks.deploy);
+  const receipts = await chain.node.rpc<(Receipt & { contractAddress: string | null; transactionHash: string })[]>('eth_getBlockReceipts', [at]);
+  const created = receipts.findIndex((r) => r.contractAddress !== null);
+  t.true(created >= 0, 'the block deploys a contract');
+  const alterations: [string, (r: Record<string, unknown>) => Record<string, unknown>][] = [
+    ['contractAddress', (r) => ({ ...r, contractAddress: `0x${'cc'.repeat(20)}` })],
+    ['effectiveGasPrice', (r) => ({ ...r, effectiveGasPrice: '0x1' })],
+    ['gasUsed', (r) => ({ ...r, gasUsed: '0x1' })],
+  ];
+  for (const [name, alter] of alterations) {
+    const forge = (r: unknown) => ((r as { transactionHash?: string } | null)?.transactionHash === receipts[created]!.transactionHash ? alter(r as Record<string, unknown>) : r);
+    const liar = await startTamperProxy(chain.node.url, (call, result) =>
+      call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
+    );
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [receipts[created]!.transactionHash]));
+    const all = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [at]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    t.is(one.status, 200, `${name}: ${one.text.slice(0, 300)}`);
+    t.deepEqual(one.body.result, receipts[created], name);
+    t.is(all.status, 200, `${name}: ${all.text.slice(0, 300)}`);
+    t.deepEqual(all.body.result, receipts, name);
+  }
+});
+
+test.serial('fields outside every root that the block decides (a transaction\'s gasPrice, a receipt log\'s blockTimestamp and logIndex) altered by the prover are never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const block = await chain.node.rpc<{ transactions: { hash: string; type: string }[] }>('eth_getBlockByNumber', [at, true]);
+  const dynamic = block.transactions.find((tx) => tx.type === '0x2')!.hash;
+  const withLogs = (await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at])).find((r) => r.logs.length > 0)!.transactionHash;
+  const alter = (v: unknown, hash: string, change: (o: Record<string, unknown>) => Record<string, unknown>) => ((v as { hash?: string; transactionHash?: string } | null)?.hash === hash || (v as { transactionHash?: string } | null)?.transactionHash === hash ? change(v as Record<string, unknown>) : v);
+  const cases: [string, string, unknown[], (call: { method: string; params: unknown[] }, result: unknown) => unknown][] = [
+    ['gasPrice', 'eth_getTransactionByHash', [dynamic], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, gasPrice: '0x1' });
+      if (call.method === 'eth_getTransactionByHash') return alter(result, dynamic, change);
+      if (call.method === 'eth_getBlockByHash' && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map((tx) => alter(tx, dynamic, change)) };
+      return undefined;
+    }],
+    ['a log\'s blockTimestamp', 'eth_getTransactionReceipt', [withLogs], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, logs: (o.logs as Record<string, unknown>[]).map((l) => ({ ...l, blockTimestamp: '0x1' })) });
+      if (call.method === 'eth_getTransactionReceipt') return alter(result, withLogs, change);
+      if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map((r) => alter(r, withLogs, change));
+      return undefined;
+    }],
+    ['a log\'s logIndex', 'eth_getBlockReceipts', [at], (call, result) => {
+      const change = (o: Record<string, unknown>) => ({ ...o, logs: (o.logs as Record<string, unknown>[]).map((l) => ({ ...l, logIndex: '0x63' })) });
+      if (call.method === 'eth_getBlockReceipts') return (result as unknown[]).map((r) => alter(r, withLogs, change));
+      return undefined;
+    }],
+  ];
+  for (const [name, method, params, tamper] of cases) {
+    const liar = await startTamperProxy(chain.node.url, tamper);
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    t.is(reply.status, 200, `${name}: ${reply.text.slice(0, 300)}`);
+    t.deepEqual(reply.body.result, await chain.node.rpc(method, params), name);
+  }
+});
+
 const filter = (extra: Record<string, unknown> = {}) => ({ address: chain.emitter, topics: [EMITTER_TOPIC], fromBlock: '0x0', toBlock: hex(chain.blocks.empty), ...extra });
 
 test.serial('eth_getLogs proven complete: a dropped log is caught and charged, the proven logs served', async (t) => {

@@ -155,6 +155,17 @@ test('should count one node\'s http and ws endpoints as one provider', async (t)
   t.deepEqual(three.body.error.data, { required: 3, usable: 2, usableUpstreams: 3 });
 });
 
+test('should count one node reached at 127.0.0.1 and at 0.0.0.0 (this host) as one provider: the node alone cannot confirm', async (t) => {
+  const [node] = await fakes(t, [{}]);
+  const port = new URL(node!.url).port;
+  const gw = await gateway(t, { chains: { 1: { rpcs: [node!.url, `http://0.0.0.0:${port}`] } } });
+  const r = await gw.post('/confirmations/2/rpc/1', pinnedBalance);
+  t.is(r.status, 400, r.text);
+  t.is(r.body.error.code, -32003);
+  t.deepEqual(r.body.error.data, { required: 2, usable: 1, usableUpstreams: 2 });
+  t.is(node!.calls, 0);
+});
+
 test('should show each upstream\'s provider and the chain\'s provider count in /chains', async (t) => {
   const list = await fakes(t, [{}, {}, {}]);
   const gw = await gateway(t, {

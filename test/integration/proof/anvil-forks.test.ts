@@ -12,6 +12,7 @@ import type { LogFilter, LogJson } from '../../../lib/proof/bloom.js';
 import { ProofError } from '../../../lib/proof/failure.js';
 import { checkAccountProof, checkStateAnswer, storageKey, type AccountProofJson } from '../../../lib/proof/state.js';
 import { checkTransactions, type TransactionJson } from '../../../lib/proof/transactions.js';
+import { senderOf } from '../../../lib/proof/sender.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, provenLogs, type BlockReceipts } from '../../../lib/proof/logs.js';
 import { checkReceiptDetails, checkReceipts, type ReceiptJson } from '../../../lib/proof/receipts.js';
 import { checkHeader, checkHeaderChain, headerHash, headerLayout, type BlockJson, type HeaderLayout } from '../../../lib/proof/header.js';
@@ -179,6 +180,8 @@ for (const fork of Object.keys(layouts) as Fork[]) {
       const block = await chain.node.rpc<BlockJson & { transactions: TransactionJson[] }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
       const h = checkHeader(block);
       t.deepEqual(await checkTransactions(h, block.transactions), block.transactions.map((tx) => tx.hash as string), `block ${n}`);
+      // Each sender recovered from its signature, whatever the type (legacy EIP-155, 2930, 1559, 7702).
+      t.deepEqual(block.transactions.map((tx) => senderOf(tx)), block.transactions.map((tx) => String(tx.from).toLowerCase()), `block ${n}: senders`);
       const receipts = await checkReceipts(h, await chain.node.rpc<ReceiptJson[]>('eth_getBlockReceipts', [h.hash]));
       checkReceiptDetails(receipts, block.transactions as unknown as { hash: string; to: string | null }[]);
     }

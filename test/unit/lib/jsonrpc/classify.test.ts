@@ -82,6 +82,19 @@ test('should never confirm a call with a key Go nodes read as another', (t) => {
   t.false(classifyCall({ ...call('eth_getBalance', address, '0x10'), alias: 'Params' }, none).confirmable);
 });
 
+test('should never confirm a call whose params hold two keys that differ only in letter case, at any depth', (t) => {
+  const to = '0x' + 'aa'.repeat(20);
+  const folded = classifyCall(call('eth_call', { to, To: '0x' + 'bb'.repeat(20), data: '0x' }, '0x10'), none);
+  t.false(folded.confirmable);
+  t.regex(folded.reason, /"to" and "To", which differ only in letter case/);
+  t.false(classifyCall(call('eth_call', { to, data: '0x' }, '0x10', { [to]: { balance: '0x1' }, [to.toUpperCase().replace('0X', '0x')]: { balance: '0x2' } }), none).confirmable);
+  t.false(classifyCall(call('eth_call', { to, data: '0x' }, '0x10', { [to]: { stateDiff: { '0xab': '0x1', '0xAB': '0x2' } } }), none).confirmable);
+  t.false(classifyCall(call('eth_getLogs', { fromBlock: '0x1', toBlock: '0x2', topics: [[{ a: 1, A: 2 }]] }), none).confirmable, 'inside an array');
+  t.false(classifyCall(call('eth_call', { to, data: '0x', 'ſ': 1, S: 2 }, '0x10'), none).confirmable, 'folded as Go folds (ſ is s)');
+  t.true(classifyCall(call('eth_call', { to, data: '0x', input: '0x' }, '0x10', { [to]: { balance: '0x1' } }), none).confirmable, 'distinct keys stay confirmable');
+  t.throws(() => classifyCall(call('eth_getBalance', address, { blockNumber: '0x10', BlockNumber: 'latest' }), none), { message: /BlockNumber/ }, 'a pin key spelled otherwise is still refused');
+});
+
 test('a batch should be confirmable only when every member is, chain constants aside', (t) => {
   const pinned = call('eth_getBalance', address, '0x10');
   t.true(classifyCalls([pinned, call('eth_chainId'), call('net_version')], none).confirmable);

@@ -10,7 +10,7 @@ import { bloomMayMatch, bloomQuery, logsBloom, logsBloomMayMatch, orBlooms, type
 import { toHex } from '../../../../lib/proof/bytes.js';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, type BlockJson } from '../../../../lib/proof/header.js';
-import { blockBloom, checkReceiptAnswer, checkReceiptDetails, checkReceipts, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
+import { blockBloom, checkReceiptAnswer, checkReceiptDetails, checkReceipts, checkReceiptsOfTransactions, receiptBytes, receiptsRoot, type ReceiptJson } from '../../../../lib/proof/receipts.js';
 import { recordedPairs } from '../../../support/execution-apis.js';
 
 const pairs = recordedPairs();
@@ -165,6 +165,28 @@ test("the receipts' other fields are checked against what proves them: gasUsed, 
     const forged = clone(receipts36) as any[];
     patch(forged);
     const e = t.throws(() => checkReceiptDetails(forged, latest.transactions), { instanceOf: ProofError }, name)!;
+    t.deepEqual([e.reason, e.field], ['value', field], name);
+  }
+});
+
+test('receipts are bound to the block\'s transactions: a receipt labelled with another transaction\'s hash (or its logs), another recipient, or one receipt too many or too few is refused', async (t) => {
+  const latest = pairs.find((p) => p.name === 'eth_getBlockByNumber/get-latest.io#0')!.response.result as { transactions: { hash: string; to: string | null }[] };
+  await checkReceipts(block36, receipts36);
+  t.notThrows(() => checkReceiptsOfTransactions(receipts36, latest.transactions));
+  const [a, b] = [latest.transactions[0]!.hash, latest.transactions[1]!.hash];
+  const cases: [string, (r: any[]) => void, string][] = [
+    ['two receipts\' labels swapped', (r) => { r[0].transactionHash = b; r[1].transactionHash = a; }, 'receipts[0].transactionHash'],
+    ['a hash never mined', (r) => { r[1].transactionHash = `0x${'fe'.repeat(32)}`; }, 'receipts[1].transactionHash'],
+    ['a log of another transaction', (r) => { r[withLogIndex].logs[0].transactionHash = withLogIndex === 0 ? b : a; }, `receipts[${withLogIndex}].logs[0].transactionHash`],
+    ['a log at another index', (r) => { r[withLogIndex].logs[0].transactionIndex = '0x63'; }, `receipts[${withLogIndex}].logs[0].transactionIndex`],
+    ['another recipient', (r) => { r[0].to = `0x${'ab'.repeat(20)}`; }, 'receipts[0].to'],
+    ['a gasUsed not its share of the cumulative gas', (r) => { r[1].gasUsed = '0x1'; }, 'receipts[1].gasUsed'],
+    ['one receipt too few', (r) => { r.pop(); }, 'receipts'],
+  ];
+  for (const [name, patch, field] of cases) {
+    const forged = clone(receipts36) as any[];
+    patch(forged);
+    const e = t.throws(() => checkReceiptsOfTransactions(forged, latest.transactions), { instanceOf: ProofError }, name)!;
     t.deepEqual([e.reason, e.field], ['value', field], name);
   }
 });

@@ -7,7 +7,7 @@ import test from 'ava';
 import { HeaderBook, type AgreedHeader } from '../../../../lib/prove/book.js';
 import { describeProofMode, initProofMode, proves, provesSomewhere } from '../../../../lib/prove/mode.js';
 import { applySelfCheck, awaitsSelfCheck } from '../../../../lib/prove/self-check.js';
-import { maxLogsRange, pinOf, proofRoute, provesAt } from '../../../../lib/prove/provers.js';
+import { maxLogsRange, maxSendersRecovered, NotProvableHere, pinOf, proofRoute, provesAt } from '../../../../lib/prove/provers.js';
 import { parseAnswer } from '../../../../lib/prove/job.js';
 import { chainQuirks, quirkBlocks, type BlockMark } from '../../../../lib/proof/quirks.js';
 import type { ProvenHeader } from '../../../../lib/proof/header.js';
@@ -16,6 +16,16 @@ import { testChain, testUpstream } from '../../../support/stage.js';
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const call = (method: string, params: unknown[]) => ({ id: 1, method, params });
+
+test('a full block or a block\'s receipts of more than maxSendersRecovered transactions goes by agreement before any material is asked', async (t) => {
+  const listed = (n: number) => ({ header: { number: 7n, hash: hash(7) }, block: { transactions: Array.from({ length: n }, (_, i) => hash(i)) }, members: [], required: 2 }) as never;
+  for (const c of [call('eth_getBlockReceipts', ['0x7']), call('eth_getBlockByNumber', ['0x7', true])]) {
+    const route = proofRoute(c)!;
+    // (no job nor upstream: nothing may be asked of them)
+    await t.throwsAsync(route.prove(undefined as never, undefined as never, listed(maxSendersRecovered + 1)), { instanceOf: NotProvableHere }, c.method);
+    await t.throwsAsync(route.prove(undefined as never, undefined as never, listed(maxSendersRecovered)), { instanceOf: TypeError }, `${c.method}: at the limit, the material is asked`);
+  }
+});
 
 test('pinOf reads a block number, a block hash and EIP-1898 objects; tags pin nothing', (t) => {
   t.deepEqual(pinOf('0x10'), { number: 16n });
@@ -30,11 +40,13 @@ test('proofRoute: the provable methods, pinned; everything else by agreement', (
   const address = `0x${'11'.repeat(20)}`;
   t.deepEqual(proofRoute(call('eth_getBalance', [address, '0x5']))?.pin, { number: 5n });
   t.deepEqual(proofRoute(call('eth_getStorageAt', [address, '0x0', { blockHash: hash(3) }]))?.scopes, ['state']);
-  t.deepEqual(proofRoute(call('eth_getBlockReceipts', ['0x7']))?.scopes, ['receipts']);
+  // (Receipts are bound to their transactions, proven by the block's transactions root: the header's scope too.)
+  t.deepEqual(proofRoute(call('eth_getBlockReceipts', ['0x7']))?.scopes, ['receipts', 'header']);
+  t.deepEqual(proofRoute(call('eth_getTransactionReceipt', [hash(9)]))?.scopes, ['receipts', 'header']);
   t.is(proofRoute(call('eth_getTransactionReceipt', [hash(9)]))?.pin, undefined, 'a receipt pins its block itself');
   t.deepEqual(proofRoute(call('eth_getBlockByNumber', ['0x7', true]))?.scopes, ['header']);
   t.deepEqual(proofRoute(call('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x9' }]))?.pin, { number: 9n }, 'a range: its top');
-  t.deepEqual(proofRoute(call('eth_getLogs', [{ blockHash: hash(4) }]))?.scopes, ['receipts', 'bloom', 'log-index']);
+  t.deepEqual(proofRoute(call('eth_getLogs', [{ blockHash: hash(4) }]))?.scopes, ['receipts', 'bloom', 'log-index', 'header']);
   for (const c of [
     call('eth_call', [{ to: address }, '0x5']),
     call('eth_getBalance', [address, 'latest']),

@@ -48,6 +48,14 @@ const pairs: [string, string, boolean][] = [
   ['http://node.localhost:8545/', 'http://127.0.0.1:8545/', true],
   ['http://[::ffff:10.0.0.5]/', 'http://10.0.0.5/', true],
   ['http://[::ffff:10.0.0.5]/', 'http://10.0.0.6/', false],
+  // A name written fully qualified (WHATWG keeps the final dot), and the unspecified addresses (they reach this host).
+  ['http://localhost.:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://node.localhost.:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://mynode.:8545/', 'http://mynode:8545/', true],
+  ['https://eth.drpc.org./', 'https://eth.drpc.org/', true],
+  ['http://0.0.0.0:8545/', 'http://127.0.0.1:8545/', true],
+  ['http://[::]:8545/', 'http://localhost:8545/', true],
+  ['http://0.0.0.0:8545/', 'http://0.0.0.0:8546/', false],
   ['http://localhost:8545/', 'http://127.0.0.2:8545/', false],
   ['http://10.0.0.5/', 'http://10.0.0.6/', false],
 ];
