@@ -9,124 +9,27 @@
  * its `from` is in its encoding, proven by its hash.
  */
 import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
+import { secp256k1 } from '@noble/curves/secp256k1';
 import { dataBytes, keccak, quantity, quantityBytes, toHex } from './bytes.js';
 import { ProofError } from './failure.js';
 import type { TransactionJson } from './transactions.js';
 
-const P = 2n ** 256n - 2n ** 32n - 977n;
-const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
-const GX = 0x79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798n;
-const GY = 0x483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8n;
-
-const mod = (a: bigint, m = P): bigint => {
-  const r = a % m;
-  return r < 0n ? r + m : r;
-};
-
-function pow(base: bigint, exp: bigint, m: bigint): bigint {
-  let result = 1n;
-  let b = mod(base, m);
-  let e = exp;
-  while (e > 0n) {
-    if (e & 1n) result = (result * b) % m;
-    b = (b * b) % m;
-    e >>= 1n;
-  }
-  return result;
-}
-
-const inverse = (a: bigint, m: bigint): bigint => pow(a, m - 2n, m);
-
-/** A point in Jacobian coordinates (x = X/Z², y = Y/Z³); Z = 0 is the point at infinity. */
-type Jacobian = [bigint, bigint, bigint];
-const INFINITY: Jacobian = [0n, 1n, 0n];
-
-function double([x, y, z]: Jacobian): Jacobian {
-  if (z === 0n || y === 0n) return INFINITY;
-  const a = (x * x) % P;
-  const b = (y * y) % P;
-  const c = (b * b) % P;
-  const d = mod(2n * (((x + b) * (x + b)) % P - a - c));
-  const e = (3n * a) % P;
-  const f = (e * e) % P;
-  const x3 = mod(f - 2n * d);
-  const y3 = mod(e * mod(d - x3) - 8n * c);
-  const z3 = (2n * y * z) % P;
-  return [x3, y3, z3];
-}
-
-function add(p: Jacobian, q: Jacobian): Jacobian {
-  const [x1, y1, z1] = p;
-  const [x2, y2, z2] = q;
-  if (z1 === 0n) return q;
-  if (z2 === 0n) return p;
-  const z1z1 = (z1 * z1) % P;
-  const z2z2 = (z2 * z2) % P;
-  const u1 = (x1 * z2z2) % P;
-  const u2 = (x2 * z1z1) % P;
-  const s1 = (((y1 * z2) % P) * z2z2) % P;
-  const s2 = (((y2 * z1) % P) * z1z1) % P;
-  if (u1 === u2) return s1 === s2 ? double(p) : INFINITY;
-  const h = mod(u2 - u1);
-  const r = mod(s2 - s1);
-  const hh = (h * h) % P;
-  const hhh = (hh * h) % P;
-  const v = (u1 * hh) % P;
-  const x3 = mod(r * r - hhh - 2n * v);
-  const y3 = mod(r * mod(v - x3) - s1 * hhh);
-  const z3 = (((h * z1) % P) * z2) % P;
-  return [x3, y3, z3];
-}
-
-/** a·A + b·B (Straus: one pass over the bits of both scalars). */
-function twoMultiples(a: bigint, pa: Jacobian, b: bigint, pb: Jacobian): Jacobian {
-  const both = add(pa, pb);
-  let acc = INFINITY;
-  for (let i = 255n; i >= 0n; i--) {
-    acc = double(acc);
-    const bitA = (a >> i) & 1n;
-    const bitB = (b >> i) & 1n;
-    if (bitA && bitB) acc = add(acc, both);
-    else if (bitA) acc = add(acc, pa);
-    else if (bitB) acc = add(acc, pb);
-  }
-  return acc;
-}
-
 /**
  * The address whose key signed `hash` with (r, s, parity), or undefined when the signature
- * recovers to no key (r or s out of range, r not the x of a curve point).
+ * recovers to no key (r or s out of range, r not the x of a curve point). The curve arithmetic
+ * is @noble/curves' (audited); the address is the keccak of the key's x ‖ y.
  */
 export function recoverAddress(hash: Uint8Array, r: bigint, s: bigint, parity: number): string | undefined {
-  if (r <= 0n || r >= N || s <= 0n || s >= N || (parity !== 0 && parity !== 1)) return undefined;
-  const alpha = mod(r * r * r + 7n);
-  const beta = pow(alpha, (P + 1n) / 4n, P);
-  if ((beta * beta) % P !== alpha) return undefined;
-  const y = (beta & 1n) === BigInt(parity) ? beta : P - beta;
-  const e = BigInt(toHex(hash)) % N;
-  const rInv = inverse(r, N);
-  const u1 = mod(-e * rInv, N);
-  const u2 = (s * rInv) % N;
-  const [x, yq, z] = twoMultiples(u1, [GX, GY, 1n], u2, [r, y, 1n]);
-  if (z === 0n) return undefined;
-  const zInv = inverse(z, P);
-  const zInv2 = (zInv * zInv) % P;
-  const ax = (x * zInv2) % P;
-  const ay = (((yq * zInv2) % P) * zInv) % P;
-  const key = new Uint8Array(64);
-  key.set(word(ax), 0);
-  key.set(word(ay), 32);
-  return toHex(keccak(key).subarray(12));
-}
-
-function word(n: bigint): Uint8Array {
-  const out = new Uint8Array(32);
-  let v = n;
-  for (let i = 31; i >= 0; i--) {
-    out[i] = Number(v & 0xffn);
-    v >>= 8n;
+  if (parity !== 0 && parity !== 1) return undefined;
+  let key: Uint8Array;
+  try {
+    key = new secp256k1.Signature(r, s).addRecoveryBit(parity).recoverPublicKey(hash).toRawBytes(false);
+  } catch {
+    // r or s outside 1..n−1, r the x of no point, or the point at infinity.
+    return undefined;
   }
-  return out;
+  // (uncompressed: 0x04 ‖ x ‖ y)
+  return toHex(keccak(key.subarray(1)).subarray(12));
 }
 
 const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
