@@ -14,8 +14,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { graphqlHTTP } from 'express-graphql';
 import {
-  GraphQLError, execute, getOperationAST, getVariableValues,
-  type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError,
+  GraphQLError, execute, getOperationAST, getVariableValues, parse,
+  type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError, type Source,
 } from 'graphql';
 import { LIST_ROUTES } from '../catalog.js';
 import type { ApiContext } from '../context.js';
@@ -108,6 +108,22 @@ function formatError(ctx: ApiContext) {
   };
 }
 
+/**
+ * graphql's parser descends once per nesting level (selections, lists, objects): a query nested a
+ * few thousand levels deep, which fits in any body, overflows the stack with a RangeError that
+ * express-graphql would pass on as an unexpected error (a 500). It is the client's: a 400.
+ */
+function parseQuery(source: Source): DocumentNode {
+  try {
+    return parse(source);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new GraphQLError('Syntax Error: the query is nested too deeply to be read', {
+      source, positions: [0], extensions: { code: 'QUERY_TOO_DEEP' },
+    });
+  }
+}
+
 function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
   const listFields = new Set(LIST_ROUTES.map((r) => r.graphqlField));
   return async (args: ExecutionArgs): Promise<ExecutionResult> => {
@@ -150,6 +166,7 @@ export function graphqlHandler(ctx: ApiContext): (req: IncomingMessage, res: Ser
     rootValue: root,
     graphiql: ctx.graphiql ? { defaultQuery: DEFAULT_QUERY, headerEditorEnabled: true } : false,
     validationRules,
+    customParseFn: parseQuery,
     customFormatErrorFn,
     customExecuteFn: executeWithLimits(ctx, response),
     pretty: ctx.dev,
