@@ -1,0 +1,109 @@
+/**
+ * Attacks on the indexer API through a real server and a real PostgreSQL: answers that disagree
+ * with the rows, and requests meant to hang, crash or leak. Each was a bug or covers a path no
+ * other test does; the rows are inserted here, so every expectation reads off them.
+ */
+import test from 'ava';
+import { indexerApi } from '../../../lib/indexer/api.js';
+import { insertRows, type DemoRow } from '../../../lib/indexer/seed.js';
+import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
+import { get, graphql, serve, type Running } from '../../fixtures/indexer/server.js';
+import { createHash } from 'node:crypto';
+
+const NOW = 1_760_000_000;
+const h = (text: string) => `0x${createHash('sha256').update(`red:${text}`).digest('hex')}`;
+const A = '0xa11ce00000000000000000000000000000000001';
+const B = '0xb0b0000000000000000000000000000000000002';
+const TOKEN = '0xaf88d065e77c8cc2239327c5edb3a432268e5831';
+
+let pg: TestDatabase;
+let app: Running;
+
+function request(label: string, ts: number, extra: Partial<DemoRow> = {}): DemoRow {
+  return {
+    id: h(`${label}/request/row`), transactionId: h(label), sender: A, request: '0x00', originToken: TOKEN, destToken: TOKEN,
+    originAmount: '1', originAmountFormatted: '1', destAmount: '1', destAmountFormatted: '1',
+    originChainId: 10, originChain: 'optimism', destChainId: 1, destChain: 'ethereum', sendChainGas: 0,
+    blockNumber: String(ts), blockTimestamp: ts, transactionHash: h(`${label}/request`), ...extra,
+  };
+}
+function relay(label: string, ts: number, extra: Partial<DemoRow> = {}): DemoRow {
+  return {
+    id: h(`${label}/relay/row`), transactionId: h(label), relayer: A, to: A, originToken: TOKEN, destToken: TOKEN,
+    originAmount: '1', originAmountFormatted: '1', destAmount: '1', destAmountFormatted: '1',
+    originChainId: 10, originChain: 'optimism', destChainId: 1, destChain: 'ethereum',
+    blockNumber: String(ts), blockTimestamp: ts, transactionHash: h(`${label}/relay`), ...extra,
+  };
+}
+function proof(label: string, block: number, relayer: string, n = 0): DemoRow {
+  return {
+    id: h(`${label}/proof/${n}`), transactionId: h(label), relayer, originChainId: 10, originChain: 'optimism',
+    blockNumber: String(block), blockTimestamp: block, transactionHash: h(`${label}/proof/${n}`),
+  };
+}
+function dispute(label: string, block: number, n = 0): DemoRow {
+  return {
+    id: h(`${label}/dispute/${n}`), transactionId: h(label), relayer: B, originChainId: 10, originChain: 'optimism',
+    blockNumber: String(block), blockTimestamp: block, transactionHash: h(`${label}/dispute/${n}`),
+  };
+}
+
+test.before(async () => {
+  pg = await startTestDatabase();
+  await insertRows(pg.db, 'BridgeRequestEvents', [request('reproven', NOW - 3600)]);
+  await insertRows(pg.db, 'BridgeRelayedEvents', [relay('reproven', NOW - 3500)]);
+  // proof by A, disputed, then proven again by B: the active proof is B's.
+  await insertRows(pg.db, 'BridgeProofProvidedEvents', [proof('reproven', NOW - 3400, A, 0), proof('reproven', NOW - 3000, B, 1)]);
+  await insertRows(pg.db, 'BridgeProofDisputedEvents', [dispute('reproven', NOW - 3200)]);
+  app = await serve(indexerApi(pg.db, { now: () => NOW }));
+});
+
+test.after.always(async () => {
+  await app?.close();
+  await pg?.close();
+});
+
+type Gql = { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+type Detail = { BridgeProof?: { relayer: string; blockNumber: string }; BridgeDispute?: { blockNumber: string } };
+
+test('the lookup of a bridge proven, disputed and proven again shows the later proof, over REST and GraphQL', async (t) => {
+  // Rows: proof by A at NOW-3400, dispute at NOW-3200, proof by B at NOW-3000. The dispute has a
+  // later proof (so it is not shown); the proof to show is B's, not the disputed one.
+  const rest = await get<Detail>(`${app.base}/api/transaction-id/${h('reproven')}`);
+  t.is(rest.status, 200);
+  t.like(rest.body.BridgeProof, { relayer: B, blockNumber: String(NOW - 3000) });
+  t.is(rest.body.BridgeDispute, undefined);
+  const gql = await graphql<Gql>(app.base, `{ transaction(id: "${h('reproven')}") { BridgeProof { relayer blockNumber } BridgeDispute { blockNumber } } }`);
+  t.is(gql.status, 200);
+  t.deepEqual(gql.body.data?.transaction, { BridgeProof: { relayer: B, blockNumber: String(NOW - 3000) }, BridgeDispute: null });
+  // The list agrees: the active proof of the bridge waiting for its claim is B's.
+  const claim = await get<Detail[]>(`${app.base}/api/pending-transactions/missing-claim`);
+  t.deepEqual(claim.body.map((item) => item.BridgeProof?.relayer), [B]);
+});
+
+test('fragments that each spread the next twice are refused at once, not walked 2^n times', async (t) => {
+  // 60 fragments: the operation names 2^60 status fields. Walked spread by spread, the depth rule
+  // and the cost check would hold the event loop for ever (and every other request with it).
+  const frags: string[] = [];
+  for (let i = 0; i < 60; i++) frags.push(`fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
+  frags.push('fragment F60 on Query { status { source } }');
+  const res = await graphql<Gql>(app.base, `query { ...F0 }\n${frags.join('\n')}`);
+  t.is(res.status, 400);
+  t.is(res.body.errors?.[0]?.extensions?.code, 'QUERY_TOO_COSTLY');
+  t.is(res.body.errors?.[0]?.extensions?.cost, 2 ** 60);
+});
+
+test('a query nested deeper than the parser can descend is a 400, not a 500', async (t) => {
+  const queries = [
+    `{ disputes(limit: ${'['.repeat(20000)}1${']'.repeat(20000)}) { cursor } }`,
+    `{ ${'status { '.repeat(5000)} source ${'} '.repeat(5000)} }`,
+    `{ transaction(id: ${'{a: '.repeat(10000)}1${'}'.repeat(10000)}) { Bridge { transactionId } } }`,
+  ];
+  for (const query of queries) {
+    const post = await graphql<Gql>(app.base, query);
+    t.is(post.status, 400, query.slice(0, 40));
+    t.is(post.headers.get('content-type'), 'application/json; charset=utf-8');
+    t.is(post.body.errors?.[0]?.extensions?.code, 'QUERY_TOO_DEEP');
+    t.regex(post.body.errors?.[0]?.message ?? '', /^Syntax Error: the query is nested too deeply/);
+  }
+});
