@@ -22,7 +22,7 @@ import type { ApiContext } from '../context.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { redactCredentials } from '../../upstream/redact.js';
 import { IndexerError, InvalidParameterError } from '../../errors.js';
-import { depthLimitRule, operationCost } from './limits.js';
+import { depthLimitRule, operationCost, operationQueries } from './limits.js';
 import { buildIndexerSchema } from './schema.js';
 import { parseListParams, parseTransactionKey, type ListParameter, type RawValue } from '../read/params.js';
 import { findTransaction, runList } from '../read/queries.js';
@@ -126,6 +126,7 @@ function parseQuery(source: Source): DocumentNode {
 
 function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
   const listFields = new Set(LIST_ROUTES.map((r) => r.graphqlField));
+  const queryFields = new Set([...listFields, 'transaction', 'transactionById']);
   return async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const op = getOperationAST(args.document, args.operationName);
     const coerced = op
@@ -140,6 +141,13 @@ function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
           { extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: ctx.graphqlMaxCost } },
         );
       }
+    }
+    const queries = operationQueries(args.document, args.operationName, queryFields);
+    if (queries > ctx.graphqlMaxQueries) {
+      throw new GraphQLError(
+        `The operation runs ${queries} database queries, more than the maximum of ${ctx.graphqlMaxQueries} (one per list or transaction lookup field, aliases included)`,
+        { extensions: { code: 'TOO_MANY_QUERIES', queries, maxQueries: ctx.graphqlMaxQueries } },
+      );
     }
     const result = await execute(args);
     const errors = result.errors ?? [];

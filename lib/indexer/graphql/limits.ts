@@ -108,3 +108,35 @@ export function operationCost(
   };
   return costOf(op.selectionSet);
 }
+
+/**
+ * How many fields of an operation each run a database query when resolved (`queryFields`: the
+ * lists and the lookups), aliases and fragment spreads each counted. The cost bounds the rows;
+ * this bounds the queries: a thousand aliased lookups cost a thousand "rows" but queue a thousand
+ * queries on the pool at once, and every other client of the API waits behind them.
+ */
+export function operationQueries(
+  document: DocumentNode, operationName: string | null | undefined, queryFields: ReadonlySet<string>,
+): number {
+  const op = getOperationAST(document, operationName);
+  if (!op) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const memo = new Map<string, number>();
+  const countOf = (set: SelectionSetNode): number => {
+    let total = 0;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.INLINE_FRAGMENT) total += countOf(sel.selectionSet);
+      else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        total += fragmentValue(sel.name.value, memo, (name) => {
+          const def = fragments.get(name);
+          return def ? countOf(def.selectionSet) : 0;
+        });
+      } else if (queryFields.has(sel.name.value)) {
+        total += 1;
+      }
+    }
+    return total;
+  };
+  return countOf(op.selectionSet);
+}

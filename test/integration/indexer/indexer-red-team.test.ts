@@ -107,3 +107,23 @@ test('a query nested deeper than the parser can descend is a 400, not a 500', as
     t.regex(post.body.errors?.[0]?.message ?? '', /^Syntax Error: the query is nested too deeply/);
   }
 });
+
+test('an operation may run at most 20 database queries: a thousand aliased lookups are a 400, not a drained pool', async (t) => {
+  const lookups = (n: number) => `query($i: String!) { ${Array.from({ length: n }, (_, i) => `a${i}: transaction(id: $i) { __typename }`).join(' ')} }`;
+  // 36 kB of query, cost 1000 (under the cost limit): before the limit, a thousand queries queued on
+  // the pool at once, the operation ended in a 503 and every other client waited behind it.
+  const bomb = await graphql<Gql>(app.base, lookups(1000), { i: h('reproven') });
+  t.is(bomb.status, 400);
+  t.like(bomb.body.errors?.[0]?.extensions, { code: 'TOO_MANY_QUERIES', queries: 1000, maxQueries: 20 });
+  t.is(bomb.body.data, undefined);
+  // Lists count too, through fragments and inline fragments; stats, status and __typename do not.
+  const lists = `{ ...L ... on Query { ...L } stats { generatedAt } status { source } __typename }
+fragment L on Query { ${Array.from({ length: 8 }, (_, i) => `d${i}: disputes(limit: 1) { cursor }`).join(' ')} missingClaim: pendingTransactionsMissingClaim(limit: 1) { cursor } x: transactionById(transactionId: "${h('reproven')}") { __typename } t: transaction(id: "${h('reproven')}") { __typename } }`;
+  const over = await graphql<Gql>(app.base, lists);
+  t.is(over.status, 400);
+  t.like(over.body.errors?.[0]?.extensions, { code: 'TOO_MANY_QUERIES', queries: 22 });
+  const atMost = await graphql<Gql>(app.base, lookups(20), { i: h('reproven') });
+  t.is(atMost.status, 200);
+  t.is(Object.keys(atMost.body.data ?? {}).length, 20);
+  t.deepEqual(atMost.body.data?.a19, { __typename: 'CompleteTransaction' });
+});
