@@ -16,6 +16,8 @@ const A = '0xa11ce00000000000000000000000000000000001';
 const B = '0xb0b0000000000000000000000000000000000002';
 const TOKEN = '0xaf88d065e77c8cc2239327c5edb3a432268e5831';
 
+const WAITING: [string, number][] = [['w1', 100], ['w2', 200], ['w3', 300], ['w4', 300], ['w5', 400], ['w6', 500], ['w7', 600], ['w8', 700]];
+
 let pg: TestDatabase;
 let app: Running;
 
@@ -55,6 +57,8 @@ test.before(async () => {
   // proof by A, disputed, then proven again by B: the active proof is B's.
   await insertRows(pg.db, 'BridgeProofProvidedEvents', [proof('reproven', NOW - 3400, A, 0), proof('reproven', NOW - 3000, B, 1)]);
   await insertRows(pg.db, 'BridgeProofDisputedEvents', [dispute('reproven', NOW - 3200)]);
+  // Eight bridges waiting for a relay, two of them in the same second (the tie-breaker decides).
+  await insertRows(pg.db, 'BridgeRequestEvents', WAITING.map(([label, age]) => request(label, NOW - age)));
   app = await serve(indexerApi(pg.db, { now: () => NOW }));
 });
 
@@ -126,4 +130,64 @@ fragment L on Query { ${Array.from({ length: 8 }, (_, i) => `d${i}: disputes(lim
   t.is(atMost.status, 200);
   t.is(Object.keys(atMost.body.data ?? {}).length, 20);
   t.deepEqual(atMost.body.data?.a19, { __typename: 'CompleteTransaction' });
+});
+
+type Item = { Bridge: { transactionId: string } };
+const labelOf = (id: string) => [...WAITING.map(([l]) => l), 'reproven', 'late-new', 'late-old'].find((l) => h(l) === id) ?? id;
+
+test.serial('rows indexed between two pages neither skip nor repeat a row: the newer waits for a new walk, the older comes in order', async (t) => {
+  const path = `${app.base}/api/pending-transactions/missing-relay?limit=3`;
+  const walked: string[] = [];
+  let url = path;
+  let page = 0;
+  for (;;) {
+    const res = await get<Item[]>(url);
+    t.is(res.status, 200);
+    walked.push(...res.body.map((item) => labelOf(item.Bridge.transactionId)));
+    if (page++ === 0) {
+      // A chain that was behind catches up between the client's pages: one request newer than
+      // every row seen, one older than the cursor.
+      await insertRows(pg.db, 'BridgeRequestEvents', [request('late-new', NOW - 50), request('late-old', NOW - 650)]);
+    }
+    const next = res.headers.get('x-next-cursor');
+    if (!next) break;
+    t.is(res.headers.get('link'), `</api/pending-transactions/missing-relay?limit=3&cursor=${next}>; rel="next"`);
+    url = `${path}&cursor=${next}`;
+  }
+  const tie = h('w3') > h('w4') ? ['w3', 'w4'] : ['w4', 'w3'];
+  t.deepEqual(walked, ['w1', 'w2', ...tie, 'w5', 'w6', 'w7', 'late-old', 'w8']);
+  const fresh = await get<Item[]>(`${app.base}/api/pending-transactions/missing-relay?limit=1`);
+  t.deepEqual(fresh.body.map((item) => labelOf(item.Bridge.transactionId)), ['late-new']);
+  await pg.db.none('DELETE FROM "BridgeRequestEvents" WHERE "transactionId" IN ($1, $2)', [h('late-new'), h('late-old')]);
+});
+
+test.serial('SQL in every list parameter and lookup argument is a 400 or a bound value, never SQL', async (t) => {
+  const list = `${app.base}/api/pending-transactions/missing-relay`;
+  const sql = ["1 OR 1=1", "1; DROP TABLE \"BridgeRequestEvents\" --", "1) UNION SELECT 1 --", "'", '1/**/', '0x1'];
+  for (const parameter of ['limit', 'originChainId', 'destChainId', 'since', 'until', 'cursor']) {
+    for (const value of sql) {
+      const res = await get<{ code: string; parameter: string }>(`${list}?${parameter}=${encodeURIComponent(value)}`);
+      t.is(res.status, 400, `${parameter}=${value}`);
+      t.like(res.body, { code: 'INVALID_PARAMETER', parameter });
+    }
+  }
+  // A well-formed cursor carrying SQL in its id is a bound text value: the rows strictly after the
+  // key (NOW-350, that text), i.e. those older than 350 seconds.
+  const forged = Buffer.from(JSON.stringify([NOW - 350, "0x') OR TRUE --"])).toString('base64url');
+  const page = await get<Item[]>(`${list}?cursor=${forged}`);
+  t.is(page.status, 200);
+  t.deepEqual(page.body.map((item) => labelOf(item.Bridge.transactionId)), ['w5', 'w6', 'w7', 'w8']);
+  const lookup = await get(`${app.base}/api/transaction-id/${encodeURIComponent("0x' OR '1'='1")}`);
+  t.is(lookup.status, 400);
+  for (const query of [
+    `{ transaction(id: "${h('w1')}' OR '1'='1") { __typename } }`,
+    `{ pendingTransactionsMissingRelay(cursor: "' OR 1=1 --") { cursor } }`,
+    '{ pendingTransactionsMissingRelay(originChainId: 0) { cursor } }',
+  ]) {
+    const res = await graphql<Gql>(app.base, query);
+    t.is(res.status, 400, query);
+    t.is(res.body.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT');
+  }
+  const count = await pg.db.one<{ n: string }>('SELECT count(*) AS n FROM "BridgeRequestEvents"');
+  t.is(Number(count.n), WAITING.length + 1);
 });
