@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parse, validate } from 'graphql';
-import { depthLimitRule, operationCost, selectionDepth } from '../../../../../lib/indexer/graphql/limits.js';
+import { depthLimitRule, operationCost, operationQueries, selectionDepth } from '../../../../../lib/indexer/graphql/limits.js';
 import { buildIndexerSchema } from '../../../../../lib/indexer/graphql/schema.js';
 
 const schema = buildIndexerSchema();
@@ -59,4 +59,17 @@ test('a fragment cycle ends the walk (the spec rule reports it)', (t) => {
   const query = '{ ...A } fragment A on Query { disputes(limit: 3) { cursor } ...B } fragment B on Query { ...A disputes(limit: 4) { cursor } }';
   t.is(depth(query), 2);
   t.is(operationCost(parse(query), undefined, {}, settings), 7);
+});
+
+test('queries: one per list or lookup field, aliases, fragments and inline fragments counted; other fields free', (t) => {
+  const fields = new Set(['disputes', 'transaction']);
+  const queries = (q: string, name?: string) => operationQueries(parse(q), name, fields);
+  t.is(queries('{ disputes { cursor } stats { generatedAt } __typename }'), 1);
+  t.is(queries('{ a: disputes { cursor } b: disputes { cursor } t: transaction(id: "x") { __typename } }'), 3);
+  t.is(queries('{ ...f ... on Query { ...f } } fragment f on Query { disputes { cursor } transaction(id: "x") { __typename } }'), 4);
+  t.is(queries('query A { disputes { cursor } } query B { a: disputes { cursor } b: disputes { cursor } }', 'B'), 2);
+  const frags: string[] = [];
+  for (let i = 0; i < 60; i++) frags.push(`fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
+  frags.push('fragment F60 on Query { disputes { cursor } }');
+  t.is(queries(`{ ...F0 }\n${frags.join('\n')}`), 2 ** 60);
 });
