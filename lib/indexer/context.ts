@@ -32,6 +32,8 @@ export interface IndexerApiOptions {
   graphqlMaxDepth?: number;
   /** Most rows one GraphQL operation may ask for: the sum of its list fields' limits (default 5 × maxLimit). */
   graphqlMaxCost?: number;
+  /** Most fields of one GraphQL operation that each run a database query: lists and lookups (default 20). */
+  graphqlMaxQueries?: number;
   /** /api/stats and /api/status are recomputed at most this often, seconds (default 10; 0: every request). */
   statsMaxAgeSeconds?: number;
   /** Schema the Ponder tables are in (config `indexer.schema`); default: the search path. */
@@ -48,6 +50,7 @@ export interface ApiContext {
   graphiql: boolean;
   graphqlMaxDepth: number;
   graphqlMaxCost: number;
+  graphqlMaxQueries: number;
   /** The tables' layout, detected from the catalog and cached (layout.ts). */
   layouts: LayoutSource;
   queryContext(): QueryContext;
@@ -92,6 +95,7 @@ export function createApiContext(db: IndexerDb, options: IndexerApiOptions = {})
     graphiql: options.graphiql ?? true,
     graphqlMaxDepth: options.graphqlMaxDepth ?? 6,
     graphqlMaxCost: options.graphqlMaxCost ?? 5 * maxLimit,
+    graphqlMaxQueries: options.graphqlMaxQueries ?? 20,
     queryContext,
   };
 }

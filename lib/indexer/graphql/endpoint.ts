@@ -14,15 +14,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { graphqlHTTP } from 'express-graphql';
 import {
-  GraphQLError, execute, getOperationAST, getVariableValues,
-  type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError,
+  GraphQLError, execute, getOperationAST, getVariableValues, parse,
+  type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLFormattedError, type Source,
 } from 'graphql';
 import { LIST_ROUTES } from '../catalog.js';
 import type { ApiContext } from '../context.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { redactCredentials } from '../../upstream/redact.js';
 import { IndexerError, InvalidParameterError } from '../../errors.js';
-import { depthLimitRule, operationCost } from './limits.js';
+import { depthLimitRule, operationCost, operationQueries } from './limits.js';
 import { buildIndexerSchema } from './schema.js';
 import { parseListParams, parseTransactionKey, type ListParameter, type RawValue } from '../read/params.js';
 import { findTransaction, runList } from '../read/queries.js';
@@ -108,8 +108,25 @@ function formatError(ctx: ApiContext) {
   };
 }
 
+/**
+ * graphql's parser descends once per nesting level (selections, lists, objects): a query nested a
+ * few thousand levels deep, which fits in any body, overflows the stack with a RangeError that
+ * express-graphql would pass on as an unexpected error (a 500). It is the client's: a 400.
+ */
+function parseQuery(source: Source): DocumentNode {
+  try {
+    return parse(source);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    throw new GraphQLError('Syntax Error: the query is nested too deeply to be read', {
+      source, positions: [0], extensions: { code: 'QUERY_TOO_DEEP' },
+    });
+  }
+}
+
 function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
   const listFields = new Set(LIST_ROUTES.map((r) => r.graphqlField));
+  const queryFields = new Set([...listFields, 'transaction', 'transactionById']);
   return async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const op = getOperationAST(args.document, args.operationName);
     const coerced = op
@@ -124,6 +141,13 @@ function executeWithLimits(ctx: ApiContext, response: ServerResponse) {
           { extensions: { code: 'QUERY_TOO_COSTLY', cost, maxCost: ctx.graphqlMaxCost } },
         );
       }
+    }
+    const queries = operationQueries(args.document, args.operationName, queryFields);
+    if (queries > ctx.graphqlMaxQueries) {
+      throw new GraphQLError(
+        `The operation runs ${queries} database queries, more than the maximum of ${ctx.graphqlMaxQueries} (one per list or transaction lookup field, aliases included)`,
+        { extensions: { code: 'TOO_MANY_QUERIES', queries, maxQueries: ctx.graphqlMaxQueries } },
+      );
     }
     const result = await execute(args);
     const errors = result.errors ?? [];
@@ -150,6 +174,7 @@ export function graphqlHandler(ctx: ApiContext): (req: IncomingMessage, res: Ser
     rootValue: root,
     graphiql: ctx.graphiql ? { defaultQuery: DEFAULT_QUERY, headerEditorEnabled: true } : false,
     validationRules,
+    customParseFn: parseQuery,
     customFormatErrorFn,
     customExecuteFn: executeWithLimits(ctx, response),
     pretty: ctx.dev,

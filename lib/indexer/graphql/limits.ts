@@ -12,23 +12,43 @@ import {
 
 type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
 
-/** Depth of a selection set: a field with sub-selections is one level deeper than its parent. */
-export function selectionDepth(set: SelectionSetNode, fragment: FragmentLookup, seen: ReadonlySet<string> = new Set()): number {
+/**
+ * Depth of a selection set: a field with sub-selections is one level deeper than its parent.
+ * A fragment's depth does not depend on where it is spread, so each is computed once (`memo`):
+ * fragments that each spread the next twice would otherwise cost 2^n walks, and a few hundred
+ * bytes of query could hold the event loop for hours before any validation error is reported.
+ */
+export function selectionDepth(
+  set: SelectionSetNode, fragment: FragmentLookup, memo: Map<string, number> = new Map(),
+): number {
   let max = 0;
   for (const sel of set.selections) {
     if (sel.kind === Kind.FIELD) {
       if (sel.name.value.startsWith('__')) continue;
-      max = Math.max(max, 1 + (sel.selectionSet ? selectionDepth(sel.selectionSet, fragment, seen) : 0));
+      max = Math.max(max, 1 + (sel.selectionSet ? selectionDepth(sel.selectionSet, fragment, memo) : 0));
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      max = Math.max(max, selectionDepth(sel.selectionSet, fragment, seen));
+      max = Math.max(max, selectionDepth(sel.selectionSet, fragment, memo));
     } else {
-      const name = sel.name.value;
-      const def = fragment(name);
-      // A fragment cycle is reported by the spec's NoFragmentCycles rule; just stop here.
-      if (def && !seen.has(name)) max = Math.max(max, selectionDepth(def.selectionSet, fragment, new Set([...seen, name])));
+      max = Math.max(max, fragmentValue(sel.name.value, memo, (name) => {
+        const def = fragment(name);
+        return def ? selectionDepth(def.selectionSet, fragment, memo) : 0;
+      }));
     }
   }
   return max;
+}
+
+/**
+ * The value of a named fragment, computed once per operation. A fragment met again while its own
+ * value is being computed (a cycle, which the spec's NoFragmentCycles rule reports) counts 0.
+ */
+function fragmentValue(name: string, memo: Map<string, number>, compute: (name: string) => number): number {
+  const known = memo.get(name);
+  if (known !== undefined) return known;
+  memo.set(name, 0);
+  const value = compute(name);
+  memo.set(name, value);
+  return value;
 }
 
 export function depthLimitRule(maxDepth: number): (context: ValidationContext) => ASTVisitor {
@@ -63,13 +83,18 @@ export function operationCost(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
 
-  const costOf = (set: SelectionSetNode, seen: ReadonlySet<string>): number => {
+  // Each fragment's cost is computed once (see selectionDepth): repeated spreads add it again
+  // without walking it again.
+  const memo = new Map<string, number>();
+  const costOf = (set: SelectionSetNode): number => {
     let total = 0;
     for (const sel of set.selections) {
-      if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, seen);
+      if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet);
       else if (sel.kind === Kind.FRAGMENT_SPREAD) {
-        const def = fragments.get(sel.name.value);
-        if (def && !seen.has(def.name.value)) total += costOf(def.selectionSet, new Set([...seen, def.name.value]));
+        total += fragmentValue(sel.name.value, memo, (name) => {
+          const def = fragments.get(name);
+          return def ? costOf(def.selectionSet) : 0;
+        });
       } else if (settings.listFields.has(sel.name.value)) {
         const arg = sel.arguments?.find((a) => a.name.value === 'limit');
         const value = arg ? valueFromAST(arg.value, GraphQLInt, variables) : undefined;
@@ -81,5 +106,37 @@ export function operationCost(
     }
     return total;
   };
-  return costOf(op.selectionSet, new Set());
+  return costOf(op.selectionSet);
+}
+
+/**
+ * How many fields of an operation each run a database query when resolved (`queryFields`: the
+ * lists and the lookups), aliases and fragment spreads each counted. The cost bounds the rows;
+ * this bounds the queries: a thousand aliased lookups cost a thousand "rows" but queue a thousand
+ * queries on the pool at once, and every other client of the API waits behind them.
+ */
+export function operationQueries(
+  document: DocumentNode, operationName: string | null | undefined, queryFields: ReadonlySet<string>,
+): number {
+  const op = getOperationAST(document, operationName);
+  if (!op) return 0;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  const memo = new Map<string, number>();
+  const countOf = (set: SelectionSetNode): number => {
+    let total = 0;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.INLINE_FRAGMENT) total += countOf(sel.selectionSet);
+      else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        total += fragmentValue(sel.name.value, memo, (name) => {
+          const def = fragments.get(name);
+          return def ? countOf(def.selectionSet) : 0;
+        });
+      } else if (queryFields.has(sel.name.value)) {
+        total += 1;
+      }
+    }
+    return total;
+  };
+  return countOf(op.selectionSet);
 }

@@ -246,6 +246,9 @@ export const invalidRelays = (db: IndexerDb, f: ListFilter, ctx: QueryContext) =
  * One bridge by transactionId or by the hash of the origin transaction that requested it, with
  * every phase (proofs even if disputed; only a dispute with no later proof). When several requests
  * share an origin transaction hash, an exact transactionId match wins, then the newest request.
+ * A phase with several rows (proven, disputed, proven again) shows its latest, by block number:
+ * the joins yield one row per combination, and without this order PostgreSQL may return any of
+ * them, e.g. the disputed first proof next to no dispute (its dispute has a later proof).
  */
 export async function findTransaction(db: IndexerDb, key: string, layouts?: LayoutSource): Promise<TransactionDetail | null> {
   const result = await withLayout(layouts, (layout) => rows<Row>(db, transactionStatement(key, layout)));
@@ -266,6 +269,8 @@ LEFT JOIN "BridgeDepositClaimedEvents" c ON c."transactionId" = r."transactionId
 LEFT JOIN "BridgeDepositRefundedEvents" f ON f."transactionId" = r."transactionId"
 LEFT JOIN "BridgeProofDisputedEvents" d ON d."transactionId" = r."transactionId" AND ${DISPUTE_ACTIVE}
 WHERE r."transactionId" = ${k} OR r."transactionHash" = ${k}
-ORDER BY (r."transactionId" = ${k}) DESC, r."blockTimestamp" DESC, r."transactionId" DESC
+ORDER BY (r."transactionId" = ${k}) DESC, r."blockTimestamp" DESC, r."transactionId" DESC,
+  p."blockNumber" DESC NULLS LAST, d."blockNumber" DESC NULLS LAST, l."blockNumber" DESC NULLS LAST,
+  c."blockNumber" DESC NULLS LAST, f."blockNumber" DESC NULLS LAST
 LIMIT 1`, layout));
 }

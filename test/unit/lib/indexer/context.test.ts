@@ -25,6 +25,7 @@ test('defaults and per-request clock', (t) => {
   t.true(ctx.dev);
   t.deepEqual(ctx.limits, { defaultLimit: 50, maxLimit: 50 });
   t.is(ctx.graphqlMaxCost, 250);
+  t.is(ctx.graphqlMaxQueries, 20);
   t.like(ctx.queryContext(), { now: 100, missingRelayWindowSeconds: 604800, invalidRelayWindowSeconds: 1209600 });
   now = 200;
   t.is(ctx.queryContext().now, 200);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { parse, validate } from 'graphql';
-import { depthLimitRule, operationCost, selectionDepth } from '../../../../../lib/indexer/graphql/limits.js';
+import { depthLimitRule, operationCost, operationQueries, selectionDepth } from '../../../../../lib/indexer/graphql/limits.js';
 import { buildIndexerSchema } from '../../../../../lib/indexer/graphql/schema.js';
 
 const schema = buildIndexerSchema();
@@ -42,4 +42,34 @@ test('cost is the sum of list limits (defaults, literals, variables) plus one pe
   t.is(cost('{ transaction(id: "x") { Bridge { transactionId } } __typename }'), 1);
   t.is(cost('query A { disputes(limit: 1) { cursor } } query B { disputes(limit: 9) { cursor } }', {}, 'B'), 9);
   t.is(cost('query A { disputes { cursor } } query B { disputes { cursor } }'), 0, 'ambiguous operation: execution reports it');
+});
+
+test('a fragment spread many times is walked once: depth and cost of a 2^60-field operation come at once', (t) => {
+  const frags: string[] = [];
+  for (let i = 0; i < 60; i++) frags.push(`fragment F${i} on Query { ...F${i + 1} ... on Query { ...F${i + 1} } }`);
+  frags.push('fragment F60 on Query { disputes(limit: 2) { Bridge { transactionId } } }');
+  const query = `{ ...F0 }\n${frags.join('\n')}`;
+  t.is(depth(query), 3);
+  t.is(operationCost(parse(query), undefined, {}, settings), 2 * 2 ** 60);
+  t.deepEqual(validate(schema, parse(query), [depthLimitRule(3)]), []);
+  t.is(validate(schema, parse(query), [depthLimitRule(2)])[0]?.extensions.code, 'QUERY_TOO_DEEP');
+});
+
+test('a fragment cycle ends the walk (the spec rule reports it)', (t) => {
+  const query = '{ ...A } fragment A on Query { disputes(limit: 3) { cursor } ...B } fragment B on Query { ...A disputes(limit: 4) { cursor } }';
+  t.is(depth(query), 2);
+  t.is(operationCost(parse(query), undefined, {}, settings), 7);
+});
+
+test('queries: one per list or lookup field, aliases, fragments and inline fragments counted; other fields free', (t) => {
+  const fields = new Set(['disputes', 'transaction']);
+  const queries = (q: string, name?: string) => operationQueries(parse(q), name, fields);
+  t.is(queries('{ disputes { cursor } stats { generatedAt } __typename }'), 1);
+  t.is(queries('{ a: disputes { cursor } b: disputes { cursor } t: transaction(id: "x") { __typename } }'), 3);
+  t.is(queries('{ ...f ... on Query { ...f } } fragment f on Query { disputes { cursor } transaction(id: "x") { __typename } }'), 4);
+  t.is(queries('query A { disputes { cursor } } query B { a: disputes { cursor } b: disputes { cursor } }', 'B'), 2);
+  const frags: string[] = [];
+  for (let i = 0; i < 60; i++) frags.push(`fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`);
+  frags.push('fragment F60 on Query { disputes { cursor } }');
+  t.is(queries(`{ ...F0 }\n${frags.join('\n')}`), 2 ** 60);
 });
