@@ -109,19 +109,82 @@ function formatError(ctx: ApiContext) {
 }
 
 /**
- * graphql's parser descends once per nesting level (selections, lists, objects): a query nested a
- * few thousand levels deep, which fits in any body, overflows the stack with a RangeError that
- * express-graphql would pass on as an unexpected error (a 500). It is the client's: a 400.
+ * Tokens a query may hold (graphql's `maxTokens`): the introspection query GraphiQL sends holds
+ * a few hundred, a full dashboard a couple of thousand. Reading and validating a query costs the
+ * event loop in proportion to its tokens (a 100 kB body of one field repeated held it for hundreds
+ * of ms); past the bound the parser stops at once: a 400 `QUERY_TOO_LARGE`.
+ */
+export const maxQueryTokens = 5_000;
+
+/**
+ * Brackets (`{`, `[`, `(`) a query may nest before it is parsed: far above any query the depth
+ * rule lets run (6 levels of selections, a few of arguments), far below what overflows graphql's
+ * recursive parser (a couple of thousand).
+ */
+export const maxQueryNesting = 100;
+
+/**
+ * The query's document: a query nested deeper than `maxQueryNesting` (graphql's parser descends
+ * once per level and would overflow the stack with a RangeError, which express-graphql passes on
+ * as a 500) is a 400 `QUERY_TOO_DEEP`, a query of more than `maxQueryTokens` a 400
+ * `QUERY_TOO_LARGE`: the client's, before the parser runs far.
  */
 function parseQuery(source: Source): DocumentNode {
-  try {
-    return parse(source);
-  } catch (err) {
-    if (!(err instanceof RangeError)) throw err;
-    throw new GraphQLError('Syntax Error: the query is nested too deeply to be read', {
-      source, positions: [0], extensions: { code: 'QUERY_TOO_DEEP' },
+  const tooDeep = () =>
+    new GraphQLError(`Syntax Error: the query is nested too deeply to be read (more than ${maxQueryNesting} brackets)`, {
+      source, positions: [0], extensions: { code: 'QUERY_TOO_DEEP', maxNesting: maxQueryNesting },
     });
+  if (nestsDeeperThan(source.body, maxQueryNesting)) throw tooDeep();
+  try {
+    return parse(source, { maxTokens: maxQueryTokens });
+  } catch (err) {
+    // (a stack smaller than the bound assumes: still the client's)
+    if (err instanceof RangeError) throw tooDeep();
+    if (err instanceof GraphQLError && /contains more th\w+ \d+ tokens/.test(err.message)) {
+      throw new GraphQLError(`Syntax Error: the query holds more than ${maxQueryTokens} tokens`, {
+        source, positions: [0], extensions: { code: 'QUERY_TOO_LARGE', maxTokens: maxQueryTokens },
+      });
+    }
+    throw err;
   }
+}
+
+/**
+ * Whether `text` nests `{`, `[` and `(` deeper than `limit`, outside strings ("…" with escapes,
+ * """…""" block strings) and comments (# to the end of the line), as GraphQL's lexer reads them.
+ * Unbalanced brackets are left to the parser.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b || c === 0x28) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d || c === 0x29) {
+      if (depth > 0) depth -= 1;
+    } else if (c === 0x23) {
+      while (i + 1 < text.length && text.charCodeAt(i + 1) !== 0x0a && text.charCodeAt(i + 1) !== 0x0d) i++;
+    } else if (c === 0x22) {
+      if (text.startsWith('""', i + 1)) {
+        // a block string ends at the next """ not escaped as \"""
+        let end = i + 3;
+        for (;;) {
+          end = text.indexOf('"""', end);
+          if (end < 0) return false; // unterminated: the parser's error
+          if (text[end - 1] === '\\') end += 3;
+          else break;
+        }
+        i = end + 2;
+      } else {
+        for (i += 1; i < text.length; i++) {
+          const d = text.charCodeAt(i);
+          if (d === 0x5c) i += 1;
+          else if (d === 0x22 || d === 0x0a || d === 0x0d) break;
+        }
+      }
+    }
+  }
+  return false;
 }
 
 function executeWithLimits(ctx: ApiContext, response: ServerResponse) {

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import test from 'ava';
 import { createApiContext, type IndexerApiOptions } from '../../../../../lib/indexer/context.js';
 import type { IndexerDb } from '../../../../../lib/indexer/db/pool.js';
-import { graphqlHandler } from '../../../../../lib/indexer/graphql/endpoint.js';
+import { graphqlHandler, maxQueryNesting, maxQueryTokens, nestsDeeperThan } from '../../../../../lib/indexer/graphql/endpoint.js';
 import { send } from '../../../../support/gateway.js';
 import { serveHandler } from '../../../../support/stage.js';
 
@@ -42,6 +42,39 @@ test.serial('should refuse a query nested deeper than graphqlMaxDepth', async (t
   t.is(deep.status, 400);
   t.regex(JSON.stringify(deep.body.errors), /depth/i);
   t.is(reached, 0);
+});
+
+test.serial('should refuse a query of more tokens than the bound before reading it further, and take one just within it', async (t) => {
+  // 4 tokens per repetition (`a: __typename` is 3, plus the braces once): one repetition over the bound is refused
+  const query = (fields: number) => `{ ${Array.from({ length: fields }, (_, i) => `f${i}: __typename`).join(' ')} }`;
+  const over = await post(query(Math.ceil(maxQueryTokens / 3)));
+  t.is(over.status, 400);
+  t.is(over.body.errors[0].extensions.code, 'QUERY_TOO_LARGE');
+  t.is(over.body.errors[0].extensions.maxTokens, maxQueryTokens);
+  t.regex(over.body.errors[0].message, /more than 5000 tokens/);
+  // Within the bound, the query is read and validated (and answered: __typename needs no database).
+  const within = await post(query(Math.floor((maxQueryTokens - 3) / 3)));
+  t.is(within.status, 200, JSON.stringify(within.body).slice(0, 300));
+  t.is(within.body.data.f0, 'Query');
+  t.is(reached, 0);
+});
+
+test.serial('should refuse a query nesting brackets deeper than the bound as QUERY_TOO_DEEP, strings and comments aside', async (t) => {
+  const deep = await post(`{ transaction(id: ${'{a: '.repeat(maxQueryNesting)}1${'}'.repeat(maxQueryNesting)}) { __typename } }`);
+  t.is(deep.status, 400);
+  t.is(deep.body.errors[0].extensions.code, 'QUERY_TOO_DEEP');
+  t.is(reached, 0);
+});
+
+test('nestsDeeperThan: counts {, [ and ( outside strings, block strings and comments', (t) => {
+  t.false(nestsDeeperThan('{ a { b } }', 2));
+  t.true(nestsDeeperThan('{ a { b(x: [1]) } }', 3));
+  t.false(nestsDeeperThan('{ a(x: "{{{{[[[[((((") }', 2));
+  t.false(nestsDeeperThan('{ a(x: "\\"{{{{") }', 2), 'an escaped quote does not end the string');
+  t.false(nestsDeeperThan('{ a(x: """ {{{{ \\""" {{{{ """) }', 2), 'an escaped triple quote does not end the block string');
+  t.false(nestsDeeperThan('{ a # {{{{{{\n }', 1));
+  t.true(nestsDeeperThan('{ a # {{{{{{\n { { } } }', 2), 'a comment ends at its line');
+  t.true(nestsDeeperThan('{ a(x: "") { b { c } } }', 2), 'an empty string ends');
 });
 
 test.serial('should refuse another method than GET and POST', async (t) => {
