@@ -6,8 +6,9 @@
  * answers chosen requests with another HTTP status (a 429 with Retry-After).
  * Each fake counts the calls it received, so tests can assert how many upstreams were asked.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 
 export type Profile = 'honest' | 'pretty' | 'reordered' | 'extras' | 'liar' | 'error500' | 'hang';
@@ -243,13 +244,39 @@ export async function startFakeWsUpstream(options: FakeOptions = {}): Promise<Fa
   return fake;
 }
 
-/** A URL where nothing listens (a port that was free a moment ago). */
+/** The lowest port the system hands out to a listen on port 0 (Linux: ip_local_port_range; elsewhere, 1024 is below any default range). */
+function lowestEphemeralPort(): number {
+  try {
+    return Math.min(1024, Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]));
+  } catch {
+    return 1024;
+  }
+}
+
+/** Whether a connection to 127.0.0.1:`port` is refused (not accepted, and not left unanswered a second). */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.setTimeout(1_000, () => (socket.destroy(), resolve(false)));
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+let nextDeadPort = 1;
+
+/**
+ * A URL where nothing listens, another on each call: a port below those the system hands out to
+ * a listen on port 0, found refusing connections. No test server can take it later, as one could
+ * take a port freed a moment ago: under load, with other tests' servers listening on port 0 in
+ * the window before the gateway connected, the "dead" upstream answered.
+ */
 export async function deadUrl(): Promise<string> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/`;
+  for (const below = lowestEphemeralPort(); nextDeadPort < below; ) {
+    const port = nextDeadPort++;
+    if (await refuses(port)) return `http://127.0.0.1:${port}/`;
+  }
+  throw new Error('no port below the ephemeral range refuses connections');
 }
 
 /**

@@ -10,6 +10,8 @@
  * does not use, and stops borrowing as soon as another upstream waits for a socket; the sockets
  * its borrowed calls leave idle are closed once cold (sockets.ts), so that the cap may lend
  * their room to another upstream, but not while its calls are refused lent room (`refused`).
+ * An upstream refused room is woken by its own calls' ends, and by the cap when another upstream
+ * frees room (its lent calls end, its sockets close or are swept: `wantRoom`, `resume`).
  */
 
 /** What a call needs to wait in the queue. */
@@ -31,6 +33,8 @@ export interface Lender {
   lend(): boolean;
   /** A call admitted on lent room ended. */
   giveBack(): void;
+  /** One of the upstream's calls was refused room: `resume` it when another upstream frees some. */
+  wantRoom(admission: { readonly refused: number; resume(): void }): void;
 }
 
 export class Admission<C extends Admitted> {
@@ -87,6 +91,7 @@ export class Admission<C extends Admitted> {
         return true;
       }
       this.refused = this.lender.round;
+      this.lender.wantRoom(this);
     }
     return false;
   }
@@ -111,6 +116,11 @@ export class Admission<C extends Admitted> {
     this.active -= 1;
     if (call.borrowed) this.lender!.giveBack();
     else this.inShare -= 1;
+    this.resume();
+  }
+
+  /** Starts the oldest waiting calls while they may go (room given back, or freed by another upstream). */
+  resume(): void {
     if (this.closed) return; // close() fails the waiting calls next
     for (let next = this.waitHead; next !== undefined && this.take(next); next = this.waitHead) {
       this.unqueue(next);

@@ -13,7 +13,9 @@
  *
  * Each upstream has a share of the cap (registry.ts shareOfCap), guaranteed to it; a call above
  * its share is admitted only on room the pool lends (`lend`, admission.ts), counted until the call
- * ends. Sockets above their upstream's share (an agent's beyond it, the connections of an undici
+ * ends. An upstream whose call was refused that room is noted (`wantRoom`): room freed by another
+ * upstream (a loan given back, a socket closed, a reservation ended, the sweep below) is offered
+ * to it at once (`offerRoom`), on either client, rather than when one of its own calls ends. Sockets above their upstream's share (an agent's beyond it, the connections of an undici
  * pool of calls above the share) are reclaimed first; a waiter above its share reclaims only
  * those, and a waiter within its share, while some are open but busy, waits for one of them to be
  * idle rather than close a socket of an upstream within its share (which would then take
@@ -86,6 +88,8 @@ export interface SocketWaiter {
 export interface Borrower {
   /** The last round (`SocketPool.round`) in which one of its calls was refused lent room (it waits for it). */
   readonly refused: number;
+  /** Starts its waiting calls that may go now (room was freed). */
+  resume(): void;
 }
 
 /** One agent's part of the pool: its sockets open and idle, and its share of the cap. */
@@ -230,6 +234,18 @@ export class SocketPool {
     this.sweepTimer = undefined;
     this.sweep();
   };
+  /**
+   * The upstreams one of whose calls was refused lent room since room was last offered, in the
+   * order they were refused: offered room (`offerRoom`) when some is freed (a loan given back, a
+   * socket closed, a reservation ended, the sweep). Their own calls' ends start them too; room
+   * another upstream frees would otherwise wait for one of those.
+   */
+  private readonly wanting = new Set<Borrower>();
+  private offerScheduled = false;
+  private readonly offerSoon = () => {
+    this.offerScheduled = false;
+    this.offerRoom();
+  };
 
   constructor(cap = defaultUpstreamSockets, borrowedIdleMs = defaultBorrowedIdleMs) {
     this.cap = cap > 0 ? cap : Infinity;
@@ -271,6 +287,7 @@ export class SocketPool {
           this.open -= 1;
           this.slotClosed(slot);
           this.wakeOnNextTick();
+          this.roomFreed();
         }
         return false;
       }
@@ -350,6 +367,7 @@ export class SocketPool {
   private closeAll(slot: ConnectionSlot): void {
     slot.closeWhenIdle = false;
     for (const socket of slot.sockets) this.closeConnection(socket as CountedConnection, slot);
+    this.roomFreed();
   }
 
   /**
@@ -369,9 +387,39 @@ export class SocketPool {
     return false;
   }
 
-  /** A call on lent room ended. */
+  /**
+   * A call on lent room ended. Its own upstream's waiting calls take the room first (admission.ts
+   * release, in this turn); what they leave is offered to the others on the next tick.
+   */
   giveBack(): void {
     this.borrowed -= 1;
+    this.roomFreed();
+  }
+
+  /** One of `borrower`'s calls was refused lent room: it is offered room when some is freed. */
+  wantRoom(borrower: Borrower): void {
+    this.wanting.add(borrower);
+  }
+
+  /** Room was freed under the cap: offered, on the next tick, to the upstreams refused lent room. */
+  private roomFreed(): void {
+    if (this.wanting.size > 0 && !this.offerScheduled) {
+      this.offerScheduled = true;
+      process.nextTick(this.offerSoon);
+    }
+  }
+
+  /**
+   * Offers the room there is to lend to the upstreams refused lent room, first refused first,
+   * after the calls waiting for a socket (nothing is lent while one waits). An upstream refused
+   * again is noted anew, last (`wantRoom`): when room runs out, the next has its turn first.
+   */
+  private offerRoom(): void {
+    for (const borrower of this.wanting) {
+      if (this.head !== undefined || this.open + this.pending + this.borrowed >= this.cap) return;
+      this.wanting.delete(borrower);
+      borrower.resume();
+    }
   }
 
   /** Fails the connects of `slot` held in the queue (undici fails the requests bound to them, already ended here). */
@@ -474,6 +522,7 @@ export class SocketPool {
     w.reserved = false;
     this.pending -= 1;
     if (this.head !== undefined) this.wake();
+    this.roomFreed();
   }
 
   /** A counted socket closed (an undici connection: no socket or slot given). */
@@ -482,6 +531,7 @@ export class SocketPool {
     if (slot !== undefined) this.slotClosed(slot);
     if (socket !== undefined && this.idle.delete(socket)) slot!.idle -= 1;
     if (this.head !== undefined) this.wake();
+    this.roomFreed();
   }
 
   /**
@@ -566,6 +616,7 @@ export class SocketPool {
     }
     if (again) this.sweepLater();
     if (this.head !== undefined) this.wake();
+    this.offerRoom();
   }
 
   /** One socket of an agent is no longer counted. */

@@ -32,7 +32,9 @@
  * call's timeout) that call fails as `unchecked`: our side's failure, not charged to the
  * upstream; the thread is replaced for the next answer. A call aborted while its answer waits or
  * is being judged resolves at once (its verdict is dropped when it comes). A thread that cannot
- * start at all leaves answers to the main thread. The idle thread does not keep the process alive;
+ * start at all (its constructor throws, or it fails before it says it is ready) leaves answers to
+ * the main thread, the one it was started for included: a new thread is handed an answer's bytes
+ * only once it is ready, so they are still here when it fails. The idle thread does not keep the process alive;
  * holdOffThread() is taken by each registry and the thread ends when the last one is released
  * (registry.close()).
  */
@@ -224,6 +226,13 @@ let nextId = 1;
 let holders = 0;
 /** The thread could not start: answers are judged in the main thread. */
 let broken = false;
+/**
+ * Whether the thread said it is ready (its module loaded). Until then the running job is not
+ * posted (`unsent`): its bytes stay here, so that if the thread fails to start, the job is judged
+ * in the main thread instead of failing with bytes already handed to a thread that never ran.
+ */
+let ready = false;
+let unsent: Job | undefined;
 
 /** Whether answers of this size are judged in the thread. */
 export const judgedOffThread = (bytes: number): boolean => bytes >= offThreadFrom && !broken;
@@ -234,6 +243,13 @@ function spawn(): Worker {
   w.on('message', (reply: Reply | 'ready') => {
     if (reply === 'ready') {
       online = true;
+      if (w !== worker) return;
+      ready = true;
+      const job = unsent;
+      unsent = undefined;
+      if (job === undefined || running?.job !== job) return;
+      if (job.settled) endRunning(); // aborted while the thread started
+      else send(job);
       return;
     }
     if (w !== worker || running?.job.task.id !== reply.id) return;
@@ -249,8 +265,15 @@ function spawn(): Worker {
   const lost = (why: string) => {
     if (w !== worker) return;
     worker = undefined;
-    if (!online) broken = true;
-    failRunning(why);
+    ready = false;
+    unsent = undefined;
+    if (!online) {
+      // It never started: nothing was handed to it. The running job, being compared or waiting
+      // for the thread to be ready, still holds its bytes: judged in the main thread, as are the
+      // jobs waiting and every answer from now on.
+      broken = true;
+      leaveRunning();
+    } else failRunning(why);
     next();
   };
   w.on('error', (err: Error & { code?: string }) =>
@@ -259,6 +282,16 @@ function spawn(): Worker {
   w.on('exit', () => lost('the checking thread stopped'));
   w.unref();
   return w;
+}
+
+/** The running job, its bytes never sent to the thread, is left to the main thread. */
+function leaveRunning(): void {
+  if (!running) return;
+  const { job, timer } = running;
+  running = undefined;
+  clearTimeout(timer);
+  job.signal.removeEventListener('abort', job.onAbort);
+  job.settle(undefined, undefined);
 }
 
 function failRunning(why: string): void {
@@ -286,6 +319,7 @@ function next(): void {
   }
   if (!worker) {
     try {
+      ready = false;
       worker = spawn();
     } catch {
       // No thread to be had here (its file or loader missing): the main thread judges, as before.
@@ -299,6 +333,7 @@ function next(): void {
     // Stuck (or far too slow): the thread is replaced, this answer is not judged.
     const w = worker;
     worker = undefined;
+    unsent = undefined;
     failRunning(`not judged within ${job.timeoutMs} ms`);
     void w?.terminate();
     next();
@@ -312,13 +347,20 @@ function next(): void {
   else post(job, undefined);
 }
 
-/** Sends the running job to the thread: to be judged, or (`known`) only checked for its upstream's key. */
+/**
+ * Sends the running job to the thread: to be judged, or (`known`) only checked for its upstream's
+ * key; once the thread is ready (its 'ready' sends it).
+ */
 function post(job: Job, known: Judgement | undefined): void {
   job.compared = noVerdicts;
-  if (known !== undefined) {
-    job.task.known = known;
-    offThreadCounts.same++;
-  } else offThreadCounts.judged++;
+  if (known !== undefined) job.task.known = known;
+  if (ready) send(job);
+  else unsent = job;
+}
+
+function send(job: Job): void {
+  if (job.task.known !== undefined) offThreadCounts.same++;
+  else offThreadCounts.judged++;
   job.body = empty; // its bytes go to the thread
   worker!.postMessage(job.task, [job.task.bytes]);
 }
@@ -418,6 +460,8 @@ export function closeOffThread(): void {
     job.settle(unchecked('the checking thread was closed'), undefined);
   }
   broken = false;
+  ready = false;
+  unsent = undefined;
   verdicts.length = 0;
   void w?.terminate();
 }

@@ -4,16 +4,20 @@
  * back when the others need their shares or once it has gone cold (its borrowed connections idle:
  * closed, so that another upstream may borrow the room), and under sustained load on every
  * upstream, or on two borrowing at once, the connections opened stay bounded (no connection per
- * call). Fake upstreams, each its own HTTP server on port 0 that holds every call 100–200 ms (one
- * test: 400–500 ms) and
+ * call); calls waiting for lent room go as soon as another upstream frees room, none of their
+ * own upstream's calls ending. Fake upstreams, each its own HTTP server on port 0 that holds every
+ * call 100–200 ms (one test: 400–500 ms; the lent-room tests: until the test lets it answer) and
  * counts the calls it holds and the connections open on its side; the calls go straight to the
- * registry's transports.
+ * registry's transports (the last test: to transports of both clients under one cap).
  */
 import test, { type ExecutionContext } from 'ava';
 import { ConnectionCount, countingServer } from '../../support/counting-server.js';
 import { createRegistry, shareOfCap, type Registry } from '../../../lib/upstream/registry.js';
-import type { UpstreamRequest } from '../../../lib/upstream/transport/contract.js';
+import type { Transport, UpstreamRequest } from '../../../lib/upstream/transport/contract.js';
 import { makeConfig } from '../../support/gateway.js';
+import { SocketPool } from '../../../lib/upstream/transport/sockets.js';
+import { createHttpTransport } from '../../../lib/upstream/transport/http.js';
+import { createUndiciTransport } from '../../../lib/upstream/transport/undici.js';
 
 interface Fake {
   url: string;
@@ -244,3 +248,133 @@ for (const client of ['node', 'undici'] as const) {
     t.is(r.sockets!.borrowed, 0, 'all lent room given back');
   });
 }
+
+/** A fake upstream that holds every call until `open()`: none of its calls ends before. */
+interface Gated {
+  url: string;
+  /** Calls held now. */
+  held: number;
+  answered: number;
+  connections: ConnectionCount;
+  /** Answers the calls held, and every later one at once. */
+  open(): void;
+}
+
+async function gated(t: ExecutionContext, all: ConnectionCount): Promise<Gated> {
+  let waiting: (() => void)[] | undefined = [];
+  const fake: Gated = {
+    url: '',
+    held: 0,
+    answered: 0,
+    connections: new ConnectionCount(),
+    open: () => {
+      const list = waiting ?? [];
+      waiting = undefined;
+      for (const answer of list) answer();
+    },
+  };
+  const origin = await countingServer(t, [all, fake.connections], (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      fake.held += 1;
+      const answer = () => {
+        fake.held -= 1;
+        fake.answered += 1;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+      };
+      if (waiting === undefined) answer();
+      else waiting.push(answer);
+    });
+  });
+  fake.url = `${origin}/`;
+  return fake;
+}
+
+/**
+ * `count` calls to `transport`, one per turn of the event loop; their bodies (or errors). A
+ * socket node opens for a call counts as open at once and as reserved until node hands it to the
+ * request, a tick later: calls made in one turn would leave less room to lend than the sockets
+ * they end up holding.
+ */
+async function paced(transport: Transport, count: number): Promise<Promise<string>[]> {
+  const calls: Promise<string>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    calls.push(transport.send(request()).then((x) => x.body.toString(), (err: Error) => err.message));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return calls;
+}
+
+for (const client of ['node', 'undici'] as const) {
+  test.serial(`${client}: a call waiting for lent room goes as soon as another upstream frees room (its lent calls end, the sweep closes its cold borrowed sockets), none of its own upstream's calls ending`, async (t) => {
+    // Three upstreams under 24 sockets: a share of 8 each; a lent call counts twice (its socket
+    // and its loan). B holds 12 calls (8 in its share, 4 on lent room); A then sends 16: 8 in its
+    // share (20 sockets open), the others refused room (20 + B's 4 loans reach the cap). A's
+    // server answers nothing until the end: no call of A ends, so A's own calls wake none of its
+    // waiting ones.
+    const roomCap = 24;
+    t.is(shareOfCap(roomCap, 3), 8);
+    const all = new ConnectionCount();
+    const a = await gated(t, all);
+    const b = await gated(t, all);
+    const idle = await gated(t, all);
+    const r = createRegistry(makeConfig({ upstreams: { client }, limits: { upstreamSockets: roomCap }, chains: { 1: { rpcs: [a.url, b.url, idle.url] } } }));
+    t.teardown(() => {
+      a.open();
+      b.open();
+      return r.close();
+    });
+    const send = (index: number, count: number) => paced(r.chains.get('1')!.upstreams[index]!.transport, count);
+    const bCalls = await send(1, 12);
+    t.true(await until(() => b.held === 12), `${b.held} calls of B at its server`);
+    t.is(r.sockets!.borrowed, 4, 'B is on 4 loans');
+    const aCalls = await send(0, 16);
+    t.true(await until(() => a.held === 8), `${a.held} calls of A at its server`);
+    // B's calls end: their 4 loans are given back (B's 12 sockets, idle now, still count): room
+    // for A's 9th and 10th calls, each counted twice (its socket and its loan).
+    b.open();
+    t.deepEqual(await Promise.all(bCalls), Array(12).fill(answer));
+    t.true(await until(() => a.held >= 10, 10_000), `${a.held} calls of A at its server once B's loans were given back (8 before)`);
+    // B's 4 borrowed sockets go cold and are closed by the sweep: room for A's 11th and 12th.
+    t.true(await until(() => a.held >= 12, 10_000), `${a.held} calls of A at its server once B's borrowed sockets were closed (10 before; B's connections open: ${b.connections.open})`);
+    t.is(a.answered, 0, 'no call of A ended');
+    t.true(await until(() => b.connections.open === 8), `B's share of connections kept alive (${b.connections.open} open)`);
+    t.true(r.sockets!.peak <= roomCap, `${r.sockets!.peak} sockets at once (gateway side)`);
+    a.open();
+    t.deepEqual(await Promise.all(aCalls), Array(16).fill(answer));
+    t.is(r.sockets!.borrowed, 0, 'all lent room given back');
+  });
+}
+
+test.serial('node:http and undici under one cap: the sweep of another upstream\'s cold borrowed sockets wakes the calls waiting for lent room on both clients', async (t) => {
+  // One cap of 32 sockets; three upstreams with a share of 8 each: B (node:http) holds 16 calls
+  // (8 on lent room), A (node:http) and C (undici) 8 each: the cap is full, their further calls
+  // are refused room. B's calls end: its 16 sockets stay open (idle), nothing to lend yet; the
+  // sweep closes B's 8 borrowed ones, and both A and C get room, none of their calls ending.
+  const pool = new SocketPool(32);
+  const all = new ConnectionCount();
+  const [a, b, c] = [await gated(t, all), await gated(t, all), await gated(t, all)];
+  const options = { sockets: pool, share: 8, maxSockets: 32 };
+  const [ta, tb, tc] = [createHttpTransport(a.url, options), createHttpTransport(b.url, options), createUndiciTransport(c.url, options)];
+  t.teardown(async () => {
+    for (const fake of [a, b, c]) fake.open();
+    await Promise.all([ta.close(), tb.close(), tc.close()]);
+  });
+  const bCalls = await paced(tb, 16);
+  t.true(await until(() => b.held === 16), `${b.held} calls of B at its server`);
+  t.is(pool.borrowed, 8, 'B is on 8 loans');
+  const aCalls = await paced(ta, 12);
+  const cCalls = await paced(tc, 12);
+  t.true(await until(() => a.held === 8 && c.held === 8), `${a.held} calls of A and ${c.held} of C at their servers`);
+  b.open();
+  t.deepEqual(await Promise.all(bCalls), Array(16).fill(answer));
+  t.is(pool.open, 32, 'the cap is full: B\'s sockets idle, A\'s and C\'s busy');
+  t.true(await until(() => a.held > 8 && c.held > 8, 10_000), `${a.held} calls of A and ${c.held} of C at their servers once B's borrowed sockets were closed (8 each before; B's connections open: ${b.connections.open})`);
+  t.is(a.answered + c.answered, 0, 'no call of A or C ended');
+  t.true(pool.peak <= 32, `${pool.peak} sockets at once (gateway side)`);
+  a.open();
+  c.open();
+  t.deepEqual(await Promise.all([...aCalls, ...cCalls]), Array(24).fill(answer));
+  t.is(pool.borrowed, 0, 'all lent room given back');
+});

@@ -7,6 +7,7 @@
  * what is tested is what each client and omnigate do with real sockets.
  * test/fixtures/tls holds a self-signed certificate for localhost and 127.0.0.1 (100 years).
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { EventEmitter, once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -18,6 +19,7 @@ import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
 import { createHttpTransport } from '../../../../../lib/upstream/transport/http.js';
 import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../../lib/upstream/transport/contract.js';
 import { createUndiciTransport } from '../../../../../lib/upstream/transport/undici.js';
+import { deadUrl } from '../../../../support/fake-upstream.js';
 
 /** A transport to `url` on one of the two HTTP clients (config `upstreams.client`). */
 type Create = (url: string, options?: { maxSockets?: number; tls?: { ca: Buffer } }) => Transport;
@@ -94,11 +96,17 @@ const payload = (raw: Buffer | string): RpcPayload => ({
   batch: false,
   raw: Buffer.isBuffer(raw) ? raw : Buffer.from(raw),
 });
+/**
+ * A call's request. Its timeout is long: every test of this file runs at once in one process, and
+ * on a loaded machine the event loop may be held for seconds; a timer due by then runs before the
+ * answer or the refusal already read from the socket is handled, and a call that is not about
+ * time would fail as a timeout. The tests of timeouts set theirs.
+ */
 const request = (overrides: Partial<UpstreamRequest> = {}): UpstreamRequest => ({
   payload: payload('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'),
   requestId: 'req-123',
   signal: new AbortController().signal,
-  timeoutMs: 2_000,
+  timeoutMs: 30_000,
   maxBytes: 1_000_000,
   ...overrides,
 });
@@ -123,6 +131,25 @@ async function withUpstream(
     await transport.close();
     await up.close();
   }
+}
+
+/**
+ * Resolves when the first client socket (either client's: both connect with node:net) connected
+ * to `origin` from now on has closed on our side: the client has read the upstream's close.
+ */
+function clientClose(origin: string): Promise<void> {
+  const port = Number(new URL(origin).port);
+  return new Promise((resolve) => {
+    const onSocket = (message: unknown) => {
+      const socket = (message as { socket: Socket }).socket;
+      socket.once('connect', () => {
+        if (socket.remotePort !== port) return;
+        unsubscribe('net.client.socket', onSocket);
+        socket.once('close', () => resolve());
+      });
+    };
+    subscribe('net.client.socket', onSocket);
+  });
 }
 
 const failure = async (promise: Promise<unknown>): Promise<UpstreamCallError> => {
@@ -367,9 +394,8 @@ both('should accept a body of exactly maxBytes', async (t, create) => {
 });
 
 both('should fail with kind transport when the connection is refused', async (t, create) => {
-  const up = await upstream(() => {});
-  await up.close();
-  const transport = create(`${up.origin}/v2/KEYKEYKEYKEY`);
+  // (Not the port of a server just closed: another test's server may take it meanwhile.)
+  const transport = create(`${await deadUrl()}v2/KEYKEYKEYKEY`);
   try {
     const err = await failure(transport.send(request()));
     t.is(err.kind, 'transport');
@@ -639,10 +665,13 @@ both('should drop a kept connection the upstream closed while it was idle', asyn
     },
     async (transport, up) => {
       const closed = up.nextClose();
+      const clientClosed = clientClose(up.origin);
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
       await closed;
-      // The client reads the close in a later turn of the loop (before it, node would take the socket).
-      await new Promise((r) => setTimeout(r, 20));
+      // The client reads the close in a later turn of the loop (before it, node would take the
+      // socket, and the call would fail as one on a connection closed after its write): the
+      // next call starts once the client's socket has closed.
+      await clientClosed;
       t.is((await transport.send(request())).body.toString(), '{"ok":1}');
       t.is(up.requests.length, 2);
       t.is(up.connections, 2);
