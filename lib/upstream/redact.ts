@@ -28,7 +28,8 @@ function decode(text: string): string {
   }
 }
 
-function keepSegment(segment: string): boolean {
+/** Whether a (decoded) path segment looks like a word or a version, not like a key: kept as is where a path is shown. */
+export function keepSegment(segment: string): boolean {
   return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
 }
 
