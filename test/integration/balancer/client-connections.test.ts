@@ -3,14 +3,15 @@
  * bytes (limits.bufferedBytes) and to the answers. A pipelined request whose connection closes
  * before its turn gives its bytes back; a client that stops reading its answer is disconnected
  * after timeouts.sendMs instead of holding the answer (and its share of the budget) for ever;
- * pipelined requests are answered in order, each with its own id.
+ * pipelined requests are answered in order, each with its own id. Requests Node itself would
+ * answer bare (no Host, an unknown Expect, a CONNECT) get JSON-RPC errors.
  */
 import { once } from 'node:events';
 import net, { type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { startServer } from '../../../lib/server/app.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
-import { makeConfig, rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { makeConfig, rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
 
 const MiB = 1 << 20;
 
@@ -155,6 +156,38 @@ test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC 
   t.regex(json.error.message, /Host/);
   t.is(json.id, null);
   t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
+});
+
+test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a CONNECT a JSON-RPC 405 (not a bare 417, not a silent close); it keeps serving', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  /** Writes `text` on a new connection; the answer read until the server closes it. */
+  const exchange = async (text: string) => {
+    const socket = net.connect(server.port, '127.0.0.1');
+    t.teardown(() => void socket.destroy());
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(text);
+    await once(socket, 'close');
+    const all = Buffer.concat(chunks).toString();
+    return { head: all.slice(0, all.indexOf('\r\n\r\n')), json: JSON.parse(all.slice(all.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } } };
+  };
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
+  const expect = await exchange(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  t.regex(expect.head, /^HTTP\/1\.1 417 /);
+  t.regex(expect.head, /\r\nContent-Type: application\/json\r\n/i);
+  t.like(expect.json, { id: null, error: { code: -32600 } });
+  t.regex(expect.json.error.message, /Expect: 100-continue/);
+  const tunnel = await exchange(`CONNECT ${new URL(up.url).host} HTTP/1.1\r\nHost: ${new URL(up.url).host}\r\n\r\n`);
+  t.regex(tunnel.head, /^HTTP\/1\.1 405 /);
+  t.regex(tunnel.head, /\r\nAllow: POST, OPTIONS\r\n/i);
+  t.like(tunnel.json, { id: null, error: { code: -32004 } });
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
+  const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.body.id, 5);
 });
 
 test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {
