@@ -190,6 +190,35 @@ test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a C
   t.is(ok.body.id, 5);
 });
 
+test('omnigate serve: a body promised by Content-Length but never sent, and one dribbled a byte at a time, get a JSON-RPC 408 at server.requestTimeoutMs; no upstream is called', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ server: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 6));
+  const head = `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const attack = async (dribble: boolean) => {
+    const socket = net.connect(server.port, '127.0.0.1');
+    t.teardown(() => void socket.destroy());
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(`${head}${body.slice(0, 10)}`);
+    // One more byte every 100 ms (the whole body would take 4 s), or nothing more at all.
+    let at = 10;
+    const timer = dribble ? setInterval(() => socket.writable && at < body.length && socket.write(body[at++]!), 100) : undefined;
+    await once(socket, 'close');
+    clearInterval(timer);
+    const text = Buffer.concat(chunks).toString();
+    t.regex(text, /^HTTP\/1\.1 408 /, text);
+    t.like(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { id: null, error: { code: -32600 } });
+    t.true(at < body.length, 'cut before the body was whole');
+  };
+  await Promise.all([attack(false), attack(true)]);
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 6), 'nothing forwarded');
+  const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
+  t.is(ok.status, 200, ok.text);
+});
+
 test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {
   t.timeout(90_000);
   const up = await fake(t, { delayMs: 1000 });
