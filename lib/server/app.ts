@@ -17,6 +17,7 @@ import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
+import { takingTurns } from './turns.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -221,7 +222,8 @@ function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Ser
       // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
       requireHostHeader: false,
     },
-    app,
+    // Pipelined requests of one connection enter the app a few at a time (turns.ts).
+    takingTurns(app),
   );
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;

@@ -7,9 +7,11 @@
  * answer bare (no Host, an unknown Expect, a CONNECT) get JSON-RPC errors.
  */
 import { once } from 'node:events';
-import net, { type Socket } from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { startServer } from '../../../lib/server/app.js';
+import { servedPerConnection } from '../../../lib/server/turns.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
 
@@ -217,6 +219,74 @@ test('omnigate serve: a body promised by Content-Length but never sent, and one 
   t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 6), 'nothing forwarded');
   const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
   t.is(ok.status, 200, ok.text);
+});
+
+test('omnigate serve: 400 requests pipelined in one write enter the app 32 at a time (servedPerConnection): answered in order, another client served meanwhile', async (t) => {
+  t.timeout(60_000);
+  // An upstream that answers after 20 ms and counts its calls in flight.
+  let inFlight = 0;
+  let most = 0;
+  let calls = 0;
+  const upstream = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown };
+      calls += 1;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight -= 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x10' }));
+      }, 20);
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (upstream.closeAllConnections(), upstream.close(() => resolve()))));
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+  // Sockets enough for every call at once: what bounds them is the connection's turns.
+  const server = await startServer(
+    makeConfig({ timeouts: { hedgeMs: 0 }, limits: { upstreamSockets: 1000 }, upstreams: { maxSockets: 1000 }, chains: { 1337: { rpcs: [url] } } }),
+    0,
+    { headTracking: false, healthChecks: false },
+  );
+  t.teardown(() => server.close());
+  const count = 400;
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.write(Array.from({ length: count }, (_, i) => post('/rpc/1337', rpc('eth_blockNumber', [], i), i === count - 1)).join(''));
+  while (calls < 40) await sleep(10);
+  const other = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'other')), { 'content-type': 'application/json' });
+  t.is(other.status, 200, other.text);
+  t.is(other.body.id, 'other');
+  await once(socket, 'close');
+  const answers = Buffer.concat(chunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.is(answers.length, count);
+  t.deepEqual(
+    answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    Array.from({ length: count }, (_, i) => i),
+  );
+  t.true(most <= servedPerConnection + 1, `${most} calls in flight at once`);
+  t.true(most >= servedPerConnection / 2, `${most} calls in flight at once: the turns still overlap`);
+
+  // Bodies of 40 KB: the connection is paused and read again in the middle of a waiting request's
+  // body, which is whole once its turn comes.
+  const padded = (i: number) => post('/rpc/1337', { ...rpc('eth_blockNumber', [], `p${i}`), pad: ' '.repeat(40_000) }, i === 99);
+  const big = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void big.destroy());
+  await once(big, 'connect');
+  const bigChunks: Buffer[] = [];
+  big.on('data', (c: Buffer) => bigChunks.push(c));
+  big.write(Array.from({ length: 100 }, (_, i) => padded(i)).join(''));
+  await once(big, 'close');
+  const bigAnswers = Buffer.concat(bigChunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.deepEqual(
+    bigAnswers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    Array.from({ length: 100 }, (_, i) => `p${i}`),
+  );
 });
 
 test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {
