@@ -17,7 +17,7 @@ import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
-import { takingTurns } from './turns.js';
+import { afterAnswers, takingTurns } from './turns.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -311,5 +311,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const status =
     err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-  socket.end(rawErrorAnswer(status, RpcCode.InvalidRequest, `Bad HTTP request (${err.code ?? 'malformed'})`));
+  const answer = rawErrorAnswer(status, RpcCode.InvalidRequest, `Bad HTTP request (${err.code ?? 'malformed'})`);
+  // After the answers of the connection's requests before it: written now, it would be read as
+  // the answer to the first of them (a pipelining client matches answers by their order), whose
+  // own answer would be lost with the connection.
+  afterAnswers(socket as Socket, () => (socket.writable ? socket.end(answer) : socket.destroy()));
 }

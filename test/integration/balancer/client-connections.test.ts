@@ -192,6 +192,31 @@ test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a C
   t.is(ok.body.id, 5);
 });
 
+test('omnigate serve: what the HTTP parser refuses after pipelined requests is answered after their answers, not in place of the first', async (t) => {
+  const slow = await fake(t, { delayMs: 300 });
+  const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: [slow.url] } } }), 0, { headTracking: false, healthChecks: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  // Two calls, then a head Node's parser refuses (Transfer-Encoding and Content-Length together).
+  socket.write(
+    post('/rpc/1337', rpc('eth_blockNumber', [], 'first')) +
+      post('/rpc/1337', rpc('eth_chainId', [], 'second')) +
+      'POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
+  await once(socket, 'close');
+  const answers = Buffer.concat(chunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.deepEqual(answers.map((a) => a.slice(0, 12)), ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 400'], answers.join('\n'));
+  t.deepEqual(
+    answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    ['first', 'second', null],
+  );
+  t.regex(answers[2]!, /HPE_INVALID_TRANSFER_ENCODING/);
+});
+
 test('omnigate serve: a body promised by Content-Length but never sent, and one dribbled a byte at a time, get a JSON-RPC 408 at server.requestTimeoutMs; no upstream is called', async (t) => {
   const up = await fake(t);
   const server = await startServer(makeConfig({ server: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
