@@ -7,6 +7,7 @@ import { declaredMethod } from '../lib/jsonrpc/methods.js';
 import { shapes } from '../lib/verify/answers/compared-fields.js';
 import { normalizeUpstreamUrl } from '../lib/upstream/provider.js';
 import { redactUrl, secretsOf } from '../lib/upstream/redact.js';
+import { userInfoDecodes } from '../lib/upstream/transport/call.js';
 import type { Shape } from '../lib/verify/answers/compared-fields.js';
 import type { ConfirmableMethod, HeadsConfig, IgnoredFieldsConfig, UpstreamLimits } from './types.js';
 
@@ -60,6 +61,10 @@ export function proxyUrl(v: unknown, report: (p: string, m: string) => void): { 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     report('upstreams.proxy', `the ${url.protocol} scheme is not supported. ${hint}`);
+    return {};
+  }
+  if (!userInfoDecodes(url)) {
+    report('upstreams.proxy', `the value (not shown: it may hold a password) has a user or password with a % that is not a percent escape: write a % in it as %25`);
     return {};
   }
   return { proxy: v };
@@ -158,6 +163,10 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
       return report(at, `${showUrl(item)} is not an http(s)/ws(s) URL${noScheme}. Example: "https://rpc.example/v1/KEY"`);
     }
     if (/\$\{|%7B/i.test(item)) return report(at, `${showUrl(item)} is a template: put the real key in place of the \${…} placeholder`);
+    // The user-info is sent percent-decoded (Authorization: Basic): an escape that does not decode would stop the start.
+    if (!userInfoDecodes(url)) {
+      return report(at, `${showUrl(item)} has a user or password with a % that is not a percent escape: write a % in it as %25`);
+    }
     const first = seen.get(url.href);
     if (first !== undefined) {
       return report(at, `${showUrl(item)} is listed twice (the same URL as ${path}[${first}] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one`);

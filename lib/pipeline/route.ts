@@ -6,6 +6,7 @@
  * route parameters, checked later by the parse stage so the error can carry the client's id.
  */
 import type { IncomingMessage } from 'node:http';
+import { keepSegment } from '../upstream/redact.js';
 import { pathOf } from './url.js';
 
 export interface RpcRoute {
@@ -32,11 +33,23 @@ export function matchRpcRoute(pathname: string): RpcRoute | undefined {
 
 /**
  * The request's path as messages and logs may show it: a client key in the path (the RPC
- * route's last segment) is replaced by `***`.
+ * route's last segment) is replaced by `***`. A path that is no RPC route may be one with a
+ * client key typed into it (`/rpc/1/KEY/x`, `/RPC/1/KEY`, `//rpc/1/KEY`): each of its segments
+ * that is neither a word nor a short number is replaced by `***` (as an upstream URL's path is
+ * shown, redact.ts).
  */
 export function shownPath(req: IncomingMessage): string {
   const path = pathOf(req);
-  return routeOf(req)?.key === undefined ? path : path.replace(/\/[^/]+(\/?)$/, '/***$1');
+  const route = routeOf(req);
+  if (route === undefined) return plainSegments.test(path) ? path : path.split('/').map(shownSegment).join('/');
+  return route.key === undefined ? path : path.replace(/\/[^/]+(\/?)$/, '/***$1');
+}
+
+/** A path whose every segment is a short word, a short number or empty: shown as is without a split. */
+const plainSegments = /^(?:\/(?:[a-z][a-z_-]{0,11}|\d{1,12})?)*$/i;
+
+function shownSegment(segment: string): string {
+  return /^\d{1,12}$/.test(segment) || keepSegment(safeDecode(segment)) ? segment : '***';
 }
 
 const kRoute = Symbol('omnigate.route');

@@ -17,6 +17,7 @@ import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
+import { afterAnswers, takingTurns } from './turns.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -221,12 +222,15 @@ function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Ser
       // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
       requireHostHeader: false,
     },
-    app,
+    // Pipelined requests of one connection enter the app a few at a time (turns.ts).
+    takingTurns(app),
   );
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', refuseExpectation);
+  server.on('connect', refuseConnect);
   return server;
 }
 
@@ -265,6 +269,36 @@ const hostRequired: Middleware = (req, _res, next) => {
   next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
 };
 
+/** A raw answer with a JSON-RPC error body (id null), after which the connection is closed. */
+function rawErrorAnswer(status: string, code: number, message: string, extra = ''): string {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+  return `HTTP/1.1 ${status}\r\n${extra}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * An `Expect:` other than `100-continue`: Node would answer a bare 417 without a body; the
+ * same status with a JSON-RPC error. Its body is not read: the connection is closed after it.
+ */
+function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RpcCode.InvalidRequest, message: 'Invalid request: only Expect: 100-continue is understood' } });
+  res.shouldKeepAlive = false;
+  res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+  req.socket.destroySoon();
+}
+
+/**
+ * A CONNECT request (a client taking omnigate for a proxy): Node hands its socket over and,
+ * with no listener, destroys it without a word; answered 405 with a JSON-RPC error instead.
+ */
+function refuseConnect(_req: http.IncomingMessage, socket: Duplex): void {
+  socket.on('error', destroyOnError);
+  socket.end(rawErrorAnswer('405 Method Not Allowed', RpcCode.MethodNotAllowed, 'Method not allowed: CONNECT; omnigate is no proxy: JSON-RPC calls are POSTed', 'Allow: POST, OPTIONS\r\n'));
+}
+
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
 /**
  * A request Node's HTTP parser refuses (bad bytes in the path, headers too large, a client too
  * slow to send its request) never reaches the app; Node would answer a bare 400. Answer a
@@ -277,6 +311,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const status =
     err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RpcCode.InvalidRequest, message: `Bad HTTP request (${err.code ?? 'malformed'})` } });
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const answer = rawErrorAnswer(status, RpcCode.InvalidRequest, `Bad HTTP request (${err.code ?? 'malformed'})`);
+  // After the answers of the connection's requests before it: written now, it would be read as
+  // the answer to the first of them (a pipelining client matches answers by their order), whose
+  // own answer would be lost with the connection.
+  afterAnswers(socket as Socket, () => (socket.writable ? socket.end(answer) : socket.destroy()));
 }

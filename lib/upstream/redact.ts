@@ -28,7 +28,8 @@ function decode(text: string): string {
   }
 }
 
-function keepSegment(segment: string): boolean {
+/** Whether a (decoded) path segment looks like a word or a version, not like a key: kept as is where a path is shown. */
+export function keepSegment(segment: string): boolean {
   return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
 }
 
@@ -95,8 +96,9 @@ export function redactCredentials(text: string): string {
 
 /**
  * The parts of a URL that redactUrl hides (user-info, key-like host labels, path segments, query
- * values and names), each also as it may be echoed back (decoded, percent-encoded, JSON-escaped,
- * as written in the config), so a text that might still carry them can be scrubbed: a
+ * values and names; the user-info also as the Basic credentials sent), each also as it may be
+ * echoed back (decoded, percent-encoded, JSON-escaped, as written in the config), so a text that
+ * might still carry them can be scrubbed: a
  * library's error message, an upstream's 404 page or quota message. Parts shorter than 6
  * characters are left out: scrubbing them would mangle ordinary words.
  */
@@ -118,12 +120,27 @@ export function secretsOf(raw: string): string[] {
     ...[...url.searchParams.keys()].filter((k) => !keepSegment(k)),
     decode(url.password),
     decode(url.username),
+    ...basicCredentials(url),
   ];
   const forms = (p: string) => {
     const plain = decode(p);
     return [p, plain, encodeURIComponent(plain), JSON.stringify(plain).slice(1, -1)];
   };
   return [...new Set(parts.flatMap(forms))].filter((p) => p.length >= 6);
+}
+
+/**
+ * The user-info as it travels: `Authorization: Basic base64(user:password)`, the user and password
+ * decoded (transport/call.ts basicAuth) or as written in the URL (the ws client's), each with and
+ * without its `=` padding. A provider that refuses the credentials may quote that header back.
+ */
+function basicCredentials(url: URL): string[] {
+  if (!url.username && !url.password) return [];
+  const pairs = [`${decode(url.username)}:${decode(url.password)}`, `${url.username}:${url.password}`];
+  return pairs.flatMap((pair) => {
+    const base64 = Buffer.from(pair).toString('base64');
+    return [base64, base64.replace(/=+$/, '')];
+  });
 }
 
 /** Whether an answer holds one of the given secrets (an upstream that echoed its own URL or key). */

@@ -12,6 +12,7 @@ import { HttpProxyAgent } from 'http-proxy-agent';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { getProxyForUrl } from 'proxy-from-env';
 import { ConfigError } from '../../errors.js';
+import { userInfoDecodes } from './call.js';
 
 export interface AgentSettings {
   /**
@@ -33,17 +34,18 @@ export const defaultKeepAliveMs = 30_000;
 
 /**
  * The proxy URL for `url`: the given one, else the environment's (NO_PROXY applied), else none.
- * One from the environment that is not an http(s) URL is a ConfigError naming the variables,
+ * One from the environment that is not an http(s) URL, or whose user-info does not
+ * percent-decode (call.ts userInfoDecodes), is a ConfigError naming the variables,
  * not its value (its user-info is the proxy's password); the config's is checked at load.
  */
 export function proxyFor(url: string, configured: string | undefined): string | undefined {
   if (configured) return configured;
   const proxy = getProxyForUrl(url) || undefined;
-  if (proxy !== undefined && !(URL.canParse(proxy) && /^https?:$/.test(new URL(proxy).protocol))) {
+  if (proxy !== undefined && !(URL.canParse(proxy) && /^https?:$/.test(new URL(proxy).protocol) && userInfoDecodes(new URL(proxy)))) {
     const scheme = new URL(url).protocol.slice(0, -1);
     const names = `${scheme.toUpperCase()}_PROXY, ${scheme}_proxy, ALL_PROXY or all_proxy`;
     throw new ConfigError(
-      [`the proxy the environment names for ${scheme} upstreams (${names}) is not an http:// or https:// URL (its value is not shown: it may hold a password): correct or unset it, or name the upstream's host in NO_PROXY. Example: HTTPS_PROXY=http://user:password@proxy.internal:3128`],
+      [`the proxy the environment names for ${scheme} upstreams (${names}) is not an http:// or https:// URL, or its user or password has a % that is not a percent escape (its value is not shown: it may hold a password): correct or unset it, or name the upstream's host in NO_PROXY. Example: HTTPS_PROXY=http://user:password@proxy.internal:3128`],
       'environment',
     );
   }

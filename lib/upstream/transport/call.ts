@@ -70,6 +70,20 @@ export function requestIdHeader(id: string): string {
   return id;
 }
 
+/**
+ * Whether the URL's user-info percent-decodes (basicAuth decodes it; a `%` that starts no escape
+ * would throw there): the config refuses an upstream or proxy URL for which it does not.
+ */
+export function userInfoDecodes(url: URL): boolean {
+  try {
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The Authorization header of the URL's user-info, if any. */
 export function basicAuth(url: URL): string | undefined {
   if (!url.username && !url.password) return undefined;

@@ -84,9 +84,12 @@ export class WsCalls {
    * ids are located in the raw bytes (lib/jsonrpc/scan.ts) and the client's ids are spliced in
    * place of ours; every other byte is returned as the upstream sent it (a parse and
    * re-serialization would rewrite numbers such as 12345678901234567890, 1.0 or 1e400, and
-   * overflowed the stack on deeply nested messages).
+   * overflowed the stack on deeply nested messages). With no call in flight a message can be
+   * no one's answer: it is dropped unread, so that an upstream sending messages nobody asked
+   * for (tens of MB each) costs no scan of them on the event loop every other request shares.
    */
   onMessage(data: WebSocket.RawData): void {
+    if (this.pending.size === 0) return;
     const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     const scan = scanJson(buf, { ids: true });
     let request: PendingCall | undefined;
@@ -131,7 +134,6 @@ export class WsCalls {
    * rather than wait for its timeout.
    */
   private unmatched(buf: Buffer, scan: JsonScan): void {
-    if (this.pending.size === 0) return;
     const first = scan.ids[0];
     if (!first) {
       if (scan.kind === 'object' && !scan.truncated) return;

@@ -1,8 +1,8 @@
 /**
  * The door on the wire: `host` binds the address it names (the example config's 127.0.0.1 among
  * them), `--host` overrides it, and `omnigate serve` with client keys from the environment and
- * from a file serves a keyed request, refuses a keyless one, never prints a key, and exits 2 on
- * a key file it cannot read.
+ * from a file serves a keyed request, refuses a keyless one, never prints a key (nor shows one
+ * typed into a path that is no route), and exits 2 on a key file it cannot read.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -55,6 +55,17 @@ test('omnigate serve --host with keys from the environment and a file: keyed req
   t.is((await send(base, 'POST', '/rpc/1337', body)).status, 401);
   t.is((await send(base, 'POST', `/rpc/1337/${ENV_KEY}x`, body)).status, 401);
   t.is((await send(base, 'GET', '/metrics')).status, 401);
+  // A key typed into a path that is no route: the 404 and its log line show the path without it.
+  const typos = [`/rpc/1337/${FILE_KEY}/x`, `/RPC/1337/${ENV_KEY}`, `//rpc/1337/${FILE_KEY}`, `/rpc/1337//${ENV_KEY}`];
+  for (const path of typos) {
+    for (const method of ['POST', 'GET']) {
+      const typo = await send(base, method, path, method === 'POST' ? body : undefined);
+      t.is(typo.status, 404, `${method} ${path}`);
+      t.like(typo.body, { id: null, error: { code: -32008 } });
+      t.regex(typo.body.error.message, /^No route for (POST|GET) \/.*\*\*\*/);
+      t.false(typo.text.includes(FILE_KEY) || typo.text.includes(ENV_KEY), typo.text);
+    }
+  }
   r.child.kill('SIGTERM');
   t.is(await r.exited, 0);
   const output = r.out.join('') + r.err.join('');

@@ -3,14 +3,17 @@
  * bytes (limits.bufferedBytes) and to the answers. A pipelined request whose connection closes
  * before its turn gives its bytes back; a client that stops reading its answer is disconnected
  * after timeouts.sendMs instead of holding the answer (and its share of the budget) for ever;
- * pipelined requests are answered in order, each with its own id.
+ * pipelined requests are answered in order, each with its own id. Requests Node itself would
+ * answer bare (no Host, an unknown Expect, a CONNECT) get JSON-RPC errors.
  */
 import { once } from 'node:events';
-import net, { type Socket } from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { startServer } from '../../../lib/server/app.js';
+import { servedPerConnection } from '../../../lib/server/turns.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
-import { makeConfig, rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { makeConfig, rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
 
 const MiB = 1 << 20;
 
@@ -155,6 +158,160 @@ test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC 
   t.regex(json.error.message, /Host/);
   t.is(json.id, null);
   t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
+});
+
+test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a CONNECT a JSON-RPC 405 (not a bare 417, not a silent close); it keeps serving', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  /** Writes `text` on a new connection; the answer read until the server closes it. */
+  const exchange = async (text: string) => {
+    const socket = net.connect(server.port, '127.0.0.1');
+    t.teardown(() => void socket.destroy());
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(text);
+    await once(socket, 'close');
+    const all = Buffer.concat(chunks).toString();
+    return { head: all.slice(0, all.indexOf('\r\n\r\n')), json: JSON.parse(all.slice(all.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } } };
+  };
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
+  const expect = await exchange(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  t.regex(expect.head, /^HTTP\/1\.1 417 /);
+  t.regex(expect.head, /\r\nContent-Type: application\/json\r\n/i);
+  t.like(expect.json, { id: null, error: { code: -32600 } });
+  t.regex(expect.json.error.message, /Expect: 100-continue/);
+  const tunnel = await exchange(`CONNECT ${new URL(up.url).host} HTTP/1.1\r\nHost: ${new URL(up.url).host}\r\n\r\n`);
+  t.regex(tunnel.head, /^HTTP\/1\.1 405 /);
+  t.regex(tunnel.head, /\r\nAllow: POST, OPTIONS\r\n/i);
+  t.like(tunnel.json, { id: null, error: { code: -32004 } });
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 5), 'not forwarded');
+  const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.body.id, 5);
+});
+
+test('omnigate serve: what the HTTP parser refuses after pipelined requests is answered after their answers, not in place of the first', async (t) => {
+  const slow = await fake(t, { delayMs: 300 });
+  const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: [slow.url] } } }), 0, { headTracking: false, healthChecks: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  // Two calls, then a head Node's parser refuses (Transfer-Encoding and Content-Length together).
+  socket.write(
+    post('/rpc/1337', rpc('eth_blockNumber', [], 'first')) +
+      post('/rpc/1337', rpc('eth_chainId', [], 'second')) +
+      'POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
+  await once(socket, 'close');
+  const answers = Buffer.concat(chunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.deepEqual(answers.map((a) => a.slice(0, 12)), ['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 400'], answers.join('\n'));
+  t.deepEqual(
+    answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    ['first', 'second', null],
+  );
+  t.regex(answers[2]!, /HPE_INVALID_TRANSFER_ENCODING/);
+});
+
+test('omnigate serve: a body promised by Content-Length but never sent, and one dribbled a byte at a time, get a JSON-RPC 408 at server.requestTimeoutMs; no upstream is called', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ server: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
+  t.teardown(() => server.close());
+  const body = JSON.stringify(rpc('eth_blockNumber', [], 6));
+  const head = `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const attack = async (dribble: boolean) => {
+    const socket = net.connect(server.port, '127.0.0.1');
+    t.teardown(() => void socket.destroy());
+    await once(socket, 'connect');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.write(`${head}${body.slice(0, 10)}`);
+    // One more byte every 100 ms (the whole body would take 4 s), or nothing more at all.
+    let at = 10;
+    const timer = dribble ? setInterval(() => socket.writable && at < body.length && socket.write(body[at++]!), 100) : undefined;
+    await once(socket, 'close');
+    clearInterval(timer);
+    const text = Buffer.concat(chunks).toString();
+    t.regex(text, /^HTTP\/1\.1 408 /, text);
+    t.like(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { id: null, error: { code: -32600 } });
+    t.true(at < body.length, 'cut before the body was whole');
+  };
+  await Promise.all([attack(false), attack(true)]);
+  t.false(up.requests.some((r) => (r.body as { id?: unknown } | undefined)?.id === 6), 'nothing forwarded');
+  const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
+  t.is(ok.status, 200, ok.text);
+});
+
+test('omnigate serve: 400 requests pipelined in one write enter the app 32 at a time (servedPerConnection): answered in order, another client served meanwhile', async (t) => {
+  t.timeout(60_000);
+  // An upstream that answers after 20 ms and counts its calls in flight.
+  let inFlight = 0;
+  let most = 0;
+  let calls = 0;
+  const upstream = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown };
+      calls += 1;
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight -= 1;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0x10' }));
+      }, 20);
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (upstream.closeAllConnections(), upstream.close(() => resolve()))));
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+  // Sockets enough for every call at once: what bounds them is the connection's turns.
+  const server = await startServer(
+    makeConfig({ timeouts: { hedgeMs: 0 }, limits: { upstreamSockets: 1000 }, upstreams: { maxSockets: 1000 }, chains: { 1337: { rpcs: [url] } } }),
+    0,
+    { headTracking: false, healthChecks: false },
+  );
+  t.teardown(() => server.close());
+  const count = 400;
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  socket.write(Array.from({ length: count }, (_, i) => post('/rpc/1337', rpc('eth_blockNumber', [], i), i === count - 1)).join(''));
+  while (calls < 40) await sleep(10);
+  const other = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'other')), { 'content-type': 'application/json' });
+  t.is(other.status, 200, other.text);
+  t.is(other.body.id, 'other');
+  await once(socket, 'close');
+  const answers = Buffer.concat(chunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.is(answers.length, count);
+  t.deepEqual(
+    answers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    Array.from({ length: count }, (_, i) => i),
+  );
+  t.true(most <= servedPerConnection + 1, `${most} calls in flight at once`);
+  t.true(most >= servedPerConnection / 2, `${most} calls in flight at once: the turns still overlap`);
+
+  // Bodies of 40 KB: the connection is paused and read again in the middle of a waiting request's
+  // body, which is whole once its turn comes.
+  const padded = (i: number) => post('/rpc/1337', { ...rpc('eth_blockNumber', [], `p${i}`), pad: ' '.repeat(40_000) }, i === 99);
+  const big = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void big.destroy());
+  await once(big, 'connect');
+  const bigChunks: Buffer[] = [];
+  big.on('data', (c: Buffer) => bigChunks.push(c));
+  big.write(Array.from({ length: 100 }, (_, i) => padded(i)).join(''));
+  await once(big, 'close');
+  const bigAnswers = Buffer.concat(bigChunks).toString().split(/(?=HTTP\/1\.1 )/);
+  t.deepEqual(
+    bigAnswers.map((a) => (JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)) as { id: unknown }).id),
+    Array.from({ length: 100 }, (_, i) => `p${i}`),
+  );
 });
 
 test('omnigate serve, shutting down: a request in flight on a keep-alive connection is answered with Connection: close, and the connection does not hold the shutdown', async (t) => {

@@ -154,3 +154,74 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
     for (const [where, text] of outputs) t.false(text.includes(half), `the first half of a key, ${half}, in ${where}`);
   }
 });
+
+test('should keep a user-info key out of everything when an upstream echoes the Authorization header it was sent', async (t) => {
+  // The user-info of an upstream URL travels as `Authorization: Basic base64(user:password)`:
+  // that header is the key in another form, and providers quote it in their refusals.
+  const password = 'Pw9kX2mQ7vR4tL8n';
+  const seen: string[] = [];
+  const echoAuth = (mode: 'error' | 'page' | 'answer') => async () => {
+    const server = http.createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      seen.push(auth);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        let id: unknown = null;
+        try {
+          id = (JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? null;
+        } catch {
+          // not JSON: id null
+        }
+        const token = auth.replace(/^Basic /, '');
+        if (mode === 'page') res.writeHead(401, { 'content-type': 'text/plain' }).end(`bad credentials: ${auth}`);
+        else if (mode === 'error') res.writeHead(200, { 'content-type': 'application/json' }).end(rpcError(id, -32000, `unknown credentials ${token.replace(/=+$/, '')} (${auth})`));
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: `0x1${Buffer.from(token).toString('hex')}` , note: token }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
+    t.teardown(() => server.closeAllConnections());
+    return `http://relayer:${password}@127.0.0.1:${(server.address() as AddressInfo).port}/rpc`;
+  };
+  const failing = [await echoAuth('error')(), await echoAuth('page')()];
+  const quoting = await echoAuth('answer')();
+  const honest = await startFakeUpstream();
+  t.teardown(() => honest.close());
+
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n${failing.map((u) => `      - "${u}"`).join('\n')}\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+
+  const failed = await post('/rpc/1', rpc('eth_blockNumber'));
+  t.is(failed.status, 502, failed.text);
+  t.is((failed.body.error.data.failures as unknown[]).length, 2, failed.text);
+  // An answer that quotes the credentials it was sent is not forwarded: the honest upstream answers.
+  const ok = await post('/rpc/1337', rpc('eth_blockNumber'));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-forwarded-from'], honest.url);
+  const chains = await send(base, 'GET', '/chains');
+  const metrics = await send(base, 'GET', '/metrics');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+
+  const basic = Buffer.from(`relayer:${password}`).toString('base64');
+  t.true(seen.includes(`Basic ${basic}`), 'the upstreams were sent the credentials');
+  const log = r.out.join('') + r.err.join('');
+  t.regex(log, /upstream call failed/);
+  for (const [where, text] of [
+    ['the 502', failed.text + JSON.stringify(failed.headers)],
+    ['the 200', ok.text + JSON.stringify(ok.headers)],
+    ['/chains', chains.text],
+    ['/metrics', metrics.text],
+    ['the log', log],
+  ] as const) {
+    t.false(text.includes(password), `the password in ${where}`);
+    t.false(text.includes(basic.replace(/=+$/, '')), `the Basic credentials in ${where}: ${text.slice(0, 2000)}`);
+  }
+});

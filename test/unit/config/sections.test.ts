@@ -64,6 +64,8 @@ const badLists: [string, unknown, RegExp][] = [
   ['an ftp URL', ['ftp://a.test/'], /is not an http\(s\)\/ws\(s\) URL/],
   ['a duplicate once normalized', ['https://a.test/x', 'https://A.TEST:443/x#frag'], /rpcs\[1\]: .* is listed twice/],
   ['a template left in', ['https://a.test/v2/${KEY}'], /is a template/],
+  ['a password with a bare %', ['https://user:pa%zzSecret99@a.test/'], /rpcs\[0\]: "https:\/\/\*\*\*@a\.test" has a user or password with a % that is not a percent escape: write a % in it as %25$/],
+  ['a user with a bare %', ['wss://us%er:x@a.test/'], /has a user or password with a %/],
   ['a number', [5], /rpcs\[0\]: 5 is not a URL string/],
   ['an entry without url', [{ provider: 'x' }], /rpcs\[0\]\.url: is missing/],
   ['a bad provider label', [{ url: 'https://a.test/', provider: 'has space' }], /rpcs\[0\]\.provider: "has space" is not a provider label/],
@@ -93,6 +95,10 @@ test('proxyUrl should take an http(s) URL, none when empty, and refuse anything 
   const socks = run((r) => proxyUrl('socks5://user:pw@proxy.test', r));
   t.deepEqual(socks.value, {});
   t.regex(socks.problems[0]!, /^upstreams\.proxy: the socks5: scheme is not supported/);
+  const bare = run((r) => proxyUrl('http://user:pa%zzSecret99@proxy.test:3128', r));
+  t.deepEqual(bare.value, {});
+  t.regex(bare.problems[0]!, /^upstreams\.proxy: the value \(not shown: it may hold a password\) has a user or password with a % that is not a percent escape/);
+  t.false(bare.problems[0]!.includes('Secret99'));
   const garbage = run((r) => proxyUrl('pw@@not a url', r));
   t.regex(garbage.problems[0]!, /not shown: it may hold a password/);
   t.false(garbage.problems[0]!.includes('pw@@'));

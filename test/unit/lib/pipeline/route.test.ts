@@ -119,4 +119,18 @@ test('shownPath should mask a key in the path, and leave other paths as they are
   t.is(shownPath(req('/confirmations/2/finalized/rpc/1/s3cret-key-0123456789/?x=1')), '/confirmations/2/finalized/rpc/1/***/');
   t.is(shownPath(req('/rpc/1')), '/rpc/1');
   t.is(shownPath(req('/api/stats')), '/api/stats');
+  t.is(shownPath(req('/confirmations/2/rpc/8453')), '/confirmations/2/rpc/8453');
+});
+
+test('shownPath should mask what may be a client key in a path that is no RPC route, and keep words and numbers', (t) => {
+  const req = (url: string) => ({ url }) as IncomingMessage;
+  const key = 's3cretKey0123456789';
+  t.is(shownPath(req(`/rpc/1/${key}/x`)), '/rpc/1/***/x');
+  t.is(shownPath(req(`/rpc/1/${key}//`)), '/rpc/1/***//');
+  t.is(shownPath(req(`/rpc/1//${key}`)), '/rpc/1//***');
+  t.is(shownPath(req(`//rpc/1/${key}?q=1`)), '//rpc/1/***');
+  t.is(shownPath(req(`/RPC/1/${key}`)), '/RPC/1/***');
+  t.is(shownPath(req(`/rpc/1/${encodeURIComponent('a key/with slash')}/x`)), '/rpc/1/***/x');
+  t.is(shownPath(req('/v1/rpc/42161/eth_call/v2')), '/v1/rpc/42161/eth_call/v2');
+  t.is(shownPath(req('/api/bridges/0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f')), '/api/bridges/***');
 });

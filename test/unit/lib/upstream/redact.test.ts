@@ -78,6 +78,16 @@ test('should leave out parts shorter than 6 characters', (t) => {
   t.deepEqual(secretsOf('https://u:p@node.example/'), []);
 });
 
+test('should hide the user-info as the Basic credentials it is sent as, decoded or as written, padded or not', (t) => {
+  const found = secretsOf('https://bob:p%40ss%2Fword99@node.example/');
+  const decoded = Buffer.from('bob:p@ss/word99').toString('base64');
+  const written = Buffer.from('bob:p%40ss%2Fword99').toString('base64');
+  t.not(decoded, written);
+  for (const s of [decoded, decoded.replace(/=+$/, ''), written, written.replace(/=+$/, '')]) t.true(found.includes(s), `${s} in ${JSON.stringify(found)}`);
+  t.is(scrubberOf(found)(`header: Basic ${decoded}`), 'header: Basic ***');
+  t.false(secretsOf('https://node.example/rpc').some((s) => s.length > 0));
+});
+
 test('should drop the fragment', (t) => {
   t.is(redactUrl('https://node.example/rpc#frag'), 'https://node.example/rpc');
 });

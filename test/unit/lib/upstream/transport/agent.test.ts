@@ -53,6 +53,15 @@ test.serial('proxyFor should refuse a proxy from the environment that is not an 
   });
 });
 
+test.serial('proxyFor should refuse a proxy from the environment whose password has a bare %, without showing it', (t) => {
+  withEnv({ HTTPS_PROXY: 'http://user:50%off-s3cret@proxy.test:3128' }, () => {
+    const err = t.throws(() => proxyFor('https://rpc.test/', undefined), { instanceOf: ConfigError });
+    t.regex(err!.message, /HTTPS_PROXY.* a % that is not a percent escape/);
+    t.false(err!.message.includes('s3cret'));
+  });
+  withEnv({ HTTPS_PROXY: 'http://user:50%25off-s3cret@proxy.test:3128' }, () => t.is(proxyFor('https://rpc.test/', undefined), 'http://user:50%25off-s3cret@proxy.test:3128'));
+});
+
 test.serial('createAgent should make a keep-alive agent with the configured limits, https for https', (t) => {
   withEnv({}, () => {
     const plain = createAgent(new URL('http://rpc.test/'));

@@ -14,6 +14,7 @@ import { Agent, createServer, type IncomingHttpHeaders, type IncomingMessage, ty
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { gzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
 import { createHttpTransport } from '../../../../../lib/upstream/transport/http.js';
@@ -616,6 +617,40 @@ both('should read an answer that ends with the connection, and not reuse that co
 both('should skip an informational head (103 Early Hints) and read the final answer', async (t, create) => {
   await withRaw(create, (s) => s.write(`HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n${okBytes('{"final":true}')}`), async (transport) => {
     t.is((await transport.send(request())).body.toString(), '{"final":true}');
+  });
+});
+
+both('should read the final answer after a storm of 5,000 informational heads, and end an endless storm at the call\'s timeout', async (t, create) => {
+  const storm = 'HTTP/1.1 102 Processing\r\n\r\n'.repeat(5_000);
+  await withRaw(create, (s) => s.write(`${storm}${okBytes('{"final":true}')}`), async (transport) => {
+    t.is((await transport.send(request())).body.toString(), '{"final":true}');
+  });
+  // 102 heads for as long as the connection is open: the call fails at its timeout, its socket is closed.
+  let timer: NodeJS.Timeout | undefined;
+  await withRaw(
+    create,
+    (s) => {
+      timer = setInterval(() => s.writable && s.write('HTTP/1.1 102 Processing\r\n\r\n'.repeat(100)), 5);
+      s.once('close', () => clearInterval(timer));
+    },
+    async (transport, up) => {
+      const closed = up.nextClose();
+      const err = await failure(transport.send(request({ timeoutMs: 300 })));
+      t.is(err.kind, 'timeout');
+      await closed;
+    },
+  );
+  clearInterval(timer);
+});
+
+both('should return a compressed answer\'s bytes as sent, never inflated (a gzip bomb stays 100 KB)', async (t, create) => {
+  const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024));
+  t.true(bomb.length < 200 * 1024);
+  const head = `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${bomb.length}\r\n\r\n`;
+  await withRaw(create, (s) => s.write(Buffer.concat([Buffer.from(head), bomb])), async (transport, up) => {
+    const body = (await transport.send(request({ maxBytes: 1_000_000 }))).body;
+    t.true(body.equals(bomb), 'the bytes as received');
+    t.false(/accept-encoding/i.test(up.requests[0]!), 'no compression asked for');
   });
 });
 

@@ -83,6 +83,20 @@ test('should ignore a notification and a late answer to a call given up on', (t)
   t.is(live.result(), undefined, 'still waiting for its own answer');
 });
 
+test('should drop a message unread while no call is in flight (a flood nobody asked for costs no scan)', (t) => {
+  const calls = new WsCalls();
+  // Fragments that throw when read: reading the message (joining, scanning) would throw here.
+  const unreadable = { get length(): number { throw new Error('the message was read'); } } as unknown as Buffer;
+  t.notThrows(() => calls.onMessage([unreadable, unreadable]));
+  const done = call(calls, ['a']);
+  calls.onMessage(Buffer.from(`{"jsonrpc":"2.0","id":${done.ids[0]},"result":"0x1"}`));
+  t.deepEqual(done.result(), { body: '{"jsonrpc":"2.0","id":"a","result":"0x1"}' });
+  t.notThrows(() => calls.onMessage([unreadable]), 'idle again once its call was answered');
+  const live = call(calls, ['b']);
+  t.throws(() => calls.onMessage([unreadable, unreadable]), { message: 'the message was read' }, 'with a call in flight a message is read');
+  t.is(live.result(), undefined);
+});
+
 test('should fail every call in flight on an id it never sent, or an error with id null', (t) => {
   for (const [message, reason] of [
     ['{"jsonrpc":"2.0","id":"strange","result":1}', /matches no call in flight/],
