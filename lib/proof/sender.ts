@@ -12,7 +12,7 @@ import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
 import { secp256k1 } from '@noble/curves/secp256k1';
 import { dataBytes, keccak, quantity, quantityBytes, toHex } from './bytes.js';
 import { ProofError } from './failure.js';
-import type { TransactionJson } from './transactions.js';
+import { accessList, authorizationList, d, q, to, type TransactionJson } from './transactions.js';
 
 /**
  * The address whose key signed `hash` with (r, s, parity), or undefined when the signature
@@ -32,30 +32,7 @@ export function recoverAddress(hash: Uint8Array, r: bigint, s: bigint, parity: n
   return toHex(keccak(key.subarray(1)).subarray(12));
 }
 
-const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
-const d = (tx: TransactionJson, f: string, field: string, size?: number) => dataBytes(tx[f], `${field}.${f}`, size);
-const to = (tx: TransactionJson, field: string) => (tx.to === undefined || tx.to === null ? new Uint8Array(0) : dataBytes(tx.to, `${field}.to`, 20));
 const bytesOf = (n: bigint) => quantityBytes(`0x${n.toString(16)}`, 'n');
-
-function accessList(tx: TransactionJson, field: string): NestedUint8Array {
-  const list = tx.accessList ?? [];
-  if (!Array.isArray(list)) throw ProofError.malformed(`${field}.accessList`, list, 'a list');
-  return list.map((entry: { address?: unknown; storageKeys?: unknown }, i) => {
-    const f = `${field}.accessList[${i}]`;
-    if (!Array.isArray(entry?.storageKeys)) throw ProofError.malformed(`${f}.storageKeys`, entry?.storageKeys, 'a list of keys');
-    return [dataBytes(entry.address, `${f}.address`, 20), entry.storageKeys.map((k: unknown, j: number) => dataBytes(k, `${f}.storageKeys[${j}]`, 32))];
-  });
-}
-
-function authorizationList(tx: TransactionJson, field: string): NestedUint8Array {
-  const list = tx.authorizationList;
-  if (!Array.isArray(list)) throw ProofError.malformed(`${field}.authorizationList`, list, 'a list');
-  return list.map((a: TransactionJson, i) => {
-    const f = `${field}.authorizationList[${i}]`;
-    const parity = a.yParity === undefined || a.yParity === null ? q(a, 'v', f) : q(a, 'yParity', f);
-    return [q(a, 'chainId', f), d(a, 'address', f, 20), q(a, 'nonce', f), parity, q(a, 'r', f), q(a, 's', f)];
-  });
-}
 
 function typed(type: number, items: NestedUint8Array): Uint8Array {
   const body = RLP.encode(items);

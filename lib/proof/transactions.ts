@@ -22,13 +22,14 @@ import { orderedTrieRoot } from './trie.js';
 /** A transaction as eth_getTransactionBy* and full eth_getBlockBy* return it. */
 export type TransactionJson = Readonly<Record<string, unknown>>;
 
-const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
-const d = (tx: TransactionJson, f: string, field: string, size?: number) => dataBytes(tx[f], `${field}.${f}`, size);
-const to = (tx: TransactionJson, field: string) => (tx.to === undefined || tx.to === null ? new Uint8Array(0) : dataBytes(tx.to, `${field}.to`, 20));
+/** A transaction's fields as the bytes they are encoded as (sender.ts builds signing payloads of them too). */
+export const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
+export const d = (tx: TransactionJson, f: string, field: string, size?: number) => dataBytes(tx[f], `${field}.${f}`, size);
+export const to = (tx: TransactionJson, field: string) => (tx.to === undefined || tx.to === null ? new Uint8Array(0) : dataBytes(tx.to, `${field}.to`, 20));
 /** The signature's parity: `yParity`, else `v` (typed transactions write v as 0 or 1). */
 const parity = (tx: TransactionJson, field: string) => (tx.yParity === undefined || tx.yParity === null ? q(tx, 'v', field) : q(tx, 'yParity', field));
 
-function accessList(tx: TransactionJson, field: string): NestedUint8Array {
+export function accessList(tx: TransactionJson, field: string): NestedUint8Array {
   const list = tx.accessList ?? [];
   if (!Array.isArray(list)) throw ProofError.malformed(`${field}.accessList`, list, 'a list');
   return list.map((entry: { address?: unknown; storageKeys?: unknown }, i) => {
@@ -38,7 +39,7 @@ function accessList(tx: TransactionJson, field: string): NestedUint8Array {
   });
 }
 
-function authorizationList(tx: TransactionJson, field: string): NestedUint8Array {
+export function authorizationList(tx: TransactionJson, field: string): NestedUint8Array {
   const list = tx.authorizationList;
   if (!Array.isArray(list)) throw ProofError.malformed(`${field}.authorizationList`, list, 'a list');
   return list.map((a: TransactionJson, i) => {

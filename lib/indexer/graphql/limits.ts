@@ -7,7 +7,7 @@
  */
 import {
   GraphQLError, GraphQLInt, Kind, getOperationAST, valueFromAST,
-  type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext,
+  type ASTVisitor, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext,
 } from 'graphql';
 
 type FragmentLookup = (name: string) => FragmentDefinitionNode | null | undefined;
@@ -78,35 +78,15 @@ export interface CostSettings {
 export function operationCost(
   document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>, settings: CostSettings,
 ): number {
-  const op = getOperationAST(document, operationName);
-  if (!op) return 0;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
-
-  // Each fragment's cost is computed once (see selectionDepth): repeated spreads add it again
-  // without walking it again.
-  const memo = new Map<string, number>();
-  const costOf = (set: SelectionSetNode): number => {
-    let total = 0;
-    for (const sel of set.selections) {
-      if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet);
-      else if (sel.kind === Kind.FRAGMENT_SPREAD) {
-        total += fragmentValue(sel.name.value, memo, (name) => {
-          const def = fragments.get(name);
-          return def ? costOf(def.selectionSet) : 0;
-        });
-      } else if (settings.listFields.has(sel.name.value)) {
-        const arg = sel.arguments?.find((a) => a.name.value === 'limit');
-        const value = arg ? valueFromAST(arg.value, GraphQLInt, variables) : undefined;
-        const limit = value === undefined || value === null ? settings.defaultLimit : Number(value);
-        total += Number.isInteger(limit) && limit >= 1 && limit <= settings.maxLimit ? limit : settings.maxLimit;
-      } else if (!sel.name.value.startsWith('__')) {
-        total += 1;
-      }
+  return sumOverFields(document, operationName, (field) => {
+    if (settings.listFields.has(field.name.value)) {
+      const arg = field.arguments?.find((a) => a.name.value === 'limit');
+      const value = arg ? valueFromAST(arg.value, GraphQLInt, variables) : undefined;
+      const limit = value === undefined || value === null ? settings.defaultLimit : Number(value);
+      return Number.isInteger(limit) && limit >= 1 && limit <= settings.maxLimit ? limit : settings.maxLimit;
     }
-    return total;
-  };
-  return costOf(op.selectionSet);
+    return field.name.value.startsWith('__') ? 0 : 1;
+  });
 }
 
 /**
@@ -118,25 +98,33 @@ export function operationCost(
 export function operationQueries(
   document: DocumentNode, operationName: string | null | undefined, queryFields: ReadonlySet<string>,
 ): number {
+  return sumOverFields(document, operationName, (field) => (queryFields.has(field.name.value) ? 1 : 0));
+}
+
+/**
+ * The sum of `valueOf` over the fields an operation selects at its top level (the root fields,
+ * through inline fragments and fragment spreads), each spread counted every time it appears but
+ * each fragment walked once (its sum memoised, as in selectionDepth): a fragment spreading the
+ * next twice, sixty deep, is sixty walks, not 2^60. Fields below a root field are not visited.
+ */
+function sumOverFields(document: DocumentNode, operationName: string | null | undefined, valueOf: (field: FieldNode) => number): number {
   const op = getOperationAST(document, operationName);
   if (!op) return 0;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const def of document.definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
   const memo = new Map<string, number>();
-  const countOf = (set: SelectionSetNode): number => {
+  const sumOf = (set: SelectionSetNode): number => {
     let total = 0;
     for (const sel of set.selections) {
-      if (sel.kind === Kind.INLINE_FRAGMENT) total += countOf(sel.selectionSet);
+      if (sel.kind === Kind.INLINE_FRAGMENT) total += sumOf(sel.selectionSet);
       else if (sel.kind === Kind.FRAGMENT_SPREAD) {
         total += fragmentValue(sel.name.value, memo, (name) => {
           const def = fragments.get(name);
-          return def ? countOf(def.selectionSet) : 0;
+          return def ? sumOf(def.selectionSet) : 0;
         });
-      } else if (queryFields.has(sel.name.value)) {
-        total += 1;
-      }
+      } else total += valueOf(sel);
     }
     return total;
   };
-  return countOf(op.selectionSet);
+  return sumOf(op.selectionSet);
 }
