@@ -8,11 +8,11 @@
  * `type ‖ rlp(the fields before the signature)`. An OP Stack deposit (0x7e) has no signature:
  * its `from` is in its encoding, proven by its hash.
  */
-import { RLP, type NestedUint8Array } from '@ethereumjs/rlp';
+import { RLP } from '@ethereumjs/rlp';
 import { secp256k1 } from '@noble/curves/secp256k1';
-import { dataBytes, keccak, quantity, quantityBytes, toHex } from './bytes.js';
+import { keccak, quantity, quantityBytes, toHex } from './bytes.js';
 import { ProofError } from './failure.js';
-import { accessList, authorizationList, d, q, to, type TransactionJson } from './transactions.js';
+import { d, fieldsBeforeSignature, typed, typeOf, type TransactionJson } from './transactions.js';
 
 /**
  * The address whose key signed `hash` with (r, s, parity), or undefined when the signature
@@ -34,59 +34,30 @@ export function recoverAddress(hash: Uint8Array, r: bigint, s: bigint, parity: n
 
 const bytesOf = (n: bigint) => quantityBytes(`0x${n.toString(16)}`, 'n');
 
-function typed(type: number, items: NestedUint8Array): Uint8Array {
-  const body = RLP.encode(items);
-  const out = new Uint8Array(body.length + 1);
-  out[0] = type;
-  out.set(body, 1);
-  return out;
-}
-
 /**
  * The sender of a transaction (its fields as the block holds them, hash checked by the caller),
  * lower case: recovered from the signature over its signing payload; a deposit's own `from`.
  * Throws a `ProofError` (`value` on `from`) when the signature recovers to no key.
  */
 export function senderOf(tx: TransactionJson, field = 'transaction'): string {
-  const type = tx.type === undefined || tx.type === null ? 0 : Number(quantity(tx.type, `${field}.type`));
+  const type = typeOf(tx, field);
   if (type === 0x7e) return toHex(d(tx, 'from', field, 20));
-  const fees1559 = () => [q(tx, 'chainId', field), q(tx, 'nonce', field), q(tx, 'maxPriorityFeePerGas', field), q(tx, 'maxFeePerGas', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), accessList(tx, field)];
+  const fields = fieldsBeforeSignature(tx, type, field);
   let payload: Uint8Array;
   let parity: bigint;
-  switch (type) {
-    case 0: {
-      const v = quantity(tx.v, `${field}.v`);
-      const fields: NestedUint8Array = [q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field)];
-      if (v === 27n || v === 28n) {
-        parity = v - 27n;
-        payload = RLP.encode(fields);
-      } else if (v >= 35n) {
-        parity = (v - 35n) & 1n;
-        payload = RLP.encode([...fields, bytesOf((v - 35n) >> 1n), new Uint8Array(0), new Uint8Array(0)]);
-      } else throw ProofError.malformed(`${field}.v`, tx.v, 'a legacy signature v (27, 28, or EIP-155)');
-      break;
-    }
-    case 1:
-      payload = typed(1, [q(tx, 'chainId', field), q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), accessList(tx, field)]);
-      parity = quantity(tx.yParity ?? tx.v, `${field}.yParity`);
-      break;
-    case 2:
-      payload = typed(2, fees1559());
-      parity = quantity(tx.yParity ?? tx.v, `${field}.yParity`);
-      break;
-    case 3: {
-      const hashes = tx.blobVersionedHashes;
-      if (!Array.isArray(hashes)) throw ProofError.malformed(`${field}.blobVersionedHashes`, hashes, 'a list of hashes');
-      payload = typed(3, [...fees1559(), q(tx, 'maxFeePerBlobGas', field), hashes.map((h: unknown, i: number) => dataBytes(h, `${field}.blobVersionedHashes[${i}]`, 32))]);
-      parity = quantity(tx.yParity ?? tx.v, `${field}.yParity`);
-      break;
-    }
-    case 4:
-      payload = typed(4, [...fees1559(), authorizationList(tx, field)]);
-      parity = quantity(tx.yParity ?? tx.v, `${field}.yParity`);
-      break;
-    default:
-      throw new ProofError(`${field}.type: transaction type ${String(tx.type)} has no known encoding`, { reason: 'unsupported', field: `${field}.type`, actual: String(tx.type) });
+  if (type === 0) {
+    const v = quantity(tx.v, `${field}.v`);
+    if (v === 27n || v === 28n) {
+      parity = v - 27n;
+      payload = RLP.encode(fields);
+    } else if (v >= 35n) {
+      // EIP-155: the chain id signed too, v = 35 + 2·chainId + parity
+      parity = (v - 35n) & 1n;
+      payload = RLP.encode([...fields, bytesOf((v - 35n) >> 1n), new Uint8Array(0), new Uint8Array(0)]);
+    } else throw ProofError.malformed(`${field}.v`, tx.v, 'a legacy signature v (27, 28, or EIP-155)');
+  } else {
+    payload = typed(type, fields);
+    parity = quantity(tx.yParity ?? tx.v, `${field}.yParity`);
   }
   const sender = parity > 1n ? undefined : recoverAddress(keccak(payload), quantity(tx.r, `${field}.r`), quantity(tx.s, `${field}.s`), Number(parity));
   if (sender === undefined) throw ProofError.mismatch('value', `${field}.from`, 'the signer of the transaction', String(tx.from), 'its signature recovers to no key');

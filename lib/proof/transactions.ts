@@ -22,14 +22,15 @@ import { orderedTrieRoot } from './trie.js';
 /** A transaction as eth_getTransactionBy* and full eth_getBlockBy* return it. */
 export type TransactionJson = Readonly<Record<string, unknown>>;
 
-/** A transaction's fields as the bytes they are encoded as (sender.ts builds signing payloads of them too). */
-export const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
+/** A transaction's fields as the bytes they are encoded as. */
+const q = (tx: TransactionJson, f: string, field: string) => quantityBytes(tx[f], `${field}.${f}`);
+/** (also sender.ts: a deposit's own `from`) */
 export const d = (tx: TransactionJson, f: string, field: string, size?: number) => dataBytes(tx[f], `${field}.${f}`, size);
-export const to = (tx: TransactionJson, field: string) => (tx.to === undefined || tx.to === null ? new Uint8Array(0) : dataBytes(tx.to, `${field}.to`, 20));
+const to = (tx: TransactionJson, field: string) => (tx.to === undefined || tx.to === null ? new Uint8Array(0) : dataBytes(tx.to, `${field}.to`, 20));
 /** The signature's parity: `yParity`, else `v` (typed transactions write v as 0 or 1). */
 const parity = (tx: TransactionJson, field: string) => (tx.yParity === undefined || tx.yParity === null ? q(tx, 'v', field) : q(tx, 'yParity', field));
 
-export function accessList(tx: TransactionJson, field: string): NestedUint8Array {
+function accessList(tx: TransactionJson, field: string): NestedUint8Array {
   const list = tx.accessList ?? [];
   if (!Array.isArray(list)) throw ProofError.malformed(`${field}.accessList`, list, 'a list');
   return list.map((entry: { address?: unknown; storageKeys?: unknown }, i) => {
@@ -39,7 +40,7 @@ export function accessList(tx: TransactionJson, field: string): NestedUint8Array
   });
 }
 
-export function authorizationList(tx: TransactionJson, field: string): NestedUint8Array {
+function authorizationList(tx: TransactionJson, field: string): NestedUint8Array {
   const list = tx.authorizationList;
   if (!Array.isArray(list)) throw ProofError.malformed(`${field}.authorizationList`, list, 'a list');
   return list.map((a: TransactionJson, i) => {
@@ -48,7 +49,8 @@ export function authorizationList(tx: TransactionJson, field: string): NestedUin
   });
 }
 
-function typed(type: number, items: NestedUint8Array): Uint8Array {
+/** `type ‖ rlp(items)`: a typed transaction's envelope (EIP-2718). */
+export function typed(type: number, items: NestedUint8Array): Uint8Array {
   const body = RLP.encode(items);
   const out = new Uint8Array(body.length + 1);
   out[0] = type;
@@ -56,35 +58,52 @@ function typed(type: number, items: NestedUint8Array): Uint8Array {
   return out;
 }
 
-/** The transaction as its block's transactions trie holds it (the bytes its hash is the keccak of). */
-export function transactionBytes(tx: TransactionJson, field = 'transaction'): Uint8Array {
-  if (tx === null || typeof tx !== 'object') throw ProofError.malformed(field, tx, 'a transaction object (ask the block with full transactions)');
-  const type = tx.type === undefined || tx.type === null ? 0 : Number(quantity(tx.type, `${field}.type`));
+/**
+ * The fields of a signed transaction of `type` (0 to 4) before its signature, in their encoding's
+ * order: what the signature signs (sender.ts, with a legacy transaction's EIP-155 chain id), and
+ * what the block's encoding holds before `v, r, s`.
+ */
+export function fieldsBeforeSignature(tx: TransactionJson, type: number, field: string): NestedUint8Array {
   const fees1559 = () => [q(tx, 'chainId', field), q(tx, 'nonce', field), q(tx, 'maxPriorityFeePerGas', field), q(tx, 'maxFeePerGas', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), accessList(tx, field)];
-  const signature = () => [parity(tx, field), q(tx, 'r', field), q(tx, 's', field)];
   switch (type) {
     case 0:
-      return RLP.encode([q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), q(tx, 'v', field), q(tx, 'r', field), q(tx, 's', field)]);
+      return [q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field)];
     case 1:
-      return typed(1, [q(tx, 'chainId', field), q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), accessList(tx, field), ...signature()]);
+      return [q(tx, 'chainId', field), q(tx, 'nonce', field), q(tx, 'gasPrice', field), q(tx, 'gas', field), to(tx, field), q(tx, 'value', field), d(tx, 'input', field), accessList(tx, field)];
     case 2:
-      return typed(2, [...fees1559(), ...signature()]);
+      return fees1559();
     case 3: {
       const hashes = tx.blobVersionedHashes;
       if (!Array.isArray(hashes)) throw ProofError.malformed(`${field}.blobVersionedHashes`, hashes, 'a list of hashes');
-      return typed(3, [...fees1559(), q(tx, 'maxFeePerBlobGas', field), hashes.map((h: unknown, i: number) => dataBytes(h, `${field}.blobVersionedHashes[${i}]`, 32)), ...signature()]);
+      return [...fees1559(), q(tx, 'maxFeePerBlobGas', field), hashes.map((h: unknown, i: number) => dataBytes(h, `${field}.blobVersionedHashes[${i}]`, 32))];
     }
     case 4:
-      return typed(4, [...fees1559(), authorizationList(tx, field), ...signature()]);
-    case 0x7e:
-      return typed(0x7e, [
-        d(tx, 'sourceHash', field, 32), d(tx, 'from', field, 20), to(tx, field),
-        tx.mint === undefined || tx.mint === null ? new Uint8Array(0) : q(tx, 'mint', field),
-        q(tx, 'value', field), q(tx, 'gas', field), tx.isSystemTx === true ? Uint8Array.of(1) : new Uint8Array(0), d(tx, 'input', field),
-      ]);
+      return [...fees1559(), authorizationList(tx, field)];
     default:
-      throw new ProofError(`${field}.type: transaction type ${String(tx.type)} has no known encoding`, { reason: 'unsupported', field: `${field}.type`, actual: String(tx.type) });
+      throw unknownType(tx, field);
   }
+}
+
+const unknownType = (tx: TransactionJson, field: string) =>
+  new ProofError(`${field}.type: transaction type ${String(tx.type)} has no known encoding`, { reason: 'unsupported', field: `${field}.type`, actual: String(tx.type) });
+
+/** The transaction's type (0 for a legacy one, which names none). */
+export const typeOf = (tx: TransactionJson, field: string): number => (tx.type === undefined || tx.type === null ? 0 : Number(quantity(tx.type, `${field}.type`)));
+
+/** The transaction as its block's transactions trie holds it (the bytes its hash is the keccak of). */
+export function transactionBytes(tx: TransactionJson, field = 'transaction'): Uint8Array {
+  if (tx === null || typeof tx !== 'object') throw ProofError.malformed(field, tx, 'a transaction object (ask the block with full transactions)');
+  const type = typeOf(tx, field);
+  if (type === 0x7e) {
+    return typed(0x7e, [
+      d(tx, 'sourceHash', field, 32), d(tx, 'from', field, 20), to(tx, field),
+      tx.mint === undefined || tx.mint === null ? new Uint8Array(0) : q(tx, 'mint', field),
+      q(tx, 'value', field), q(tx, 'gas', field), tx.isSystemTx === true ? Uint8Array.of(1) : new Uint8Array(0), d(tx, 'input', field),
+    ]);
+  }
+  const fields = fieldsBeforeSignature(tx, type, field);
+  if (type === 0) return RLP.encode([...fields, q(tx, 'v', field), q(tx, 'r', field), q(tx, 's', field)]);
+  return typed(type, [...fields, parity(tx, field), q(tx, 'r', field), q(tx, 's', field)]);
 }
 
 /** The hash of a transaction recomputed from its fields; checks it against its `hash` and returns it. */
