@@ -11,7 +11,7 @@ import { ProofError } from '../proof/failure.js';
 import { checkHeader, checkHeaderChain, type BlockJson, type ProvenHeader } from '../proof/header.js';
 import { balanceAnswer, checkAccountProof, checkCode, storageAnswer, storageKey, transactionCountAnswer, type AccountProofJson } from '../proof/state.js';
 import { checkReceiptAnswer, checkReceipts, checkReceiptsOfTransactions, type ReceiptJson } from '../proof/receipts.js';
-import { checkTransactions, type TransactionJson } from '../proof/transactions.js';
+import { checkTransactions, typeOf, type TransactionJson } from '../proof/transactions.js';
 import { senderOf } from '../proof/sender.js';
 import { blocksToFetch, checkLogsAnswer, LogsProofError, numberedPerTransaction, provenLogs, type BlockReceipts } from '../proof/logs.js';
 import type { LogFilter, LogJson } from '../proof/bloom.js';
@@ -277,8 +277,8 @@ function checkSenders(agreed: AgreedHeader, txs: readonly TransactionJson[], rec
 function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, index: number): void {
   const field = `receipts[${index}]`;
   checkReceiptExtras(agreed, tx, receipt, field);
-  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `transactions[${index}].type`);
-  if (type === 0x7en) return;
+  const type = typeOf(tx, `transactions[${index}]`);
+  if (type === 0x7e) return;
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
   const created = tx.to === undefined || tx.to === null;
   const address = receipt.contractAddress;
@@ -289,7 +289,7 @@ function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: Receip
   if (receipt.effectiveGasPrice !== undefined) {
     const baseFee = agreed.block.baseFeePerGas;
     const price =
-      type === 0n || type === 1n
+      type === 0 || type === 1
         ? quantity(tx.gasPrice, `transactions[${index}].gasPrice`)
         : baseFee === undefined || baseFee === null
           ? undefined
@@ -318,8 +318,8 @@ const sameQuantity = (a: unknown, b: bigint, field: string): boolean => {
 function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field: string): void {
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
   if (tx.blockTimestamp !== undefined && !sameQuantity(tx.blockTimestamp, agreed.header.timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
-  const type = tx.type === undefined || tx.type === null ? 0n : quantity(tx.type, `${field}.type`);
-  if (type === 0x7en || type < 2n) return;
+  const type = typeOf(tx, field);
+  if (type === 0x7e || type < 2) return;
   if (tx.yParity !== undefined && tx.v !== undefined && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
   if (tx.gasPrice !== undefined) {
     const baseFee = agreed.block.baseFeePerGas;
