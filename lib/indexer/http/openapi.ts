@@ -174,7 +174,7 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
       parameters: [{
         name: 'transactionIdOrOriginTxHash', in: 'path', required: true,
         description: 'transactionId or origin transaction hash: 0x and 64 hex digits.',
-        schema: str('transactionId or origin transaction hash, in any letter case.', { pattern: '^0x[0-9a-fA-F]{64}$' }),
+        schema: str('transactionId or origin transaction hash: 64 hex digits in any letter case, 0x optional.', { pattern: '^(0x|0X)?[0-9a-fA-F]{64}$' }),
       }],
       responses: {
         200: { description: 'The transaction.', content: { 'application/json': { schema: ref('CompleteTransaction') } } },

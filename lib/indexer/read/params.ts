@@ -97,13 +97,16 @@ export function noQueryParams(search: string): void {
   }
 }
 
-const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
+const BYTES32 = /^(?:0x)?[0-9a-f]{64}$/i;
 
-/** A transactionId or origin transaction hash: 0x + 64 hex digits, returned lower-cased. */
+/**
+ * A transactionId or origin transaction hash: 64 hex digits in any letter case, with or without
+ * `0x` (as copied from an explorer or a log), returned as the tables hold it: `0x` and lower case.
+ */
 export function parseTransactionKey(name: string, value: RawValue): string {
   const text = value === undefined || value === null ? '' : String(value);
   if (!BYTES32.test(text)) {
-    throw new InvalidParameterError(name, `must be a 0x-prefixed 32-byte hex string (a transactionId or an origin transaction hash), got "${text.slice(0, 80)}"`);
+    throw new InvalidParameterError(name, `must be a 32-byte hex string (a transactionId or an origin transaction hash, 64 hex digits after an optional 0x), got "${text.slice(0, 80)}"`);
   }
-  return text.toLowerCase();
+  return `0x${text.slice(-64).toLowerCase()}`;
 }

@@ -52,10 +52,10 @@ test('query strings: unknown and repeated keys are errors', (t) => {
   t.is(t.throws(() => noQueryParams('x=1'), { instanceOf: InvalidParameterError })?.parameter, 'x');
 });
 
-test('transaction keys are bytes32 hex, lower-cased', (t) => {
+test('transaction keys are bytes32 hex, 0x optional, returned with 0x in lower case', (t) => {
   const id = `0x${'AB'.repeat(32)}`;
-  t.is(parseTransactionKey('id', id), id.toLowerCase());
-  for (const bad of ['', '0x', `0x${'ab'.repeat(31)}`, `${'ab'.repeat(32)}`, `0x${'zz'.repeat(32)}`, `0x${'ab'.repeat(33)}`, null, undefined]) {
+  for (const spelling of [id, id.slice(2), `0X${id.slice(2)}`, id.toLowerCase().slice(2)]) t.is(parseTransactionKey('id', spelling), id.toLowerCase());
+  for (const bad of ['', '0x', `0x${'ab'.repeat(31)}`, `${'ab'.repeat(31)}a`, `0x${'zz'.repeat(32)}`, `0x${'ab'.repeat(33)}`, `x${'ab'.repeat(32)}`, null, undefined]) {
     t.is(t.throws(() => parseTransactionKey('id', bad), { instanceOf: InvalidParameterError })?.parameter, 'id');
   }
 });
