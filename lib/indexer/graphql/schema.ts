@@ -28,7 +28,7 @@ const LIST_ARGS = `(
 const ITEM_CURSOR = `
   "Pass as cursor to get the items after this one."
   cursor: String!
-  "Seconds from the timestamp the list is ordered by to now."
+  "Seconds from the timestamp the list is ordered by to now (0 for a time ahead of the server's clock)."
   ageSeconds: Int!`;
 
 export const SDL = `

@@ -28,7 +28,7 @@ function object(properties: Record<string, Schema>, description?: string, option
   };
 }
 
-const AGE = int('Seconds from the timestamp the list is ordered by to now.');
+const AGE = int("Seconds from the timestamp the list is ordered by to now (0 for a time ahead of the server's clock).", { minimum: 0 });
 
 function schemas(): Record<string, Schema> {
   const bridge = object(openApiPropertiesOf(BRIDGE_FIELDS), 'The bridge as requested on the origin chain.');

@@ -70,7 +70,7 @@ export function indexerGauges(registry: Registry, ops: OpsSource, options: Index
       this.reset();
       const t = now();
       for (const c of status?.chains ?? []) {
-        if (c.latestTimestamp !== null) this.set({ chain_id: c.chainId === null ? 'unknown' : String(c.chainId), chain: c.chain }, t - c.latestTimestamp);
+        if (c.latestTimestamp !== null) this.set({ chain_id: c.chainId === null ? 'unknown' : String(c.chainId), chain: c.chain }, Math.max(0, t - c.latestTimestamp));
       }
     },
   });

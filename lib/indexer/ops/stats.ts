@@ -155,7 +155,7 @@ export async function runStats(db: IndexerDb, ctx: QueryContext): Promise<StatsS
     originChainId: Number(r.originChainId),
     destChainId: r.destChainId === null ? null : Number(r.destChainId),
     count: Number(r.count),
-    oldestAgeSeconds: ctx.now - Number(r.oldest),
+    oldestAgeSeconds: Math.max(0, ctx.now - Number(r.oldest)),
   })).sort((a, b) => order.get(a.stage)! - order.get(b.stage)! || a.originChainId - b.originChainId
     || (a.destChainId ?? -1) - (b.destChainId ?? -1));
   return { generatedAt: ctx.now, stages };
@@ -302,7 +302,7 @@ export async function runStatus(db: IndexerDb, now: number, layouts?: LayoutSour
           chain: typeof r.name === 'string' ? r.name : chainId === null ? 'unknown' : nameOf(chainId),
           latestBlock: block,
           latestTimestamp: ts,
-          ageSeconds: ts === null ? null : now - ts,
+          ageSeconds: ts === null ? null : Math.max(0, now - ts),
           finalizedBlock: finalized ? finalized.blockNumber : appFinalized && appFinalized.chainId === chainId ? appFinalized.blockNumber : null,
           finalizedTimestamp: finalized ? finalized.timestamp : appFinalized ? appFinalized.timestamp : null,
           ready: typeof r.ready === 'boolean' ? r.ready : null,

@@ -42,9 +42,11 @@ const invalidRelayOf = agedMapperOf(INVALID_RELAY_FIELDS);
 
 /**
  * Seconds from the timestamp a list is ordered by (its `_sortTs` column: the request of
- * missing-relay, the relay of missing-proof, the proof of missing-claim, …) to `now`.
+ * missing-relay, the relay of missing-proof, the proof of missing-claim, …) to `now`. Never
+ * negative: a block whose time is ahead of this server's clock (a skewed clock, or a chain's
+ * timestamps running ahead) is 0 seconds old, so a sort by age keeps it with the newest.
  */
-const ageOf = (row: Row, now: number): number => now - int(row._sortTs);
+const ageOf = (row: Row, now: number): number => Math.max(0, now - int(row._sortTs));
 
 export const missingRelayItem = (row: Row, now: number): MissingRelayItem => ({
   ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row),
