@@ -24,7 +24,8 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'pendingTransactionsMissingRelay',
     itemType: 'PendingTransactionMissingRelay',
     summary: 'Pending transactions missing a relay',
-    description: 'Bridges requested within the last 7 days (computed per request) that have no relay and no refund.',
+    description: 'Bridges requested within the last 7 days (computed per request) that have no relay, refund, active proof or claim '
+      + '(a bridge proven or claimed on the origin chain was relayed, even if its relay is not indexed: it is in missing-claim or in no list).',
     sortedBy: 'BridgeRequest.blockTimestamp',
   },
   {
@@ -33,7 +34,7 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'pendingTransactionsMissingRelayExceedDeadline',
     itemType: 'PendingTransactionMissingRelay',
     summary: 'Pending transactions missing a relay for more than 7 days',
-    description: 'Bridges requested more than 7 days ago (computed per request) that have no relay and no refund. '
+    description: 'Bridges requested 7 days ago or more (computed per request) that have no relay, refund, active proof or claim. '
       + 'This is an age heuristic, not the on-chain deadline (each item has that as Bridge.decodedRequest.deadline).',
     sortedBy: 'BridgeRequest.blockTimestamp',
   },
@@ -43,8 +44,8 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'pendingTransactionsMissingProof',
     itemType: 'PendingTransactionMissingProof',
     summary: 'Pending transactions missing a proof',
-    description: 'Relayed bridges with no active proof: never proven, or the last proof was disputed later '
-      + '(a dispute at a higher origin-chain block than the proof).',
+    description: 'Relayed bridges, not refunded or claimed, with no active proof: never proven, or the last proof was disputed '
+      + '(a dispute in the same origin-chain block as the proof or a later one).',
     sortedBy: 'BridgeRelay.blockTimestamp',
   },
   {
@@ -53,7 +54,8 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'pendingTransactionsMissingClaim',
     itemType: 'PendingTransactionMissingClaim',
     summary: 'Pending transactions missing a claim',
-    description: 'Relayed bridges with an active proof and no claim.',
+    description: 'Bridges with an active proof, no claim and no refund. BridgeRelay is null when the relay is not indexed '
+      + '(the destination chain not watched, or behind): the proof says it was relayed.',
     sortedBy: 'BridgeProof.blockTimestamp',
   },
   {
@@ -80,7 +82,7 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'disputes',
     itemType: 'ActiveDispute',
     summary: 'Active disputes',
-    description: 'Disputes with no later proof. Bridge carries only the transactionId (disputes are not joined to requests).',
+    description: 'Disputes with no proof in a later block, of bridges not claimed. Bridge carries only the transactionId (disputes are not joined to requests).',
     sortedBy: 'BridgeDispute.blockTimestamp',
   },
   {

@@ -26,9 +26,10 @@ export type TransactionRef = RowOf<typeof TRANSACTION_REF_FIELDS>;
 
 export interface MissingRelayItem extends Aged { Bridge: Bridge; BridgeRequest: BridgeRequest }
 export interface MissingProofItem extends MissingRelayItem { BridgeRelay: BridgeRelay }
-export interface MissingClaimItem extends MissingProofItem { BridgeProof: BridgeProof }
+/** `BridgeRelay` is null when the proof's relay is not indexed (the destination chain not watched, or behind). */
+export interface MissingClaimItem extends MissingRelayItem { BridgeRelay: BridgeRelay | null; BridgeProof: BridgeProof }
 export interface RefundedAndRelayedItem extends MissingProofItem { BridgeRefund: BridgeRefund }
-export type ConflictingProofItem = MissingClaimItem;
+export interface ConflictingProofItem extends MissingProofItem { BridgeProof: BridgeProof }
 export interface DisputeItem extends Aged { Bridge: TransactionRef; BridgeDispute: BridgeDispute }
 
 /** A relay with no matching request (flat, as in the reference). */
@@ -46,5 +47,5 @@ export interface TransactionDetail {
 }
 
 export type ListItem =
-  | MissingRelayItem | MissingProofItem | MissingClaimItem | RefundedAndRelayedItem
+  | MissingRelayItem | MissingProofItem | MissingClaimItem | ConflictingProofItem | RefundedAndRelayedItem
   | DisputeItem | InvalidRelayItem;

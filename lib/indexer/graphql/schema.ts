@@ -82,7 +82,8 @@ type PendingTransactionMissingProof {${ITEM_CURSOR}
 type PendingTransactionMissingClaim {${ITEM_CURSOR}
   Bridge: Transaction!
   BridgeRequest: Deposit!
-  BridgeRelay: Relay!
+  "Null when the relay is not indexed (the destination chain not watched, or behind): the active proof says it happened."
+  BridgeRelay: Relay
   BridgeProof: Proof!
 }
 

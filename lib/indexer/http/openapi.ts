@@ -75,9 +75,19 @@ function schemas(): Record<string, Schema> {
     BridgeClaim: object(openApiPropertiesOf(CLAIM_FIELDS), 'The BridgeDepositClaimed event.'),
     BridgeRefund: object(openApiPropertiesOf(REFUND_FIELDS), 'The BridgeDepositRefunded event.'),
     BridgeDispute: object(openApiPropertiesOf(DISPUTE_FIELDS), 'The BridgeProofDisputed event (the latest dispute).'),
-    PendingTransactionMissingRelay: listItem('A bridge with no relay and no refund.', []),
-    PendingTransactionMissingProof: listItem('A relayed bridge with no active proof.', ['BridgeRelay']),
-    PendingTransactionMissingClaim: listItem('A bridge with an active proof and no claim.', ['BridgeRelay', 'BridgeProof']),
+    PendingTransactionMissingRelay: listItem('A bridge with no relay, refund, active proof or claim.', []),
+    PendingTransactionMissingProof: listItem('A relayed bridge with no active proof, not refunded or claimed.', ['BridgeRelay']),
+    PendingTransactionMissingClaim: {
+      ...listItem('A bridge with an active proof, no claim and no refund.', ['BridgeRelay', 'BridgeProof']),
+      properties: {
+        ageSeconds: AGE, Bridge: ref('Bridge'), BridgeRequest: ref('BridgeRequest'),
+        BridgeRelay: {
+          anyOf: [ref('BridgeRelay'), { type: 'null' }],
+          description: 'Null when the relay is not indexed (the destination chain not watched, or behind): the active proof says it happened.',
+        },
+        BridgeProof: ref('BridgeProof'),
+      },
+    },
     RefundedAndRelayedTransaction: listItem('A bridge both relayed and refunded.', ['BridgeRelay', 'BridgeRefund']),
     ConflictingProof: listItem('A bridge whose active proof comes from another relayer than the relay.', ['BridgeRelay', 'BridgeProof']),
     ActiveDispute: object({ ageSeconds: AGE, Bridge: ref('TransactionRef'), BridgeDispute: ref('BridgeDispute') }, 'A dispute with no later proof.'),

@@ -4,11 +4,12 @@
  * so they are computed at most once per `maxAgeSeconds` (one flight at a time, shared by the REST
  * route, GraphQL and the Prometheus gauges), never once per request or per scrape.
  *
- * Stages (the same meaning as the lists of queries.ts, per origin → destination chain pair):
- *   missingRelay    requested, no relay, no refund, requested within the missing-relay window
+ * Stages (the same meaning as the lists of queries.ts, per origin → destination chain pair; a
+ * refunded or claimed bridge is in none):
+ *   missingRelay    requested, no relay, no active proof, requested within the missing-relay window
  *   exceedDeadline  the same, requested before the window (the exceed-deadline list)
  *   missingProof    relayed, no active proof (ages from the relay)
- *   missingClaim    active proof, no claim (ages from the proof)
+ *   missingClaim    active proof, relay row or not (ages from the proof)
  *   disputed        active disputes (ages from the dispute; the destination is null when the
  *                   request row is missing)
  *
@@ -110,16 +111,17 @@ const STATS_SQL = (floor: string) => `WITH active_proof AS (
   SELECT p."transactionId" AS tx, count(*) AS n, min(p."blockTimestamp") AS ts
   FROM "BridgeProofProvidedEvents" p
   WHERE NOT EXISTS (SELECT 1 FROM "BridgeProofDisputedEvents" dd
-    WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" > p."blockNumber")
+    WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" >= p."blockNumber")
   GROUP BY 1
 ), staged AS (
   SELECT r."originChainId" AS origin, r."destChainId" AS dest,
-    CASE WHEN l."transactionId" IS NULL THEN
-           CASE WHEN f.tx IS NOT NULL THEN NULL WHEN r."blockTimestamp" > $1 THEN 'missingRelay' ELSE 'exceedDeadline' END
-         WHEN ap.tx IS NULL THEN 'missingProof'
-         WHEN c.tx IS NULL THEN 'missingClaim' END AS stage,
-    CASE WHEN l."transactionId" IS NULL THEN r."blockTimestamp" WHEN ap.tx IS NULL THEN l."blockTimestamp" ELSE ap.ts END AS ts,
-    CASE WHEN l."transactionId" IS NOT NULL AND ap.tx IS NOT NULL THEN ap.n ELSE 1 END AS n
+    CASE WHEN c.tx IS NOT NULL THEN NULL
+         WHEN ap.tx IS NOT NULL THEN 'missingClaim'
+         WHEN f.tx IS NOT NULL THEN NULL
+         WHEN l."transactionId" IS NOT NULL THEN 'missingProof'
+         WHEN r."blockTimestamp" > $1 THEN 'missingRelay' ELSE 'exceedDeadline' END AS stage,
+    CASE WHEN ap.tx IS NOT NULL THEN ap.ts WHEN l."transactionId" IS NOT NULL THEN l."blockTimestamp" ELSE r."blockTimestamp" END AS ts,
+    CASE WHEN ap.tx IS NOT NULL THEN ap.n ELSE 1 END AS n
   FROM "BridgeRequestEvents" r
   LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
   LEFT JOIN (SELECT DISTINCT x."transactionId" AS tx FROM "BridgeDepositRefundedEvents" x) f ON f.tx = r."transactionId"
@@ -134,6 +136,7 @@ SELECT 'disputed', d."originChainId", r."destChainId", count(*), min(d."blockTim
   FROM "BridgeProofDisputedEvents" d LEFT JOIN "BridgeRequestEvents" r ON r."transactionId" = d."transactionId"
   WHERE NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" pp
     WHERE pp."transactionId" = d."transactionId" AND pp."blockNumber" > d."blockNumber")
+    AND NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" dc WHERE dc."transactionId" = d."transactionId")
   GROUP BY 2, 3`;
 
 /** The stats statement for a layout (default: the Ponder 0.4 tables in the search path). */

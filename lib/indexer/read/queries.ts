@@ -3,9 +3,18 @@
  * functions: no second copy to drift apart (the API this one replaces had two, which disagreed).
  *
  * Meaning (the queries of the API this one replaces), with its bugs fixed:
- * - a proof is *active* unless a dispute for the same transaction came later; a dispute is active
- *   unless a proof came later. "Later" compares block numbers: proofs and disputes are both
- *   emitted on the origin chain, and timestamps tie on chains with sub-second blocks;
+ * - a proof is *active* unless a dispute for the same transaction came in its block or later; a
+ *   dispute is active unless a proof came in a later block or the bridge was claimed. Exactly one of a transaction's latest
+ *   proof and latest dispute is active, never both. Block numbers are compared: proofs and
+ *   disputes are both emitted on the origin chain, and timestamps tie on chains with sub-second
+ *   blocks. Within one block Ponder's tables keep no order (their `id` is the transactionId and
+ *   the proof and dispute rows are upserts holding the latest of each): a dispute in the proof's
+ *   block is read as the later event, as the contract needs a proof before any dispute;
+ * - a bridge is in at most one of missing-relay (or exceed-deadline), missing-proof and
+ *   missing-claim, the stage an operator acts on next, and in none once refunded or claimed. An
+ *   active proof or a claim on the origin chain says the bridge was relayed even when its relay
+ *   row is missing (the destination not indexed, or not yet): it waits for its claim, with
+ *   `BridgeRelay` null, instead of asking for a relay that would revert;
  * - time windows are computed from the request's `now` (never once at start-up, which froze them);
  * - there is no hard-coded lookback floor: `lookbackFloor` is an optional setting that
  *   drops requests older than it from the request-based lists;
@@ -16,7 +25,7 @@ import { encodeCursor } from './cursor.js';
 import { rows, SqlBuilder, type IndexerDb } from '../db/pool.js';
 import type { ListFilter } from './params.js';
 import {
-  disputeItem, invalidRelayItem, missingClaimItem, missingProofItem, missingRelayItem, refundedAndRelayedItem,
+  conflictingProofItem, disputeItem, invalidRelayItem, missingClaimItem, missingProofItem, missingRelayItem, refundedAndRelayedItem,
   transactionDetail, type Row,
 } from './shape.js';
 import type { TransactionDetail } from '../types.js';
@@ -60,18 +69,56 @@ const REFUND_COLUMNS = phaseSelectOf('refund', 'f');
 const DISPUTE_COLUMNS = phaseSelectOf('dispute', 'd');
 const INVALID_RELAY_COLUMNS = selectOf(INVALID_RELAY_FIELDS, 'l');
 
-/** Proof `p` has no later dispute. */
+/** Proof `p` has no dispute in its block or a later one (see the top of this file). */
 const PROOF_ACTIVE = `NOT EXISTS (SELECT 1 FROM "BridgeProofDisputedEvents" dd
-  WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" > p."blockNumber")`;
-/** Dispute `d` has no later proof. */
+  WHERE dd."transactionId" = p."transactionId" AND dd."blockNumber" >= p."blockNumber")`;
+// The "nothing answered it yet" tests below are each one NOT EXISTS over a UNION ALL of probes
+// by transactionId: PostgreSQL keeps such a subquery a per-row test that stops at the first row it
+// finds (the first probe answers most rows), where separate NOT EXISTS become anti-joins the
+// planner may answer by hashing a whole table to return one page. The probes of the lists' hot
+// paths select `transactionHash`, a column only the row has: the probe is then the hash index on
+// transactionId (its bucket page, then the row) rather than an index-only descent of the stats
+// btrees on the same column, which reads three pages per probe.
+
+/**
+ * Nothing answered dispute `d`: no proof in a later block, no claim (a claim needs a proof that
+ * stood: the dispute came before it, even in one block).
+ */
 const DISPUTE_ACTIVE = `NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" pp
-  WHERE pp."transactionId" = d."transactionId" AND pp."blockNumber" > d."blockNumber")`;
-const NOT_RELAYED = `NOT EXISTS (SELECT 1 FROM "BridgeRelayedEvents" l WHERE l."transactionId" = r."transactionId")`;
-const NOT_REFUNDED = `NOT EXISTS (SELECT 1 FROM "BridgeDepositRefundedEvents" f WHERE f."transactionId" = r."transactionId")`;
+    WHERE pp."transactionId" = d."transactionId" AND pp."blockNumber" > d."blockNumber"
+  UNION ALL SELECT 1 FROM "BridgeDepositClaimedEvents" dc WHERE dc."transactionId" = d."transactionId")`;
+/**
+ * Proof `p` says the bridge was relayed: it is active, or its bridge was claimed (a claim needs a
+ * proof that stood, and follows it on the same chain: every claimed bridge has its proof row).
+ */
+const PROOF_STOOD = `(${PROOF_ACTIVE}
+    OR EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId"))`;
+/**
+ * Request `r` waits for a relay: no relay, no refund, and no proof that stood (a bridge proven or
+ * claimed on the origin chain was relayed, relay row or not).
+ */
+const AWAITS_RELAY = `NOT EXISTS (SELECT l."transactionHash" FROM "BridgeRelayedEvents" l WHERE l."transactionId" = r."transactionId"
+  UNION ALL SELECT f."transactionHash" FROM "BridgeDepositRefundedEvents" f WHERE f."transactionId" = r."transactionId"
+  UNION ALL SELECT p."transactionHash" FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = r."transactionId" AND ${PROOF_STOOD})`;
+/**
+ * Relay `l` waits for a proof: no proof that stood (claimed: it needs none), no refund (a refunded
+ * bridge can no longer be proven). Correlated on the relay, which drives the walk: relays with an
+ * active proof drop out before their wide request rows are fetched.
+ */
+const AWAITS_PROOF = `NOT EXISTS (SELECT p."transactionHash" FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = l."transactionId" AND ${PROOF_STOOD}
+  UNION ALL SELECT f."transactionHash" FROM "BridgeDepositRefundedEvents" f WHERE f."transactionId" = l."transactionId")`;
+/**
+ * Active proof `p` waits for its claim. A refund needs no test here: the contract refunds only a
+ * bridge whose last proof was disputed (in its block or later), and none can be proven after it.
+ */
+const AWAITS_CLAIM = `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`;
 
 const REQUESTS = `"BridgeRequestEvents" r`;
 const WITH_RELAY = `${REQUESTS} JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"`;
 const WITH_PROOF = `${WITH_RELAY} JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"`;
+/** The proof's bridge, with its relay when indexed (missing-claim: the proof says it was relayed). */
+const PROOF_MAYBE_RELAY = `${REQUESTS} JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"
+LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"`;
 
 /** What one list selects and how it is filtered and ordered. */
 interface ListPlan {
@@ -98,7 +145,7 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [NOT_RELAYED, NOT_REFUNDED, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
     }),
   },
@@ -106,7 +153,7 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [NOT_RELAYED, NOT_REFUNDED, `r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, `r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
     }),
   },
@@ -114,9 +161,7 @@ export const LIST_QUERIES = {
     shape: missingProofItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}`, from: WITH_RELAY, ...requestKeys,
-      // Correlated on the relay (the same id as the request's): the planner can then drop relays
-      // with an active proof before it fetches their wide request rows.
-      where: [`NOT EXISTS (SELECT 1 FROM "BridgeProofProvidedEvents" p WHERE p."transactionId" = l."transactionId" AND ${PROOF_ACTIVE})`, ...floor(s, ctx)],
+      where: [AWAITS_PROOF, ...floor(s, ctx)],
       sortTs: 'l."blockTimestamp"', sortId: 'l."transactionId"',
     }),
   },
@@ -125,8 +170,8 @@ export const LIST_QUERIES = {
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       // Both checks on the proof that drives the walk, so claimed proofs drop out before the
       // request and relay rows are fetched (as in missingProof).
-      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: WITH_PROOF, ...requestKeys,
-      where: [PROOF_ACTIVE, `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`, ...floor(s, ctx)],
+      select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: PROOF_MAYBE_RELAY, ...requestKeys,
+      where: [PROOF_ACTIVE, AWAITS_CLAIM, ...floor(s, ctx)],
       sortTs: 'p."blockTimestamp"', sortId: 'p."transactionId"',
     }),
   },
@@ -140,7 +185,7 @@ export const LIST_QUERIES = {
     }),
   },
   conflictingProofs: {
-    shape: missingClaimItem,
+    shape: conflictingProofItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: `${REQUEST_COLUMNS}, ${RELAY_COLUMNS}, ${PROOF_COLUMNS}`, from: WITH_PROOF, ...requestKeys,
       where: [PROOF_ACTIVE, 'lower(l."relayer") <> lower(p."relayer")', ...floor(s, ctx)],
@@ -225,13 +270,13 @@ function cursorOf(row: Row): string {
   return encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) });
 }
 
-/** Requested, not relayed, not refunded, requested within the window. */
+/** Requested, not relayed, refunded, proven or claimed, requested within the window. */
 export const missingRelay = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingRelay', f, ctx);
-/** Requested, not relayed, not refunded, requested before the window (older than 7 days by default). */
+/** The same, requested before the window (older than 7 days by default). */
 export const exceedDeadline = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'exceedDeadline', f, ctx);
-/** Relayed, with no active proof. */
+/** Relayed, with no active proof, not refunded or claimed. */
 export const missingProof = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingProof', f, ctx);
-/** Active proof, no claim. */
+/** Active proof, no claim, not refunded (the relay row may be missing). */
 export const missingClaim = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingClaim', f, ctx);
 /** Relayed on the destination and refunded on the origin (the anomaly). */
 export const refundedAndRelayed = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'refundedAndRelayed', f, ctx);

@@ -7,7 +7,7 @@
  * answer on every layout. This file only nests them into list items.
  */
 import type {
-  DisputeItem, InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
+  ConflictingProofItem, DisputeItem, InvalidRelayItem, MissingClaimItem, MissingProofItem, MissingRelayItem, RefundedAndRelayedItem, TransactionDetail,
 } from '../types.js';
 import {
   agedMapperOf, BRIDGE_FIELDS, INVALID_RELAY_FIELDS, mapperOf, phaseMapperOf, phasePrefix, TRANSACTION_REF_FIELDS, type Phase, type Row,
@@ -55,6 +55,10 @@ export const missingProofItem = (row: Row, now: number): MissingProofItem => ({
   ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row),
 });
 export const missingClaimItem = (row: Row, now: number): MissingClaimItem => ({
+  ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row),
+  BridgeRelay: hasPhase(row, 'relay') ? relayOf(row) : null, BridgeProof: proofOf(row),
+});
+export const conflictingProofItem = (row: Row, now: number): ConflictingProofItem => ({
   ageSeconds: ageOf(row, now), Bridge: bridgeOf(row), BridgeRequest: requestOf(row), BridgeRelay: relayOf(row), BridgeProof: proofOf(row),
 });
 export const refundedAndRelayedItem = (row: Row, now: number): RefundedAndRelayedItem => ({

@@ -245,7 +245,7 @@ test.after.always(async () => {
 const LISTS: Record<string, Id[]> = {
   '/api/pending-transactions/missing-relay': ['requested'],
   '/api/pending-transactions/exceed-deadline': ['stale'],
-  '/api/pending-transactions/missing-proof': ['relayed', 'disputed', 'relayedRefunded'],
+  '/api/pending-transactions/missing-proof': ['relayed', 'disputed'], // relayedRefunded: refunded, proving it reverts
   '/api/pending-transactions/missing-claim': ['proven', 'otherProver'],
   '/api/refunded-and-relayed': ['relayedRefunded'],
   '/api/conflicting-proofs': ['otherProver'],

@@ -158,7 +158,8 @@ for (const fixture of FIXTURES) {
     t.deepEqual(ids(recorded['/api/pending-transactions/exceed-deadline']), [byName('requested').transactionId]);
     checkItem(t, (recorded['/api/pending-transactions/exceed-deadline'] as Item[])[0]!, byName('requested'), ['request']);
 
-    const missingProof = ['relayed', 'disputed', 'refundedRelayed'];
+    // refundedRelayed is refunded: proving it would revert; it is in refunded-and-relayed only.
+    const missingProof = ['relayed', 'disputed'];
     t.deepEqual(ids(recorded['/api/pending-transactions/missing-proof']), newestFirst(missingProof, 'relay'));
     for (const item of recorded['/api/pending-transactions/missing-proof'] as Item[]) {
       checkItem(t, item, expected.bridges.find((b) => b.transactionId === item.Bridge!.transactionId)!, ['request', 'relay']);
@@ -258,12 +259,12 @@ for (const fixture of FIXTURES) {
     const pair = { originChainId: 42161, destChainId: 8453, oldestAgeSeconds: undefined };
     t.deepEqual(stage('missingRelay'), []);
     t.deepEqual(stage('exceedDeadline'), [{ stage: 'exceedDeadline', ...pair, count: 1 }]);
-    t.deepEqual(stage('missingProof'), [{ stage: 'missingProof', ...pair, count: 3 }]);
+    t.deepEqual(stage('missingProof'), [{ stage: 'missingProof', ...pair, count: 2 }]);
     t.deepEqual(stage('missingClaim'), [{ stage: 'missingClaim', ...pair, count: 3 }]);
     t.deepEqual(stage('disputed'), [{ stage: 'disputed', ...pair, count: 1 }]);
     const oldest = (name: string) => stats.stages.find((x) => x.stage === name)!.oldestAgeSeconds;
     t.is(oldest('exceedDeadline'), stats.generatedAt - byName('requested').request_!.blockTimestamp);
-    t.is(oldest('missingProof'), stats.generatedAt - Math.min(...['relayed', 'disputed', 'refundedRelayed'].map((n) => byName(n).relay!.blockTimestamp)));
+    t.is(oldest('missingProof'), stats.generatedAt - Math.min(...['relayed', 'disputed'].map((n) => byName(n).relay!.blockTimestamp)));
     t.is(oldest('missingClaim'), stats.generatedAt - Math.min(...['proven', 'reproven', 'conflicting'].map((n) => byName(n).proof!.blockTimestamp)));
     t.is(oldest('disputed'), stats.generatedAt - byName('disputed').dispute!.blockTimestamp);
   });

@@ -137,7 +137,8 @@ const FILTERS: [string, string[]][] = [
   ['/api/pending-transactions/missing-relay?until=' + (NOW - H), byIdDesc('requested-fresh-b', 'requested-fresh-tie')],
   ['/api/pending-transactions-missing-claim?originChainId=999', ['conflicting-case']],
   ['/api/pending-transactions-missing-claim?originChainId=8453&destChainId=1', ['proven']],
-  ['/api/pending-transactions-missing-proof?destChainId=130', ['refunded-relayed']],
+  ['/api/pending-transactions-missing-proof?destChainId=42161', ['proven-disputed']],
+  ['/api/pending-transactions-missing-proof?destChainId=130', []], // refunded-relayed: refunded, no longer provable
   ['/api/disputes?originChainId=10', ['proven-disputed']],
   ['/api/disputes?destChainId=42161', ['proven-disputed']],
   ['/api/invalid-relays?originChainId=130&destChainId=56', ['invalid-relay']],

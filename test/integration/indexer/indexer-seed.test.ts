@@ -42,7 +42,7 @@ const MEMBERSHIP: Record<DemoState, ListQueryName[]> = {
   disputedReproven: ['missingClaim'],
   claimed: [],
   refunded: [],
-  refundedRelayed: ['refundedAndRelayed', 'missingProof'],
+  refundedRelayed: ['refundedAndRelayed'],
   conflictingProof: ['conflictingProofs', 'missingClaim'],
   relayWithoutRequest: ['invalidRelays'],
 };
