@@ -15,6 +15,7 @@ import type { ListQueryName } from '../../../lib/indexer/read/queries.js';
 import { insertRows, type DemoRow } from '../../../lib/indexer/seed.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
 import { copyIntoNewLayout } from '../../fixtures/indexer/ponder/ponder-new.js';
+import { checkAgainst } from '../../fixtures/indexer/schema-check.js';
 import { get, graphql, serve, type Running } from '../../fixtures/indexer/server.js';
 
 const NOW = 1_770_000_000;
@@ -161,6 +162,13 @@ test('a bridge proven on the origin chain with no relay row waits for its claim,
   const claim = await get<Record<string, unknown>[]>(`${apps.old.base}/api/pending-transactions/missing-claim`);
   t.deepEqual(Object.keys(claim.body[0]!), ['ageSeconds', 'Bridge', 'BridgeRequest', 'BridgeRelay', 'BridgeProof']);
   t.like(claim.body[0], { ageSeconds: 3 * H - 900, BridgeRelay: null, BridgeProof: { transactionHash: hash('proven-no-relay', 'proof') } });
+  // The published document says so (and still refuses a null relay where the list has one).
+  const doc = (await get<Record<string, never>>(`${apps.old.base}/openapi.json`)).body;
+  const item = { $ref: '#/components/schemas/PendingTransactionMissingClaim' };
+  t.deepEqual(checkAgainst(claim.body[0], item, doc), []);
+  const proof = await get<Record<string, unknown>[]>(`${apps.old.base}/api/pending-transactions/missing-proof`);
+  t.deepEqual(checkAgainst(proof.body[0], { $ref: '#/components/schemas/PendingTransactionMissingProof' }, doc), []);
+  t.notDeepEqual(checkAgainst({ ...proof.body[0], BridgeRelay: null }, { $ref: '#/components/schemas/PendingTransactionMissingProof' }, doc), []);
 });
 
 test('GraphQL answers what REST answers, BridgeRelay null included', async (t) => {
