@@ -4,12 +4,12 @@
  *
  * Meaning (the queries of the API this one replaces), with its bugs fixed:
  * - a proof is *active* unless a dispute for the same transaction came in its block or later; a
- *   dispute is active unless a proof came in a later block or the bridge was claimed. Exactly one of a transaction's latest
- *   proof and latest dispute is active, never both. Block numbers are compared: proofs and
- *   disputes are both emitted on the origin chain, and timestamps tie on chains with sub-second
- *   blocks. Within one block Ponder's tables keep no order (their `id` is the transactionId and
- *   the proof and dispute rows are upserts holding the latest of each): a dispute in the proof's
- *   block is read as the later event, as the contract needs a proof before any dispute;
+ *   dispute is active unless a proof came in a later block or the bridge was claimed: never both.
+ *   Block numbers are compared: proofs and disputes are both emitted on the origin chain, and
+ *   timestamps tie on chains with sub-second blocks. Within one block Ponder's tables keep no
+ *   order (their `id` is the transactionId and the proof and dispute rows are upserts holding the
+ *   latest of each): a dispute in the proof's block is read as the later event, as the contract
+ *   needs a proof before any dispute;
  * - a bridge is in at most one of missing-relay (or exceed-deadline), missing-proof and
  *   missing-claim, the stage an operator acts on next, and in none once refunded or claimed. An
  *   active proof or a claim on the origin chain says the bridge was relayed even when its relay
