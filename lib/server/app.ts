@@ -18,6 +18,7 @@ import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
 import { afterAnswers, takingTurns } from './turns.js';
+import { originTargets } from './target.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -222,8 +223,9 @@ function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Ser
       // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
       requireHostHeader: false,
     },
-    // Pipelined requests of one connection enter the app a few at a time (turns.ts).
-    takingTurns(app),
+    // Pipelined requests of one connection enter the app a few at a time (turns.ts), each with
+    // its target in origin form (target.ts: an absolute-form target is served by its path).
+    takingTurns(originTargets(app)),
   );
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;
