@@ -16,10 +16,11 @@ import {
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
-  ParseError,
+  GatewayError,
   RouteNotFoundError,
   UnknownChainError,
 } from '../lib/errors.js';
+import { RpcCode } from '../lib/jsonrpc/codes.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { lazyChild, silentLogger, type Logger } from '../lib/log.js';
 import { newRequestId } from '../lib/pipeline/request-id.js';
@@ -80,10 +81,6 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
 
 /** The body read: the payload parsed, the client identified, the route read; then `next`. (A function shared by every request.) */
 function bodyRead(req: IncomingMessage, ctx: RpcContext, options: ParseJsonRpcOptions, next: Next, raw: Buffer): void {
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    return next(new ParseError(`Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, { id: null }));
-  }
   let refused: Error | undefined;
   try {
     ctx.payload = parsePayload(raw, { maxBatchSize: options.maxBatchSize, maxDepth: options.maxDepth });
@@ -133,6 +130,9 @@ function readBody(req: IncomingMessage, ctx: RpcContext, options: ParseJsonRpcOp
     const bytes = Buffer.isBuffer(parsed) ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed));
     return bytes.length > limit ? next(tooLarge(req, limit)) : bodyRead(req, ctx, options, next, bytes);
   }
+  // (checked here, on the bytes as sent: a host app's parser, express.json(), decodes gzip itself)
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return next(compressed(req, encoding));
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return next(tooLarge(req, limit));
   // Events rather than for-await: leaving a for-await early destroys the socket, and the client
@@ -156,6 +156,15 @@ interface BodyReader {
 }
 const kReader = Symbol('omnigate.bodyReader');
 type Reading = IncomingMessage & { [kReader]?: BodyReader };
+
+/** A body sent compressed: refused before it is read (drained), 415 saying which encoding is read (RFC 9110 15.5.16). */
+function compressed(req: IncomingMessage, encoding: string): Error {
+  req.resume();
+  return new GatewayError('OMNI_ERR_PARSE', RpcCode.ParseError, 415, `Parse error: the body is sent with Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}; omnigate reads JSON sent as is (no compression)`, {
+    id: null,
+    headers: { 'Accept-Encoding': 'identity' },
+  });
+}
 
 function tooLarge(req: IncomingMessage, limit: number): Error {
   req.resume(); // drain what the client still sends, so it can read the 413

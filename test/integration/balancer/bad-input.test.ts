@@ -40,7 +40,8 @@ interface Case {
 const cases: Case[] = [
   { title: 'non-JSON body', body: '{"jsonrpc":"2.0",', status: 400, code: -32700, id: null, message: /not valid JSON/ },
   { title: 'empty body', body: '', status: 400, code: -32700, id: null, message: /empty/ },
-  { title: 'a gzip-encoded body', body: gzipSync(JSON.stringify(balance(3))), sent: { 'content-encoding': 'gzip' }, status: 400, code: -32700, id: null, message: /Content-Encoding "gzip"/ },
+  // RFC 9110 15.5.16: an unsupported content coding is a 415 that says which one is read.
+  { title: 'a gzip-encoded body', body: gzipSync(JSON.stringify(balance(3))), sent: { 'content-encoding': 'gzip' }, status: 415, code: -32700, id: null, message: /Content-Encoding "gzip"/, headers: { 'accept-encoding': 'identity' } },
   // An id that is not UTF-8 would come back as U+FFFD, not as sent, and nodes read such bytes each their way.
   { title: 'a body that is not UTF-8', body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b","method":"eth_chainId"}')]), status: 400, code: -32700, id: null, message: /not UTF-8/ },
   { title: 'empty batch', body: '[]', status: 400, code: -32600, id: null, message: /empty batch/ },
