@@ -68,8 +68,10 @@ export function parseJsonRpc(options: ParseJsonRpcOptions): Middleware {
       ctx.via = hops.map(viaEntry).join(', ');
     }
     if (req.method !== 'POST') {
+      // (a WebSocket handshake: a wallet's wss:// setting pointed here)
+      const ws = req.headers.upgrade !== undefined && /websocket/i.test(req.headers.upgrade) ? ' (omnigate serves no WebSocket: calls over HTTP only)' : '';
       return next(
-        new MethodNotAllowedError(`Method not allowed: ${req.method} ${shownPath(req)}; JSON-RPC calls are POSTed`, {
+        new MethodNotAllowedError(`Method not allowed: ${req.method} ${shownPath(req)}; JSON-RPC calls are POSTed${ws}`, {
           headers: { Allow: 'POST, OPTIONS' },
           id: null,
         }),

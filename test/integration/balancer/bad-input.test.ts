@@ -66,6 +66,8 @@ const cases: Case[] = [
   { title: 'N above the chain upstreams', path: '/confirmations/3/rpc/1', body: JSON.stringify(balance('n3')), status: 400, code: -32003, id: 'n3', message: /2 usable upstreams/ },
   { title: 'GET on an RPC route', method: 'GET', body: '', status: 405, code: -32004, id: null, headers: { allow: 'POST, OPTIONS' } },
   { title: 'PUT on an RPC route', method: 'PUT', body: JSON.stringify(balance(1)), status: 405, code: -32004, id: null },
+  // A WebSocket client (a wallet's wss:// setting pointed at the gateway): told that omnigate serves none.
+  { title: 'a WebSocket handshake on an RPC route', method: 'GET', body: '', sent: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }, status: 405, code: -32004, id: null, message: /no WebSocket/, headers: { allow: 'POST, OPTIONS' } },
   { title: 'an oversized body', body: Buffer.alloc(200 * 1024, 'a'), status: 413, code: -32006, id: null, message: /limit is 65536 bytes/ },
 ];
 
