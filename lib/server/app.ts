@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline, type RpcPipelineDeps } from '../../middleware/index.js';
-import { shownPath } from '../pipeline/route.js';
+import { routeOf, shownPath } from '../pipeline/route.js';
 import { pathOf } from '../pipeline/url.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
@@ -227,14 +227,30 @@ function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Ser
     // its target in origin form (target.ts: an absolute-form target is served by its path).
     takingTurns(originTargets(app)),
   );
+  (server as LimitedServer)[kBodyBytes] = config.limits.bodyBytes;
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
   server.on('checkExpectation', refuseExpectation);
+  server.on('checkContinue', continueUnlessTooLarge);
   server.on('connect', refuseConnect);
   return server;
 }
+
+/**
+ * `Expect: 100-continue` (curl sends it before a body over 1 MB): Node would say 100 Continue to
+ * every such request, and a client would upload a body the parse stage then refuses (413). An
+ * RPC call whose declared body is over `limits.bodyBytes` gets no 100 Continue: its 413 comes
+ * first, and the client sends nothing (RFC 9110 10.1.1). Any other request is told to go on.
+ */
+function continueUnlessTooLarge(this: http.Server, req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (!(Number(req.headers['content-length']) > (this as LimitedServer)[kBodyBytes]! && routeOf(req) !== undefined)) res.writeContinue();
+  this.emit('request', req, res);
+}
+
+const kBodyBytes = Symbol('omnigate.bodyBytes');
+type LimitedServer = http.Server & { [kBodyBytes]?: number };
 
 /** Listens on `port` at `host` (absent: every interface); rejects with the listen error (EADDRINUSE…). */
 function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {

@@ -192,6 +192,40 @@ test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a C
   t.is(ok.body.id, 5);
 });
 
+test('omnigate serve: Expect: 100-continue with a declared body over limits.bodyBytes gets its 413 at once, no 100 Continue; a body within it gets 100 Continue and its answer', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ limits: { bodyBytes: 1024 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false, healthChecks: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  // (the body is never sent: the client waits for 100 Continue, as curl does)
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * MiB}\r\n\r\n`);
+  await once(socket, 'close');
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 413 /, text);
+  t.false(text.includes('100 Continue'), 'no 100 Continue for a body that would be refused');
+  t.like(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { id: null, error: { code: -32006 } });
+  // Within the limit: 100 Continue, then the body, then the answer.
+  const ok = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void ok.destroy());
+  await once(ok, 'connect');
+  const got: Buffer[] = [];
+  ok.on('data', (c: Buffer) => got.push(c));
+  const body = JSON.stringify(rpc('eth_chainId', [], 5));
+  ok.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+  await once(ok, 'data');
+  t.regex(Buffer.concat(got).toString(), /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+  ok.write(body);
+  await once(ok, 'close');
+  const answer = Buffer.concat(got).toString();
+  t.regex(answer, /\r\n\r\nHTTP\/1\.1 200 /);
+  t.like(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4)), { id: 5, result: '0x539' });
+});
+
 test('omnigate serve: what the HTTP parser refuses after pipelined requests is answered after their answers, not in place of the first', async (t) => {
   const slow = await fake(t, { delayMs: 300 });
   const server = await startServer(makeConfig({ timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: [slow.url] } } }), 0, { headTracking: false, healthChecks: false });
