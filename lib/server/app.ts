@@ -278,14 +278,31 @@ function endsConnection(res: http.ServerResponse, socket: Socket, stillBusy: () 
 }
 
 /**
- * An HTTP/1.1 request must carry a Host header (RFC 9112, 3.2): without one it is refused with a
- * JSON-RPC error (400) and the connection closed, as Node would (with an empty body).
+ * An HTTP/1.1 request must carry a Host header, one, with a host in it (RFC 9112, 3.2): without
+ * one it is refused with a JSON-RPC error (400) and the connection closed, as Node would (with an
+ * empty body); so is a request with two Host lines (Node keeps the first: a proxy in front may
+ * have read the last) or with a value no host is written with.
  */
 const hostRequired: Middleware = (req, _res, next) => {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return next();
+  const host = req.headers.host;
+  if (host === undefined ? req.httpVersionMajor !== 1 || req.httpVersionMinor < 1 : !notAHost.test(host) && hostLines(req.rawHeaders) === 1) return next();
   req.resume(); // the body is not read: drained, so the client reads the 400
-  next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
+  const why = host === undefined ? 'an HTTP/1.1 request needs a Host header' : hostLines(req.rawHeaders) > 1 ? 'a request has one Host header, not several' : 'the Host header holds no host';
+  next(new InvalidRequestError(`Invalid request: ${why}`, { id: null, headers: { Connection: 'close' } }));
 };
+
+/** Bytes no host (a name, an IP address, `[v6]`, and a port) is written with. */
+const notAHost = /[\s/?#@"<>\\{}|^`]/;
+
+/** The request's Host header lines (Node keeps the first of several in `req.headers`). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n++;
+  }
+  return n;
+}
 
 /** A raw answer with a JSON-RPC error body (id null), after which the connection is closed. */
 function rawErrorAnswer(status: string, code: number, message: string, extra = ''): string {

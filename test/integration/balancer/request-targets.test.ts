@@ -139,3 +139,25 @@ test('a mounted pipeline serves an absolute-form target under its mount path', a
   t.is(collection.status, 200, collection.body);
   t.true(collection.body.includes('/gateway/rpc/{{chainId}}'), 'the mount path is read from the absolute form too');
 });
+
+test('omnigate serve: two Host lines, or a Host value no host is written with, get a JSON-RPC 400 (RFC 9112 3.2); usual hosts pass', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false, healthChecks: false });
+  t.teardown(() => server.close());
+  const body = JSON.stringify(rpc('eth_chainId', [], 7));
+  const head = (hosts: string[]) => `POST /rpc/1337 HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+  for (const hosts of [['a.example', 'b.example'], ['a.example', 'a.example'], ['a b'], ['a.example/x'], ['user@a.example'], ['a"<x>']]) {
+    const answer = await exchange(t, server.port, head(hosts));
+    t.is(answer.status, 400, `${hosts.join(' | ')}: ${answer.head}`);
+    t.like(answer.json, { id: null, error: { code: -32600 } }, hosts.join(' | '));
+    t.regex(answer.json.error.message, /Host/);
+  }
+  t.is(up.requests.filter((r) => (r.body as { id?: unknown }).id === 7).length, 0, 'none forwarded');
+  for (const host of ['gw.example', 'gw.example.', '127.0.0.1:5000', '[::1]:5000', 'my_host:80', '']) {
+    const answer = await exchange(t, server.port, head([host]));
+    t.is(answer.status, 200, `${JSON.stringify(host)}: ${answer.body}`);
+  }
+  // (an absolute-form target's host is checked as the Host it stands for)
+  const absolute = await exchange(t, server.port, request('POST', 'http://a"b/rpc/1337', body));
+  t.is(absolute.status, 400, absolute.head);
+});
