@@ -24,7 +24,7 @@ import { RpcCode } from '../lib/jsonrpc/codes.js';
 import { parsePayload } from '../lib/jsonrpc/parse.js';
 import { lazyChild, silentLogger, type Logger } from '../lib/log.js';
 import { newRequestId } from '../lib/pipeline/request-id.js';
-import { canonicalChainId, parseConfirmations, routeOf, shownPath } from '../lib/pipeline/route.js';
+import { canonicalChainId, parseConfirmations, routeOf, shownPath, shownRouteValue } from '../lib/pipeline/route.js';
 import { hopTokens, loopError, viaEntry } from '../lib/upstream/loop.js';
 import type { Registry } from '../lib/upstream/registry.js';
 
@@ -100,13 +100,13 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
   if (!route) throw new RouteNotFoundError(`No route for ${shownPath(req)}`);
   const chainId = canonicalChainId(route.chainId);
   if (chainId === undefined) {
-    throw new InvalidChainIdError(`Invalid chain id ${JSON.stringify(route.chainId)}: use a non-negative decimal integer, as in /rpc/1`);
+    throw new InvalidChainIdError(`Invalid chain id ${shownRouteValue(route.chainId)}: use a non-negative decimal integer, as in /rpc/1`);
   }
   if (route.confirmations !== undefined) {
     const n = parseConfirmations(route.confirmations);
     if (n === undefined) {
       throw new InvalidConfirmationsError(
-        `Invalid confirmations ${JSON.stringify(route.confirmations)}: use a positive decimal integer, as in /confirmations/2/rpc/${chainId}`,
+        `Invalid confirmations ${shownRouteValue(route.confirmations)}: use a positive decimal integer, as in /confirmations/2/rpc/${chainId.length <= 12 ? chainId : '1'}`,
       );
     }
     ctx.confirmationsOverride = n;
@@ -114,7 +114,7 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
   if (route.finalized) ctx.finalizedRoute = true;
   const chain = registry.chains.get(chainId);
   if (!chain) {
-    throw new UnknownChainError(`Unknown chain ${chainId}: configured chains are ${[...registry.chains.keys()].join(', ')}`);
+    throw new UnknownChainError(`Unknown chain ${chainId.length <= 12 ? chainId : shownRouteValue(chainId)}: configured chains are ${[...registry.chains.keys()].join(', ')}`);
   }
   ctx.chain = chain;
 }
