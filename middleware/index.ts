@@ -169,7 +169,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   for (const chain of registry.chains.values()) initProofMode(chain, config.chains[chain.id]?.verify ?? config.verify ?? 'agreement');
   const proofMetrics = createProofMetrics(metrics.registry);
   const stages = [
-    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
+    // (request bodies held to limits.bufferedBytes too, apart from the upstream answers)
+    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, bodyBudget: config.limits.bufferedBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
     // After parse, so that the refusal echoes the client's id.
     function refuseWhenClosed(_req, _res, next) {
       next(closed ? shuttingDown() : undefined);

@@ -96,6 +96,43 @@ test('a pipelined request whose connection closes before its turn gives its buff
   t.is(slow.aborted, 1, 'the first request\'s upstream call was aborted');
 });
 
+test('request bodies being read are held to limits.bufferedBytes, all connections together: one that would pass it gets -32013 (503); the bytes come back with the connections', async (t) => {
+  const up = await fake(t);
+  const gw = await gateway(t, {
+    limits: { bodyBytes: 2 * MiB, responseBytes: MiB, bufferedBytes: 3 * MiB },
+    timeouts: { hedgeMs: 0 },
+    chains: { 1337: { rpcs: [up.url] } },
+  });
+  // Four bodies of 1 MiB (the whole but their last byte sent), on four connections: 3 MiB hold three.
+  const size = MiB;
+  const held: { socket: Socket; received: () => string }[] = [];
+  for (let i = 0; i < 4; i++) held.push(await connection(t, gw, `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n${' '.repeat(size - 1)}`));
+  for (let i = 0; i < 200 && !held.some((c) => c.received() !== ''); i++) await sleep(50);
+  await sleep(300);
+  const answered = held.filter((c) => c.received() !== '');
+  t.is(answered.length, 1, 'one body past the budget is refused, the others wait for their last byte');
+  const refused = answered[0]!.received();
+  t.regex(refused, /^HTTP\/1\.1 503 /);
+  t.regex(refused, /\r\nRetry-After: 1\r\n/i);
+  const json = JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string; data: { bufferedBytes: number } } };
+  t.like(json, { id: null, error: { code: -32013, data: { bufferedBytes: 3 * MiB } } });
+  t.regex(json.error.message, /request bodies/);
+  // A declared body that cannot fit now is refused before it is read.
+  const declared = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'late')));
+  t.is(declared.status, 503, declared.text);
+  for (const { socket } of held) socket.destroy();
+  // The connections gone, their bytes are back: a body as large is read and answered.
+  let after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
+  for (let i = 0; i < 50 && after.status === 503; i++) {
+    await sleep(50);
+    after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
+  }
+  t.is(after.status, 200, after.text);
+  t.is(after.body.id, 'after');
+  // and answered requests give theirs back too: many in a row, each within the budget alone
+  for (let i = 0; i < 8; i++) t.is((await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], i)))).status, 200);
+});
+
 test('a client that reads none of a large answer is disconnected after timeouts.sendMs: its buffered bytes are given back', async (t) => {
   t.timeout(60_000);
   const big = await fake(t, bigAnswer(24 * MiB));
