@@ -331,7 +331,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
     {
       chain: ctx.chain?.id,
       key: ctx.access?.label,
-      methods: ctx.payload?.calls.map((c) => c.method),
+      methods: ctx.payload?.calls.map(loggedMethod),
       confirmable: ctx.confirmable,
       required: ctx.required,
       checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
@@ -344,6 +344,14 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
     },
     'rpc request',
   );
+}
+
+/**
+ * A call's method as the request's log line shows it: a client may send any string, as long as
+ * the body; a log line per request must not grow with it (nor a slow log's buffer).
+ */
+function loggedMethod(call: { method: string }): string {
+  return call.method.length <= 64 ? call.method : `${call.method.slice(0, 64)}… (${call.method.length} characters)`;
 }
 
 /** What /metrics shows of the cache (lib/ops/metrics.ts reads it at scrape time). */

@@ -161,3 +161,19 @@ test('omnigate serve: two Host lines, or a Host value no host is written with, g
   const absolute = await exchange(t, server.port, request('POST', 'http://a"b/rpc/1337', body));
   t.is(absolute.status, 400, absolute.head);
 });
+
+test('a method name as long as the body is cut in the request log line, which does not grow with it', async (t) => {
+  const up = await fake(t);
+  const lines: string[] = [];
+  const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false, healthChecks: false, logger: recordingLogger(lines) });
+  t.teardown(() => server.close());
+  const method = `eth_${'x'.repeat(200_000)}`;
+  const body = JSON.stringify([rpc(method, [], 1), rpc(method, [], 2), rpc('eth_chainId', [], 3)]);
+  const answer = await exchange(t, server.port, request('POST', '/rpc/1337', body));
+  t.is(answer.status, 200, answer.head);
+  const line = lines.find((l) => l.includes('"rpc request"'));
+  t.truthy(line, 'the request is logged');
+  t.true(line!.length < 2_000, `the log line is ${line!.length} characters`);
+  t.true(line!.includes('(200004 characters)'), 'it says how long the method was');
+  t.true(line!.includes('eth_chainId'));
+});
