@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { InvalidRequestError, ParseError, BatchTooLargeError } from '../errors.js';
-import { arrayElements, scanJson, type IdSpan } from './scan.js';
+import { arrayElements, elementsOver, scanJson, type IdSpan } from './scan.js';
 import type { BatchMember, RpcCall, RpcId, RpcPayload } from './types.js';
 
 export interface ParseOptions {
@@ -40,6 +40,11 @@ function isValidId(id: unknown): id is RpcId {
 export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   // A UTF-8 byte-order mark is dropped from the bytes forwarded too: Go nodes reject it.
   const raw = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+  // First, before any pass over the whole body: a 5 MB body of 100,000 small calls takes
+  // JSON.parse a tenth of a second (and the depth scan below a few hundredths).
+  if (elementsOver(raw, options.maxBatchSize)) {
+    throw new BatchTooLargeError(`Batch too large: more than ${options.maxBatchSize} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`);
+  }
   // JSON text is UTF-8 (RFC 8259). Other bytes would be read here as U+FFFD, the client's id
   // would not come back as sent, and the nodes the bytes are forwarded to may each read them
   // otherwise (Go replaces them, serde refuses them).

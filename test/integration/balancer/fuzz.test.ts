@@ -280,8 +280,10 @@ function bodyExpectation(bytes: Buffer): { success: boolean; codes: number[] } |
   if (!isValidUtf8(bytes) || hasBom(bytes)) return undefined;
   const parsed = tryParse(bytes.toString('utf8'));
   // refused before parsing: -32600 (the id echoed when readable), or -32700 when cut short
-  if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700] };
-  if (!parsed.ok) return { success: false, codes: [-32700] };
+  // a batch over the limit is refused as such before parsing, whatever follows its first elements
+  const batchLike = /^\s*\[/.test(bytes.toString('utf8')) ? [-32007] : [];
+  if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700, ...batchLike] };
+  if (!parsed.ok) return { success: false, codes: [-32700, ...batchLike] };
   const v = parsed.value;
   // eth_subscribe and eth_unsubscribe: -32601, whatever their params
   const refused = isObject(v) && (v.method === 'eth_subscribe' || v.method === 'eth_unsubscribe') ? [-32601] : [];
