@@ -40,8 +40,8 @@ function isValidId(id: unknown): id is RpcId {
 export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   // A UTF-8 byte-order mark is dropped from the bytes forwarded too: Go nodes reject it.
   const raw = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
-  // First, before any pass over the whole body: a 5 MB body of 100,000 small calls takes
-  // JSON.parse a tenth of a second (and the depth scan below a few hundredths).
+  // First, before any pass over the whole body: JSON.parse (and the depth scan below) of a body
+  // of many small calls costs in proportion to them, and every other client waits meanwhile.
   if (elementsOver(raw, options.maxBatchSize)) {
     throw new BatchTooLargeError(`Batch too large: more than ${options.maxBatchSize} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`);
   }
