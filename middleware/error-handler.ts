@@ -31,10 +31,11 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const error = fromParser ?? asGatewayError(err, log);
     if (fromParser) log.info({ code: error.code, status: error.status, message: error.message }, 'request refused');
     if (ctx) ctx.errorCode = error.code;
-    const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0]?.id : undefined;
+    const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0] : undefined;
     // A batch refused as a whole (too large, an unknown chain, …) has no one id to echo.
-    const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single ?? null);
-    const text = errorText(error, JSON.stringify(id));
+    const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single?.id ?? null);
+    // The call's id as the client wrote it (`1.0` stays `1.0`).
+    const text = errorText(error, single?.idText !== undefined && id === single.id ? single.idText : JSON.stringify(id));
     res.statusCode = error.status;
     // An answer of the balancer (the request reached the pipeline): readable from a browser too.
     if ((ctx || fromParser) && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);

@@ -169,7 +169,8 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
   for (const chain of registry.chains.values()) initProofMode(chain, config.chains[chain.id]?.verify ?? config.verify ?? 'agreement');
   const proofMetrics = createProofMetrics(metrics.registry);
   const stages = [
-    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
+    // (request bodies held to limits.bufferedBytes too, apart from the upstream answers)
+    parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, bodyBudget: config.limits.bufferedBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth, logger, ...(access && { identify: identifyClient(access) }) }),
     // After parse, so that the refusal echoes the client's id.
     function refuseWhenClosed(_req, _res, next) {
       next(closed ? shuttingDown() : undefined);
@@ -330,7 +331,7 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
     {
       chain: ctx.chain?.id,
       key: ctx.access?.label,
-      methods: ctx.payload?.calls.map((c) => c.method),
+      methods: ctx.payload?.calls.map(loggedMethod),
       confirmable: ctx.confirmable,
       required: ctx.required,
       checked: answerOf(ctx)?.members.map((m) => m.upstream.label),
@@ -343,6 +344,14 @@ function logRequest(req: Parameters<Middleware>[0], status: number, ms: number):
     },
     'rpc request',
   );
+}
+
+/**
+ * A call's method as the request's log line shows it: a client may send any string, as long as
+ * the body; a log line per request must not grow with it (nor a slow log's buffer).
+ */
+function loggedMethod(call: { method: string }): string {
+  return call.method.length <= 64 ? call.method : `${call.method.slice(0, 64)}… (${call.method.length} characters)`;
 }
 
 /** What /metrics shows of the cache (lib/ops/metrics.ts reads it at scrape time). */

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { InvalidRequestError, ParseError, BatchTooLargeError } from '../errors.js';
-import { arrayElements, scanJson } from './scan.js';
+import { arrayElements, elementsOver, scanJson, type IdSpan } from './scan.js';
 import type { BatchMember, RpcCall, RpcId, RpcPayload } from './types.js';
 
 export interface ParseOptions {
@@ -40,6 +40,11 @@ function isValidId(id: unknown): id is RpcId {
 export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   // A UTF-8 byte-order mark is dropped from the bytes forwarded too: Go nodes reject it.
   const raw = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+  // First, before any pass over the whole body: JSON.parse (and the depth scan below) of a body
+  // of many small calls costs in proportion to them, and every other client waits meanwhile.
+  if (elementsOver(raw, options.maxBatchSize)) {
+    throw new BatchTooLargeError(`Batch too large: more than ${options.maxBatchSize} calls, the limit is ${options.maxBatchSize} (limits.batchSize)`);
+  }
   // JSON text is UTF-8 (RFC 8259). Other bytes would be read here as U+FFFD, the client's id
   // would not come back as sent, and the nodes the bytes are forwarded to may each read them
   // otherwise (Go replaces them, serde refuses them).
@@ -77,14 +82,15 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
       const bytes = raw.subarray(spans[2 * index], spans[2 * index + 1]);
       if (isNotification(member)) {
         try {
-          const { method } = toCall({ ...member, id: 0 }, `batch[${index}]`);
+          const { method } = toCall({ ...member, id: 0 }, `batch[${index}]`, undefined);
           return { kind: 'notification', method };
         } catch (error) {
           return { kind: 'invalid', error: error as Error, raw: bytes };
         }
       }
       try {
-        return { kind: 'call', call: toCall(member, `batch[${index}]`), raw: bytes };
+        const idText = bytes[0] === 0x7b ? writtenId(scanJson(bytes, { ids: true }).ids) : undefined;
+        return { kind: 'call', call: toCall(member, `batch[${index}]`, idText), raw: bytes };
       } catch (error) {
         return { kind: 'invalid', error: error as Error, raw: bytes };
       }
@@ -92,7 +98,8 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
     const calls = members.flatMap((m) => (m.kind === 'call' ? [m.call] : []));
     return { calls, batch: true, raw, members };
   }
-  const call = toCall(value, 'request');
+  // (the id's text as written: echoed so; the usual call, under maxDepth bytes, is scanned here)
+  const call = toCall(value, 'request', writtenId((scan ?? scanJson(raw, { ids: true })).ids));
   return { calls: [call], batch: false, raw };
 }
 
@@ -166,7 +173,17 @@ export function foldKey(key: string): string {
 
 const envelopeKeys = ['jsonrpc', 'id', 'method', 'params'] as const;
 
-function toCall(value: unknown, where: string): RpcCall {
+/** The JSON text of an object's `id` as written (the last, as JSON.parse reads a repeated key); undefined for an object or array. */
+function writtenId(ids: readonly IdSpan[]): string | undefined {
+  return ids[ids.length - 1]?.text;
+}
+
+/**
+ * `value` as a call. `idText`: its id's JSON text as written (undefined when unknown), kept on
+ * the call when JSON.stringify would write the id otherwise (`1.0`, `1e2`, `-0`), and quoted in
+ * the refusal of an id that cannot be echoed.
+ */
+function toCall(value: unknown, where: string, idText: string | undefined): RpcCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidRequestError(`Invalid request: ${where} must be a JSON object, got ${describe(value)}`);
   }
@@ -174,7 +191,7 @@ function toCall(value: unknown, where: string): RpcCall {
   const id = readableId(obj);
   const fail = (reason: string) => new InvalidRequestError(`Invalid request: ${where} ${reason}`, { id });
   if (!('id' in obj)) throw fail('has no id (notifications are not supported: every call needs an answer)');
-  if (!isValidId(obj.id)) throw fail(`has an invalid id ${describe(obj.id)}: it must be a string or a safe integer`);
+  if (!isValidId(obj.id)) throw fail(invalidId(obj.id, idText));
   if (obj.jsonrpc !== '2.0') throw fail(`must have "jsonrpc": "2.0", got ${describe(obj.jsonrpc)}`);
   if (typeof obj.method !== 'string' || obj.method === '') {
     throw fail(`must have a non-empty string "method", got ${describe(obj.method)}`);
@@ -184,7 +201,26 @@ function toCall(value: unknown, where: string): RpcCall {
   }
   const call = { id: obj.id, method: obj.method, params: (obj.params as unknown[] | undefined) ?? [] };
   const alias = goAliasOf(obj, envelopeKeys);
-  return alias === undefined ? call : { ...call, alias };
+  const written = idText !== undefined && idText !== JSON.stringify(obj.id) ? idText : undefined;
+  // (the usual call: one shape; an alias or an id written otherwise, rare, get their fields)
+  if (alias === undefined && written === undefined) return call;
+  return { ...call, ...(alias !== undefined && { alias }), ...(written !== undefined && { idText: written }) };
+}
+
+/**
+ * Why an id is refused, quoting it as written (`text`) where JSON.parse would misquote it
+ * (`1e400` reads as Infinity, `12345678901234567890` as 12345678901234567000).
+ */
+function invalidId(id: unknown, text: string | undefined): string {
+  const shown = text === undefined ? '' : text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  const need = 'an id is a string or an integer within ±(2^53 - 1)';
+  if (typeof id === 'number') {
+    if (!Number.isFinite(id)) return `has an id ${shown} out of the range of JSON numbers as parsers read them (${id}): ${need}`;
+    if (Number.isInteger(id)) return `has an id ${shown} that JSON parsers round (to ${JSON.stringify(id)}): ${need}; send a larger one as a string`;
+    return `has an id ${shown} with a fraction: ${need}`;
+  }
+  if (id === null) return `has the id null, which cannot tell its answer from another's: ${need}`;
+  return `has an id that is ${describe(id)}: ${need}`;
 }
 
 function describe(value: unknown): string {

@@ -16,10 +16,14 @@ import type { RpcId } from './types.js';
  * body is not one object with exactly one `id` member (an answer that voted always is).
  */
 export function withReplyId(body: Buffer, id: RpcId): Buffer | undefined {
+  return withReplyIdText(body, JSON.stringify(id));
+}
+
+/** `withReplyId` with the id's JSON text as it is to be written (`1.0` as the client wrote it). */
+export function withReplyIdText(body: Buffer, text: string): Buffer | undefined {
   const scan = scanJson(body, { ids: true });
   const span = idSpan(scan);
   if (span === undefined) return undefined;
-  const text = JSON.stringify(id);
   if (span.text === text) return body;
   return Buffer.concat([body.subarray(0, span.start), Buffer.from(text), body.subarray(span.end)]);
 }

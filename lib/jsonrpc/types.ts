@@ -4,6 +4,12 @@ export type RpcId = string | number;
 /** One validated JSON-RPC call (a batch has several). */
 export interface RpcCall {
   readonly id: RpcId;
+  /**
+   * The id's JSON text as the client wrote it, when that is not how JSON.stringify writes `id`
+   * (`1.0`, `1e2`, `-0`, `"\u0031"`): answers carry it byte for byte, as a node echoes an id (a
+   * client may match answers by its own text). Absent for the usual id.
+   */
+  readonly idText?: string;
   readonly method: string;
   /** Always an array: an absent `params` is read as `[]`. */
   readonly params: readonly unknown[];

@@ -33,23 +33,32 @@ export function matchRpcRoute(pathname: string): RpcRoute | undefined {
 
 /**
  * The request's path as messages and logs may show it: a client key in the path (the RPC
- * route's last segment) is replaced by `***`. A path that is no RPC route may be one with a
- * client key typed into it (`/rpc/1/KEY/x`, `/RPC/1/KEY`, `//rpc/1/KEY`): each of its segments
- * that is neither a word nor a short number is replaced by `***` (as an upstream URL's path is
- * shown, redact.ts).
+ * route's last segment) is replaced by `***`. Any path may have a client key typed in elsewhere
+ * (`/rpc/KEY`, `/rpc/1/KEY/x`, `/RPC/1/KEY`, `//rpc/1/KEY`): each of its segments that is neither
+ * a word nor a short number is replaced by `***` too (as an upstream URL's path is shown,
+ * redact.ts).
  */
 export function shownPath(req: IncomingMessage): string {
   const path = pathOf(req);
-  const route = routeOf(req);
-  if (route === undefined) return plainSegments.test(path) ? path : path.split('/').map(shownSegment).join('/');
-  return route.key === undefined ? path : path.replace(/\/[^/]+(\/?)$/, '/***$1');
+  // (an RPC route's chain id and <n> too: a client may write its key there, `/rpc/KEY`)
+  const keyed = routeOf(req)?.key === undefined ? path : path.replace(/\/[^/]+(\/?)$/, '/***$1');
+  return plainSegments.test(keyed) ? keyed : keyed.split('/').map(shownSegment).join('/');
+}
+
+/**
+ * A chain id or `<n>` as a message (which is logged) may quote it: as written (JSON) when it is
+ * short, else only its length. A client that writes its key where the chain id goes (`/rpc/KEY`,
+ * as Infura's `/v3/KEY`) must not find it in the logs, and a key is at least 16 characters.
+ */
+export function shownRouteValue(text: string): string {
+  return text.length <= 12 ? JSON.stringify(text) : `(${text.length} characters, not shown: it may be a key, which goes after the chain id)`;
 }
 
 /** A path whose every segment is a short word, a short number or empty: shown as is without a split. */
 const plainSegments = /^(?:\/(?:[a-z][a-z_-]{0,11}|\d{1,12})?)*$/i;
 
 function shownSegment(segment: string): string {
-  return /^\d{1,12}$/.test(segment) || keepSegment(safeDecode(segment)) ? segment : '***';
+  return /^\d{1,12}$/.test(segment) || segment === 'confirmations' || keepSegment(safeDecode(segment)) ? segment : '***';
 }
 
 const kRoute = Symbol('omnigate.route');

@@ -11,13 +11,14 @@ import type { Duplex } from 'node:stream';
 import connect from 'connect';
 import type { OmnigateConfig } from '../../config/schema.js';
 import { rpcErrorHandler, rpcPipeline, type RpcPipeline, type RpcPipelineDeps } from '../../middleware/index.js';
-import { shownPath } from '../pipeline/route.js';
+import { routeOf, shownPath } from '../pipeline/route.js';
 import { pathOf } from '../pipeline/url.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { InvalidRequestError, RouteNotFoundError } from '../errors.js';
 import { indexerNotFound } from '../indexer/http/not-found.js';
 import { homeRoute } from './home.js';
 import { afterAnswers, takingTurns } from './turns.js';
+import { originTargets } from './target.js';
 import { RpcCode } from '../jsonrpc/codes.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { ReadinessCheck } from '../ops/readiness.js';
@@ -222,17 +223,34 @@ function httpServer(config: OmnigateConfig, app: http.RequestListener): http.Ser
       // Node answers an HTTP/1.1 request without Host with a bare 400 of its own: hostRequired does, in JSON.
       requireHostHeader: false,
     },
-    // Pipelined requests of one connection enter the app a few at a time (turns.ts).
-    takingTurns(app),
+    // Pipelined requests of one connection enter the app a few at a time (turns.ts), each with
+    // its target in origin form (target.ts: an absolute-form target is served by its path).
+    takingTurns(originTargets(app)),
   );
+  (server as LimitedServer)[kBodyBytes] = config.limits.bodyBytes;
   server.headersTimeout = config.server.headersTimeoutMs;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
   server.on('checkExpectation', refuseExpectation);
+  server.on('checkContinue', continueUnlessTooLarge);
   server.on('connect', refuseConnect);
   return server;
 }
+
+/**
+ * `Expect: 100-continue` (curl sends it before a body over 1 MB): Node would say 100 Continue to
+ * every such request, and a client would upload a body the parse stage then refuses (413). An
+ * RPC call whose declared body is over `limits.bodyBytes` gets no 100 Continue: its 413 comes
+ * first, and the client sends nothing (RFC 9110 10.1.1). Any other request is told to go on.
+ */
+function continueUnlessTooLarge(this: http.Server, req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (!(Number(req.headers['content-length']) > (this as LimitedServer)[kBodyBytes]! && routeOf(req) !== undefined)) res.writeContinue();
+  this.emit('request', req, res);
+}
+
+const kBodyBytes = Symbol('omnigate.bodyBytes');
+type LimitedServer = http.Server & { [kBodyBytes]?: number };
 
 /** Listens on `port` at `host` (absent: every interface); rejects with the listen error (EADDRINUSE…). */
 function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
@@ -260,14 +278,31 @@ function endsConnection(res: http.ServerResponse, socket: Socket, stillBusy: () 
 }
 
 /**
- * An HTTP/1.1 request must carry a Host header (RFC 9112, 3.2): without one it is refused with a
- * JSON-RPC error (400) and the connection closed, as Node would (with an empty body).
+ * An HTTP/1.1 request must carry a Host header, one, with a host in it (RFC 9112, 3.2): without
+ * one it is refused with a JSON-RPC error (400) and the connection closed, as Node would (with an
+ * empty body); so is a request with two Host lines (Node keeps the first: a proxy in front may
+ * have read the last) or with a value no host is written with.
  */
 const hostRequired: Middleware = (req, _res, next) => {
-  if (req.headers.host !== undefined || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return next();
+  const host = req.headers.host;
+  if (host === undefined ? req.httpVersionMajor !== 1 || req.httpVersionMinor < 1 : !notAHost.test(host) && hostLines(req.rawHeaders) === 1) return next();
   req.resume(); // the body is not read: drained, so the client reads the 400
-  next(new InvalidRequestError('Invalid request: an HTTP/1.1 request needs a Host header', { id: null, headers: { Connection: 'close' } }));
+  const why = host === undefined ? 'an HTTP/1.1 request needs a Host header' : hostLines(req.rawHeaders) > 1 ? 'a request has one Host header, not several' : 'the Host header holds no host';
+  next(new InvalidRequestError(`Invalid request: ${why}`, { id: null, headers: { Connection: 'close' } }));
 };
+
+/** Bytes no host (a name, an IP address, `[v6]`, and a port) is written with. */
+const notAHost = /[\s/?#@"<>\\{}|^`]/;
+
+/** The request's Host header lines (Node keeps the first of several in `req.headers`). */
+function hostLines(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') n++;
+  }
+  return n;
+}
 
 /** A raw answer with a JSON-RPC error body (id null), after which the connection is closed. */
 function rawErrorAnswer(status: string, code: number, message: string, extra = ''): string {

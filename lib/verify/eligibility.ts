@@ -143,7 +143,7 @@ export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | u
       if (next === value) return call;
       const params = [...call.params];
       params[at.at] = next;
-      return { id: call.id, method: call.method, params };
+      return { ...call, params };
     }
     if (at?.kind === 'filter') {
       const f = call.params[0];
@@ -153,7 +153,7 @@ export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | u
       const to = swap(filter.toBlock, false);
       if (from === filter.fromBlock && to === filter.toBlock) return call;
       const changed = { ...filter, ...(from !== filter.fromBlock && { fromBlock: from }), ...(to !== filter.toBlock && { toBlock: to }) };
-      return { id: call.id, method: call.method, params: [changed, ...call.params.slice(1)] };
+      return { ...call, params: [changed, ...call.params.slice(1)] };
     }
     return call;
   };

@@ -86,7 +86,7 @@ export function pinnedToFinalized(payload: RpcPayload, block: bigint, custom: Cu
       const params = [...call.params];
       while (params.length < at.at) params.push(null);
       params[at.at] = next;
-      return { id: call.id, method: call.method, params };
+      return { ...call, params };
     }
     if (at?.kind === 'filter') {
       const f = call.params[0];
@@ -96,7 +96,7 @@ export function pinnedToFinalized(payload: RpcPayload, block: bigint, custom: Cu
       const from = isMoving(filter.fromBlock) ? hex : filter.fromBlock;
       const to = isMoving(filter.toBlock) ? hex : filter.toBlock;
       if (from === filter.fromBlock && to === filter.toBlock) return call;
-      return { id: call.id, method: call.method, params: [{ ...filter, fromBlock: from, toBlock: to }, ...call.params.slice(1)] };
+      return { ...call, params: [{ ...filter, fromBlock: from, toBlock: to }, ...call.params.slice(1)] };
     }
     return call;
   };

@@ -28,6 +28,7 @@ import type { RpcCall, RpcPayload } from '../../jsonrpc/types.js';
 import { canonicalForm, JsonNumber, sha256Hex, type Answer, type IgnoredValue } from './canonical.js';
 import { type IgnoredFields } from './compared-fields.js';
 import { errorKind } from './trouble.js';
+import { withReplyIdText } from '../../jsonrpc/reply.js';
 
 export type Assessment =
   | {
@@ -314,6 +315,14 @@ function countMembers(value: unknown): number {
  * any JS object).
  */
 export function confirmedBody(members: readonly { body: Buffer; ignored?: readonly IgnoredValue[] }[], payload: RpcPayload): Buffer {
+  const body = agreedBody(members, payload);
+  // An id the client wrote otherwise than JSON.stringify would (`1.0`, `1e2`): written back so,
+  // whatever the upstream, the cache or a merged request's splice wrote.
+  const idText = payload.batch ? undefined : payload.calls[0]?.idText;
+  return idText === undefined ? body : (withReplyIdText(body, idText) ?? body);
+}
+
+function agreedBody(members: readonly { body: Buffer; ignored?: readonly IgnoredValue[] }[], payload: RpcPayload): Buffer {
   const first = members[0]!;
   if (!first.ignored) return first.body;
   const others = members.slice(1).map((m) => new Set((m.ignored ?? []).map((v) => v.key)));

@@ -248,6 +248,11 @@ test('a key is never shown: not in logs, metrics, headers, error messages or dat
       [`/rpc/abc/${key}`, {}],
       [`/rpc/999/${key}`, {}],
       [`/finalized/rpc/1337/${key}`, {}],
+      // the key where the chain id or <n> goes (as Infura's /v3/KEY), with a key presented or without
+      [`/rpc/${key}`, {}],
+      [`/rpc/${key}`, { 'x-api-key': key }],
+      [`/finalized/rpc/${key}`, { authorization: `Bearer ${key}` }],
+      [`/confirmations/${key}/rpc/1337`, { 'x-api-key': key }],
     ];
     for (const [path, headers] of forms) {
       replies.push(await gw.post(path, pinned('k'), headers));
@@ -266,7 +271,7 @@ test('a key is never shown: not in logs, metrics, headers, error messages or dat
   ].join('\n');
   t.true(lines.length > 0 && shown.includes('/rpc/1337/***'), 'messages show the path with the key masked');
   for (const key of [RELAYER, DASHBOARD, STRANGER]) {
-    t.false(shown.includes(key), 'the key is nowhere');
+    t.false(shown.includes(key), `the key is nowhere: ${shown.split('\n').filter((l) => l.includes(key)).join('\n').slice(0, 600)}`);
     t.false(shown.includes(key.slice(0, 16)), 'nor a part of it');
   }
 });

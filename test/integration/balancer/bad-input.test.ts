@@ -40,7 +40,8 @@ interface Case {
 const cases: Case[] = [
   { title: 'non-JSON body', body: '{"jsonrpc":"2.0",', status: 400, code: -32700, id: null, message: /not valid JSON/ },
   { title: 'empty body', body: '', status: 400, code: -32700, id: null, message: /empty/ },
-  { title: 'a gzip-encoded body', body: gzipSync(JSON.stringify(balance(3))), sent: { 'content-encoding': 'gzip' }, status: 400, code: -32700, id: null, message: /Content-Encoding "gzip"/ },
+  // RFC 9110 15.5.16: an unsupported content coding is a 415 that says which one is read.
+  { title: 'a gzip-encoded body', body: gzipSync(JSON.stringify(balance(3))), sent: { 'content-encoding': 'gzip' }, status: 415, code: -32700, id: null, message: /Content-Encoding "gzip"/, headers: { 'accept-encoding': 'identity' } },
   // An id that is not UTF-8 would come back as U+FFFD, not as sent, and nodes read such bytes each their way.
   { title: 'a body that is not UTF-8', body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b","method":"eth_chainId"}')]), status: 400, code: -32700, id: null, message: /not UTF-8/ },
   { title: 'empty batch', body: '[]', status: 400, code: -32600, id: null, message: /empty batch/ },
@@ -65,6 +66,8 @@ const cases: Case[] = [
   { title: 'N above the chain upstreams', path: '/confirmations/3/rpc/1', body: JSON.stringify(balance('n3')), status: 400, code: -32003, id: 'n3', message: /2 usable upstreams/ },
   { title: 'GET on an RPC route', method: 'GET', body: '', status: 405, code: -32004, id: null, headers: { allow: 'POST, OPTIONS' } },
   { title: 'PUT on an RPC route', method: 'PUT', body: JSON.stringify(balance(1)), status: 405, code: -32004, id: null },
+  // A WebSocket client (a wallet's wss:// setting pointed at the gateway): told that omnigate serves none.
+  { title: 'a WebSocket handshake on an RPC route', method: 'GET', body: '', sent: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' }, status: 405, code: -32004, id: null, message: /no WebSocket/, headers: { allow: 'POST, OPTIONS' } },
   { title: 'an oversized body', body: Buffer.alloc(200 * 1024, 'a'), status: 413, code: -32006, id: null, message: /limit is 65536 bytes/ },
 ];
 

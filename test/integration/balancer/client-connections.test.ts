@@ -96,6 +96,43 @@ test('a pipelined request whose connection closes before its turn gives its buff
   t.is(slow.aborted, 1, 'the first request\'s upstream call was aborted');
 });
 
+test('request bodies being read are held to limits.bufferedBytes, all connections together: one that would pass it gets -32013 (503); the bytes come back with the connections', async (t) => {
+  const up = await fake(t);
+  const gw = await gateway(t, {
+    limits: { bodyBytes: 2 * MiB, responseBytes: MiB, bufferedBytes: 3 * MiB },
+    timeouts: { hedgeMs: 0 },
+    chains: { 1337: { rpcs: [up.url] } },
+  });
+  // Four bodies of 1 MiB (the whole but their last byte sent), on four connections: 3 MiB hold three.
+  const size = MiB;
+  const held: { socket: Socket; received: () => string }[] = [];
+  for (let i = 0; i < 4; i++) held.push(await connection(t, gw, `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n${' '.repeat(size - 1)}`));
+  for (let i = 0; i < 200 && !held.some((c) => c.received() !== ''); i++) await sleep(50);
+  await sleep(300);
+  const answered = held.filter((c) => c.received() !== '');
+  t.is(answered.length, 1, 'one body past the budget is refused, the others wait for their last byte');
+  const refused = answered[0]!.received();
+  t.regex(refused, /^HTTP\/1\.1 503 /);
+  t.regex(refused, /\r\nRetry-After: 1\r\n/i);
+  const json = JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string; data: { bufferedBytes: number } } };
+  t.like(json, { id: null, error: { code: -32013, data: { bufferedBytes: 3 * MiB } } });
+  t.regex(json.error.message, /request bodies/);
+  // A declared body that cannot fit now is refused before it is read.
+  const declared = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'late')));
+  t.is(declared.status, 503, declared.text);
+  for (const { socket } of held) socket.destroy();
+  // The connections gone, their bytes are back: a body as large is read and answered.
+  let after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
+  for (let i = 0; i < 50 && after.status === 503; i++) {
+    await sleep(50);
+    after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
+  }
+  t.is(after.status, 200, after.text);
+  t.is(after.body.id, 'after');
+  // and answered requests give theirs back too: many in a row, each within the budget alone
+  for (let i = 0; i < 8; i++) t.is((await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], i)))).status, 200);
+});
+
 test('a client that reads none of a large answer is disconnected after timeouts.sendMs: its buffered bytes are given back', async (t) => {
   t.timeout(60_000);
   const big = await fake(t, bigAnswer(24 * MiB));
@@ -190,6 +227,40 @@ test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a C
   const ok = await send(`http://127.0.0.1:${server.port}`, 'POST', '/rpc/1337', body, { 'content-type': 'application/json' });
   t.is(ok.status, 200, ok.text);
   t.is(ok.body.id, 5);
+});
+
+test('omnigate serve: Expect: 100-continue with a declared body over limits.bodyBytes gets its 413 at once, no 100 Continue; a body within it gets 100 Continue and its answer', async (t) => {
+  const up = await fake(t);
+  const server = await startServer(makeConfig({ limits: { bodyBytes: 1024 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false, healthChecks: false });
+  t.teardown(() => server.close());
+  const socket = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void socket.destroy());
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  // (the body is never sent: the client waits for 100 Continue, as curl does)
+  socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * MiB}\r\n\r\n`);
+  await once(socket, 'close');
+  const text = Buffer.concat(chunks).toString();
+  t.regex(text, /^HTTP\/1\.1 413 /, text);
+  t.false(text.includes('100 Continue'), 'no 100 Continue for a body that would be refused');
+  t.like(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { id: null, error: { code: -32006 } });
+  // Within the limit: 100 Continue, then the body, then the answer.
+  const ok = net.connect(server.port, '127.0.0.1');
+  t.teardown(() => void ok.destroy());
+  await once(ok, 'connect');
+  const got: Buffer[] = [];
+  ok.on('data', (c: Buffer) => got.push(c));
+  const body = JSON.stringify(rpc('eth_chainId', [], 5));
+  ok.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+  await once(ok, 'data');
+  t.regex(Buffer.concat(got).toString(), /^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+  ok.write(body);
+  await once(ok, 'close');
+  const answer = Buffer.concat(got).toString();
+  t.regex(answer, /\r\n\r\nHTTP\/1\.1 200 /);
+  t.like(JSON.parse(answer.slice(answer.lastIndexOf('\r\n\r\n') + 4)), { id: 5, result: '0x539' });
 });
 
 test('omnigate serve: what the HTTP parser refuses after pipelined requests is answered after their answers, not in place of the first', async (t) => {

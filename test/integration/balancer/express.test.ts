@@ -5,6 +5,7 @@
 import test from 'ava';
 import express from 'express';
 import http from 'node:http';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { rpcErrorHandler, rpcPipeline } from '../../../middleware/index.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
@@ -55,4 +56,8 @@ test('should work under a mount path, after express.json(), beside the app route
   const unknown = await send(base, 'POST', '/gateway/rpc/99', JSON.stringify(rpc('eth_blockNumber', [], 'x')), headers);
   t.is(unknown.status, 404);
   t.is(unknown.body.id, 'x');
+  // express.json() decodes a gzip body itself: the pipeline reads what it parsed, not a refusal of the encoding.
+  const gzipped = await send(base, 'POST', '/gateway/rpc/1', gzipSync(JSON.stringify(rpc('eth_blockNumber', [], 43))), { ...headers, 'content-encoding': 'gzip' });
+  t.is(gzipped.status, 200, gzipped.text);
+  t.is(gzipped.body.id, 43);
 });

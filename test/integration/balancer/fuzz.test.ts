@@ -42,7 +42,7 @@ const codesByStatus: Record<number, number[]> = {
   502: [-32010, -32011],
   504: [-32012],
 };
-const documentedStatuses = new Set([200, 204, 400, 404, 405, 413, 502, 504]);
+const documentedStatuses = new Set([200, 204, 400, 404, 405, 413, 415, 502, 504]);
 
 let fakes: FakeUpstream[];
 let gw: Gateway;
@@ -280,8 +280,10 @@ function bodyExpectation(bytes: Buffer): { success: boolean; codes: number[] } |
   if (!isValidUtf8(bytes) || hasBom(bytes)) return undefined;
   const parsed = tryParse(bytes.toString('utf8'));
   // refused before parsing: -32600 (the id echoed when readable), or -32700 when cut short
-  if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700] };
-  if (!parsed.ok) return { success: false, codes: [-32700] };
+  // a batch over the limit is refused as such before parsing, whatever follows its first elements
+  const batchLike = /^\s*\[/.test(bytes.toString('utf8')) ? [-32007] : [];
+  if (depthOf(bytes.toString('utf8')) > JSON_DEPTH) return { success: false, codes: [-32600, -32700, ...batchLike] };
+  if (!parsed.ok) return { success: false, codes: [-32700, ...batchLike] };
   const v = parsed.value;
   // eth_subscribe and eth_unsubscribe: -32601, whatever their params
   const refused = isObject(v) && (v.method === 'eth_subscribe' || v.method === 'eth_unsubscribe') ? [-32601] : [];
@@ -483,17 +485,18 @@ function judge(r: FuzzRequest, a: Answer): string[] {
   }
   if (!jsonType) problems.push(`Content-Type ${JSON.stringify(a.headers['content-type'])}`);
   if (!parsed.ok) return [...problems, 'the body is not JSON'];
+  // A body sent compressed (any Content-Encoding but identity) is refused before it is read, whatever its size: 415.
+  const encoding = r.headers['content-encoding'];
+  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
+    if (a.status !== 415) problems.push(`Content-Encoding ${String(encoding)}: HTTP ${a.status}, expected 415`);
+    if (a.headers['accept-encoding'] !== 'identity') problems.push(`Content-Encoding ${String(encoding)}: Accept-Encoding ${String(a.headers['accept-encoding'])}, expected identity`);
+    checkErrorBody(parsed.value, a.status, [null], problems);
+    if (isObject(parsed.value) && isObject(parsed.value.error) && parsed.value.error.code !== -32700) problems.push(`Content-Encoding ${String(encoding)}: code ${String(parsed.value.error.code)}, expected -32700`);
+    return problems;
+  }
   if (r.body.bytes.length > BODY_LIMIT) {
     if (a.status !== 413) problems.push(`a ${r.body.bytes.length}-byte body: HTTP ${a.status}, expected 413`);
     checkErrorBody(parsed.value, a.status, [null], problems);
-    return problems;
-  }
-  // A body sent compressed (any Content-Encoding but identity) is refused before it is parsed.
-  const encoding = r.headers['content-encoding'];
-  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') {
-    if (a.status !== 400) problems.push(`Content-Encoding ${String(encoding)}: HTTP ${a.status}, expected 400`);
-    checkErrorBody(parsed.value, a.status, [null], problems);
-    if (isObject(parsed.value) && isObject(parsed.value.error) && parsed.value.error.code !== -32700) problems.push(`Content-Encoding ${String(encoding)}: code ${String(parsed.value.error.code)}, expected -32700`);
     return problems;
   }
   if (a.status === 200) {

@@ -61,7 +61,8 @@ test('should keep only a request id of 1–200 visible ASCII characters', (t) =>
 const refusals: [string, string, string, string | undefined, Record<string, string>, number, number][] = [
   ['a GET', 'GET', '/rpc/1', undefined, {}, -32004, 405],
   ['a body that is not JSON', 'POST', '/rpc/1', '{oops', {}, -32700, 400],
-  ['a compressed body', 'POST', '/rpc/1', balance, { 'content-encoding': 'gzip' }, -32700, 400],
+  ['a compressed body', 'POST', '/rpc/1', balance, { 'content-encoding': 'gzip' }, -32700, 415],
+  ['a compressed body over the limit', 'POST', '/rpc/1', 'x'.repeat(201), { 'content-encoding': 'br' }, -32700, 415],
   ['a request without jsonrpc', 'POST', '/rpc/1', '{"id":1,"method":"eth_chainId","params":[]}', {}, -32600, 400],
   ['a declared body over the limit', 'POST', '/rpc/1', 'x'.repeat(201), {}, -32006, 413],
   ['a chain id that is not a number', 'POST', '/rpc/abc', balance, {}, -32009, 400],

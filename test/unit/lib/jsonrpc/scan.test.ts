@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { arrayElements, deeperAfter, nestsDeeperThan, newScan, scanJson, scanUpTo } from '../../../../lib/jsonrpc/scan.js';
+import { arrayElements, elementsOver, deeperAfter, nestsDeeperThan, newScan, scanJson, scanUpTo } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
 const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
@@ -120,4 +120,19 @@ test('scanUpTo, a slice at a time however the slices are cut, gives scanJson\'s 
   }
   t.true(slices > 100, `${slices} slices`);
   t.deepEqual(scan.ids.map((s) => text.slice(s.start, s.end)), ['"client"']);
+});
+
+test('elementsOver should count the first level of an array only, and stop once past the limit', (t) => {
+  const over = (text: string, limit: number) => elementsOver(Buffer.from(text), limit);
+  t.false(over('[1,2,3]', 3));
+  t.true(over('[1,2,3,4]', 3));
+  t.false(over(' [ {"a":[1,2,3,4,5]} , "x,y,z,w" , [6,7,8,9] ] ', 3));
+  t.true(over('[{"a":1},{"b":2},{"c":"x\\",y"},{"d":4}]', 3));
+  t.false(over('[{"a":1},{"b":2},{"c":"x\\",y,z,w"}]', 3), 'a comma in a string with an escaped quote is not counted');
+  t.false(over('{"a":1,"b":2,"c":3,"d":4}', 3), 'an object is no batch');
+  t.false(over('"[1,2,3,4]"', 3));
+  t.false(over('', 3));
+  // it stops early: what follows the limit is not read (a body cut there is over it as well)
+  t.true(over(`[${'1,'.repeat(5)}`, 3));
+  t.false(over(`${'['.repeat(100_000)}1,2`, 1), 'deep nesting costs no recursion');
 });

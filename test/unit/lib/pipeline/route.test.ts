@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { IncomingMessage } from 'node:http';
-import { canonicalChainId, matchRpcRoute, parseConfirmations, shownPath, type RpcRoute } from '../../../../lib/pipeline/route.js';
+import { canonicalChainId, matchRpcRoute, parseConfirmations, shownPath, shownRouteValue, type RpcRoute } from '../../../../lib/pipeline/route.js';
 
 const routes: [string, RpcRoute | undefined][] = [
   ['/rpc/1', { chainId: '1' }],
@@ -120,6 +120,11 @@ test('shownPath should mask a key in the path, and leave other paths as they are
   t.is(shownPath(req('/rpc/1')), '/rpc/1');
   t.is(shownPath(req('/api/stats')), '/api/stats');
   t.is(shownPath(req('/confirmations/2/rpc/8453')), '/confirmations/2/rpc/8453');
+  // a key written where the chain id or <n> goes (as Infura's /v3/KEY)
+  t.is(shownPath(req('/rpc/s3cret-key-0123456789')), '/rpc/***');
+  t.is(shownPath(req('/finalized/rpc/s3cret-key-0123456789/')), '/finalized/rpc/***/');
+  t.is(shownPath(req('/confirmations/s3cret-key-0123456789/rpc/1/s3cret-key-0123456789')), '/confirmations/***/rpc/1/***');
+  t.is(shownPath(req('/rpc/abc')), '/rpc/abc');
 });
 
 test('shownPath should mask what may be a client key in a path that is no RPC route, and keep words and numbers', (t) => {
@@ -133,4 +138,13 @@ test('shownPath should mask what may be a client key in a path that is no RPC ro
   t.is(shownPath(req(`/rpc/1/${encodeURIComponent('a key/with slash')}/x`)), '/rpc/1/***/x');
   t.is(shownPath(req('/v1/rpc/42161/eth_call/v2')), '/v1/rpc/42161/eth_call/v2');
   t.is(shownPath(req('/api/bridges/0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f')), '/api/bridges/***');
+});
+
+test('shownRouteValue should quote a short chain id or <n> as written, and only the length of a long one', (t) => {
+  t.is(shownRouteValue('abc'), '"abc"');
+  t.is(shownRouteValue('-1'), '"-1"');
+  t.is(shownRouteValue('123456789012'), '"123456789012"');
+  const shown = shownRouteValue('s3cret-key-0123456789');
+  t.false(shown.includes('s3cret'));
+  t.regex(shown, /21 characters, not shown/);
 });
