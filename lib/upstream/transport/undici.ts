@@ -31,7 +31,6 @@
  * their room may be lent to another upstream.
  */
 import { createRequire } from 'node:module';
-import type { Duplex } from 'node:stream';
 import type { buildConnector, Dispatcher } from 'undici';
 
 /** undici, loaded on the first undici upstream (a gateway on node:http never loads it). */
@@ -88,24 +87,48 @@ function createDispatcher(url: URL, limit: number, options: UndiciTransportOptio
     // An https upstream through a CONNECT tunnel; an http one as absolute-form requests to the
     // proxy, as node's http-proxy-agent does.
     // (The pool of the upstream's connections, tunnels or to the proxy, is made by `factory`.)
-    const factory = slot && ((origin: string | URL, opts: object) => new (undici().Pool)(origin, { ...opts, factory: countedClients(slot) }));
+    const factory = slot && ((origin: string | URL, opts: object) => new (undici().Pool)(origin, { ...opts, factory: clients(slot, undefined) }));
     return new (undici().ProxyAgent)({ uri: proxy, requestTls: tls, proxyTunnel: secure, connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, factory });
   }
-  const factory = slot && countedClients(slot);
+  const factory = secure || slot ? clients(slot, secure ? { session: undefined } : undefined) : undefined;
   return new (undici().Pool)(url.origin, { connections: limit, pipelining: 1, ...keep, headersTimeout: 0, bodyTimeout: 0, connect: tls ? { ...tls } : undefined, factory });
 }
 
 /**
- * The factory of a pool's Clients (one connection each) whose connections count in the socket
- * cap: each connects through the cap (sockets.ts), with the pool's connect function.
+ * The TLS session last issued to one pool's connections, held. undici's session cache holds a
+ * session only weakly (a WeakRef): newer V8 (Node 26) collects it between two connections, and
+ * each new connection to the upstream then pays a full handshake. Held here, the same object
+ * stays in undici's cache for the next connection to resume.
  */
-function countedClients(slot: ConnectionSlot): (origin: string | URL, opts: object) => Dispatcher {
+interface HeldSession {
+  session: Buffer | undefined;
+}
+
+/**
+ * The factory of a pool's Clients (one connection each), with the pool's connect function:
+ * under the socket cap (`slot`) each connects through it (sockets.ts); with `held`, the TLS
+ * sessions its connections are issued are kept there.
+ */
+function clients(slot: ConnectionSlot | undefined, held: HeldSession | undefined): (origin: string | URL, opts: object) => Dispatcher {
   return (origin, opts) => {
-    const inner = (opts as { connect: Connect }).connect;
-    const connect = (options: object, callback: (err: Error | null, socket: Duplex | null) => void) => slot.pool.connect(slot, client, inner, options, callback);
+    const pooled = (opts as { connect: Connect }).connect;
+    const inner = held ? holdingSessions(pooled, held) : pooled;
+    const connect: Connect = slot ? (options, callback) => slot.pool.connect(slot, client, inner, options, callback) : inner;
     const client: Dispatcher & ConnectionClient = new (undici().Client)(origin, { ...opts, connect: connect as unknown as buildConnector.connector });
     return client;
   };
+}
+
+/** `connect`, whose connections' TLS sessions (TLS 1.3: issued after the handshake) are kept in `held`. */
+function holdingSessions(connect: Connect, held: HeldSession): Connect {
+  const keep = (session: Buffer) => {
+    held.session = session;
+  };
+  return (options, callback) =>
+    connect(options, (err, socket) => {
+      socket?.on('session', keep);
+      callback(err, socket);
+    });
 }
 
 class Client extends Admission<Call> {

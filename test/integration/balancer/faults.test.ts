@@ -303,14 +303,16 @@ for (const client of clients) {
 for (const client of clients) {
   test.serial(`${client}: should abort a call still in flight once no group can reach N, and close its connection`, async (t) => {
     const reset = await started(t, startFaultyUpstream('reset'));
-    const slow = await started(t, startFaultyUpstream('slow-but-valid', { delayMs: 3_000 }));
-    const gw = await started(t, startGateway(config([reset.url, slow.url], { timeouts: { upstreamMs: 5_000, requestMs } }, client)));
-    const r = await timed(() => gw.post('/rpc/1', single.n2));
+    // Its answer, the upstream timeout and the request deadline all lie far beyond the waits below:
+    // not finished when the 502 comes, it was not waited for; aborted within them, by the decision.
+    const slow = await started(t, startFaultyUpstream('slow-but-valid', { delayMs: 60_000 }));
+    const gw = await started(t, startGateway(config([reset.url, slow.url], { timeouts: { upstreamMs: 60_000, requestMs: 60_000 } }, client)));
+    const r = await gw.post('/rpc/1', single.n2);
     t.is(r.status, 502, r.text);
     t.is(r.body.error.code, -32011);
     t.deepEqual(r.body.error.data.unanswered, [slow.url]);
-    t.true(r.ms < 1_000, `answered in ${Math.round(r.ms)} ms, without waiting for the slow upstream`);
-    t.true(await waitFor(() => slow.aborted === 1 && slow.openRequestSockets === 0), JSON.stringify(slow));
+    t.is(slow.finished, 0, 'answered without waiting for the slow upstream (it had not answered yet)');
+    t.true(await waitFor(() => slow.aborted === 1 && slow.openRequestSockets === 0, 20_000), JSON.stringify(slow));
     t.is(slow.finished, 0);
   });
 
@@ -326,12 +328,14 @@ for (const client of clients) {
   });
 
   test.serial(`${client}: should abort the upstream calls when the client disconnects mid-request, and keep serving`, async (t) => {
-    const slow = await startedAll(t, [startFaultyUpstream('slow-but-valid'), startFaultyUpstream('slow-but-valid')]);
+    // The slow answers, the upstream timeout and the request deadline all lie far beyond the wait
+    // below: calls aborted within it, never finished, were aborted because the client went away.
+    const slow = await startedAll(t, [startFaultyUpstream('slow-but-valid', { delayMs: 60_000 }), startFaultyUpstream('slow-but-valid', { delayMs: 60_000 })]);
     const honest = await started(t, startFakeUpstream());
     const gw = await started(
       t,
       startGateway({
-        timeouts: { upstreamMs: 5_000, requestMs },
+        timeouts: { upstreamMs: 60_000, requestMs: 60_000 },
         upstreams: { client },
         chains: { 1: { rpcs: slow.map((s) => s.url), confirmations: 2 }, 2: { rpcs: [honest.url] } },
       }),
@@ -344,9 +348,7 @@ for (const client of clients) {
       void waitFor(() => slow.every((s) => s.requests === 1), 2_000).then(() => req.destroy());
     });
     t.regex((await clientError).message, /socket hang up|aborted|ECONNRESET/);
-    const gone = performance.now();
-    t.true(await waitFor(() => slow.every((s) => s.aborted === 1 && s.openRequestSockets === 0)), JSON.stringify(slow));
-    t.true(performance.now() - gone < 1_000);
+    t.true(await waitFor(() => slow.every((s) => s.aborted === 1 && s.openRequestSockets === 0), 20_000), JSON.stringify(slow));
     t.deepEqual(slow.map((s) => s.finished), [0, 0]);
     const after = await gw.post('/rpc/2', single.n1);
     t.is(after.status, 200, 'the gateway still answers');

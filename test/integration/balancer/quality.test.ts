@@ -3,7 +3,8 @@
  * the default config (strategy `balanced`, adaptive hedging) unless a test says otherwise. The
  * slow upstream answers after 3 s, as in the issue: with the adaptive hedge (the chain's p90 of
  * answered calls, at least timeouts.hedgeMinMs = 20 ms) a call to it costs tens of ms, not 3 s.
- * Latencies are compared as ratios measured within the test, never as absolute times.
+ * What is asserted is seen on the wire: which upstream answered, how many calls each fake got and
+ * in which order they arrived. How fast the answers come is the bench's to measure, not a test's.
  */
 import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
@@ -32,21 +33,16 @@ const callsOf = (f: FakeUpstream, method = 'eth_getBalance') =>
 /** The upstream as X-Forwarded-From names it (the normalized URL; no key to mask). */
 const label = (f: FakeUpstream) => f.url;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** `count` requests one after the other; the latency of each (ms) and the upstream that answered. */
-async function run(t: ExecutionContext, gw: Gateway, path: string, count: number): Promise<{ ms: number[]; from: string[] }> {
-  const ms: number[] = [];
+/** `count` requests one after the other; the upstream that answered each. */
+async function run(t: ExecutionContext, gw: Gateway, path: string, count: number): Promise<{ from: string[] }> {
   const from: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const began = performance.now();
     const reply = await gw.post(path, rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', '0x1'], i));
-    ms.push(performance.now() - began);
     t.is(reply.status, 200);
     t.truthy(reply.body.result, 'every answer is correct');
     from.push(String(reply.headers['x-forwarded-from']));
   }
-  return { ms, from };
+  return { from };
 }
 
 /** The fake that received the request with JSON-RPC id `id` first, and when each one received it. */
@@ -57,17 +53,12 @@ const arrivals = (list: FakeUpstream[], id: number) =>
     .sort((a, b) => a.at - b.at);
 
 for (const n of [1, 2]) {
-  test.serial(`a slow first upstream stops being asked first within ten requests and the p50 stays within 2× of all-fast (N=${n})`, async (t) => {
-    // Two gateways side by side, requests alternating between them so that both see the same
-    // load of the machine: `control` keeps five fast upstreams, `gw` gets a slow first one.
+  test.serial(`a slow first upstream stops being asked first within ten requests and answers none of the next hundred (N=${n})`, async (t) => {
     const list = await fakes(t, 5);
-    const controlFakes = await fakes(t, 5);
     const gw = await gateway(t, { chains: { 1337: { rpcs: list.map((f) => f.url) } } });
-    const control = await gateway(t, { chains: { 1337: { rpcs: controlFakes.map((f) => f.url) } } });
     const path = n === 1 ? '/rpc/1337' : `/confirmations/${n}/rpc/1337`;
     // 20 answered calls: the adaptive hedge delay rests on them (before, it is hedgeMaxMs).
     await run(t, gw, path, 20);
-    await run(t, control, path, 20);
     list[0]!.delayMs = SLOW_MS;
     const at = callsOf(list[0]!);
     await run(t, gw, path, 10);
@@ -75,26 +66,15 @@ for (const n of [1, 2]) {
     // Still ranked, it would be asked 2 times (N=1: one in five) or 10 times (N=2: one of the first two).
     t.true(inFirstTen <= (n === 1 ? 2 : 3), `the slow upstream was asked ${inFirstTen} times in the first ten requests`);
     const before = callsOf(list[0]!);
-    const slow: number[] = [];
-    const fast: number[] = [];
-    const from: string[] = [];
-    for (let i = 0; i < 100; i += 1) {
-      // Which of the two goes first alternates too (the first of a pair may pay for a wake-up).
-      if (i % 2 === 1) fast.push(...(await run(t, control, path, 1)).ms);
-      const a = await run(t, gw, path, 1);
-      slow.push(...a.ms);
-      from.push(...a.from);
-      if (i % 2 === 0) fast.push(...(await run(t, control, path, 1)).ms);
-    }
+    const { from } = await run(t, gw, path, 100);
     const asked = callsOf(list[0]!) - before;
     // Were it still ranked, it would be asked in 20 (N=1) or 100 (N=2) of these 100. N=1: at most
     // one request in 5 s re-measures it. On a machine stalled by other work, fast upstreams that
     // lose races to the stall drop a tier for a moment and hedges reach further down the list:
     // 5 of 100 were seen at a load average of 5, 7 at 9 (still ranked: 20 or 100).
     t.true(asked <= 10, `the slow upstream was asked ${asked} times in the next 100 requests`);
+    // Every answer came from a fast upstream: none waited for the slow one's 3 s.
     t.false(from.includes(label(list[0]!)), 'it never answered');
-    const ratio = median(slow) / median(fast);
-    t.true(ratio < 2, `p50 ${median(slow).toFixed(1)} ms against ${median(fast).toFixed(1)} ms all-fast (×${ratio.toFixed(2)})`);
     const chains = await gw.request('GET', '/chains');
     const [first, ...others] = chains.body[0].upstreams as { quality: { score: number; latency: { read?: { p90Ms: number | null } } } }[];
     // Its calls were abandoned no sooner than the hedge (hedgeMinMs = 20 ms at least): they are in
@@ -125,20 +105,26 @@ test.serial('a slow upstream fast again gets its share back within one probe rou
   t.true(share >= 17 && share <= 23, `its share of 100 requests over 5 upstreams: ${share}`);
 });
 
-for (const [upstreamMs, low, high] of [
-  [300, 240, 800],
-  // 80 ms is hedgeMinMs (the 5 ms chain's own delay would be tens of ms); seen at the fakes, the
-  // gap carries each call's own transit: a first call that took longer to arrive than the hedge
-  // made it 39.7 ms of a 40 ms minimum on a loaded run, 30.5 ms on a busier one.
-  [5, 60, 300],
+// The hedge delay, seen from the fakes: the second call arrives no sooner than the delay after the
+// first, less the first call's own transit, which may have taken longer than the second's (on a
+// loaded machine a late first arrival has cut the gap below the minimum): hence the margin under
+// each delay. That a hedge went out at all, while the first call's upstream holds its answer for 1.5 s
+// with hedgeMaxMs far above that, shows the delay was the chain's measured one, not the maximum:
+// the gateway's hedge timer and the fake's answer timer run on one clock and fire in deadline
+// order however loaded the machine is.
+for (const [upstreamMs, low] of [
+  [300, 240],
+  // 80 ms is hedgeMinMs (the 5 ms chain's own delay would be tens of ms).
+  [5, 60],
 ] as const) {
   test.serial(`a chain whose upstreams answer in ~${upstreamMs} ms hedges after ${upstreamMs === 5 ? 'tens of ms, never below hedgeMinMs' : `~${upstreamMs} ms`}`, async (t) => {
     const list = await fakes(t, 3);
     for (const f of list) f.delayMs = upstreamMs;
     // hedgeMinMs 80, above the 5 ms chain's p90, so that "never below the minimum" can be seen.
-    // hedgeBudget 1: the budget, earned from the first request, must not be what refuses the
-    // hedge measured here (the warm-up's calls may spend a 10 % one).
-    const gw = await gateway(t, { timeouts: { hedgeMinMs: 80, hedgeBudget: 1 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+    // hedgeMaxMs 10 s, far above the 1.5 s the upstreams take below: a delay stuck at the maximum
+    // would hedge nothing. hedgeBudget 1: the budget, earned from the first request, must not be
+    // what refuses the hedge measured here (the warm-up's calls may spend a 10 % one).
+    const gw = await gateway(t, { timeouts: { hedgeMinMs: 80, hedgeMaxMs: 10_000, hedgeBudget: 1 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
     // (A block per request: identical requests in flight would share one agreement.)
     const body = (i: number) => rpc('eth_getBalance', ['0x00000000000000000000000000000000000000aa', `0x${(i + 1).toString(16)}`], i);
     // 30 answered calls (the adaptive delay rests on 20 at least), a few at a time.
@@ -148,10 +134,9 @@ for (const [upstreamMs, low, high] of [
     const reply = await gw.post('/rpc/1337', body(1000));
     t.is(reply.status, 200);
     const seen = arrivals(list, 1000);
-    t.true(seen.length >= 2, 'hedged');
+    t.true(seen.length >= 2, 'hedged before the first asked answered: the measured delay, not hedgeMaxMs');
     const gap = seen[1]!.at - seen[0]!.at;
-    // Generous bounds: the hedge timer of the gateway, seen from the fakes' arrival times.
-    t.true(gap >= low && gap <= high, `the second upstream was asked ${gap.toFixed(1)} ms after the first (expected ${low}–${high})`);
+    t.true(gap >= low, `the second upstream was asked ${gap.toFixed(1)} ms after the first (expected ${low} ms at least)`);
   });
 }
 
@@ -163,9 +148,9 @@ test.serial('timeouts.hedgeMs set is a fixed delay, whatever the chain answers i
   for (const f of list) f.delayMs = 1500;
   t.is((await gw.post('/rpc/1337', body(1000))).status, 200);
   const seen = arrivals(list, 1000);
-  t.true(seen.length >= 2, 'hedged');
+  t.true(seen.length >= 2, 'hedged before the first asked answered');
   const gap = seen[1]!.at - seen[0]!.at;
-  t.true(gap >= 380 && gap <= 900, `the second upstream was asked ${gap.toFixed(1)} ms after the first`);
+  t.true(gap >= 380, `the second upstream was asked ${gap.toFixed(1)} ms after the first: the fixed 400 ms, not the adaptive 20`);
 });
 
 test.serial('four equal upstreams share N=1 load within ±15 % of equal (balanced, the default); priority keeps the first', async (t) => {

@@ -272,6 +272,12 @@ for (const status of [301, 302, 307, 308]) {
   });
 }
 
+/**
+ * Slack on top of a timeout when a test checks that a call ends by it rather than hangs: wide, for
+ * a shared machine under load. Not a speed bound; the timeout's own length is read from the error.
+ */
+const slackMs = 5_000;
+
 both('should time out within the limit when the upstream never answers', async (t, create) => {
   await withUpstream(create, () => {}, async (transport) => {
     const started = Date.now();
@@ -279,7 +285,8 @@ both('should time out within the limit when the upstream never answers', async (
     const elapsed = Date.now() - started;
     t.is(err.kind, 'timeout');
     t.regex(err.message, /150 ms/);
-    t.true(elapsed >= 140 && elapsed < 1_000, `${elapsed} ms`);
+    t.true(elapsed >= 140, `not before the limit: ${elapsed} ms`);
+    t.true(elapsed < 150 + slackMs, `ended by the limit, not left hanging: ${elapsed} ms`);
   });
 });
 
@@ -293,7 +300,8 @@ both('should time out when the headers come but the body stalls', async (t, crea
       const started = Date.now();
       const err = await failure(transport.send(request({ timeoutMs: 150 })));
       t.is(err.kind, 'timeout');
-      t.true(Date.now() - started < 1_000);
+      t.regex(err.message, /150 ms/);
+      t.true(Date.now() - started < 150 + slackMs, 'ended by the limit, not left hanging');
     },
   );
 });
@@ -314,10 +322,9 @@ both('should fail with kind aborted when the caller aborts', async (t, create) =
   await withUpstream(create, () => {}, async (transport) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('decided elsewhere')), 50);
-    const started = Date.now();
+    // Kind aborted, not timeout: the abort ended the call, not its limit.
     const err = await failure(transport.send(request({ signal: controller.signal, timeoutMs: 5_000 })));
     t.is(err.kind, 'aborted');
-    t.true(Date.now() - started < 1_000);
   });
 });
 
