@@ -62,7 +62,7 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
   const whole = !payload.batch && pinAtOf(calls[0]!.method, chain.extraConfirmable)?.kind !== 'filter';
   return {
-    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (whole && !answerBodyAsMissing(calls[0]!, assessed.body)),
+    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (whole && !answerBodyAsMissing(calls[0]!, assessed)),
     // A lagging node's "header not found": asked again once its head has the block.
     lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
     waitForEligible: (_state, waiting, ended) => {
@@ -122,7 +122,7 @@ function missingOf(call: RpcCall): (a: Good) => boolean {
   const seen = new WeakMap<Good, boolean>();
   return (a) => {
     let m = seen.get(a);
-    if (m === undefined) seen.set(a, (m = answerBodyAsMissing(call, a.body)));
+    if (m === undefined) seen.set(a, (m = answerBodyAsMissing(call, a)));
     return m;
   };
 }
@@ -151,7 +151,7 @@ export function ineligibleError(q: RequestQuestion, required: number, ranOutOfEl
 }
 
 function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call: RpcCall, required: number, end: Failed, id: string | number | null): Error | undefined {
-  const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item.body));
+  const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item));
   if (had.length === 0) return absenceError(chain, pin, required, end, id);
   if (tally(had).size > 1) return undefined;
   const lacked = [
