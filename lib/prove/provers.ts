@@ -278,8 +278,13 @@ function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: Receip
   const field = `receipts[${index}]`;
   checkReceiptExtras(agreed, tx, receipt, field);
   const type = typeOf(tx, `transactions[${index}]`);
-  if (type === 0x7e) return;
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
+  if (type === 0x7e) {
+    // A deposit pays no gas price and deploys at an address its nonce (outside the encoding) decides.
+    if (receipt.contractAddress !== undefined && receipt.contractAddress !== null) throw byAgreement('contractAddress');
+    if (receipt.effectiveGasPrice !== undefined && !sameQuantity(receipt.effectiveGasPrice, 0n, `${field}.effectiveGasPrice`)) throw byAgreement('effectiveGasPrice');
+    return;
+  }
   const created = tx.to === undefined || tx.to === null;
   const address = receipt.contractAddress;
   if (created) {
@@ -329,12 +334,47 @@ function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field
   }
 }
 
-/** A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`. */
+/**
+ * The fields of a served receipt that a proof vouches for: those its block's receipts trie holds
+ * (`status`, or `root` before Byzantium; a deposit's `depositNonce` and `depositReceiptVersion`),
+ * and those checkReceipts, checkReceiptDetails, checkSender, checkDerived and checkReceiptExtras
+ * check against the proven transactions and the agreed header. Any other field with a value
+ * (`blobGasPrice`: the blob base fee, whose update fraction is the fork's; an L2's `l1Fee`,
+ * `l1GasPrice`, `gasUsedForL1`…) is the prover's word: the receipt goes by agreement.
+ */
+const provenReceiptFields: ReadonlySet<string> = new Set([
+  'type', 'status', 'cumulativeGasUsed', 'logsBloom', 'logs', 'transactionHash', 'transactionIndex', 'blockHash', 'blockNumber',
+  'gasUsed', 'from', 'to', 'contractAddress', 'effectiveGasPrice', 'blockTimestamp', 'blobGasUsed',
+]);
+/** A served log's fields a proof vouches for: the trie's (`address`, `topics`, `data`) and those checked against the block and its receipt. */
+const provenLogFields: ReadonlySet<string> = new Set([
+  'address', 'topics', 'data', 'blockHash', 'blockNumber', 'blockTimestamp', 'transactionHash', 'transactionIndex', 'logIndex', 'removed',
+]);
+
+/** Whether a receipt's field is vouched for by its proof (provenReceiptFields, and what its encoding holds for its type and form). */
+function provenReceiptField(receipt: ReceiptJson, key: string): boolean {
+  if (provenReceiptFields.has(key)) return true;
+  if (key === 'root') return receipt.status === undefined || receipt.status === null;
+  if (key === 'depositNonce' || key === 'depositReceiptVersion') return receipt.type !== undefined && receipt.type !== null && quantity(receipt.type, 'type') === 0x7en;
+  return false;
+}
+
+/**
+ * A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`;
+ * and no field a proof does not vouch for (provenReceiptFields).
+ */
 function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, field: string): void {
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const unproven = (what: string) => new NotProvableHere(`${field}.${what} is in no root the agreed header holds: vouched for by agreement`);
+  for (const key of Object.keys(receipt)) {
+    if (receipt[key] !== null && !provenReceiptField(receipt, key)) throw unproven(key);
+  }
   const timestamp = agreed.header.timestamp;
   if (receipt.blockTimestamp !== undefined && !sameQuantity(receipt.blockTimestamp, timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
   for (const [k, log] of receipt.logs.entries()) {
+    for (const key of Object.keys(log)) {
+      if ((log as Record<string, unknown>)[key] !== null && !provenLogFields.has(key)) throw unproven(`logs[${k}].${key}`);
+    }
     if (log.blockTimestamp !== undefined && !sameQuantity(log.blockTimestamp, timestamp, `${field}.logs[${k}].blockTimestamp`)) throw byAgreement(`logs[${k}].blockTimestamp`);
     if (log.removed !== undefined && log.removed !== false) throw byAgreement(`logs[${k}].removed`);
   }

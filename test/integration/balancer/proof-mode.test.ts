@@ -11,16 +11,17 @@
 import test from 'ava';
 import { zeroPadValue } from 'ethers';
 import type { LogFn, Logger } from '../../../lib/log.js';
-import { stopAllAnvils } from '../../support/anvil.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
-import { EMITTER_TOPIC, proofChain, type ProofChain } from '../../support/proof-chain.js';
+import { EMITTER_TOPIC, proofChain, stopProofChains, type ProofChain } from '../../support/proof-chain.js';
 import { startTamperProxy, type Tamper, type TamperProxy } from '../../support/tamper-proxy.js';
 
+// Receipts as go-ethereum serves them (blobGasPrice on a blob transaction's only): anvil writes it
+// on every receipt, a field no root holds, and such a receipt goes by agreement (tested below).
 let chain: ProofChain;
 test.before(async () => {
-  chain = await proofChain('cancun');
+  chain = await proofChain('cancun', { receipts: 'geth' });
 });
-test.after.always(stopAllAnvils);
+test.after.always(stopProofChains);
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -312,6 +313,40 @@ test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered 
     t.deepEqual(one.body.result, receipts[created], name);
     t.is(all.status, 200, `${name}: ${all.text.slice(0, 300)}`);
     t.deepEqual(all.body.result, receipts, name);
+  }
+});
+
+test.serial('a receipt\'s fields in no root and not decided by the block (blobGasPrice, an L2\'s l1Fee, any other) are never the prover\'s word: such a receipt goes by agreement, a lie never served', async (t) => {
+  // Anvil as it is: the block's blob base fee in every receipt (go-ethereum: a blob transaction's only).
+  const raw = await proofChain('cancun', { chainId: 31338 });
+  const at = hex(raw.blocks.logs);
+  const receipts = await raw.node.rpc<(Receipt & { transactionHash: string; blobGasPrice?: string })[]>('eth_getBlockReceipts', [at]);
+  const target = receipts.find((r) => r.logs.length > 0)!;
+  t.is(target.blobGasPrice, '0x1', 'anvil writes it');
+  const alterations: [string, Record<string, unknown>][] = [
+    ['blobGasPrice', { blobGasPrice: '0x77359400' }],
+    ['l1Fee', { l1Fee: '0x1234' }],
+    ['a log\'s extra field', { logs: target.logs.map((l) => ({ ...l, l1BlockNumber: '0x5' })) }],
+  ];
+  for (const [name, change] of alterations) {
+    const forge = (r: unknown) => ((r as { transactionHash?: string } | null)?.transactionHash === target.transactionHash ? { ...(r as object), ...change } : r);
+    const liar = await startTamperProxy(raw.node.url, (call, result) =>
+      call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
+    );
+    const honest = [await startTamperProxy(raw.node.url), await startTamperProxy(raw.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [raw.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getTransactionReceipt', [target.transactionHash]));
+    const all = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getBlockReceipts', [at]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    for (const [what, reply, expected] of [['receipt', one, target], ['block receipts', all, receipts]] as const) {
+      t.is(reply.status, 200, `${name}, ${what}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.headers['x-confirmable'], 'true');
+      t.is(reply.headers['x-verified-by'], 'agreement', `${name}, ${what}: not proven`);
+      t.deepEqual(reply.body.result, expected, `${name}, ${what}: the honest value`);
+      // (a field outside the execution-apis schema is not compared: the liar may vote, its field is left out)
+      if (name === 'blobGasPrice') t.false((reply.headers['x-checked-urls'] as string).includes(liar.url), `${name}, ${what}: the liar not among the quorum`);
+    }
   }
 });
 
@@ -659,7 +694,7 @@ test.serial('eth_getLogs numbered per transaction with a log dropped (or altered
 test.serial('Scroll: state by agreement on blocks before Euclid\'s time, proven from it on (the agreed header\'s timestamp decides)', async (t) => {
   // Euclid phase 1 on Scroll mainnet: 1744815600. Blocks 1 and 2 at 18 s and 6 s before it, block 3 at 6 s after.
   const euclid = 1_744_815_600;
-  const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30 });
+  const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30, receipts: 'geth' });
   const proxy = await startTamperProxy(scroll.node.url);
   const gw = await startGateway({ confirmations: 1, chains: { 534352: { rpcs: [proxy.url] } } });
   t.teardown(async () => { await gw.close(); await proxy.close(); });
