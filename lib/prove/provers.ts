@@ -316,17 +316,76 @@ const sameQuantity = (a: unknown, b: bigint, field: string): boolean => {
 };
 
 /**
- * A served transaction's fields outside its encoding that its block decides: `blockTimestamp`
- * (the header's), `gasPrice` of a fee-market transaction (min(maxFeePerGas, baseFee + tip)), and
- * `v` beside `yParity` (the same parity). Otherwise the answer goes by agreement.
+ * The fields of a served transaction that a proof vouches for, by type: those its encoding holds
+ * (lib/proof/transactions.ts), and `hash`, `blockHash`, `blockNumber`, `transactionIndex` (the
+ * block's transactions), `from` (its signature), `blockTimestamp` (the header), and those
+ * checkTransactionExtras derives: a legacy transaction's `chainId` and `yParity` (from `v`), a
+ * typed one's `v` (its `yParity`), a fee-market one's `gasPrice`. A deposit's `nonce` (its
+ * sender's, not encoded) is not among them. Any other field with a value (an L2's
+ * `l1BlockNumber`, a client's own) is the prover's word: the answer goes by agreement.
+ */
+const provenTransactionFields: ReadonlyMap<number, ReadonlySet<string>> = (() => {
+  const every = ['type', 'hash', 'blockHash', 'blockNumber', 'transactionIndex', 'from', 'blockTimestamp', 'to', 'value', 'gas', 'input'];
+  const signed = [...every, 'nonce', 'v', 'r', 's', 'yParity', 'chainId'];
+  const feeMarket = [...signed, 'maxFeePerGas', 'maxPriorityFeePerGas', 'accessList', 'gasPrice'];
+  return new Map<number, ReadonlySet<string>>([
+    [0, new Set([...signed, 'gasPrice'])],
+    [1, new Set([...signed, 'gasPrice', 'accessList'])],
+    [2, new Set(feeMarket)],
+    [3, new Set([...feeMarket, 'maxFeePerBlobGas', 'blobVersionedHashes'])],
+    [4, new Set([...feeMarket, 'authorizationList'])],
+    [0x7e, new Set([...every, 'sourceHash', 'mint', 'isSystemTx', 'gasPrice', 'v', 'r', 's', 'yParity'])],
+  ]);
+})();
+const accessEntryFields: ReadonlySet<string> = new Set(['address', 'storageKeys']);
+const authorizationFields: ReadonlySet<string> = new Set(['chainId', 'address', 'nonce', 'yParity', 'v', 'r', 's']);
+
+/** The first key of `o` with a value that is not in `fields` (undefined: none). */
+const unprovenKey = (o: object, fields: ReadonlySet<string>): string | undefined => Object.keys(o).find((k) => (o as Record<string, unknown>)[k] !== null && !fields.has(k));
+
+/**
+ * A served transaction's fields outside its encoding: only those provenTransactionFields names,
+ * each what the block, the encoding and the signature give: `blockTimestamp` (the header's), a
+ * legacy transaction's `chainId` and `yParity` (from its `v`: 35 + 2·chainId + parity, or 27/28
+ * with no chain id), `v` beside `yParity` (the same parity, an authorization's too), a
+ * fee-market transaction's `gasPrice` (min(maxFeePerGas, baseFee + tip)), a deposit's
+ * signature and gas price (zero). Otherwise the answer goes by agreement.
  */
 function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field: string): void {
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const unproven = (what: string) => new NotProvableHere(`${field}.${what} is in no root the agreed header holds: vouched for by agreement`);
   if (tx.blockTimestamp !== undefined && !sameQuantity(tx.blockTimestamp, agreed.header.timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
   const type = typeOf(tx, field);
-  if (type === 0x7e || type < 2) return;
-  if (tx.yParity !== undefined && tx.v !== undefined && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
-  if (tx.gasPrice !== undefined) {
+  const fields = provenTransactionFields.get(type);
+  if (fields === undefined) throw unproven('type');
+  const extra = unprovenKey(tx, fields);
+  if (extra !== undefined) throw unproven(extra);
+  const given = (k: string) => tx[k] !== undefined && tx[k] !== null;
+  if (type === 0x7e) {
+    for (const k of ['gasPrice', 'v', 'r', 's', 'yParity']) if (given(k) && !sameQuantity(tx[k], 0n, `${field}.${k}`)) throw unproven(k);
+    return;
+  }
+  if (type === 0) {
+    const v = quantity(tx.v, `${field}.v`);
+    const eip155 = v >= 35n;
+    if (given('chainId') && !(eip155 && sameQuantity(tx.chainId, (v - 35n) >> 1n, `${field}.chainId`))) throw byAgreement('chainId');
+    if (given('yParity') && !sameQuantity(tx.yParity, eip155 ? (v - 35n) & 1n : v - 27n, `${field}.yParity`)) throw byAgreement('yParity');
+    return;
+  }
+  const entries = (k: string): unknown[] => (Array.isArray(tx[k]) ? (tx[k] as unknown[]) : []);
+  for (const [i, entry] of entries('accessList').entries()) {
+    const key = entry !== null && typeof entry === 'object' ? unprovenKey(entry, accessEntryFields) : undefined;
+    if (key !== undefined) throw unproven(`accessList[${i}].${key}`);
+  }
+  for (const [i, a] of entries('authorizationList').entries()) {
+    if (a === null || typeof a !== 'object') continue;
+    const key = unprovenKey(a, authorizationFields);
+    if (key !== undefined) throw unproven(`authorizationList[${i}].${key}`);
+    const { v, yParity } = a as { v?: unknown; yParity?: unknown };
+    if (v !== undefined && v !== null && yParity !== undefined && yParity !== null && !sameQuantity(v, quantity(yParity, `${field}.authorizationList[${i}].yParity`), `${field}.authorizationList[${i}].v`)) throw byAgreement(`authorizationList[${i}].v`);
+  }
+  if (given('yParity') && given('v') && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
+  if (type >= 2 && tx.gasPrice !== undefined) {
     const baseFee = agreed.block.baseFeePerGas;
     if (baseFee === undefined || baseFee === null) throw byAgreement('gasPrice');
     const price = minimum(quantity(tx.maxFeePerGas, `${field}.maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `${field}.maxPriorityFeePerGas`));

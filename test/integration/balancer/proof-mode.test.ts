@@ -350,6 +350,41 @@ test.serial('a receipt\'s fields in no root and not decided by the block (blobGa
   }
 });
 
+test.serial('a transaction\'s fields outside its encoding (a legacy one\'s chainId or yParity, a 2930 one\'s v beside its yParity, an L2\'s extra) made up by the prover are never served: the answer goes by agreement', async (t) => {
+  const at = hex(chain.blocks.deploy);
+  const block = await chain.node.rpc<{ transactions: Record<string, string>[] }>('eth_getBlockByNumber', [at, true]);
+  const legacy = block.transactions.find((tx) => tx.type === '0x0')!;
+  const accessList = block.transactions.find((tx) => tx.type === '0x1')!;
+  t.truthy(legacy.chainId, 'an EIP-155 transaction, its chainId served');
+  const cases: [string, Record<string, string>, Record<string, string>][] = [
+    ['a legacy chainId', legacy, { chainId: '0x99' }],
+    ['a legacy yParity', legacy, { yParity: Number(legacy.v) % 2 === 1 ? '0x1' : '0x0' }],
+    ['a 2930 v', accessList, { v: accessList.yParity === '0x0' ? '0x1' : '0x0' }],
+    ['an extra', legacy, { l1BlockNumber: '0x5' }],
+  ];
+  for (const [name, target, change] of cases) {
+    const forge = (tx: unknown) => ((tx as { hash?: string } | null)?.hash === target.hash ? { ...(tx as object), ...change } : tx);
+    const liar = await startTamperProxy(chain.node.url, (call, result) => {
+      if (call.method === 'eth_getTransactionByHash') return forge(result);
+      if (call.method.startsWith('eth_getBlockBy') && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map(forge) };
+      return undefined;
+    });
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByHash', [target.hash]));
+    const full = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    const [key, lie] = Object.entries(change)[0]!;
+    for (const [what, reply, served] of [['by hash', one, one.body.result], ['in the block', full, full.body.result?.transactions?.find((tx: { hash: string }) => tx.hash === target.hash)]] as const) {
+      t.is(reply.status, 200, `${name}, ${what}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.headers['x-verified-by'], 'agreement', `${name}, ${what}: not proven`);
+      t.truthy(served, `${name}, ${what}`);
+      t.not(served[key], lie, `${name}, ${what}: the prover's ${key} never served`);
+    }
+  }
+});
+
 test.serial('fields outside every root that the block decides (a transaction\'s gasPrice, a receipt log\'s blockTimestamp and logIndex) altered by the prover are never served', async (t) => {
   const at = hex(chain.blocks.logs);
   const block = await chain.node.rpc<{ transactions: { hash: string; type: string }[] }>('eth_getBlockByNumber', [at, true]);
