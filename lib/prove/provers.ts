@@ -159,9 +159,32 @@ function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined
     async prove(job, upstream, agreed) {
       const proof = (await material(job, upstream, 'eth_getProof', [address, keys.map((k: string) => storageKey(k)), hexOf(agreed!.header.number)])) as AccountProofJson;
       await checkAccountProof(agreed!.header, proof, { address, slots: keys as string[] });
+      checkProofAnswer(proof, keys as string[]);
       return { result: proof, agreed: agreed! };
     },
   };
+}
+
+const accountProofFields: ReadonlySet<string> = new Set(['address', 'balance', 'codeHash', 'nonce', 'storageHash', 'accountProof', 'storageProof']);
+const storageProofFields: ReadonlySet<string> = new Set(['key', 'value', 'proof']);
+
+/**
+ * An eth_getProof answer, proven (checkAccountProof: every value it states, a proof of each
+ * slot asked), is also the answer to the question: one storage proof per key asked, in the
+ * order asked (clients read them by position), else a lie (charged); and no field beyond the
+ * proof's, else it goes by agreement.
+ */
+function checkProofAnswer(proof: AccountProofJson, keys: readonly string[]): void {
+  const items = proof.storageProof as readonly { key?: unknown }[];
+  if (items.length !== keys.length) throw ProofError.mismatch('value', 'result.storageProof', `${keys.length} storage proofs`, `${items.length}`, 'not one per key asked');
+  for (const [i, item] of items.entries()) {
+    const asked = storageKey(keys[i]!, `keys[${i}]`);
+    if (storageKey(item.key as string, `storageProof[${i}].key`) !== asked) throw ProofError.mismatch('value', `result.storageProof[${i}].key`, asked, String(item.key), 'not the key asked at that position');
+    const extra = unprovenKey(item, storageProofFields);
+    if (extra !== undefined) throw new NotProvableHere(`result.storageProof[${i}].${extra} is in no proof: vouched for by agreement`);
+  }
+  const extra = unprovenKey(proof, accountProofFields);
+  if (extra !== undefined) throw new NotProvableHere(`result.${extra} is in no proof: vouched for by agreement`);
 }
 
 function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {

@@ -288,6 +288,37 @@ test.serial('a full block\'s fields beyond its header and transactions (size, un
   t.is(reply.headers['x-verified-by'], 'agreement', 'its size and uncles vouched for by N, not by the one that proved the rest');
 });
 
+test.serial('eth_getProof: storage proofs reordered, one added, or a field beside the proof, from a prover whose every proof holds, are never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const [one, zero, two] = ['0x01', '0x00', '0x02'].map((k) => zeroPadValue(k, 32));
+  const params = [chain.emitter, [one, zero], at];
+  const expected = await chain.node.rpc<{ storageProof: { key: string; value: string }[] }>('eth_getProof', params);
+  const third = (await chain.node.rpc<{ storageProof: unknown[] }>('eth_getProof', [chain.emitter, [two], at])).storageProof[0];
+  type Proof = { storageProof: unknown[] };
+  const cases: [string, (p: Proof) => unknown, 'proof' | 'agreement'][] = [
+    ['reordered', (p) => ({ ...p, storageProof: [...p.storageProof].reverse() }), 'proof'],
+    ['a slot not asked added', (p) => ({ ...p, storageProof: [...p.storageProof, third] }), 'proof'],
+    ['a field beside the proof', (p) => ({ ...p, storageProof: p.storageProof.map((e) => ({ ...(e as object), note: 'x' })) }), 'agreement'],
+  ];
+  for (const [name, tamper, by] of cases) {
+    const { gw, liar, honest, close } = await liarFirst((call, result) => (call.method === 'eth_getProof' ? tamper(result as Proof) : undefined), { confirmations: 2 });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getProof', params));
+    await close();
+    t.false(reply.text.includes('"note"'), `${name}: never the prover's field`);
+    if (by === 'proof') {
+      t.is(reply.status, 200, `${name}: ${reply.text.slice(0, 300)}`);
+      t.deepEqual(reply.body.result, expected, `${name}: one proof per key asked, in the order asked`);
+      t.is(reply.headers['x-verified-by'], 'proof', name);
+      t.is(reply.headers['x-forwarded-from'], honest.url, `${name}: the honest provider's proof`);
+    } else {
+      // by agreement, where the liar's extra field is a disagreement (an eth_getProof result is compared whole)
+      t.is(reply.status, 502, `${name}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.body.error.code, -32010);
+      t.is(liar.calls('eth_getProof'), 2, `${name}: asked for its proof, then by agreement`);
+    }
+  }
+});
+
 test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered by the provider proving it is never served', async (t) => {
   const at = hex(chain.blocks.deploy);
   const receipts = await chain.node.rpc<(Receipt & { contractAddress: string | null; transactionHash: string })[]>('eth_getBlockReceipts', [at]);
