@@ -64,7 +64,9 @@ export function pinOf(value: unknown): BlockPin | undefined {
     return QUANTITY.test(value) ? { number: BigInt(value) } : undefined;
   }
   if (value !== null && typeof value === 'object') {
-    const o = value as { blockHash?: unknown; blockNumber?: unknown };
+    const o = value as { blockHash?: unknown; blockNumber?: unknown; requireCanonical?: unknown };
+    // `requireCanonical`: the nodes refuse a block a reorg dropped; agreement asks them.
+    if (o.requireCanonical !== undefined && o.requireCanonical !== null && o.requireCanonical !== false) return undefined;
     if (typeof o.blockHash === 'string' && HASH.test(o.blockHash)) return { hash: o.blockHash.toLowerCase() };
     if (typeof o.blockNumber === 'string' && QUANTITY.test(o.blockNumber)) return { number: BigInt(o.blockNumber) };
   }
@@ -464,6 +466,25 @@ function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: 
   if (receipt.blobGasUsed !== undefined && (!Array.isArray(hashes) || !sameQuantity(receipt.blobGasUsed, 131072n * BigInt(hashes.length), `${field}.blobGasUsed`))) throw byAgreement('blobGasUsed');
 }
 
+/**
+ * The block a transaction's or receipt's answer names (agreed by its hash) is where the chain holds
+ * the transaction only if it is the chain's block at its number: nodes keep a block a reorg
+ * dropped, by hash, and a provider could name one that holds a transaction the chain does not
+ * (or holds elsewhere). The header at that number is agreed too: another hash there is a lie
+ * (charged); when N providers cannot agree on it yet (a block just mined), agreement answers.
+ */
+async function mustBeCanonical(job: ProofJob, agreed: AgreedHeader): Promise<void> {
+  let at: AgreedHeader | undefined;
+  try {
+    at = await agreedHeader(job, { number: agreed.header.number });
+  } catch {
+    throw new NotProvableHere(`block ${agreed.header.number}: the chain's block at that number is not agreed yet: vouched for by agreement`);
+  }
+  if (at === undefined || at.header.hash.toLowerCase() !== agreed.header.hash.toLowerCase()) {
+    throw ProofError.mismatch('wrong-block', 'blockHash', at === undefined ? `a block ${hexOf(agreed.header.number)} N providers know` : at.header.hash, agreed.header.hash, `not the chain's block ${hexOf(agreed.header.number)} (one a reorg dropped)`);
+  }
+}
+
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
 function receiptRoute(txHash: string): ProofRoute {
   return {
@@ -478,6 +499,7 @@ function receiptRoute(txHash: string): ProofRoute {
       const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
       mustProveAt(job, ['receipts', 'header'], agreed);
+      await mustBeCanonical(job, agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
       const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
@@ -561,6 +583,7 @@ function transactionRoute(txHash: string): ProofRoute {
       const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
       if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
       mustProveAt(job, ['header'], agreed);
+      await mustBeCanonical(job, agreed);
       const txs = await provenTransactions(job, upstream, agreed);
       const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
       const proven = txs[at];

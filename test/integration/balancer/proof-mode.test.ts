@@ -9,8 +9,9 @@
  * keep receipts and logs on agreement, the rest proven).
  */
 import test from 'ava';
-import { zeroPadValue } from 'ethers';
+import { keccak256, zeroPadValue } from 'ethers';
 import type { LogFn, Logger } from '../../../lib/log.js';
+import { anvilWallet, signTx } from '../../support/anvil.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { EMITTER_TOPIC, proofChain, stopProofChains, type ProofChain } from '../../support/proof-chain.js';
 import { startTamperProxy, type Tamper, type TamperProxy } from '../../support/tamper-proxy.js';
@@ -207,6 +208,54 @@ test.serial('a receipt for a transaction never mined, made of a real receipt of 
   t.is(reply.body.error.code, -32021, 'the lie named, never served');
   t.is(reply.body.error.data.failures[0].field, 'receipts[1].transactionHash');
   t.is(honest.calls('eth_getTransactionReceipt'), 1, 'the honest provider was asked: it has no such receipt');
+});
+
+test.serial('a transaction and its receipt in a block a reorg dropped, which nodes still serve by hash, are never served: the chain\'s block at that number decides', async (t) => {
+  const reorged = await proofChain('cancun', { chainId: 31339, receipts: 'geth' });
+  const node = reorged.node;
+  const at = hex(reorged.blocks.empty + 1);
+  const [sender, other] = [anvilWallet(6), anvilWallet(7)];
+  const raw = await signTx(sender, { chainId: reorged.chainId, nonce: 0, to: reorged.recipient, value: 7n, gasLimit: 21_000n });
+  const txHash = keccak256(raw);
+  const snapshot = await node.rpc<string>('evm_snapshot');
+  await node.rpc('eth_sendRawTransaction', [raw]);
+  await node.rpc('evm_mine', []);
+  const orphan = {
+    header: await node.rpc<{ hash: string }>('eth_getBlockByNumber', [at, false]),
+    full: await node.rpc('eth_getBlockByNumber', [at, true]),
+    receipts: await node.rpc('eth_getBlockReceipts', [at]),
+    receipt: await node.rpc<{ blockHash: string }>('eth_getTransactionReceipt', [txHash]),
+    tx: await node.rpc('eth_getTransactionByHash', [txHash]),
+  };
+  // The reorg: the same height again, another transaction first, the transaction second.
+  await node.rpc('evm_revert', [snapshot]);
+  await node.rpc('eth_sendRawTransaction', [await signTx(other, { chainId: reorged.chainId, nonce: 0, to: reorged.recipient, value: 1n, gasLimit: 21_000n })]);
+  await node.rpc('evm_mine', []);
+  await node.rpc('eth_sendRawTransaction', [raw]);
+  await node.rpc('evm_mine', []);
+  const receipt = await node.rpc<{ blockHash: string; blockNumber: string }>('eth_getTransactionReceipt', [txHash]);
+  const tx = await node.rpc('eth_getTransactionByHash', [txHash]);
+  t.not(receipt.blockHash, orphan.receipt.blockHash, 'included again, in another block');
+  const dropped = orphan.header.hash.toLowerCase();
+  // Every provider still serves the dropped block by hash (go-ethereum keeps it); the liar names it.
+  const keeps = (call: { method: string; params: unknown[] }) => (call.method === 'eth_getBlockByHash' && String(call.params[0]).toLowerCase() === dropped ? (call.params[1] ? orphan.full : orphan.header) : undefined);
+  const liar = await startTamperProxy(node.url, (call) => {
+    if (call.params[0] === txHash) return call.method === 'eth_getTransactionReceipt' ? orphan.receipt : call.method === 'eth_getTransactionByHash' ? orphan.tx : undefined;
+    if (call.method === 'eth_getBlockReceipts' && String(call.params[0]).toLowerCase() === dropped) return orphan.receipts;
+    return keeps(call);
+  });
+  const honest = [await startTamperProxy(node.url, keeps), await startTamperProxy(node.url, keeps)];
+  const gw = await startGateway({ confirmations: 2, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => { await gw.close(); for (const p of [liar, ...honest]) await p.close(); });
+  for (const [method, expected] of [['eth_getTransactionReceipt', receipt], ['eth_getTransactionByHash', tx]] as const) {
+    const reply = await gw.post(`/rpc/${reorged.chainId}`, rpc(method, [txHash]));
+    t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
+    t.deepEqual(reply.body.result, expected, `${method}: where the chain holds it`);
+    t.is(reply.headers['x-verified-by'], 'proof', method);
+    t.is(reply.headers['x-forwarded-from'], honest[0]!.url, method);
+  }
+  const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+  t.is(shown.proofsFailed, 2, 'the liar charged for each');
 });
 
 test.serial('eth_getLogs: logs whose receipt is labelled with another transaction\'s hash are caught by the block\'s transactions: each log served under its own transaction', async (t) => {

@@ -33,6 +33,9 @@ test('pinOf reads a block number, a block hash and EIP-1898 objects; tags pin no
   t.deepEqual(pinOf(hash(0xab).toUpperCase().replace('0X', '0x')), { hash: hash(0xab) });
   t.deepEqual(pinOf({ blockHash: hash(1) }), { hash: hash(1) });
   t.deepEqual(pinOf({ blockNumber: '0x2a' }), { number: 42n });
+  t.deepEqual(pinOf({ blockHash: hash(1), requireCanonical: false }), { hash: hash(1) });
+  t.is(pinOf({ blockHash: hash(1), requireCanonical: true }), undefined, 'a canonical block required: the nodes check it, by agreement');
+  t.is(proofRoute(call('eth_getBalance', [`0x${'11'.repeat(20)}`, { blockHash: hash(1), requireCanonical: true }])), undefined);
   for (const tag of ['latest', 'finalized', 'safe', 'pending', 'earliest', '0x', '0x01', 12, null]) t.is(pinOf(tag), undefined, String(tag));
 });
 
