@@ -106,14 +106,14 @@ const backslash = 0x5c;
 const resultKey = Buffer.from('result');
 
 /**
- * Whether the body's top-level members, read from the start within parsedMaxBytes, reach a
- * `result` whose value is not `null` before anything that needs a parser: the members before it
- * are plain strings, numbers, `true`, `false` or `null` (`jsonrpc`, `id`). False (undecided)
- * for anything else: a key with an escape, a nested value first, a `result` of `null`, the
- * limit reached.
+ * Whether the body's top-level members, read from the start, reach a `result` whose value is not
+ * `null` before anything that needs a parser: the members before it are plain strings, numbers,
+ * `true`, `false` or `null` (`jsonrpc`, `id`, however long). False (undecided) for anything
+ * else: a key with an escape, a nested value first, a `result` of `null`. It reads no further
+ * than the result's first byte.
  */
 function showsResult(body: Buffer): boolean {
-  const end = Math.min(body.length, parsedMaxBytes);
+  const end = body.length;
   let i = skipSpace(body, 0, end);
   if (body[i] !== 0x7b /* { */) return false;
   i = skipSpace(body, i + 1, end);

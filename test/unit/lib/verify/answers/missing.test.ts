@@ -103,3 +103,24 @@ test('answerBodyAsMissing should read a "not found" of any length: padded, with 
   t.false(missing(c, JSON.stringify({ jsonrpc: '2.0', id: 1, result: { hash, input: `0x${'00'.repeat(5000)}` } })), 'a long real answer');
   t.false(missing(c, `{"jsonrpc":"2.0","id":1,${pad}"result":${pad}{"hash":"${hash}"}}`), 'a real answer padded');
 });
+
+test('answerBodyAsMissing should not parse a long answer whose first members show a result, however long its id', (t) => {
+  const c = call('eth_getLogs', { blockHash: hash });
+  const votes = [
+    vote(c, JSON.stringify({ jsonrpc: '2.0', id: 1, result: [{ data: `0x${'00'.repeat(5000)}` }] })),
+    vote(c, JSON.stringify({ jsonrpc: '2.0', id: 'x'.repeat(6000), result: [{ data: `0x${'00'.repeat(5000)}` }] })),
+    vote(c, `{ "id" : 7 , "jsonrpc" : "2.0" , ${' '.repeat(5000)} "result" : [{"data":"0x"}]}`),
+  ];
+  const parse = JSON.parse;
+  let parsed = 0;
+  JSON.parse = (...args: Parameters<typeof JSON.parse>) => {
+    parsed += 1;
+    return parse(...args);
+  };
+  try {
+    for (const v of votes) t.false(answerBodyAsMissing(c, v));
+  } finally {
+    JSON.parse = parse;
+  }
+  t.is(parsed, 0);
+});
