@@ -56,6 +56,16 @@ export interface ProofRoute {
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
+/**
+ * The client's own parameters a route reads are checked when it is built: one the proof could
+ * not read (an address that is not 20 bytes of hex, a slot beyond 32 bytes or without `0x`, a
+ * filter's malformed address or topic) goes by agreement, where the nodes answer it as they do,
+ * and is never the failed proof of a provider that answered it.
+ */
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const SLOT = /^0x[0-9a-fA-F]{1,64}$/;
+const isAddress = (v: unknown): v is string => typeof v === 'string' && ADDRESS.test(v);
+const isSlot = (v: unknown): v is string => typeof v === 'string' && SLOT.test(v);
 
 /** A block parameter pinned by number or hash (hex, or an EIP-1898 object); undefined for a tag. */
 export function pinOf(value: unknown): BlockPin | undefined {
@@ -128,8 +138,8 @@ export function proofRoute(call: RpcCall): ProofRoute | undefined {
 }
 
 function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_getCode' | 'eth_getStorageAt', address: unknown, slot: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
-  if (pin === undefined || typeof address !== 'string') return undefined;
-  if (method === 'eth_getStorageAt' && typeof slot !== 'string') return undefined;
+  if (pin === undefined || !isAddress(address)) return undefined;
+  if (method === 'eth_getStorageAt' && !isSlot(slot)) return undefined;
   return {
     scopes: ['state'],
     pin,
@@ -153,7 +163,7 @@ function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_
 }
 
 function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
-  if (pin === undefined || typeof address !== 'string' || !Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) return undefined;
+  if (pin === undefined || !isAddress(address) || !Array.isArray(keys) || !keys.every(isSlot)) return undefined;
   return {
     scopes: ['state'],
     pin,
@@ -608,7 +618,7 @@ function transactionRoute(txHash: string): ProofRoute {
  * once per upstream.
  */
 function logsRoute(filter: unknown): ProofRoute | undefined {
-  if (filter === null || typeof filter !== 'object') return undefined;
+  if (filter === null || typeof filter !== 'object' || !readableFilter(filter as LogFilter)) return undefined;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   let pin: BlockPin | undefined;
   let from: bigint | undefined;
@@ -653,6 +663,19 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
       return { result: proven, agreed: agreed! };
     },
   };
+}
+
+/**
+ * Whether a filter's addresses and topics are what nodes take (an address or a list of them; at
+ * most 4 topic positions, each null, a topic or a list of topics): a proof of anything else would
+ * answer what no node does.
+ */
+function readableFilter(filter: LogFilter): boolean {
+  const list = (v: unknown, each: (x: unknown) => boolean) => v === undefined || v === null || each(v) || (Array.isArray(v) && v.every(each));
+  const topic = (v: unknown) => typeof v === 'string' && HASH.test(v);
+  const topics = (filter as { topics?: unknown }).topics;
+  if (topics !== undefined && topics !== null && (!Array.isArray(topics) || topics.length > 4 || !topics.every((t) => list(t, topic)))) return false;
+  return list((filter as { address?: unknown }).address, isAddress);
 }
 
 /**

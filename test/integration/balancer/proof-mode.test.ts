@@ -368,6 +368,28 @@ test.serial('eth_getProof: storage proofs reordered, one added, or a field besid
   }
 });
 
+test.serial('a client\'s parameter the proof cannot read (a slot without 0x or beyond 32 bytes, a short address, a malformed topic) goes by agreement, answered as the nodes answer it: no provider charged', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const { gw, close } = await liarFirst(() => undefined, { confirmations: 2 });
+  t.teardown(close);
+  const requests: [string, unknown[]][] = [
+    ['eth_getStorageAt', [chain.emitter, '1', at]],
+    ['eth_getStorageAt', [chain.emitter, `0x${'0'.repeat(64)}1`, at]],
+    ['eth_getStorageAt', [chain.emitter, 'latest', at]],
+    ['eth_getBalance', [chain.recipient.slice(0, 40), at]],
+    ['eth_getProof', [chain.emitter, ['0x1', '1'], at]],
+    ['eth_getLogs', [{ ...filter(), topics: ['0x1234'] }]],
+    ['eth_getLogs', [{ ...filter(), topics: [null, null, null, null, EMITTER_TOPIC] }]],
+  ];
+  for (const [method, params] of requests) {
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    const direct = await chain.node.request(method, params);
+    t.is(reply.headers['x-verified-by'], 'agreement', `${method} ${JSON.stringify(params).slice(0, 120)}: ${reply.text.slice(0, 200)}`);
+    t.deepEqual(reply.body.result ?? reply.body.error, direct.result ?? direct.error, `${method}: as the node answers`);
+  }
+  t.deepEqual((await upstreamsOf(gw)).map((u) => u.proofsFailed), [0, 0], 'no provider charged for the client\'s parameter');
+});
+
 test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered by the provider proving it is never served', async (t) => {
   const at = hex(chain.blocks.deploy);
   const receipts = await chain.node.rpc<(Receipt & { contractAddress: string | null; transactionHash: string })[]>('eth_getBlockReceipts', [at]);
