@@ -83,6 +83,13 @@ export function pinOf(value: unknown): BlockPin | undefined {
   return undefined;
 }
 
+/** pinOf, held to the kind the method names: a number for `…ByNumber…`, a hash for `…ByHash…`/`…ByBlockHash…`. */
+function pinOfKind(value: unknown, method: string): BlockPin | undefined {
+  const pin = pinOf(value);
+  if (pin === undefined) return undefined;
+  return (pin.hash !== undefined) === /ByHash|ByBlockHash/.test(method) ? pin : undefined;
+}
+
 const hexOf = (n: bigint) => `0x${n.toString(16)}`;
 
 /**
@@ -122,14 +129,15 @@ export function proofRoute(call: RpcCall): ProofRoute | undefined {
       return blockReceiptsRoute(pinOf(p[0]));
     case 'eth_getTransactionReceipt':
       return typeof p[0] === 'string' && HASH.test(p[0]) ? receiptRoute(p[0].toLowerCase()) : undefined;
+    // A method's own kind of pin only: nodes read a 32-byte hex `ByNumber` parameter as a number (too large), not a hash.
     case 'eth_getBlockByNumber':
     case 'eth_getBlockByHash':
-      return p[1] === true ? fullBlockRoute(pinOf(p[0])) : undefined;
+      return p[1] === true ? fullBlockRoute(pinOfKind(p[0], call.method)) : undefined;
     case 'eth_getLogs':
       return logsRoute(p[0]);
     case 'eth_getTransactionByBlockNumberAndIndex':
     case 'eth_getTransactionByBlockHashAndIndex':
-      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOf(p[0]), Number(BigInt(p[1]))) : undefined;
+      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOfKind(p[0], call.method), Number(BigInt(p[1]))) : undefined;
     case 'eth_getTransactionByHash':
       return typeof p[0] === 'string' && HASH.test(p[0]) ? transactionRoute(p[0].toLowerCase()) : undefined;
     default:

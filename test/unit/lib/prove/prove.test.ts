@@ -36,6 +36,11 @@ test('pinOf reads a block number, a block hash and EIP-1898 objects; tags pin no
   t.deepEqual(pinOf({ blockHash: hash(1), requireCanonical: false }), { hash: hash(1) });
   t.is(pinOf({ blockHash: hash(1), requireCanonical: true }), undefined, 'a canonical block required: the nodes check it, by agreement');
   t.is(proofRoute(call('eth_getBalance', [`0x${'11'.repeat(20)}`, { blockHash: hash(1), requireCanonical: true }])), undefined);
+  // A 32-byte hex where the method takes a number is a (too large) number to the nodes, not a hash.
+  t.is(proofRoute(call('eth_getBlockByNumber', [hash(1), true])), undefined);
+  t.is(proofRoute(call('eth_getTransactionByBlockNumberAndIndex', [hash(1), '0x0'])), undefined);
+  t.deepEqual(proofRoute(call('eth_getBlockByHash', [hash(1), true]))?.pin, { hash: hash(1) });
+  t.deepEqual(proofRoute(call('eth_getTransactionByBlockNumberAndIndex', ['0x7', '0x0']))?.pin, { number: 7n });
   for (const tag of ['latest', 'finalized', 'safe', 'pending', 'earliest', '0x', '0x01', 12, null]) t.is(pinOf(tag), undefined, String(tag));
 });
 
