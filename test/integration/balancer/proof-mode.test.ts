@@ -258,6 +258,40 @@ test.serial('a transaction and its receipt in a block a reorg dropped, which nod
   t.is(shown.proofsFailed, 2, 'the liar charged for each');
 });
 
+test.serial('a final header agreed by its hash (a block a reorg dropped, asked for by hash) is never kept as the block at its number: later reads by number are proven against the chain\'s block', async (t) => {
+  const reorged = await proofChain('cancun', { chainId: 31340, receipts: 'geth' });
+  const node = reorged.node;
+  const k = reorged.blocks.empty + 1;
+  const fresh = '0x00000000000000000000000000000000000d0d00';
+  const snapshot = await node.rpc<string>('evm_snapshot');
+  await node.rpc('eth_sendRawTransaction', [await signTx(anvilWallet(6), { chainId: reorged.chainId, nonce: 0, to: fresh, value: 5n, gasLimit: 21_000n })]);
+  await node.rpc('evm_mine', []);
+  const dropped = { header: await node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(k), false]), full: await node.rpc('eth_getBlockByNumber', [hex(k), true]) };
+  t.is(await node.rpc('eth_getBalance', [fresh, hex(k)]), '0x5');
+  await node.rpc('evm_revert', [snapshot]);
+  await node.rpc('evm_mine', []);
+  const canonical = await node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(k), false]);
+  t.not(canonical.hash, dropped.header.hash);
+  // Every provider keeps the dropped block by hash (go-ethereum does), and calls block k final.
+  const provider = () => startTamperProxy(node.url, (call) => {
+    if (call.method === 'eth_getBlockByHash' && String(call.params[0]).toLowerCase() === dropped.header.hash.toLowerCase()) return call.params[1] ? dropped.full : dropped.header;
+    if (call.method === 'eth_getBlockByNumber' && call.params[0] === 'finalized') return canonical;
+    return undefined;
+  });
+  const list = [await provider(), await provider(), await provider()];
+  const gw = await startGateway({ confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: list.map((p) => p.url), strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => { await gw.close(); for (const p of list) await p.close(); });
+  await gw.rpc.startHeadTracking().runOnce();
+  const byHash = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBlockByHash', [dropped.header.hash, true]));
+  t.is(byHash.body.result?.hash, dropped.header.hash, 'the block asked for by its hash');
+  const balance = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBalance', [fresh, hex(k)]));
+  t.is(balance.status, 200, balance.text);
+  t.is(balance.body.result, '0x0', 'the balance at the chain\'s block k');
+  t.is(balance.headers['x-block-hash'], canonical.hash);
+  const block = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBlockByNumber', [hex(k), false]));
+  t.is(block.body.result?.hash, canonical.hash, 'the chain\'s block k');
+});
+
 test.serial('eth_getLogs: logs whose receipt is labelled with another transaction\'s hash are caught by the block\'s transactions: each log served under its own transaction', async (t) => {
   const at = hex(chain.blocks.logs);
   const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
