@@ -485,22 +485,29 @@ function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: 
 }
 
 /**
- * The block a transaction's or receipt's answer names (agreed by its hash) is where the chain holds
- * the transaction only if it is the chain's block at its number: nodes keep a block a reorg
+ * The header of the block a transaction's or receipt's answer names, agreed at the number the
+ * answer gives, and only if its hash is the one the answer names: nodes keep a block a reorg
  * dropped, by hash, and a provider could name one that holds a transaction the chain does not
- * (or holds elsewhere). The header at that number is agreed too: another hash there is a lie
- * (charged); when N providers cannot agree on it yet (a block just mined), agreement answers.
+ * (or holds elsewhere). One agreement, by number, so the chain's block: a block named that is not
+ * it is a lie (charged); when N providers cannot agree on that number yet (a block just mined),
+ * agreement answers.
  */
-async function mustBeCanonical(job: ProofJob, agreed: AgreedHeader): Promise<void> {
-  let at: AgreedHeader | undefined;
+async function namedBlock(job: ProofJob, answer: { readonly [field: string]: unknown }, what: string): Promise<AgreedHeader> {
+  const { blockHash, blockNumber } = answer as { blockHash: string; blockNumber?: unknown };
+  if (typeof blockNumber !== 'string' || !QUANTITY.test(blockNumber)) throw new MaterialError(`${what}: no block number (asked by agreement)`);
+  const number = BigInt(blockNumber);
+  let agreed: AgreedHeader | undefined;
   try {
-    at = await agreedHeader(job, { number: agreed.header.number });
-  } catch {
-    throw new NotProvableHere(`block ${agreed.header.number}: the chain's block at that number is not agreed yet: vouched for by agreement`);
+    agreed = await agreedHeader(job, { number });
+  } catch (err) {
+    if (job.signal.aborted) throw err;
+    throw new NotProvableHere(`block ${blockNumber}: the chain's block at that number is not agreed yet: vouched for by agreement`);
   }
-  if (at === undefined || at.header.hash.toLowerCase() !== agreed.header.hash.toLowerCase()) {
-    throw ProofError.mismatch('wrong-block', 'blockHash', at === undefined ? `a block ${hexOf(agreed.header.number)} N providers know` : at.header.hash, agreed.header.hash, `not the chain's block ${hexOf(agreed.header.number)} (one a reorg dropped)`);
+  if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockNumber', 'a block N providers know', blockNumber, `the ${what} names a block no N providers have`);
+  if (agreed.header.hash.toLowerCase() !== blockHash.toLowerCase()) {
+    throw ProofError.mismatch('wrong-block', 'blockHash', agreed.header.hash, blockHash, `not the chain's block ${blockNumber} (one a reorg dropped, or none)`);
   }
+  return agreed;
 }
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
@@ -514,10 +521,8 @@ function receiptRoute(txHash: string): ProofRoute {
       if (answer === null || typeof answer !== 'object' || typeof answer.blockHash !== 'string' || !HASH.test(answer.blockHash)) {
         throw new MaterialError('eth_getTransactionReceipt: no receipt (an unknown transaction is not proven: asked by agreement)');
       }
-      const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
-      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
+      const agreed = await namedBlock(job, answer, 'receipt');
       mustProveAt(job, ['receipts', 'header'], agreed);
-      await mustBeCanonical(job, agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
       const { proven, txs } = await receiptsOfTransactions(job, upstream, agreed, receipts as ReceiptJson[]);
@@ -598,10 +603,8 @@ function transactionRoute(txHash: string): ProofRoute {
       if (answer === null || typeof answer !== 'object' || typeof blockHash !== 'string' || !HASH.test(blockHash)) {
         throw new MaterialError('eth_getTransactionByHash: no mined transaction (an unknown or pending one is not proven: asked by agreement)');
       }
-      const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
-      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
+      const agreed = await namedBlock(job, answer, 'transaction');
       mustProveAt(job, ['header'], agreed);
-      await mustBeCanonical(job, agreed);
       const txs = await provenTransactions(job, upstream, agreed);
       const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
       const proven = txs[at];
