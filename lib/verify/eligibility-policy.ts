@@ -43,7 +43,7 @@
  * Applies with or without tracked heads, at any N.
  */
 import type { RpcCall } from '../jsonrpc/types.js';
-import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, knownToHave, type BlockNeed } from './eligibility.js';
+import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
 import { answerBodyAsMissing, missingBlockErrors } from './answers/missing.js';
 import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, providersWithBlock, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
 import { pinAtOf } from '../jsonrpc/classify.js';
@@ -60,7 +60,8 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   if (!payload.batch) {
       if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
   }
-  if (highestBlock(chain, calls) === undefined || (payload.batch && !headsPolled(chain))) return undefined;
+  const top = highestBlock(chain, calls);
+  if (top === undefined || (payload.batch && !headsPolled(chain))) return undefined;
   const required = q.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
@@ -71,8 +72,8 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
     eligible: payload.batch
       ? (upstream) => eligible(chain, upstream, calls)
       : (upstream, assessed) => {
-          // An absence only from an upstream known to have the block (an unknown head is not).
-          if (knownToHave(chain, upstream, calls)) return true;
+          // An absence only from an upstream known to have the block (an unknown head is not: knownToHave).
+          if (hasBlock(upstream, top) === true) return true;
           if (answerBodyAsMissing(calls[0]!, assessed)) return false;
           return whole || !headsPolled(chain) || eligible(chain, upstream, calls);
         },
