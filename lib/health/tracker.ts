@@ -64,13 +64,17 @@ export interface HeadPoll {
   tags?: 'native' | 'absent';
 }
 
-/** Asks one upstream for its heads; a failure ends the poll with what it saw so far (the probe judges health). */
-async function pollUpstream(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
+/**
+ * Asks one upstream for its heads; a failure ends the poll with what it saw so far (the probe
+ * judges health). `tags`: `always`, or `unknown` (only while the node's answer to the tags is not
+ * known yet), or `never` (its latest head only).
+ */
+async function pollUpstream(u: Upstream, tags: 'always' | 'unknown' | 'never', timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
   const seen: HeadPoll = { latest: undefined, safe: undefined, finalized: undefined, tags: undefined };
   try {
     const latest = await ask(u, 'eth_blockNumber', [], timeoutMs, signal);
     if (typeof latest.result === 'string' && hexQuantity.test(latest.result)) seen.latest = BigInt(latest.result);
-    if (!withTags && headTags(u) !== 'unknown') return seen;
+    if (tags === 'never' || (tags === 'unknown' && headTags(u) !== 'unknown')) return seen;
     for (const tag of ['safe', 'finalized'] as const) {
       const a = await ask(u, 'eth_getBlockByNumber', [tag, false], timeoutMs, signal);
       const number = (a.result as { number?: unknown } | null | undefined)?.number;
@@ -107,8 +111,8 @@ export function applyHeadPoll(u: Upstream, seen: HeadPoll): void {
 }
 
 /** Polls one upstream and records what it saw. */
-async function pollAndApply(u: Upstream, withTags: boolean, timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
-  const seen = await pollUpstream(u, withTags, timeoutMs, signal, logger);
+async function pollAndApply(u: Upstream, tags: 'always' | 'unknown' | 'never', timeoutMs: number, signal: CancelSignal, logger: Logger): Promise<HeadPoll> {
+  const seen = await pollUpstream(u, tags, timeoutMs, signal, logger);
   if (!signal.aborted) applyHeadPoll(u, seen);
   return seen;
 }
@@ -132,13 +136,12 @@ const neverAborted: CancelSignal = { aborted: false, addEventListener() {}, remo
  * Asks these upstreams for their latest head now, without waiting for the tracker's next round
  * (a request pinned above their known heads is waiting for them: the heads polled every
  * `heads.intervalMs` may be seconds old). At most one poll per upstream in flight and per
- * `pollNowGapMs`; refreshes the chain (waking the waiters, onHeads) when the polls end. Only on a
- * chain whose heads are polled already (a poll here must not turn eligibility on by itself).
- * Resolves when the polls it started, and those already in flight that it joined, have ended
+ * `pollNowGapMs`; refreshes the chain (waking the waiters, onHeads) when the polls end. Also on a
+ * chain whose heads are not polled (a pipeline mounted without startHealthChecks, or before their
+ * first round): a read whose absence needs heads learns them here. Resolves when the polls it started, and those already in flight that it joined, have ended
  * (an upstream polled less than pollNowGapMs ago counts as fresh); it never rejects.
  */
 export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeoutMs = 2_000): Promise<void> {
-  if (!headsPolled(chain)) return Promise.resolve();
   const now = performance.now();
   const waits: Promise<void>[] = [];
   const due: Upstream[] = [];
@@ -154,7 +157,9 @@ export function pollHeadsNow(chain: Chain, upstreams: readonly Upstream[], timeo
     const round = Promise.all(
       due.map((u) => {
         linkUpstream(u, chain);
-        const polling = pollAndApply(u, false, timeoutMs, neverAborted, silentLogger).then(noop).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
+        // (the latest head only: a request waits for it; the tags are the tracker's, and a chain
+        // whose heads are not tracked keeps `safe`/`finalized` unresolved)
+        const polling = pollAndApply(u, 'never', timeoutMs, neverAborted, silentLogger).then(noop).finally(() => onDemand.set(u, { polling: undefined, at: performance.now() }));
         onDemand.set(u, { polling, at: now });
         return polling;
       }),
@@ -198,7 +203,7 @@ export function startHeadTracker(
     rounds.set(chain, n + 1);
     const now = Date.now();
     const polls = await mapLimited(chain.upstreams, options.concurrency ?? defaultProbeConcurrency, (u) =>
-      inRotation(u) && !rateLimited(u.health, now) ? pollAndApply(u, n % tagEvery === 0, options.timeoutMs, abort, logger) : Promise.resolve(undefined),
+      inRotation(u) && !rateLimited(u.health, now) ? pollAndApply(u, n % tagEvery === 0 ? 'always' : 'unknown', options.timeoutMs, abort, logger) : Promise.resolve(undefined),
     );
     if (abort.aborted) return;
     refreshChain(chain);

@@ -96,19 +96,23 @@ export class HeaderBook {
     }
     if (hit.topUp) return { agreed: undefined, prior: hit.verdict };
     const agreed: AgreedHeader = { header, block, members: hit.verdict.members, required };
-    this.remember(chain, agreed);
+    this.remember(chain, agreed, pin.number !== undefined);
     return { agreed, prior: undefined };
   }
 
   /**
-   * Keeps a header just agreed on, at or below the chain's finalized head (a header not yet final
-   * may still be replaced): in the LRU, and in the cache levels under both its questions.
+   * Keeps a header just agreed on at `pin`, at or below the chain's finalized head (a header not
+   * yet final may still be replaced): in the LRU, and in the cache levels, under its hash, and
+   * under its number only when it was agreed by its number. A header agreed by its hash may be of
+   * a block a reorg dropped (nodes keep those, by hash): it is not the chain's block at its number.
    */
-  keep(chain: Chain, agreed: AgreedHeader): void {
-    if (!this.remember(chain, agreed) || this.cache === undefined) return;
+  keep(chain: Chain, agreed: AgreedHeader, pin: BlockPin): void {
+    const byNumber = pin.number !== undefined;
+    if (!this.remember(chain, agreed, byNumber) || this.cache === undefined) return;
     const verdict: Verdict = { hash: agreed.members[0]!.hash, members: [...agreed.members] };
-    for (const pin of [{ number: agreed.header.number }, { hash: agreed.header.hash }]) {
-      const payload = headerPayload(pin);
+    const questions: BlockPin[] = byNumber ? [{ number: agreed.header.number }, { hash: agreed.header.hash }] : [{ hash: agreed.header.hash }];
+    for (const at of questions) {
+      const payload = headerPayload(at);
       const key = this.cache.keyOf(chain, payload);
       if (key !== undefined) this.cache.remember(chain, key, payload, verdict, agreed.required);
     }
@@ -122,18 +126,19 @@ export class HeaderBook {
    * cache of confirmed answers.
    */
   keepLinked(chain: Chain, agreed: AgreedHeader): void {
-    this.remember(chain, agreed);
+    this.remember(chain, agreed, true);
   }
 
   get size(): number {
     return this.entries.size;
   }
 
-  /** Keeps a final header in the LRU; whether it is final. */
-  private remember(chain: Chain, agreed: AgreedHeader): boolean {
+  /** Keeps a final header in the LRU, by its hash, and by its number when `byNumber` (keep); whether it is final. */
+  private remember(chain: Chain, agreed: AgreedHeader, byNumber: boolean): boolean {
     const finalized = chainHead(chain, 'finalized');
     if (finalized === undefined || agreed.header.number > finalized) return false;
-    for (const key of [keyOf(chain, { number: agreed.header.number }), keyOf(chain, { hash: agreed.header.hash })]) {
+    const hashKey = keyOf(chain, { hash: agreed.header.hash });
+    for (const key of byNumber ? [keyOf(chain, { number: agreed.header.number }), hashKey] : [hashKey]) {
       this.entries.delete(key);
       this.entries.set(key, agreed);
     }

@@ -74,7 +74,7 @@ function agreeOnHeader(job: ProofJob, pin: BlockPin, prior: Verdict | undefined)
         const result = (JSON.parse(first.body.toString('utf8')) as { result: BlockJson | null }).result;
         if (result === null) return resolve(undefined);
         const agreed: AgreedHeader = { header: checkHeader(result), block: result, members: end.verdict.members, required: job.required };
-        job.headers.keep(job.chain, agreed);
+        job.headers.keep(job.chain, agreed, pin);
         return resolve(agreed);
       }
       if (end.kind === 'error') return reject(end.error);

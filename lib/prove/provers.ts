@@ -56,6 +56,16 @@ export interface ProofRoute {
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
 const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/;
+/**
+ * The client's own parameters a route reads are checked when it is built: one the proof could
+ * not read (an address that is not 20 bytes of hex, a slot beyond 32 bytes or without `0x`, a
+ * filter's malformed address or topic) goes by agreement, where the nodes answer it as they do,
+ * and is never the failed proof of a provider that answered it.
+ */
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const SLOT = /^0x[0-9a-fA-F]{1,64}$/;
+const isAddress = (v: unknown): v is string => typeof v === 'string' && ADDRESS.test(v);
+const isSlot = (v: unknown): v is string => typeof v === 'string' && SLOT.test(v);
 
 /** A block parameter pinned by number or hash (hex, or an EIP-1898 object); undefined for a tag. */
 export function pinOf(value: unknown): BlockPin | undefined {
@@ -64,11 +74,20 @@ export function pinOf(value: unknown): BlockPin | undefined {
     return QUANTITY.test(value) ? { number: BigInt(value) } : undefined;
   }
   if (value !== null && typeof value === 'object') {
-    const o = value as { blockHash?: unknown; blockNumber?: unknown };
+    const o = value as { blockHash?: unknown; blockNumber?: unknown; requireCanonical?: unknown };
+    // `requireCanonical`: the nodes refuse a block a reorg dropped; agreement asks them.
+    if (o.requireCanonical !== undefined && o.requireCanonical !== null && o.requireCanonical !== false) return undefined;
     if (typeof o.blockHash === 'string' && HASH.test(o.blockHash)) return { hash: o.blockHash.toLowerCase() };
     if (typeof o.blockNumber === 'string' && QUANTITY.test(o.blockNumber)) return { number: BigInt(o.blockNumber) };
   }
   return undefined;
+}
+
+/** pinOf, held to the kind the method names: a number for `…ByNumber…`, a hash for `…ByHash…`/`…ByBlockHash…`. */
+function pinOfKind(value: unknown, method: string): BlockPin | undefined {
+  const pin = pinOf(value);
+  if (pin === undefined) return undefined;
+  return (pin.hash !== undefined) === /ByHash|ByBlockHash/.test(method) ? pin : undefined;
 }
 
 const hexOf = (n: bigint) => `0x${n.toString(16)}`;
@@ -110,14 +129,15 @@ export function proofRoute(call: RpcCall): ProofRoute | undefined {
       return blockReceiptsRoute(pinOf(p[0]));
     case 'eth_getTransactionReceipt':
       return typeof p[0] === 'string' && HASH.test(p[0]) ? receiptRoute(p[0].toLowerCase()) : undefined;
+    // A method's own kind of pin only: nodes read a 32-byte hex `ByNumber` parameter as a number (too large), not a hash.
     case 'eth_getBlockByNumber':
     case 'eth_getBlockByHash':
-      return p[1] === true ? fullBlockRoute(pinOf(p[0])) : undefined;
+      return p[1] === true ? fullBlockRoute(pinOfKind(p[0], call.method)) : undefined;
     case 'eth_getLogs':
       return logsRoute(p[0]);
     case 'eth_getTransactionByBlockNumberAndIndex':
     case 'eth_getTransactionByBlockHashAndIndex':
-      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOf(p[0]), Number(BigInt(p[1]))) : undefined;
+      return typeof p[1] === 'string' && QUANTITY.test(p[1]) ? transactionAtRoute(pinOfKind(p[0], call.method), Number(BigInt(p[1]))) : undefined;
     case 'eth_getTransactionByHash':
       return typeof p[0] === 'string' && HASH.test(p[0]) ? transactionRoute(p[0].toLowerCase()) : undefined;
     default:
@@ -126,8 +146,8 @@ export function proofRoute(call: RpcCall): ProofRoute | undefined {
 }
 
 function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_getCode' | 'eth_getStorageAt', address: unknown, slot: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
-  if (pin === undefined || typeof address !== 'string') return undefined;
-  if (method === 'eth_getStorageAt' && typeof slot !== 'string') return undefined;
+  if (pin === undefined || !isAddress(address)) return undefined;
+  if (method === 'eth_getStorageAt' && !isSlot(slot)) return undefined;
   return {
     scopes: ['state'],
     pin,
@@ -151,7 +171,7 @@ function stateRoute(method: 'eth_getBalance' | 'eth_getTransactionCount' | 'eth_
 }
 
 function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined): ProofRoute | undefined {
-  if (pin === undefined || typeof address !== 'string' || !Array.isArray(keys) || !keys.every((k) => typeof k === 'string')) return undefined;
+  if (pin === undefined || !isAddress(address) || !Array.isArray(keys) || !keys.every(isSlot)) return undefined;
   return {
     scopes: ['state'],
     pin,
@@ -159,9 +179,32 @@ function proofOfProof(address: unknown, keys: unknown, pin: BlockPin | undefined
     async prove(job, upstream, agreed) {
       const proof = (await material(job, upstream, 'eth_getProof', [address, keys.map((k: string) => storageKey(k)), hexOf(agreed!.header.number)])) as AccountProofJson;
       await checkAccountProof(agreed!.header, proof, { address, slots: keys as string[] });
+      checkProofAnswer(proof, keys as string[]);
       return { result: proof, agreed: agreed! };
     },
   };
+}
+
+const accountProofFields: ReadonlySet<string> = new Set(['address', 'balance', 'codeHash', 'nonce', 'storageHash', 'accountProof', 'storageProof']);
+const storageProofFields: ReadonlySet<string> = new Set(['key', 'value', 'proof']);
+
+/**
+ * An eth_getProof answer, proven (checkAccountProof: every value it states, a proof of each
+ * slot asked), is also the answer to the question: one storage proof per key asked, in the
+ * order asked (clients read them by position), else a lie (charged); and no field beyond the
+ * proof's, else it goes by agreement.
+ */
+function checkProofAnswer(proof: AccountProofJson, keys: readonly string[]): void {
+  const items = proof.storageProof as readonly { key?: unknown }[];
+  if (items.length !== keys.length) throw ProofError.mismatch('value', 'result.storageProof', `${keys.length} storage proofs`, `${items.length}`, 'not one per key asked');
+  for (const [i, item] of items.entries()) {
+    const asked = storageKey(keys[i]!, `keys[${i}]`);
+    if (storageKey(item.key as string, `storageProof[${i}].key`) !== asked) throw ProofError.mismatch('value', `result.storageProof[${i}].key`, asked, String(item.key), 'not the key asked at that position');
+    const extra = unprovenKey(item, storageProofFields);
+    if (extra !== undefined) throw new NotProvableHere(`result.storageProof[${i}].${extra} is in no proof: vouched for by agreement`);
+  }
+  const extra = unprovenKey(proof, accountProofFields);
+  if (extra !== undefined) throw new NotProvableHere(`result.${extra} is in no proof: vouched for by agreement`);
 }
 
 function blockReceiptsRoute(pin: BlockPin | undefined): ProofRoute | undefined {
@@ -278,8 +321,13 @@ function checkDerived(agreed: AgreedHeader, tx: TransactionJson, receipt: Receip
   const field = `receipts[${index}]`;
   checkReceiptExtras(agreed, tx, receipt, field);
   const type = typeOf(tx, `transactions[${index}]`);
-  if (type === 0x7e) return;
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the transaction and block give: vouched for by agreement`);
+  if (type === 0x7e) {
+    // A deposit pays no gas price and deploys at an address its nonce (outside the encoding) decides.
+    if (receipt.contractAddress !== undefined && receipt.contractAddress !== null) throw byAgreement('contractAddress');
+    if (receipt.effectiveGasPrice !== undefined && !sameQuantity(receipt.effectiveGasPrice, 0n, `${field}.effectiveGasPrice`)) throw byAgreement('effectiveGasPrice');
+    return;
+  }
   const created = tx.to === undefined || tx.to === null;
   const address = receipt.contractAddress;
   if (created) {
@@ -311,17 +359,76 @@ const sameQuantity = (a: unknown, b: bigint, field: string): boolean => {
 };
 
 /**
- * A served transaction's fields outside its encoding that its block decides: `blockTimestamp`
- * (the header's), `gasPrice` of a fee-market transaction (min(maxFeePerGas, baseFee + tip)), and
- * `v` beside `yParity` (the same parity). Otherwise the answer goes by agreement.
+ * The fields of a served transaction that a proof vouches for, by type: those its encoding holds
+ * (lib/proof/transactions.ts), and `hash`, `blockHash`, `blockNumber`, `transactionIndex` (the
+ * block's transactions), `from` (its signature), `blockTimestamp` (the header), and those
+ * checkTransactionExtras derives: a legacy transaction's `chainId` and `yParity` (from `v`), a
+ * typed one's `v` (its `yParity`), a fee-market one's `gasPrice`. A deposit's `nonce` (its
+ * sender's, not encoded) is not among them. Any other field with a value (an L2's
+ * `l1BlockNumber`, a client's own) is the prover's word: the answer goes by agreement.
+ */
+const provenTransactionFields: ReadonlyMap<number, ReadonlySet<string>> = (() => {
+  const every = ['type', 'hash', 'blockHash', 'blockNumber', 'transactionIndex', 'from', 'blockTimestamp', 'to', 'value', 'gas', 'input'];
+  const signed = [...every, 'nonce', 'v', 'r', 's', 'yParity', 'chainId'];
+  const feeMarket = [...signed, 'maxFeePerGas', 'maxPriorityFeePerGas', 'accessList', 'gasPrice'];
+  return new Map<number, ReadonlySet<string>>([
+    [0, new Set([...signed, 'gasPrice'])],
+    [1, new Set([...signed, 'gasPrice', 'accessList'])],
+    [2, new Set(feeMarket)],
+    [3, new Set([...feeMarket, 'maxFeePerBlobGas', 'blobVersionedHashes'])],
+    [4, new Set([...feeMarket, 'authorizationList'])],
+    [0x7e, new Set([...every, 'sourceHash', 'mint', 'isSystemTx', 'gasPrice', 'v', 'r', 's', 'yParity'])],
+  ]);
+})();
+const accessEntryFields: ReadonlySet<string> = new Set(['address', 'storageKeys']);
+const authorizationFields: ReadonlySet<string> = new Set(['chainId', 'address', 'nonce', 'yParity', 'v', 'r', 's']);
+
+/** The first key of `o` with a value that is not in `fields` (undefined: none). */
+const unprovenKey = (o: object, fields: ReadonlySet<string>): string | undefined => Object.keys(o).find((k) => (o as Record<string, unknown>)[k] !== null && !fields.has(k));
+
+/**
+ * A served transaction's fields outside its encoding: only those provenTransactionFields names,
+ * each what the block, the encoding and the signature give: `blockTimestamp` (the header's), a
+ * legacy transaction's `chainId` and `yParity` (from its `v`: 35 + 2·chainId + parity, or 27/28
+ * with no chain id), `v` beside `yParity` (the same parity, an authorization's too), a
+ * fee-market transaction's `gasPrice` (min(maxFeePerGas, baseFee + tip)), a deposit's
+ * signature and gas price (zero). Otherwise the answer goes by agreement.
  */
 function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field: string): void {
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const unproven = (what: string) => new NotProvableHere(`${field}.${what} is in no root the agreed header holds: vouched for by agreement`);
   if (tx.blockTimestamp !== undefined && !sameQuantity(tx.blockTimestamp, agreed.header.timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
   const type = typeOf(tx, field);
-  if (type === 0x7e || type < 2) return;
-  if (tx.yParity !== undefined && tx.v !== undefined && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
-  if (tx.gasPrice !== undefined) {
+  const fields = provenTransactionFields.get(type);
+  if (fields === undefined) throw unproven('type');
+  const extra = unprovenKey(tx, fields);
+  if (extra !== undefined) throw unproven(extra);
+  const given = (k: string) => tx[k] !== undefined && tx[k] !== null;
+  if (type === 0x7e) {
+    for (const k of ['gasPrice', 'v', 'r', 's', 'yParity']) if (given(k) && !sameQuantity(tx[k], 0n, `${field}.${k}`)) throw unproven(k);
+    return;
+  }
+  if (type === 0) {
+    const v = quantity(tx.v, `${field}.v`);
+    const eip155 = v >= 35n;
+    if (given('chainId') && !(eip155 && sameQuantity(tx.chainId, (v - 35n) >> 1n, `${field}.chainId`))) throw byAgreement('chainId');
+    if (given('yParity') && !sameQuantity(tx.yParity, eip155 ? (v - 35n) & 1n : v - 27n, `${field}.yParity`)) throw byAgreement('yParity');
+    return;
+  }
+  const entries = (k: string): unknown[] => (Array.isArray(tx[k]) ? (tx[k] as unknown[]) : []);
+  for (const [i, entry] of entries('accessList').entries()) {
+    const key = entry !== null && typeof entry === 'object' ? unprovenKey(entry, accessEntryFields) : undefined;
+    if (key !== undefined) throw unproven(`accessList[${i}].${key}`);
+  }
+  for (const [i, a] of entries('authorizationList').entries()) {
+    if (a === null || typeof a !== 'object') continue;
+    const key = unprovenKey(a, authorizationFields);
+    if (key !== undefined) throw unproven(`authorizationList[${i}].${key}`);
+    const { v, yParity } = a as { v?: unknown; yParity?: unknown };
+    if (v !== undefined && v !== null && yParity !== undefined && yParity !== null && !sameQuantity(v, quantity(yParity, `${field}.authorizationList[${i}].yParity`), `${field}.authorizationList[${i}].v`)) throw byAgreement(`authorizationList[${i}].v`);
+  }
+  if (given('yParity') && given('v') && !sameQuantity(tx.v, quantity(tx.yParity, `${field}.yParity`), `${field}.v`)) throw byAgreement('v');
+  if (type >= 2 && tx.gasPrice !== undefined) {
     const baseFee = agreed.block.baseFeePerGas;
     if (baseFee === undefined || baseFee === null) throw byAgreement('gasPrice');
     const price = minimum(quantity(tx.maxFeePerGas, `${field}.maxFeePerGas`), quantity(baseFee, 'baseFeePerGas') + quantity(tx.maxPriorityFeePerGas, `${field}.maxPriorityFeePerGas`));
@@ -329,17 +436,78 @@ function checkTransactionExtras(agreed: AgreedHeader, tx: TransactionJson, field
   }
 }
 
-/** A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`. */
+/**
+ * The fields of a served receipt that a proof vouches for: those its block's receipts trie holds
+ * (`status`, or `root` before Byzantium; a deposit's `depositNonce` and `depositReceiptVersion`),
+ * and those checkReceipts, checkReceiptDetails, checkSender, checkDerived and checkReceiptExtras
+ * check against the proven transactions and the agreed header. Any other field with a value
+ * (`blobGasPrice`: the blob base fee, whose update fraction is the fork's; an L2's `l1Fee`,
+ * `l1GasPrice`, `gasUsedForL1`…) is the prover's word: the receipt goes by agreement.
+ */
+const provenReceiptFields: ReadonlySet<string> = new Set([
+  'type', 'status', 'cumulativeGasUsed', 'logsBloom', 'logs', 'transactionHash', 'transactionIndex', 'blockHash', 'blockNumber',
+  'gasUsed', 'from', 'to', 'contractAddress', 'effectiveGasPrice', 'blockTimestamp', 'blobGasUsed',
+]);
+/** A served log's fields a proof vouches for: the trie's (`address`, `topics`, `data`) and those checked against the block and its receipt. */
+const provenLogFields: ReadonlySet<string> = new Set([
+  'address', 'topics', 'data', 'blockHash', 'blockNumber', 'blockTimestamp', 'transactionHash', 'transactionIndex', 'logIndex', 'removed',
+]);
+
+/** Whether a receipt's field is vouched for by its proof (provenReceiptFields, and what its encoding holds for its type and form). */
+function provenReceiptField(receipt: ReceiptJson, key: string): boolean {
+  if (provenReceiptFields.has(key)) return true;
+  if (key === 'root') return receipt.status === undefined || receipt.status === null;
+  if (key === 'depositNonce' || key === 'depositReceiptVersion') return receipt.type !== undefined && receipt.type !== null && quantity(receipt.type, 'type') === 0x7en;
+  return false;
+}
+
+/**
+ * A served receipt's fields its block decides: `blockTimestamp` (its own and its logs'), `removed` false, a blob transaction's `blobGasUsed`;
+ * and no field a proof does not vouch for (provenReceiptFields).
+ */
 function checkReceiptExtras(agreed: AgreedHeader, tx: TransactionJson, receipt: ReceiptJson, field: string): void {
   const byAgreement = (what: string) => new NotProvableHere(`${field}.${what} is not what the block gives: vouched for by agreement`);
+  const unproven = (what: string) => new NotProvableHere(`${field}.${what} is in no root the agreed header holds: vouched for by agreement`);
+  for (const key of Object.keys(receipt)) {
+    if (receipt[key] !== null && !provenReceiptField(receipt, key)) throw unproven(key);
+  }
   const timestamp = agreed.header.timestamp;
   if (receipt.blockTimestamp !== undefined && !sameQuantity(receipt.blockTimestamp, timestamp, `${field}.blockTimestamp`)) throw byAgreement('blockTimestamp');
   for (const [k, log] of receipt.logs.entries()) {
+    for (const key of Object.keys(log)) {
+      if ((log as Record<string, unknown>)[key] !== null && !provenLogFields.has(key)) throw unproven(`logs[${k}].${key}`);
+    }
     if (log.blockTimestamp !== undefined && !sameQuantity(log.blockTimestamp, timestamp, `${field}.logs[${k}].blockTimestamp`)) throw byAgreement(`logs[${k}].blockTimestamp`);
     if (log.removed !== undefined && log.removed !== false) throw byAgreement(`logs[${k}].removed`);
   }
   const hashes = tx.blobVersionedHashes;
   if (receipt.blobGasUsed !== undefined && (!Array.isArray(hashes) || !sameQuantity(receipt.blobGasUsed, 131072n * BigInt(hashes.length), `${field}.blobGasUsed`))) throw byAgreement('blobGasUsed');
+}
+
+/**
+ * The header of the block a transaction's or receipt's answer names, agreed at the number the
+ * answer gives, and only if its hash is the one the answer names: nodes keep a block a reorg
+ * dropped, by hash, and a provider could name one that holds a transaction the chain does not
+ * (or holds elsewhere). One agreement, by number, so the chain's block: a block named that is not
+ * it is a lie (charged); when N providers cannot agree on that number yet (a block just mined),
+ * agreement answers.
+ */
+async function namedBlock(job: ProofJob, answer: { readonly [field: string]: unknown }, what: string): Promise<AgreedHeader> {
+  const { blockHash, blockNumber } = answer as { blockHash: string; blockNumber?: unknown };
+  if (typeof blockNumber !== 'string' || !QUANTITY.test(blockNumber)) throw new MaterialError(`${what}: no block number (asked by agreement)`);
+  const number = BigInt(blockNumber);
+  let agreed: AgreedHeader | undefined;
+  try {
+    agreed = await agreedHeader(job, { number });
+  } catch (err) {
+    if (job.signal.aborted) throw err;
+    throw new NotProvableHere(`block ${blockNumber}: the chain's block at that number is not agreed yet: vouched for by agreement`);
+  }
+  if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockNumber', 'a block N providers know', blockNumber, `the ${what} names a block no N providers have`);
+  if (agreed.header.hash.toLowerCase() !== blockHash.toLowerCase()) {
+    throw ProofError.mismatch('wrong-block', 'blockHash', agreed.header.hash, blockHash, `not the chain's block ${blockNumber} (one a reorg dropped, or none)`);
+  }
+  return agreed;
 }
 
 /** A receipt pins no block: its own blockHash says which header to agree on; the block's receipts prove it. */
@@ -353,8 +521,7 @@ function receiptRoute(txHash: string): ProofRoute {
       if (answer === null || typeof answer !== 'object' || typeof answer.blockHash !== 'string' || !HASH.test(answer.blockHash)) {
         throw new MaterialError('eth_getTransactionReceipt: no receipt (an unknown transaction is not proven: asked by agreement)');
       }
-      const agreed = await agreedHeader(job, { hash: answer.blockHash.toLowerCase() });
-      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', answer.blockHash, 'the receipt names a block no N providers have');
+      const agreed = await namedBlock(job, answer, 'receipt');
       mustProveAt(job, ['receipts', 'header'], agreed);
       const receipts = await material(job, upstream, 'eth_getBlockReceipts', [agreed.header.hash]);
       if (!Array.isArray(receipts)) throw new MaterialError('eth_getBlockReceipts: no receipts');
@@ -436,8 +603,7 @@ function transactionRoute(txHash: string): ProofRoute {
       if (answer === null || typeof answer !== 'object' || typeof blockHash !== 'string' || !HASH.test(blockHash)) {
         throw new MaterialError('eth_getTransactionByHash: no mined transaction (an unknown or pending one is not proven: asked by agreement)');
       }
-      const agreed = await agreedHeader(job, { hash: blockHash.toLowerCase() });
-      if (agreed === undefined) throw ProofError.mismatch('wrong-block', 'blockHash', 'a block N providers know', blockHash, 'the transaction names a block no N providers have');
+      const agreed = await namedBlock(job, answer, 'transaction');
       mustProveAt(job, ['header'], agreed);
       const txs = await provenTransactions(job, upstream, agreed);
       const at = txs.findIndex((tx) => typeof tx.hash === 'string' && tx.hash.toLowerCase() === txHash);
@@ -463,7 +629,7 @@ function transactionRoute(txHash: string): ProofRoute {
  * once per upstream.
  */
 function logsRoute(filter: unknown): ProofRoute | undefined {
-  if (filter === null || typeof filter !== 'object') return undefined;
+  if (filter === null || typeof filter !== 'object' || !readableFilter(filter as LogFilter)) return undefined;
   const f = filter as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown };
   let pin: BlockPin | undefined;
   let from: bigint | undefined;
@@ -508,6 +674,19 @@ function logsRoute(filter: unknown): ProofRoute | undefined {
       return { result: proven, agreed: agreed! };
     },
   };
+}
+
+/**
+ * Whether a filter's addresses and topics are what nodes take (an address or a list of them; at
+ * most 4 topic positions, each null, a topic or a list of topics): a proof of anything else would
+ * answer what no node does.
+ */
+function readableFilter(filter: LogFilter): boolean {
+  const list = (v: unknown, each: (x: unknown) => boolean) => v === undefined || v === null || each(v) || (Array.isArray(v) && v.every(each));
+  const topic = (v: unknown) => typeof v === 'string' && HASH.test(v);
+  const topics = (filter as { topics?: unknown }).topics;
+  if (topics !== undefined && topics !== null && (!Array.isArray(topics) || topics.length > 4 || !topics.every((t) => list(t, topic)))) return false;
+  return list((filter as { address?: unknown }).address, isAddress);
 }
 
 /**

@@ -18,15 +18,21 @@
  * except for a range, eth_getLogs up to `toBlock`: a node below `toBlock` answers the logs of the
  * blocks it has, a real but partial list, so only upstreams known to have `toBlock` vote on it.
  * A batch member is held to the heads alone. Before waiting, the upstreams to be asked again are
- * asked for their heads at once (heads.ts pollHeadsNow).
- * It applies once the chain's heads are polled (probes or the head tracker, heads.ts): heads seen
- * only in passing answers are lower bounds, too stale to turn an upstream away. An embedded
- * pipeline before `startHealthChecks()` keeps the earlier rule.
+ * asked for their heads at once (tracker.ts pollHeadsNow).
+ * An answer that looks missing counts only from an upstream known to have the block
+ * (eligibility.ts knownToHave): one whose head is unknown (an embedded pipeline before
+ * `startHealthChecks()`, the first moments after start, an upstream whose head polls fail) is
+ * not a vote; its head is asked for on demand and the question asked of it again once known.
+ * The rest (a real answer from a node known to be below the block, a range) applies once the
+ * chain's heads are polled (probes, the head tracker or a poll on demand): heads seen only in
+ * passing answers are lower bounds, too stale to turn an upstream away.
  *
  * Pinned to a hash (a block hash, EIP-1898 `blockHash`, eth_getLogs `blockHash`, a transaction
  * hash), a single call: whether an upstream has the data shows only in its answer. Answers that
- * look missing (`null`, `[]`, an unknown-block error) are votes as long as no upstream answered
- * with the data: N of them confirm "not found" as before. Once one upstream answers with the
+ * look missing (`null`, `[]`, an unknown-block error) are votes from upstreams at the best
+ * credible head (never from one whose head is unknown: its head, and those of the others not
+ * known, are polled on demand) as long as no upstream answered with the data: N of them confirm
+ * "not found" as before. Once one upstream answers with the
  * data, they are not votes (those already counted are taken back, policy `recheck`): the loop
  * asks further upstreams, waits once for heads to rise (at most `heads.waitMs`; not when the
  * lacking ones are known to be at or above the head of the one with the data), asks the lacking
@@ -34,12 +40,12 @@
  * it and who lacked it. Never a confirmed "not found" once an upstream answered with the data.
  * A liar inventing the data turns the honest "not found" into that -32016 (a refusal, never a
  * wrong confirmation): its invention alone is never N votes.
- * Applies without tracked heads (a hash pin needs none), at N ≥ 2 (at N=1 the first answer decides).
+ * Applies with or without tracked heads, at any N.
  */
 import type { RpcCall } from '../jsonrpc/types.js';
 import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
 import { answerBodyAsMissing, missingBlockErrors } from './answers/missing.js';
-import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
+import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, providersWithBlock, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
 import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
 import { headsPolled, pollHeadsNow } from '../health/tracker.js';
@@ -54,7 +60,8 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   if (!payload.batch) {
       if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
   }
-  if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
+  const top = highestBlock(chain, calls);
+  if (top === undefined || (payload.batch && !headsPolled(chain))) return undefined;
   const required = q.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
@@ -62,22 +69,31 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
   const whole = !payload.batch && pinAtOf(calls[0]!.method, chain.extraConfirmable)?.kind !== 'filter';
   return {
-    eligible: (upstream, assessed) => eligible(chain, upstream, calls) || (whole && !answerBodyAsMissing(calls[0]!, assessed.body)),
+    eligible: payload.batch
+      ? (upstream) => eligible(chain, upstream, calls)
+      : (upstream, assessed) => {
+          // An absence only from an upstream known to have the block (an unknown head is not: knownToHave).
+          if (hasBlock(upstream, top) === true) return true;
+          if (answerBodyAsMissing(calls[0]!, assessed)) return false;
+          return whole || !headsPolled(chain) || eligible(chain, upstream, calls);
+        },
     // A lagging node's "header not found": asked again once its head has the block.
     lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
     waitForEligible: (_state, waiting, ended) => {
-      // Heads polled every heads.intervalMs may be seconds old: ask the waiting ones now.
-      void pollHeadsNow(chain, waiting);
-      return waitForEligible(chain, calls, required, { signal: ended }).then((ok) => {
-        if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
-      });
+      // Heads polled every heads.intervalMs may be seconds old, or never polled: ask the waiting ones now.
+      const polled = pollHeadsNow(chain, waiting);
+      return waitForEligible(chain, calls, required, { signal: whilePolling(chain, polled, ended) })
+        .then((ok) => ok || (!ended.aborted && polled.then(() => providersWithBlock(chain, calls) >= required)))
+        .then((ok) => {
+          if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
+        });
     },
   };
 }
 
 /**
  * A single call pinned to a hash: an answer that looks missing is a vote only from an upstream at
- * the chain's best credible head (atBestHead; any upstream while heads are not polled), and only
+ * the chain's best credible head (atBestHead; none whose head is unknown), and only
  * until one upstream answers with the data; from then on none is (and those counted are taken
  * back).
  */
@@ -98,12 +114,14 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
     waitForEligible: (state, lacking, ended) => {
       if (!holder) {
         // Every answer so far says "not found", some from upstreams behind the best head: asked
-        // again once enough of them are at it (heads polled now: a head seconds old is stale).
-        void pollHeadsNow(chain, lacking);
+        // again once enough of them are at it (heads polled now: a head seconds old is stale). The
+        // upstreams whose heads are unknown are asked too: the best head is judged among them all.
+        const polled = pollHeadsNow(chain, withUnknownHeads(chain, lacking));
         // (the calls still in flight may bring the other votes)
         const needed = Math.max(1, state.missing - state.inFlight);
-        const providers = () => new Set(lacking.filter((u) => atBestHead(chain, u)).map((u) => u.provider)).size;
-        return waitUntil(chain, () => providers() >= needed, { signal: ended });
+        const enough = () => new Set(lacking.filter((u) => atBestHead(chain, u)).map((u) => u.provider)).size >= needed;
+        // A wait that ends first still waits for the polls (heads never polled are learned there).
+        return waitUntil(chain, enough, { signal: whilePolling(chain, polled, ended) }).then((ok) => (ok || ended.aborted ? undefined : polled));
       }
       // The lacking nodes may be a block behind: asked again once one of them reports a higher
       // head, or after heads.waitMs. Not when every one of them is known to be at or above the
@@ -111,10 +129,31 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
       // they are not behind, waiting would not help (a fork, or an upstream inventing the data).
       const head = believedHead(holder);
       if (head !== undefined && lacking.every((u) => hasBlock(u, head) === true)) return undefined;
-      void pollHeadsNow(chain, lacking);
-      return waitForHeadsToRise(chain, lacking, { signal: ended });
+      return waitForHeadsToRise(chain, lacking, { signal: whilePolling(chain, pollHeadsNow(chain, lacking), ended) });
     },
   };
+}
+
+/**
+ * The signal a wait for heads listens to: the question's end, or the end of the polls on demand
+ * when the chain's heads are still not polled after them (no tracker or probe runs and every poll
+ * failed: no head comes within the wait, which then ends at once).
+ */
+function whilePolling(chain: Chain, polled: Promise<void>, ended: AbortSignal): AbortSignal {
+  if (headsPolled(chain)) return ended;
+  const stop = new AbortController();
+  const onEnd = () => stop.abort();
+  ended.addEventListener('abort', onEnd, { once: true });
+  void polled.then(() => {
+    if (!headsPolled(chain)) stop.abort();
+  });
+  return stop.signal;
+}
+
+/** These upstreams, and every other of the chain whose head is not known (none once the heads are tracked). */
+function withUnknownHeads(chain: Chain, upstreams: readonly Upstream[]): readonly Upstream[] {
+  const unknown = chain.upstreams.filter((u) => u.health.head === undefined && !upstreams.includes(u));
+  return unknown.length === 0 ? upstreams : [...upstreams, ...unknown];
 }
 
 /** Whether an answer looks missing, parsed at most once per answer. */
@@ -122,7 +161,7 @@ function missingOf(call: RpcCall): (a: Good) => boolean {
   const seen = new WeakMap<Good, boolean>();
   return (a) => {
     let m = seen.get(a);
-    if (m === undefined) seen.set(a, (m = answerBodyAsMissing(call, a.body)));
+    if (m === undefined) seen.set(a, (m = answerBodyAsMissing(call, a)));
     return m;
   };
 }
@@ -145,13 +184,15 @@ export function ineligibleError(q: RequestQuestion, required: number, ranOutOfEl
     const pin = hashPinned(chain, calls[0]!);
     if (pin) return end ? hashError(chain, pin, calls[0]!, required, end, id) : undefined;
   }
-  if (highestBlock(chain, calls) === undefined || !headsPolled(chain)) return undefined;
-  if (!ranOutOfEligible && eligibleProviders(chain, calls) >= required) return undefined;
+  if (highestBlock(chain, calls) === undefined) return undefined;
+  if (!ranOutOfEligible && (!headsPolled(chain) || eligibleProviders(chain, calls) >= required)) return undefined;
+  // N providers known to have the block, and still no N alike: they disagree (the usual 502).
+  if (ranOutOfEligible && providersWithBlock(chain, calls) >= required) return undefined;
   return blockNotAvailable(chain, calls, required, 0, id);
 }
 
 function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call: RpcCall, required: number, end: Failed, id: string | number | null): Error | undefined {
-  const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item.body));
+  const had = end.votes.filter((v) => !answerBodyAsMissing(call, v.item));
   if (had.length === 0) return absenceError(chain, pin, required, end, id);
   if (tally(had).size > 1) return undefined;
   const lacked = [

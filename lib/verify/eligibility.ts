@@ -193,11 +193,11 @@ export function neededNumber(chain: Chain, need: BlockNeed | undefined, voters?:
 }
 
 /**
- * Whether an upstream's vote may count for these calls (every member of a batch): for each
- * block-number pin (or resolved tag), the upstream must be known to have the block. An upstream
- * whose head is not known is eligible only while no upstream of the chain has a known head (the
- * head tracker and probes are off: today's behaviour). Hash pins are eligible here; their answers
- * are judged by answersAsMissing.
+ * Whether an upstream's vote may count for these calls (every member of a batch) when it is not
+ * an absence: for each block-number pin (or resolved tag), the upstream must be known to have the
+ * block. An upstream whose head is not known is eligible only while no upstream of the chain has
+ * a known head (the head tracker and probes are off). An answer that looks missing is held to
+ * knownToHave instead. Hash pins are eligible here; their answers are judged by answersAsMissing.
  */
 export function eligible(chain: Chain, u: Upstream, calls: readonly RpcCall[]): boolean {
   const top = highestBlock(chain, calls);
@@ -205,6 +205,17 @@ export function eligible(chain: Chain, u: Upstream, calls: readonly RpcCall[]): 
   const has = hasBlock(u, top);
   if (has !== undefined) return has;
   return !chain.upstreams.some((o) => o.health.head !== undefined);
+}
+
+/**
+ * Whether an upstream may vouch that the block the calls need holds nothing (an answer that looks
+ * missing): its head, as polled or seen in an answer (a lower bound: enough to prove it has the
+ * block), is known to be at or above the block. An upstream whose head is unknown never may: its
+ * `null` cannot be told from a lagging node's. True for calls that need no known number.
+ */
+export function knownToHave(chain: Chain, u: Upstream, calls: readonly RpcCall[]): boolean {
+  const top = highestBlock(chain, calls);
+  return top === undefined || hasBlock(u, top) === true;
 }
 
 /**
@@ -225,14 +236,15 @@ export function bestCredibleHead(chain: Chain): bigint | undefined {
 /**
  * Whether an upstream's "not found" (a null, an empty list, an unknown-block error) may count as
  * a vote: its head is at the chain's best credible head, so it could have seen what the newest
- * block holds. True while the chain's heads are not polled (nothing is known to be newer).
+ * block holds. False while its head is unknown, and while no upstream of the chain was asked for
+ * its head (heads seen only in answers are lower bounds: nothing says which head is the best).
  */
 export function atBestHead(chain: Chain, u: Upstream): boolean {
-  if (!headsPolled(chain)) return true;
-  const best = bestCredibleHead(chain);
-  if (best === undefined) return true;
+  if (!headsPolled(chain)) return false;
   const head = believedHead(u);
-  return head !== undefined && head >= best;
+  if (head === undefined) return false;
+  const best = bestCredibleHead(chain);
+  return best !== undefined && head >= best;
 }
 
 /**

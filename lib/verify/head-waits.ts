@@ -8,7 +8,7 @@ import { BlockNotAvailableError } from '../errors.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import { believedHead, chainHead, chainHeadSettings, headsEnded, inRotation, onHeads } from '../health/heads.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import { bestCredibleHead, eligible, highestBlock, type BlockNeed } from './eligibility.js';
+import { bestCredibleHead, eligible, highestBlock, knownToHave, type BlockNeed } from './eligibility.js';
 
 // ---------------------------------------------------------------------------------------------
 // Waiting, and the error when the wait ends without enough upstreams
@@ -20,10 +20,18 @@ export function eligibleProviders(chain: Chain, calls: readonly RpcCall[], among
   return providers.size;
 }
 
+/** Distinct providers among the upstreams known to have the block (eligibility.ts knownToHave: they may vouch for an absence). */
+export function providersWithBlock(chain: Chain, calls: readonly RpcCall[], among: readonly Upstream[] = chain.upstreams): number {
+  const providers = new Set<string>();
+  for (const u of among) if (inRotation(u) && knownToHave(chain, u, calls)) providers.add(u.provider);
+  return providers.size;
+}
+
 /**
  * Waits at most `waitMs` (default: the chain's heads.waitMs) until `required` providers are
- * eligible for the calls, waking on each head refresh (no polling). Resolves true when they
- * are, false at the end of the wait or on abort.
+ * known to have the block the calls need (providersWithBlock: an upstream whose head is unknown
+ * is not), waking on each head refresh (no polling). Resolves true when they are, false at the
+ * end of the wait or on abort.
  */
 export function waitForEligible(
   chain: Chain,
@@ -31,7 +39,7 @@ export function waitForEligible(
   required: number,
   options: { waitMs?: number; signal?: AbortSignal; among?: readonly Upstream[] } = {},
 ): Promise<boolean> {
-  return waitUntil(chain, () => eligibleProviders(chain, calls, options.among) >= required, options);
+  return waitUntil(chain, () => providersWithBlock(chain, calls, options.among) >= required, options);
 }
 
 /**
@@ -70,7 +78,7 @@ export function waitUntil(chain: Chain, check: () => boolean, options: { waitMs?
 export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], required: number, waitedMs: number, id?: string | number | null): InstanceType<typeof BlockNotAvailableError> {
   const block = highestBlock(chain, calls);
   const shown = block === undefined ? 'the pinned block' : `block ${block} (0x${block.toString(16)})`;
-  const eligibleCount = eligibleProviders(chain, calls);
+  const eligibleCount = providersWithBlock(chain, calls);
   const head = chainHead(chain);
   return retryShortly(chain, `${shown} is not yet available on ${required} upstream${required === 1 ? '' : 's'} (${eligibleCount} ha${eligibleCount === 1 ? 's' : 've'} it after waiting ${Math.round(waitedMs)} ms): retry shortly`, {
     block: block === undefined ? null : `0x${block.toString(16)}`,
@@ -90,7 +98,7 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
  * Waits at most `waitMs` (default: the chain's heads.waitMs) until one of `upstreams` reports a
  * higher head than now (a node that lacked a hash another upstream knows may have caught up),
  * waking on each head refresh (no polling). Resolves true when one did, false at the end of the
- * wait. Without heads tracked it is the plain bounded wait.
+ * wait. An upstream whose head was unknown rises when its head becomes known (a poll on demand).
  */
 export function waitForHeadsToRise(chain: Chain, upstreams: readonly Upstream[], options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
   const before = upstreams.map((u) => u.health.head);

@@ -10,7 +10,8 @@
  * word in slot 1.
  */
 import { HDNodeWallet, Transaction, getCreateAddress, id as keccakText, toBeHex, zeroPadValue } from 'ethers';
-import { anvilWallet, startAnvils, type AnvilNode } from './anvil.js';
+import { anvilWallet, startAnvils, stopAllAnvils, type AnvilNode, type RpcAnswer } from './anvil.js';
+import { startTamperProxy, type Tamper, type TamperProxy } from './tamper-proxy.js';
 
 export type Fork = 'berlin' | 'london' | 'shanghai' | 'cancun' | 'prague';
 
@@ -45,10 +46,66 @@ async function sign(wallet: HDNodeWallet, fields: Record<string, unknown>): Prom
 }
 
 /**
- * Starts an anvil with `--hardfork fork` and builds the three blocks (12 s apart after the
- * genesis `timestamp`: startAnvils' default when absent). Stop it with stopAllAnvils.
+ * Receipts as go-ethereum, reth, erigon and nethermind serve them: `blobGasPrice` only on a blob
+ * transaction's. Anvil writes its block's blob base fee into every receipt, even before Cancun: a
+ * value no root holds, so a proof vouches for no such receipt (lib/prove: agreement instead).
  */
-export async function proofChain(fork: Fork, options: { chainId?: number; timestamp?: number } = {}): Promise<ProofChain> {
+const gethReceipts: Tamper = (call, result) => {
+  const strip = (r: unknown) => {
+    if (r !== null && typeof r === 'object' && (r as { type?: unknown }).type !== '0x3') delete (r as { blobGasPrice?: unknown }).blobGasPrice;
+    return r;
+  };
+  if (call.method === 'eth_getTransactionReceipt') return strip(result);
+  if (call.method === 'eth_getBlockReceipts' && Array.isArray(result)) return result.map(strip);
+  return undefined;
+};
+
+const fronts = new Set<TamperProxy>();
+
+/** The node behind a front that serves receipts as gethReceipts (its url and calls go through the front). */
+async function behindFront(node: AnvilNode): Promise<AnvilNode> {
+  const front = await startTamperProxy(node.url, gethReceipts);
+  fronts.add(front);
+  let id = 0;
+  const request = async (method: string, params: unknown[] = []): Promise<RpcAnswer> => {
+    const res = await fetch(front.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }) });
+    return (await res.json()) as RpcAnswer;
+  };
+  return {
+    url: front.url,
+    port: node.port,
+    pid: node.pid,
+    request,
+    async rpc<T>(method: string, params: unknown[] = []) {
+      const answer = await request(method, params);
+      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+      return answer.result as T;
+    },
+    get exited() {
+      return node.exited;
+    },
+    async stop() {
+      fronts.delete(front);
+      await front.close();
+      await node.stop();
+    },
+  };
+}
+
+/** Stops every proof chain's front (receipts: 'geth') and every anvil (for `test.after.always`). */
+export async function stopProofChains(): Promise<void> {
+  await Promise.all([...fronts].map((f) => f.close()));
+  fronts.clear();
+  await stopAllAnvils();
+}
+
+/**
+ * Starts an anvil with `--hardfork fork` and builds the three blocks (12 s apart after the
+ * genesis `timestamp`: startAnvils' default when absent). Stop it with stopAllAnvils (with
+ * `receipts: 'geth'`, stopProofChains). `receipts`: as anvil writes them (default), or as
+ * gethReceipts (through a front: `node.url` is the front's).
+ */
+export async function proofChain(fork: Fork, options: { chainId?: number; timestamp?: number; receipts?: 'anvil' | 'geth' } = {}): Promise<ProofChain> {
   const chainId = options.chainId ?? 31337;
   const cluster = await startAnvils(1, { chainId, args: ['--hardfork', fork], ...(options.timestamp !== undefined && { timestamp: options.timestamp }) });
   const node = cluster.nodes[0]!;
@@ -82,5 +139,6 @@ export async function proofChain(fork: Fork, options: { chainId?: number; timest
   const deploy = (await cluster.mineSame(block1, t0 + 12)).number;
   const logs = (await cluster.mineSame(block2, t0 + 24)).number;
   const empty = (await cluster.mineSame([], t0 + 36)).number;
-  return { fork, node, chainId, emitter: emitter.toLowerCase(), senders: [a.address.toLowerCase(), b.address.toLowerCase()], recipient, blocks: { deploy, logs, empty }, storedWord: word };
+  const served = options.receipts === 'geth' ? await behindFront(node) : node;
+  return { fork, node: served, chainId, emitter: emitter.toLowerCase(), senders: [a.address.toLowerCase(), b.address.toLowerCase()], recipient, blocks: { deploy, logs, empty }, storedWord: word };
 }

@@ -6,6 +6,7 @@
  */
 import { methodsWhere, ruleOf } from '../../jsonrpc/methods.js';
 import type { RpcCall } from '../../jsonrpc/types.js';
+import { canonicalForm, sha256Hex } from './canonical.js';
 
 /**
  * Results that mean "this node does not have it" (the method table's `lacking`, derived once):
@@ -66,16 +67,29 @@ export function answersAsMissing(call: RpcCall, answer: { result?: unknown; erro
   return answer.result === null && (nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined);
 }
 
-/** A "missing" answer is short (a null or an error message): a longer body is not parsed. */
-const missingMaxBytes = 4096;
+/** The vote hashes (canonical.ts) of a result that says "not there": the same for every method. */
+const nullHash = sha256Hex(canonicalForm('', { result: null }));
+const emptyListHash = sha256Hex(canonicalForm('', { result: [] }));
+const emptyBytesHash = sha256Hex(canonicalForm('', { result: '0x' }));
+
+/** Bodies up to this size are parsed whole; a longer one only when its first members do not show a result. */
+const parsedMaxBytes = 4096;
 
 /**
- * Whether the raw answer of a single call (the loop's `assessed.body`) looks like the node lacks
- * the data: answersAsMissing, or an empty list (`[]` logs, receipts of a block it lacks). Parsed
- * only when short, so a real answer costs one length check.
+ * Whether a vote (the loop's `assessed`: the raw body and the hash of its canonical form) says the
+ * node lacks the data: answersAsMissing, or an empty list (`[]` logs, receipts of a block it lacks).
+ * Whatever the body's size: a `null`, `[]` or `"0x"` padded with whitespace or carrying extra
+ * keys has the hash of the short answer (one comparison), and an error with a long message or
+ * data is parsed. A longer body whose first members show a result other than `null` (every real
+ * answer: `{"jsonrpc":"2.0","id":1,"result":[…`) is not parsed: its hash already said it is no
+ * empty result, and an answer with both a result and an error is no vote (answers.ts).
  */
-export function answerBodyAsMissing(call: RpcCall, body: Buffer): boolean {
-  if (body.length > missingMaxBytes) return false;
+export function answerBodyAsMissing(call: RpcCall, vote: { body: Buffer; hash: string }): boolean {
+  const { body, hash } = vote;
+  if (hash === emptyListHash) return true;
+  if (hash === nullHash) return nullMeansMissing.has(call.method) || ruleOf(call.method) === undefined;
+  if (hash === emptyBytesHash) return emptyBytesMeanMissing.has(call.method);
+  if (body.length > parsedMaxBytes && showsResult(body)) return false;
   let answer: unknown;
   try {
     answer = JSON.parse(body.toString('utf8'));
@@ -87,3 +101,61 @@ export function answerBodyAsMissing(call: RpcCall, body: Buffer): boolean {
   return answersAsMissing(call, a) || (Array.isArray(a.result) && a.result.length === 0);
 }
 
+const quote = 0x22;
+const backslash = 0x5c;
+const resultKey = Buffer.from('result');
+
+/**
+ * Whether the body's top-level members, read from the start, reach a `result` whose value is not
+ * `null` before anything that needs a parser: the members before it are plain strings, numbers,
+ * `true`, `false` or `null` (`jsonrpc`, `id`, however long). False (undecided) for anything
+ * else: a key with an escape, a nested value first, a `result` of `null`. It reads no further
+ * than the result's first byte.
+ */
+function showsResult(body: Buffer): boolean {
+  const end = body.length;
+  let i = skipSpace(body, 0, end);
+  if (body[i] !== 0x7b /* { */) return false;
+  i = skipSpace(body, i + 1, end);
+  while (i < end && body[i] === quote) {
+    const close = body.indexOf(quote, i + 1);
+    if (close < 0 || close >= end) return false;
+    const key = body.subarray(i + 1, close);
+    if (key.includes(backslash)) return false;
+    i = skipSpace(body, close + 1, end);
+    if (body[i] !== 0x3a /* : */) return false;
+    i = skipSpace(body, i + 1, end);
+    if (i >= end) return false;
+    const first = body[i]!;
+    if (key.equals(resultKey)) return first !== 0x6e /* n */;
+    if (first === quote) {
+      i = stringEnd(body, i + 1, end);
+      if (i < 0) return false;
+    } else if (first === 0x7b || first === 0x5b /* { [ */) {
+      return false;
+    } else {
+      while (i < end && body[i] !== 0x2c && body[i] !== 0x7d /* , } */ && !isSpace(body[i]!)) i++;
+    }
+    i = skipSpace(body, i, end);
+    if (body[i] !== 0x2c /* , */) return false;
+    i = skipSpace(body, i + 1, end);
+  }
+  return false;
+}
+
+/** The index after the closing quote of a string whose content starts at `i`; -1 past `end`. */
+function stringEnd(body: Buffer, i: number, end: number): number {
+  for (; i < end; i++) {
+    const c = body[i]!;
+    if (c === backslash) i++;
+    else if (c === quote) return i + 1;
+  }
+  return -1;
+}
+
+const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(body: Buffer, i: number, end: number): number {
+  while (i < end && isSpace(body[i]!)) i++;
+  return i;
+}

@@ -76,7 +76,8 @@ test('should return an ignored field of config only when the N agreed on it', as
 
 const disagreements: [string, string, string][] = [
   ['integers beyond 2^53', '12345678901234567993', '12345678901234567992'],
-  ['1e400 and null', '1e400', 'null'],
+  // (in an object: a top-level null balance is "not there", below)
+  ['1e400 and null', '{"v":1e400}', '{"v":null}'],
   ['1.0 and 1', '{"v":1.0}', '{"v":1}'],
 ];
 for (const [name, a, b] of disagreements) {
@@ -89,6 +90,16 @@ for (const [name, a, b] of disagreements) {
     t.deepEqual(calls(fakes), [1, 1]);
   });
 }
+
+test('should not confirm a top-level 1e400 beside a null balance from an upstream whose head is unknown: -32016', async (t) => {
+  // (null is "not there" for eth_getBalance: a vote only from an upstream known to have the block;
+  // these fakes answer eth_blockNumber with the same text, so no head is ever known)
+  const { gw } = await setup(t, [{ raw: reply('1e400') }, { raw: reply('null') }], 2);
+  const r = await gw.post('/rpc/1', balance);
+  t.is(r.status, 503, r.text);
+  t.is(r.body.error.code, -32016);
+  t.is(r.body.result, undefined);
+});
 
 test('should confirm big integers written alike and return them as written', async (t) => {
   const { gw } = await setup(t, [{ raw: reply('12345678901234567993') }, { raw: reply('12345678901234567993') }], 2);

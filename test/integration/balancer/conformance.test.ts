@@ -9,6 +9,7 @@ import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream, type RpcCallIn } from '../../support/fake-upstream.js';
 import { recordedPairs, withId, type RecordedPair } from '../../support/execution-apis.js';
 import { startGateway, type Gateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
 
 const pairs = recordedPairs();
 
@@ -84,8 +85,19 @@ let current = new Map<string, RecordedPair>();
 const strays: string[] = [];
 const key = (id: unknown) => JSON.stringify(id);
 
+/**
+ * The head the fakes report to the gateway's head tracker: above every block of the corpus, so
+ * that a node's "not found" for a block or hash is a vote, as the recording's node meant it.
+ */
+const trackedHead = '0xffffff';
+/** Whether the head tracker's calls are answered (before the tests: none comes during them). */
+let tracking = true;
+
 function replay(call: RpcCallIn): string {
   const pair = current.get(key(call.id));
+  if (tracking && call.method === 'eth_blockNumber') return JSON.stringify({ jsonrpc: '2.0', id: call.id, result: trackedHead });
+  // (no safe/finalized head: the tags stay unresolved, relayed as the client wrote them)
+  if (tracking && call.method === 'eth_getBlockByNumber') return JSON.stringify({ jsonrpc: '2.0', id: call.id, result: null });
   if (!pair || call.method !== pair.request.method || JSON.stringify(call.params ?? []) !== JSON.stringify(pair.request.params ?? [])) {
     strays.push(`${call.method} ${JSON.stringify(call.params)}`);
     return JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32099, message: 'not a recorded request' } });
@@ -95,7 +107,13 @@ function replay(call: RpcCallIn): string {
 
 test.before(async () => {
   fakes = await Promise.all([1, 2, 3].map(() => startFakeUpstream({ raw: replay, rawBatch: true })));
-  gw = await startGateway({ chains: { 1337: { rpcs: fakes.map((f) => f.url) } } });
+  // Heads tracked (one round, no other before the tests end): a "not found" from an upstream whose
+  // head is unknown would not be a vote.
+  gw = await startGateway({ heads: { intervalMs: 3_600_000 }, chains: { 1337: { rpcs: fakes.map((f) => f.url) } } });
+  gw.rpc.startHeadTracking();
+  const upstreams = gw.rpc.registry.chains.get('1337')!.upstreams;
+  await until(() => upstreams.every((u) => u.health.headPolledAt > 0));
+  tracking = false;
 });
 
 test.after.always(async () => {

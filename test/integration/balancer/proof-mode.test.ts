@@ -9,18 +9,20 @@
  * keep receipts and logs on agreement, the rest proven).
  */
 import test from 'ava';
-import { zeroPadValue } from 'ethers';
+import { keccak256, zeroPadValue } from 'ethers';
 import type { LogFn, Logger } from '../../../lib/log.js';
-import { stopAllAnvils } from '../../support/anvil.js';
+import { anvilWallet, signTx } from '../../support/anvil.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
-import { EMITTER_TOPIC, proofChain, type ProofChain } from '../../support/proof-chain.js';
+import { EMITTER_TOPIC, proofChain, stopProofChains, type ProofChain } from '../../support/proof-chain.js';
 import { startTamperProxy, type Tamper, type TamperProxy } from '../../support/tamper-proxy.js';
 
+// Receipts as go-ethereum serves them (blobGasPrice on a blob transaction's only): anvil writes it
+// on every receipt, a field no root holds, and such a receipt goes by agreement (tested below).
 let chain: ProofChain;
 test.before(async () => {
-  chain = await proofChain('cancun');
+  chain = await proofChain('cancun', { receipts: 'geth' });
 });
-test.after.always(stopAllAnvils);
+test.after.always(stopProofChains);
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -208,6 +210,88 @@ test.serial('a receipt for a transaction never mined, made of a real receipt of 
   t.is(honest.calls('eth_getTransactionReceipt'), 1, 'the honest provider was asked: it has no such receipt');
 });
 
+test.serial('a transaction and its receipt in a block a reorg dropped, which nodes still serve by hash, are never served: the chain\'s block at that number decides', async (t) => {
+  const reorged = await proofChain('cancun', { chainId: 31339, receipts: 'geth' });
+  const node = reorged.node;
+  const at = hex(reorged.blocks.empty + 1);
+  const [sender, other] = [anvilWallet(6), anvilWallet(7)];
+  const raw = await signTx(sender, { chainId: reorged.chainId, nonce: 0, to: reorged.recipient, value: 7n, gasLimit: 21_000n });
+  const txHash = keccak256(raw);
+  const snapshot = await node.rpc<string>('evm_snapshot');
+  await node.rpc('eth_sendRawTransaction', [raw]);
+  await node.rpc('evm_mine', []);
+  const orphan = {
+    header: await node.rpc<{ hash: string }>('eth_getBlockByNumber', [at, false]),
+    full: await node.rpc('eth_getBlockByNumber', [at, true]),
+    receipts: await node.rpc('eth_getBlockReceipts', [at]),
+    receipt: await node.rpc<{ blockHash: string }>('eth_getTransactionReceipt', [txHash]),
+    tx: await node.rpc('eth_getTransactionByHash', [txHash]),
+  };
+  // The reorg: the same height again, another transaction first, the transaction second.
+  await node.rpc('evm_revert', [snapshot]);
+  await node.rpc('eth_sendRawTransaction', [await signTx(other, { chainId: reorged.chainId, nonce: 0, to: reorged.recipient, value: 1n, gasLimit: 21_000n })]);
+  await node.rpc('evm_mine', []);
+  await node.rpc('eth_sendRawTransaction', [raw]);
+  await node.rpc('evm_mine', []);
+  const receipt = await node.rpc<{ blockHash: string; blockNumber: string }>('eth_getTransactionReceipt', [txHash]);
+  const tx = await node.rpc('eth_getTransactionByHash', [txHash]);
+  t.not(receipt.blockHash, orphan.receipt.blockHash, 'included again, in another block');
+  const dropped = orphan.header.hash.toLowerCase();
+  // Every provider still serves the dropped block by hash (go-ethereum keeps it); the liar names it.
+  const keeps = (call: { method: string; params: unknown[] }) => (call.method === 'eth_getBlockByHash' && String(call.params[0]).toLowerCase() === dropped ? (call.params[1] ? orphan.full : orphan.header) : undefined);
+  const liar = await startTamperProxy(node.url, (call) => {
+    if (call.params[0] === txHash) return call.method === 'eth_getTransactionReceipt' ? orphan.receipt : call.method === 'eth_getTransactionByHash' ? orphan.tx : undefined;
+    if (call.method === 'eth_getBlockReceipts' && String(call.params[0]).toLowerCase() === dropped) return orphan.receipts;
+    return keeps(call);
+  });
+  const honest = [await startTamperProxy(node.url, keeps), await startTamperProxy(node.url, keeps)];
+  const gw = await startGateway({ confirmations: 2, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => { await gw.close(); for (const p of [liar, ...honest]) await p.close(); });
+  for (const [method, expected] of [['eth_getTransactionReceipt', receipt], ['eth_getTransactionByHash', tx]] as const) {
+    const reply = await gw.post(`/rpc/${reorged.chainId}`, rpc(method, [txHash]));
+    t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
+    t.deepEqual(reply.body.result, expected, `${method}: where the chain holds it`);
+    t.is(reply.headers['x-verified-by'], 'proof', method);
+    t.is(reply.headers['x-forwarded-from'], honest[0]!.url, method);
+  }
+  const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+  t.is(shown.proofsFailed, 2, 'the liar charged for each');
+});
+
+test.serial('a final header agreed by its hash (a block a reorg dropped, asked for by hash) is never kept as the block at its number: later reads by number are proven against the chain\'s block', async (t) => {
+  const reorged = await proofChain('cancun', { chainId: 31340, receipts: 'geth' });
+  const node = reorged.node;
+  const k = reorged.blocks.empty + 1;
+  const fresh = '0x00000000000000000000000000000000000d0d00';
+  const snapshot = await node.rpc<string>('evm_snapshot');
+  await node.rpc('eth_sendRawTransaction', [await signTx(anvilWallet(6), { chainId: reorged.chainId, nonce: 0, to: fresh, value: 5n, gasLimit: 21_000n })]);
+  await node.rpc('evm_mine', []);
+  const dropped = { header: await node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(k), false]), full: await node.rpc('eth_getBlockByNumber', [hex(k), true]) };
+  t.is(await node.rpc('eth_getBalance', [fresh, hex(k)]), '0x5');
+  await node.rpc('evm_revert', [snapshot]);
+  await node.rpc('evm_mine', []);
+  const canonical = await node.rpc<{ hash: string }>('eth_getBlockByNumber', [hex(k), false]);
+  t.not(canonical.hash, dropped.header.hash);
+  // Every provider keeps the dropped block by hash (go-ethereum does), and calls block k final.
+  const provider = () => startTamperProxy(node.url, (call) => {
+    if (call.method === 'eth_getBlockByHash' && String(call.params[0]).toLowerCase() === dropped.header.hash.toLowerCase()) return call.params[1] ? dropped.full : dropped.header;
+    if (call.method === 'eth_getBlockByNumber' && call.params[0] === 'finalized') return canonical;
+    return undefined;
+  });
+  const list = [await provider(), await provider(), await provider()];
+  const gw = await startGateway({ confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: list.map((p) => p.url), strategy: 'priority', verify: 'proof' } } });
+  t.teardown(async () => { await gw.close(); for (const p of list) await p.close(); });
+  await gw.rpc.startHeadTracking().runOnce();
+  const byHash = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBlockByHash', [dropped.header.hash, true]));
+  t.is(byHash.body.result?.hash, dropped.header.hash, 'the block asked for by its hash');
+  const balance = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBalance', [fresh, hex(k)]));
+  t.is(balance.status, 200, balance.text);
+  t.is(balance.body.result, '0x0', 'the balance at the chain\'s block k');
+  t.is(balance.headers['x-block-hash'], canonical.hash);
+  const block = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBlockByNumber', [hex(k), false]));
+  t.is(block.body.result?.hash, canonical.hash, 'the chain\'s block k');
+});
+
 test.serial('eth_getLogs: logs whose receipt is labelled with another transaction\'s hash are caught by the block\'s transactions: each log served under its own transaction', async (t) => {
   const at = hex(chain.blocks.logs);
   const receipts = await chain.node.rpc<Receipt[]>('eth_getBlockReceipts', [at]);
@@ -287,6 +371,59 @@ test.serial('a full block\'s fields beyond its header and transactions (size, un
   t.is(reply.headers['x-verified-by'], 'agreement', 'its size and uncles vouched for by N, not by the one that proved the rest');
 });
 
+test.serial('eth_getProof: storage proofs reordered, one added, or a field beside the proof, from a prover whose every proof holds, are never served', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const [one, zero, two] = ['0x01', '0x00', '0x02'].map((k) => zeroPadValue(k, 32));
+  const params = [chain.emitter, [one, zero], at];
+  const expected = await chain.node.rpc<{ storageProof: { key: string; value: string }[] }>('eth_getProof', params);
+  const third = (await chain.node.rpc<{ storageProof: unknown[] }>('eth_getProof', [chain.emitter, [two], at])).storageProof[0];
+  type Proof = { storageProof: unknown[] };
+  const cases: [string, (p: Proof) => unknown, 'proof' | 'agreement'][] = [
+    ['reordered', (p) => ({ ...p, storageProof: [...p.storageProof].reverse() }), 'proof'],
+    ['a slot not asked added', (p) => ({ ...p, storageProof: [...p.storageProof, third] }), 'proof'],
+    ['a field beside the proof', (p) => ({ ...p, storageProof: p.storageProof.map((e) => ({ ...(e as object), note: 'x' })) }), 'agreement'],
+  ];
+  for (const [name, tamper, by] of cases) {
+    const { gw, liar, honest, close } = await liarFirst((call, result) => (call.method === 'eth_getProof' ? tamper(result as Proof) : undefined), { confirmations: 2 });
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getProof', params));
+    await close();
+    t.false(reply.text.includes('"note"'), `${name}: never the prover's field`);
+    if (by === 'proof') {
+      t.is(reply.status, 200, `${name}: ${reply.text.slice(0, 300)}`);
+      t.deepEqual(reply.body.result, expected, `${name}: one proof per key asked, in the order asked`);
+      t.is(reply.headers['x-verified-by'], 'proof', name);
+      t.is(reply.headers['x-forwarded-from'], honest.url, `${name}: the honest provider's proof`);
+    } else {
+      // by agreement, where the liar's extra field is a disagreement (an eth_getProof result is compared whole)
+      t.is(reply.status, 502, `${name}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.body.error.code, -32010);
+      t.is(liar.calls('eth_getProof'), 2, `${name}: asked for its proof, then by agreement`);
+    }
+  }
+});
+
+test.serial('a client\'s parameter the proof cannot read (a slot without 0x or beyond 32 bytes, a short address, a malformed topic) goes by agreement, answered as the nodes answer it: no provider charged', async (t) => {
+  const at = hex(chain.blocks.logs);
+  const { gw, close } = await liarFirst(() => undefined, { confirmations: 2 });
+  t.teardown(close);
+  const requests: [string, unknown[]][] = [
+    ['eth_getStorageAt', [chain.emitter, '1', at]],
+    ['eth_getStorageAt', [chain.emitter, `0x${'0'.repeat(64)}1`, at]],
+    ['eth_getStorageAt', [chain.emitter, 'latest', at]],
+    ['eth_getBalance', [chain.recipient.slice(0, 40), at]],
+    ['eth_getProof', [chain.emitter, ['0x1', '1'], at]],
+    ['eth_getLogs', [{ ...filter(), topics: ['0x1234'] }]],
+    ['eth_getLogs', [{ ...filter(), topics: [null, null, null, null, EMITTER_TOPIC] }]],
+  ];
+  for (const [method, params] of requests) {
+    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+    const direct = await chain.node.request(method, params);
+    t.is(reply.headers['x-verified-by'], 'agreement', `${method} ${JSON.stringify(params).slice(0, 120)}: ${reply.text.slice(0, 200)}`);
+    t.deepEqual(reply.body.result ?? reply.body.error, direct.result ?? direct.error, `${method}: as the node answers`);
+  }
+  t.deepEqual((await upstreamsOf(gw)).map((u) => u.proofsFailed), [0, 0], 'no provider charged for the client\'s parameter');
+});
+
 test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered by the provider proving it is never served', async (t) => {
   const at = hex(chain.blocks.deploy);
   const receipts = await chain.node.rpc<(Receipt & { contractAddress: string | null; transactionHash: string })[]>('eth_getBlockReceipts', [at]);
@@ -312,6 +449,75 @@ test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered 
     t.deepEqual(one.body.result, receipts[created], name);
     t.is(all.status, 200, `${name}: ${all.text.slice(0, 300)}`);
     t.deepEqual(all.body.result, receipts, name);
+  }
+});
+
+test.serial('a receipt\'s fields in no root and not decided by the block (blobGasPrice, an L2\'s l1Fee, any other) are never the prover\'s word: such a receipt goes by agreement, a lie never served', async (t) => {
+  // Anvil as it is: the block's blob base fee in every receipt (go-ethereum: a blob transaction's only).
+  const raw = await proofChain('cancun', { chainId: 31338 });
+  const at = hex(raw.blocks.logs);
+  const receipts = await raw.node.rpc<(Receipt & { transactionHash: string; blobGasPrice?: string })[]>('eth_getBlockReceipts', [at]);
+  const target = receipts.find((r) => r.logs.length > 0)!;
+  t.is(target.blobGasPrice, '0x1', 'anvil writes it');
+  const alterations: [string, Record<string, unknown>][] = [
+    ['blobGasPrice', { blobGasPrice: '0x77359400' }],
+    ['l1Fee', { l1Fee: '0x1234' }],
+    ['a log\'s extra field', { logs: target.logs.map((l) => ({ ...l, l1BlockNumber: '0x5' })) }],
+  ];
+  for (const [name, change] of alterations) {
+    const forge = (r: unknown) => ((r as { transactionHash?: string } | null)?.transactionHash === target.transactionHash ? { ...(r as object), ...change } : r);
+    const liar = await startTamperProxy(raw.node.url, (call, result) =>
+      call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
+    );
+    const honest = [await startTamperProxy(raw.node.url), await startTamperProxy(raw.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [raw.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getTransactionReceipt', [target.transactionHash]));
+    const all = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getBlockReceipts', [at]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    for (const [what, reply, expected] of [['receipt', one, target], ['block receipts', all, receipts]] as const) {
+      t.is(reply.status, 200, `${name}, ${what}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.headers['x-confirmable'], 'true');
+      t.is(reply.headers['x-verified-by'], 'agreement', `${name}, ${what}: not proven`);
+      t.deepEqual(reply.body.result, expected, `${name}, ${what}: the honest value`);
+      // (a field outside the execution-apis schema is not compared: the liar may vote, its field is left out)
+      if (name === 'blobGasPrice') t.false((reply.headers['x-checked-urls'] as string).includes(liar.url), `${name}, ${what}: the liar not among the quorum`);
+    }
+  }
+});
+
+test.serial('a transaction\'s fields outside its encoding (a legacy one\'s chainId or yParity, a 2930 one\'s v beside its yParity, an L2\'s extra) made up by the prover are never served: the answer goes by agreement', async (t) => {
+  const at = hex(chain.blocks.deploy);
+  const block = await chain.node.rpc<{ transactions: Record<string, string>[] }>('eth_getBlockByNumber', [at, true]);
+  const legacy = block.transactions.find((tx) => tx.type === '0x0')!;
+  const accessList = block.transactions.find((tx) => tx.type === '0x1')!;
+  t.truthy(legacy.chainId, 'an EIP-155 transaction, its chainId served');
+  const cases: [string, Record<string, string>, Record<string, string>][] = [
+    ['a legacy chainId', legacy, { chainId: '0x99' }],
+    ['a legacy yParity', legacy, { yParity: Number(legacy.v) % 2 === 1 ? '0x1' : '0x0' }],
+    ['a 2930 v', accessList, { v: accessList.yParity === '0x0' ? '0x1' : '0x0' }],
+    ['an extra', legacy, { l1BlockNumber: '0x5' }],
+  ];
+  for (const [name, target, change] of cases) {
+    const forge = (tx: unknown) => ((tx as { hash?: string } | null)?.hash === target.hash ? { ...(tx as object), ...change } : tx);
+    const liar = await startTamperProxy(chain.node.url, (call, result) => {
+      if (call.method === 'eth_getTransactionByHash') return forge(result);
+      if (call.method.startsWith('eth_getBlockBy') && call.params[1] === true) return { ...(result as object), transactions: (result as { transactions: unknown[] }).transactions.map(forge) };
+      return undefined;
+    });
+    const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
+    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByHash', [target.hash]));
+    const full = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
+    await gw.close();
+    for (const p of [liar, ...honest]) await p.close();
+    const [key, lie] = Object.entries(change)[0]!;
+    for (const [what, reply, served] of [['by hash', one, one.body.result], ['in the block', full, full.body.result?.transactions?.find((tx: { hash: string }) => tx.hash === target.hash)]] as const) {
+      t.is(reply.status, 200, `${name}, ${what}: ${reply.text.slice(0, 300)}`);
+      t.is(reply.headers['x-verified-by'], 'agreement', `${name}, ${what}: not proven`);
+      t.truthy(served, `${name}, ${what}`);
+      t.not(served[key], lie, `${name}, ${what}: the prover's ${key} never served`);
+    }
   }
 });
 
@@ -659,7 +865,7 @@ test.serial('eth_getLogs numbered per transaction with a log dropped (or altered
 test.serial('Scroll: state by agreement on blocks before Euclid\'s time, proven from it on (the agreed header\'s timestamp decides)', async (t) => {
   // Euclid phase 1 on Scroll mainnet: 1744815600. Blocks 1 and 2 at 18 s and 6 s before it, block 3 at 6 s after.
   const euclid = 1_744_815_600;
-  const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30 });
+  const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30, receipts: 'geth' });
   const proxy = await startTamperProxy(scroll.node.url);
   const gw = await startGateway({ confirmations: 1, chains: { 534352: { rpcs: [proxy.url] } } });
   t.teardown(async () => { await gw.close(); await proxy.close(); });

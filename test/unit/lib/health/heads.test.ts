@@ -2,7 +2,7 @@ import test from 'ava';
 import { BlockNotAvailableError } from '../../../../lib/errors.js';
 import type { RpcCall } from '../../../../lib/jsonrpc/types.js';
 import { blockNeeded, eligible, hasBlock, resolveTag } from '../../../../lib/verify/eligibility.js';
-import { answerBodyAsMissing, answersAsMissing } from '../../../../lib/verify/answers/missing.js';
+import { answersAsMissing } from '../../../../lib/verify/answers/missing.js';
 import { blockNotAvailable, waitForEligible } from '../../../../lib/verify/head-waits.js';
 import { chainHead, headSettings, observe, recordHead, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
 import { startHeadTracker } from '../../../../lib/health/tracker.js';
@@ -274,10 +274,3 @@ test('headSettings should take the chain\'s keys, then the global ones, then the
   t.like(headSettings('1', { waitMs: 5, intervalMs: 100 }, { waitMs: 7 }), { waitMs: 7, intervalMs: 100 });
 });
 
-test('answerBodyAsMissing should read a short raw answer and never parse a long one', (t) => {
-  const receipt = call('eth_getTransactionReceipt', hash);
-  t.true(answerBodyAsMissing(receipt, Buffer.from('{"jsonrpc":"2.0","id":1,"result":null}')));
-  t.true(answerBodyAsMissing(call('eth_getBalance', '0x1', '0x69'), Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"header not found"}}')));
-  t.false(answerBodyAsMissing(receipt, Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"logs":"${'0'.repeat(5000)}"}}`)));
-  t.false(answerBodyAsMissing(receipt, Buffer.from('not json')));
-});

@@ -1,7 +1,7 @@
 /**
  * The head tracker over fake transports: latest every round, safe and finalized every tagEvery-th
  * (native tags, or derived from the finality depth where the node has none), upstreams out of
- * rotation left alone; pollHeadsNow only on a chain already polled, one poll per upstream in flight.
+ * rotation left alone; pollHeadsNow on any chain (heads learned on demand), one poll per upstream in flight.
  */
 import test from 'ava';
 import { chainHead, headSettings, headTags } from '../../../../lib/health/heads.js';
@@ -70,11 +70,14 @@ test('should leave an upstream out of rotation unpolled', async (t) => {
   }
 });
 
-test('pollHeadsNow should do nothing on a chain whose heads are not polled', async (t) => {
+test('pollHeadsNow should learn the heads of a chain whose heads were never polled', async (t) => {
   const u = testUpstream(0, { answer: node(100n) });
-  await pollHeadsNow(testChain([u]), [u]);
-  t.is(u.sent.length, 0);
-  t.is(u.health.head, undefined);
+  const chain = testChain([u]);
+  t.false(headsPolled(chain));
+  await pollHeadsNow(chain, [u]);
+  t.is(u.sent.filter((r) => r.payload.calls[0]!.method === 'eth_blockNumber').length, 1);
+  t.is(u.health.head, 100n);
+  t.true(headsPolled(chain));
 });
 
 test('pollHeadsNow should ask each upstream for its latest head once, however many requests wait', async (t) => {

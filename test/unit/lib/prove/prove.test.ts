@@ -33,6 +33,14 @@ test('pinOf reads a block number, a block hash and EIP-1898 objects; tags pin no
   t.deepEqual(pinOf(hash(0xab).toUpperCase().replace('0X', '0x')), { hash: hash(0xab) });
   t.deepEqual(pinOf({ blockHash: hash(1) }), { hash: hash(1) });
   t.deepEqual(pinOf({ blockNumber: '0x2a' }), { number: 42n });
+  t.deepEqual(pinOf({ blockHash: hash(1), requireCanonical: false }), { hash: hash(1) });
+  t.is(pinOf({ blockHash: hash(1), requireCanonical: true }), undefined, 'a canonical block required: the nodes check it, by agreement');
+  t.is(proofRoute(call('eth_getBalance', [`0x${'11'.repeat(20)}`, { blockHash: hash(1), requireCanonical: true }])), undefined);
+  // A 32-byte hex where the method takes a number is a (too large) number to the nodes, not a hash.
+  t.is(proofRoute(call('eth_getBlockByNumber', [hash(1), true])), undefined);
+  t.is(proofRoute(call('eth_getTransactionByBlockNumberAndIndex', [hash(1), '0x0'])), undefined);
+  t.deepEqual(proofRoute(call('eth_getBlockByHash', [hash(1), true]))?.pin, { hash: hash(1) });
+  t.deepEqual(proofRoute(call('eth_getTransactionByBlockNumberAndIndex', ['0x7', '0x0']))?.pin, { number: 7n });
   for (const tag of ['latest', 'finalized', 'safe', 'pending', 'earliest', '0x', '0x01', 12, null]) t.is(pinOf(tag), undefined, String(tag));
 });
 
@@ -65,19 +73,30 @@ test('the header book keeps final headers only, by number and hash, for requests
   const u = testUpstream(0, { health: { finalized: 10n, head: 20n } });
   const chain = testChain([u]);
   const book = new HeaderBook(4);
-  book.keep(chain, agreed(11, 2));
+  const byNumber = (n: number) => ({ number: BigInt(n) });
+  book.keep(chain, agreed(11, 2), byNumber(11));
   t.is(book.get(chain, { number: 11n }, 1), undefined, 'above the finalized head: not kept');
-  book.keep(chain, agreed(10, 2));
+  book.keep(chain, agreed(10, 2), byNumber(10));
   t.is(book.get(chain, { number: 10n }, 2)?.header.hash, hash(1010));
   t.is(book.get(chain, { hash: hash(1010) }, 1)?.header.number, 10n);
   t.is(book.get(chain, { number: 10n }, 3), undefined, 'agreed by 2: not for N=3');
-  book.keep(chain, agreed(9, 2));
+  book.keep(chain, agreed(9, 2), byNumber(9));
   book.get(chain, { number: 10n }, 1); // 10 is now the most recent
-  book.keep(chain, agreed(8, 2));
+  book.keep(chain, agreed(8, 2), byNumber(8));
   t.is(book.size, 4);
   t.is(book.get(chain, { number: 9n }, 1), undefined, 'the least recent went out');
   t.truthy(book.get(chain, { number: 10n }, 1));
   t.truthy(book.get(chain, { number: 8n }, 1));
+});
+
+test('the header book keeps a header agreed by its hash under its hash only: it may be of a block a reorg dropped, not the chain\'s block at its number', (t) => {
+  const chain = testChain([testUpstream(0, { health: { finalized: 10n, head: 20n } })]);
+  const book = new HeaderBook(8);
+  book.keep(chain, agreed(7, 2), { hash: hash(1007) });
+  t.is(book.get(chain, { hash: hash(1007) }, 2)?.header.number, 7n);
+  t.is(book.get(chain, { number: 7n }, 1), undefined);
+  book.keep(chain, agreed(7, 2), { number: 7n });
+  t.is(book.get(chain, { number: 7n }, 1)?.header.hash, hash(1007), 'agreed by its number: kept under both');
 });
 
 const anyBlock: BlockMark = { number: 100n, timestamp: 1_000n };

@@ -28,8 +28,18 @@ const ctxOf = (chain: Chain, calls: RpcCall[], required = 2): RpcContext =>
   ({ requestId: 'r', log: {} as never, chain, confirmable: true, required, payload: { calls, batch: calls.length > 1, raw: Buffer.from('') } }) as RpcContext;
 const answer = (u: Upstream, result: unknown): Good => ({ upstream: u, ok: true, body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result })), hash: JSON.stringify(result), ms: 1 });
 
+test('a single call pinned to a hash: "not found" is no vote from an upstream whose head is unknown', (t) => {
+  const chain = chainOf([undefined, undefined, 100n]);
+  const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
+  const policy = eligibilityPolicy(ctxOf(chain, [receipt()]))!;
+  t.false(policy.eligible!(a, answer(a, null)), 'its head unknown: it may be lagging');
+  t.true(policy.eligible!(b, answer(b, { blockNumber: '0x1' })), 'the data is a vote whatever the head');
+  t.true(policy.eligible!(c, answer(c, null)), 'at the best head: a vote');
+  t.false(eligibilityPolicy(ctxOf(chainOf([undefined, undefined]), [receipt()]))!.eligible!(a, answer(a, null)), 'no head known at all: no vote either');
+});
+
 test('a single call pinned to a hash: "not found" votes until an upstream has the data, then not', (t) => {
-  const chain = chainOf([undefined, undefined, undefined]);
+  const chain = chainOf([100n, 100n, 100n]);
   const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
   const policy = eligibilityPolicy(ctxOf(chain, [receipt()]))!;
   const nullOfA = answer(a, null);

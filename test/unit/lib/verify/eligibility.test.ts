@@ -10,6 +10,7 @@ import { classifyCalls } from '../../../../lib/jsonrpc/classify.js';
 import type { RpcCall, RpcPayload } from '../../../../lib/jsonrpc/types.js';
 import { blockNeeded, eligible, hashPinned, highestBlock, resolveTags } from '../../../../lib/verify/eligibility.js';
 import { answerBodyAsMissing } from '../../../../lib/verify/answers/missing.js';
+import { assessBody } from '../../../../lib/verify/answers/answers.js';
 import { hashNotAvailable, waitForHeadsToRise } from '../../../../lib/verify/head-waits.js';
 import { headSettings, recordHead, refreshChain, setChainHeadSettings } from '../../../../lib/health/heads.js';
 import { newHealth } from '../../../../lib/health/health.js';
@@ -83,8 +84,13 @@ test('hashPinned should name block and transaction hashes of a single call, and 
 
 // --- answers that look missing
 
-test('answerBodyAsMissing should read null, [], unknown-block errors as missing, and real answers and long bodies as answers', (t) => {
-  const body = (o: unknown) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, ...(o as object) }));
+test('answerBodyAsMissing should read null, [], unknown-block errors as missing, and real answers as answers', (t) => {
+  // A vote: the body and the hash of its canonical form (of a null, [] or "0x" the same for every method).
+  const body = (o: unknown) => {
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 1, ...(o as object) });
+    const a = assessBody(text, { batch: false, calls: [call('eth_chainId')] });
+    return { body: Buffer.from(text), hash: a.ok ? a.hash : 'no vote' };
+  };
   const receipt = call('eth_getTransactionReceipt', hash);
   t.true(answerBodyAsMissing(receipt, body({ result: null })));
   t.true(answerBodyAsMissing(call('eth_getLogs', { blockHash: hash }), body({ result: [] })));
