@@ -8,7 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Logger, LogFn } from '../../../lib/log.js';
 import { transactionHash } from '../../../lib/jsonrpc/writes.js';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { finalizedChain, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
 
 const RELAYER = 'relayer-key-0123456789abcdef';
@@ -20,16 +20,10 @@ const hex = (n: number) => `0x${n.toString(16)}`;
 const RAW_TX = '0x02f8730180843b9aca00850c92a69c0082520894000000000000000000000000000000000000dead880de0b6b3a764000080c001a0' + '11'.repeat(32) + 'a0' + '22'.repeat(32);
 
 /** A chain at block 100 whose finalized block is 90 (as in cache.test.ts), for the cache bypass. */
+const finalized = finalizedChain(() => 90);
 const chainAnswer: AnswerFn = (call) => {
-  const p = (call.params ?? []) as unknown[];
-  if (call.method === 'eth_blockNumber') return { result: hex(100) };
-  if (call.method === 'eth_getBlockByNumber') {
-    const tag = String(p[0]);
-    const n = tag === 'finalized' || tag === 'safe' ? 90 : tag === 'latest' ? 100 : Number(tag);
-    return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-  }
-  if (call.method === 'eth_sendRawTransaction') return { result: transactionHash(Buffer.from(String(p[0]).slice(2), 'hex')) ?? null };
-  return defaultAnswer(call);
+  if (call.method === 'eth_sendRawTransaction') return { result: transactionHash(Buffer.from(String(call.params![0]).slice(2), 'hex')) ?? null };
+  return finalized(call);
 };
 
 function recordingLogger(lines: string[]): Logger {

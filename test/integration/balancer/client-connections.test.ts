@@ -14,6 +14,7 @@ import { startServer } from '../../../lib/server/app.js';
 import { servedPerConnection } from '../../../lib/server/turns.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
+import { exchange as rawExchange } from '../../support/raw-http.js';
 
 const MiB = 1 << 20;
 
@@ -179,18 +180,11 @@ test('omnigate serve: an HTTP/1.1 request without a Host header gets a JSON-RPC 
   const up = await fake(t);
   const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
   t.teardown(() => server.close());
-  const socket = net.connect(server.port, '127.0.0.1');
-  t.teardown(() => void socket.destroy());
-  await once(socket, 'connect');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
   const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
-  socket.write(`POST /rpc/1337 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
-  await once(socket, 'close');
-  const text = Buffer.concat(chunks).toString();
-  t.regex(text, /^HTTP\/1\.1 400 /);
-  t.regex(text, /\r\nContent-Type: application\/json\r\n/i);
-  const json = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } };
+  const answer = await rawExchange(t, server.port, `POST /rpc/1337 HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  t.is(answer.status, 400);
+  t.regex(answer.head, /\r\nContent-Type: application\/json(\r\n|$)/i);
+  const json = answer.json as { id: unknown; error: { code: number; message: string } };
   t.is(json.error.code, -32600);
   t.regex(json.error.message, /Host/);
   t.is(json.id, null);
@@ -201,18 +195,7 @@ test('omnigate serve: an Expect other than 100-continue gets a JSON-RPC 417, a C
   const up = await fake(t);
   const server = await startServer(makeConfig({ chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false });
   t.teardown(() => server.close());
-  /** Writes `text` on a new connection; the answer read until the server closes it. */
-  const exchange = async (text: string) => {
-    const socket = net.connect(server.port, '127.0.0.1');
-    t.teardown(() => void socket.destroy());
-    await once(socket, 'connect');
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.write(text);
-    await once(socket, 'close');
-    const all = Buffer.concat(chunks).toString();
-    return { head: all.slice(0, all.indexOf('\r\n\r\n')), json: JSON.parse(all.slice(all.indexOf('\r\n\r\n') + 4)) as { id: unknown; error: { code: number; message: string } } };
-  };
+  const exchange = (text: string) => rawExchange(t, server.port, text);
   const body = JSON.stringify(rpc('eth_blockNumber', [], 5));
   const expect = await exchange(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
   t.regex(expect.head, /^HTTP\/1\.1 417 /);
@@ -233,19 +216,11 @@ test('omnigate serve: Expect: 100-continue with a declared body over limits.body
   const up = await fake(t);
   const server = await startServer(makeConfig({ limits: { bodyBytes: 1024 }, chains: { 1337: { rpcs: [up.url] } } }), 0, { headTracking: false, healthChecks: false });
   t.teardown(() => server.close());
-  const socket = net.connect(server.port, '127.0.0.1');
-  t.teardown(() => void socket.destroy());
-  socket.on('error', () => {});
-  await once(socket, 'connect');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
   // (the body is never sent: the client waits for 100 Continue, as curl does)
-  socket.write(`POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * MiB}\r\n\r\n`);
-  await once(socket, 'close');
-  const text = Buffer.concat(chunks).toString();
-  t.regex(text, /^HTTP\/1\.1 413 /, text);
-  t.false(text.includes('100 Continue'), 'no 100 Continue for a body that would be refused');
-  t.like(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { id: null, error: { code: -32006 } });
+  const refused = await rawExchange(t, server.port, `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * MiB}\r\n\r\n`);
+  t.is(refused.status, 413, refused.head);
+  t.false(refused.head.includes('100 Continue'), 'no 100 Continue for a body that would be refused');
+  t.like(refused.json, { id: null, error: { code: -32006 } });
   // Within the limit: 100 Continue, then the body, then the answer.
   const ok = net.connect(server.port, '127.0.0.1');
   t.teardown(() => void ok.destroy());

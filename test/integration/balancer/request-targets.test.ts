@@ -5,13 +5,12 @@
  * key in its path masked wherever the path is shown. `OPTIONS *` is answered 204; any other target
  * that is not a path gets a JSON-RPC error, not connect's HTML 404.
  */
-import { once } from 'node:events';
-import net from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { startServer } from '../../../lib/server/app.js';
 import type { LogFn, Logger } from '../../../lib/log.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, startGateway } from '../../support/gateway.js';
+import { exchange } from '../../support/raw-http.js';
 
 async function fake(t: ExecutionContext): Promise<FakeUpstream> {
   const f = await startFakeUpstream();
@@ -23,34 +22,6 @@ function recordingLogger(lines: string[]): Logger {
   const log: LogFn = ((obj: unknown, msg?: string) => lines.push(JSON.stringify({ obj, msg }))) as LogFn;
   const logger: Logger = { debug: log, info: log, warn: log, error: log, child: (b) => (lines.push(JSON.stringify(b)), logger) };
   return logger;
-}
-
-interface RawAnswer {
-  head: string;
-  status: number;
-  body: string;
-  json: any;
-}
-
-/** Writes `text` on a new connection (which asks to be closed); the answer read until the server closes it. */
-async function exchange(t: ExecutionContext, port: number, text: string): Promise<RawAnswer> {
-  const socket = net.connect(port, '127.0.0.1');
-  t.teardown(() => void socket.destroy());
-  await once(socket, 'connect');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  socket.write(text);
-  await once(socket, 'close');
-  const all = Buffer.concat(chunks).toString();
-  const head = all.slice(0, all.indexOf('\r\n\r\n'));
-  const body = all.slice(all.indexOf('\r\n\r\n') + 4);
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    json = undefined;
-  }
-  return { head, status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]), body, json };
 }
 
 const request = (method: string, target: string, body = '', host = 'x') =>

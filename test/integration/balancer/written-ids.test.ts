@@ -7,23 +7,14 @@
  * -32600 with id null and a message quoting it as written.
  */
 import test, { type ExecutionContext } from 'ava';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { startGateway, type Gateway } from '../../support/gateway.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** A chain at block 100, finalized 90 (so a read at block 16 is cached once confirmed). */
-const chainAnswer: AnswerFn = (call) => {
-  const p = (call.params ?? []) as unknown[];
-  if (call.method === 'eth_blockNumber') return { result: hex(100) };
-  if (call.method === 'eth_getBlockByNumber') {
-    const tag = String(p[0]);
-    const n = tag === 'finalized' || tag === 'safe' ? 90 : tag === 'latest' ? 100 : Number(tag);
-    return { result: { number: hex(n), hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}`, timestamp: '0x1', transactions: [] } };
-  }
-  return defaultAnswer(call);
-};
+const chainAnswer = finalizedChain(() => 90);
 
 async function setup(t: ExecutionContext): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
   // (the fakes parse the request and write the id as JSON.stringify does: `1.0` comes back `1`)
