@@ -241,8 +241,16 @@ export async function seedDemo(db: IndexerDb, options: SeedOptions): Promise<num
     done += rows;
     options.onProgress?.(done, total);
   };
-  await db.tx('omnigate-seed-demo', async (t) => {
-    for (const [key, table] of TABLES) await insertRows(t, table, data[key], inserted);
-  });
+  await insertEvents(db, data, inserted);
   return data.states.size;
+}
+
+/** The rows of the six event tables, by table. */
+export type EventRows = Omit<DemoData, 'states'>;
+
+/** Inserts the rows of the six tables in one transaction; `inserted` as for insertRows. */
+export async function insertEvents(db: IndexerDb, rows: EventRows, inserted?: (rows: number) => void): Promise<void> {
+  await db.tx('omnigate-insert-events', async (t) => {
+    for (const [key, table] of TABLES) await insertRows(t, table, rows[key], inserted);
+  });
 }

@@ -12,7 +12,7 @@ import { indexerApi } from '../../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../../lib/indexer/catalog.js';
 import { chainName } from '../../../lib/indexer/chains.js';
 import type { ListQueryName } from '../../../lib/indexer/read/queries.js';
-import { insertRows, type DemoRow } from '../../../lib/indexer/seed.js';
+import { insertEvents, type DemoRow } from '../../../lib/indexer/seed.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
 import { copyIntoNewLayout } from '../../fixtures/indexer/ponder/ponder-new.js';
 import { checkAgainst } from '../../fixtures/indexer/schema-check.js';
@@ -109,14 +109,7 @@ const apps: Record<'old' | 'new', Running> = {} as never;
 
 test.before(async () => {
   pg = await startTestDatabase();
-  await pg.db.tx(async (t) => {
-    await insertRows(t, 'BridgeRequestEvents', rows.requests);
-    await insertRows(t, 'BridgeRelayedEvents', rows.relays);
-    await insertRows(t, 'BridgeProofProvidedEvents', rows.proofs);
-    await insertRows(t, 'BridgeProofDisputedEvents', rows.disputes);
-    await insertRows(t, 'BridgeDepositClaimedEvents', rows.claims);
-    await insertRows(t, 'BridgeDepositRefundedEvents', rows.refunds);
-  });
+  await insertEvents(pg.db, rows);
   await copyIntoNewLayout(pg.db, 'rfq', 'pascal', 'rfq_views');
   apps.old = await serve(indexerApi(pg.db, { now: () => NOW }));
   apps.new = await serve(indexerApi(pg.db, { now: () => NOW, schema: 'rfq_views' }));

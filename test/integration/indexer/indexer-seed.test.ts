@@ -1,7 +1,7 @@
 import test from 'ava';
 import { indexerApi } from '../../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../../lib/indexer/catalog.js';
-import { generateDemo, insertRows, type DemoState } from '../../../lib/indexer/seed.js';
+import { generateDemo, insertEvents, type DemoState } from '../../../lib/indexer/seed.js';
 import type { ListQueryName } from '../../../lib/indexer/read/queries.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
 import { get, serve, type Running } from '../../fixtures/indexer/server.js';
@@ -13,14 +13,7 @@ let app: Running;
 
 test.before(async () => {
   pg = await startTestDatabase();
-  await pg.db.tx(async (t) => {
-    await insertRows(t, 'BridgeRequestEvents', demo.requests);
-    await insertRows(t, 'BridgeRelayedEvents', demo.relays);
-    await insertRows(t, 'BridgeProofProvidedEvents', demo.proofs);
-    await insertRows(t, 'BridgeProofDisputedEvents', demo.disputes);
-    await insertRows(t, 'BridgeDepositClaimedEvents', demo.claims);
-    await insertRows(t, 'BridgeDepositRefundedEvents', demo.refunds);
-  });
+  await insertEvents(pg.db, demo);
   app = await serve(indexerApi(pg.db, { now: () => NOW }));
 });
 
