@@ -17,8 +17,8 @@ import { listeningPort, runCli } from '../../support/cli.js';
 
 type Reply = { status: number; type: string; body: string };
 
-/** An HTTP upstream at `path` that answers every call with `reply(its own full URL, call id)`. */
-async function echoing(t: ExecutionContext, path: string, reply: (url: string, id: unknown) => Reply): Promise<string> {
+/** An HTTP upstream at `path` that answers every call with `reply(its own full URL, call id, the request)`. */
+async function echoing(t: ExecutionContext, path: string, reply: (url: string, id: unknown, req: http.IncomingMessage) => Reply): Promise<string> {
   let url = '';
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -30,7 +30,7 @@ async function echoing(t: ExecutionContext, path: string, reply: (url: string, i
       } catch {
         // not JSON: id null
       }
-      const r = reply(url, id);
+      const r = reply(url, id, req);
       res.writeHead(r.status, { 'content-type': r.type }).end(r.body);
     });
   });
@@ -161,28 +161,15 @@ test('should keep a user-info key out of everything when an upstream echoes the 
   const password = 'Pw9kX2mQ7vR4tL8n';
   const seen: string[] = [];
   const echoAuth = (mode: 'error' | 'page' | 'answer') => async () => {
-    const server = http.createServer((req, res) => {
+    const url = await echoing(t, '/rpc', (_url, id, req): Reply => {
       const auth = req.headers.authorization ?? '';
       seen.push(auth);
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        let id: unknown = null;
-        try {
-          id = (JSON.parse(Buffer.concat(chunks).toString()) as { id?: unknown }).id ?? null;
-        } catch {
-          // not JSON: id null
-        }
-        const token = auth.replace(/^Basic /, '');
-        if (mode === 'page') res.writeHead(401, { 'content-type': 'text/plain' }).end(`bad credentials: ${auth}`);
-        else if (mode === 'error') res.writeHead(200, { 'content-type': 'application/json' }).end(rpcError(id, -32000, `unknown credentials ${token.replace(/=+$/, '')} (${auth})`));
-        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: `0x1${Buffer.from(token).toString('hex')}` , note: token }));
-      });
+      const token = auth.replace(/^Basic /, '');
+      if (mode === 'page') return { status: 401, type: 'text/plain', body: `bad credentials: ${auth}` };
+      if (mode === 'error') return { status: 200, type: 'application/json', body: rpcError(id, -32000, `unknown credentials ${token.replace(/=+$/, '')} (${auth})`) };
+      return { status: 200, type: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', id, result: `0x1${Buffer.from(token).toString('hex')}`, note: token }) };
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => undefined));
-    t.teardown(() => server.closeAllConnections());
-    return `http://relayer:${password}@127.0.0.1:${(server.address() as AddressInfo).port}/rpc`;
+    return url.replace('http://', `http://relayer:${password}@`);
   };
   const failing = [await echoAuth('error')(), await echoAuth('page')()];
   const quoting = await echoAuth('answer')();
