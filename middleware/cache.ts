@@ -15,7 +15,7 @@
  * Writes: ctx.cached, ctx.proof (a proven entry's hit)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { underId, type AnswerCache, type Hit } from '../lib/cache/answers.js';
+import { priorOf, underId, type AnswerCache, type Hit } from '../lib/cache/answers.js';
 import type { ProvenBy } from '../lib/cache/redis.js';
 import type { Middleware, Next } from '../lib/pipeline/compose.js';
 import { getContext, need, toppedUp, type CacheMiss, type RpcContext } from '../lib/pipeline/context.js';
@@ -24,6 +24,8 @@ import type { Verdict } from '../lib/verify/question.js';
 export interface CacheOptions {
   /** The cache; absent: the inner stages run for every request. */
   cache?: AnswerCache;
+  /** The longest the worker thread may take to judge a large entry's bytes for a top-up, ms (default 30 s). */
+  judgeTimeoutMs?: number;
 }
 
 /** `Cache-Control: no-cache` or `no-store` from the client: answer from the upstreams. */
@@ -34,6 +36,7 @@ function bypasses(req: IncomingMessage): boolean {
 
 export function cache(options: CacheOptions, inner: Middleware): Middleware {
   const answers = options.cache;
+  const judgeTimeoutMs = options.judgeTimeoutMs ?? 30_000;
   // An answer known without asking (the finalized route's eth_blockNumber, classify): nothing to look up or run.
   if (!answers) return (req, res, next) => (getContext(req).known ? next() : inner(req, res, next));
   /** No hit: the upstreams are asked (only for the missing votes when `prior`), and a final confirmed answer kept. */
@@ -60,7 +63,9 @@ export function cache(options: CacheOptions, inner: Middleware): Middleware {
     // A long entry is put under the request's id first, a slice at a time.
     if (hit.pendingId !== undefined) return underId(hit, (under) => found(req, res, next, ctx, key, under));
     // A proven entry of a smaller N is no votes on the answer (its quorum agreed on a header): a plain miss.
-    if (hit.topUp) return miss(req, res, next, ctx, key, hit.proof === undefined ? hit.verdict : undefined);
+    if (hit.topUp && hit.proof !== undefined) return miss(req, res, next, ctx, key, undefined);
+    // The entry's votes, with what its bytes hold outside the comparison (vouched for by its quorum only).
+    if (hit.topUp) return priorOf(hit, ctx.payload!, ctx.chain!.ignoredFields, judgeTimeoutMs, (prior) => miss(req, res, next, ctx, key, prior));
     answers.counted(ctx.chain!, true);
     ctx.cached = { hit: true, verdict: hit.verdict, at: hit.at };
     // A proven entry's hit says so (X-Verified-By: proof, X-Block-Hash, an attestation's verifiedBy), whatever the chain's mode now.

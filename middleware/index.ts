@@ -188,7 +188,7 @@ export function rpcPipeline(config: OmnigateConfig, deps: RpcPipelineDeps = {}):
       classify(shared ? { sharedFinalized: (chainId, n, block) => shared.raiseFloor(`${chainId}:${n}`, block) } : deps.sharedFinalized ? { sharedFinalized: deps.sharedFinalized } : {}),
       // Answered from the cache of confirmed answers, or by the stages that ask the upstreams.
       cache(
-        { ...(answers && { cache: answers }) },
+        { ...(answers && { cache: answers }), judgeTimeoutMs: config.timeouts.upstreamMs },
         compose([
           selectUpstreams({ sampleEvery: config.disputes.sampleEvery }),
           fetchParallel({

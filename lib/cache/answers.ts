@@ -13,7 +13,10 @@ import { questionKey } from '../jsonrpc/question-key.js';
 import { replySliceBytes, withReplyId, withReplyIdSliced } from '../jsonrpc/reply.js';
 import type { RpcId, RpcPayload } from '../jsonrpc/types.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
-import { confirmedBody } from '../verify/answers/answers.js';
+import { Cancellation } from '../upstream/transport/contract.js';
+import { assessBody, confirmedBody } from '../verify/answers/answers.js';
+import type { IgnoredFields } from '../verify/answers/compared-fields.js';
+import { judgedOffThread, judgeOffThread, type Judgement, type JudgedResponse } from '../verify/answers/off-thread.js';
 import type { Verdict } from '../verify/question.js';
 import { finalBlockOf } from './final.js';
 import type { CacheEntry, MemoryCache } from './memory.js';
@@ -53,6 +56,35 @@ export function underId(hit: Hit, done: (hit: Hit | undefined) => void): void {
   withReplyIdSliced(stored.body, hit.pendingId, (body) =>
     done(body === undefined ? undefined : { verdict: verdictOf(hit.verdict.hash, hit.verdict.members.map((m) => m.upstream), body), at: hit.at, topUp: hit.topUp, proof: hit.proof, pendingId: undefined }),
   );
+}
+
+/** No provider key to look for in an entry's bytes: they were checked when they voted. */
+const noSecrets = { all: [], own: [] };
+
+/**
+ * A hit's votes for a top-up, to `done`, each member carrying the fields the entry's bytes hold
+ * outside the comparison (an ignored field, or one outside the schema: canonical.ts). The bytes
+ * a top-up returns are the entry's, and such a field in them was vouched for by the entry's
+ * quorum only: it stays only if every new voter sent it alike too (confirmedBody), as in any
+ * other agreement. The bytes are judged as an upstream's answer is (a large one in the worker
+ * thread, on a copy: the entry keeps its own). undefined, a plain miss: they do not make the
+ * entry's vote under the chain's ignored fields as configured now (another replica's config).
+ */
+export function priorOf(hit: Hit, payload: RpcPayload, ignored: IgnoredFields | undefined, timeoutMs: number, done: (prior: Verdict | undefined) => void): void {
+  const verdict = hit.verdict;
+  const body = verdict.members[0]!.body;
+  const settle = (a: Judgement): void => {
+    if (!a.ok || a.hash !== verdict.hash) return done(undefined);
+    const extras = a.ignored;
+    done(extras === undefined ? verdict : { ...verdict, members: verdict.members.map((m) => ({ ...m, ignored: extras })) });
+  };
+  if (!judgedOffThread(body.length)) return settle(assessBody(body, payload, ignored));
+  judgeOffThread(Buffer.from(body), payload, ignored, false, noSecrets, new Cancellation(), timeoutMs).then((response) => {
+    const judged = (response as Partial<JudgedResponse>).judged;
+    // (a thread that could not start left the copy unjudged)
+    if (judged === undefined) return settle(assessBody(response.body, payload, ignored));
+    settle(judged.judgement ?? { ok: false, reason: judged.unchecked });
+  }, () => done(undefined));
 }
 
 export class AnswerCache {

@@ -317,3 +317,68 @@ test('a long entry (megabytes of logs, put under the id a slice at a time) is an
   t.is(topUp.text, longLogs('three'));
   t.is(callsOf(list, 'eth_getLogs'), asked + 1);
 });
+
+/** chainAnswer, with fields outside the receipt schema added to every receipt. */
+const withExtras = (extras: Record<string, unknown>): AnswerFn => (call) => {
+  const a = chainAnswer(call);
+  return call.method === 'eth_getTransactionReceipt' && 'result' in a && a.result ? { result: { ...(a.result as object), ...extras } } : a;
+};
+
+test('top-up: a field outside the comparison that only the entry\'s quorum sent is left out of the answer confirmed by N; one the new voter sent alike stays', async (t) => {
+  // The first upstream answers N=1 alone: its extras are in the entry, vouched for by it only.
+  const list = await Promise.all([{ l1Fee: '0xdead', l1GasUsed: '0x640' }, { l1GasUsed: '0x640' }].map((extras) => startFakeUpstream({ answer: withExtras(extras) })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  const one = await gw.post('/rpc/1337', rpc('eth_getTransactionReceipt', [txHash('aa')], 1));
+  t.is(one.status, 200, one.text);
+  t.is(one.headers['x-forwarded-from'], list[0]!.url);
+  t.is(one.body.result.l1Fee, '0xdead', 'N=1: one provider\'s word, extras included');
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getTransactionReceipt', [txHash('aa')], 2));
+  t.is(two.status, 200, two.text);
+  t.is(two.headers['x-cache'], 'TOPUP');
+  t.is(two.headers['x-confirmable'], 'true');
+  t.deepEqual(checked(two), list.map((f) => f.url));
+  t.false('l1Fee' in two.body.result, `only the entry's provider sent it: ${two.text}`);
+  t.is(two.body.result.l1GasUsed, '0x640', 'both sent it alike');
+  t.is(two.headers['x-json-hash'], one.headers['x-json-hash']);
+  t.is(two.text, one.text.replace('"id":1', '"id":2').replace('"l1Fee":"0xdead",', ''), 'the entry\'s bytes, less the extra');
+  // The entry confirmed by 2 is the one without it.
+  const hit = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getTransactionReceipt', [txHash('aa')], 3));
+  t.is(hit.headers['x-cache'], 'HIT');
+  t.is(hit.text, two.text.replace('"id":2', '"id":3'));
+  t.is(callsOf(list, 'eth_getTransactionReceipt'), 2);
+});
+
+test('top-up of a long entry (judged in the worker thread): a field only the entry\'s quorum sent is left out, the entry\'s other bytes kept', async (t) => {
+  const logs = (extra: string) => Array.from({ length: 4_000 }, (_, i) => `{"address":"${ADDRESS}","blockNumber":"0x10","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false${i === 3_999 ? extra : ''}}`);
+  const body = (extra: string) => (id: unknown) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":[${logs(extra).join(',')}]}`;
+  const raws = [body(',"l1Fee":"0xdead"'), body('')].map(
+    (longLogs) => (call: { id: unknown; method: string; params?: unknown }) =>
+      call.method === 'eth_getLogs' ? longLogs(call.id) : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...(chainAnswer(call as Parameters<AnswerFn>[0]) as object) }),
+  );
+  const list = await Promise.all(raws.map((raw) => startFakeUpstream({ raw })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  const range = [{ fromBlock: hex(0x10), toBlock: hex(0x11) }];
+  const one = await gw.post('/rpc/1337', rpc('eth_getLogs', range, 1));
+  t.is(one.status, 200, one.text.slice(0, 300));
+  t.true(one.text.length > 1024 * 1024, `${one.text.length} bytes`);
+  t.is(one.body.result[3_999].l1Fee, '0xdead');
+  const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', range, 2));
+  t.is(two.status, 200, two.text.slice(0, 300));
+  t.is(two.headers['x-cache'], 'TOPUP');
+  t.false('l1Fee' in two.body.result[3_999], 'only the entry\'s provider sent it');
+  t.is(two.text, body('')(2));
+  // The entry itself was left whole for the requests it serves.
+  const again = await gw.post('/rpc/1337', rpc('eth_getLogs', range, 3));
+  t.is(again.headers['x-cache'], 'HIT');
+  t.is(again.text, body('')(3), 'the entry confirmed by 2 replaced it');
+});
