@@ -82,14 +82,26 @@ const version = 1;
 const provenVersion = 2;
 /** How long a chain's shared finalized block is kept after it last moved (a week). */
 const floorTtlSeconds = 7 * 86_400;
-/** KEYS[1]: the block's key; ARGV[1]: this replica's block (-1: none); ARGV[2]: the TTL. Returns the higher, stored. */
+/**
+ * KEYS[1]: the block's key; ARGV[1]: this replica's block (-1: none); ARGV[2]: the TTL; ARGV[3]:
+ * this replica's value (`<block>.<MAC>`). Returns the value of the higher block, stored. A value
+ * not of that form (written by someone else) is never kept over this replica's block.
+ */
 const raiseScript = `
 local cur = redis.call('GET', KEYS[1])
 local mine = tonumber(ARGV[1])
-if cur and tonumber(cur) >= mine then return cur end
+if cur then
+  local n = tonumber(string.match(cur, '^(%d+)%.'))
+  if n and n >= mine then return cur end
+end
 if mine < 0 then return cur end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
-return ARGV[1]
+redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[2]))
+return ARGV[3]
+`;
+/** KEYS[1]: a key; ARGV[1]: the value refused. Deleted only if it still holds that value. */
+const dropScript = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
 `;
 const macBytes = 32;
 
@@ -197,8 +209,9 @@ export class RedisStore {
    * The finalized route's block for `key` (a chain and N), shared by the replicas: raised to
    * `block` when that is higher, atomically (a script: two replicas raising at once never lower
    * it), and returned. Undefined when Redis is down or slower than timeoutMs (the caller keeps its
-   * own). A writer with access to Redis could push it up (reads pinned above the providers' heads
-   * then end in -32016), never make a wrong answer: every read is still agreed by N providers.
+   * own). The value carries an HMAC-SHA256 of its key and block, under `hmacKey`, as the cached
+   * answers do: one that does not verify (written without the key: a block no N providers
+   * reported as finalized, to which `latest` would be pinned) is refused, counted and deleted.
    */
   async raiseFloor(key: string, block: bigint | undefined): Promise<bigint | undefined> {
     if (this.state !== 'ready') return undefined;
@@ -206,13 +219,19 @@ export class RedisStore {
     let timer: NodeJS.Timeout | undefined;
     try {
       const value = await Promise.race([
-        this.client.eval(raiseScript, 1, full, block === undefined ? '-1' : block.toString(), String(floorTtlSeconds)) as Promise<string | null>,
+        this.client.eval(raiseScript, 1, full, block === undefined ? '-1' : block.toString(), String(floorTtlSeconds), block === undefined ? '' : this.sealFloor(full, block)) as Promise<string | null>,
         new Promise<'timeout'>((resolve) => {
           timer = setTimeout(() => resolve('timeout'), this.settings.timeoutMs);
         }),
       ]);
-      if (value === 'timeout' || value === null || !/^\d{1,30}$/.test(value)) return undefined;
-      return BigInt(value);
+      if (value === 'timeout' || value === null) return undefined;
+      const floor = this.openFloor(full, value);
+      if (floor === undefined) {
+        this.counts.refused += 1;
+        this.log.warn({ key: full }, 'cache: the finalized route\'s block in Redis failed its authentication or shape check: refused and deleted');
+        await this.client.eval(dropScript, 1, full, value);
+      }
+      return floor;
     } catch {
       return undefined;
     } finally {
@@ -223,6 +242,19 @@ export class RedisStore {
   async close(): Promise<void> {
     clearInterval(this.memoryTimer);
     this.client.disconnect();
+  }
+
+  /** The stored form of the finalized route's block: `<block>.<MAC hex>`. */
+  private sealFloor(full: string, block: bigint): string {
+    const text = block.toString();
+    return `${text}.${this.mac(full, Buffer.from(text)).toString('hex')}`;
+  }
+
+  /** The block of a stored finalized-route value, or undefined when its MAC or shape is wrong. */
+  private openFloor(full: string, value: string): bigint | undefined {
+    const m = /^(\d{1,30})\.([0-9a-f]{64})$/.exec(value);
+    if (!m) return undefined;
+    return timingSafeEqual(Buffer.from(m[2]!, 'hex'), this.mac(full, Buffer.from(m[1]!))) ? BigInt(m[1]!) : undefined;
   }
 
   private mac(full: string, rest: Buffer): Buffer {
