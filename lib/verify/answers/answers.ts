@@ -13,7 +13,9 @@
  * (parsers differ on which value counts: JSON.parse keeps the last, others the first), and so do
  * two keys that differ only in letter case (`result` and `Result`, `to` and `To`): Go's
  * encoding/json and .NET's Newtonsoft read them as one key, the last one winning, so a client
- * would read a value that was never compared. Every number is compared as written. The client
+ * would read a value that was never compared; for the same reason, so does a key those parsers
+ * read as a member of the response or of its error (`ERROR`, `DATA`) without that member's own
+ * spelling beside it. Every number is compared as written. The client
  * gets these bytes, not the canonical form: so an answer that is not UTF-8 (read as U+FFFD here,
  * as something else by another decoder) and one with both an `error` and a non-null `result`
  * (clients differ on which they read) cannot vote either. JSON.parse does the parsing (V8's, the fastest
@@ -365,12 +367,16 @@ export function answerOf(value: unknown, call: RpcCall, scrub: (text: string) =>
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON-RPC response object';
   const obj = value as Record<string, unknown>;
   if (obj.id !== call.id) return `wrong id ${JSON.stringify(obj.id)} (expected ${JSON.stringify(call.id)})`;
+  const odd = foldedMember(obj, responseMembers);
+  if (odd !== undefined) return odd;
   if ('error' in obj && obj.error !== undefined && obj.error !== null) {
     // JSON-RPC 2.0: never both. Clients differ on which they read, and only the error would vote
     // (a `"result": null` beside it, as some servers write it, is read as the error, as before).
     if (obj.result !== undefined && obj.result !== null) return 'both a result and an error (JSON-RPC 2.0 allows one)';
     const error = obj.error as Record<string, unknown>;
     if (typeof error !== 'object' || typeof error.code !== 'number' || !Number.isInteger(error.code)) return 'error without an integer code';
+    const oddInError = foldedMember(error, errorMembers);
+    if (oddInError !== undefined) return `in its error: ${oddInError}`;
     const message = String(error.message ?? '');
     // The one table of provider trouble and refusals (trouble.ts); anything else is the node's answer.
     const verdict = errorKind(error.code, message);
@@ -382,6 +388,28 @@ export function answerOf(value: unknown, call: RpcCall, scrub: (text: string) =>
   }
   if (!('result' in obj)) return 'neither result nor error';
   return { result: obj.result };
+}
+
+/** The members a response is read by, and those of its error object. */
+const responseMembers: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'result', 'error']);
+const errorMembers: ReadonlySet<string> = new Set(['code', 'message', 'data']);
+
+/**
+ * Why the object cannot vote when it has a key that is not one of `members` as written but folds
+ * to one (`ERROR`, `Result`, `DATA`): Go's encoding/json and .NET's Newtonsoft match keys
+ * case-insensitively, so their clients read it as that member (an error beside the agreed
+ * result, revert data beside the agreed error) while this comparison never saw it. The same
+ * trap as two keys of one object that fold alike (readJson), with the exact spelling absent.
+ */
+function foldedMember(obj: Record<string, unknown>, members: ReadonlySet<string>): string | undefined {
+  for (const key of Object.keys(obj)) {
+    if (members.has(key)) continue;
+    const folded = foldKey(key);
+    if (members.has(folded)) {
+      return `the key ${JSON.stringify(key)}, which case-insensitive parsers (Go's, .NET's) read as ${JSON.stringify(folded)}: never compared, so the answer cannot vote`;
+    }
+  }
+  return undefined;
 }
 
 function errorMessage(value: unknown): string | undefined {

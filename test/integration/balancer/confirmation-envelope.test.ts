@@ -72,6 +72,35 @@ test('should not count a revert whose error has "Data" beside the compared "data
   t.false(r.text.includes('deadbeef'), r.text);
 });
 
+test('should not count a result beside an "ERROR" that no "error" key shows: a Go client reads it as the error', async (t) => {
+  const { fakes, gw } = await setup(t, [{ raw: answer('"result":"0x2","ERROR":{"code":3,"message":"execution reverted","data":"0x08c379a0"}') }, later('"result":"0x2"'), later('"result":"0x2"')], 2);
+  const r = await gw.post('/rpc/1', balance);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.deepEqual(checked(r), [fakes[1]!.url, fakes[2]!.url]);
+  t.is(r.text, '{"jsonrpc":"2.0","id":1,"result":"0x2"}');
+  t.deepEqual(calls(fakes), [1, 1, 1]);
+});
+
+test('should not count an error beside a "Result" that no "result" key shows, nor one whose "DATA" no "data" key shows', async (t) => {
+  const reverted = '"error":{"code":-32000,"message":"execution reverted"}';
+  const call = rpc('eth_call', [{ to: address, data: '0x' }, '0x10']);
+  for (const lie of [`${reverted},"Result":"0x01"`, '"error":{"code":-32000,"message":"execution reverted","DATA":"0x08c379a0"}']) {
+    const { fakes, gw } = await setup(t, [{ raw: answer(lie) }, later(reverted), later(reverted)], 2);
+    const r = await gw.post('/rpc/1', call);
+    t.is(r.status, 200, r.text);
+    t.deepEqual(checked(r), [fakes[1]!.url, fakes[2]!.url], lie);
+    t.is(r.text, `{"jsonrpc":"2.0","id":1,${reverted}}`);
+  }
+});
+
+test('should name a key a case-insensitive parser reads as a JSON-RPC member as the failure when too few upstreams are left', async (t) => {
+  const { gw } = await setup(t, [{ raw: answer('"result":"0x2","Error":{"code":1,"message":"x"}') }, { raw: answer('"result":"0x2"') }], 2);
+  const r = await gw.post('/rpc/1', balance);
+  t.is(r.status, 502, r.text);
+  t.regex(JSON.stringify(r.body.error.data.failures), /key \\"Error\\", which case-insensitive parsers/);
+});
+
 test('should not count an answer with both a result and an error: the client would get a result nobody agreed on', async (t) => {
   const revert = '"error":{"code":3,"message":"execution reverted","data":"0x08c379a0"}';
   const { fakes, gw } = await setup(t, [{ raw: answer(`${revert},"result":"0x${'00'.repeat(31)}01"`) }, later(revert), later(revert)], 2);
