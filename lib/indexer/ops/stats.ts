@@ -6,8 +6,9 @@
  *
  * Stages (the same meaning as the lists of queries.ts, per origin → destination chain pair; a
  * refunded or claimed bridge is in none):
- *   missingRelay    requested, no relay, no active proof, requested within the missing-relay window
- *   exceedDeadline  the same, requested before the window (the exceed-deadline list)
+ *   missingRelay    requested, no relay, no active proof, requested within the missing-relay window,
+ *                   its deadline not passed
+ *   exceedDeadline  the same, past its deadline or requested before the window (the exceed-deadline list)
  *   missingProof    relayed, no active proof (ages from the relay)
  *   missingClaim    active proof, relay row or not (ages from the proof)
  *   disputed        active disputes (ages from the dispute; the destination is null when the
@@ -38,7 +39,7 @@ import { chainById, CHAINS } from '../chains.js';
 import { bound, rows, statement, type IndexerDb } from '../db/pool.js';
 import { indexesPresent } from '../db/indexes.js';
 import { PONDER_04_LAYOUT, tableRef, translate, withLayout, type Layout, type LayoutSource } from '../db/layout.js';
-import type { QueryContext } from '../read/queries.js';
+import { deadlinePassed, nowWord, type QueryContext } from '../read/queries.js';
 
 /** Ponder's own progress tables, by the versions that write them (see above). */
 export const PONDER_META = {
@@ -103,7 +104,9 @@ export interface StatusSnapshot {
  * The one statement of a stats snapshot, in the Ponder 0.4 spelling (translated per layout).
  * One pass over the requests: each request joined to its relay, whether it was refunded or
  * claimed, and its active proofs (proofs with no later dispute, aggregated per transaction), gets
- * the stage it waits in; the disputes are their own small branch. The joins are hash joins over
+ * the stage it waits in; the disputes are their own small branch. The deadline of a request waiting
+ * for a relay is read from its row only for the few young ones (the wide `request` column kept out
+ * of the one pass, which reads narrow indexes). The joins are hash joins over
  * narrow columns (the indexes of indexes.ts let the probes read no heap), not a scan of the
  * requests per stage.
  */
@@ -119,7 +122,9 @@ const STATS_SQL = (floor: string) => `WITH active_proof AS (
          WHEN ap.tx IS NOT NULL THEN 'missingClaim'
          WHEN f.tx IS NOT NULL THEN NULL
          WHEN l."transactionId" IS NOT NULL THEN 'missingProof'
-         WHEN r."blockTimestamp" > $1 THEN 'missingRelay' ELSE 'exceedDeadline' END AS stage,
+         WHEN r."blockTimestamp" > $1 AND NOT EXISTS (SELECT 1 FROM "BridgeRequestEvents" rd
+           WHERE rd."transactionId" = r."transactionId" AND ${deadlinePassed('rd', '$2')}) THEN 'missingRelay'
+         ELSE 'exceedDeadline' END AS stage,
     CASE WHEN ap.tx IS NOT NULL THEN ap.ts WHEN l."transactionId" IS NOT NULL THEN l."blockTimestamp" ELSE r."blockTimestamp" END AS ts,
     CASE WHEN ap.tx IS NOT NULL THEN ap.n ELSE 1 END AS n
   FROM "BridgeRequestEvents" r
@@ -143,7 +148,7 @@ SELECT 'disputed', d."originChainId", r."destChainId", count(*), min(d."blockTim
 export function statsStatement(ctx: QueryContext, layout: Layout = PONDER_04_LAYOUT) {
   const cutoff = Math.trunc(ctx.now - ctx.missingRelayWindowSeconds);
   const floor = ctx.lookbackFloor === undefined ? 'TRUE' : `r."blockTimestamp" >= ${Math.trunc(ctx.lookbackFloor)}`;
-  return statement(translate(STATS_SQL(floor), layout), [cutoff]);
+  return statement(translate(STATS_SQL(floor), layout), [cutoff, nowWord(ctx.now)]);
 }
 
 interface StatRow { stage: Stage; originChainId: unknown; destChainId: unknown; count: unknown; oldest: unknown }

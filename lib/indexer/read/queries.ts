@@ -14,7 +14,10 @@
  *   missing-claim, the stage an operator acts on next, and in none once refunded or claimed. An
  *   active proof or a claim on the origin chain says the bridge was relayed even when its relay
  *   row is missing (the destination not indexed, or not yet): it waits for its claim, with
- *   `BridgeRelay` null, instead of asking for a relay that would revert;
+ *   `BridgeRelay` null, instead of asking for a relay that would revert. Missing-relay holds only
+ *   bridges a relay can still land: the on-chain deadline in the request bytes not passed (the
+ *   API it replaces split them by age alone); past it, or older than the 7-day window (kept for the
+ *   reference's clients), a bridge waiting for a relay is in exceed-deadline;
  * - time windows are computed from the request's `now` (never once at start-up, which froze them);
  * - there is no hard-coded lookback floor: `lookbackFloor` is an optional setting that
  *   drops requests older than it from the request-based lists;
@@ -113,6 +116,34 @@ const AWAITS_PROOF = `NOT EXISTS (SELECT p."transactionHash" FROM "BridgeProofPr
  */
 const AWAITS_CLAIM = `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`;
 
+/**
+ * The 64 hex digits of the `deadline` word in the `request` bytes of request row `alias` (hex text,
+ * `0x` first, as Ponder writes it), read where `decodeRequest` (request-decode.ts) reads it and from
+ * bytes of the same shape: bytes 186–218 of a FastBridgeV2 request (`0x0002…`, at least 334
+ * bytes), word 10 of a FastBridge v1 one (exactly 12 words, the first with its uint32 padding);
+ * NULL for any other bytes. Lower-cased: fixed-width lower-case hex compares as its number under
+ * the "C" collation, so no 256-bit arithmetic is needed (a deadline may be any uint256).
+ */
+const deadlineWord = (alias: string) => `lower(CASE WHEN left(${alias}."request", 6) = '0x0002' AND length(${alias}."request") >= 670
+    THEN substr(${alias}."request", 375, 64)
+  WHEN length(${alias}."request") = 770 AND left(${alias}."request", 58) = '0x${'0'.repeat(56)}'
+    THEN substr(${alias}."request", 643, 64) END)`;
+
+/** `now` as a deadline word: 64 lower-case hex digits. */
+export const nowWord = (now: number) => Math.max(0, Math.trunc(now)).toString(16).padStart(64, '0');
+
+/**
+ * The deadline of request row `alias` has passed at `now` (the SQL of a bound `nowWord`): FastBridge's
+ * `relay` reverts once `block.timestamp > deadline`, and from then the origin can refund it. False
+ * when the bytes carry no deadline (decodedRequest null): such a request is judged by its age only.
+ * The clock is the server's, the `now` of the windows and ages: a relay sent now lands in a block
+ * stamped now or a little later (block times follow wall time and never go back), so a relay sent
+ * after the deadline reverts on any chain. Not the indexed head's time: it lags whenever the
+ * indexer is behind, and would keep expired bridges in missing-relay.
+ */
+export const deadlinePassed = (alias: string, now: string) => `COALESCE(${deadlineWord(alias)} COLLATE "C" < ${now}
+    AND ${deadlineWord(alias)} ~ '^[0-9a-f]{64}$', false)`;
+
 const REQUESTS = `"BridgeRequestEvents" r`;
 const WITH_RELAY = `${REQUESTS} JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"`;
 const WITH_PROOF = `${WITH_RELAY} JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"`;
@@ -145,7 +176,8 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [AWAITS_RELAY, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`,
+        `NOT ${deadlinePassed('r', s.param(nowWord(ctx.now), 'text'))}`, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
     }),
   },
@@ -153,7 +185,8 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [AWAITS_RELAY, `r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, `(r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}
+    OR ${deadlinePassed('r', s.param(nowWord(ctx.now), 'text'))})`, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
     }),
   },
@@ -270,9 +303,9 @@ function cursorOf(row: Row): string {
   return encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) });
 }
 
-/** Requested, not relayed, refunded, proven or claimed, requested within the window. */
+/** Requested, not relayed, refunded, proven or claimed, requested within the window, its deadline not passed. */
 export const missingRelay = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingRelay', f, ctx);
-/** The same, requested before the window (older than 7 days by default). */
+/** The same, past its deadline or requested before the window (older than 7 days by default). */
 export const exceedDeadline = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'exceedDeadline', f, ctx);
 /** Relayed, with no active proof, not refunded or claimed. */
 export const missingProof = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingProof', f, ctx);
