@@ -144,6 +144,19 @@ test.serial('should refuse a block parameter nested thousands of levels deep wit
   t.regex(r.body.error.message, /deeper than 256 levels/);
 });
 
+test.serial('should echo the id of a body nested too deep as the client wrote it (1.0 stays 1.0)', async (t) => {
+  const deep = `${'['.repeat(300)}${']'.repeat(300)}`;
+  for (const written of ['1.0', '1e0', '-0', '"a\\u0062"']) {
+    const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":${written},"method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+    t.is(r.status, 400, r.text);
+    t.is(r.body.error.code, -32600);
+    t.true(r.text.startsWith(`{"jsonrpc":"2.0","id":${written},"error":`), r.text);
+  }
+  // An id that is no valid id (not an integer) is null, as for any call.
+  const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":1.5,"method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+  t.true(r.text.startsWith('{"jsonrpc":"2.0","id":null,"error":'), r.text);
+});
+
 test.serial('should refuse a block parameter nested within limits.jsonDepth but not a block with -32602', async (t) => {
   const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
   const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
