@@ -149,6 +149,9 @@ export const deadlinePassed = (alias: string, now: string) => `COALESCE(${deadli
 /**
  * A relay or a refund comes after its request (block times of two chains differ by seconds, far
  * under this margin): the ones of requests younger than a cutoff are younger than cutoff − margin.
+ * Only how much `youngUnanswered` leaves depends on it, not what a list holds: every request it
+ * leaves is still tested for its relay, refund and proofs (AWAITS_RELAY; in the stats, the stage's
+ * CASE tests the relay and refund first).
  */
 export const ANSWER_MARGIN_SECONDS = 24 * 3600;
 
