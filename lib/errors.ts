@@ -50,6 +50,8 @@ export abstract class OmnigateError extends Error {
 export interface GatewayErrorOptions {
   /** The client's JSON-RPC id, when the error is about a request whose id could be read. */
   id?: string | number | null;
+  /** That id's JSON text as the client wrote it (`1.0`), echoed instead of `id`'s; only with `id`. */
+  idText?: string;
   data?: unknown;
   headers?: Record<string, string>;
   cause?: unknown;
@@ -62,6 +64,8 @@ export class GatewayError extends OmnigateError {
   readonly data: unknown;
   /** The client's id to echo (undefined: the error handler works it out from the request). */
   readonly rpcId: string | number | null | undefined;
+  /** `rpcId` as the client wrote it, when known (undefined: JSON.stringify(rpcId) is echoed). */
+  readonly rpcIdText: string | undefined;
 
   constructor(code: string, rpcCode: number, status: number, message: string, options: GatewayErrorOptions = {}) {
     // Every message is shown but an internal error's.
@@ -69,6 +73,7 @@ export class GatewayError extends OmnigateError {
     this.rpcCode = rpcCode;
     this.data = options.data;
     this.rpcId = options.id;
+    this.rpcIdText = options.id === undefined || options.id === null ? undefined : options.idText;
   }
 }
 

@@ -34,8 +34,11 @@ export function rpcErrorHandler(options: { logger?: Logger } = {}): ErrorMiddlew
     const single = ctx?.payload && !ctx.payload.batch ? ctx.payload.calls[0] : undefined;
     // A batch refused as a whole (too large, an unknown chain, …) has no one id to echo.
     const id: RpcId | null = ctx?.payload?.batch ? null : (error.rpcId ?? single?.id ?? null);
-    // The call's id as the client wrote it (`1.0` stays `1.0`).
-    const text = errorText(error, single?.idText !== undefined && id === single.id ? single.idText : JSON.stringify(id));
+    // The call's id as the client wrote it (`1.0` stays `1.0`): from the call, or from the error
+    // when the refusal came before there was a call (a body nested too deep).
+    const written = single?.idText !== undefined && id === single.id ? single.idText
+      : error.rpcIdText !== undefined && id === error.rpcId ? error.rpcIdText : undefined;
+    const text = errorText(error, written ?? JSON.stringify(id));
     res.statusCode = error.status;
     // An answer of the balancer (the request reached the pipeline): readable from a browser too.
     if ((ctx || fromParser) && wantsCors(req)) for (let i = 0; i < corsHeaders.length; i += 2) res.setHeader(corsHeaders[i]!, corsHeaders[i + 1]!);

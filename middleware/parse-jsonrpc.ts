@@ -16,6 +16,7 @@ import {
   InvalidChainIdError,
   InvalidConfirmationsError,
   MethodNotAllowedError,
+  NotEnoughUpstreamsError,
   GatewayError,
   RouteNotFoundError,
   UnknownChainError,
@@ -125,6 +126,14 @@ function readRoute(req: IncomingMessage, ctx: RpcContext, registry: Registry): v
   const chain = registry.chains.get(chainId);
   if (!chain) {
     throw new UnknownChainError(`Unknown chain ${chainId.length <= 12 ? chainId : shownRouteValue(chainId)}: configured chains are ${[...registry.chains.keys()].join(', ')}`);
+  }
+  // An `<n>` longer than any count of upstreams may be a key written in its place: refused here,
+  // never shown, nor kept as the count asked (which the -32003 message, its data, the
+  // X-Required-Confirmations header and the access log would show, rounded).
+  if (route.confirmations !== undefined && route.confirmations.length > 12) {
+    ctx.confirmationsOverride = undefined;
+    throw new NotEnoughUpstreamsError(`Not enough upstreams: ${shownRouteValue(route.confirmations)} confirmations asked, `
+      + `chain ${chain.id} has ${chain.providerCount} provider${chain.providerCount === 1 ? '' : 's'}`);
   }
   ctx.chain = chain;
 }

@@ -24,8 +24,10 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     graphqlField: 'pendingTransactionsMissingRelay',
     itemType: 'PendingTransactionMissingRelay',
     summary: 'Pending transactions missing a relay',
-    description: 'Bridges requested within the last 7 days (computed per request) that have no relay, refund, active proof or claim '
-      + '(a bridge proven or claimed on the origin chain was relayed, even if its relay is not indexed: it is in missing-claim or in no list).',
+    description: 'Bridges a relay can still land: requested within the last 7 days, their on-chain deadline '
+      + '(Bridge.decodedRequest.deadline) not passed (both computed per request against the server\'s clock), with no relay, refund, '
+      + 'active proof or claim (a bridge proven or claimed on the origin chain was relayed, even if its relay is not indexed: it is in '
+      + 'missing-claim or in no list). A request whose bytes carry no deadline (decodedRequest null) is judged by its age alone.',
     sortedBy: 'BridgeRequest.blockTimestamp',
   },
   {
@@ -33,9 +35,10 @@ export const LIST_ROUTES: readonly ListRoute[] = [
     paths: ['/api/pending-transactions/exceed-deadline', '/api/pending-transactions-exceed-deadline'],
     graphqlField: 'pendingTransactionsMissingRelayExceedDeadline',
     itemType: 'PendingTransactionMissingRelay',
-    summary: 'Pending transactions missing a relay for more than 7 days',
-    description: 'Bridges requested 7 days ago or more (computed per request) that have no relay, refund, active proof or claim. '
-      + 'This is an age heuristic, not the on-chain deadline (each item has that as Bridge.decodedRequest.deadline).',
+    summary: 'Pending transactions missing a relay past their deadline or for more than 7 days',
+    description: 'Bridges with no relay, refund, active proof or claim whose on-chain deadline (Bridge.decodedRequest.deadline) has passed, '
+      + 'where a relay reverts and the origin may refund, or requested 7 days ago or more (both computed per request against the '
+      + 'server\'s clock).',
     sortedBy: 'BridgeRequest.blockTimestamp',
   },
   {

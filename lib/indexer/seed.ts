@@ -9,7 +9,7 @@ import { CHAINS, blockAt, type ChainInfo } from './chains.js';
 import { bound, SqlBuilder, type IndexerDb } from './db/pool.js';
 
 export const DEMO_STATES = [
-  'requested', // waiting for a relay, recent → missing-relay
+  'requested', // waiting for a relay, recent, within its deadline → missing-relay
   'expired', // never relayed, older than 7 days → exceed-deadline
   'relayed', // relayed, not proven → missing-proof
   'proven', // proven, not claimed → missing-claim
@@ -122,7 +122,8 @@ export function generateDemo(options: { count: number; now?: number; seed?: numb
           : state === 'relayWithoutRequest' ? now - between(HOUR, 13 * DAY)
             : pending ? now - between(3 * HOUR, 2 * DAY)
               : now - between(4 * HOUR, 45 * DAY);
-    const deadline = requestTs + HOUR;
+    // Still waiting for a relay: within its deadline (past it, it would be exceed-deadline).
+    const deadline = requestTs + (state === 'requested' ? 7 * DAY : HOUR);
     const nonce = BigInt(between(1, 900000));
     const request = `0x${[
       BigInt(origin.id).toString(16), BigInt(dest.id).toString(16), sender, sender, originToken.address, destToken.address,

@@ -58,8 +58,12 @@ export function parsePayload(body: Buffer, options: ParseOptions): RpcPayload {
   const scan = raw.length > maxDepth ? scanJson(raw, { ids: true }) : undefined;
   if (scan !== undefined && scan.depth > maxDepth) {
     if (scan.truncated) throw new ParseError('Parse error: the body is not valid JSON (it ends inside a string, array or object)');
+    // The id as written (`1.0` echoed so, as for any call), read from its text alone: the last
+    // `id` member, as JSON.parse would keep it, when that text is a valid id.
+    const idText = scan.kind === 'object' ? writtenId(scan.ids) : undefined;
+    const id = idOfText(idText);
     throw new InvalidRequestError(`Invalid request: the body nests arrays and objects deeper than ${maxDepth} levels (limits.jsonDepth)`, {
-      id: scan.kind === 'object' ? idOfText(scan.ids[0]?.text) : null,
+      id, idText: id === null ? undefined : idText,
     });
   }
   let value: unknown;

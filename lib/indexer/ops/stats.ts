@@ -6,8 +6,9 @@
  *
  * Stages (the same meaning as the lists of queries.ts, per origin → destination chain pair; a
  * refunded or claimed bridge is in none):
- *   missingRelay    requested, no relay, no active proof, requested within the missing-relay window
- *   exceedDeadline  the same, requested before the window (the exceed-deadline list)
+ *   missingRelay    requested, no relay, no active proof, requested within the missing-relay window,
+ *                   its deadline not passed
+ *   exceedDeadline  the same, past its deadline or requested before the window (the exceed-deadline list)
  *   missingProof    relayed, no active proof (ages from the relay)
  *   missingClaim    active proof, relay row or not (ages from the proof)
  *   disputed        active disputes (ages from the dispute; the destination is null when the
@@ -38,7 +39,7 @@ import { chainById, CHAINS } from '../chains.js';
 import { bound, rows, statement, type IndexerDb } from '../db/pool.js';
 import { indexesPresent } from '../db/indexes.js';
 import { PONDER_04_LAYOUT, tableRef, translate, withLayout, type Layout, type LayoutSource } from '../db/layout.js';
-import type { QueryContext } from '../read/queries.js';
+import { ANSWER_MARGIN_SECONDS, deadlinePassed, nowWord, requestsOf, youngUnanswered, type QueryContext } from '../read/queries.js';
 
 /** Ponder's own progress tables, by the versions that write them (see above). */
 export const PONDER_META = {
@@ -103,7 +104,9 @@ export interface StatusSnapshot {
  * The one statement of a stats snapshot, in the Ponder 0.4 spelling (translated per layout).
  * One pass over the requests: each request joined to its relay, whether it was refunded or
  * claimed, and its active proofs (proofs with no later dispute, aggregated per transaction), gets
- * the stage it waits in; the disputes are their own small branch. The joins are hash joins over
+ * the stage it waits in; the disputes are their own small branch. The deadline is read only from the
+ * rows of the few young requests with no relay or refund (`youngUnanswered`), joined as one small
+ * set: the wide `request` column stays out of the pass, which reads narrow indexes. The joins are hash joins over
  * narrow columns (the indexes of indexes.ts let the probes read no heap), not a scan of the
  * requests per stage.
  */
@@ -119,14 +122,16 @@ const STATS_SQL = (floor: string) => `WITH active_proof AS (
          WHEN ap.tx IS NOT NULL THEN 'missingClaim'
          WHEN f.tx IS NOT NULL THEN NULL
          WHEN l."transactionId" IS NOT NULL THEN 'missingProof'
-         WHEN r."blockTimestamp" > $1 THEN 'missingRelay' ELSE 'exceedDeadline' END AS stage,
+         WHEN r."blockTimestamp" > $1 AND x.tx IS NULL THEN 'missingRelay' ELSE 'exceedDeadline' END AS stage,
     CASE WHEN ap.tx IS NOT NULL THEN ap.ts WHEN l."transactionId" IS NOT NULL THEN l."blockTimestamp" ELSE r."blockTimestamp" END AS ts,
     CASE WHEN ap.tx IS NOT NULL THEN ap.n ELSE 1 END AS n
   FROM "BridgeRequestEvents" r
   LEFT JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"
   LEFT JOIN (SELECT DISTINCT x."transactionId" AS tx FROM "BridgeDepositRefundedEvents" x) f ON f.tx = r."transactionId"
   LEFT JOIN active_proof ap ON ap.tx = r."transactionId"
-  LEFT JOIN (SELECT DISTINCT y."transactionId" AS tx FROM "BridgeDepositClaimedEvents" y) c ON c.tx = r."transactionId"
+  LEFT JOIN (SELECT DISTINCT cy."transactionId" AS tx FROM "BridgeDepositClaimedEvents" cy) c ON c.tx = r."transactionId"
+  LEFT JOIN (SELECT rd."transactionId" AS tx FROM ${requestsOf(youngUnanswered('$1', '$3'), 'rd')}
+    WHERE ${deadlinePassed('rd', '$2')}) x ON x.tx = r."transactionId"
   WHERE ${floor}
 )
 SELECT stage, origin AS "originChainId", dest AS "destChainId", sum(n) AS count, min(ts) AS oldest
@@ -143,7 +148,7 @@ SELECT 'disputed', d."originChainId", r."destChainId", count(*), min(d."blockTim
 export function statsStatement(ctx: QueryContext, layout: Layout = PONDER_04_LAYOUT) {
   const cutoff = Math.trunc(ctx.now - ctx.missingRelayWindowSeconds);
   const floor = ctx.lookbackFloor === undefined ? 'TRUE' : `r."blockTimestamp" >= ${Math.trunc(ctx.lookbackFloor)}`;
-  return statement(translate(STATS_SQL(floor), layout), [cutoff]);
+  return statement(translate(STATS_SQL(floor), layout), [cutoff, nowWord(ctx.now), cutoff - ANSWER_MARGIN_SECONDS]);
 }
 
 interface StatRow { stage: Stage; originChainId: unknown; destChainId: unknown; count: unknown; oldest: unknown }

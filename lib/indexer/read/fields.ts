@@ -190,8 +190,8 @@ export const DECODED_REQUEST_FIELDS = [
   { name: 'destAmount', kind: 'uint', doc: 'Smallest unit.' },
   { name: 'originFeeAmount', kind: 'uint', doc: 'Smallest unit.' },
   {
-    name: 'deadline', kind: 'uint', doc: 'Unix seconds after which the request may be refunded (uint256).',
-    gqlDoc: 'Unix seconds after which the request may be refunded.',
+    name: 'deadline', kind: 'uint', doc: 'Unix seconds after which a relay reverts and the request may be refunded (uint256); missing-relay holds the bridges not past it.',
+    gqlDoc: 'Unix seconds after which a relay reverts and the request may be refunded; missing-relay holds the bridges not past it.',
   },
   { name: 'nonce', kind: 'uint', doc: 'Nonce of the request (uint256).' },
   { name: 'sendChainGas', kind: 'bool', nullable: true, nullDoc: 'v1 only; null in v2.', gqlDoc: 'v1 only (null in v2).' },

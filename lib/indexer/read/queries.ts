@@ -14,7 +14,10 @@
  *   missing-claim, the stage an operator acts on next, and in none once refunded or claimed. An
  *   active proof or a claim on the origin chain says the bridge was relayed even when its relay
  *   row is missing (the destination not indexed, or not yet): it waits for its claim, with
- *   `BridgeRelay` null, instead of asking for a relay that would revert;
+ *   `BridgeRelay` null, instead of asking for a relay that would revert. Missing-relay holds only
+ *   bridges a relay can still land: the on-chain deadline in the request bytes not passed (the
+ *   API it replaces split them by age alone); past it, or older than the 7-day window (kept for the
+ *   reference's clients), a bridge waiting for a relay is in exceed-deadline;
  * - time windows are computed from the request's `now` (never once at start-up, which froze them);
  * - there is no hard-coded lookback floor: `lookbackFloor` is an optional setting that
  *   drops requests older than it from the request-based lists;
@@ -113,6 +116,55 @@ const AWAITS_PROOF = `NOT EXISTS (SELECT p."transactionHash" FROM "BridgeProofPr
  */
 const AWAITS_CLAIM = `NOT EXISTS (SELECT 1 FROM "BridgeDepositClaimedEvents" c WHERE c."transactionId" = p."transactionId")`;
 
+/**
+ * The 64 hex digits of the `deadline` word in the `request` bytes of request row `alias` (hex text,
+ * `0x` first, as Ponder writes it), read where `decodeRequest` (request-decode.ts) reads it and from
+ * bytes of the same shape: bytes 186–218 of a FastBridgeV2 request (`0x0002…`, at least 334
+ * bytes), word 10 of a FastBridge v1 one (exactly 12 words, the first with its uint32 padding);
+ * NULL for any other bytes. Lower-cased: fixed-width lower-case hex compares as its number under
+ * the "C" collation, so no 256-bit arithmetic is needed (a deadline may be any uint256). Byte
+ * lengths (the text is ASCII) and no regular expression: in a UTF-8 database with a linguistic
+ * collation, length() and `~` cost several times what the rest of the test does. Ponder's hex
+ * columns hold hex digits only (t.hex() checks them), so the word is not checked for them again.
+ */
+const deadlineWord = (alias: string) => `lower(CASE WHEN left(${alias}."request", 6) = '0x0002' AND octet_length(${alias}."request") >= 670
+    THEN substr(${alias}."request", 375, 64)
+  WHEN octet_length(${alias}."request") = 770 AND left(${alias}."request", 58) = '0x${'0'.repeat(56)}'
+    THEN substr(${alias}."request", 643, 64) END)`;
+
+/** `now` as a deadline word: 64 lower-case hex digits. */
+export const nowWord = (now: number) => Math.max(0, Math.trunc(now)).toString(16).padStart(64, '0');
+
+/**
+ * The deadline of request row `alias` has passed at `now` (the SQL of a bound `nowWord`): FastBridge's
+ * `relay` reverts once `block.timestamp > deadline`, and from then the origin can refund it. False
+ * when the bytes carry no deadline (decodedRequest null): such a request is judged by its age only.
+ * The clock is the server's, the `now` of the windows and ages: a relay sent now lands in a block
+ * stamped now or a little later (block times follow wall time and never go back), so a relay sent
+ * after the deadline reverts on any chain. Not the indexed head's time: it lags whenever the
+ * indexer is behind, and would keep expired bridges in missing-relay.
+ */
+export const deadlinePassed = (alias: string, now: string) => `COALESCE(${deadlineWord(alias)} COLLATE "C" < ${now}, false)`;
+
+/**
+ * A relay or a refund comes after its request (block times of two chains differ by seconds, far
+ * under this margin): the ones of requests younger than a cutoff are younger than cutoff − margin.
+ * Only how much `youngUnanswered` leaves depends on it, not what a list holds: every request it
+ * leaves is still tested for its relay, refund and proofs (AWAITS_RELAY; in the stats, the stage's
+ * CASE tests the relay and refund first).
+ */
+export const ANSWER_MARGIN_SECONDS = 24 * 3600;
+
+/**
+ * The transactionIds of the requests younger than `cutoff` with no relay or refund: three
+ * range scans of narrow time indexes and a hash of their ids, the window's size whatever the
+ * tables' (a probe per request, as the lists do, costs several index pages per request of the
+ * window, nearly all relayed). The few it leaves are tested one by one (proofs, the deadline).
+ */
+export const youngUnanswered = (cutoff: string, margin: string) => `SELECT y."transactionId" FROM "BridgeRequestEvents" y WHERE y."blockTimestamp" > ${cutoff}
+    EXCEPT SELECT yl."transactionId" FROM "BridgeRelayedEvents" yl WHERE yl."blockTimestamp" > ${margin}
+    EXCEPT SELECT yf."transactionId" FROM "BridgeDepositRefundedEvents" yf WHERE yf."blockTimestamp" > ${margin}`;
+
 const REQUESTS = `"BridgeRequestEvents" r`;
 const WITH_RELAY = `${REQUESTS} JOIN "BridgeRelayedEvents" l ON l."transactionId" = r."transactionId"`;
 const WITH_PROOF = `${WITH_RELAY} JOIN "BridgeProofProvidedEvents" p ON p."transactionId" = r."transactionId"`;
@@ -129,8 +181,33 @@ interface ListPlan {
   sortTs: string;
   /** Tie-breaker column (a transactionId). */
   sortId: string;
+  /**
+   * When set, the list is the union of one page per condition (each ANDed to `where`), merged:
+   * for a disjunction whose sides want different plans (an index range, a small set of ids).
+   */
+  branches?: readonly { from?: string; where: string }[];
   originChainColumn: string;
   destChainColumn: string;
+}
+
+/**
+ * The request rows of a set of transactionIds, as `alias`: the set drives, each of its ids one probe
+ * of the requests' hash index (a lateral subquery the planner cannot pull up: joined plainly, it
+ * walks the whole window in time order to spare a sort, testing each row against the set).
+ */
+export const requestsOf = (ids: string, alias: string) => `(${ids}) yu
+  CROSS JOIN LATERAL (SELECT * FROM "BridgeRequestEvents" rq WHERE rq."transactionId" = yu."transactionId" OFFSET 0) ${alias}`;
+
+function exceedBranches(s: SqlBuilder, ctx: QueryContext): { from?: string; where: string }[] {
+  const cutoff = s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer');
+  const margin = s.param(ctx.now - ctx.missingRelayWindowSeconds - ANSWER_MARGIN_SECONDS, 'integer');
+  return [
+    { where: `r."blockTimestamp" <= ${cutoff}` },
+    {
+      from: requestsOf(youngUnanswered(cutoff, margin), 'r'),
+      where: `r."blockTimestamp" > ${cutoff} AND ${deadlinePassed('r', s.param(nowWord(ctx.now), 'text'))}`,
+    },
+  ];
 }
 
 function floor(s: SqlBuilder, ctx: QueryContext): string[] {
@@ -145,7 +222,8 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [AWAITS_RELAY, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, `r."blockTimestamp" > ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`,
+        `NOT ${deadlinePassed('r', s.param(nowWord(ctx.now), 'text'))}`, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
     }),
   },
@@ -153,8 +231,11 @@ export const LIST_QUERIES = {
     shape: missingRelayItem,
     plan: (s: SqlBuilder, ctx: QueryContext): ListPlan => ({
       select: REQUEST_COLUMNS, from: REQUESTS, ...requestKeys,
-      where: [AWAITS_RELAY, `r."blockTimestamp" <= ${s.param(ctx.now - ctx.missingRelayWindowSeconds, 'integer')}`, ...floor(s, ctx)],
+      where: [AWAITS_RELAY, ...floor(s, ctx)],
       sortTs: 'r."blockTimestamp"', sortId: 'r."transactionId"',
+      // Older than the window (the index range of before), or younger and past the deadline:
+      // among the window's requests only the few with no relay or refund have their bytes read.
+      branches: exceedBranches(s, ctx),
     }),
   },
   missingProof: {
@@ -239,10 +320,14 @@ export function listStatement(
   // size is a validated integer), so an unfiltered list has no parameters (see SqlBuilder.integer).
   // Written in the Ponder 0.4 spelling; translate() renames for the layout (identity for 0.4).
   const select = isIdentity(layout) ? plan.select : aliasSelect(plan.select);
-  return s.statement(translate(`SELECT ${select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
-FROM ${plan.from}
-WHERE ${where.length > 0 ? where.join('\n  AND ') : 'TRUE'}
+  const page = (conditions: string[], from = plan.from) => `SELECT ${select}, ${plan.sortTs} AS "_sortTs", ${plan.sortId} AS "_sortId"
+FROM ${from}
+WHERE ${conditions.length > 0 ? conditions.join('\n  AND ') : 'TRUE'}
 ORDER BY ${plan.sortTs} DESC, ${plan.sortId} DESC
+LIMIT ${s.integer(filter.limit + 1)}`;
+  if (!plan.branches) return s.statement(translate(page(where), layout));
+  return s.statement(translate(`SELECT * FROM (${plan.branches.map((b) => `(${page([...where, b.where], b.from)})`).join('\nUNION ALL\n')}) u
+ORDER BY "_sortTs" DESC, "_sortId" DESC
 LIMIT ${s.integer(filter.limit + 1)}`, layout));
 }
 
@@ -270,9 +355,9 @@ function cursorOf(row: Row): string {
   return encodeCursor({ ts: Number(row._sortTs), id: String(row._sortId) });
 }
 
-/** Requested, not relayed, refunded, proven or claimed, requested within the window. */
+/** Requested, not relayed, refunded, proven or claimed, requested within the window, its deadline not passed. */
 export const missingRelay = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingRelay', f, ctx);
-/** The same, requested before the window (older than 7 days by default). */
+/** The same, past its deadline or requested before the window (older than 7 days by default). */
 export const exceedDeadline = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'exceedDeadline', f, ctx);
 /** Relayed, with no active proof, not refunded or claimed. */
 export const missingProof = (db: IndexerDb, f: ListFilter, ctx: QueryContext) => runList(db, 'missingProof', f, ctx);

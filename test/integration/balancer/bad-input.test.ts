@@ -144,6 +144,37 @@ test.serial('should refuse a block parameter nested thousands of levels deep wit
   t.regex(r.body.error.message, /deeper than 256 levels/);
 });
 
+test.serial('should never show a digit-only key written as <n>: not in the -32003 message, its data or a header', async (t) => {
+  const key = '73194027561937465021';
+  const before = upstreamCalls();
+  for (const path of [`/confirmations/${key}/rpc/1`, `/confirmations/${key}/finalized/rpc/1`, `/confirmations/0${key}/rpc/1/`]) {
+    const r = await gw.post(path, balance(33));
+    t.is(r.status, 400, r.text);
+    t.is(r.body.error.code, -32003);
+    t.is(r.body.id, 33);
+    // Neither the digits nor their rounding (7.3194027561937465e19) nor any long run of them.
+    const shown = `${r.text}\n${JSON.stringify(r.headers)}`;
+    t.false(shown.includes(key.slice(0, 12)), shown);
+    t.false(shown.includes(String(Number(key)).slice(0, 12)), shown);
+    t.regex(r.body.error.message, /\(2[01] characters, not shown/);
+    t.is(r.headers['x-required-confirmations'], undefined);
+  }
+  t.is(upstreamCalls(), before);
+});
+
+test.serial('should echo the id of a body nested too deep as the client wrote it (1.0 stays 1.0)', async (t) => {
+  const deep = `${'['.repeat(300)}${']'.repeat(300)}`;
+  for (const written of ['1.0', '1e0', '-0', '"a\\u0062"']) {
+    const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":${written},"method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+    t.is(r.status, 400, r.text);
+    t.is(r.body.error.code, -32600);
+    t.true(r.text.startsWith(`{"jsonrpc":"2.0","id":${written},"error":`), r.text);
+  }
+  // An id that is no valid id (not an integer) is null, as for any call.
+  const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":1.5,"method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
+  t.true(r.text.startsWith('{"jsonrpc":"2.0","id":null,"error":'), r.text);
+});
+
 test.serial('should refuse a block parameter nested within limits.jsonDepth but not a block with -32602', async (t) => {
   const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
   const r = await gw.post('/rpc/1', `{"jsonrpc":"2.0","id":"deep","method":"eth_getBlockTransactionCountByNumber","params":[${deep}]}`);
@@ -156,6 +187,7 @@ test.serial('should refuse <n> above the upstreams however many digits it has wi
   const r = await gw.post('/confirmations/18446744073709551617/rpc/1', balance(31));
   t.is(r.status, 400);
   t.is(r.body.error.code, -32003);
+  t.is(r.body.id, 31);
   const chain = await gw.post(`/rpc/${'9'.repeat(40)}`, balance(32));
   t.is(chain.status, 404);
   t.is(chain.body.error.code, -32001);

@@ -2,7 +2,8 @@
  * End to end from real contracts to both table layouts: FastBridgeV2 (the compiled contract of
  * test/fixtures/fastbridge/) deployed on two anvil chains, driven through every state the
  * contract allows (requested, then left unrelayed while both chains' clocks move 8 days forward,
- * past the 7-day missing-relay window; requested; relayed; proven; claimed; proven then disputed
+ * past the 7-day missing-relay window; requested and left past its on-chain deadline; requested
+ * with a deadline days ahead; relayed; proven; claimed; proven then disputed
  * by a guard; refunded; relayed then refunded; proven by another prover than the relayer), plus a
  * relay on the destination of a request the origin chain never saw bridged (an invalid relay).
  * Every list is thus non-empty. The events are
@@ -12,7 +13,7 @@
  * redeploy of each (tables dropped and re-created) is followed by the indexes coming back.
  */
 import test from 'ava';
-import { createPublicClient, createWalletClient, encodePacked, http, keccak256, parseEventLogs, toHex, type Address, type Hex, type Log } from 'viem';
+import { createPublicClient, createWalletClient, encodeFunctionData, encodePacked, http, keccak256, parseEventLogs, toFunctionSelector, toHex, type Address, type Hex, type Log } from 'viem';
 import { mnemonicToAccount, type HDAccount } from 'viem/accounts';
 import { indexerApi } from '../../../lib/indexer/api.js';
 import { chainById } from '../../../lib/indexer/chains.js';
@@ -40,7 +41,7 @@ const [ADMIN, RELAYER, GUARD, PROVER2] = [account(0), account(1), account(2), ac
  * first: once it is requested both chains' clocks move STALE_SECONDS forward, so it alone is
  * older than the missing-relay window when the API reads the tables.
  */
-const BRIDGES = ['stale', 'requested', 'relayed', 'proven', 'claimed', 'disputed', 'refunded', 'relayedRefunded', 'otherProver'] as const;
+const BRIDGES = ['stale', 'expired', 'requested', 'relayed', 'proven', 'claimed', 'disputed', 'refunded', 'relayedRefunded', 'otherProver'] as const;
 type Name = (typeof BRIDGES)[number];
 /** A bridge, or the relay of a request the origin never emitted. */
 type Id = Name | 'invalidRelay';
@@ -163,7 +164,9 @@ test.before(async () => {
     const originAmount = 10n ** 17n * BigInt(i + 1);
     const params = {
       dstChainId: DEST, sender: ADMIN.address, to: ADMIN.address, originToken: NATIVE, destToken: NATIVE,
-      originAmount, destAmount: originAmount - 10n ** 15n, sendChainGas: false, deadline: (await origin.client.getBlock()).timestamp + 3600n,
+      originAmount, destAmount: originAmount - 10n ** 15n, sendChainGas: false,
+      // An hour, the shortest a relayer quotes; `requested` two days: it still waits for its relay at NOW.
+      deadline: (await origin.client.getBlock()).timestamp + (name === 'requested' ? 2n * 86_400n : 3600n),
     };
     const sent = await origin.call(ADMIN, 'bridge', [params], originAmount);
     const [requested] = parseEventLogs({ abi, logs: sent.logs, eventName: 'BridgeRequested' });
@@ -181,7 +184,7 @@ test.before(async () => {
       }
       continue;
     }
-    if (name === 'requested' || name === 'refunded') continue;
+    if (name === 'requested' || name === 'expired' || name === 'refunded') continue;
     const relay = await dest.call(RELAYER, 'relay', [args.request], args.destAmount);
     at[name].relay = relay.timestamp;
     if (name === 'relayed' || name === 'relayedRefunded') continue;
@@ -244,7 +247,7 @@ test.after.always(async () => {
 /** The expected transactionIds of each list, from the states the bridges were driven to. */
 const LISTS: Record<string, Id[]> = {
   '/api/pending-transactions/missing-relay': ['requested'],
-  '/api/pending-transactions/exceed-deadline': ['stale'],
+  '/api/pending-transactions/exceed-deadline': ['stale', 'expired'], // expired: past its deadline, 1 hour old
   '/api/pending-transactions/missing-proof': ['relayed', 'disputed'], // relayedRefunded: refunded, proving it reverts
   '/api/pending-transactions/missing-claim': ['proven', 'otherProver'],
   '/api/refunded-and-relayed': ['relayedRefunded'],
@@ -287,6 +290,19 @@ for (const [path, expected] of Object.entries(LISTS)) {
     t.deepEqual(b.body, a.body);
   });
 }
+
+test.serial('the contract the lists follow: past its deadline a relay reverts (exceed-deadline), until it a relay lands (missing-relay)', async (t) => {
+  const [row] = await pg.db.any<{ request: Hex; destAmount: string }>('SELECT "request", "destAmount" FROM "BridgeRequestEvents" WHERE "transactionId" = $1', [tx.expired]);
+  const { result } = await dest.client.simulateContract({ address: dest.bridge, abi, functionName: 'getBridgeTransactionV2', args: [row!.request] }) as { result: { deadline: bigint } };
+  t.true(Number(result.deadline) < NOW, 'NOW is past the deadline');
+  const relayAt = (time: bigint) => dest.client.call({
+    account: RELAYER.address, to: dest.bridge, value: BigInt(row!.destAmount), blockOverrides: { time },
+    data: encodeFunctionData({ abi, functionName: 'relay', args: [row!.request] }),
+  });
+  await t.notThrowsAsync(relayAt(result.deadline), 'a relay in a block stamped with the deadline lands');
+  const error = await t.throwsAsync(relayAt(result.deadline + 1n));
+  t.regex(String((error as { data?: unknown }).data ?? error?.message), new RegExp(toFunctionSelector('DeadlineExceeded()').slice(2)));
+});
 
 test.serial('/api/invalid-relays: the relay of the forged request as the destination emitted it, and no bridge to look up', async (t) => {
   const [item] = (await get<Record<string, unknown>[]>(`${apps.old!.base}/api/invalid-relays`)).body;

@@ -1,13 +1,13 @@
 /**
  * The lists operators act on, at their edges: a proof and a dispute in one block, a bridge proven
- * or claimed on the origin chain whose relay is not indexed, refunded bridges, the deadline
- * cutoff, block times ahead of the server's clock, amounts beyond 2^53, and the lookup's key
+ * or claimed on the origin chain whose relay is not indexed, refunded bridges, the on-chain
+ * deadline in the request bytes and the 7-day cutoff, block times ahead of the server's clock, amounts beyond 2^53, and the lookup's key
  * spellings. Each bridge is in the one list its next action belongs to (or none), the same on
  * REST, GraphQL, `/api/stats` and both table layouts. Its own rows, apart from the shared fixture.
  */
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { getAddress } from 'viem';
+import { encodeAbiParameters, encodePacked, getAddress, type Hex } from 'viem';
 import { indexerApi } from '../../../lib/indexer/api.js';
 import { LIST_ROUTES } from '../../../lib/indexer/catalog.js';
 import { chainName } from '../../../lib/indexer/chains.js';
@@ -49,6 +49,26 @@ interface Spec {
   claim?: number;
   refund?: number;
   amount?: string;
+  /** The on-chain deadline in the request bytes (v2 layout, or v1 with `v1`); none: bytes of no layout. */
+  deadline?: bigint;
+  v1?: boolean;
+  /** The request's hex digits in upper case (the decoder takes any case). */
+  upper?: boolean;
+}
+
+/** The `request` bytes FastBridge would emit for a bridge with this deadline (v1 or v2 layout). */
+function requestBytes(spec: Spec): Hex {
+  if (spec.deadline === undefined) return '0x00';
+  const who = getAddress(SENDER);
+  const token = getAddress(TOKEN);
+  const bytes = spec.v1
+    ? encodeAbiParameters(
+      [{ type: 'tuple', components: ['uint32', 'uint32', 'address', 'address', 'address', 'address', 'uint256', 'uint256', 'uint256', 'bool', 'uint256', 'uint256'].map((type) => ({ type })) }],
+      [[ORIGIN, DEST, who, who, token, token, 100500000n, 100500000n, 0n, false, spec.deadline, 1n] as never])
+    : encodePacked(
+      ['uint16', 'uint32', 'uint32', 'address', 'address', 'address', 'address', 'uint256', 'uint256', 'uint256', 'uint256', 'uint256', 'address', 'uint256', 'uint256', 'bytes'],
+      [2, ORIGIN, DEST, who, who, token, token, 100500000n, 100500000n, 0n, spec.deadline, 1n, getAddress(RELAYER), 0n, 0n, '0x']);
+  return spec.upper ? `0x${bytes.slice(2).toUpperCase()}` : bytes;
 }
 
 function bridge(label: string, spec: Spec): void {
@@ -60,7 +80,7 @@ function bridge(label: string, spec: Spec): void {
   const money = { originToken: TOKEN, destToken: TOKEN, originAmount: amount, originAmountFormatted: '100.5', destAmount: amount, destAmountFormatted: '100.5' };
   if (spec.request !== undefined) {
     rows.requests.push({
-      id: txId, transactionId: txId, sender: SENDER, request: '0x00', ...money, ...origin,
+      id: txId, transactionId: txId, sender: SENDER, request: requestBytes(spec), ...money, ...origin,
       destChainId: DEST, destChain: chainName(DEST), sendChainGas: 0, ...at(spec.request, 'request'),
     });
   }
@@ -92,10 +112,20 @@ bridge('at-cutoff', { request: NOW - 7 * D });
 bridge('after-cutoff', { request: NOW - 7 * D + 1 });
 // A request whose block time is ahead of the server's clock, with an amount beyond 2^53.
 bridge('from-the-future', { request: NOW + 90, amount: HUGE });
+// The on-chain deadline in the request bytes: once it has passed, `relay` reverts (and the origin
+// may refund): exceed-deadline at any age. Until then (equal to now included: a relay may still land
+// in a block of this second) missing-relay, however large the uint256; older than 7 days, still
+// exceed-deadline. Requests above without a deadline carry bytes of no layout: their age decides.
+bridge('past-deadline', { request: NOW - 1 * D, deadline: BigInt(NOW - 1 * D + H) });
+bridge('past-deadline-v1', { request: NOW - 2 * H, deadline: BigInt(NOW - 1), v1: true, upper: true });
+bridge('within-deadline', { request: NOW - 2 * H - 30, deadline: BigInt(NOW + 1 * D) });
+bridge('at-deadline', { request: NOW - 1 * H, deadline: BigInt(NOW), v1: true });
+bridge('huge-deadline', { request: NOW - 3 * D, deadline: 2n ** 256n - 1n });
+bridge('old-far-deadline', { request: NOW - 8 * D, deadline: BigInt(NOW + 1 * D) });
 
 const EXPECTED: Record<ListQueryName, string[]> = {
-  missingRelay: ['from-the-future', 'disputed-no-relay', 'after-cutoff'],
-  exceedDeadline: ['at-cutoff'],
+  missingRelay: ['from-the-future', 'at-deadline', 'within-deadline', 'disputed-no-relay', 'huge-deadline', 'after-cutoff'],
+  exceedDeadline: ['past-deadline-v1', 'past-deadline', 'at-cutoff', 'old-far-deadline'],
   missingProof: ['same-block-dispute'],
   missingClaim: ['proven-no-relay'],
   refundedAndRelayed: ['relayed-refunded'],
@@ -212,6 +242,28 @@ test('the deadline cutoff: exactly 7 days old is exceed-deadline, one second you
   t.deepEqual(labelsOf(relay.body), ['after-cutoff']);
   const stale = await get(`${apps.old.base}/api/pending-transactions/exceed-deadline?${since}`);
   t.deepEqual(labelsOf(stale.body), ['at-cutoff']);
+});
+
+test('the on-chain deadline: past it at 1 day old, exceed-deadline, not missing-relay; within it, missing-relay; 7 days old, exceed-deadline', async (t) => {
+  for (const layout of ['old', 'new'] as const) {
+    const relay = await get<{ Bridge: { transactionId: string; decodedRequest: { deadline: string } | null } }[]>(
+      `${apps[layout].base}/api/pending-transactions/missing-relay`);
+    const stale = await get(`${apps[layout].base}/api/pending-transactions/exceed-deadline`);
+    t.false(labelsOf(relay.body).includes('past-deadline'), layout);
+    t.true(labelsOf(stale.body).includes('past-deadline'), layout);
+    t.true(labelsOf(stale.body).includes('past-deadline-v1'), layout);
+    t.true(labelsOf(relay.body).includes('within-deadline'), layout);
+    t.false(labelsOf(stale.body).includes('within-deadline'), layout);
+    t.true(labelsOf(stale.body).includes('old-far-deadline'), layout);
+    // What the operator reads: every deadline in missing-relay is now or later.
+    for (const item of relay.body) {
+      if (item.Bridge.decodedRequest) t.true(BigInt(item.Bridge.decodedRequest.deadline) >= BigInt(NOW), layout);
+    }
+    const gql = await graphql<{ data: Record<string, { Bridge: { transactionId: string } }[]> }>(apps[layout].base,
+      '{ a: pendingTransactionsMissingRelay { Bridge { transactionId } } b: pendingTransactionsMissingRelayExceedDeadline { Bridge { transactionId } } }');
+    t.deepEqual(labelsOf(gql.body.data.a), EXPECTED.missingRelay, layout);
+    t.deepEqual(labelsOf(gql.body.data.b), EXPECTED.exceedDeadline, layout);
+  }
 });
 
 test('the lookup takes a key with or without 0x, in any letter case; addresses come back checksummed', async (t) => {

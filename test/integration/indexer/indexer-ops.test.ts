@@ -17,7 +17,7 @@ import { listeningPort, logLines, runCli, configFile } from '../../support/cli.j
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig } from '../../support/gateway.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
-import { D, FIXTURE_ROWS, H, NOW, SPECS, labelOf, loadFixtures } from '../../fixtures/indexer/bridges.js';
+import { D, FIXTURE_ROWS, H, NOW, SPECS, deadlineOf, labelOf, loadFixtures } from '../../fixtures/indexer/bridges.js';
 import { get, graphql, serve, type Running } from '../../fixtures/indexer/server.js';
 
 let pg: TestDatabase;
@@ -56,7 +56,7 @@ for (const route of LIST_ROUTES) {
       const spec = SPECS.get(label)!;
       t.like(bridge.decodedRequest, {
         version: spec.sendChainGas ? 1 : 2, originChainId: bridge.originChainId, destChainId: bridge.destChainId,
-        originAmount: '100500000', destAmount: bridge.destAmount, deadline: String(spec.request! + 3600),
+        originAmount: '100500000', destAmount: bridge.destAmount, deadline: String(deadlineOf(spec)),
         sendChainGas: spec.sendChainGas ? true : null, exclusivityEndTime: spec.sendChainGas ? null : String(spec.request! + 60),
       }, label);
     }

@@ -335,11 +335,16 @@ test('time windows are computed per request, not at start-up', async (t) => {
   clock = NOW;
   const before = await get(`${moving.base}/api/pending-transactions/missing-relay`);
   t.deepEqual(labels(before.body), EXPECTED.missingRelay);
-  clock = NOW + 6 * D; // fresh-b and fresh-tie are now 8 days old
+  clock = NOW + 1; // fresh-a is past its on-chain deadline (NOW)
+  const passed = await get(`${moving.base}/api/pending-transactions/missing-relay`);
+  t.deepEqual(labels(passed.body), byIdDesc('requested-fresh-b', 'requested-fresh-tie'));
+  const passedExceeded = await get(`${moving.base}/api/pending-transactions/exceed-deadline`);
+  t.deepEqual(labels(passedExceeded.body), ['requested-fresh-a', 'requested-stale', 'requested-ancient']);
+  clock = NOW + 6 * D; // fresh-b and fresh-tie are now 8 days old (and past their deadlines)
   const after = await get(`${moving.base}/api/pending-transactions/missing-relay`);
-  t.deepEqual(labels(after.body), ['requested-fresh-a']);
+  t.deepEqual(labels(after.body), []);
   const exceeded = await get(`${moving.base}/api/pending-transactions/exceed-deadline`);
-  t.deepEqual(labels(exceeded.body), [...byIdDesc('requested-fresh-b', 'requested-fresh-tie'), 'requested-stale', 'requested-ancient']);
+  t.deepEqual(labels(exceeded.body), ['requested-fresh-a', ...byIdDesc('requested-fresh-b', 'requested-fresh-tie'), 'requested-stale', 'requested-ancient']);
   clock = NOW + 14 * D; // the invalid relay leaves the 14-day window
   const invalid = await get(`${moving.base}/api/invalid-relays`);
   t.deepEqual(invalid.body, []);
