@@ -7,7 +7,8 @@
  * absence is still confirmed once the heads show the nodes could have seen the data. A request
  * whose answers are the data sends no head poll. An `eth_getLogs` range is held to the same rule
  * whatever its answer (a node below toBlock answers a real but partial list): two lagging nodes
- * never confirm their partial list.
+ * never confirm their partial list, before the first head poll of a gateway that tracks heads
+ * either. So is a batch asked as a whole (the stages composed without runMembers).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -257,4 +258,27 @@ test('a batch asked as a whole holding a log range is confirmed once the heads l
   t.is(r.headers['x-confirmable'], 'true');
   t.is(r.body[0].result.length, 5);
   t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1]);
+});
+
+test('the first moments of a gateway whose probes and head tracker have started, before their first head answer: two lagging nodes do not confirm their partial log list', async (t) => {
+  // (as `omnigate serve`, which listens before its first head round has answered: the first round's
+  // eth_blockNumber calls are held unanswered; the ones asked later, on demand, are answered)
+  let started = false;
+  const held = (body: unknown) => !started && (body as { method?: string } | undefined)?.method === 'eth_blockNumber';
+  const fakes = await Promise.all([logNode(10), logNode(10), logNode(13)].map((answer) => startFakeUpstream({ answer, hangIf: held })));
+  const gw = await startGateway({ heads: { waitMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2, strategy: 'priority' } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  gw.rpc.startHealthChecks();
+  gw.rpc.startHeadTracking();
+  // The probe's and the head tracker's eth_blockNumber have reached every fake, unanswered.
+  for (const until = Date.now() + 10_000; fakes.some((f) => asked(f, 'eth_blockNumber') < 2) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [2, 2, 2]);
+  started = true;
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 503, r.text);
+  t.is(r.body.result, undefined, 'never the partial list');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { block: hex(12), required: 2, eligible: 1 });
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [1, 1, 1]);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [3, 3, 3], 'each asked its head once more, on demand');
 });
