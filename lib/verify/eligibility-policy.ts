@@ -72,7 +72,7 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   const started = performance.now();
   // A range (eth_getLogs up to toBlock): a node below toBlock answers the blocks it has, a real
   // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
-  const whole = !calls.some((call) => pinAtOf(call.method, chain.extraConfirmable)?.kind === 'filter');
+  const whole = !holdsRange(chain, calls);
   return {
     eligible: payload.batch
       ? (upstream, assessed) => {
@@ -101,6 +101,12 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
         });
     },
   };
+}
+
+/** Whether one of the calls reads a filter (eth_getLogs and kin: a range, fromBlock to toBlock). */
+function holdsRange(chain: Chain, calls: readonly RpcCall[]): boolean {
+  for (const call of calls) if (pinAtOf(call.method, chain.extraConfirmable)?.kind === 'filter') return true;
+  return false;
 }
 
 /**
