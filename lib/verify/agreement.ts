@@ -220,6 +220,9 @@ class AgreementLoop implements AgreementRun, Due {
       // No vote yet and a refusal in: the calls still running decide between relaying the
       // refusal (none of them votes) and a failure (one does), whatever the arrival order.
       if (votes.length === 0 && fanout.inFlight > 0 && this.failures.some((f) => f.refused)) return;
+      // A wait for eligibility comes once: it starts when the calls still running are in, so that
+      // those of them that cannot count yet are asked again after it too.
+      if (fanout.inFlight > 0 && this.mayWait()) return;
       if (this.waiting || this.waitToAskAgain()) return;
       return this.finish(this.failed('exhausted'));
     }
@@ -278,6 +281,12 @@ class AgreementLoop implements AgreementRun, Due {
       this.failures.push(a);
     }
     this.step();
+  }
+
+  /** Whether a wait for eligibility may still begin: none yet, and answers or failures to ask again after it. */
+  private mayWait(): boolean {
+    if (this.waited || this.waiting || this.policy.waitForEligible === undefined) return false;
+    return this.ineligible.length > this.requeueFrom || this.lackingSince(this.failuresFrom).length > 0;
   }
 
   /** The upstreams of failures[from..] that only lack the data yet (policy `lacking`), once each. */

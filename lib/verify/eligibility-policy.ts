@@ -1,7 +1,7 @@
 /**
  * Who may vote on a pinned read (lib/verify/README.md "How agreement works", 11), as the agreement loop's policy. Works on
- * one question: a single call, or a batch as a whole (a batch split per member asks one question
- * per member, each with its own policy).
+ * one question: a single call, or a batch as a whole (stages composed without runMembers; a batch
+ * split per member, as rpcPipeline does, asks one question per member, each with its own policy).
  *
  * Pinned to a block number (a block parameter, EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a
  * method the config declares with its pin, a `safe`/`finalized` that classify resolved to a
@@ -17,15 +17,20 @@
  * head is older is a vote (it had the data: heads are polled, so a head may be seconds old),
  * except for a range, eth_getLogs up to `toBlock`: a node below `toBlock` answers the logs of the
  * blocks it has, a real but partial list, so only upstreams known to have `toBlock` vote on it.
- * A batch member is held to the heads alone. Before waiting, the upstreams to be asked again are
- * asked for their heads at once (tracker.ts pollHeadsNow).
- * An answer that looks missing counts only from an upstream known to have the block
- * (eligibility.ts knownToHave): one whose head is unknown (an embedded pipeline before
- * `startHealthChecks()`, the first moments after start, an upstream whose head polls fail) is
- * not a vote; its head is asked for on demand and the question asked of it again once known.
- * The rest (a real answer from a node known to be below the block, a range) applies once the
- * chain's heads are polled (probes, the head tracker or a poll on demand): heads seen only in
- * passing answers are lower bounds, too stale to turn an upstream away.
+ * Before waiting, the upstreams to be asked again are asked for their heads at once (tracker.ts
+ * pollHeadsNow); the wait starts once the calls still running are in (agreement.ts).
+ * An answer that looks missing, and a range's answer whatever it holds, count only from an
+ * upstream known to have the block (eligibility.ts knownToHave): one whose head is unknown (an
+ * embedded pipeline before `startHealthChecks()`, the first moments after start, an upstream
+ * whose head polls fail) is not a vote; its head is asked for on demand and the question asked
+ * of it again once known. A real answer of a whole read is a vote whatever the head.
+ * A batch asked as a whole is held to the highest block of its members, its answer read member
+ * by member: from an upstream not known to have that block, a vote only when no member is a
+ * range and no member's answer looks missing (else its head is asked for, as above), and, once
+ * the chain's heads are polled (probes, the head tracker or a poll on demand), only while no
+ * upstream's head is known (eligibility.ts eligible: heads seen only in passing answers are
+ * lower bounds, too stale to turn an upstream away). A batch whose members are all pinned by
+ * hash has no rule here.
  *
  * Pinned to a hash (a block hash, EIP-1898 `blockHash`, eth_getLogs `blockHash`, a transaction
  * hash), a single call: whether an upstream has the data shows only in its answer. Answers that
@@ -44,7 +49,7 @@
  */
 import type { RpcCall } from '../jsonrpc/types.js';
 import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
-import { answerBodyAsMissing, missingBlockErrors } from './answers/missing.js';
+import { answerBodyAsMissing, answersAsMissing, missingBlockErrors } from './answers/missing.js';
 import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, providersWithBlock, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
 import { pinAtOf } from '../jsonrpc/classify.js';
 import { believedHead } from '../health/heads.js';
@@ -61,21 +66,28 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
       if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
   }
   const top = highestBlock(chain, calls);
-  if (top === undefined || (payload.batch && !headsPolled(chain))) return undefined;
+  if (top === undefined) return undefined;
   const required = q.required ?? 1;
   const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
   // A range (eth_getLogs up to toBlock): a node below toBlock answers the blocks it has, a real
   // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
-  const whole = !payload.batch && pinAtOf(calls[0]!.method, chain.extraConfirmable)?.kind !== 'filter';
+  const whole = !holdsRange(chain, calls);
   return {
     eligible: payload.batch
-      ? (upstream) => eligible(chain, upstream, calls)
-      : (upstream, assessed) => {
-          // An absence only from an upstream known to have the block (an unknown head is not: knownToHave).
+      ? (upstream, assessed) => {
+          // A batch asked as a whole (stages composed without runMembers): the same rule, member
+          // by member of its answer; the highest block of its members is the one to have.
           if (hasBlock(upstream, top) === true) return true;
-          if (answerBodyAsMissing(calls[0]!, assessed)) return false;
-          return whole || !headsPolled(chain) || eligible(chain, upstream, calls);
+          if (!whole || batchAnswerAsMissing(calls, assessed.body)) return false;
+          return !headsPolled(chain) || eligible(chain, upstream, calls);
+        }
+      : (upstream, assessed) => {
+          // An absence, or a range's list (complete or partial alike), only from an upstream known
+          // to have the block (an unknown head is not: knownToHave).
+          if (hasBlock(upstream, top) === true) return true;
+          // A real answer of a whole read (a block, a balance) is a vote: its node had the data.
+          return whole && !answerBodyAsMissing(calls[0]!, assessed);
         },
     // A lagging node's "header not found": asked again once its head has the block.
     lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
@@ -89,6 +101,36 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
         });
     },
   };
+}
+
+/** Whether one of the calls reads a filter (eth_getLogs and kin: a range, fromBlock to toBlock). */
+function holdsRange(chain: Chain, calls: readonly RpcCall[]): boolean {
+  for (const call of calls) if (pinAtOf(call.method, chain.extraConfirmable)?.kind === 'filter') return true;
+  return false;
+}
+
+/**
+ * Whether a batch's answer, asked as a whole, holds a member that looks like its block is
+ * missing (answers/missing.ts answersAsMissing, or an empty list), or cannot be told member by
+ * member (not a JSON array, a member whose id matches no call or several): such an answer counts
+ * only from an upstream known to have the block.
+ */
+function batchAnswerAsMissing(calls: readonly RpcCall[], body: Buffer): boolean {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(body.toString('utf8'));
+  } catch {
+    return true;
+  }
+  if (!Array.isArray(answer)) return true;
+  for (const member of answer as unknown[]) {
+    if (typeof member !== 'object' || member === null) return true;
+    const m = member as { id?: unknown; result?: unknown; error?: { message?: unknown } };
+    const of = calls.filter((c) => c.id === m.id);
+    if (of.length !== 1) return true;
+    if (answersAsMissing(of[0]!, m) || (Array.isArray(m.result) && m.result.length === 0)) return true;
+  }
+  return false;
 }
 
 /**

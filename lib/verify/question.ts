@@ -136,8 +136,8 @@ export interface AgreementPolicy extends CallPolicy {
   lacking?(failure: Bad): boolean;
   /**
    * Called once, when no group can reach N and some answers were not eligible (or some failures
-   * were `lacking`): a promise to wait for (e.g. heads catching up), after which `waiting`, the
-   * upstreams that answered so, are asked again; undefined to fail at once (cause 'ineligible').
+   * were `lacking`), once no call is still running: a promise to wait for (e.g. heads catching
+   * up), after which `waiting`, the upstreams that answered so, are asked again; undefined to fail at once (cause 'ineligible').
    * The deadline still applies. `ended` fires when the question ends first (deadline, client
    * gone): the wait should stop listening then.
    */

@@ -34,6 +34,8 @@ export interface FakeOptions {
   rawBatch?: boolean;
   /** Port to listen on (default: a free one), e.g. the port of a `deadUrl()` that comes back. */
   port?: number;
+  /** Asked for every request (its parsed body, HTTP fakes): true to never answer it, as the `hang` profile (its connection closed by the client or by close()). */
+  hangIf?: (body: unknown) => boolean;
   /** Asked for every request (its parsed body): an HTTP answer to give instead (e.g. 429 with Retry-After), or undefined for the usual one. */
   http?: (body: unknown) => { status: number; headers?: Record<string, string>; body?: string } | undefined;
 }
@@ -171,7 +173,7 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
       res.on('close', () => {
         if (!answered) fake.aborted += 1;
       });
-      if (fake.profile === 'hang') return;
+      if (fake.profile === 'hang' || options.hangIf?.(body)) return;
       const send = () => {
         answered = true;
         if (res.destroyed) return;

@@ -8,6 +8,7 @@ import connect from 'connect';
 import express from 'express';
 import { validateConfig, type OmnigateConfig } from '../../config/schema.js';
 import type { Logger } from '../../lib/log.js';
+import { pollHeadsNow } from '../../lib/health/tracker.js';
 import { rpcPipeline, type RpcPipeline } from '../../middleware/index.js';
 
 export interface Reply {
@@ -104,3 +105,18 @@ export function send(base: string, method: string, path: string, body?: string |
 
 /** A JSON-RPC request body. */
 export const rpc = (method: string, params: unknown[] = [], id: unknown = 1) => ({ jsonrpc: '2.0', id, method, params });
+
+/**
+ * The latest head of each of these fakes' upstreams learned now, as a read that needs heads asks
+ * for them (one `eth_blockNumber` each, lib/health/tracker.ts pollHeadsNow), then the fakes' counts
+ * and request lists cleared: a test that counts calls of an `eth_getLogs` range (voted on only by
+ * upstreams known to have its `toBlock`) starts from known heads, with no head poll in its counts.
+ */
+export async function learnHeads(gw: Gateway, fakes: readonly { url: string; calls: number; requests?: unknown[] }[]): Promise<void> {
+  const of = (url: string) => fakes.some((f) => f.url === url.replace(/\/$/, ''));
+  await Promise.all([...gw.rpc.registry.chains.values()].map((chain) => pollHeadsNow(chain, chain.upstreams.filter((u) => of(u.url)))));
+  for (const f of fakes) {
+    f.calls = 0;
+    if (f.requests) f.requests.length = 0;
+  }
+}

@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { log, startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
-import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { learnHeads, rpc, startGateway, type Gateway } from '../../support/gateway.js';
 
 async function setup(t: { teardown(fn: () => Promise<unknown>): void }, options: FakeOptions[], confirmations: number, chain: Record<string, unknown> = {}) {
   const fakes: FakeUpstream[] = [];
@@ -24,15 +24,18 @@ const balance = rpc('eth_getBalance', ['0x11111111111111111111111111111111111111
 const reply = (result: string) => (call: { id: unknown }) => `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${result}}`;
 
 const logsWith = (timestamp: (i: number) => string) => [1, 2, 3].map((i) => ({ ...log(i), blockTimestamp: timestamp(i) }));
+/** A node at block 0x10 whose every other answer is this log list (a range is voted on only by upstreams known to have its toBlock). */
+const logsAnswer = (logs: unknown[]) => (call: { method: string }) => (call.method === 'eth_blockNumber' ? { result: '0x10' } : { result: logs });
 
 test('should compare a log blockTimestamp: a liar in one log is not in X-Checked-URLS, the honest answer is returned', async (t) => {
   const honest = logsWith(() => '0x6553f100');
   const lying = logsWith((i) => (i === 2 ? '0x6553f101' : '0x6553f100'));
   const { fakes, gw } = await setup(
     t,
-    [{ answer: () => ({ result: honest }) }, { answer: () => ({ result: lying }) }, { answer: () => ({ result: honest }) }],
+    [{ answer: logsAnswer(honest) }, { answer: logsAnswer(lying) }, { answer: logsAnswer(honest) }],
     2,
   );
+  await learnHeads(gw, fakes);
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x10', toBlock: '0x10' }]));
   t.is(r.status, 200, r.text);
   t.is(r.headers['x-confirmable'], 'true');
@@ -65,9 +68,10 @@ test('should return totalDifficulty when the N agreeing upstreams all sent the s
 
 test('should return an ignored field of config only when the N agreed on it', async (t) => {
   const withExtra = logsWith(() => '0x1');
-  const { fakes, gw } = await setup(t, [{ answer: () => ({ result: withExtra }) }, { delayMs: 100, answer: () => ({ result: [log(1), log(2), log(3)] }) }], 2, {
+  const { fakes, gw } = await setup(t, [{ answer: logsAnswer(withExtra) }, { delayMs: 100, answer: logsAnswer([log(1), log(2), log(3)]) }], 2, {
     ignoredFields: { log: ['blockTimestamp'] },
   });
+  await learnHeads(gw, fakes);
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x10', toBlock: '0x10' }]));
   t.is(r.status, 200, r.text);
   t.is(r.headers['x-forwarded-from'], fakes[0]!.url);

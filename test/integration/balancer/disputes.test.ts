@@ -11,7 +11,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
-import { rpc, startGateway } from '../../support/gateway.js';
+import { learnHeads, rpc, startGateway } from '../../support/gateway.js';
 
 const pinnedBalance = rpc('eth_getBalance', ['0x1111111111111111111111111111111111111111', '0x10']);
 const unverifiedRead = rpc('eth_blockNumber');
@@ -111,6 +111,8 @@ test('should hand a refused request on without charging the refusing upstream a 
   const list = await fakes(t, [{ answer: refusing }, {}]);
   const [refuser, other] = list;
   const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } } });
+  // (heads known: a log range is voted on only by upstreams known to have its toBlock)
+  await learnHeads(gw, list);
   for (let i = 1; i <= 5; i++) {
     const r = await gw.post('/rpc/1', wideLogs);
     t.is(r.status, 200, r.text);
@@ -130,6 +132,8 @@ test('should hand a refused request on without charging the refusing upstream a 
 test('should not charge a rate limit (provider trouble) as a failure: the upstream is on back-off instead', async (t) => {
   const list = await fakes(t, [{ answer: rateLimited }, {}]);
   const gw = await gateway(t, { chains: { 1: { strategy: 'priority', rpcs: list.map((f) => f.url) } } });
+  // (heads known first: the range is answered in one call, well within the back-off)
+  await learnHeads(gw, list);
   t.is((await gw.post('/rpc/1', rpc('eth_chainId', []))).status, 200);
   const answers = [await gw.post('/rpc/1', wideLogs)];
   // Asked at once after it, within the first back-off (1 s; lib/health/rate-limits.ts).
@@ -180,6 +184,7 @@ test('a refusal relayed from fewer than N providers is not confirmed: X-Confirma
 test('should answer 502 when upstreams refused and another gave an answer that could not be confirmed', async (t) => {
   const list = await fakes(t, [{ answer: refusing }, {}]);
   const gw = await gateway(t, { chains: { 1: { rpcs: list.map((f) => f.url) } } });
+  await learnHeads(gw, list);
   const r = await gw.post('/confirmations/2/rpc/1', wideLogs);
   t.is(r.status, 502, r.text);
   t.is(r.body.error.code, -32011);

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import { log, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
-import { rpc, startGateway } from '../../support/gateway.js';
+import { learnHeads, rpc, startGateway } from '../../support/gateway.js';
 import { assessBody } from '../../../lib/verify/answers/answers.js';
 import { offThreadCounts, offThreadFrom } from '../../../lib/verify/answers/off-thread.js';
 
@@ -11,7 +11,8 @@ const logs = Array.from({ length: 5_000 }, (_, i) => ({
   ...log(i),
   data: `0x${i.toString(16).padStart(64, '0')}${'00'.repeat(96)}`,
 }));
-const answer: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs } : { result: null });
+/** A node at block 0x1313000 (a log range is voted on only by upstreams known to have its toBlock). */
+const answer: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs } : call.method === 'eth_blockNumber' ? { result: '0x1313000' } : { result: null });
 
 test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) => {
   const fakes = await Promise.all([
@@ -21,6 +22,7 @@ test('should confirm a 2.5 MB eth_getLogs answer with 3 upstreams', async (t) =>
   ]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 3 } } });
   t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await learnHeads(gw, fakes);
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
   t.is(r.status, 200);
   t.true(r.text.length >= 2_500_000, `answer is ${r.text.length} bytes`);
@@ -39,6 +41,7 @@ test.serial('should judge three byte-identical 2.5 MB answers once and compare t
   const fakes = await Promise.all([startFakeUpstream({ answer }), startFakeUpstream({ answer }), startFakeUpstream({ answer })]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 3 } } });
   t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await learnHeads(gw, fakes);
   const before = { ...offThreadCounts };
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
   t.is(r.status, 200);
@@ -61,7 +64,7 @@ test('should refuse an answer over limits.responseBytes and say so', async (t) =
 });
 
 /** The same list with one log's data changed: a liar a large answer's slices must catch. */
-const lying: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs.map((l, i) => (i === 4_321 ? { ...l, data: `${l.data.slice(0, -1)}1` } : l)) } : { result: null });
+const lying: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: logs.map((l, i) => (i === 4_321 ? { ...l, data: `${l.data.slice(0, -1)}1` } : l)) } : answer(call));
 
 test('should outvote a large answer that differs in one log, and fail a large answer that is not JSON, naming why', async (t) => {
   const fakes = await Promise.all([
@@ -72,6 +75,7 @@ test('should outvote a large answer that differs in one log, and fail a large an
   ]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
   t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await learnHeads(gw, fakes);
   const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
   t.is(r.status, 200);
   t.is(r.body.result.length, 5_000);
@@ -119,6 +123,8 @@ test.serial('should fail a large answer nested deeper than limits.jsonDepth as i
     const good = await startFakeUpstream({ answer });
     const gw = await startGateway({ chains: { 1: { rpcs: [deep.url, good.url], confirmations: 1 } } });
     t.teardown(() => Promise.all([gw.close(), deep.close(), good.close()]));
+    // (the good one's head known; the deep one's stays unknown: its answer fails before any vote)
+    await learnHeads(gw, [good]);
     const before = { ...offThreadCounts };
     const r = await gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x1312d00', toBlock: '0x1313000' }]));
     const judged = offThreadCounts.judged - before.judged;
@@ -162,14 +168,16 @@ test.serial('should not let bytes judged for one request vote on another: two pr
   const textA = answerOf(1, '0x10');
   type Call = { id: unknown; params?: unknown[] };
   const fromOf = (c: Call) => (c.params?.[0] as { fromBlock: string }).fromBlock;
-  const replaying = (c: Call) => (fromOf(c) === '0x20' ? textA : answerOf(c.id, fromOf(c)));
+  const head = (c: Call) => JSON.stringify({ jsonrpc: '2.0', id: c.id, result: '0x30' });
+  const replaying = (c: Call & { method: string }) => (c.method === 'eth_blockNumber' ? head(c) : fromOf(c) === '0x20' ? textA : answerOf(c.id, fromOf(c)));
   const fakes = await Promise.all([
     startFakeUpstream({ raw: replaying }),
     startFakeUpstream({ raw: replaying }),
-    startFakeUpstream({ raw: (c) => answerOf(c.id, fromOf(c)) }),
+    startFakeUpstream({ raw: (c) => (c.method === 'eth_blockNumber' ? head(c) : answerOf(c.id, fromOf(c))) }),
   ]);
   const gw = await startGateway({ chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2 } } });
   t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  await learnHeads(gw, fakes);
   const before = { ...offThreadCounts };
   const [a, b] = await Promise.all([
     gw.post('/rpc/1', rpc('eth_getLogs', [{ fromBlock: '0x10', toBlock: '0x30' }], 1)),

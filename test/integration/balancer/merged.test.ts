@@ -6,7 +6,7 @@
 import http from 'node:http';
 import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
-import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { learnHeads, rpc, startGateway, type Gateway } from '../../support/gateway.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 
@@ -18,6 +18,8 @@ async function setup(t: ExecutionContext, options: { delayMs?: number; profiles?
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
   });
+  // (heads known, block 0x10: a log range is voted on only by upstreams known to have its toBlock)
+  await learnHeads(gw, list);
   return { list, gw };
 }
 
@@ -58,6 +60,8 @@ test('a merged answer of several megabytes (put under each id a slice at a time)
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
   });
+  // (heads known, block 0x10: a log range is voted on only by upstreams known to have its toBlock)
+  await learnHeads(gw, list);
   const ids: unknown[] = [1, 'client "b"', 'é', 12345678901];
   const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/3/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
   t.is(calls(list, 'eth_getLogs'), 3, 'one agreement of N=3 for four requests');
@@ -83,6 +87,7 @@ test('each joined client\'s copy of a long merged answer is charged to limits.bu
     await gw.close();
     await node.close();
   });
+  await learnHeads(gw, [node]);
   const ids = ['first', 'second', 'third'];
   const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/1/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
   t.is(calls([node], 'eth_getLogs'), 1, 'one upstream call for the three requests');

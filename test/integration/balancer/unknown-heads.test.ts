@@ -5,11 +5,24 @@
  * heads are learned on demand (`eth_blockNumber`, only when an absence needs them): two lagging
  * nodes asked first never confirm `null` for a block or transaction a third one has, and a real
  * absence is still confirmed once the heads show the nodes could have seen the data. A request
- * whose answers are the data sends no head poll.
+ * whose answers are the data sends no head poll. An `eth_getLogs` range is held to the same rule
+ * whatever its answer (a node below toBlock answers a real but partial list): two lagging nodes
+ * never confirm their partial list, before the first head poll of a gateway that tracks heads
+ * either. So is a batch asked as a whole (the stages composed without runMembers).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import test from 'ava';
+import connect from 'connect';
+import { headSettings, setChainHeadSettings } from '../../../lib/health/heads.js';
+import { createMetrics } from '../../../lib/ops/metrics.js';
+import { createRegistry } from '../../../lib/upstream/registry.js';
+import { eligibilityPolicy } from '../../../lib/verify/eligibility-policy.js';
+import { hedgePolicy, hedgeSettings } from '../../../lib/verify/hedge-policy.js';
+import { composePolicies } from '../../../lib/verify/loop-policy.js';
+import { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, verify } from '../../../middleware/index.js';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream, type RpcCallIn } from '../../support/fake-upstream.js';
-import { rpc, startGateway } from '../../support/gateway.js';
+import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const txHash = `0x${'b2'.repeat(32)}`;
@@ -101,4 +114,171 @@ test('upstreams whose head polls keep failing cannot confirm null: -32016, never
   const receipt = await gw.post('/rpc/1', rpc('eth_getTransactionReceipt', [txHash]));
   t.is(receipt.status, 503, receipt.text);
   t.is(receipt.body.error.code, -32016);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Log ranges: a node below toBlock answers the logs of the blocks it has, a real but partial list.
+
+const logAt = (n: number) => ({
+  address: '0x5523d3c98809dddb82c686e152f5c58b1b0fb59e',
+  topics: [`0x${'12'.repeat(32)}`],
+  data: '0x',
+  blockNumber: hex(n),
+  blockHash: blockHashOf(n),
+  transactionHash: `0x${n.toString(16).padStart(64, '5')}`,
+  transactionIndex: '0x0',
+  logIndex: '0x0',
+  removed: false,
+});
+/** A node at head `head` with one log in every block: eth_getLogs answers the blocks of the range it has. */
+const logNode = (head: number, heads = true): AnswerFn => (call: RpcCallIn) => {
+  if (call.method !== 'eth_getLogs') return node(head, undefined, heads)(call);
+  const f = (call.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
+  const list: unknown[] = [];
+  for (let n = Number(f.fromBlock); n <= Math.min(Number(f.toBlock), head); n++) list.push(logAt(n));
+  return { result: list };
+};
+const range = (from: number, to: number, id = 1) => rpc('eth_getLogs', [{ fromBlock: hex(from), toBlock: hex(to) }], id);
+
+test('two lagging nodes asked first do not confirm their partial log list for a range a third node has whole: -32016, with no head polled before', async (t) => {
+  const { fakes, gw } = await setup(t, [logNode(10), logNode(10), logNode(13)]);
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 503, r.text);
+  t.is(r.body.result, undefined, 'never the partial list');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { block: hex(12), required: 2, eligible: 1 });
+  t.is(r.headers['retry-after'], '1');
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [1, 1, 1], 'each asked once: none of the lists counts before its head is known');
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [1, 1, 1], 'each head asked once, on demand');
+});
+
+test('a log range is confirmed once the heads learned on demand show the nodes have its toBlock; the next range needs no head poll', async (t) => {
+  const { fakes, gw } = await setup(t, [logNode(13), logNode(13), logNode(13)]);
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(r.headers['x-required-confirmations'], '2');
+  t.deepEqual(r.body.result.map((l: { blockNumber: string }) => l.blockNumber), [8, 9, 10, 11, 12].map(hex));
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [1, 1, 1], 'each head asked once');
+  t.deepEqual(fakes.slice(0, 2).map((f) => asked(f, 'eth_getLogs')), [2, 2], 'the two asked first, asked again once their heads were known');
+
+  const before = fakes.map((f) => f.requests.length);
+  const again = await gw.post('/rpc/1', range(9, 13, 2));
+  t.is(again.status, 200, again.text);
+  t.is(again.headers['x-confirmable'], 'true');
+  t.is(again.body.result.length, 5);
+  t.is(fakes.reduce((sum, f, i) => sum + f.requests.length - before[i]!, 0), 2, 'two eth_getLogs calls, no head poll');
+});
+
+test('upstreams whose head polls keep failing cannot confirm a log range: -32016, never X-Confirmable true', async (t) => {
+  const { fakes, gw } = await setup(t, [logNode(10, false), logNode(10, false)]);
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 503, r.text);
+  t.is(r.body.error.code, -32016);
+  t.is(r.body.result, undefined);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [1, 1]);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [1, 1]);
+});
+
+test('with no upstream beyond the N asked, the wait for heads starts once every answer is in: both asked for their heads and again, the range confirmed', async (t) => {
+  // (the faster node's answer comes first; the slower one's must not be left out of the wait)
+  const fakes = await Promise.all([startFakeUpstream({ answer: logNode(13) }), startFakeUpstream({ answer: logNode(13), delayMs: 100 })]);
+  const gw = await startGateway({ heads: { waitMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2, strategy: 'priority' } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(r.body.result.length, 5);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [1, 1]);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [2, 2]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// A batch asked as a whole: the stages composed without runMembers (middleware/README.md,
+// "Composing the stages yourself"), so the batch goes upstream as one request and is voted on whole.
+
+async function composed(t: import('ava').ExecutionContext, answers: AnswerFn[]) {
+  const fakes = await Promise.all(answers.map((answer) => startFakeUpstream({ answer })));
+  t.teardown(() => Promise.all(fakes.map((f) => f.close())));
+  const config = makeConfig({ heads: { waitMs: 300 }, timeouts: { hedgeMs: 1000 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2, strategy: 'priority' } } });
+  const registry = createRegistry(config);
+  const metrics = createMetrics(registry);
+  for (const chain of registry.chains.values()) setChainHeadSettings(chain, headSettings(chain.id, config.heads));
+  const app = connect()
+    .use(parseJsonRpc({ registry, bodyLimit: config.limits.bodyBytes, maxBatchSize: config.limits.batchSize, maxDepth: config.limits.jsonDepth }) as connect.NextHandleFunction)
+    .use(classify() as connect.NextHandleFunction)
+    .use(selectUpstreams() as connect.NextHandleFunction)
+    .use(fetchParallel({ upstreamTimeoutMs: config.timeouts.upstreamMs, requestTimeoutMs: config.timeouts.requestMs, maxResponseBytes: config.limits.responseBytes }) as connect.NextHandleFunction)
+    .use(canonicalize() as connect.NextHandleFunction)
+    .use(verify({ metrics, disputes: config.disputes, policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }) as connect.NextHandleFunction)
+    .use(emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }) as connect.NextHandleFunction)
+    .use(rpcErrorHandler() as connect.ErrorHandleFunction);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    await registry.close();
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { fakes, post: (body: unknown) => send(url, 'POST', '/rpc/1', JSON.stringify(body), { 'content-type': 'application/json' }) };
+}
+
+/** Upstream calls of a method, alone or in an upstream batch. */
+const askedIn = (f: FakeUpstream, method: string) =>
+  f.requests.flatMap((r) => (Array.isArray(r.body) ? r.body : [r.body])).filter((c) => (c as { method?: string }).method === method).length;
+
+test('a batch asked as a whole: two lagging nodes asked first do not confirm a partial log list and a null block a third node has: -32016', async (t) => {
+  const { fakes, post } = await composed(t, [logNode(10), logNode(10), logNode(13)]);
+  const r = await post([range(8, 12, 1), rpc('eth_getBlockByNumber', [hex(12), false], 2)]);
+  t.is(r.status, 503, r.text);
+  t.is(r.body.error.code, -32016);
+  t.is(r.body.id, null);
+  t.like(r.body.error.data, { block: hex(12), required: 2, eligible: 1 });
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_getLogs')), [1, 1, 1]);
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1], 'each head asked once, on demand');
+});
+
+test('a batch asked as a whole of real answers needs no head: confirmed by the first two, no head poll', async (t) => {
+  const { fakes, post } = await composed(t, [logNode(13), logNode(13), logNode(13)]);
+  const r = await post([rpc('eth_getBlockByNumber', [hex(12), false], 1), rpc('eth_getBlockByNumber', [hex(11), false], 2)]);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.deepEqual(r.body.map((m: { result: { number: string } }) => m.result.number), [hex(12), hex(11)]);
+  t.deepEqual(fakes.map((f) => f.requests.length), [1, 1, 0]);
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [0, 0, 0]);
+});
+
+test('a batch asked as a whole holding a log range is confirmed once the heads learned on demand show its toBlock', async (t) => {
+  const { fakes, post } = await composed(t, [logNode(13), logNode(13), logNode(13)]);
+  const r = await post([range(8, 12, 1), rpc('eth_getBlockByNumber', [hex(12), false], 2)]);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(r.body[0].result.length, 5);
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1]);
+});
+
+test('the first moments of a gateway whose probes and head tracker have started, before their first head answer: two lagging nodes do not confirm their partial log list', async (t) => {
+  // (as `omnigate serve`, which listens before its first head round has answered: the first round's
+  // eth_blockNumber calls are held unanswered; the ones asked later, on demand, are answered)
+  let started = false;
+  const held = (body: unknown) => !started && (body as { method?: string } | undefined)?.method === 'eth_blockNumber';
+  const fakes = await Promise.all([logNode(10), logNode(10), logNode(13)].map((answer) => startFakeUpstream({ answer, hangIf: held })));
+  const gw = await startGateway({ heads: { waitMs: 300 }, chains: { 1: { rpcs: fakes.map((f) => f.url), confirmations: 2, strategy: 'priority' } } });
+  t.teardown(() => Promise.all([gw.close(), ...fakes.map((f) => f.close())]));
+  gw.rpc.startHealthChecks();
+  gw.rpc.startHeadTracking();
+  // The probe's and the head tracker's eth_blockNumber have reached every fake, unanswered.
+  for (const until = Date.now() + 10_000; fakes.some((f) => asked(f, 'eth_blockNumber') < 2) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [2, 2, 2]);
+  started = true;
+  const r = await gw.post('/rpc/1', range(8, 12));
+  t.is(r.status, 503, r.text);
+  t.is(r.body.result, undefined, 'never the partial list');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { block: hex(12), required: 2, eligible: 1 });
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [1, 1, 1]);
+  t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [3, 3, 3], 'each asked its head once more, on demand');
 });

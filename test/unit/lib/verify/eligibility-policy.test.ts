@@ -104,6 +104,23 @@ test('a single call pinned to a block number: the number policy once heads are p
   t.is(policy.recheck, undefined);
 });
 
+test('a log range: a vote only from an upstream known to have its toBlock, whatever it answered; a whole read\'s real answer votes from an unknown head', (t) => {
+  const logs: RpcCall = { id: 1, method: 'eth_getLogs', params: [{ fromBlock: '0x5a', toBlock: '0x69' }] };
+  const list = [{ blockNumber: '0x5a', logIndex: '0x0' }];
+  const chain = chainOf([undefined, 100n, 110n]);
+  const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
+  const policy = eligibilityPolicy(ctxOf(chain, [logs]))!;
+  t.false(policy.eligible!(a, answer(a, list)), 'its head unknown: the list may be partial');
+  t.false(policy.eligible!(b, answer(b, list)), 'below toBlock: a partial list');
+  t.true(policy.eligible!(c, answer(c, list)));
+  t.true(policy.eligible!(c, answer(c, [])), 'at or above toBlock, an empty list too');
+  const unpolled = chainOf([undefined, undefined]);
+  const [d] = unpolled.upstreams as [Upstream];
+  t.false(eligibilityPolicy(ctxOf(unpolled, [logs]))!.eligible!(d, answer(d, list)), 'no head polled on the chain: no vote either');
+  const balance: RpcCall = { id: 1, method: 'eth_getBalance', params: [`0x${'11'.repeat(20)}`, '0x69'] };
+  t.true(eligibilityPolicy(ctxOf(unpolled, [balance]))!.eligible!(d, answer(d, '0x1')), 'a real balance: its node had the block');
+});
+
 test('ineligibleError for a hash: -32016 when one had it and others lacked it, else the usual 502', (t) => {
   const chain = chainOf([undefined, undefined, undefined]);
   const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
