@@ -26,13 +26,23 @@
  * to the CPU per answer measured in the same run; the data stays in KSPLIT_DIR). perf must be on
  * the PATH and allowed to attach (perf_event_paranoid ≤ 1 or root).
  * Knobs: KSPLIT_WHO (`omni,relay,proxy,ethers`), KSPLIT_ROUNDS (3), KSPLIT_SECONDS (4),
- * KSPLIT_CLIENTS (32), KSPLIT_DIR (a new temporary directory).
+ * KSPLIT_CLIENTS (32), KSPLIT_DIR (a new temporary directory), KSPLIT_FLAGS (node flags for the
+ * servers, space-separated: e.g. `--cpu-prof --cpu-prof-dir=DIR`, written when the run ends).
+ * Two builds of omnigate A/B: KSPLIT_BEFORE=<a copy of the repository with its dist/ built> and
+ * `before` in KSPLIT_WHO (e.g. `before,omni`): `before` is that copy's omnigate (its own
+ * test/bench/omnigate-server.mjs and dist/), served and measured as `omni` is, in the same
+ * alternated rounds; the end prints omni's CPU per answer ÷ before's, per round and the median.
+ * KSPLIT_ALLOC=1: after the rounds, one more run of each omnigate (`omni`, `before`) under V8's
+ * sampling heap profiler (its omnigate-server.mjs's `allocStart`/`allocStop`), and the bytes its
+ * process allocates per answer, by place (dist/, node's own, undici) and the KSPLIT_ALLOC_TOP
+ * (20) functions that allocate most.
  * Figures: test/bench/README.md, "2026-11-28 (seventh session)".
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { startChild, stopAll, type Child } from './children.js';
 import { runLoad } from './load.js';
@@ -43,7 +53,9 @@ const env = process.env;
 const MODE = env.KSPLIT_MODE ?? 'plain';
 if (!['plain', 'perfstat', 'record'].includes(MODE)) throw new Error(`KSPLIT_MODE must be plain, perfstat or record, got ${MODE}`);
 const WHO = (env.KSPLIT_WHO ?? 'omni,relay,proxy,ethers').split(',').filter((w) => w !== '');
-for (const w of WHO) if (!['omni', 'relay', 'proxy', 'ethers'].includes(w)) throw new Error(`KSPLIT_WHO: unknown server ${w}`);
+for (const w of WHO) if (!['omni', 'before', 'relay', 'proxy', 'ethers'].includes(w)) throw new Error(`KSPLIT_WHO: unknown server ${w}`);
+const BEFORE = env.KSPLIT_BEFORE;
+if (WHO.includes('before') && !BEFORE) throw new Error('KSPLIT_WHO names `before`: set KSPLIT_BEFORE to a copy of the repository with its dist/ built');
 const positive = (key: string, normal: number) => {
   const n = Number(env[key] ?? normal);
   if (!(n > 0)) throw new Error(`${key} must be a positive number`);
@@ -65,7 +77,7 @@ const pin = async (pids: number[], cpus: string) => {
 };
 const children = new Set<Child<any>>();
 const ctx: PartContext = { seconds: SECONDS, warmup: 1, rounds: ROUNDS, serverCpus: '1', otherCpus: '0', pin, children, log: console.log };
-const nodeFlags = MODE === 'record' ? ['--perf-basic-prof'] : [];
+const nodeFlags = [...(MODE === 'record' ? ['--perf-basic-prof'] : []), ...(env.KSPLIT_FLAGS ?? '').split(' ').filter((f) => f !== '')];
 
 interface Target {
   pid: number;
@@ -83,14 +95,18 @@ const viaHttp = (url: string) => async (seconds: number) => {
   return { ok: r.ok, failed: r.non2xx + r.errors };
 };
 const targets = new Map<string, Target>();
+/** The omnigate children (`omni`, `before`), for KSPLIT_ALLOC's commands. */
+const allocChildren = new Map<string, Child<{ port: number }>>();
 for (const who of WHO) {
-  if (who === 'omni') {
+  if (who === 'omni' || who === 'before') {
     const config = {
       port: 0, refreshInterval: 86_400, heads: { intervalMs: 3_600_000 }, timeouts: { hedgeMs: 0 }, mergeRequests: false, cache: { memoryBytes: 0 },
       chains: { [String(SOLO_CHAIN)]: { rpcs: solo.urls }, [String(TRIO_CHAIN)]: { rpcs: trio.urls } },
     };
-    const o = await startOmnigate(ctx, 'ksplit-omnigate', config, 4, nodeFlags);
+    const script = who === 'before' ? pathToFileURL(path.resolve(BEFORE!, 'test/bench/omnigate-server.mjs')).href : undefined;
+    const o = await startOmnigate(ctx, `ksplit-${who === 'omni' ? 'omnigate' : 'before'}`, config, 4, nodeFlags, script);
     targets.set(who, { pid: o.child.pid, drive: viaHttp(`${o.base}/rpc/${SOLO_CHAIN}`) });
+    allocChildren.set(who, o.child);
   } else if (who === 'ethers') {
     const c = await startChild<{ pid: number }>('ksplit-ethers', './peers-ethers.mjs', [JSON.stringify({ sets: [{ quorum: 1, urls: solo.urls, chainId: SOLO_CHAIN }], stallTimeout: 5_000 })], { plainJs: true, execArgv: nodeFlags });
     children.add(c);
@@ -208,6 +224,8 @@ async function nativeSplit(data: string, usPerAnswer: number, pid: number): Prom
 }
 
 const loadAverage = async () => (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+/** CPU µs per answer (user and system) of each server, per round. */
+const cpuPerAnswer = new Map<string, number[]>();
 try {
   for (let round = 1; round <= ROUNDS; round += 1) {
     const order = [...targets.keys()];
@@ -231,6 +249,7 @@ try {
       const per = (x: number, digits = 1) => (n > 0 ? (x / n).toFixed(digits) : 'n/a');
       const user = ((b.user - a.user) * 1000);
       const system = ((b.system - a.system) * 1000);
+      if (n > 0) cpuPerAnswer.set(who, [...(cpuPerAnswer.get(who) ?? []), (user + system) / n]);
       console.log(`round ${round}, ${who}: ${Math.round(n / SECONDS)} answers/s (${r.failed} failed), CPU µs per answer: user ${per(user)}, system ${per(system)} (threads other than the main one ${per((b.others - a.others) * 1000)}); per answer: context switches ${per(b.voluntary - a.voluntary, 3)} voluntary, ${per(b.involuntary - a.involuntary, 3)} not, minor page faults ${per(b.minflt - a.minflt, 3)}; load average ${load}`);
       if (MODE === 'perfstat' && n > 0) {
         const c = await perfStatCounts(file);
@@ -243,6 +262,34 @@ try {
         for (const line of await nativeSplit(file, (user + system) / n, t.pid)) console.log(line);
       }
     }
+  }
+  if (env.KSPLIT_ALLOC === '1') {
+    for (const who of ['before', 'omni']) {
+      const t = targets.get(who);
+      const c = allocChildren.get(who);
+      if (!t || !c) continue;
+      await c.call('allocStart');
+      const r = await t.drive(SECONDS);
+      const byFunction = await c.call<[string, number][]>('allocStop');
+      const places = new Map<string, number>();
+      let total = 0;
+      for (const [where, bytes] of byFunction) {
+        const file = where.slice(where.lastIndexOf(' ') + 1);
+        const place = file.startsWith('dist/') ? 'dist/' : file.startsWith('node:') ? 'node' : file.startsWith(':') ? '(no script)' : file.split('/')[0]!;
+        places.set(place, (places.get(place) ?? 0) + bytes);
+        total += bytes;
+      }
+      const per = (bytes: number) => (r.ok > 0 ? (bytes / r.ok).toFixed(0) : 'n/a');
+      console.log(`${who}: ${per(total)} bytes allocated per answer (${r.ok} answers under the sampling heap profiler); by place: ${[...places].sort((a, b) => b[1] - a[1]).map(([p, b]) => `${p} ${per(b)}`).join(', ')}`);
+      for (const [where, bytes] of byFunction.slice(0, Number(env.KSPLIT_ALLOC_TOP || 20))) console.log(`  ${per(bytes).padStart(6)}  ${where}`);
+    }
+  }
+  const omni = cpuPerAnswer.get('omni');
+  const before = cpuPerAnswer.get('before');
+  if (omni && before && omni.length === before.length) {
+    const ratios = omni.map((x, i) => x / before[i]!);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
+    console.log(`omni ÷ before, CPU per answer: median ${median(ratios).toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(', ')}); omni ${median(omni).toFixed(1)} µs, before ${median(before).toFixed(1)} µs (medians)`);
   }
 } finally {
   await stopAll(children);

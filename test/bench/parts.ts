@@ -142,9 +142,9 @@ export async function startNodes(ctx: PartContext, name: string, specs: { chainI
   };
 }
 
-/** An omnigate server from dist/ (omnigate-server.mjs) pinned to the server CPU, its upstreams healthy. */
-export async function startOmnigate(ctx: PartContext, name: string, config: object, upstreams: number, execArgv: string[] = []): Promise<{ child: Child<{ port: number }>; base: string }> {
-  const child = await startChild<{ port: number }>(name, './omnigate-server.mjs', [JSON.stringify(config)], { plainJs: true, execArgv });
+/** An omnigate server from dist/ (omnigate-server.mjs; another build's: `script`, its omnigate-server.mjs as a file URL) pinned to the server CPU, its upstreams healthy. */
+export async function startOmnigate(ctx: PartContext, name: string, config: object, upstreams: number, execArgv: string[] = [], script = './omnigate-server.mjs'): Promise<{ child: Child<{ port: number }>; base: string }> {
+  const child = await startChild<{ port: number }>(name, script, [JSON.stringify(config)], { plainJs: true, execArgv });
   ctx.children.add(child);
   await ctx.pin([child.pid], ctx.serverCpus);
   const base = `http://127.0.0.1:${child.info.port}`;

@@ -22,6 +22,10 @@
  * Each row also gives the event loop's busy share of the run in the process under test
  * (performance.eventLoopUtilization: omnigate's `elu` command before and after, ethers' around its
  * loops): below 100 %, that process waited for work (its clients, the nodes), not for a CPU.
+ * BENCH_PEERS_ALLOC=1: after the rounds, one more N=1 run of omnigate's under V8's sampling heap
+ * profiler (not in the rows: the profiler slows it), and the bytes its process allocates per
+ * answer: by where the code lives (dist/, node_modules, node's own), then by function
+ * (BENCH_ALLOC_TOP of them, 40), node's HTTP server and undici's internals included.
  */
 import { startChild, type Child } from './children.js';
 import { runLoad } from './load.js';
@@ -166,6 +170,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       rounds.n3.push(await viaOmnigate(3));
       if (ctx.rounds > 1) ctx.log(`peers: round ${round} of ${ctx.rounds} done`);
     }
+    if (process.env.BENCH_PEERS_ALLOC === '1') await allocations(ctx, omni.child, n1Url, body);
 
     const medianRow = (rs: PeerRow[]) => [...rs].sort((a, b) => a.rps - b.rps)[(rs.length - 1) >> 1]!;
     const table = [
@@ -210,4 +215,24 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
   } finally {
     await stopChildren(ctx, stopped);
   }
+}
+
+/** One more N=1 run of omnigate's under its sampling heap profiler: bytes allocated per answer, by place and by function. */
+async function allocations(ctx: PartContext, omni: Child<{ port: number }>, url: string, body: string): Promise<void> {
+  ctx.log(`peers: omnigate N=1 under the sampling heap profiler (${CLIENTS} connections, ${ctx.seconds} s)…`);
+  await omni.call('allocStart');
+  const r = await runLoad({ url, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: 0 });
+  const byFunction = await omni.call<[string, number][]>('allocStop');
+  check(r.non2xx === 0 && r.errors === 0 && r.ok > 0, `peers alloc run: ${r.ok} answers, ${r.non2xx} non-2xx, ${r.errors} errors`);
+  const places = new Map<string, number>();
+  let total = 0;
+  for (const [where, bytes] of byFunction) {
+    const file = where.slice(where.lastIndexOf(' ') + 1);
+    const place = file.startsWith('dist/') ? 'dist/' : file.startsWith('node:') ? 'node' : file === ':0' ? '(native, no script)' : file.split('/')[0]!;
+    places.set(place, (places.get(place) ?? 0) + bytes);
+    total += bytes;
+  }
+  const perAnswer = (bytes: number) => (bytes / r.ok).toFixed(0).padStart(6);
+  ctx.log(`  ${fmtInt(r.ok)} answers; ${perAnswer(total).trim()} bytes allocated per answer by the process; by place: ${[...places].sort((a, b) => b[1] - a[1]).map(([p, b]) => `${p} ${perAnswer(b).trim()}`).join(', ')}`);
+  for (const [where, bytes] of byFunction.slice(0, Number(process.env.BENCH_ALLOC_TOP || 40))) ctx.log(`  ${perAnswer(bytes)}  ${where}`);
 }
