@@ -272,10 +272,9 @@ class AgreementLoop implements AgreementRun, Due {
       const counted = policy.eligible === undefined || policy.eligible(a.upstream, a);
       policy.onOutcome?.(a, counted);
       if (!counted) this.ineligible.push(a);
-      else {
-        this.votes.push(this.perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
-        if (policy.recheck?.(a)) this.recheckVotes();
-      }
+      else this.votes.push(this.perProvider ? { hash: a.hash, item: a, voter: a.upstream.provider } : { hash: a.hash, item: a });
+      // Heard for an answer that does not count too: its data may change who else may vote.
+      if (policy.recheck?.(a)) this.recheckVotes();
     } else {
       policy.onOutcome?.(a, false);
       this.failures.push(a);

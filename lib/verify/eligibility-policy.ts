@@ -1,7 +1,8 @@
 /**
  * Who may vote on a pinned read (lib/verify/README.md "How agreement works", 11), as the agreement loop's policy. Works on
- * one question: a single call, or a batch as a whole (stages composed without runMembers; a batch
- * split per member, as rpcPipeline does, asks one question per member, each with its own policy).
+ * one question: a single call, or a batch as a whole (stages composed without runMembers:
+ * batch-eligibility.ts; a batch split per member, as rpcPipeline does, asks one question per
+ * member, each with its own policy).
  *
  * Pinned to a block number (a block parameter, EIP-1898 `blockNumber`, eth_getLogs `toBlock`, a
  * method the config declares with its pin, a `safe`/`finalized` that classify resolved to a
@@ -24,13 +25,9 @@
  * embedded pipeline before `startHealthChecks()`, the first moments after start, an upstream
  * whose head polls fail) is not a vote; its head is asked for on demand and the question asked
  * of it again once known. A real answer of a whole read is a vote whatever the head.
- * A batch asked as a whole is held to the highest block of its members, its answer read member
- * by member: from an upstream not known to have that block, a vote only when no member is a
- * range and no member's answer looks missing (else its head is asked for, as above), and, once
- * the chain's heads are polled (probes, the head tracker or a poll on demand), only while no
- * upstream's head is known (eligibility.ts eligible: heads seen only in passing answers are
- * lower bounds, too stale to turn an upstream away). A batch whose members are all pinned by
- * hash has no rule here.
+ * A batch asked as a whole is judged by these rules member by member of its answer
+ * (batch-eligibility.ts): held to the highest block of its members pinned by number, and each
+ * member pinned by hash held to the hash rule below.
  *
  * Pinned to a hash (a block hash, EIP-1898 `blockHash`, eth_getLogs `blockHash`, a transaction
  * hash), a single call: whether an upstream has the data shows only in its answer. Answers that
@@ -48,10 +45,21 @@
  * Applies with or without tracked heads, at any N.
  */
 import type { RpcCall } from '../jsonrpc/types.js';
-import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, type BlockNeed } from './eligibility.js';
-import { answerBodyAsMissing, answersAsMissing, missingBlockErrors } from './answers/missing.js';
-import { absenceNotVouched, blockNotAvailable, eligibleProviders, hashNotAvailable, providersWithBlock, waitForEligible, waitForHeadsToRise, waitUntil } from './head-waits.js';
-import { pinAtOf } from '../jsonrpc/classify.js';
+import { atBestHead, eligible, hasBlock, hashPinned, highestBlock, holdsRange, type BlockNeed } from './eligibility.js';
+import { answerBodyAsMissing, lacksBlock } from './answers/missing.js';
+import { batchHashError, batchPolicy } from './batch-eligibility.js';
+import {
+  absenceNotVouched,
+  blockNotAvailable,
+  eligibleProviders,
+  hashNotAvailable,
+  providersWithBlock,
+  waitForBlock,
+  waitForHeadsToRise,
+  waitUntil,
+  whilePolling,
+  withUnknownHeads,
+} from './head-waits.js';
 import { believedHead } from '../health/heads.js';
 import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
@@ -62,75 +70,29 @@ export function eligibilityPolicy(q: RequestQuestion): Partial<AgreementPolicy> 
   const { chain, payload } = q;
   if (!q.confirmable || !chain || !payload) return undefined;
   const calls = payload.calls;
-  if (!payload.batch) {
-      if (hashPinned(chain, calls[0]!)) return hashPolicy(chain, calls[0]!);
-  }
+  // A batch asked as a whole (stages composed without runMembers): the same rules, member by member of its answer.
+  if (payload.batch) return batchPolicy(chain, calls, q.required ?? 1);
+  const call = calls[0]!;
+  if (hashPinned(chain, call)) return hashPolicy(chain, call);
   const top = highestBlock(chain, calls);
   if (top === undefined) return undefined;
   const required = q.required ?? 1;
-  const id = payload.batch ? null : payload.calls[0]!.id;
   const started = performance.now();
   // A range (eth_getLogs up to toBlock): a node below toBlock answers the blocks it has, a real
   // but partial list. Only an upstream known to have toBlock votes, whatever it answered.
   const whole = !holdsRange(chain, calls);
   return {
-    eligible: payload.batch
-      ? (upstream, assessed) => {
-          // A batch asked as a whole (stages composed without runMembers): the same rule, member
-          // by member of its answer; the highest block of its members is the one to have.
-          if (hasBlock(upstream, top) === true) return true;
-          if (!whole || batchAnswerAsMissing(calls, assessed.body)) return false;
-          return !headsPolled(chain) || eligible(chain, upstream, calls);
-        }
-      : (upstream, assessed) => {
-          // An absence, or a range's list (complete or partial alike), only from an upstream known
-          // to have the block (an unknown head is not: knownToHave).
-          if (hasBlock(upstream, top) === true) return true;
-          // A real answer of a whole read (a block, a balance) is a vote: its node had the data.
-          return whole && !answerBodyAsMissing(calls[0]!, assessed);
-        },
-    // A lagging node's "header not found": asked again once its head has the block.
-    lacking: (failure) => !eligible(chain, failure.upstream, calls) && missingBlockErrors.some((re) => re.test(failure.reason)),
-    waitForEligible: (_state, waiting, ended) => {
-      // Heads polled every heads.intervalMs may be seconds old, or never polled: ask the waiting ones now.
-      const polled = pollHeadsNow(chain, waiting);
-      return waitForEligible(chain, calls, required, { signal: whilePolling(chain, polled, ended) })
-        .then((ok) => ok || (!ended.aborted && polled.then(() => providersWithBlock(chain, calls) >= required)))
-        .then((ok) => {
-          if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
-        });
+    eligible: (upstream, assessed) => {
+      // An absence, or a range's list (complete or partial alike), only from an upstream known
+      // to have the block (an unknown head is not: knownToHave).
+      if (hasBlock(upstream, top) === true) return true;
+      // A real answer of a whole read (a block, a balance) is a vote: its node had the data.
+      return whole && !answerBodyAsMissing(call, assessed);
     },
+    // A lagging node's "header not found": asked again once its head has the block.
+    lacking: (failure) => !eligible(chain, failure.upstream, calls) && lacksBlock(failure.reason),
+    waitForEligible: (_state, waiting, ended) => waitForBlock(chain, calls, required, waiting, ended, started, call.id),
   };
-}
-
-/** Whether one of the calls reads a filter (eth_getLogs and kin: a range, fromBlock to toBlock). */
-function holdsRange(chain: Chain, calls: readonly RpcCall[]): boolean {
-  for (const call of calls) if (pinAtOf(call.method, chain.extraConfirmable)?.kind === 'filter') return true;
-  return false;
-}
-
-/**
- * Whether a batch's answer, asked as a whole, holds a member that looks like its block is
- * missing (answers/missing.ts answersAsMissing, or an empty list), or cannot be told member by
- * member (not a JSON array, a member whose id matches no call or several): such an answer counts
- * only from an upstream known to have the block.
- */
-function batchAnswerAsMissing(calls: readonly RpcCall[], body: Buffer): boolean {
-  let answer: unknown;
-  try {
-    answer = JSON.parse(body.toString('utf8'));
-  } catch {
-    return true;
-  }
-  if (!Array.isArray(answer)) return true;
-  for (const member of answer as unknown[]) {
-    if (typeof member !== 'object' || member === null) return true;
-    const m = member as { id?: unknown; result?: unknown; error?: { message?: unknown } };
-    const of = calls.filter((c) => c.id === m.id);
-    if (of.length !== 1) return true;
-    if (answersAsMissing(of[0]!, m) || (Array.isArray(m.result) && m.result.length === 0)) return true;
-  }
-  return false;
 }
 
 /**
@@ -142,7 +104,7 @@ function batchAnswerAsMissing(calls: readonly RpcCall[], body: Buffer): boolean 
 function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
   let holder: Upstream | undefined;
   const missing = missingOf(call);
-  const unknownBlock = (failure: Bad) => missingBlockErrors.some((re) => re.test(failure.reason));
+  const unknownBlock = (failure: Bad) => lacksBlock(failure.reason);
   return {
     eligible: (upstream, assessed) => !missing(assessed) || (!holder && atBestHead(chain, upstream)),
     // An unknown-block error ("header for hash not found") once another upstream has the data, or
@@ -176,28 +138,6 @@ function hashPolicy(chain: Chain, call: RpcCall): Partial<AgreementPolicy> {
   };
 }
 
-/**
- * The signal a wait for heads listens to: the question's end, or the end of the polls on demand
- * when the chain's heads are still not polled after them (no tracker or probe runs and every poll
- * failed: no head comes within the wait, which then ends at once).
- */
-function whilePolling(chain: Chain, polled: Promise<void>, ended: AbortSignal): AbortSignal {
-  if (headsPolled(chain)) return ended;
-  const stop = new AbortController();
-  const onEnd = () => stop.abort();
-  ended.addEventListener('abort', onEnd, { once: true });
-  void polled.then(() => {
-    if (!headsPolled(chain)) stop.abort();
-  });
-  return stop.signal;
-}
-
-/** These upstreams, and every other of the chain whose head is not known (none once the heads are tracked). */
-function withUnknownHeads(chain: Chain, upstreams: readonly Upstream[]): readonly Upstream[] {
-  const unknown = chain.upstreams.filter((u) => u.health.head === undefined && !upstreams.includes(u));
-  return unknown.length === 0 ? upstreams : [...upstreams, ...unknown];
-}
-
 /** Whether an answer looks missing, parsed at most once per answer. */
 function missingOf(call: RpcCall): (a: Good) => boolean {
   const seen = new WeakMap<Good, boolean>();
@@ -225,6 +165,10 @@ export function ineligibleError(q: RequestQuestion, required: number, ranOutOfEl
   if (!payload.batch) {
     const pin = hashPinned(chain, calls[0]!);
     if (pin) return end ? hashError(chain, pin, calls[0]!, required, end, id) : undefined;
+  } else if (end) {
+    // A batch asked as a whole: a member pinned to a hash first (batch-eligibility.ts), then the highest block.
+    const err = batchHashError(chain, calls, required, end);
+    if (err) return err;
   }
   if (highestBlock(chain, calls) === undefined) return undefined;
   if (!ranOutOfEligible && (!headsPolled(chain) || eligibleProviders(chain, calls) >= required)) return undefined;
@@ -240,7 +184,7 @@ function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call
   const lacked = [
     ...end.ineligible.map((a) => a.upstream),
     // An unknown-block error is provider trouble (lib/verify/answers/trouble.ts): a failure, not a vote.
-    ...end.failures.filter((f) => missingBlockErrors.some((re) => re.test(f.reason))).map((f) => f.upstream),
+    ...end.failures.filter((f) => lacksBlock(f.reason)).map((f) => f.upstream),
   ];
   if (lacked.length === 0) return undefined;
   const holders = [...new Set(had.map((v) => v.item.upstream))];
@@ -255,7 +199,7 @@ function hashError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, call
 function absenceError(chain: Chain, pin: Extract<BlockNeed, { kind: 'hash' }>, required: number, end: Failed, id: string | number | null): Error | undefined {
   const behind = [
     ...end.ineligible.map((a) => a.upstream),
-    ...end.failures.filter((f) => missingBlockErrors.some((re) => re.test(f.reason)) && !atBestHead(chain, f.upstream)).map((f) => f.upstream),
+    ...end.failures.filter((f) => lacksBlock(f.reason) && !atBestHead(chain, f.upstream)).map((f) => f.upstream),
   ];
   if (behind.length === 0) return undefined;
   const atBest = [...new Set(end.votes.map((v) => v.item.upstream))];

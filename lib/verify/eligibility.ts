@@ -268,6 +268,12 @@ export function aboveEveryHead(chain: Chain, calls: readonly RpcCall[]): boolean
   return known;
 }
 
+/** Whether one of the calls reads a filter (eth_getLogs and kin: a range, fromBlock to toBlock). */
+export function holdsRange(chain: Chain, calls: readonly RpcCall[]): boolean {
+  for (const call of calls) if (pinAtOf(call.method, chain.extraConfirmable)?.kind === 'filter') return true;
+  return false;
+}
+
 /** The highest block number the calls need (undefined when none needs a known number). */
 export function highestBlock(chain: Chain, calls: readonly RpcCall[]): bigint | undefined {
   let top: bigint | undefined;

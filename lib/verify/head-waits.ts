@@ -1,12 +1,13 @@
 /**
  * Waiting for heads, and the -32016 errors when a wait ends without enough upstreams: the bounded
- * waits the eligibility policy (eligibility-policy.ts) hands the agreement loop, woken by each head
- * refresh (lib/health/heads.ts onHeads), and the errors that name the block or hash, who had it and
- * the heads seen (URLs redacted).
+ * waits the eligibility policies (eligibility-policy.ts, batch-eligibility.ts) hand the agreement
+ * loop, woken by each head refresh (lib/health/heads.ts onHeads), the signal they listen to, and
+ * the errors that name the block or hash, who had it and the heads seen (URLs redacted).
  */
 import { BlockNotAvailableError } from '../errors.js';
 import type { RpcCall } from '../jsonrpc/types.js';
 import { believedHead, chainHead, chainHeadSettings, headsEnded, inRotation, onHeads } from '../health/heads.js';
+import { headsPolled, pollHeadsNow } from '../health/tracker.js';
 import type { Chain, Upstream } from '../upstream/registry.js';
 import { bestCredibleHead, eligible, highestBlock, knownToHave, type BlockNeed } from './eligibility.js';
 
@@ -40,6 +41,21 @@ export function waitForEligible(
   options: { waitMs?: number; signal?: AbortSignal; among?: readonly Upstream[] } = {},
 ): Promise<boolean> {
   return waitUntil(chain, () => providersWithBlock(chain, calls, options.among) >= required, options);
+}
+
+/**
+ * The wait of a read pinned to a block number that fewer than `required` providers are known to
+ * have: the waiting upstreams asked for their heads now (heads polled every heads.intervalMs may
+ * be seconds old, or never polled), then at most heads.waitMs for enough of them to have the
+ * block. Rejects with blockNotAvailable when they still do not (`started`: when the question began).
+ */
+export function waitForBlock(chain: Chain, calls: readonly RpcCall[], required: number, waiting: readonly Upstream[], ended: AbortSignal, started: number, id: string | number | null): Promise<void> {
+  const polled = pollHeadsNow(chain, waiting);
+  return waitForEligible(chain, calls, required, { signal: whilePolling(chain, polled, ended) })
+    .then((ok) => ok || (!ended.aborted && polled.then(() => providersWithBlock(chain, calls) >= required)))
+    .then((ok) => {
+      if (!ok) throw blockNotAvailable(chain, calls, required, performance.now() - started, id);
+    });
 }
 
 /**
@@ -92,6 +108,28 @@ export function blockNotAvailable(chain: Chain, calls: readonly RpcCall[], requi
       ...(u.health.suspect ? { suspect: true } : {}),
     })),
   }, id);
+}
+
+/**
+ * The signal a wait for heads listens to: the question's end, or the end of the polls on demand
+ * when the chain's heads are still not polled after them (no tracker or probe runs and every poll
+ * failed: no head comes within the wait, which then ends at once).
+ */
+export function whilePolling(chain: Chain, polled: Promise<void>, ended: AbortSignal): AbortSignal {
+  if (headsPolled(chain)) return ended;
+  const stop = new AbortController();
+  const onEnd = () => stop.abort();
+  ended.addEventListener('abort', onEnd, { once: true });
+  void polled.then(() => {
+    if (!headsPolled(chain)) stop.abort();
+  });
+  return stop.signal;
+}
+
+/** These upstreams, and every other of the chain whose head is not known (none once the heads are tracked). */
+export function withUnknownHeads(chain: Chain, upstreams: readonly Upstream[]): readonly Upstream[] {
+  const unknown = chain.upstreams.filter((u) => u.health.head === undefined && !upstreams.includes(u));
+  return unknown.length === 0 ? upstreams : [...upstreams, ...unknown];
 }
 
 /**

@@ -7,7 +7,7 @@
  *   once bytes were sent, the hedging budget, …); none of them should take anything for asking:
  *   what a hedge costs is taken in `onHedge`, which runs only when the hedge goes out;
  * - `onOutcome`, `onAbandoned`, `onHedge`, `onDecided`: each one runs, in order;
- * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `lacking`, `waitForEligible`, `timers`): the last
+ * - the others (`hedgeDelayMs`, `hedgeCount`, `eligible`, `recheck`, `lacking`, `waitForEligible`, `timers`): the last
  *   policy that sets one wins.
  */
 import type { AgreementPolicy, RequestQuestion } from './question.js';

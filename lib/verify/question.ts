@@ -121,9 +121,10 @@ export interface AgreementPolicy extends CallPolicy {
    */
   eligible?(upstream: Upstream, assessed: Good): boolean;
   /**
-   * After a counted answer: true when the votes counted so far must be judged by `eligible` again
-   * (this answer changed who may vote: a hash that one upstream has makes earlier "not found"
-   * answers not votes). A vote that may no longer count moves to the ineligible answers.
+   * After each answer, counted or not: true when the votes counted so far must be judged by
+   * `eligible` again (this answer changed who may vote: a hash that one upstream has makes earlier
+   * "not found" answers not votes, even when the answer with it may not count itself, as a batch
+   * answer lacking another member). A vote that may no longer count moves to the ineligible answers.
    */
   recheck?(assessed: Good): boolean;
   /**

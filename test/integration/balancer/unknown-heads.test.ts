@@ -8,7 +8,9 @@
  * whose answers are the data sends no head poll. An `eth_getLogs` range is held to the same rule
  * whatever its answer (a node below toBlock answers a real but partial list): two lagging nodes
  * never confirm their partial list, before the first head poll of a gateway that tracks heads
- * either. So is a batch asked as a whole (the stages composed without runMembers).
+ * either. So is a batch asked as a whole (the stages composed without runMembers), member by
+ * member: a member pinned by hash is held to the best head, and never confirmed "not found" once
+ * an upstream answered it with data.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -281,4 +283,73 @@ test('the first moments of a gateway whose probes and head tracker have started,
   t.like(r.body.error.data, { block: hex(12), required: 2, eligible: 1 });
   t.deepEqual(fakes.map((f) => asked(f, 'eth_getLogs')), [1, 1, 1]);
   t.deepEqual(fakes.map((f) => asked(f, 'eth_blockNumber')), [3, 3, 3], 'each asked its head once more, on demand');
+});
+
+// A batch asked as a whole whose members are pinned by hash: each member held to the hash rule.
+const otherTx = `0x${'c3'.repeat(32)}`;
+const receipts = (first = txHash, id = 1) => [rpc('eth_getTransactionReceipt', [first], id), rpc('eth_getTransactionReceipt', [otherTx], id + 1)];
+
+test('a batch of receipts asked as a whole: two lagging nodes asked first do not confirm null for a receipt a third node has: -32016, with no head polled before', async (t) => {
+  const { fakes, post } = await composed(t, [node(10), node(10), node(13, 12)]);
+  const r = await post(receipts());
+  t.is(r.status, 503, r.text);
+  t.false(Array.isArray(r.body), 'never a confirmed null');
+  t.is(r.body.error.code, -32016);
+  t.is(r.body.id, null);
+  t.like(r.body.error.data, { hash: txHash, pin: 'transaction', required: 2, had: [fakes[2]!.url] });
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1], 'each head asked once, on demand');
+});
+
+test('a batch of receipts asked as a whole, heads known and level: a member one upstream answered with data is never confirmed null by two others', async (t) => {
+  const { fakes, post } = await composed(t, [node(13), node(13, 12), node(13)]);
+  // Heads learned on demand by a first absence every node vouches for.
+  const first = await post(rpc('eth_getTransactionReceipt', [otherTx], 1));
+  t.is(first.status, 200, first.text);
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1]);
+  const r = await post(receipts(txHash, 5));
+  t.is(r.status, 503, r.text);
+  t.false(Array.isArray(r.body), 'never a confirmed null');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { hash: txHash, pin: 'transaction', had: [fakes[1]!.url] });
+});
+
+test('a batch of receipts asked as a whole: a real absence is confirmed once the heads learned on demand show the nodes at the best head', async (t) => {
+  const { fakes, post } = await composed(t, [node(13), node(13), node(13)]);
+  const r = await post(receipts());
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.deepEqual(r.body.map((m: { result: unknown }) => m.result), [null, null]);
+  t.deepEqual(fakes.map((f) => askedIn(f, 'eth_blockNumber')), [1, 1, 1]);
+});
+
+test('a batch of receipts asked as a whole with the data needs no head: confirmed by the first two, no head poll', async (t) => {
+  const { fakes, post } = await composed(t, [node(13, 12), node(13, 12), node(13, 12)]);
+  const r = await post([rpc('eth_getTransactionReceipt', [txHash], 1), rpc('eth_getTransactionReceipt', [txHash], 2)]);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.deepEqual(r.body.map((m: { result: { blockNumber: string } }) => m.result.blockNumber), [hex(12), hex(12)]);
+  t.deepEqual(fakes.map((f) => f.requests.length), [1, 1, 0]);
+});
+
+test('a batch of receipts asked as a whole: the answer with a receipt that lacks the other one (from behind the best head) still takes back the null counted before', async (t) => {
+  // Heads 13, 12, 13: the node with the receipt is a block behind, so its null for the other
+  // receipt is no vote, nor its whole answer; the first node's null for the receipt it had is
+  // taken back all the same, and the third node's null is not counted.
+  const { fakes, post } = await composed(t, [node(13), node(12, 12), node(13)]);
+  const first = await post(rpc('eth_getTransactionReceipt', [otherTx], 1));
+  t.is(first.status, 200, first.text);
+  const r = await post(receipts(txHash, 5));
+  t.is(r.status, 503, r.text);
+  t.false(Array.isArray(r.body), 'never a confirmed null');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { hash: txHash, pin: 'transaction', had: [fakes[1]!.url], lacked: [fakes[0]!.url, fakes[2]!.url] });
+});
+
+test('a batch asked as a whole pinned by number and by hash: two lagging nodes asked first do not confirm null for the receipt the third node has: -32016', async (t) => {
+  const { fakes, post } = await composed(t, [node(10), node(10), node(13, 12)]);
+  const r = await post([rpc('eth_getBlockByNumber', [hex(12), false], 1), rpc('eth_getTransactionReceipt', [txHash], 2)]);
+  t.is(r.status, 503, r.text);
+  t.false(Array.isArray(r.body), 'never a confirmed null');
+  t.is(r.body.error.code, -32016);
+  t.like(r.body.error.data, { hash: txHash, had: [fakes[2]!.url], lacked: [fakes[0]!.url, fakes[1]!.url] });
 });

@@ -261,7 +261,7 @@ test('prior votes are never taken back by a recheck; the policy\'s recheck hears
     eligible: (u) => u.label === 'c',
   });
   await s.clock.advance(100);
-  t.deepEqual(heard, ['a', 'a2', 'c']);
+  t.deepEqual(heard, ['a', 'a2', 'b', 'c'], 'then every answer, b\'s that does not count too');
   t.deepEqual(s.called(), ['b@0', 'c@10']);
   t.is(s.summary(), 'agreed x by a,a2,c');
 });
@@ -569,6 +569,20 @@ test('eligibility recheck: an answer that changes who may vote takes back the vo
   t.is(s.summary(), 'agreed data by b,d', 'a\'s "none", counted first, is not a vote once b has the data');
   const decided = s.events.find((e) => e.startsWith('decided'));
   t.is(decided, 'decided data by b,d');
+});
+
+test('eligibility recheck: an answer that does not count itself still takes back the votes its data rules out', async (t) => {
+  // A batch asked whole: b has the data of one member but lacks another, so its answer is no vote;
+  // the "none" counted before it is taken back all the same, and c's "none" does not count.
+  let known = false;
+  const s = setup({ a: ok('none', 5), b: ok('data', 10), c: ok('none', 5), d: ok('none', 5) }, 2, {
+    eligible: (u, a) => (a.hash === 'none' ? !known : u.label !== 'b'),
+    recheck: (a) => !known && a.hash !== 'none' && (known = true),
+  });
+  await s.clock.advance(100);
+  t.deepEqual(s.called(), ['a@0', 'b@0', 'c@10', 'd@10'], 'two votes missing again once a\'s is taken back');
+  t.deepEqual(s.events.slice(0, 3), ['a:vote@5', 'b:ineligible@10', 'c:ineligible@15']);
+  t.is(s.summary(), 'failed (ineligible)', 'never "none" by a,c once b had the data');
 });
 
 test('eligibility recheck: taken-back votes are asked again after the wait, and a run without data still agrees on "none"', async (t) => {

@@ -1,6 +1,7 @@
 /**
  * The eligibility policy on one question (a single call: a batch split per member asks one per
- * member): which hooks it hands the agreement loop, and the -32016 it makes of a loop's end.
+ * member; or a batch asked as a whole, its answer read member by member): which hooks it hands
+ * the agreement loop, and the -32016 it makes of a loop's end.
  */
 import test from 'ava';
 import type { RpcContext } from '../../../../lib/pipeline/context.js';
@@ -53,13 +54,12 @@ test('a single call pinned to a hash: "not found" votes until an upstream has th
   t.false(policy.recheck!(answer(c, { blockNumber: '0x1' })), 'only once');
 });
 
-test('the hash policy at N=1 too (a lagging node\'s null is not the answer), none for a batch as a whole or an unconfirmable call', (t) => {
+test('the hash policy at N=1 too (a lagging node\'s null is not the answer), none for an unconfirmable call', (t) => {
   const chain = chainOf([97n, 100n]);
   const [a, b] = chain.upstreams as [Upstream, Upstream];
   const policy = eligibilityPolicy(ctxOf(chain, [receipt()], 1))!;
   t.false(policy.eligible!(a, answer(a, null)), 'behind the best head: its null is no answer');
   t.true(policy.eligible!(b, answer(b, null)));
-  t.is(eligibilityPolicy(ctxOf(chain, [receipt(1), receipt(2)])), undefined);
   t.is(eligibilityPolicy({ ...ctxOf(chain, [receipt()]), confirmable: false }), undefined);
 });
 
@@ -135,6 +135,50 @@ test('ineligibleError for a hash: -32016 when one had it and others lacked it, e
   t.is(ineligibleError(ctx, 2, false, end([answer(a, null)], [])), undefined, 'nobody had it, nobody behind: the usual 502');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 }), answer(b, { x: 2 })], [answer(c, null)])), undefined, 'the holders disagree: a dispute (502)');
   t.is(ineligibleError(ctx, 2, false, end([answer(a, { x: 1 })], [], [{ upstream: b, ok: false, reason: 'timeout', ms: 1 }])), undefined, 'no one lacked it: upstreams failed (502)');
+});
+
+const batchAnswer = (u: Upstream, ...results: unknown[]): Good => {
+  const body = JSON.stringify(results.map((result, i) => ({ jsonrpc: '2.0', id: i + 1, result })));
+  return { upstream: u, ok: true, body: Buffer.from(body), hash: body, ms: 1 };
+};
+const other = `0x${'cd'.repeat(32)}`;
+
+test('a batch asked as a whole with members pinned by hash: a member that looks missing votes only from the best head, and only until an upstream has its data', (t) => {
+  const chain = chainOf([97n, 100n, 100n, 100n]);
+  const [a, b, c, d] = chain.upstreams as [Upstream, Upstream, Upstream, Upstream];
+  const calls: RpcCall[] = [receipt(1), { id: 2, method: 'eth_getTransactionReceipt', params: [other] }];
+  const policy = eligibilityPolicy(ctxOf(chain, calls))!;
+  t.false(policy.eligible!(a, batchAnswer(a, null, null)), 'behind the best head: its nulls are no vote');
+  t.true(policy.eligible!(a, batchAnswer(a, { blockNumber: '0x1' }, { blockNumber: '0x2' })), 'the data is a vote whatever the head');
+  const nullsOfB = batchAnswer(b, null, null);
+  t.true(policy.eligible!(b, nullsOfB), 'at the best head, nobody has either yet: a vote');
+  t.false(policy.recheck!(nullsOfB));
+  // a, behind the best head, has the first receipt and lacks the second: no vote, but its data counts.
+  const partOfA = batchAnswer(a, { blockNumber: '0x1' }, null);
+  t.false(policy.eligible!(a, partOfA));
+  t.true(policy.recheck!(partOfA), 'the first answer with a member\'s data: recheck the votes');
+  t.false(policy.eligible!(b, nullsOfB), 'the nulls counted before are taken back');
+  t.true(policy.eligible!(c, batchAnswer(c, { blockNumber: '0x1' }, null)), 'the second member still votes "not found" from the best head');
+  t.false(policy.recheck!(batchAnswer(d, { blockNumber: '0x1' }, null)), 'only once per member');
+  t.false(policy.eligible!(c, { ...batchAnswer(c, null, null), body: Buffer.from('{"jsonrpc":"2.0","id":1,"result":null}') }), 'not read member by member: as if every member were missing');
+  const unknownBlock = { upstream: c, ok: false as const, reason: 'provider error -32000: header for hash not found', ms: 1 };
+  t.true(policy.lacking!(unknownBlock), 'an upstream had data: an unknown-block error is lag');
+});
+
+test('ineligibleError for a batch asked as a whole: -32016 naming the member\'s hash, who had it and who lacked it; or the best head and who was behind it', (t) => {
+  const chain = chainOf([97n, 100n, 100n]);
+  const [a, b, c] = chain.upstreams as [Upstream, Upstream, Upstream];
+  const calls: RpcCall[] = [{ id: 1, method: 'eth_getTransactionReceipt', params: [other] }, receipt(2)];
+  const ctx = ctxOf(chain, calls);
+  const end = (votes: Good[], ineligible: Good[]): Failed => ({ kind: 'failed', cause: 'ineligible', required: 2, votes: votes.map((v) => ({ hash: v.hash, item: v })), ineligible, failures: [], called: [a, b, c] });
+  const had = ineligibleError(ctx, 2, true, end([batchAnswer(c, null, { blockNumber: '0x1' })], [batchAnswer(a, null, null), batchAnswer(b, null, null)])) as Error & { rpcCode: number; rpcId: unknown; data: Record<string, unknown> };
+  t.is(had.rpcCode, -32016);
+  t.is(had.rpcId, null);
+  t.like(had.data, { hash, pin: 'transaction', had: ['u2'], lacked: ['u0', 'u1'] });
+  const behind = ineligibleError(ctx, 2, true, end([batchAnswer(b, null, null)], [batchAnswer(a, null, null)])) as Error & { data: Record<string, unknown> };
+  t.like(behind.data, { hash: other, bestHead: '0x64', atBestHead: ['u1'] });
+  t.deepEqual(behind.data.behind, [{ upstream: 'u0', latest: '0x61' }]);
+  t.is(ineligibleError(ctx, 2, true, end([batchAnswer(b, null, { x: 1 }), batchAnswer(c, null, { x: 2 })], [batchAnswer(a, null, null)])), undefined, 'the holders disagree: a dispute (502)');
 });
 
 test('aboveEveryHead: a block no upstream has reached is; a head at it is not; with no head known (every poll failed) nothing is', (t) => {
