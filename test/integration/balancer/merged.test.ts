@@ -24,8 +24,9 @@ async function setup(
 ): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
   const profiles = options.profiles ?? ['honest', 'honest', 'honest'];
   const list = await Promise.all(profiles.map((profile) => startFakeUpstream({ profile, delayMs: options.delayMs ?? 300, ...(options.hold && { hold: options.hold }) })));
-  // Answers held by the test come late: no hedged call to a third upstream meanwhile.
-  const gw = await startGateway({ refreshInterval: 3600, ...(options.hold && { timeouts: { hedgeMs: 0 } }), chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  // Calls are counted exactly, and a loaded machine (or a held answer) makes an answer late: no
+  // hedged call to a third upstream.
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
@@ -221,7 +222,7 @@ test('a run that ends in a disagreement gives every request that joined it the e
 
 test('mergeRequests: false: every request runs its own agreement', async (t) => {
   const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ delayMs: 200 })));
-  const gw = await startGateway({ refreshInterval: 3600, mergeRequests: false, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, mergeRequests: false, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
