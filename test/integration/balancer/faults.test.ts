@@ -54,8 +54,10 @@ const batch = {
 const clients = ['node', 'undici'] as const;
 type Client = (typeof clients)[number];
 
+// No hedging: a stalled fault runs to upstreamMs, which is above the tests' default hedge delay,
+// and what is checked is one upstream asked after another, in ranking order.
 const config = (rpcs: string[], extra: Record<string, unknown> = {}, client: Client = 'node') => ({
-  timeouts: { upstreamMs, requestMs },
+  timeouts: { upstreamMs, requestMs, hedgeMs: 0 },
   limits: { responseBytes },
   upstreams: { client },
   chains: { 1: { rpcs, confirmations: Math.min(2, rpcs.length) } },
@@ -269,7 +271,7 @@ for (const client of clients) {
   test.serial(`${client}: should name every fault when a chain has one upstream of each kind and none answers (N=1)`, async (t) => {
     const usable = cases.filter((c) => !c.batch);
     const faulty = await startedAll(t, usable.map((c) => startFaulty(c)));
-    const gw = await started(t, startGateway(config(faulty.map((f) => f.url), { timeouts: { upstreamMs, requestMs: 20_000 } }, client)));
+    const gw = await started(t, startGateway(config(faulty.map((f) => f.url), { timeouts: { upstreamMs, requestMs: 20_000, hedgeMs: 0 } }, client)));
     const r = await timed(() => gw.post('/rpc/1', single.n1));
     t.is(r.status, 502, r.text);
     t.is(r.body.id, 1);
