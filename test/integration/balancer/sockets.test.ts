@@ -120,7 +120,9 @@ test.serial(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 
   }
   t.is(f.calls.get('eth_getBalance'), 300, 'one call per request');
   t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
-  t.true(f.connections.most <= cap + 2, `${f.connections.most} connections at once (server side)`);
+  // (server side: connections the gateway closed count until their FIN is read, late under load;
+  // a gateway opening a socket per call would still show far more than twice the cap)
+  t.true(f.connections.most <= 2 * cap, `${f.connections.most} connections at once (server side)`);
   t.true(gw.rpc.registry.sockets!.open <= cap);
 });
 }
