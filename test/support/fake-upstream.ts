@@ -3,7 +3,8 @@
  * spirit of erpc's fake_server: `honest` (compact JSON), `pretty` (indented), `reordered`
  * (keys in reverse order), `extras` (fields of the default ignore list added: totalDifficulty, chainId, yParity), `liar` (a different answer),
  * `error500` (HTML with HTTP 500), `hang` (never answers), and a `delayMs` for any profile; `http`
- * answers chosen requests with another HTTP status (a 429 with Retry-After).
+ * answers chosen requests with another HTTP status (a 429 with Retry-After); `hold` keeps an
+ * HTTP fake's answers until a promise of the test's settles.
  * Each fake counts the calls it received, so tests can assert how many upstreams were asked.
  */
 import { readFileSync } from 'node:fs';
@@ -38,6 +39,12 @@ export interface FakeOptions {
   hangIf?: (body: unknown) => boolean;
   /** Asked for every request (its parsed body): an HTTP answer to give instead (e.g. 429 with Retry-After), or undefined for the usual one. */
   http?: (body: unknown) => { status: number; headers?: Record<string, string>; body?: string } | undefined;
+  /**
+   * HTTP only: asked for each request (its parsed body); the answer waits until the promise it
+   * returns settles (then `delayMs`), so that a test holds calls in flight until what it checks
+   * has happened, not for a time. Undefined: no wait.
+   */
+  hold?: (body: unknown) => Promise<unknown> | undefined;
 }
 
 export interface FakeUpstream {
@@ -195,8 +202,10 @@ export async function startFakeUpstream(options: FakeOptions = {}): Promise<Fake
               : render(fake.profile, body, answer);
         res.writeHead(200, { 'content-type': 'application/json' }).end(text);
       };
-      if (fake.delayMs > 0) setTimeout(send, fake.delayMs);
-      else send();
+      const later = () => (fake.delayMs > 0 ? void setTimeout(send, fake.delayMs) : send());
+      const held = options.hold?.(body);
+      if (held) void held.then(later, later);
+      else later();
     });
   });
   server.on('connection', (s) => {

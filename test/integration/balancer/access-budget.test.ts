@@ -65,7 +65,7 @@ const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const balance = (block: number, id: unknown = block) => rpc('eth_getBalance', [ADDRESS, hex(block)], id);
 const credits = (r: Reply) => Number(r.headers['x-credits']);
 
-const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 10);
+const until = (ok: () => boolean | Promise<boolean>, ms = 20_000) => waitUntil(ok, ms, 10);
 
 test('an answer costs its weight × the upstream calls it took: N=3 three times N=1, and says what the day has left', async (t) => {
   const { gw, list } = await setup(t);

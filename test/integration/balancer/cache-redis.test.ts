@@ -39,7 +39,7 @@ async function gateway(t: ExecutionContext, list: FakeUpstream[], redis: TestRed
   return gw;
 }
 
-const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 50);
+const until = (ok: () => boolean | Promise<boolean>, ms = 20_000) => waitUntil(ok, ms, 50);
 
 const balances = (list: FakeUpstream[]) =>
   list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === 'eth_getBalance').length, 0);

@@ -13,8 +13,9 @@ import test, { type ExecutionContext } from 'ava';
 import { startServer } from '../../../lib/server/app.js';
 import { servedPerConnection } from '../../../lib/server/turns.js';
 import { startFakeUpstream, type FakeOptions, type FakeUpstream } from '../../support/fake-upstream.js';
-import { makeConfig, rpc, send, startGateway, type Gateway } from '../../support/gateway.js';
+import { makeConfig, rpc, send, startGateway, type Gateway, type Reply } from '../../support/gateway.js';
 import { exchange as rawExchange } from '../../support/raw-http.js';
+import { until as waitUntil } from '../../support/wait.js';
 
 const MiB = 1 << 20;
 
@@ -59,13 +60,13 @@ const post = (path: string, body: unknown, close = false) => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Posts a small call to `path` until the answer's status is `status` (at most 200 times, 100 ms
- * apart); returns the last answer. While the budget is exhausted (limits.bufferedBytes held to
- * the byte) it is refused before any upstream is called (-32013).
+ * Posts a small call to `path` until the answer's status is `status` and `also` holds for it (at
+ * most 200 times, 100 ms apart); returns the last answer. While the budget is exhausted
+ * (limits.bufferedBytes held to the byte) it is refused before any upstream is called (-32013).
  */
-async function until(gw: Gateway, path: string, status: number) {
+async function until(gw: Gateway, path: string, status: number, also: (r: Reply) => boolean = () => true) {
   let last = await gw.post(path, rpc('eth_blockNumber', [], 'probe'));
-  for (let i = 1; i < 200 && last.status !== status; i++) {
+  for (let i = 1; i < 200 && !(last.status === status && also(last)); i++) {
     await sleep(100);
     last = await gw.post(path, rpc('eth_blockNumber', [], 'probe'));
   }
@@ -84,16 +85,19 @@ test('a pipelined request whose connection closes before its turn gives its buff
   });
   // the first request waits on the slow upstream; the second's 3 MiB answer waits for its turn
   const { socket } = await connection(t, gw, post('/rpc/1337', rpc('eth_blockNumber', [], 'first')) + post('/rpc/1', rpc('eth_blockNumber', [], 'second')));
-  while (big.calls < 1) await sleep(20);
-  await sleep(500);
-  // its 3 MiB are held: the budget is full
-  const held = await until(gw, '/rpc/2', 503);
+  await waitUntil(() => big.calls >= 1);
+  // Its 3 MiB are held (once read) until its turn, 10 s away: the budget is full. (A call admitted
+  // in the instant before they were charged is refused too, later, with its upstream's failure:
+  // asked again until one is refused at admission, which says what is in use.)
+  const held = await until(gw, '/rpc/2', 503, (r) => r.body?.error?.data?.inUse !== undefined);
   t.is(held.body?.error?.code, -32013, held.text);
   t.is(held.body?.error?.data?.inUse, 3 * MiB, held.text);
   socket.destroy();
   // both requests are gone with their connection: the budget is whole again
   const after = await until(gw, '/rpc/2', 200);
   t.is(after.status, 200, after.text);
+  // (the fake sees its connection closed a moment after the gateway gave the bytes back)
+  await waitUntil(() => slow.aborted >= 1).catch(() => undefined);
   t.is(slow.aborted, 1, 'the first request\'s upstream call was aborted');
 });
 
@@ -108,7 +112,9 @@ test('request bodies being read are held to limits.bufferedBytes, all connection
   const size = MiB;
   const held: { socket: Socket; received: () => string }[] = [];
   for (let i = 0; i < 4; i++) held.push(await connection(t, gw, `POST /rpc/1337 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n${' '.repeat(size - 1)}`));
-  for (let i = 0; i < 200 && !held.some((c) => c.received() !== ''); i++) await sleep(50);
+  await waitUntil(() => held.some((c) => c.received() !== ''));
+  // One is refused. That none of the other three is answered too (each waits for its last byte)
+  // can only be seen by giving a wrong answer a moment more to arrive.
   await sleep(300);
   const answered = held.filter((c) => c.received() !== '');
   t.is(answered.length, 1, 'one body past the budget is refused, the others wait for their last byte');
@@ -124,7 +130,7 @@ test('request bodies being read are held to limits.bufferedBytes, all connection
   for (const { socket } of held) socket.destroy();
   // The connections gone, their bytes are back: a body as large is read and answered.
   let after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
-  for (let i = 0; i < 50 && after.status === 503; i++) {
+  for (const end = Date.now() + 20_000; after.status === 503 && Date.now() < end; ) {
     await sleep(50);
     after = await gw.post('/rpc/1337', ' '.repeat(size) + JSON.stringify(rpc('eth_chainId', [], 'after')));
   }
@@ -140,12 +146,13 @@ test('a client that reads none of a large answer is disconnected after timeouts.
   const small = await fake(t);
   const gw = await gateway(t, {
     limits: { responseBytes: 24 * MiB, bufferedBytes: 24 * MiB },
-    timeouts: { hedgeMs: 0, sendMs: 1000 },
+    // sendMs long enough for the probes below to see the budget held on a loaded machine: from
+    // the upstream answer's first bytes until sendMs after the answer was written.
+    timeouts: { hedgeMs: 0, sendMs: 10_000 },
     chains: { 1: { rpcs: [big.url] }, 2: { rpcs: [small.url] } },
   });
   const stuck = await connection(t, gw, post('/rpc/1', rpc('eth_blockNumber', [], 'never-read')), false);
-  while (big.calls < 1) await sleep(20);
-  await sleep(500);
+  await waitUntil(() => big.calls >= 1);
   const held = await until(gw, '/rpc/2', 503);
   t.is(held.body?.error?.code, -32013, held.text);
   const after = await until(gw, '/rpc/2', 200);

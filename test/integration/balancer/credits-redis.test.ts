@@ -28,7 +28,7 @@ async function store(t: ExecutionContext, redis: TestRedis, logger?: Logger): Pr
   return s;
 }
 
-const until = (ok: () => boolean | Promise<boolean>, ms = 10_000) => waitUntil(ok, ms, 20);
+const until = (ok: () => boolean | Promise<boolean>, ms = 20_000) => waitUntil(ok, ms, 20);
 
 function redisClient(t: ExecutionContext, redis: TestRedis): Redis {
   const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });

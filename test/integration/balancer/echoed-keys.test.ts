@@ -125,7 +125,7 @@ test('should keep echoed provider keys out of answers, headers, /chains, /metric
 
   // Wait for the first probe round to be recorded (its failures are logged too).
   let chains = await send(base, 'GET', '/chains');
-  for (let i = 0; i < 200 && (chains.body as { upstreams: { lastProbe: string | null }[] }[]).some((c) => c.upstreams.some((u) => u.lastProbe === null)); i++) {
+  for (const end = Date.now() + 20_000; (chains.body as { upstreams: { lastProbe: string | null }[] }[]).some((c) => c.upstreams.some((u) => u.lastProbe === null)) && Date.now() < end; ) {
     await new Promise((res) => setTimeout(res, 25));
     chains = await send(base, 'GET', '/chains');
   }

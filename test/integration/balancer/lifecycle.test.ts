@@ -14,7 +14,7 @@ import { UpstreamCallError } from '../../../lib/upstream/transport/contract.js';
 import { createWsTransport } from '../../../lib/upstream/transport/ws.js';
 import { pollHeadsNow } from '../../../lib/health/tracker.js';
 import { until } from '../../support/wait.js';
-import { defaultAnswer, startFakeUpstream, startFakeWsUpstream, type AnswerFn } from '../../support/fake-upstream.js';
+import { defaultAnswer, startFakeUpstream, startFakeWsUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc as call, startGateway } from '../../support/gateway.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -139,8 +139,15 @@ test('rpc.close() ends the requests waiting for heads at once: -32015, not after
   await gw.rpc.startHeadTracking().runOnce();
   const asked = () => fakes.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getBalance').length, 0);
   const reply = gw.post('/rpc/1', call('eth_getBalance', [`0x${'11'.repeat(20)}`, '0x120'], 7));
-  while (asked() < 3) await sleep(10); // two answered "header not found": the request waits for their heads
-  await sleep(50);
+  // Two answer "header not found": the request polls their heads at once and waits for them to
+  // rise. Their eth_blockNumber after their eth_getBalance shows it is waiting (the wait begins
+  // as the poll is sent).
+  const method = (r: FakeUpstream['requests'][number]) => (r.body as { method?: string }).method;
+  const polledAfterRead = (f: FakeUpstream) => {
+    const read = f.requests.findIndex((r) => method(r) === 'eth_getBalance');
+    return read >= 0 && f.requests.slice(read + 1).some((r) => method(r) === 'eth_blockNumber');
+  };
+  await until(() => asked() >= 3 && fakes.slice(0, 2).some(polledAfterRead));
   await gw.rpc.close();
   const end = await Promise.race([reply, sleep(5_000).then(() => 'still waiting' as const)]);
   if (end === 'still waiting') return t.fail('the request still waits for heads after close()');

@@ -7,13 +7,28 @@ import http from 'node:http';
 import test, { type ExecutionContext } from 'ava';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { learnHeads, rpc, startGateway, type Gateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 
-async function setup(t: ExecutionContext, options: { delayMs?: number; profiles?: ('honest' | 'liar')[] } = {}): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
+/** A promise the test settles: the fakes' answers wait for it (FakeOptions.hold). */
+function gate(): { promise: Promise<void>; open(): void; calls(body: unknown): Promise<void> | undefined } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  // Head polls (eth_blockNumber, learnHeads) are answered at once: only the calls under test wait.
+  const calls = (body: unknown) => ((body as { method?: unknown } | undefined)?.method === 'eth_blockNumber' ? undefined : promise);
+  return { promise, open, calls };
+}
+
+async function setup(
+  t: ExecutionContext,
+  options: { delayMs?: number; profiles?: ('honest' | 'liar')[]; hold?: (body: unknown) => Promise<unknown> | undefined } = {},
+): Promise<{ list: FakeUpstream[]; gw: Gateway }> {
   const profiles = options.profiles ?? ['honest', 'honest', 'honest'];
-  const list = await Promise.all(profiles.map((profile) => startFakeUpstream({ profile, delayMs: options.delayMs ?? 300 })));
-  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  const list = await Promise.all(profiles.map((profile) => startFakeUpstream({ profile, delayMs: options.delayMs ?? 300, ...(options.hold && { hold: options.hold }) })));
+  // Calls are counted exactly, and a loaded machine (or a held answer) makes an answer late: no
+  // hedged call to a third upstream.
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
@@ -23,13 +38,22 @@ async function setup(t: ExecutionContext, options: { delayMs?: number; profiles?
   return { list, gw };
 }
 
+/** Whether /metrics counts `n` requests of chain 1337 that joined a run in flight. */
+const mergedNow = async (gw: Gateway, n: number) => new RegExp(`omnigate_merged_requests_total\\{chain="1337"\\} ${n}\\n`).test((await gw.request('GET', '/metrics')).text);
+
 const calls = (list: FakeUpstream[], method = 'eth_getBalance') =>
   list.reduce((n, f) => n + f.requests.filter((r) => (r.body as { method?: string } | undefined)?.method === method).length, 0);
 
 test('50 identical concurrent confirmable requests make one agreement; each client gets its own id and the seven headers', async (t) => {
-  const { list, gw } = await setup(t);
+  // The answers wait until the 49 others joined the first request's run (on a loaded machine the
+  // fifty requests may take longer to arrive than any fixed delay).
+  const answers = gate();
+  const { list, gw } = await setup(t, { hold: answers.calls });
   const valid: unknown[] = Array.from({ length: 50 }, (_, i) => (i % 3 === 0 ? `client-${i}` : i % 3 === 1 ? i : `é\\"-${i}`));
-  const replies = await Promise.all(valid.map((id) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], id))));
+  const pending = Promise.all(valid.map((id) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], id))));
+  await until(async () => mergedNow(gw, 49));
+  answers.open();
+  const replies = await pending;
   t.is(calls(list), 2, 'one agreement of N=2: two upstream calls for fifty requests');
   const first = replies[0]!;
   for (const [i, reply] of replies.entries()) {
@@ -54,16 +78,22 @@ test('a merged answer of several megabytes (put under each id a slice at a time)
   const logs = Array.from({ length: 12_000 }, (_, i) => `{"address":"${ADDRESS}","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false}`);
   const raw = (call: { id: unknown; method: string }) =>
     call.method === 'eth_getLogs' ? `{"jsonrpc":"2.0","result":[${logs.join(',')}],"id":${JSON.stringify(call.id)}}` : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":"0x10"}`;
-  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ raw, delayMs: 300 })));
-  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  // (answered once the three others joined the first request's run)
+  const answers = gate();
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ raw, hold: answers.calls })));
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   t.teardown(async () => {
+    answers.open();
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
   });
   // (heads known, block 0x10: a log range is voted on only by upstreams known to have its toBlock)
   await learnHeads(gw, list);
   const ids: unknown[] = [1, 'client "b"', 'é', 12345678901];
-  const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/3/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  const pending = Promise.all(ids.map((id) => gw.post('/confirmations/3/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  await until(() => mergedNow(gw, 3));
+  answers.open();
+  const replies = await pending;
   t.is(calls(list, 'eth_getLogs'), 3, 'one agreement of N=3 for four requests');
   for (const [i, reply] of replies.entries()) {
     t.is(reply.status, 200, reply.text.slice(0, 300));
@@ -79,17 +109,23 @@ test('each joined client\'s copy of a long merged answer is charged to limits.bu
   const logs = Array.from({ length: 12_000 }, (_, i) => `{"address":"${ADDRESS}","data":"0x${i.toString(16).padStart(64, '0')}${'00'.repeat(64)}","logIndex":"0x${i.toString(16)}","removed":false}`);
   const raw = (call: { id: unknown; method: string }) =>
     call.method === 'eth_getLogs' ? `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":[${logs.join(',')}]}` : `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":"0x10"}`;
-  const node = await startFakeUpstream({ raw, delayMs: 300 });
+  // (answered once the two others joined the first request's run)
+  const answers = gate();
+  const node = await startFakeUpstream({ raw, hold: answers.calls });
   const MiB = 2 ** 20;
   // The answer is about 3.3 MB: the run's own upstream answer and one copy fit in 8 MiB, a second copy does not.
-  const gw = await startGateway({ refreshInterval: 3600, limits: { responseBytes: 4 * MiB, bufferedBytes: 8 * MiB }, chains: { 1337: { rpcs: [node.url] } } });
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, limits: { responseBytes: 4 * MiB, bufferedBytes: 8 * MiB }, chains: { 1337: { rpcs: [node.url] } } });
   t.teardown(async () => {
+    answers.open();
     await gw.close();
     await node.close();
   });
   await learnHeads(gw, [node]);
   const ids = ['first', 'second', 'third'];
-  const replies = await Promise.all(ids.map((id) => gw.post('/confirmations/1/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  const pending = Promise.all(ids.map((id) => gw.post('/confirmations/1/rpc/1337', rpc('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], id))));
+  await until(() => mergedNow(gw, 2));
+  answers.open();
+  const replies = await pending;
   t.is(calls([node], 'eth_getLogs'), 1, 'one upstream call for the three requests');
   t.deepEqual(replies.map((r) => r.status), [200, 200, 503], replies.map((r) => r.text.slice(0, 200)).join(' | '));
   t.is(replies[1]!.text, raw({ id: 'second', method: 'eth_getLogs' }), 'the copy that fits: the upstream\'s bytes under the client\'s id');
@@ -117,13 +153,19 @@ test('a request that is not the same question runs its own agreement: other para
 });
 
 test('the same question with keys in another order merges; a parameter object holding a number does not', async (t) => {
-  const { list, gw } = await setup(t);
+  const answers = gate();
+  const { list, gw } = await setup(t, { hold: answers.calls });
+  t.teardown(() => answers.open());
   const filterA = { fromBlock: '0x1', toBlock: '0x2', address: ADDRESS };
   const filterB = { address: ADDRESS, toBlock: '0x2', fromBlock: '0x1' };
-  const same = await Promise.all([
+  const pending = Promise.all([
     gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [filterA], 'a')),
     gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [filterB], 'b')),
   ]);
+  // (answered once the second joined the first's run; the numeric ones below are answered at once)
+  await until(() => mergedNow(gw, 1));
+  answers.open();
+  const same = await pending;
   for (const r of same) t.is(r.status, 200, r.text);
   t.is(same[0]!.body.id, 'a');
   t.is(same[1]!.body.id, 'b');
@@ -139,17 +181,24 @@ test('the same question with keys in another order merges; a parameter object ho
 });
 
 test('the first client leaving does not cut the run the others wait for; the last one leaving does', async (t) => {
-  const { list, gw } = await setup(t, { delayMs: 600 });
+  // The fakes answer when the test says: `held` is what the calls of the moment wait for.
+  let held = gate();
+  const { list, gw } = await setup(t, { delayMs: 0, hold: (body) => held.calls(body) });
+  t.teardown(() => held.open());
   const port = Number(new URL(gw.url).port);
   const body = JSON.stringify(rpc('eth_getBalance', [ADDRESS, '0x1'], 'leaver'));
   // The first request starts the run, then its client goes away.
   const leaver = http.request({ host: '127.0.0.1', port, path: '/confirmations/2/rpc/1337', method: 'POST', headers: { 'content-type': 'application/json' } });
   leaver.on('error', () => {});
   leaver.end(body);
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await until(() => calls(list) === 2);
   const stayer = gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, '0x1'], 'stayer'));
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await until(() => mergedNow(gw, 1));
   leaver.destroy();
+  // That the run is not cut can only be seen by giving the gateway a moment to cut it wrongly
+  // before the answers come.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  held.open();
   const reply = await stayer;
   t.is(reply.status, 200, reply.text);
   t.is(reply.body.id, 'stayer');
@@ -158,13 +207,13 @@ test('the first client leaving does not cut the run the others wait for; the las
   t.is(list.reduce((n, f) => n + f.aborted, 0), 0, 'no call was aborted');
 
   // Alone, a client that leaves stops its calls.
+  held = gate();
   const alone = http.request({ host: '127.0.0.1', port, path: '/confirmations/2/rpc/1337', method: 'POST', headers: { 'content-type': 'application/json' } });
   alone.on('error', () => {});
   alone.end(JSON.stringify(rpc('eth_getBalance', [ADDRESS, '0x3'], 'alone')));
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await until(() => calls(list) === 4);
   alone.destroy();
-  const until = Date.now() + 5_000;
-  while (list.reduce((n, f) => n + f.aborted, 0) < 2 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  await until(() => list.reduce((n, f) => n + f.aborted, 0) >= 2).catch(() => undefined);
   t.is(list.reduce((n, f) => n + f.aborted, 0), 2, 'both calls of the abandoned run were cut');
 });
 
@@ -180,7 +229,7 @@ test('a run that ends in a disagreement gives every request that joined it the e
 
 test('mergeRequests: false: every request runs its own agreement', async (t) => {
   const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ delayMs: 200 })));
-  const gw = await startGateway({ refreshInterval: 3600, mergeRequests: false, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, mergeRequests: false, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));

@@ -47,23 +47,37 @@ async function farm(t: ExecutionContext, servers: number, count: number, delayMs
 
 const clients = ['node', 'undici'] as const;
 
+// The tests of this file run one at a time: each drives up to a thousand upstreams and the
+// gateway in this one process, and several at once on a loaded machine starve one another past
+// the probe timeout (5 s), which makes "every upstream probed" false for no fault of the gateway.
+
 for (const client of clients) {
-test(`${client}: 1,000 upstreams: the first probe round holds at most two sockets per upstream probed at once, and the sockets of probed upstreams are closed`, async (t) => {
+test.serial(`${client}: 1,000 upstreams: the first probe round holds at most two sockets per upstream probed at once, and the sockets of probed upstreams are closed`, async (t) => {
   const f = await farm(t, 4, 1000, 2);
   const gw = await startGateway({ upstreams: { client }, chains: { 1: { rpcs: f.urls } } });
   t.teardown(() => gw.close());
   await gw.rpc.startHealthChecks().firstRound;
   t.is(f.calls.get('eth_chainId'), 1000, 'every upstream probed');
   t.true(gw.rpc.registry.chains.get('1')!.upstreams.every((u) => u.health.head === 16n), 'every head known');
-  t.true(f.connections.most <= 64, `${f.connections.most} connections at once (32 upstreams probed at once, two calls each)`);
-  t.true(gw.rpc.registry.sockets!.peak <= 64, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
+  // The gateway's count is exact: from a socket's creation to its close. A server counts a
+  // connection until it reads its FIN, and on a loaded machine it may accept the next upstream's
+  // connections before reading the FINs of those the gateway closed: a few more on its side.
+  t.true(gw.rpc.registry.sockets!.peak <= 64, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side; 32 upstreams probed at once, two calls each)`);
+  t.true(f.connections.most <= 64 + 16, `${f.connections.most} connections at once (server side)`);
   t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
 });
 
-test(`${client}: 1,000 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered`, async (t) => {
+test.serial(`${client}: 1,000 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered`, async (t) => {
   const f = await farm(t, 4, 1000, 20);
   const cap = 100;
-  const gw = await startGateway({ upstreams: { client }, limits: { upstreamSockets: cap }, chains: { 1: { rpcs: f.urls, strategy: 'balanced' } } });
+  // 600 requests wait for 100 sockets: on a loaded machine a call may wait longer than the
+  // default upstreamMs (10 s) for one, and what is checked here is the cap, not the deadline.
+  const gw = await startGateway({
+    upstreams: { client },
+    timeouts: { upstreamMs: 60_000, requestMs: 60_000 },
+    limits: { upstreamSockets: cap },
+    chains: { 1: { rpcs: f.urls, strategy: 'balanced' } },
+  });
   t.teardown(() => gw.close());
   gw.rpc.startHeadTracking();
   const probes = gw.rpc.startHealthChecks().firstRound;
@@ -83,7 +97,7 @@ test(`${client}: 1,000 upstreams under load with probes and head polls: at most 
   t.true(gw.rpc.registry.sockets!.peak >= cap / 2, `the load needed many sockets: ${gw.rpc.registry.sockets!.peak}`);
 });
 
-test(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 connections at once, idle ones reclaimed for other upstreams, every request answered`, async (t) => {
+test.serial(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 connections at once, idle ones reclaimed for other upstreams, every request answered`, async (t) => {
   const f = await farm(t, 5, 50, 5);
   const cap = 8;
   // No hedging: a request that waits for one of the 8 sockets longer than the hedge delay (a
@@ -106,12 +120,14 @@ test(`${client}: a cap of 8 sockets over 50 upstreams: never more than 8 connect
   }
   t.is(f.calls.get('eth_getBalance'), 300, 'one call per request');
   t.true(gw.rpc.registry.sockets!.peak <= cap, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side)`);
-  t.true(f.connections.most <= cap + 2, `${f.connections.most} connections at once (server side)`);
+  // (server side: connections the gateway closed count until their FIN is read, late under load;
+  // a gateway opening a socket per call would still show far more than twice the cap)
+  t.true(f.connections.most <= 2 * cap, `${f.connections.most} connections at once (server side)`);
   t.true(gw.rpc.registry.sockets!.open <= cap);
 });
 }
 
-test('a chain whose upstreams are all slow (300 ms) is hedged within its 10 % budget from the first read', async (t) => {
+test.serial('a chain whose upstreams are all slow (300 ms) is hedged within its 10 % budget from the first read', async (t) => {
   const f = await farm(t, 3, 3, 300);
   // The three are three providers: an N=1 read may go to any.
   const gw = await startGateway({

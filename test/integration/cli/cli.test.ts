@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli } from '../../support/cli.js';
+import { until } from '../../support/wait.js';
 
 const run = (args: string[], env: Record<string, string> = {}) => runCli(args, env);
 
@@ -107,10 +108,11 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   const inFlight = send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'slow')));
   // wait until the upstream has this very call (not just the health probes), then stop the server
   const arrived = () => slow.requests.some((q) => (q.body as { id?: unknown } | undefined)?.id === 'slow');
-  for (let i = 0; i < 250 && !arrived(); i++) await new Promise((res) => setTimeout(res, 20));
+  for (const end = Date.now() + 20_000; !arrived() && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
   t.true(arrived(), 'the request reached the upstream');
   r.child.kill('SIGTERM');
-  await new Promise((res) => setTimeout(res, 200));
+  // 'shutting down' is logged as the server stops listening (in the same tick)
+  await until(() => logLines(r).some((l) => l.msg === 'shutting down'));
   const refused = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber'))).then(
     () => false,
     () => true,
@@ -131,9 +133,12 @@ test('should exit 1 at once on a second signal while in-flight requests are stil
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
   void send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber', [], 'slow'))).catch(() => {});
   const arrived = () => slow.requests.some((q) => (q.body as { id?: unknown } | undefined)?.id === 'slow');
-  for (let i = 0; i < 250 && !arrived(); i++) await new Promise((res) => setTimeout(res, 20));
+  for (const end = Date.now() + 20_000; !arrived() && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
   t.true(arrived(), 'the request reached the upstream');
   r.child.kill('SIGINT');
+  await until(() => logLines(r).some((l) => l.msg === 'shutting down'));
+  // The signal was handled; that the process does not exit with the request in flight can only
+  // be seen by giving it a moment to do so wrongly.
   await new Promise((res) => setTimeout(res, 300));
   t.is(r.child.exitCode, null, 'the first signal waits for the request in flight');
   r.child.kill('SIGINT');

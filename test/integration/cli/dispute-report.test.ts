@@ -42,13 +42,13 @@ async function tempDir(t: ExecutionContext): Promise<string> {
 
 const readLines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
 
-/** Waits (10 s at most) until the dispute of request `id` is in `file` or its rotated `.1`. */
+/** Waits (20 s at most: that long only when it is about to fail) until the dispute of request `id` is in `file` or its rotated `.1`. */
 async function written(file: string, id: string): Promise<void> {
   const has = async (f: string) => (await readFile(f, 'utf8').catch(() => '')).includes(`"requestId":"${id}"`);
-  for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
+  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 10))) {
     if ((await has(file)) || (await has(`${file}.1`))) return;
   }
-  throw new Error(`the dispute of ${id} was not written within 10 s`);
+  throw new Error(`the dispute of ${id} was not written within 20 s`);
 }
 
 test('a 502 names the log field two upstreams disagree on, with both values, and one warn line says the same', async (t) => {

@@ -9,7 +9,7 @@
  * The last test runs, the same way, a host app of its own that composes the stages itself.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { defaultAnswer, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, send } from '../../support/gateway.js';
 import { startTestDatabase, tempDir } from '../../support/pg.js';
+import { spawnGroup } from '../../support/procs.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const json = { 'content-type': 'application/json' };
@@ -82,18 +83,13 @@ async function runSnippet(t: ExecutionContext, code: string, files: Record<strin
   await writeFile(path.join(dir, 'report-port.mjs'), PRELOAD);
   for (const [name, text] of Object.entries(files)) await writeFile(path.join(dir, name), text);
 
-  const child = spawn(process.execPath, ['--import', './report-port.mjs', 'app.mjs'], {
+  // In its own process group, stopped in teardown whatever failed, with whatever it started.
+  const child = spawnGroup(t, process.execPath, ['--import', './report-port.mjs', 'app.mjs'], {
     cwd: dir,
     env: { ...process.env, PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

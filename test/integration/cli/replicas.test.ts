@@ -115,7 +115,9 @@ if (hasRedis() && hasNginx()) {
     const a = `http://127.0.0.1:${ports[0]}`;
     // Slow requests that reached replica A (each call takes 600 ms upstream).
     const inFlight = [0, 1, 2].map((k) => post(a, rpc('eth_getBalance', [ADDRESS, hex(0x30 + k)], `in-flight-${k}`)));
-    await new Promise((r) => setTimeout(r, 200));
+    // (SIGTERM once the three reached replica A: their calls are at the upstreams)
+    const asked = (block: string) => list.some((f) => f.requests.some((r) => (r.body as { params?: unknown[] } | undefined)?.params?.[1] === block));
+    await until(() => [0, 1, 2].every((k) => asked(hex(0x30 + k))));
     runs[0]!.child.kill('SIGTERM');
     // Once it stopped listening, nginx's connection to it is refused and the request goes on to
     // the other. (A request written on a kept-alive connection in the instant the replica closes

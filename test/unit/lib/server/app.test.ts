@@ -94,7 +94,8 @@ await import(${JSON.stringify(app)});
 const loaded = Object.keys(createRequire(import.meta.url).cache);
 console.log(JSON.stringify(['pg-promise', 'graphql', 'express-graphql', 'redoc-express', 'connect'].filter((p) => loaded.some((f) => f.includes('/node_modules/' + p + '/')))));`;
   const out = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd() }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    // (killed if it ever hangs: a child left behind would outlive the test)
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), timeout: 60_000, killSignal: 'SIGKILL' }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
   });
   t.deepEqual(JSON.parse(out), ['connect'], 'connect (which the server does use) shows the check sees packages loaded by import');
 });

@@ -457,6 +457,8 @@ both('should fail a call aborted while it waits for a pool connection, and never
   const sent = await busy;
   t.is(sent.kind, 'aborted');
   t.true(sent.sent, 'aborted while the upstream held it');
+  // The socket is free again: a queued call wrongly kept would be sent on it now. Only a moment
+  // more shows that it is not.
   await new Promise((r) => setTimeout(r, 100));
   t.is(up.received.length, 1, 'the queued call was never sent');
 });
@@ -888,7 +890,8 @@ both('should fail running and waiting calls with kind closed on close()', async 
   try {
     const running = failure(transport.send(request({ timeoutMs: 10_000 })));
     const waiting = failure(transport.send(request({ timeoutMs: 10_000 })));
-    await new Promise((r) => setTimeout(r, 50));
+    // the first call is at the upstream (running), the second waits for the one socket
+    while (up.requests.length < 1) await new Promise((r) => setTimeout(r, 5));
     await transport.close();
     t.is((await running).kind, 'closed');
     t.is((await waiting).kind, 'closed');

@@ -76,7 +76,7 @@ const failure = async (promise: Promise<unknown>): Promise<UpstreamCallError> =>
   }
   throw new Error('the call succeeded');
 };
-const until = async (check: () => boolean, ms = 2_000) => {
+const until = async (check: () => boolean, ms = 20_000) => {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error('condition not met in time');
@@ -408,6 +408,8 @@ test('should time out a call while the connection is still opening, and never se
   t.teardown(() => transport.close());
   const err = await failure(transport.send(request([call(1)], { timeoutMs: 150 })));
   t.is(err.kind, 'timeout');
+  // (on a loaded machine the call may time out before the upgrade request reaches the upstream)
+  await until(() => up.upgrades >= 1);
   t.is(up.upgrades, 1);
   // The connection opens later: the next call goes out on it, the timed-out one never does.
   up.open();
@@ -449,7 +451,10 @@ test('should never send a call aborted between the connection being ready and th
     const cancellation = new Cancellation();
     const pending = transport.send(request([call(2, 'eth_sendRawTransaction', ['0x01'])], { signal: cancellation, timeoutMs: 600_000 }));
     queueMicrotask(() => cancellation.abort(new Error('decided elsewhere')));
-    const outcome = await Promise.race([failure(pending), new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 1_000))]);
+    // (bounded far below its 600 s timeout, far above any stall of a loaded machine)
+    let bound: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([failure(pending), new Promise<'hung'>((resolve) => (bound = setTimeout(() => resolve('hung'), 20_000)))]);
+    clearTimeout(bound);
     t.not(outcome, 'hung', 'the aborted call settles');
     t.is((outcome as UpstreamCallError).kind, 'aborted');
     await new Promise((resolve) => setTimeout(resolve, 50));
