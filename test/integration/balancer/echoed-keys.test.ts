@@ -212,3 +212,40 @@ test('should keep a user-info key out of everything when an upstream echoes the 
     t.false(text.includes(basic.replace(/=+$/, '')), `the Basic credentials in ${where}: ${text.slice(0, 2000)}`);
   }
 });
+
+test('should not relay a refusal that quotes the upstream key, alone, in a batch or for a write', async (t) => {
+  // A method the provider does not serve is a refusal: with no vote, the first one is relayed as
+  // the node wrote it. One naming the key it was sent with is held back as an answer would be.
+  const key = 'R3fusalK3yR3fusalK3y77';
+  const refusing = await echoing(t, `/v2/${key}`, (url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, `the method is not available for key ${key} (${url})`) }));
+  const plain = await echoing(t, '/v2/word', (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, 'the method is not available on this node') }));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${refusing}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+  const trace = rpc('debug_traceTransaction', [`0x${'1'.repeat(64)}`]);
+
+  const alone = await post('/rpc/1', trace);
+  t.is(alone.status, 502, alone.text);
+  t.regex(alone.body.error.data.failures[0].reason, /quotes this upstream's URL or key/);
+  const batch = await post('/rpc/1', [trace, rpc('debug_traceTransaction', [`0x${'2'.repeat(64)}`], 2)]);
+  t.is(batch.status, 200, batch.text);
+  t.deepEqual((batch.body as { error: { code: number } }[]).map((m) => m.error.code), [-32011, -32011]);
+  const write = await post('/rpc/1', rpc('eth_sendRawTransaction', ['0x02']));
+  t.is(write.status, 502, write.text);
+  // A refusal without a key is still relayed as the node wrote it.
+  const relayed = await post('/rpc/1337', trace);
+  t.is(relayed.status, 200, relayed.text);
+  t.deepEqual(relayed.body.error, { code: -32601, message: 'the method is not available on this node' });
+
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  for (const [where, text] of [['the answer', alone.text + JSON.stringify(alone.headers)], ['the batch', batch.text], ['the write', write.text], ['the log', log]] as const) {
+    t.false(text.includes(key), `the key in ${where}`);
+  }
+});
