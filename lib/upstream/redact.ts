@@ -118,6 +118,7 @@ export function secretsOf(raw: string): string[] {
     ...url.pathname.split('/').filter((s) => !keepSegment(decode(s))),
     ...[...url.searchParams.values()],
     ...[...url.searchParams.keys()].filter((k) => !keepSegment(k)),
+    ...writtenQuery(url),
     decode(url.password),
     decode(url.username),
     ...basicCredentials(url),
@@ -127,6 +128,23 @@ export function secretsOf(raw: string): string[] {
     return [p, plain, encodeURIComponent(plain), JSON.stringify(plain).slice(1, -1)];
   };
   return [...new Set(parts.flatMap(forms))].filter((p) => p.length >= 6);
+}
+
+/**
+ * The query's values and secret-looking names as they are sent, which searchParams does not give
+ * back: it reads `+` as a space, so a base64 key `Ab+Cd…` would be looked for as `Ab Cd…` only,
+ * while the provider receives, and may quote, `Ab+Cd…`.
+ */
+function writtenQuery(url: URL): string[] {
+  return url.search
+    .slice(1)
+    .split('&')
+    .flatMap((pair) => {
+      const at = pair.indexOf('=');
+      const name = at === -1 ? pair : pair.slice(0, at);
+      const value = at === -1 ? '' : pair.slice(at + 1);
+      return keepSegment(decode(name.replace(/\+/g, ' '))) ? [value] : [name, value];
+    });
 }
 
 /**

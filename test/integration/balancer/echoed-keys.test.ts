@@ -249,3 +249,36 @@ test('should not relay a refusal that quotes the upstream key, alone, in a batch
     t.false(text.includes(key), `the key in ${where}`);
   }
 });
+
+test('should keep a query key with a + out of everything when an upstream quotes it as it was sent', async (t) => {
+  // A base64 key in the query keeps its `+` on the wire; read as a form value it is a space. The
+  // upstream quotes what it received: that form must be hidden and caught as an echo too.
+  const key = 'Pl+sK3y/Pl+sK3y12345==';
+  const query = `/rpc?apikey=${key}`;
+  const page = await echoing(t, query, (url) => ({ status: 200, type: 'text/html', body: `<p>${url} refused: key ${key}</p>` }));
+  const quoting = await echoing(t, query.replace('apikey', 'token'), (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `invalid api key ${key}`) }));
+  const honest = await startFakeUpstream();
+  t.teardown(() => honest.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${page}"\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+
+  const failed = await post('/rpc/1', rpc('eth_blockNumber'));
+  t.is(failed.status, 502, failed.text);
+  t.regex(failed.body.error.data.failures[0].reason, /not JSON: .*\*\*\*/);
+  const ok = await post('/rpc/1337', rpc('eth_blockNumber'));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-forwarded-from'], honest.url, 'the quoting answer is not forwarded');
+  const chains = await send(base, 'GET', '/chains');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  for (const [where, text] of [['the 502', failed.text], ['the 200', ok.text + JSON.stringify(ok.headers)], ['/chains', chains.text], ['the log', log]] as const) {
+    t.false(text.includes('Pl+sK3y'), `the key as sent in ${where}`);
+  }
+});

@@ -115,6 +115,12 @@ test('should list each hidden part also as it may be echoed: percent-encoded, de
   for (const form of ['p@ss/word99"', 'p%40ss%2Fword99%22', 'p@ss/word99\\"']) t.true(found.includes(form), `${form} in ${JSON.stringify(found)}`);
 });
 
+test('should list a query value and a secret-looking name also as they are sent: a + kept, an escape as written', (t) => {
+  const found = secretsOf('https://node.example.com/rpc?apikey=Ab+Cd123456/x==&T0k3nN4me123=v%3d%3dalue9');
+  for (const form of ['Ab+Cd123456/x==', 'Ab Cd123456/x==', 'T0k3nN4me123', 'v%3d%3dalue9', 'v==alue9']) t.true(found.includes(form), `${form} in ${JSON.stringify(found)}`);
+  t.false(found.includes('apikey'), 'a word-like name is not a secret');
+});
+
 test('should scrub every secret from a text, longest first and in any case', (t) => {
   const url = `https://abc123def456ghi789.quiknode.pro/v3/${infuraKey}`;
   const scrub = scrubberOf(secretsOf(url));
