@@ -282,3 +282,30 @@ test('should keep a query key with a + out of everything when an upstream quotes
     t.false(text.includes('Pl+sK3y'), `the key as sent in ${where}`);
   }
 });
+
+test('should hide a key that a write\'s rejection quotes across the cut of its reason', async (t) => {
+  // A rejection beside a write with no answer is quoted, cut, in the 504's failures. The key
+  // (letters only and short: another upstream's or this one's, it is hidden, not an echo) sits
+  // across the cut: hidden before the cut, or its first half would remain.
+  const key = 'Qwertyuiopasdf';
+  const rejecting = await echoing(t, `/v2/${key}`, (_url, id, req) => {
+    const start = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32000,"message":"`;
+    return req.method === 'POST' ? { status: 200, type: 'application/json', body: `${start}${'x'.repeat(295 - start.length)}${key} nonce too low"}}` } : { status: 404, type: 'text/plain', body: '' };
+  });
+  const silent = await startFakeUpstream({ hangIf: (b) => (b as { method?: string }).method === 'eth_sendRawTransaction' });
+  t.teardown(() => silent.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `timeouts:\n  upstreamMs: 300\nchains:\n  1337:\n    rpcs:\n      - "${rejecting}"\n      - "${silent.url}"\n    writes:\n      broadcast: all\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const write = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_sendRawTransaction', ['0x02'])), { 'content-type': 'application/json' });
+  t.is(write.status, 504, write.text);
+  const failures = write.body.error.data.failures as { reason: string }[];
+  t.true(failures.some((f) => /^rejected it: .*x\*\*\*/.test(f.reason)), write.text);
+  t.false(write.text.includes(key.slice(0, 4)), 'no part of the key in the 504');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+});
