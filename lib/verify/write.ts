@@ -166,8 +166,8 @@ export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, p
     }
     if (what === 'rejected' && a.ok) rejection ??= a;
     else if (what === 'wrong-hash' && a.ok) {
-      const result = a.body.subarray(0, 300).toString('utf8');
-      failures.push({ upstream: a.upstream, ok: false, reason: `answered with a result that is not the transaction's hash ${policy.knownHash}: ${a.upstream.secrets.scrub(result)}`, ms: a.ms });
+      const result = a.upstream.secrets.scrub(a.body.subarray(0, 4096).toString('utf8')).slice(0, 300);
+      failures.push({ upstream: a.upstream, ok: false, reason: `answered with a result that is not the transaction's hash ${policy.knownHash}: ${result}`, ms: a.ms });
     } else if (!a.ok) failures.push(a);
     if (what === 'unknown' || what === 'wrong-hash') unknown += 1;
     // Only a write that reached no node, or that a provider turned away, moves on.

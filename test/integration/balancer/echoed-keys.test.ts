@@ -309,3 +309,50 @@ test('should hide a key that a write\'s rejection quotes across the cut of its r
   r.child.kill('SIGTERM');
   t.is(await r.exited, 0);
 });
+
+test('should hide a key across the cut of a quoted ws message and of a rate-limit message', async (t) => {
+  // The text a reason quotes is cut (a ws message's id at 40 characters, an id-null error's and a
+  // rate-limit message at 200): a key across the cut must be hidden before it, or half remains.
+  const wsKey = 'Zxcvbnmasdfghj';
+  const limitKey = 'Poiuytrewqlkjh';
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) =>
+    ws.on('message', (data) => {
+      const id = (JSON.parse(data.toString()) as { id: number }).id;
+      if (id % 2 === 1) ws.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `${'w'.repeat(195)}${wsKey} is not valid` } }));
+      else ws.send(JSON.stringify({ jsonrpc: '2.0', id: `${'i'.repeat(35)}${wsKey}`, result: '0x1' }));
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const ws = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/${wsKey}`;
+  const limited = await echoing(t, `/v1/${limitKey}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32005, `rate limit exceeded ${'r'.repeat(175)}${limitKey} try later`) }));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${ws}"\n      - "${limited}"\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = () => send(base, 'POST', '/rpc/1', JSON.stringify(rpc('eth_blockNumber')), { 'content-type': 'application/json' });
+  const answers = [await post(), await post(), await post()];
+  let chains = await send(base, 'GET', '/chains');
+  for (let i = 0; i < 200 && (chains.body as { upstreams: { lastProbe: string | null }[] }[])[0]!.upstreams.some((u) => u.lastProbe === null); i++) {
+    await new Promise((res) => setTimeout(res, 25));
+    chains = await send(base, 'GET', '/chains');
+  }
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  const all = answers.map((a) => a.text).join('\n');
+  t.regex(all + log, /id null: w+\*\*\*/, 'the id-null message is quoted, key hidden');
+  t.regex(chains.text + log, /rate limit exceeded r+\*\*\*/, 'the rate-limit message is quoted, key hidden');
+  for (const [where, text] of [['the answers', all], ['/chains', chains.text], ['the log', log]] as const) {
+    for (const key of [wsKey, limitKey]) t.false(text.includes(key.slice(0, 4)), `part of ${key} in ${where}`);
+  }
+});
