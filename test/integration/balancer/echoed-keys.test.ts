@@ -2,7 +2,9 @@
  * Provider keys that upstreams echo back never reach a client, /chains, /metrics or the log:
  * a 404 page and a 200 HTML page quoting the full URL, a 429 and a JSON-RPC quota error naming
  * the key, a provider error quoting the key in an otherwise valid answer, a ws upstream's
- * id-less error, and a host-name key in a DNS error. Run through the real CLI, whose log is read.
+ * id-less error, and a host-name key in a DNS error; a refusal quoting the key (not relayed), a
+ * query key with a `+` quoted as sent, and keys across the cut of a quoted text (a write's
+ * rejection, a ws message, a rate-limit message). Run through the real CLI, whose log is read.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
