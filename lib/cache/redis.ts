@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { redactRedisUrl } from '../upstream/redact.js';
 
 export interface RedisCacheSettings {
   /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
@@ -145,16 +146,9 @@ export class RedisStore {
     this.memoryTimer.unref();
   }
 
-  /** The URL without its password (for logs and /ready). */
+  /** The URL without its password (for logs): upstream/redact.ts redactRedisUrl. */
   shownUrl(): string {
-    try {
-      const u = new URL(this.settings.url);
-      if (u.password) u.password = '***';
-      if (u.username && u.password === '') u.username = '***';
-      return u.toString();
-    } catch {
-      return 'redis (unparsable URL)';
-    }
+    return redactRedisUrl(this.settings.url);
   }
 
   /** The entry stored under `key`, or undefined: none, refused, Redis down or slower than timeoutMs. */

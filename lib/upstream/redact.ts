@@ -1,7 +1,8 @@
 /**
  * Redaction of URLs for logs, /chains, headers and error data, in one place: each upstream still
  * named with its key masked (redactUrl), and a database's URL with its password masked
- * (redactCredentials, for the indexer's DATABASE_URL and the errors that quote it). Pure.
+ * (redactCredentials, for the indexer's DATABASE_URL and the errors that quote it), and a Redis URL
+ * with its password masked wherever ioredis reads it from (redactRedisUrl). Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
  * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name
@@ -91,6 +92,24 @@ export function redactCredentials(text: string): string {
   } catch {
     // Not a URL: free text (an error message) that may contain one.
     return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
+  }
+}
+
+/**
+ * A Redis URL as logs show it: host, port and database kept; the password hidden wherever ioredis
+ * reads it from: the user-info (a lone user too: a password written without its colon) or a
+ * `password` query parameter (ioredis takes each query parameter as an option), so every query
+ * value is hidden. An unparsable URL is not shown at all.
+ */
+export function redactRedisUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    else if (u.username) u.username = '***';
+    for (const key of new Set(u.searchParams.keys())) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return 'redis (unparsable URL)';
   }
 }
 
