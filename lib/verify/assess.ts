@@ -57,14 +57,15 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     return { upstream, ok: false, reason: `the answer (${o.value.body.length} bytes) was not checked: ${judged.unchecked}`, ms: o.ms, kind: 'unchecked' };
   }
   const a = judged ? judged.judgement : assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
-  // A refusal is relayed as the node wrote it when no vote comes (agreement.ts refusalEnd): one
-  // that quotes the upstream's own key is held back as an answer that does.
-  if ((a.ok || a.refused) && (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body))) {
-    return { upstream, ok: false, reason: echoedReason, ms: o.ms };
-  }
+  const echoed = (a.ok || a.refused !== undefined) && (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body));
   if (!a.ok) {
-    const reason = upstream.secrets.scrub(a.reason);
-    return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };
+    if (!a.refused) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
+    // A refusal is relayed as the node wrote it when no vote comes (agreement.ts refusalEnd, by
+    // its hash): one that quotes the upstream's own key stays a refusal (a client can ask for a
+    // method a provider refuses at will: not the provider's failure) with no hash to be relayed by.
+    if (echoed) return { upstream, ok: false, reason: echoedReason, ms: o.ms, refused: { body: o.value.body } };
+    return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms, refused: { ...a.refused, body: o.value.body } };
   }
+  if (echoed) return { upstream, ok: false, reason: echoedReason, ms: o.ms };
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

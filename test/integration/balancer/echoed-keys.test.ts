@@ -219,12 +219,16 @@ test('should not relay a refusal that quotes the upstream key, alone, in a batch
   // A method the provider does not serve is a refusal: with no vote, the first one is relayed as
   // the node wrote it. One naming the key it was sent with is held back as an answer would be.
   const key = 'R3fusalK3yR3fusalK3y77';
-  const refusing = await echoing(t, `/v2/${key}`, (url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, `the method is not available for key ${key} (${url})`) }));
+  const refusing = await startFakeUpstream({
+    path: `/v2/${key}`,
+    answer: (c) => (c.method === 'eth_chainId' || c.method === 'eth_blockNumber' ? { result: '0x1' } : { error: { code: -32601, message: `the method is not available for key ${key} (https://rpc.example/v2/${key})` } }),
+  });
+  t.teardown(() => refusing.close());
   const plain = await echoing(t, '/v2/word', (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, 'the method is not available on this node') }));
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
   t.teardown(() => rm(dir, { recursive: true }));
   const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${refusing}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${refusing.url}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
   const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
   t.teardown(() => r.child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
@@ -243,11 +247,15 @@ test('should not relay a refusal that quotes the upstream key, alone, in a batch
   const relayed = await post('/rpc/1337', trace);
   t.is(relayed.status, 200, relayed.text);
   t.deepEqual(relayed.body.error, { code: -32601, message: 'the method is not available on this node' });
+  // Still a refusal, not the provider's failure: a client may ask for such methods at will.
+  const calls = await send(base, 'GET', '/chains');
+  const failures = (calls.body as { chainId: string; upstreams: { failures: number }[] }[]).find((c) => c.chainId === '1')!.upstreams[0]!.failures;
+  t.is(failures, 0, calls.text);
 
   r.child.kill('SIGTERM');
   t.is(await r.exited, 0);
   const log = r.out.join('') + r.err.join('');
-  for (const [where, text] of [['the answer', alone.text + JSON.stringify(alone.headers)], ['the batch', batch.text], ['the write', write.text], ['the log', log]] as const) {
+  for (const [where, text] of [['the answer', alone.text + JSON.stringify(alone.headers)], ['the batch', batch.text], ['the write', write.text], ['/chains', calls.text], ['the log', log]] as const) {
     t.false(text.includes(key), `the key in ${where}`);
   }
 });

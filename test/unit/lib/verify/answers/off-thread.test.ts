@@ -172,12 +172,13 @@ test.serial('should make an unchecked answer a failure of kind unchecked, and us
   const refused = assessOutcome({ upstream, ok: true, ms: 5, value: echoed }, payload);
   t.false(refused.ok);
   t.regex(!refused.ok ? refused.reason : '', /quotes this upstream's URL or key/);
-  // A refusal is relayed as written when no vote comes: one quoting the key is held back too.
+  // A refusal is relayed as written when no vote comes (by its hash): one quoting the key is not.
   const refusal = Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"not available for k3yOfUpstreamA1234"}}');
   t.deepEqual(inMain(refusal, payload, undefined, false).echoed, true);
   const quoting = assessOutcome({ upstream, ok: true, ms: 5, value: await inThread(refusal, payload, undefined, false) }, payload);
   t.false(quoting.ok);
-  t.is(!quoting.ok && quoting.refused, undefined);
+  t.true(!quoting.ok && quoting.refused !== undefined, 'still a refusal, not the provider\'s failure');
+  t.is(!quoting.ok && quoting.refused?.hash, undefined, 'with no hash it could be relayed by');
   t.regex(!quoting.ok ? quoting.reason : '', /quotes this upstream's URL or key/);
   closeOffThread();
 });
