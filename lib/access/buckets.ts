@@ -36,6 +36,7 @@ import { redisClient } from '../cache/redis.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { redactRedisUrl } from '../upstream/redact.js';
 
 /** A key's limits; an absent or zero limit is no limit. */
 export interface BucketLimits {
@@ -474,7 +475,7 @@ export class RedisCreditStore implements CreditStore {
       this.counts.redis += 1;
       if (this.away) {
         this.away = false;
-        this.log.info({ redis: shownUrl(this.settings.url) }, 'credits: Redis answers again: budgets shared again');
+        this.log.info({ redis: redactRedisUrl(this.settings.url) }, 'credits: Redis answers again: budgets shared again');
       }
       return reply as T;
     } catch (err) {
@@ -490,7 +491,7 @@ export class RedisCreditStore implements CreditStore {
     if (this.away) return;
     this.away = true;
     this.counts.fallbacks += 1;
-    this.log.warn({ redis: shownUrl(this.settings.url), err: why }, 'credits: Redis unreachable, not yet connected or slow: each replica enforces the budgets on its own until it is back');
+    this.log.warn({ redis: redactRedisUrl(this.settings.url), err: why }, 'credits: Redis unreachable, not yet connected or slow: each replica enforces the budgets on its own until it is back');
   }
 }
 
@@ -499,13 +500,3 @@ interface Scripts {
   omnigateSettle(...args: string[]): Promise<unknown>;
 }
 
-/** A Redis URL without its password. */
-function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'redis (unparsable URL)';
-  }
-}

@@ -20,7 +20,7 @@ import { judgedOffThread, judgeOffThread, type Judgement, type JudgedResponse } 
 import type { Verdict } from '../verify/question.js';
 import { finalBlockOf } from './final.js';
 import type { CacheEntry, MemoryCache } from './memory.js';
-import { urlId, type ProvenBy, type RedisStore } from './redis.js';
+import type { ProvenBy, RedisStore } from './redis.js';
 
 export interface Hit {
   /**
@@ -97,7 +97,7 @@ export class AnswerCache {
   readonly toppedUp = new Map<string, number>();
   /** Entries dropped because an answer asked to top them up differed, by chain id. */
   readonly disputed = new Map<string, number>();
-  /** Each chain's upstreams by the id Redis knows them by (redis.ts urlId). */
+  /** Each chain's upstreams by the id Redis knows them by (RedisStore.upstreamId). */
   private readonly byId = new WeakMap<Chain, Map<string, Upstream>>();
 
   constructor(
@@ -125,7 +125,7 @@ export class AnswerCache {
     if (!this.shared) return undefined;
     const stored = await this.shared.get(key);
     if (stored === undefined) return undefined;
-    const upstreams = this.upstreamsById(chain);
+    const upstreams = this.upstreamsById(chain, this.shared);
     const quorum: Upstream[] = [];
     for (const id of stored.quorum) {
       const u = upstreams.get(id);
@@ -176,7 +176,8 @@ export class AnswerCache {
     const quorum = verdict.members.map((m) => m.upstream);
     const at = Date.now();
     this.memory?.set(key, { body, hash: verdict.hash, quorum, confirmations: required, at, block, proof });
-    this.shared?.set(key, { body, hash: verdict.hash, quorum: quorum.map((u) => urlId(u.url)), confirmations: required, at, block, proof });
+    const shared = this.shared;
+    shared?.set(key, { body, hash: verdict.hash, quorum: quorum.map((u) => shared.upstreamId(u.url)), confirmations: required, at, block, proof });
     count(this.stored, chain.id);
   }
 
@@ -184,9 +185,9 @@ export class AnswerCache {
     await this.shared?.close();
   }
 
-  private upstreamsById(chain: Chain): Map<string, Upstream> {
+  private upstreamsById(chain: Chain, shared: RedisStore): Map<string, Upstream> {
     let map = this.byId.get(chain);
-    if (!map) this.byId.set(chain, (map = new Map(chain.upstreams.map((u) => [urlId(u.url), u]))));
+    if (!map) this.byId.set(chain, (map = new Map(chain.upstreams.map((u) => [shared.upstreamId(u.url), u]))));
     return map;
   }
 }

@@ -11,14 +11,15 @@
  *   pause while Redis's used memory is above `maxBytes` (read every few seconds).
  * - Never in the way: a lookup waits at most `timeoutMs`; Redis down or slow is a miss, writes are
  *   dropped, and ioredis reconnects by itself (`state` says which).
- * - No secret in Redis: the quorum is stored as hashes of the upstream URLs (provider keys
- *   included), which this process maps back to its own upstreams.
+ * - No secret in Redis: the quorum is stored as HMACs of the upstream URLs (provider keys
+ *   included) under `hmacKey` (upstreamId), which this process maps back to its own upstreams.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { redactRedisUrl } from '../upstream/redact.js';
 
 export interface RedisCacheSettings {
   /** redis://[user:password@]host:port[/db] (rediss:// for TLS). */
@@ -35,7 +36,7 @@ export interface RedisCacheSettings {
   hmacKey: string;
 }
 
-/** What the shared level stores of an entry (the quorum as URL hashes: see urlId). */
+/** What the shared level stores of an entry (the quorum as keyed URL hashes: see RedisStore.upstreamId). */
 export interface SharedEntry {
   body: Buffer;
   hash: string;
@@ -75,7 +76,6 @@ export function redisClient(url: string, timeoutMs: number): Redis {
   });
 }
 
-export const urlId = (url: string): string => createHash('sha256').update(url).digest('base64url').slice(0, 22);
 
 /** The value's layout: 1, an answer N providers agreed on; 2, a proven one (its header named). */
 const version = 1;
@@ -115,6 +115,16 @@ export class RedisStore {
   private readonly memoryTimer: NodeJS.Timeout;
   private readonly log: Logger;
 
+  /**
+   * How an entry's quorum names an upstream: an HMAC-SHA256 of its URL under `hmacKey`, cut to
+   * 22 base64url characters, the same in every replica sharing the key. Keyed, not a plain hash:
+   * a URL holds the provider key, and a plain hash would let whoever reads Redis test guessed
+   * keys (a short or numeric one) against it offline.
+   */
+  upstreamId(url: string): string {
+    return createHmac('sha256', this.settings.hmacKey).update('upstream\0').update(url).digest('base64url').slice(0, 22);
+  }
+
   constructor(
     readonly settings: RedisCacheSettings,
     options: { logger?: Logger } = {},
@@ -136,16 +146,9 @@ export class RedisStore {
     this.memoryTimer.unref();
   }
 
-  /** The URL without its password (for logs and /ready). */
+  /** The URL without its password (for logs): upstream/redact.ts redactRedisUrl. */
   shownUrl(): string {
-    try {
-      const u = new URL(this.settings.url);
-      if (u.password) u.password = '***';
-      if (u.username && u.password === '') u.username = '***';
-      return u.toString();
-    } catch {
-      return 'redis (unparsable URL)';
-    }
+    return redactRedisUrl(this.settings.url);
   }
 
   /** The entry stored under `key`, or undefined: none, refused, Redis down or slower than timeoutMs. */

@@ -54,7 +54,8 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
   if (typeof value.result !== 'string' || !/^0x[0-9a-f]+$/i.test(value.result)) {
     const error = value.error as { code?: unknown; message?: string } | undefined;
     if (typeof error?.code === 'number' && isRateLimitError(error.code, String(error.message ?? ''))) {
-      throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${String(error.message ?? '').slice(0, 200)}`);
+      // Scrubbed, then cut: a key cut in two first would keep its first half.
+      throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${upstream.secrets.scrub(String(error.message ?? '')).slice(0, 200)}`);
     }
     throw new Error(`${method}: ${value.error?.message ?? `unexpected answer ${JSON.stringify(value.result)}`}`);
   }

@@ -43,7 +43,8 @@ async function ask(u: Upstream, method: string, params: unknown[], timeoutMs: nu
   }
   const error = parsed?.error;
   if (typeof error?.code === 'number' && isRateLimitError(error.code, String(error.message ?? ''))) {
-    throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${String(error.message ?? '').slice(0, 200)}`);
+    // Scrubbed, then cut: a key cut in two first would keep its first half.
+    throw new UpstreamCallError('rate-limited', `${method}: ${rateLimitLabel} ${error.code}: ${u.secrets.scrub(String(error.message ?? '')).slice(0, 200)}`);
   }
   return parsed;
 }

@@ -1,7 +1,8 @@
 /**
  * Redaction of URLs for logs, /chains, headers and error data, in one place: each upstream still
  * named with its key masked (redactUrl), and a database's URL with its password masked
- * (redactCredentials, for the indexer's DATABASE_URL and the errors that quote it). Pure.
+ * (redactCredentials, for the indexer's DATABASE_URL and the errors that quote it), and a Redis URL
+ * with its password masked wherever ioredis reads it from (redactRedisUrl). Pure.
  *
  * Providers put the API key in the path (`/v2/KEY`, `/v3/KEY`, `/KEY/`), the query
  * (`?apikey=KEY`, or `?KEY`), the user-info (`https://user:KEY@host`) or the host name
@@ -95,6 +96,24 @@ export function redactCredentials(text: string): string {
 }
 
 /**
+ * A Redis URL as logs show it: host, port and database kept; the password hidden wherever ioredis
+ * reads it from: the user-info (a lone user too: a password written without its colon) or a
+ * `password` query parameter (ioredis takes each query parameter as an option), so every query
+ * value is hidden. An unparsable URL is not shown at all.
+ */
+export function redactRedisUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.password) u.password = '***';
+    else if (u.username) u.username = '***';
+    for (const key of new Set(u.searchParams.keys())) u.searchParams.set(key, '***');
+    return u.toString();
+  } catch {
+    return 'redis (unparsable URL)';
+  }
+}
+
+/**
  * The parts of a URL that redactUrl hides (user-info, key-like host labels, path segments, query
  * values and names; the user-info also as the Basic credentials sent), each also as it may be
  * echoed back (decoded, percent-encoded, JSON-escaped, as written in the config), so a text that
@@ -118,6 +137,7 @@ export function secretsOf(raw: string): string[] {
     ...url.pathname.split('/').filter((s) => !keepSegment(decode(s))),
     ...[...url.searchParams.values()],
     ...[...url.searchParams.keys()].filter((k) => !keepSegment(k)),
+    ...writtenQuery(url),
     decode(url.password),
     decode(url.username),
     ...basicCredentials(url),
@@ -127,6 +147,23 @@ export function secretsOf(raw: string): string[] {
     return [p, plain, encodeURIComponent(plain), JSON.stringify(plain).slice(1, -1)];
   };
   return [...new Set(parts.flatMap(forms))].filter((p) => p.length >= 6);
+}
+
+/**
+ * The query's values and secret-looking names as they are sent, which searchParams does not give
+ * back: it reads `+` as a space, so a base64 key `Ab+Cd…` would be looked for as `Ab Cd…` only,
+ * while the provider receives, and may quote, `Ab+Cd…`.
+ */
+function writtenQuery(url: URL): string[] {
+  return url.search
+    .slice(1)
+    .split('&')
+    .flatMap((pair) => {
+      const at = pair.indexOf('=');
+      const name = at === -1 ? pair : pair.slice(0, at);
+      const value = at === -1 ? '' : pair.slice(at + 1);
+      return keepSegment(decode(name.replace(/\+/g, ' '))) ? [value] : [name, value];
+    });
 }
 
 /**

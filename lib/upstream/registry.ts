@@ -147,7 +147,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
         label: labels[index]!,
         provider: providerOf(url, chain.providers?.[index]),
         transport: /^wss?:/i.test(url)
-          ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via })
+          ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via, scrub })
           : httpTransport(url, via, config, choice, client, sockets, share),
         health: newHealth(),
         secrets: { scrub, echoedIn: (body) => echoes(own, body), texts: { all, own: ownTexts } },

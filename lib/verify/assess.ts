@@ -27,6 +27,8 @@ export interface Judging {
   beyondHeads: boolean;
 }
 
+const echoedReason = 'the answer quotes this upstream\'s URL or key (not forwarded)';
+
 /** The judge of one request's outcomes. */
 export function judgeOf(judging: Judging): (o: Outcome<Upstream, UpstreamResponse>) => Assessed {
   const { payload, ignored } = judging;
@@ -38,7 +40,7 @@ export function judgeOf(judging: Judging): (o: Outcome<Upstream, UpstreamRespons
  * One outcome → a vote with its hash, or a failure with its reason. A reason quotes what the
  * upstream sent (an error message, a body's start), so it is scrubbed of every configured
  * upstream's secrets here, where it is made: error data, /chains, logs all read it from here.
- * An answer holding the upstream's own key is not a vote: it would be forwarded as is.
+ * An answer holding the upstream's own key is not a vote, nor a refusal: either would be forwarded as is.
  * A large answer comes judged already (calls.ts, off-thread.ts: the same assessment made in a
  * worker thread); one the thread could not judge is a failure of kind `unchecked`, our side's.
  */
@@ -55,12 +57,15 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
     return { upstream, ok: false, reason: `the answer (${o.value.body.length} bytes) was not checked: ${judged.unchecked}`, ms: o.ms, kind: 'unchecked' };
   }
   const a = judged ? judged.judgement : assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
+  const echoed = (a.ok || a.refused !== undefined) && (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body));
   if (!a.ok) {
-    const reason = upstream.secrets.scrub(a.reason);
-    return a.refused ? { upstream, ok: false, reason, ms: o.ms, refused: { ...a.refused, body: o.value.body } } : { upstream, ok: false, reason, ms: o.ms };
+    if (!a.refused) return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms };
+    // A refusal is relayed as the node wrote it when no vote comes (agreement.ts refusalEnd, by
+    // its hash): one that quotes the upstream's own key stays a refusal (a client can ask for a
+    // method a provider refuses at will: not the provider's failure) with no hash to be relayed by.
+    if (echoed) return { upstream, ok: false, reason: echoedReason, ms: o.ms, refused: { body: o.value.body } };
+    return { upstream, ok: false, reason: upstream.secrets.scrub(a.reason), ms: o.ms, refused: { ...a.refused, body: o.value.body } };
   }
-  if (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body)) {
-    return { upstream, ok: false, reason: 'the answer quotes this upstream\'s URL or key (not forwarded)', ms: o.ms };
-  }
+  if (echoed) return { upstream, ok: false, reason: echoedReason, ms: o.ms };
   return { upstream, ok: true, body: o.value.body, hash: a.hash, ms: o.ms, ...(a.ignored && { ignored: a.ignored }) };
 }

@@ -138,7 +138,8 @@ export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, p
     if (fanout.inFlight > 0) return;
     // An unanswered call may have delivered the write: that outranks another node's rejection.
     if (unknown > 0) {
-      if (rejection) failures.push({ upstream: rejection.upstream, ok: false, reason: `rejected it: ${rejection.upstream.secrets.scrub(rejection.body.subarray(0, 300).toString('utf8'))}`, ms: rejection.ms });
+      // Scrubbed, then cut: a key cut in two first would keep its first half.
+      if (rejection) failures.push({ upstream: rejection.upstream, ok: false, reason: `rejected it: ${rejection.upstream.secrets.scrub(rejection.body.subarray(0, 4096).toString('utf8')).slice(0, 300)}`, ms: rejection.ms });
       return finish({ kind: 'unknown', cause: 'unanswered', sentTo: reached(), failures });
     }
     if (rejection) return finish({ kind: 'answered', verdict: { hash: rejection.hash, members: [rejection] }, accepted: false, known: false, sentTo: reached() });
@@ -165,8 +166,8 @@ export function runWrite(candidates: readonly Upstream[], payload: RpcPayload, p
     }
     if (what === 'rejected' && a.ok) rejection ??= a;
     else if (what === 'wrong-hash' && a.ok) {
-      const result = a.body.subarray(0, 300).toString('utf8');
-      failures.push({ upstream: a.upstream, ok: false, reason: `answered with a result that is not the transaction's hash ${policy.knownHash}: ${a.upstream.secrets.scrub(result)}`, ms: a.ms });
+      const result = a.upstream.secrets.scrub(a.body.subarray(0, 4096).toString('utf8')).slice(0, 300);
+      failures.push({ upstream: a.upstream, ok: false, reason: `answered with a result that is not the transaction's hash ${policy.knownHash}: ${result}`, ms: a.ms });
     } else if (!a.ok) failures.push(a);
     if (what === 'unknown' || what === 'wrong-hash') unknown += 1;
     // Only a write that reached no node, or that a provider turned away, moves on.

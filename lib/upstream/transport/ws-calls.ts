@@ -15,18 +15,19 @@ function transportId(text: string | undefined): number | undefined {
   return text !== undefined && /^[1-9]\d{0,14}$/.test(text) ? Number(text) : undefined;
 }
 
-function preview(text: string | undefined): string {
+/** The upstream's text as a reason quotes it: scrubbed of provider keys, then cut (a key cut in two first would keep its first half). */
+function preview(text: string | undefined, scrub: (text: string) => string): string {
   if (text === undefined) return 'an object or array';
-  const t = text.replace(/\s+/g, ' ');
+  const t = scrub(text).replace(/\s+/g, ' ');
   return JSON.stringify(t.length > 40 ? `${t.slice(0, 40)}…` : t);
 }
 
 /** `: message` of a small error answer with id null (parsed only when small and shallow). */
-function nullIdMessage(buf: Buffer, scan: JsonScan): string {
+function nullIdMessage(buf: Buffer, scan: JsonScan, scrub: (text: string) => string): string {
   if (buf.length > 64 * 1024 || scan.depth > 16) return '';
   try {
     const message = (JSON.parse(buf.toString('utf8')) as { error?: { message?: unknown } }).error?.message;
-    return message === undefined ? '' : `: ${String(message).slice(0, 200)}`;
+    return message === undefined ? '' : `: ${scrub(String(message)).slice(0, 200)}`;
   } catch {
     return '';
   }
@@ -46,6 +47,9 @@ export interface PendingCall {
 export class WsCalls {
   private nextId = 1;
   private readonly pending = new Map<number, PendingCall>();
+
+  /** `scrub`: hides provider keys in what a reason quotes of a message (ws.ts WsTransportOptions). */
+  constructor(private readonly scrub: (text: string) => string = (text) => text) {}
 
   /** Whether no call is in flight. */
   get idle(): boolean {
@@ -109,7 +113,7 @@ export class WsCalls {
     for (const span of scan.ids) {
       const id = transportId(span.text);
       if (id === undefined || !request.ids.has(id)) {
-        return request.reject(new UpstreamCallError('transport', `answer with id ${preview(span.text)}, which was not asked`));
+        return request.reject(new UpstreamCallError('transport', `answer with id ${preview(span.text, this.scrub)}, which was not asked`));
       }
       if (seen.has(span.member)) return request.reject(new UpstreamCallError('transport', 'an answer object with "id" twice'));
       seen.add(span.member);
@@ -138,14 +142,14 @@ export class WsCalls {
     if (!first) {
       if (scan.kind === 'object' && !scan.truncated) return;
       const what = scan.kind === 'other' || scan.truncated ? 'not JSON' : `a JSON ${scan.kind} without an id`;
-      return this.failAll(new UpstreamCallError('transport', `message that is not a JSON-RPC answer (${what}): ${preview(buf.toString('utf8', 0, 80))}`));
+      return this.failAll(new UpstreamCallError('transport', `message that is not a JSON-RPC answer (${what}): ${preview(buf.toString('utf8', 0, 4096), this.scrub)}`));
     }
     const id = transportId(first.text);
     if (id !== undefined && id < this.nextId) return;
     this.failAll(
       new UpstreamCallError(
         'transport',
-        first.text === 'null' ? `upstream error with id null${nullIdMessage(buf, scan)}` : `answer with id ${preview(first.text)}, which matches no call in flight`,
+        first.text === 'null' ? `upstream error with id null${nullIdMessage(buf, scan, this.scrub)}` : `answer with id ${preview(first.text, this.scrub)}, which matches no call in flight`,
       ),
     );
   }

@@ -21,6 +21,8 @@ export interface WsTransportOptions {
   via?: string;
   /** How often an open connection is pinged; one with no pong or message since the last ping is dropped (default 15 s; 0: never). */
   heartbeatMs?: number;
+  /** Hides provider keys in the upstream's text a reason quotes, before it is cut (registry.ts: every upstream's secrets). */
+  scrub?: (text: string) => string;
 }
 
 /** `promise`, or a rejection with the signal's reason once it fires (the promise runs on). */
@@ -35,7 +37,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 export function createWsTransport(rawUrl: string, options: WsTransportOptions): Transport {
   let closed = false;
-  const calls = new WsCalls();
+  const calls = new WsCalls(options.scrub);
   const connection = new WsConnection(rawUrl, options, {
     message: (data) => calls.onMessage(data),
     unreadable: (err) => calls.failAll(err),

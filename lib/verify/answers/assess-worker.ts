@@ -37,7 +37,8 @@ export function judge(task: Task): Reply {
   const scrub = scrubberFor(task.all);
   // The same bytes judged for the same request already (off-thread.ts): that verdict, the echo checked here.
   const assessment = task.known ?? judgeBody(body, task.payload, task.ignored, scrub, task.beyondHeads ? lacksBlock : undefined);
-  const echoed = assessment.ok && echoes(task.own.map((s) => Buffer.from(s)), body);
+  // A refusal is relayed as written when no vote comes: its echo matters as an answer's does.
+  const echoed = (assessment.ok || assessment.refused !== undefined) && echoes(task.own.map((s) => Buffer.from(s)), body);
   return { id: task.id, judged: judgedOf(assessment, echoed), bytes: task.bytes };
 }
 

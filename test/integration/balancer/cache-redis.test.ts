@@ -6,6 +6,7 @@
  * than a request's N, found in Redis, is topped up with only the missing votes and replaced there;
  * disputed by them, it is deleted there.
  */
+import { createHash } from 'node:crypto';
 import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../../lib/cache/redis.js';
@@ -86,6 +87,11 @@ if (hasRedis()) {
       t.true(ttl > 0 && ttl <= 86_400, `${key} expires (ttl ${ttl})`);
       const value = (await client.getBuffer(key))!.toString('latin1');
       for (const f of list) t.false(value.includes(new URL(f.url).host), 'no upstream URL in Redis');
+      // Nor a plain hash of one: the URL holds the provider key, and a short or numeric key could be
+      // guessed and tested against it offline. The quorum's ids are keyed by hmacKey.
+      const plainIds = list.flatMap((f) => [f.url, new URL(f.url).href]).map((u) => createHash('sha256').update(u).digest('base64url').slice(0, 22));
+      for (const id of plainIds) t.false(value.includes(id), 'no plain hash of an upstream URL in Redis');
+      t.regex(value, /"q":\["[A-Za-z0-9_-]{22}","[A-Za-z0-9_-]{22}"\]/, 'the quorum, as two ids');
     }
   });
 

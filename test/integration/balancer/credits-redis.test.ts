@@ -1,11 +1,14 @@
 /**
  * The credit budgets on a real redis-server: two stores (two connections, as two replicas) share
  * one budget exactly; every key they write expires and names no client key; Redis killed: each
- * decides from its own local bucket, says so once, and shares again once Redis is back.
+ * decides from its own local bucket, says so once, and shares again once Redis is back. A Redis
+ * URL's password is logged by neither these stores nor the cache's, wherever the URL gives it.
  */
 import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
 import { RedisCreditStore } from '../../../lib/access/buckets.js';
+import { RedisStore } from '../../../lib/cache/redis.js';
+import { freePort } from '../../../lib/indexer/postgres/embedded.js';
 import type { Logger } from '../../../lib/log.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { until as waitUntil } from '../../support/wait.js';
@@ -36,6 +39,22 @@ function redisClient(t: ExecutionContext, redis: TestRedis): Redis {
   t.teardown(() => client.disconnect());
   return client;
 }
+
+test('a password in the Redis URL\'s query, as ioredis reads it, is logged by neither the budgets nor the cache', async (t) => {
+  // ioredis takes each query parameter as an option: ?password=… is the password. Nothing listens
+  // on the port, so both stores log that Redis is unreachable, naming the URL.
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}/0?password=QueryPassw0rd99`;
+  const { logger, lines } = recorder();
+  const credits = new RedisCreditStore({ url, prefix: 'test:', timeoutMs: 100, leaseMs: 60_000 }, { now: read, logger });
+  t.teardown(() => credits.close());
+  const cache = new RedisStore({ url, prefix: 'test:', ttlSeconds: 60, maxBytes: 2 ** 30, timeoutMs: 100, hmacKey: 'test-hmac-key-0123456789' }, { logger });
+  t.teardown(() => cache.close());
+  t.true((await credits.take('k', { perDay: 100 }, 1)).allowed, 'decided locally');
+  await until(() => lines.some((l) => l.includes('cache: Redis unreachable')) && lines.some((l) => l.includes('credits: Redis unreachable')));
+  t.is(lines.filter((l) => l.includes(`redis://127.0.0.1:${port}/0?password=***`)).length, 2, lines.join('\n'));
+  t.false(lines.some((l) => l.includes('QueryPassw0rd99')), lines.join('\n'));
+});
 
 if (hasRedis()) {
   test.serial('two stores share one day budget: 100 credits, 60 asked through each, the second is refused part way', async (t) => {

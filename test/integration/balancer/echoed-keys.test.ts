@@ -2,7 +2,9 @@
  * Provider keys that upstreams echo back never reach a client, /chains, /metrics or the log:
  * a 404 page and a 200 HTML page quoting the full URL, a 429 and a JSON-RPC quota error naming
  * the key, a provider error quoting the key in an otherwise valid answer, a ws upstream's
- * id-less error, and a host-name key in a DNS error. Run through the real CLI, whose log is read.
+ * id-less error, and a host-name key in a DNS error; a refusal quoting the key (not relayed), a
+ * query key with a `+` quoted as sent, and keys across the cut of a quoted text (a write's
+ * rejection, a ws message, a rate-limit message). Run through the real CLI, whose log is read.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -210,5 +212,157 @@ test('should keep a user-info key out of everything when an upstream echoes the 
   ] as const) {
     t.false(text.includes(password), `the password in ${where}`);
     t.false(text.includes(basic.replace(/=+$/, '')), `the Basic credentials in ${where}: ${text.slice(0, 2000)}`);
+  }
+});
+
+test('should not relay a refusal that quotes the upstream key, alone, in a batch or for a write', async (t) => {
+  // A method the provider does not serve is a refusal: with no vote, the first one is relayed as
+  // the node wrote it. One naming the key it was sent with is held back as an answer would be.
+  const key = 'R3fusalK3yR3fusalK3y77';
+  const refusing = await startFakeUpstream({
+    path: `/v2/${key}`,
+    answer: (c) => (c.method === 'eth_chainId' || c.method === 'eth_blockNumber' ? { result: '0x1' } : { error: { code: -32601, message: `the method is not available for key ${key} (https://rpc.example/v2/${key})` } }),
+  });
+  t.teardown(() => refusing.close());
+  const plain = await echoing(t, '/v2/word', (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, 'the method is not available on this node') }));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${refusing.url}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+  const trace = rpc('debug_traceTransaction', [`0x${'1'.repeat(64)}`]);
+
+  const alone = await post('/rpc/1', trace);
+  t.is(alone.status, 502, alone.text);
+  t.regex(alone.body.error.data.failures[0].reason, /quotes this upstream's URL or key/);
+  const batch = await post('/rpc/1', [trace, rpc('debug_traceTransaction', [`0x${'2'.repeat(64)}`], 2)]);
+  t.is(batch.status, 200, batch.text);
+  t.deepEqual((batch.body as { error: { code: number } }[]).map((m) => m.error.code), [-32011, -32011]);
+  const write = await post('/rpc/1', rpc('eth_sendRawTransaction', ['0x02']));
+  t.is(write.status, 502, write.text);
+  // A refusal without a key is still relayed as the node wrote it.
+  const relayed = await post('/rpc/1337', trace);
+  t.is(relayed.status, 200, relayed.text);
+  t.deepEqual(relayed.body.error, { code: -32601, message: 'the method is not available on this node' });
+  // Still a refusal, not the provider's failure: a client may ask for such methods at will.
+  const calls = await send(base, 'GET', '/chains');
+  const failures = (calls.body as { chainId: string; upstreams: { failures: number }[] }[]).find((c) => c.chainId === '1')!.upstreams[0]!.failures;
+  t.is(failures, 0, calls.text);
+
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  for (const [where, text] of [['the answer', alone.text + JSON.stringify(alone.headers)], ['the batch', batch.text], ['the write', write.text], ['/chains', calls.text], ['the log', log]] as const) {
+    t.false(text.includes(key), `the key in ${where}`);
+  }
+});
+
+test('should keep a query key with a + out of everything when an upstream quotes it as it was sent', async (t) => {
+  // A base64 key in the query keeps its `+` on the wire; read as a form value it is a space. The
+  // upstream quotes what it received: that form must be hidden and caught as an echo too.
+  const key = 'Pl+sK3y/Pl+sK3y12345==';
+  const query = `/rpc?apikey=${key}`;
+  const page = await echoing(t, query, (url) => ({ status: 200, type: 'text/html', body: `<p>${url} refused: key ${key}</p>` }));
+  const quoting = await echoing(t, query.replace('apikey', 'token'), (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `invalid api key ${key}`) }));
+  const honest = await startFakeUpstream();
+  t.teardown(() => honest.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${page}"\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+
+  const failed = await post('/rpc/1', rpc('eth_blockNumber'));
+  t.is(failed.status, 502, failed.text);
+  t.regex(failed.body.error.data.failures[0].reason, /not JSON: .*\*\*\*/);
+  const ok = await post('/rpc/1337', rpc('eth_blockNumber'));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-forwarded-from'], honest.url, 'the quoting answer is not forwarded');
+  const chains = await send(base, 'GET', '/chains');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  for (const [where, text] of [['the 502', failed.text], ['the 200', ok.text + JSON.stringify(ok.headers)], ['/chains', chains.text], ['the log', log]] as const) {
+    t.false(text.includes('Pl+sK3y'), `the key as sent in ${where}`);
+  }
+});
+
+test('should hide a key that a write\'s rejection quotes across the cut of its reason', async (t) => {
+  // A rejection beside a write with no answer is quoted, cut, in the 504's failures. The key
+  // (letters only and short: another upstream's or this one's, it is hidden, not an echo) sits
+  // across the cut: hidden before the cut, or its first half would remain.
+  const key = 'Qwertyuiopasdf';
+  const rejecting = await echoing(t, `/v2/${key}`, (_url, id, req) => {
+    const start = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32000,"message":"`;
+    return req.method === 'POST' ? { status: 200, type: 'application/json', body: `${start}${'x'.repeat(295 - start.length)}${key} nonce too low"}}` } : { status: 404, type: 'text/plain', body: '' };
+  });
+  const silent = await startFakeUpstream({ hangIf: (b) => (b as { method?: string }).method === 'eth_sendRawTransaction' });
+  t.teardown(() => silent.close());
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `timeouts:\n  upstreamMs: 300\nchains:\n  1337:\n    rpcs:\n      - "${rejecting}"\n      - "${silent.url}"\n    writes:\n      broadcast: all\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const write = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_sendRawTransaction', ['0x02'])), { 'content-type': 'application/json' });
+  t.is(write.status, 504, write.text);
+  const failures = write.body.error.data.failures as { reason: string }[];
+  t.true(failures.some((f) => /^rejected it: .*x\*\*\*/.test(f.reason)), write.text);
+  t.false(write.text.includes(key.slice(0, 4)), 'no part of the key in the 504');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+});
+
+test('should hide a key across the cut of a quoted ws message and of a rate-limit message', async (t) => {
+  // The text a reason quotes is cut (a ws message's id at 40 characters, an id-null error's and a
+  // rate-limit message at 200): a key across the cut must be hidden before it, or half remains.
+  const wsKey = 'Zxcvbnmasdfghj';
+  const limitKey = 'Poiuytrewqlkjh';
+  const server = http.createServer();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (ws) =>
+    ws.on('message', (data) => {
+      const id = (JSON.parse(data.toString()) as { id: number }).id;
+      if (id % 2 === 1) ws.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `${'w'.repeat(195)}${wsKey} is not valid` } }));
+      else ws.send(JSON.stringify({ jsonrpc: '2.0', id: `${'i'.repeat(35)}${wsKey}`, result: '0x1' }));
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const ws = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/${wsKey}`;
+  const limited = await echoing(t, `/v1/${limitKey}`, (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32005, `rate limit exceeded ${'r'.repeat(175)}${limitKey} try later`) }));
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${ws}"\n      - "${limited}"\n`);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const post = () => send(base, 'POST', '/rpc/1', JSON.stringify(rpc('eth_blockNumber')), { 'content-type': 'application/json' });
+  const answers = [await post(), await post(), await post()];
+  let chains = await send(base, 'GET', '/chains');
+  for (let i = 0; i < 200 && (chains.body as { upstreams: { lastProbe: string | null }[] }[])[0]!.upstreams.some((u) => u.lastProbe === null); i++) {
+    await new Promise((res) => setTimeout(res, 25));
+    chains = await send(base, 'GET', '/chains');
+  }
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  const all = answers.map((a) => a.text).join('\n');
+  t.regex(all + log, /id null: w+\*\*\*/, 'the id-null message is quoted, key hidden');
+  t.regex(chains.text + log, /rate limit exceeded r+\*\*\*/, 'the rate-limit message is quoted, key hidden');
+  for (const [where, text] of [['the answers', all], ['/chains', chains.text], ['the log', log]] as const) {
+    for (const key of [wsKey, limitKey]) t.false(text.includes(key.slice(0, 4)), `part of ${key} in ${where}`);
   }
 });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { keyLabel, redactUrl, redactCredentials, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
+import { keyLabel, redactUrl, redactCredentials, redactRedisUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
 
 const infuraKey = '9aa3d95b3bc440fa88ea12eaa4456161';
 const alchemyKey = 'Xy7kP2mQ9vR4tL8nB3wE6aZ1cF5gH0jD';
@@ -115,6 +115,12 @@ test('should list each hidden part also as it may be echoed: percent-encoded, de
   for (const form of ['p@ss/word99"', 'p%40ss%2Fword99%22', 'p@ss/word99\\"']) t.true(found.includes(form), `${form} in ${JSON.stringify(found)}`);
 });
 
+test('should list a query value and a secret-looking name also as they are sent: a + kept, an escape as written', (t) => {
+  const found = secretsOf('https://node.example.com/rpc?apikey=Ab+Cd123456/x==&T0k3nN4me123=v%3d%3dalue9');
+  for (const form of ['Ab+Cd123456/x==', 'Ab Cd123456/x==', 'T0k3nN4me123', 'v%3d%3dalue9', 'v==alue9']) t.true(found.includes(form), `${form} in ${JSON.stringify(found)}`);
+  t.false(found.includes('apikey'), 'a word-like name is not a secret');
+});
+
 test('should scrub every secret from a text, longest first and in any case', (t) => {
   const url = `https://abc123def456ghi789.quiknode.pro/v3/${infuraKey}`;
   const scrub = scrubberOf(secretsOf(url));
@@ -125,6 +131,14 @@ test('should scrub every secret from a text, longest first and in any case', (t)
   t.true(clean.includes('https://***.quiknode.pro/v3/***'));
   t.is(scrubberOf([])('unchanged text'), 'unchanged text');
   t.is(scrubberOf(['a.b*c'])('x a.b*c y aXbbc'), 'x *** y aXbbc', 'secrets are matched literally');
+});
+
+test('redactRedisUrl hides the password wherever ioredis reads it: user-info, a lone user, a query parameter', (t) => {
+  t.is(redactRedisUrl('redis://default:s3cret@cache.internal:6379/2'), 'redis://default:***@cache.internal:6379/2');
+  t.is(redactRedisUrl('redis://s3cret@cache.internal:6379'), 'redis://***@cache.internal:6379');
+  t.is(redactRedisUrl('rediss://cache.internal:6380/0?password=s3cret&family=6'), 'rediss://cache.internal:6380/0?password=***&family=***');
+  t.is(redactRedisUrl('redis://127.0.0.1:6379/0'), 'redis://127.0.0.1:6379/0');
+  t.is(redactRedisUrl('not a url s3cret'), 'redis (unparsable URL)');
 });
 
 test('redactCredentials hides passwords and secret-looking query parameters, in URLs and in free text', (t) => {

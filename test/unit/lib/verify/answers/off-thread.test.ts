@@ -36,7 +36,7 @@ const batch = (calls: RpcCall[]): RpcPayload => ({ calls, batch: true, raw: Buff
 /** What the main thread decides (assess.ts assessOutcome's part), in the thread's terms. */
 function inMain(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean): Judged {
   const a = assessBody(body, payload, ignored, scrub, beyondHeads ? lacksBlock : undefined);
-  return judgedOf(a, a.ok && echoes(own, body));
+  return judgedOf(a, (a.ok || a.refused !== undefined) && echoes(own, body));
 }
 
 async function inThread(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean) {
@@ -172,6 +172,14 @@ test.serial('should make an unchecked answer a failure of kind unchecked, and us
   const refused = assessOutcome({ upstream, ok: true, ms: 5, value: echoed }, payload);
   t.false(refused.ok);
   t.regex(!refused.ok ? refused.reason : '', /quotes this upstream's URL or key/);
+  // A refusal is relayed as written when no vote comes (by its hash): one quoting the key is not.
+  const refusal = Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"not available for k3yOfUpstreamA1234"}}');
+  t.deepEqual(inMain(refusal, payload, undefined, false).echoed, true);
+  const quoting = assessOutcome({ upstream, ok: true, ms: 5, value: await inThread(refusal, payload, undefined, false) }, payload);
+  t.false(quoting.ok);
+  t.true(!quoting.ok && quoting.refused !== undefined, 'still a refusal, not the provider\'s failure');
+  t.is(!quoting.ok && quoting.refused?.hash, undefined, 'with no hash it could be relayed by');
+  t.regex(!quoting.ok ? quoting.reason : '', /quotes this upstream's URL or key/);
   closeOffThread();
 });
 
