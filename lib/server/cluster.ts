@@ -175,6 +175,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // The client keys' budgets when no Redis holds them: one store for every worker, so that N
   // workers spend one budget, not N (lib/access/budget.ts; each take and settle is a round trip).
   const credits = new MemoryCreditStore();
+  // Each worker's reservations not yet settled (by lease): a worker that exits holding some
+  // (a crash mid-request) has them settled at their estimate, so its slots are freed.
+  const held = new Map<Worker, Map<string, Reservation>>();
   const own = new Registry();
   new Gauge({
     name: 'omnigate_workers',
@@ -209,8 +212,15 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       if (after !== undefined) floors.set(m.key, after);
       answer(w, m.id, after === undefined ? null : after.toString());
     } else if (m.omnigate === 'credits-take') {
-      answer(w, m.id, creditsText(credits.takeNow(m.key, m.limits, m.credits)));
+      const verdict = credits.takeNow(m.key, m.limits, m.credits);
+      if (verdict.reservation !== undefined) {
+        let leases = held.get(w);
+        if (leases === undefined) held.set(w, (leases = new Map()));
+        leases.set(verdict.reservation.lease, verdict.reservation);
+      }
+      answer(w, m.id, creditsText(verdict));
     } else if (m.omnigate === 'credits-settle') {
+      held.get(w)?.delete(m.reservation.lease);
       answer(w, m.id, creditsText(credits.settleNow(m.reservation, m.credits)));
     } else if (m.omnigate === 'metrics') {
       metricsText().then(
@@ -268,6 +278,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     listenedOn.delete(w);
     joined.delete(w);
     collector.gone(w);
+    // Its requests in flight died with it: each keeps its estimate as its cost, and frees its slot.
+    for (const reservation of held.get(w)?.values() ?? []) credits.settleNow(reservation, reservation.credits);
+    held.delete(w);
     const lived = Date.now() - (startedAt.get(w) ?? Date.now());
     startedAt.delete(w);
     if (stopping) {

@@ -4,7 +4,8 @@
  * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
- * keep crashing are replaced with a backoff until the primary gives up; one budget per client key;
+ * keep crashing are replaced with a backoff until the primary gives up; one budget per client key,
+ * whose slots a worker that dies mid-request does not keep;
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
@@ -255,6 +256,52 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
   t.is(refused.length, 7);
   t.true(refused.every((r) => (r.body as { error: { code: number; data: { reason: string } } }).error.data.reason === 'day'));
   t.is(new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker)).size, 2, 'both workers answered');
+});
+
+test.serial('a worker that dies mid-request does not keep its key\'s slot: the primary frees it', async (t) => {
+  // One request of the key at a time; its read of HUNG never gets an answer from the upstreams.
+  const HUNG = '0x00000000000000000000000000000000000000bb';
+  const hung = (body: unknown) => (body as { method?: string; params?: unknown[] }).method === 'eth_getBalance' && (body as { params: unknown[] }).params[0] === HUNG;
+  const list = await Promise.all([0, 1].map(() => startFakeUpstream({ answer: finalizedChain(() => 90), hangIf: hung })));
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  const key = 'workers-slot-key-0123456789ab';
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'timeouts: { requestMs: 60000, upstreamMs: 60000 }',
+    'access:',
+    '  keys:',
+    '    - label: relayer',
+    `      key: "${key}"`,
+    '      maxConcurrent: 1',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const ask = (address: string, id: number) => send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [address, hex(0x10)], id)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key });
+  const stuck = ask(HUNG, 1).catch((err: Error) => err);
+  await until(() => list.some((f) => f.requests.some((r) => hung(r.body))));
+  // The slot is held: a second request of the key is refused while the first is in flight.
+  const second = await ask(ADDRESS, 2);
+  t.is(second.status, 429, second.text);
+  t.is((second.body as { error: { data: { reason: string } } }).error.data.reason, 'concurrent');
+  // Both workers die (the one holding the request among them) and are replaced.
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
+  await until(async () => (await workers()).length === 2);
+  const victims = await workers();
+  for (const v of victims) process.kill(v.pid, 'SIGKILL');
+  t.true((await stuck) instanceof Error, 'the request in flight ends with its worker');
+  await until(() => logLines(run).filter((l) => l.msg === 'worker listening').length === 4);
+  // The key may make a request again, on whichever worker: the dead worker's slot was freed.
+  for (let i = 0; i < 4; i++) {
+    const r = await ask(ADDRESS, 10 + i);
+    t.is(r.status, 200, r.text);
+  }
 });
 
 test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
