@@ -104,13 +104,21 @@ function setCreditHeaders(res: ServerResponse, charge: Charge): void {
   if (Number.isFinite(charge.remainingDay)) res.setHeader(remainingDayHeader, String(Math.max(0, Math.floor(charge.remainingDay))));
 }
 
-/** What a request cost: each call's price (a batch: the sum over its members; members not run: the least each). */
+/**
+ * What a request cost: each call's price (a batch: the sum over its members; members still
+ * running, a client gone: the calls they made so far; members not run: the least each).
+ */
 function spentOf(budgets: Budgets, plan: Plan, ctx: RpcContext): number {
   const members = ctx.members;
   const payload = ctx.payload;
   if (members === undefined) {
     if (payload === undefined || !payload.batch) return callCost(budgets, plan, ctx);
     let sum = 0;
+    const running = ctx.running;
+    if (running !== undefined) {
+      for (const m of running) sum += callCost(budgets, plan, m);
+      return sum;
+    }
     for (const call of payload.calls) sum += budgets.costOf(plan, call.method, 0, false);
     return sum;
   }

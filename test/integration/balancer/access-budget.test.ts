@@ -3,8 +3,8 @@
  * memory store: what an answer costs as X-Credits (N=3 three times N=1, a cache hit the key's
  * price, a batch the sum of its members), the per-day budget spent (429, -32020 with the client's
  * id, Retry-After), the per-second bucket refilled, the concurrency limit and its slot freed after
- * an answer, an upstream error and a client that went away; credits and refusals per key in
- * /metrics; the key never shown; a key without a budget answered without credit headers.
+ * an answer, an upstream error and a client that went away; a batch whose client left charged
+ * the calls its members made; credits and refusals per key in /metrics; the key never shown; a key without a budget answered without credit headers.
  */
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
@@ -215,6 +215,26 @@ test('maxConcurrent: a second request in flight is refused (concurrent); the slo
   const after = await gw.post('/confirmations/1/rpc/1337', balance(0x57, 'after'), as(SINGLE));
   t.is(after.status, 200, `freed after the client went away: ${after.text}`);
   t.is(after.body.id, 'after');
+});
+
+test('a batch whose client leaves mid-run is charged the upstream calls its members made, not 1 a member', async (t) => {
+  const { gw, list } = await setup(t);
+  // Members' calls, whether sent one by one or in an upstream batch.
+  const balanceCalls = () => list.reduce((n, f) => n + f.requests.flatMap((r) => [r.body].flat() as { method?: string }[]).filter((b) => b.method === 'eth_getBalance').length, 0);
+  for (const f of list) f.delayMs = 2_000;
+  const req = http.request(`${gw.url}/confirmations/3/rpc/1337`, { method: 'POST', headers: { 'content-type': 'application/json', ...as(METERED) }, agent: false });
+  req.on('error', () => {});
+  req.end(JSON.stringify([balance(0x81), balance(0x82), balance(0x83)]));
+  // Three members at N=3: nine calls on their way to the upstreams, then the client leaves.
+  await until(() => balanceCalls() === 9);
+  req.destroy();
+  await until(() => list.reduce((n, f) => n + f.aborted, 0) > 0);
+  const spent = async () => {
+    const metrics = await gw.request('GET', '/metrics', undefined, as(OPS));
+    return Number(/omnigate_access_credits_total\{key="metered"\} (\d+)/.exec(metrics.text)?.[1] ?? 0);
+  };
+  await until(async () => (await spent()) > 0);
+  t.is(await spent(), 9 * 20, 'nine eth_getBalance calls at 20 credits each');
 });
 
 test('per key in /metrics: credits spent and budget refusals, by label; the key is in no header, log line or metric', async (t) => {
