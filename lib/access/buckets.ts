@@ -27,8 +27,9 @@
  *
  * Redis down or slower than `timeoutMs`: the key is served from a local memory bucket of the same
  * limits (each replica then enforces the whole budget on its own, so while Redis is away the
- * replicas together may grant up to their number times it), logged once per episode and counted
- * (`counts.fallbacks`). Neither refusing every client (fail closed) nor granting without a limit
+ * replicas together may grant up to their number times it; a cluster's workers are given their
+ * primary's store instead, so that one replica's workers still spend one budget), logged once
+ * per episode and counted (`counts.fallbacks`). Neither refusing every client (fail closed) nor granting without a limit
  * (fail open) while Redis is away.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -378,6 +379,11 @@ export class RedisCreditStore implements CreditStore {
   /** Takes and settles that Redis answered; that failed or timed out (decided locally); episodes of Redis away. */
   readonly counts = { redis: 0, errors: 0, fallbacks: 0 };
   private readonly local: MemoryCreditStore;
+  /**
+   * Where a key is served from while Redis is away: this process's memory, or the store given
+   * (a cluster's primary, so that its workers spend one budget then too).
+   */
+  private readonly fallback: CreditStore | undefined;
   private readonly now: () => number;
   private readonly log: Logger;
   /** Whether the last call to Redis failed (the local bucket decides until one succeeds). */
@@ -385,11 +391,12 @@ export class RedisCreditStore implements CreditStore {
 
   constructor(
     readonly settings: RedisCreditSettings,
-    options: { logger?: Logger; now?: () => number } = {},
+    options: { logger?: Logger; now?: () => number; fallback?: CreditStore | undefined } = {},
   ) {
     this.log = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.local = new MemoryCreditStore({ now: this.now });
+    this.fallback = options.fallback;
     // (a request never waits for a Redis that is not there: its local bucket decides at once)
     this.client = redisClient(settings.url, settings.timeoutMs);
     this.client.on('error', () => this.goAway('error'));
@@ -400,7 +407,7 @@ export class RedisCreditStore implements CreditStore {
   async take(key: string, limits: BucketLimits, credits: number): Promise<Verdict> {
     if (this.client.status !== 'ready') {
       this.goAway('not connected');
-      return this.local.takeNow(key, limits, credits);
+      return this.takeAway(key, limits, credits);
     }
     const now = this.now();
     const day = utcDay(now);
@@ -413,7 +420,7 @@ export class RedisCreditStore implements CreditStore {
         String(limitOf(limits.concurrent)), String(dayTtlSeconds), lease, String(this.settings.leaseMs), String(secondsToMidnight(now)),
       ),
     );
-    if (reply === undefined) return this.local.takeNow(key, limits, credits);
+    if (reply === undefined) return this.takeAway(key, limits, credits);
     const left = remainingOf(limits, Number(reply[3]), Number(reply[4]));
     if (reply[0] !== 1) {
       return { allowed: false, refusal: reply[1] as Refusal, retryAfterSeconds: Number(reply[2]), remainingSecond: left.remainingSecond, remainingDay: left.remainingDay, reservation: undefined };
@@ -429,7 +436,7 @@ export class RedisCreditStore implements CreditStore {
   }
 
   async settle(reservation: Reservation, credits: number): Promise<Remaining> {
-    if (reservation.local) return this.local.settleNow(reservation, credits);
+    if (reservation.local) return this.fallback !== undefined ? this.fallback.settle(reservation, credits) : this.local.settleNow(reservation, credits);
     const { key, limits } = reservation;
     const now = this.now();
     const keys = this.keysOf(key, reservation.day);
@@ -448,6 +455,11 @@ export class RedisCreditStore implements CreditStore {
   async close(): Promise<void> {
     this.client.disconnect();
     await this.local.close();
+  }
+
+  /** A take while Redis is away: from the fallback store, else this process's memory. */
+  private takeAway(key: string, limits: BucketLimits, credits: number): Verdict | Promise<Verdict> {
+    return this.fallback !== undefined ? this.fallback.take(key, limits, credits) : this.local.takeNow(key, limits, credits);
   }
 
   /** The Redis keys of a key's second bucket, day counter and slots. */

@@ -5,7 +5,7 @@
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
  * keep crashing are replaced with a backoff until the primary gives up; one budget per client key,
- * whose slots a worker that dies mid-request does not keep;
+ * whose slots a worker that dies mid-request does not keep, and which the primary keeps while Redis is away;
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
@@ -15,7 +15,7 @@ import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../supp
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
-import { stopAllAnvils } from '../../support/anvil.js';
+import { freePort, stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
 import { until } from '../../support/wait.js';
@@ -302,6 +302,39 @@ test.serial('a worker that dies mid-request does not keep its key\'s slot: the p
     const r = await ask(ADDRESS, 10 + i);
     t.is(r.status, 200, r.text);
   }
+});
+
+test.serial('two workers whose budgets\' Redis is unreachable still spend one budget per client key, through the primary', async (t) => {
+  const list = await upstreams(t);
+  const key = 'workers-redis-down-key-0123456';
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    `  redis: { url: "redis://127.0.0.1:${await freePort()}/0", prefix: "omnigate:test:" }`,
+    '  keys:',
+    '    - label: relayer',
+    `      key: "${key}"`,
+    '      creditsPerDay: 100',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  // As without Redis: the day holds five balances at 20 credits, whichever worker answers; each
+  // worker keeping a budget of its own would admit ten.
+  const replies: Reply[] = [];
+  for (let i = 0; i < 12; i++) {
+    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
+  }
+  await until(() => workerPids(run).size === 2);
+  t.is(replies.filter((r) => r.status === 200).length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
+  t.true(replies.filter((r) => r.status === 429).every((r) => (r.body as { error: { data: { reason: string } } }).error.data.reason === 'day'));
+  t.true(logLines(run).some((l) => typeof l.msg === 'string' && l.msg.startsWith('credits: Redis unreachable')));
 });
 
 test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
