@@ -9,7 +9,8 @@
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
  * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
- * upstreams' loop tokens (one seed). With an admin port, every worker listens on it too (one port,
+ * upstreams' loop tokens (one seed), and serve the config file and keyFiles as the primary read them
+ * (pinnedConfigEnv). With an admin port, every worker listens on it too (one port,
  * picked by the primary for port 0). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
@@ -461,6 +462,28 @@ const portVariable = 'OMNIGATE_CLUSTER_PORT';
 
 /** The variable that gives a worker the cluster's admin port. */
 const adminPortVariable = 'OMNIGATE_CLUSTER_ADMIN_PORT';
+
+/** The variables that give a worker the config file's text and its keyFiles' digests (JSON) as the primary read them. */
+const configVariable = 'OMNIGATE_CLUSTER_CONFIG';
+const keyFilesVariable = 'OMNIGATE_CLUSTER_KEY_FILES';
+
+/**
+ * The variables that pin a cluster's config: every worker, a replacement included, serves the
+ * config file and the keys of its keyFiles as the primary read them at its start, not the file as
+ * it is when that worker starts (an edited file, a rotated key file: taken at the next start of
+ * omnigate). The keys' digests only, never a key.
+ */
+export function pinnedConfigEnv(text: string, keyFiles: Readonly<Record<string, string>>): Record<string, string> {
+  return { [configVariable]: text, [keyFilesVariable]: JSON.stringify(keyFiles) };
+}
+
+/** A cluster's worker: the config file's text and keyFiles' digests its primary read, else undefined. */
+export function workerPinnedConfig(): { text: string; keyFiles: Record<string, string> } | undefined {
+  const text = process.env[configVariable];
+  const files = process.env[keyFilesVariable];
+  if (text === undefined || files === undefined) return undefined;
+  return { text, keyFiles: JSON.parse(files) as Record<string, string> };
+}
 
 /** The admin port a cluster's worker listens on (its primary gives it), else undefined. */
 export function workerAdminPort(): number | undefined {

@@ -6,11 +6,13 @@
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
  * keep crashing are replaced with a backoff until the primary gives up; one budget per client key,
  * whose slots a worker that dies mid-request does not keep, and which the primary keeps while Redis is away;
+ * a replaced worker serving the config and key files as the primary read them;
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
 import net from 'node:net';
-import { resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
@@ -335,6 +337,57 @@ test.serial('two workers whose budgets\' Redis is unreachable still spend one bu
   t.is(replies.filter((r) => r.status === 200).length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
   t.true(replies.filter((r) => r.status === 429).every((r) => (r.body as { error: { data: { reason: string } } }).error.data.reason === 'day'));
   t.true(logLines(run).some((l) => typeof l.msg === 'string' && l.msg.startsWith('credits: Redis unreachable')));
+});
+
+test.serial('a worker that replaces a crashed one serves the config and key files the primary read, not the files as edited since', async (t) => {
+  const list = await upstreams(t);
+  const KEY_A = 'workers-keyfile-a-0123456789ab';
+  const KEY_B = 'workers-keyfile-b-0123456789ab';
+  const lines = (denied: string) => [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    '  keys:',
+    '    - label: relayer',
+    '      keyFile: KEYFILE',
+    `      denyMethods: [${denied}]`,
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ];
+  const file = await configFile(t, lines('eth_call'), 'omnigate-workers-');
+  const keyFile = join(dirname(file), 'relayer.key');
+  await writeFile(keyFile, `${KEY_A}\n`);
+  await writeFile(file, lines('eth_call').join('\n').replace('KEYFILE', keyFile));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const ask = (key: string, id: number) => send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + id)], id)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key });
+  t.is((await ask(KEY_A, 0)).status, 200);
+  // The key file rotated and the config edited (eth_getBalance denied to the key) while serving; then a worker dies.
+  await writeFile(keyFile, `${KEY_B}\n`);
+  await writeFile(file, lines('eth_getBalance').join('\n').replace('KEYFILE', keyFile));
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
+  await until(async () => (await workers()).length === 2);
+  const before = await workers();
+  const victim = before[0];
+  process.kill(victim!.pid, 'SIGKILL');
+  await until(() => logLines(run).filter((l) => l.msg === 'worker listening').length === 3);
+  // Both workers, the new one included, still serve key A its balances and know no key B.
+  const a: Reply[] = [];
+  const b: Reply[] = [];
+  for (let i = 1; i <= 8; i++) {
+    a.push(await ask(KEY_A, i));
+    b.push(await ask(KEY_B, 20 + i));
+  }
+  t.deepEqual(a.map((r) => r.status), Array(8).fill(200), a.map((r) => r.text).join('\n'));
+  t.deepEqual(b.map((r) => r.status), Array(8).fill(401));
+  const [survivor] = before.filter((p) => p.pid !== victim!.pid);
+  const replacement = (await workers()).find((p) => p.pid !== survivor!.pid && p.pid !== victim!.pid);
+  t.truthy(replacement);
+  t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid), 'the new worker answered some of them');
 });
 
 test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
