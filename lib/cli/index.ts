@@ -18,7 +18,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { pinnedConfigEnv, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPinnedConfig, workerPort, workersArg } from '../server/cluster.js';
+import { pinnedConfigEnv, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPinnedConfig, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
 import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
@@ -183,7 +183,8 @@ program
       return;
     }
     const link = worker ? workerLink() : undefined;
-    const running = await startServer(config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
+    // (a worker keeps to its share of each upstream's maxConcurrent and maxRps)
+    const running = await startServer(worker ? workerShareOfCaps(config, workers) : config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
       ...(host !== undefined && { host }),
       // A worker listens on the admin port its primary picked (the same for every worker).
       ...(admin && { admin: { port: (worker ? workerAdminPort() : undefined) ?? admin.port, host: admin.host } }),

@@ -463,6 +463,30 @@ const portVariable = 'OMNIGATE_CLUSTER_PORT';
 /** The variable that gives a worker the cluster's admin port. */
 const adminPortVariable = 'OMNIGATE_CLUSTER_ADMIN_PORT';
 
+/**
+ * A worker's share of each upstream's caps (`maxConcurrent`, `maxRps`): the cap divided by the
+ * workers, rounded up (at least 1), so that the cluster's workers together keep to about the
+ * cap one process keeps to, not N times it (the connections are handed out round-robin).
+ */
+export function workerShareOfCaps(config: OmnigateConfig, workers: number): OmnigateConfig {
+  if (workers <= 1) return config;
+  const share = (cap: number | undefined) => (cap === undefined ? undefined : Math.max(1, Math.ceil(cap / workers)));
+  const chains: Record<string, OmnigateConfig['chains'][string]> = {};
+  for (const [id, chain] of Object.entries(config.chains)) {
+    const limits = chain.upstreamLimits;
+    chains[id] = limits === undefined ? chain : {
+      ...chain,
+      upstreamLimits: limits.map((l) => {
+        const out: { -readonly [K in keyof typeof l]: (typeof l)[K] } = { ...l };
+        if (l.maxConcurrent !== undefined) out.maxConcurrent = share(l.maxConcurrent)!;
+        if (l.maxRps !== undefined) out.maxRps = share(l.maxRps)!;
+        return out;
+      }),
+    };
+  }
+  return { ...config, chains };
+}
+
 /** The variables that give a worker the config file's text and its keyFiles' digests (JSON) as the primary read them. */
 const configVariable = 'OMNIGATE_CLUSTER_CONFIG';
 const keyFilesVariable = 'OMNIGATE_CLUSTER_KEY_FILES';

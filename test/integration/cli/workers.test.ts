@@ -6,7 +6,8 @@
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
  * keep crashing are replaced with a backoff until the primary gives up; one budget per client key,
  * whose slots a worker that dies mid-request does not keep, and which the primary keeps while Redis is away;
- * a replaced worker serving the config and key files as the primary read them;
+ * a replaced worker serving the config and key files as the primary read them; an upstream's
+ * maxConcurrent kept by the workers together;
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
@@ -388,6 +389,38 @@ test.serial('a worker that replaces a crashed one serves the config and key file
   const replacement = (await workers()).find((p) => p.pid !== survivor!.pid && p.pid !== victim!.pid);
   t.truthy(replacement);
   t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid), 'the new worker answered some of them');
+});
+
+test.serial('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to it together, not twice it', async (t) => {
+  // Upstream A (first: strategy priority) holds its balances until released; B answers at once.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const isBalance = (body: unknown) => (body as { method?: string }).method === 'eth_getBalance';
+  const a = await startFakeUpstream({ answer: finalizedChain(() => 90), hold: (body) => (isBalance(body) ? released : undefined) });
+  const b = await startFakeUpstream({ answer: finalizedChain(() => 90) });
+  t.teardown(() => (release(), Promise.all([a.close(), b.close()])));
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'chains:',
+    '  1337:',
+    '    strategy: priority',
+    '    rpcs:',
+    `      - { url: "${a.url}", maxConcurrent: 2 }`,
+    `      - ${b.url}`,
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const balances = (f: FakeUpstream) => f.requests.filter((r) => isBalance(r.body)).length;
+  // Six requests at once, handed to both workers: A takes two at most, B the others.
+  const replies = Promise.all(Array.from({ length: 6 }, (_, i) => post(base, rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i))));
+  await until(() => balances(a) + balances(b) === 6);
+  t.true(balances(a) <= 2, `${balances(a)} calls held at A, whose maxConcurrent is 2`);
+  release();
+  for (const r of await replies) t.is(r.status, 200, r.text);
+  t.is(workerPids(run).size, 2, 'both workers answered');
 });
 
 test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
