@@ -268,6 +268,9 @@ const dayTtlSeconds = 2 * 86_400;
 
 /**
  * KEYS: the second bucket (hash t, at), the day counter, the slots (sorted set: lease → expiry).
+ * The bucket's `at` never goes back: a replica whose clock is behind another's refills nothing
+ * until its clock passes it (else taking in turn through replicas whose clocks differ would
+ * refill the difference at every turn).
  * ARGV: now ms, credits, rate, cap, perDay, concurrent, day TTL s, lease, lease ms, s to midnight.
  * Returns {1|0, refusal, wait s, tokens, used}: numbers as strings (Lua numbers are doubles).
  */
@@ -289,11 +292,13 @@ if conc > 0 then
   end
 end
 local tokens = 0
+local at = now
 if rate > 0 then
   local s = redis.call('HMGET', KEYS[1], 't', 'at')
   tokens = cap
   if s[1] then
     tokens = math.min(cap, tonumber(s[1]) + math.max(0, now - tonumber(s[2])) * rate / 1000)
+    at = math.max(now, tonumber(s[2]))
   end
   local need = math.min(credits, cap)
   if tokens < need then
@@ -320,7 +325,7 @@ if refusal ~= '' then
 end
 if rate > 0 then
   tokens = tokens - credits
-  redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', ARGV[1])
+  redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at))
   redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate * 1000) + 1000)
 end
 if perDay > 0 then
