@@ -18,7 +18,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { pinnedConfigEnv, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPinnedConfig, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
+import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
 import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
@@ -88,7 +88,7 @@ program
   .option('-w, --workers <n>', 'processes serving the port: a count, or auto (the cores); default 1', workersOption)
   .action(async (opts: { config: string; port?: number; host?: string; adminPort?: number; adminHost?: string; indexer: boolean; workers?: number }) => {
     // A cluster's worker serves the config (and keyFiles) its primary read, however the files have changed since.
-    const pinned = cluster.isWorker ? workerPinnedConfig() : undefined;
+    const pinned = cluster.isWorker ? await askPinnedConfig() : undefined;
     const configText = pinned?.text ?? (await readConfigText(opts.config));
     let config = parseConfig(configText, opts.config, { env: process.env });
     if (pinned && config.access) config = { ...config, access: withKeyFileDigests(config.access, pinned.keyFiles) };
@@ -164,10 +164,8 @@ program
         workers,
         port: opts.port ?? config.port,
         logger,
-        env: {
-          ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}),
-          ...pinnedConfigEnv(configText, config.access ? keyFileDigests(config.access) : {}),
-        },
+        env: { ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}) },
+        pinned: { text: configText, keyFiles: config.access ? keyFileDigests(config.access) : {} },
         ...(withGauges ? { onMetricsRegistry: withGauges } : {}),
         ...(closeIndexer ? { onClose: closeIndexer } : {}),
         listening: { indexer: indexerMode, v8Flags, host: host ?? '(every interface)' },

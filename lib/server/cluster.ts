@@ -10,7 +10,7 @@
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
  * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
  * upstreams' loop tokens (one seed), and serve the config file and keyFiles as the primary read them
- * (pinnedConfigEnv). With an admin port, every worker listens on it too (one port,
+ * (askPinnedConfig). With an admin port, every worker listens on it too (one port,
  * picked by the primary for port 0). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
@@ -41,11 +41,13 @@ type ToWorker =
   | { omnigate: 'heads'; chain: string; polls: (WireHeadPoll | null)[] }
   | { omnigate: 'self-check'; chain: string; result: WireSelfCheck }
   | { omnigate: 'answer'; id: number; value: string | null; error: string | null }
+  | { omnigate: 'pinned-config'; pinned: PinnedConfig | null }
   | { omnigate: 'collect'; id: number }
   | { omnigate: 'stop' };
 
 type ToPrimary =
   | { omnigate: 'hello' }
+  | { omnigate: 'pinned-config' }
   | { omnigate: 'floor'; id: number; key: string; block: string | null }
   | { omnigate: 'metrics'; id: number }
   | { omnigate: 'credits-take'; id: number; key: string; limits: BucketLimits; credits: number }
@@ -113,6 +115,14 @@ export interface PrimaryOptions {
   admin?: { port: number; host: string };
   /** The listening line's URL for the admin port. */
   adminUrlOf?: (port: number) => string;
+  /** The config file's text and its keyFiles' digests as the primary read them, given to every worker that asks (askPinnedConfig). */
+  pinned?: PinnedConfig;
+}
+
+/** The config every worker serves: the file's text and each keyFile's key digest (never a key), by path. */
+export interface PinnedConfig {
+  text: string;
+  keyFiles: Record<string, string>;
 }
 
 /** Starts the primary: its signal handlers at once, the workers once the port is known. */
@@ -199,6 +209,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     if (!isOurs(message)) return;
     const m = message as ToPrimary;
     if (m.omnigate === 'collected') return collector.received(w, m);
+    if (m.omnigate === 'pinned-config') {
+      if (w.isConnected()) w.send({ omnigate: 'pinned-config', pinned: options.pinned ?? null } satisfies ToWorker);
+      return;
+    }
     if (m.omnigate === 'hello') {
       joined.add(w);
       for (const chain of latest.values()) {
@@ -487,26 +501,28 @@ export function workerShareOfCaps(config: OmnigateConfig, workers: number): Omni
   return { ...config, chains };
 }
 
-/** The variables that give a worker the config file's text and its keyFiles' digests (JSON) as the primary read them. */
-const configVariable = 'OMNIGATE_CLUSTER_CONFIG';
-const keyFilesVariable = 'OMNIGATE_CLUSTER_KEY_FILES';
-
 /**
- * The variables that pin a cluster's config: every worker, a replacement included, serves the
- * config file and the keys of its keyFiles as the primary read them at its start, not the file as
- * it is when that worker starts (an edited file, a rotated key file: taken at the next start of
- * omnigate). The keys' digests only, never a key.
+ * A cluster's worker: the config file's text and keyFiles' digests its primary read at its start
+ * (asked over IPC, before the worker reads any file), so that every worker, a replacement
+ * included, serves the same config, not the files as they may have been edited since (an edit,
+ * a rotated key file: taken at the next start of omnigate). Undefined: the primary pins none.
  */
-export function pinnedConfigEnv(text: string, keyFiles: Readonly<Record<string, string>>): Record<string, string> {
-  return { [configVariable]: text, [keyFilesVariable]: JSON.stringify(keyFiles) };
-}
-
-/** A cluster's worker: the config file's text and keyFiles' digests its primary read, else undefined. */
-export function workerPinnedConfig(): { text: string; keyFiles: Record<string, string> } | undefined {
-  const text = process.env[configVariable];
-  const files = process.env[keyFilesVariable];
-  if (text === undefined || files === undefined) return undefined;
-  return { text, keyFiles: JSON.parse(files) as Record<string, string> };
+export function askPinnedConfig(): Promise<PinnedConfig | undefined> {
+  return new Promise((resolve, reject) => {
+    if (!process.connected || !process.send) return reject(new Error('the cluster\'s primary is gone'));
+    const timer = setTimeout(() => {
+      process.off('message', onMessage);
+      reject(new Error('the cluster\'s primary did not give its config'));
+    }, answerTimeoutMs);
+    function onMessage(message: unknown): void {
+      if (!isOurs(message) || (message as ToWorker).omnigate !== 'pinned-config') return;
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve((message as Extract<ToWorker, { omnigate: 'pinned-config' }>).pinned ?? undefined);
+    }
+    process.on('message', onMessage);
+    process.send({ omnigate: 'pinned-config' } satisfies ToPrimary);
+  });
 }
 
 /** The admin port a cluster's worker listens on (its primary gives it), else undefined. */
