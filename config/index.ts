@@ -18,13 +18,16 @@ export interface ParseOptions {
 }
 
 export async function loadConfigFile(file: string, options: ParseOptions = {}): Promise<OmnigateConfig> {
-  let text: string;
+  return parseConfig(await readConfigText(file), file, options);
+}
+
+/** The config file's text (a ConfigError naming the file when it cannot be read). */
+export async function readConfigText(file: string): Promise<string> {
   try {
-    text = await readFile(file, 'utf8');
+    return await readFile(file, 'utf8');
   } catch (err) {
     throw new ConfigError([`cannot read the config file: ${(err as Error).message}`], file);
   }
-  return parseConfig(text, file, options);
 }
 
 /**

@@ -5,8 +5,9 @@
  *
  * `reserveBudget`, after authorize and before any upstream call: the request's estimate (each
  * call's weight × the N the route is served with, an upper bound: a call that is not confirmable
- * asks one upstream) reserved from the grant's buckets and one slot of its concurrency taken; over
- * the budget, a 429 (-32020) with Retry-After and the credit headers.
+ * asks one upstream; a write the chain broadcasts, × the upstreams it goes to) reserved from the
+ * grant's buckets and one slot of its concurrency taken; over the budget, a 429 (-32020) with
+ * Retry-After and the credit headers.
  * Reads: ctx.access, ctx.payload, ctx.chain, ctx.confirmationsOverride   Writes: ctx.budget
  *
  * `settleBudget`, just before emit: the real cost settled (per call: its weight × the upstream
@@ -22,6 +23,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Budgets, Charge, Plan } from '../lib/access/budget.js';
 import { creditsHeader, remainingDayHeader, remainingSecondHeader } from '../lib/access/budget.js';
 import type { GatewayError } from '../lib/errors.js';
+import { writeRuleOf } from '../lib/jsonrpc/writes.js';
 import type { Middleware, Next } from '../lib/pipeline/compose.js';
 import { findContext, getContext, need, type RpcContext } from '../lib/pipeline/context.js';
 
@@ -56,13 +58,24 @@ export function reserveBudget(budgets: Budgets): Middleware {
     const plan = grant === undefined ? undefined : budgets.plan(grant);
     if (plan === undefined) return next();
     const payload = need(ctx, 'payload', 'reserveBudget');
-    const n = ctx.confirmationsOverride ?? need(ctx, 'chain', 'reserveBudget').confirmations;
+    const chain = need(ctx, 'chain', 'reserveBudget');
+    const n = ctx.confirmationsOverride ?? chain.confirmations;
+    const broadcast = chain.writes?.broadcast;
     let estimate = 0;
-    for (const call of payload.calls) estimate += budgets.estimateOf(plan, call.method, n);
+    for (const call of payload.calls) estimate += budgets.estimateOf(plan, call.method, broadcast === undefined || broadcast <= 1 ? n : callsAtMost(call.method, n, broadcast, chain.upstreams.length));
     const got = budgets.reserve(plan, estimate, payload.batch ? null : payload.calls[0]!.id);
     if (got instanceof Promise) return void admitLater(req, res, next, got);
     admitted(req, res, next, got);
   };
+}
+
+/**
+ * The upstream calls a call of the estimate stands for on a chain that broadcasts writes: a write
+ * that may be broadcast goes to that many upstreams at once (each charged), a read to N at most.
+ */
+function callsAtMost(method: string, n: number, broadcast: number, upstreams: number): number {
+  const rule = writeRuleOf(method);
+  return rule === undefined || rule.broadcast === false ? n : Math.max(n, Math.min(broadcast, upstreams));
 }
 
 export function settleBudget(budgets: Budgets): Middleware {
@@ -104,13 +117,21 @@ function setCreditHeaders(res: ServerResponse, charge: Charge): void {
   if (Number.isFinite(charge.remainingDay)) res.setHeader(remainingDayHeader, String(Math.max(0, Math.floor(charge.remainingDay))));
 }
 
-/** What a request cost: each call's price (a batch: the sum over its members; members not run: the least each). */
+/**
+ * What a request cost: each call's price (a batch: the sum over its members; members still
+ * running, a client gone: the calls they made so far; members not run: the least each).
+ */
 function spentOf(budgets: Budgets, plan: Plan, ctx: RpcContext): number {
   const members = ctx.members;
   const payload = ctx.payload;
   if (members === undefined) {
     if (payload === undefined || !payload.batch) return callCost(budgets, plan, ctx);
     let sum = 0;
+    const running = ctx.running;
+    if (running !== undefined) {
+      for (const m of running) sum += callCost(budgets, plan, m);
+      return sum;
+    }
     for (const call of payload.calls) sum += budgets.costOf(plan, call.method, 0, false);
     return sum;
   }

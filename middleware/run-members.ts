@@ -6,13 +6,13 @@
  * eligibility and error. Then the emit stage writes the one answer array.
  * A member's error does not stop the batch: it becomes that member's answer. Members the parser
  * refused and notifications are not run.
- * Reads: ctx.payload   Writes: ctx.members (a batch), or what the member stages write (a single call)
+ * Reads: ctx.payload   Writes: ctx.running and ctx.members (a batch), or what the member stages write (a single call)
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { onAnswerDone } from '../lib/pipeline/answer-done.js';
 import { compose, type Middleware } from '../lib/pipeline/compose.js';
-import { getContext, initContext, need, type MemberResult } from '../lib/pipeline/context.js';
+import { getContext, initContext, need, type MemberResult, type RpcContext } from '../lib/pipeline/context.js';
 import { memberContext, memberPayload } from '../lib/pipeline/batch.js';
 import { batchNeutral, classifyCall } from '../lib/jsonrpc/classify.js';
 import type { RpcCall } from '../lib/jsonrpc/types.js';
@@ -46,6 +46,9 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
       if (member.kind === 'notification') results[i] = { kind: 'notification' };
       else if (member.kind === 'invalid') results[i] = { kind: 'error', error: member.error, raw: member.raw };
     }
+    // (what each member's calls have cost so far, should the batch settle before its answer)
+    const running: RpcContext[] = [];
+    ctx.running = running;
     for (const [i, member] of members.entries()) {
       if (member.kind === 'call') {
         const mctx = memberContext(ctx, i, memberPayload(member.call, member.raw));
@@ -54,7 +57,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
         // The member's request and response: the batch's, with a context and events of their own.
         const mreq = Object.create(req) as IncomingMessage;
         initContext(mreq, mctx.requestId, mctx.log);
-        Object.assign(getContext(mreq), mctx);
+        running.push(Object.assign(getContext(mreq), mctx));
         const mres = Object.create(res) as ServerResponse;
         EventEmitter.call(mres);
         responses.push(mres);

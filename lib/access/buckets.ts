@@ -27,8 +27,9 @@
  *
  * Redis down or slower than `timeoutMs`: the key is served from a local memory bucket of the same
  * limits (each replica then enforces the whole budget on its own, so while Redis is away the
- * replicas together may grant up to their number times it), logged once per episode and counted
- * (`counts.fallbacks`). Neither refusing every client (fail closed) nor granting without a limit
+ * replicas together may grant up to their number times it; a cluster's workers are given their
+ * primary's store instead, so that one replica's workers still spend one budget), logged once
+ * per episode and counted (`counts.fallbacks`). Neither refusing every client (fail closed) nor granting without a limit
  * (fail open) while Redis is away.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -268,6 +269,9 @@ const dayTtlSeconds = 2 * 86_400;
 
 /**
  * KEYS: the second bucket (hash t, at), the day counter, the slots (sorted set: lease → expiry).
+ * The bucket's `at` never goes back: a replica whose clock is behind another's refills nothing
+ * until its clock passes it (else taking in turn through replicas whose clocks differ would
+ * refill the difference at every turn).
  * ARGV: now ms, credits, rate, cap, perDay, concurrent, day TTL s, lease, lease ms, s to midnight.
  * Returns {1|0, refusal, wait s, tokens, used}: numbers as strings (Lua numbers are doubles).
  */
@@ -289,11 +293,13 @@ if conc > 0 then
   end
 end
 local tokens = 0
+local at = now
 if rate > 0 then
   local s = redis.call('HMGET', KEYS[1], 't', 'at')
   tokens = cap
   if s[1] then
     tokens = math.min(cap, tonumber(s[1]) + math.max(0, now - tonumber(s[2])) * rate / 1000)
+    at = math.max(now, tonumber(s[2]))
   end
   local need = math.min(credits, cap)
   if tokens < need then
@@ -320,7 +326,7 @@ if refusal ~= '' then
 end
 if rate > 0 then
   tokens = tokens - credits
-  redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', ARGV[1])
+  redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at))
   redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate * 1000) + 1000)
 end
 if perDay > 0 then
@@ -379,6 +385,11 @@ export class RedisCreditStore implements CreditStore {
   /** Takes and settles that Redis answered; that failed or timed out (decided locally); episodes of Redis away. */
   readonly counts = { redis: 0, errors: 0, fallbacks: 0 };
   private readonly local: MemoryCreditStore;
+  /**
+   * Where a key is served from while Redis is away: this process's memory, or the store given
+   * (a cluster's primary, so that its workers spend one budget then too).
+   */
+  private readonly fallback: CreditStore | undefined;
   private readonly now: () => number;
   private readonly log: Logger;
   /** Whether the last call to Redis failed (the local bucket decides until one succeeds). */
@@ -386,11 +397,12 @@ export class RedisCreditStore implements CreditStore {
 
   constructor(
     readonly settings: RedisCreditSettings,
-    options: { logger?: Logger; now?: () => number } = {},
+    options: { logger?: Logger; now?: () => number; fallback?: CreditStore | undefined } = {},
   ) {
     this.log = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.local = new MemoryCreditStore({ now: this.now });
+    this.fallback = options.fallback;
     // (a request never waits for a Redis that is not there: its local bucket decides at once)
     this.client = redisClient(settings.url, settings.timeoutMs);
     this.client.on('error', () => this.goAway('error'));
@@ -401,7 +413,7 @@ export class RedisCreditStore implements CreditStore {
   async take(key: string, limits: BucketLimits, credits: number): Promise<Verdict> {
     if (this.client.status !== 'ready') {
       this.goAway('not connected');
-      return this.local.takeNow(key, limits, credits);
+      return this.takeAway(key, limits, credits);
     }
     const now = this.now();
     const day = utcDay(now);
@@ -414,7 +426,7 @@ export class RedisCreditStore implements CreditStore {
         String(limitOf(limits.concurrent)), String(dayTtlSeconds), lease, String(this.settings.leaseMs), String(secondsToMidnight(now)),
       ),
     );
-    if (reply === undefined) return this.local.takeNow(key, limits, credits);
+    if (reply === undefined) return this.takeAway(key, limits, credits);
     const left = remainingOf(limits, Number(reply[3]), Number(reply[4]));
     if (reply[0] !== 1) {
       return { allowed: false, refusal: reply[1] as Refusal, retryAfterSeconds: Number(reply[2]), remainingSecond: left.remainingSecond, remainingDay: left.remainingDay, reservation: undefined };
@@ -430,7 +442,7 @@ export class RedisCreditStore implements CreditStore {
   }
 
   async settle(reservation: Reservation, credits: number): Promise<Remaining> {
-    if (reservation.local) return this.local.settleNow(reservation, credits);
+    if (reservation.local) return this.fallback !== undefined ? this.fallback.settle(reservation, credits) : this.local.settleNow(reservation, credits);
     const { key, limits } = reservation;
     const now = this.now();
     const keys = this.keysOf(key, reservation.day);
@@ -449,6 +461,11 @@ export class RedisCreditStore implements CreditStore {
   async close(): Promise<void> {
     this.client.disconnect();
     await this.local.close();
+  }
+
+  /** A take while Redis is away: from the fallback store, else this process's memory. */
+  private takeAway(key: string, limits: BucketLimits, credits: number): Verdict | Promise<Verdict> {
+    return this.fallback !== undefined ? this.fallback.take(key, limits, credits) : this.local.takeNow(key, limits, credits);
   }
 
   /** The Redis keys of a key's second bucket, day counter and slots. */

@@ -91,7 +91,8 @@ export class Budgets {
     }
     const clock = options.now ? { now: options.now } : {};
     if (options.redis) {
-      this.store = new RedisCreditStore(options.redis, { ...clock, ...(options.logger && { logger: options.logger }) });
+      // (a cluster's worker: its primary's store holds the budgets while Redis is away)
+      this.store = new RedisCreditStore(options.redis, { ...clock, ...(options.logger && { logger: options.logger }), fallback: options.store });
       this.memory = undefined;
     } else if (options.store) {
       // Given by the embedder (a cluster's primary keeps one store for all its workers).

@@ -62,6 +62,26 @@ export interface Keyring {
   readonly byDigest: ReadonlyMap<string, Grant>;
 }
 
+/**
+ * The digest of each `keyFile`'s key, by path, read now as `buildKeyring` reads them (a
+ * ConfigError for a file that cannot be read or holds no key): a cluster's primary reads them
+ * once, so that every worker, a replacement included, knows the same keys.
+ */
+export function keyFileDigests(access: AccessConfig, readFile?: (path: string) => string): Record<string, string> {
+  const digests: Record<string, string> = {};
+  for (const [hex, grant] of buildKeyring(access, readFile).byDigest) {
+    const file = (grant.entry as AccessKey).keyFile;
+    if (file !== undefined && (grant.entry as AccessKey).keySha256 === undefined) digests[file] = hex;
+  }
+  return digests;
+}
+
+/** The section with each `keyFile` found in `digests` given by that digest instead (`keySha256`): no file is read for it. */
+export function withKeyFileDigests(access: AccessConfig, digests: Readonly<Record<string, string>>): AccessConfig {
+  const keys = access.keys.map((entry) => (entry.keySha256 === undefined && entry.keyFile !== undefined && Object.hasOwn(digests, entry.keyFile) ? { ...entry, keySha256: digests[entry.keyFile]! } : entry));
+  return { ...access, keys };
+}
+
 export function compileRights(r: AccessRights): Rights {
   return {
     chains: r.chains ? new Set(r.chains) : undefined,

@@ -15,10 +15,11 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { chainsBelowConfirmations, loadConfigFile, validateConfig } from '../../config/index.js';
+import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
-import { runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg } from '../server/cluster.js';
+import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
+import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -86,7 +87,11 @@ program
   .option('--no-indexer', 'serve the balancer only (no database, no /api, /graphql, /api-docs)')
   .option('-w, --workers <n>', 'processes serving the port: a count, or auto (the cores); default 1', workersOption)
   .action(async (opts: { config: string; port?: number; host?: string; adminPort?: number; adminHost?: string; indexer: boolean; workers?: number }) => {
-    const config = await loadConfigFile(opts.config, { env: process.env });
+    // A cluster's worker serves the config (and keyFiles) its primary read, however the files have changed since.
+    const pinned = cluster.isWorker ? await askPinnedConfig() : undefined;
+    const configText = pinned?.text ?? (await readConfigText(opts.config));
+    let config = parseConfig(configText, opts.config, { env: process.env });
+    if (pinned && config.access) config = { ...config, access: withKeyFileDigests(config.access, pinned.keyFiles) };
     const host = opts.host ?? config.host;
     const adminPort = opts.adminPort ?? config.server.admin?.port;
     if (opts.adminHost !== undefined && adminPort === undefined) {
@@ -160,6 +165,7 @@ program
         port: opts.port ?? config.port,
         logger,
         env: { ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}) },
+        pinned: { text: configText, keyFiles: config.access ? keyFileDigests(config.access) : {} },
         ...(withGauges ? { onMetricsRegistry: withGauges } : {}),
         ...(closeIndexer ? { onClose: closeIndexer } : {}),
         listening: { indexer: indexerMode, v8Flags, host: host ?? '(every interface)' },
@@ -175,7 +181,8 @@ program
       return;
     }
     const link = worker ? workerLink() : undefined;
-    const running = await startServer(config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
+    // (a worker keeps to its share of each upstream's maxConcurrent and maxRps)
+    const running = await startServer(worker ? workerShareOfCaps(config, workers) : config, (worker ? workerPort() : undefined) ?? opts.port ?? config.port, {
       ...(host !== undefined && { host }),
       // A worker listens on the admin port its primary picked (the same for every worker).
       ...(admin && { admin: { port: (worker ? workerAdminPort() : undefined) ?? admin.port, host: admin.host } }),

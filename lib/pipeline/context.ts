@@ -81,6 +81,11 @@ export interface RpcContext {
    * Each answered or failed member has its own context, which the member stages filled.
    */
   members?: MemberResult[];
+  /**
+   * A batch while its members run (middleware/run-members.ts): each call member's context, in
+   * order, filled as its stages run: what a settle before the answer (a client gone) counts.
+   */
+  running?: RpcContext[];
 }
 
 /** What vouches for a proven answer (ctx.proof). */
@@ -150,6 +155,7 @@ export function newContext(requestId: string, log: Logger): RpcContext {
     writtenTo: undefined,
     errorCode: undefined,
     members: undefined,
+    running: undefined,
     proof: undefined,
   };
 }

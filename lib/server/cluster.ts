@@ -9,7 +9,8 @@
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
  * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
- * upstreams' loop tokens (one seed). With an admin port, every worker listens on it too (one port,
+ * upstreams' loop tokens (one seed), and serve the config file and keyFiles as the primary read them
+ * (askPinnedConfig). With an admin port, every worker listens on it too (one port,
  * picked by the primary for port 0). What stays per worker: the memory cache,
  * the traffic-derived health (failures, latencies, distrust), on-demand head polls, sockets.
  */
@@ -40,11 +41,13 @@ type ToWorker =
   | { omnigate: 'heads'; chain: string; polls: (WireHeadPoll | null)[] }
   | { omnigate: 'self-check'; chain: string; result: WireSelfCheck }
   | { omnigate: 'answer'; id: number; value: string | null; error: string | null }
+  | { omnigate: 'pinned-config'; pinned: PinnedConfig | null }
   | { omnigate: 'collect'; id: number }
   | { omnigate: 'stop' };
 
 type ToPrimary =
   | { omnigate: 'hello' }
+  | { omnigate: 'pinned-config' }
   | { omnigate: 'floor'; id: number; key: string; block: string | null }
   | { omnigate: 'metrics'; id: number }
   | { omnigate: 'credits-take'; id: number; key: string; limits: BucketLimits; credits: number }
@@ -112,6 +115,14 @@ export interface PrimaryOptions {
   admin?: { port: number; host: string };
   /** The listening line's URL for the admin port. */
   adminUrlOf?: (port: number) => string;
+  /** The config file's text and its keyFiles' digests as the primary read them, given to every worker that asks (askPinnedConfig). */
+  pinned?: PinnedConfig;
+}
+
+/** The config every worker serves: the file's text and each keyFile's key digest (never a key), by path. */
+export interface PinnedConfig {
+  text: string;
+  keyFiles: Record<string, string>;
 }
 
 /** Starts the primary: its signal handlers at once, the workers once the port is known. */
@@ -175,6 +186,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   // The client keys' budgets when no Redis holds them: one store for every worker, so that N
   // workers spend one budget, not N (lib/access/budget.ts; each take and settle is a round trip).
   const credits = new MemoryCreditStore();
+  // Each worker's reservations not yet settled (by lease): a worker that exits holding some
+  // (a crash mid-request) has them settled at their estimate, so its slots are freed.
+  const held = new Map<Worker, Map<string, Reservation>>();
   const own = new Registry();
   new Gauge({
     name: 'omnigate_workers',
@@ -195,6 +209,10 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     if (!isOurs(message)) return;
     const m = message as ToPrimary;
     if (m.omnigate === 'collected') return collector.received(w, m);
+    if (m.omnigate === 'pinned-config') {
+      if (w.isConnected()) w.send({ omnigate: 'pinned-config', pinned: options.pinned ?? null } satisfies ToWorker);
+      return;
+    }
     if (m.omnigate === 'hello') {
       joined.add(w);
       for (const chain of latest.values()) {
@@ -209,8 +227,15 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       if (after !== undefined) floors.set(m.key, after);
       answer(w, m.id, after === undefined ? null : after.toString());
     } else if (m.omnigate === 'credits-take') {
-      answer(w, m.id, creditsText(credits.takeNow(m.key, m.limits, m.credits)));
+      const verdict = credits.takeNow(m.key, m.limits, m.credits);
+      if (verdict.reservation !== undefined) {
+        let leases = held.get(w);
+        if (leases === undefined) held.set(w, (leases = new Map()));
+        leases.set(verdict.reservation.lease, verdict.reservation);
+      }
+      answer(w, m.id, creditsText(verdict));
     } else if (m.omnigate === 'credits-settle') {
+      held.get(w)?.delete(m.reservation.lease);
       answer(w, m.id, creditsText(credits.settleNow(m.reservation, m.credits)));
     } else if (m.omnigate === 'metrics') {
       metricsText().then(
@@ -268,6 +293,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     listenedOn.delete(w);
     joined.delete(w);
     collector.gone(w);
+    // Its requests in flight died with it: each keeps its estimate as its cost, and frees its slot.
+    for (const reservation of held.get(w)?.values() ?? []) credits.settleNow(reservation, reservation.credits);
+    held.delete(w);
     const lived = Date.now() - (startedAt.get(w) ?? Date.now());
     startedAt.delete(w);
     if (stopping) {
@@ -448,6 +476,54 @@ const portVariable = 'OMNIGATE_CLUSTER_PORT';
 
 /** The variable that gives a worker the cluster's admin port. */
 const adminPortVariable = 'OMNIGATE_CLUSTER_ADMIN_PORT';
+
+/**
+ * A worker's share of each upstream's caps (`maxConcurrent`, `maxRps`): the cap divided by the
+ * workers, rounded up (at least 1), so that the cluster's workers together keep to about the
+ * cap one process keeps to, not N times it (the connections are handed out round-robin).
+ */
+export function workerShareOfCaps(config: OmnigateConfig, workers: number): OmnigateConfig {
+  if (workers <= 1) return config;
+  const share = (cap: number | undefined) => (cap === undefined ? undefined : Math.max(1, Math.ceil(cap / workers)));
+  const chains: Record<string, OmnigateConfig['chains'][string]> = {};
+  for (const [id, chain] of Object.entries(config.chains)) {
+    const limits = chain.upstreamLimits;
+    chains[id] = limits === undefined ? chain : {
+      ...chain,
+      upstreamLimits: limits.map((l) => {
+        const out: { -readonly [K in keyof typeof l]: (typeof l)[K] } = { ...l };
+        if (l.maxConcurrent !== undefined) out.maxConcurrent = share(l.maxConcurrent)!;
+        if (l.maxRps !== undefined) out.maxRps = share(l.maxRps)!;
+        return out;
+      }),
+    };
+  }
+  return { ...config, chains };
+}
+
+/**
+ * A cluster's worker: the config file's text and keyFiles' digests its primary read at its start
+ * (asked over IPC, before the worker reads any file), so that every worker, a replacement
+ * included, serves the same config, not the files as they may have been edited since (an edit,
+ * a rotated key file: taken at the next start of omnigate). Undefined: the primary pins none.
+ */
+export function askPinnedConfig(): Promise<PinnedConfig | undefined> {
+  return new Promise((resolve, reject) => {
+    if (!process.connected || !process.send) return reject(new Error('the cluster\'s primary is gone'));
+    const timer = setTimeout(() => {
+      process.off('message', onMessage);
+      reject(new Error('the cluster\'s primary did not give its config'));
+    }, answerTimeoutMs);
+    function onMessage(message: unknown): void {
+      if (!isOurs(message) || (message as ToWorker).omnigate !== 'pinned-config') return;
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve((message as Extract<ToWorker, { omnigate: 'pinned-config' }>).pinned ?? undefined);
+    }
+    process.on('message', onMessage);
+    process.send({ omnigate: 'pinned-config' } satisfies ToPrimary);
+  });
+}
 
 /** The admin port a cluster's worker listens on (its primary gives it), else undefined. */
 export function workerAdminPort(): number | undefined {

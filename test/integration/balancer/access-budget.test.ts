@@ -1,10 +1,10 @@
 /**
  * The budgets in credits (lib/access/budget.ts, middleware/budget.ts) on the wire, with the
  * memory store: what an answer costs as X-Credits (N=3 three times N=1, a cache hit the key's
- * price, a batch the sum of its members), the per-day budget spent (429, -32020 with the client's
+ * price, a batch the sum of its members, a broadcast write estimated at its upstreams), the per-day budget spent (429, -32020 with the client's
  * id, Retry-After), the per-second bucket refilled, the concurrency limit and its slot freed after
- * an answer, an upstream error and a client that went away; credits and refusals per key in
- * /metrics; the key never shown; a key without a budget answered without credit headers.
+ * an answer, an upstream error and a client that went away; a batch whose client left charged
+ * the calls its members made; credits and refusals per key in /metrics; the key never shown; a key without a budget answered without credit headers.
  */
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
@@ -92,6 +92,31 @@ test('a write costs its weight × the upstreams it was sent to, whatever the rou
   t.is(sends(), 1, 'a write goes to one upstream');
   t.is(credits(r), 40 * sends());
   t.is(r.headers['x-credits-remaining-day'], String(1_000_000 - 40), 'the estimate at N=3 refunded down to the one call');
+});
+
+test('a write on a chain that broadcasts is estimated at every upstream it goes to: a day that cannot hold that refuses it', async (t) => {
+  const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer })));
+  const gw = await startGateway({
+    refreshInterval: 3600,
+    access: { keys: [{ label: 'small', key: DAILY, creditsPerDay: 100 }, { label: 'enough', key: METERED, creditsPerDay: 120 }] },
+    chains: { 1337: { rpcs: list.map((f) => f.url), writes: { broadcast: 'all' } } },
+  });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const sends = () => list.reduce((n, f) => n + f.requests.filter((q) => (q.body as { method?: string }).method === 'eth_sendRawTransaction').length, 0);
+  // Three upstreams at 40 credits each: 120, more than the 100 the day holds; refused before any call.
+  const refused = await gw.post('/rpc/1337', rpc('eth_sendRawTransaction', [RAW_TX], 'w1'), as(DAILY));
+  t.is(refused.status, 429, refused.text);
+  t.is(refused.body.error.data.reason, 'day');
+  t.is(sends(), 0);
+  // A day of 120 holds it, and the write costs just that.
+  const sent = await gw.post('/rpc/1337', rpc('eth_sendRawTransaction', [RAW_TX], 'w2'), as(METERED));
+  t.is(sent.status, 200, sent.text);
+  await until(() => sends() === 3);
+  t.is(credits(sent), 120);
+  t.is(sent.headers['x-credits-remaining-day'], '0');
 });
 
 test('a cache hit costs the key\'s cacheHitCredits, whatever the method and N', async (t) => {
@@ -215,6 +240,26 @@ test('maxConcurrent: a second request in flight is refused (concurrent); the slo
   const after = await gw.post('/confirmations/1/rpc/1337', balance(0x57, 'after'), as(SINGLE));
   t.is(after.status, 200, `freed after the client went away: ${after.text}`);
   t.is(after.body.id, 'after');
+});
+
+test('a batch whose client leaves mid-run is charged the upstream calls its members made, not 1 a member', async (t) => {
+  const { gw, list } = await setup(t);
+  // Members' calls, whether sent one by one or in an upstream batch.
+  const balanceCalls = () => list.reduce((n, f) => n + f.requests.flatMap((r) => [r.body].flat() as { method?: string }[]).filter((b) => b.method === 'eth_getBalance').length, 0);
+  for (const f of list) f.delayMs = 2_000;
+  const req = http.request(`${gw.url}/confirmations/3/rpc/1337`, { method: 'POST', headers: { 'content-type': 'application/json', ...as(METERED) }, agent: false });
+  req.on('error', () => {});
+  req.end(JSON.stringify([balance(0x81), balance(0x82), balance(0x83)]));
+  // Three members at N=3: nine calls on their way to the upstreams, then the client leaves.
+  await until(() => balanceCalls() === 9);
+  req.destroy();
+  await until(() => list.reduce((n, f) => n + f.aborted, 0) > 0);
+  const spent = async () => {
+    const metrics = await gw.request('GET', '/metrics', undefined, as(OPS));
+    return Number(/omnigate_access_credits_total\{key="metered"\} (\d+)/.exec(metrics.text)?.[1] ?? 0);
+  };
+  await until(async () => (await spent()) > 0);
+  t.is(await spent(), 9 * 20, 'nine eth_getBalance calls at 20 credits each');
 });
 
 test('per key in /metrics: credits spent and budget refusals, by label; the key is in no header, log line or metric', async (t) => {

@@ -1,8 +1,9 @@
 /**
  * The credit budgets on a real redis-server: two stores (two connections, as two replicas) share
- * one budget exactly; every key they write expires and names no client key; Redis killed: each
- * decides from its own local bucket, says so once, and shares again once Redis is back. A Redis
- * URL's password is logged by neither these stores nor the cache's, wherever the URL gives it.
+ * one budget exactly, whatever their clocks' skew; every key they write expires and names no
+ * client key; Redis killed: each decides from its own local bucket, says so once, and shares
+ * again once Redis is back. A Redis URL's password is logged by neither these stores nor the
+ * cache's, wherever the URL gives it.
  */
 import test, { type ExecutionContext } from 'ava';
 import { Redis } from 'ioredis';
@@ -113,6 +114,24 @@ if (hasRedis()) {
     t.true(later.allowed, 'refilled by 50 in a second');
     t.is(later.remainingSecond, 40);
     clock.now -= 1000;
+  });
+
+  test.serial('two stores whose clocks differ by 200 ms: taking in turn through each refills nothing the time did not', async (t) => {
+    const redis = await startRedis(t);
+    const skewed = (aheadMs: number) => {
+      const s = new RedisCreditStore({ url: redis.url, prefix: 'test:', timeoutMs: 500, leaseMs: 60_000 }, { now: () => clock.now + aheadMs });
+      t.teardown(() => s.close());
+      return s;
+    };
+    const ahead = skewed(200);
+    const behind = skewed(0);
+    await until(() => ahead.client.status === 'ready' && behind.client.status === 'ready');
+    // A full bucket of 100 credits and no time passing: ten takes of 10, then refusals, whichever store takes.
+    const limits = { perSecond: 100 };
+    let granted = 0;
+    for (let i = 0; i < 30; i++) if ((await (i % 2 === 0 ? ahead : behind).take('client-skew', limits, 10)).allowed) granted += 10;
+    t.is(granted, 100, 'the skew is no refill');
+    t.is(ahead.counts.fallbacks + behind.counts.fallbacks, 0);
   });
 
   test.serial('every key written expires, and none names the client key', async (t) => {

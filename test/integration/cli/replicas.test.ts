@@ -3,7 +3,8 @@
  * deployment shows (lib/cache/README.md "Replicas"): an answer confirmed through one replica is
  * served by the other with zero upstream calls; a replica killed under load loses no request
  * that had not reached it (nginx sends it to the other); a SIGTERM'd replica drains: requests
- * that reached it finish, new ones go to the other.
+ * that reached it finish, new ones go to the other; two replicas of two workers each spend one
+ * budget in Redis, however many requests race for its last credits.
  */
 import test, { type ExecutionContext } from 'ava';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
@@ -130,6 +131,53 @@ if (hasRedis() && hasNginx()) {
     }
     for (const r of fresh) t.is(r.status, 200, r.text);
     t.is(await runs[0]!.exited, 0, 'the drained replica exits 0');
+  });
+  test.serial('two replicas of two workers each, one budget in Redis: forty requests at once for five balances admit five', async (t) => {
+    const redis = await startRedis(t);
+    const list = await upstreams(t);
+    const key = 'replicas-budget-key-0123456789';
+    const file = await configFile(t, [
+      'port: 0',
+      'refreshInterval: 60',
+      'confirmations: 1',
+      'server: { shutdownMs: 10000 }',
+      'cache:',
+      '  redis:',
+      `    url: ${redis.url}`,
+      '    hmacKey: ${OMNIGATE_CACHE_KEY}',
+      '    prefix: "replicas-budget:"',
+      '    timeoutMs: 2000',
+      'access:',
+      '  keys:',
+      '    - label: relayer',
+      `      key: "${key}"`,
+      '      creditsPerDay: 100',
+      'chains:',
+      '  1337:',
+      '    rpcs:',
+      ...list.map((f) => `      - ${f.url}`),
+      '',
+    ].join('\n'), 'omnigate-replicas-');
+    const env = { OMNIGATE_CACHE_KEY: 'replicas-test-key-0123456789' };
+    const runs = [0, 1].map(() => runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], env, { t }));
+    const bases = (await Promise.all(runs.map((r) => listeningPort(r)))).map((p) => `http://127.0.0.1:${p}`);
+    // Every worker's budgets connected to Redis (a new connection each time reaches either worker).
+    for (const base of bases) {
+      let streak = 0;
+      await until(async () => {
+        const ready = (await send(base, 'GET', '/ready', undefined, { connection: 'close' })).body?.checks?.budgets?.redis === 'ready';
+        streak = ready ? streak + 1 : 0;
+        return streak >= 8;
+      });
+    }
+    // Balances at N=1 cost 20 credits each: the day holds five, however the requests race over the four processes.
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+      send(bases[i % 2]!, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key })));
+    const admitted = replies.filter((r) => r.status === 200);
+    t.is(admitted.length, 5, replies.map((r) => r.status).join(' '));
+    t.true(admitted.every((r) => r.headers['x-credits'] === '20'));
+    t.true(replies.filter((r) => r.status !== 200).every((r) => r.status === 429 && (r.body as { error: { data: { reason: string } } }).error.data.reason === 'day'));
+    t.is(balances(list), 5, 'five balances asked upstream, no more');
   });
 } else {
   test('the replica tests need redis-server and nginx', (t) => {

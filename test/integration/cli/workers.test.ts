@@ -4,17 +4,21 @@
  * /metrics aggregated across the workers; a worker killed with SIGKILL replaced while the port
  * keeps answering; a SIGTERM during a slow request lets it finish, the primary exits 0 and no
  * process is left; a worker that cannot start stops the cluster with its exit code; workers that
- * keep crashing are replaced with a backoff until the primary gives up; one budget per client key;
+ * keep crashing are replaced with a backoff until the primary gives up; one budget per client key,
+ * whose slots a worker that dies mid-request does not keep, and which the primary keeps while Redis is away;
+ * a replaced worker serving the config and key files as the primary read them; an upstream's
+ * maxConcurrent kept by the workers together;
  * the proof self-check run once, by the primary, its result applied by every worker.
  */
 import test, { type ExecutionContext } from 'ava';
 import net from 'node:net';
-import { resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
 import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
-import { stopAllAnvils } from '../../support/anvil.js';
+import { freePort, stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
 import { until } from '../../support/wait.js';
@@ -255,6 +259,168 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
   t.is(refused.length, 7);
   t.true(refused.every((r) => (r.body as { error: { code: number; data: { reason: string } } }).error.data.reason === 'day'));
   t.is(new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker)).size, 2, 'both workers answered');
+});
+
+test.serial('a worker that dies mid-request does not keep its key\'s slot: the primary frees it', async (t) => {
+  // One request of the key at a time; its read of HUNG never gets an answer from the upstreams.
+  const HUNG = '0x00000000000000000000000000000000000000bb';
+  const hung = (body: unknown) => (body as { method?: string; params?: unknown[] }).method === 'eth_getBalance' && (body as { params: unknown[] }).params[0] === HUNG;
+  const list = await Promise.all([0, 1].map(() => startFakeUpstream({ answer: finalizedChain(() => 90), hangIf: hung })));
+  t.teardown(() => Promise.all(list.map((f) => f.close())));
+  const key = 'workers-slot-key-0123456789ab';
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'timeouts: { requestMs: 60000, upstreamMs: 60000 }',
+    'access:',
+    '  keys:',
+    '    - label: relayer',
+    `      key: "${key}"`,
+    '      maxConcurrent: 1',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const ask = (address: string, id: number) => send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [address, hex(0x10)], id)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key });
+  const stuck = ask(HUNG, 1).catch((err: Error) => err);
+  await until(() => list.some((f) => f.requests.some((r) => hung(r.body))));
+  // The slot is held: a second request of the key is refused while the first is in flight.
+  const second = await ask(ADDRESS, 2);
+  t.is(second.status, 429, second.text);
+  t.is((second.body as { error: { data: { reason: string } } }).error.data.reason, 'concurrent');
+  // Both workers die (the one holding the request among them) and are replaced.
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
+  await until(async () => (await workers()).length === 2);
+  const victims = await workers();
+  for (const v of victims) process.kill(v.pid, 'SIGKILL');
+  t.true((await stuck) instanceof Error, 'the request in flight ends with its worker');
+  await until(() => logLines(run).filter((l) => l.msg === 'worker listening').length === 4);
+  // The key may make a request again, on whichever worker: the dead worker's slot was freed.
+  for (let i = 0; i < 4; i++) {
+    const r = await ask(ADDRESS, 10 + i);
+    t.is(r.status, 200, r.text);
+  }
+});
+
+test.serial('two workers whose budgets\' Redis is unreachable still spend one budget per client key, through the primary', async (t) => {
+  const list = await upstreams(t);
+  const key = 'workers-redis-down-key-0123456';
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    `  redis: { url: "redis://127.0.0.1:${await freePort()}/0", prefix: "omnigate:test:" }`,
+    '  keys:',
+    '    - label: relayer',
+    `      key: "${key}"`,
+    '      creditsPerDay: 100',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  // As without Redis: the day holds five balances at 20 credits, whichever worker answers; each
+  // worker keeping a budget of its own would admit ten.
+  const replies: Reply[] = [];
+  for (let i = 0; i < 12; i++) {
+    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
+  }
+  await until(() => workerPids(run).size === 2);
+  t.is(replies.filter((r) => r.status === 200).length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
+  t.true(replies.filter((r) => r.status === 429).every((r) => (r.body as { error: { data: { reason: string } } }).error.data.reason === 'day'));
+  t.true(logLines(run).some((l) => typeof l.msg === 'string' && l.msg.startsWith('credits: Redis unreachable')));
+});
+
+test.serial('a worker that replaces a crashed one serves the config and key files the primary read, not the files as edited since', async (t) => {
+  const list = await upstreams(t);
+  const KEY_A = 'workers-keyfile-a-0123456789ab';
+  const KEY_B = 'workers-keyfile-b-0123456789ab';
+  const lines = (denied: string) => [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    '  keys:',
+    '    - label: relayer',
+    '      keyFile: KEYFILE',
+    `      denyMethods: [${denied}]`,
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ];
+  const file = await configFile(t, lines('eth_call'), 'omnigate-workers-');
+  const keyFile = join(dirname(file), 'relayer.key');
+  await writeFile(keyFile, `${KEY_A}\n`);
+  await writeFile(file, lines('eth_call').join('\n').replace('KEYFILE', keyFile));
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const ask = (key: string, id: number) => send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + id)], id)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key });
+  t.is((await ask(KEY_A, 0)).status, 200);
+  // The key file rotated and the config edited (eth_getBalance denied to the key) while serving; then a worker dies.
+  await writeFile(keyFile, `${KEY_B}\n`);
+  await writeFile(file, lines('eth_getBalance').join('\n').replace('KEYFILE', keyFile));
+  const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
+  await until(async () => (await workers()).length === 2);
+  const before = await workers();
+  const victim = before[0];
+  process.kill(victim!.pid, 'SIGKILL');
+  await until(() => logLines(run).filter((l) => l.msg === 'worker listening').length === 3);
+  // Both workers, the new one included, still serve key A its balances and know no key B.
+  const a: Reply[] = [];
+  const b: Reply[] = [];
+  for (let i = 1; i <= 8; i++) {
+    a.push(await ask(KEY_A, i));
+    b.push(await ask(KEY_B, 20 + i));
+  }
+  t.deepEqual(a.map((r) => r.status), Array(8).fill(200), a.map((r) => r.text).join('\n'));
+  t.deepEqual(b.map((r) => r.status), Array(8).fill(401));
+  const [survivor] = before.filter((p) => p.pid !== victim!.pid);
+  const replacement = (await workers()).find((p) => p.pid !== survivor!.pid && p.pid !== victim!.pid);
+  t.truthy(replacement);
+  t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid), 'the new worker answered some of them');
+});
+
+test.serial('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to it together, not twice it', async (t) => {
+  // Upstream A (first: strategy priority) holds its balances until released; B answers at once.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const isBalance = (body: unknown) => (body as { method?: string }).method === 'eth_getBalance';
+  const a = await startFakeUpstream({ answer: finalizedChain(() => 90), hold: (body) => (isBalance(body) ? released : undefined) });
+  const b = await startFakeUpstream({ answer: finalizedChain(() => 90) });
+  t.teardown(() => (release(), Promise.all([a.close(), b.close()])));
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'chains:',
+    '  1337:',
+    '    strategy: priority',
+    '    rpcs:',
+    `      - { url: "${a.url}", maxConcurrent: 2 }`,
+    `      - ${b.url}`,
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const balances = (f: FakeUpstream) => f.requests.filter((r) => isBalance(r.body)).length;
+  // Six requests at once, handed to both workers: A takes two at most, B the others.
+  const replies = Promise.all(Array.from({ length: 6 }, (_, i) => post(base, rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i))));
+  await until(() => balances(a) + balances(b) === 6);
+  t.true(balances(a) <= 2, `${balances(a)} calls held at A, whose maxConcurrent is 2`);
+  release();
+  for (const r of await replies) t.is(r.status, 200, r.text);
+  t.is(workerPids(run).size, 2, 'both workers answered');
 });
 
 test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
