@@ -53,7 +53,7 @@ async function serveTransaction(ctx: ApiContext, req: IncomingMessage, res: Serv
 /** One trailing slash is tolerated, as express's non-strict routing does. */
 const trimSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 
-/** The transaction id segment of /api/transactions/<id>, or undefined for any other path. */
+/** The transaction id segment of /api/transaction-id/<id>, or undefined for any other path. */
 function transactionSegment(path: string): string | undefined {
   if (!path.startsWith(TRANSACTION_PATH_PREFIX)) return undefined;
   const segment = path.slice(TRANSACTION_PATH_PREFIX.length);

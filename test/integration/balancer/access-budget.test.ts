@@ -4,7 +4,10 @@
  * price, a batch the sum of its members, a broadcast write estimated at its upstreams), the per-day budget spent (429, -32020 with the client's
  * id, Retry-After), the per-second bucket refilled, the concurrency limit and its slot freed after
  * an answer, an upstream error and a client that went away; a batch whose client left charged
- * the calls its members made; credits and refusals per key in /metrics; the key never shown; a key without a budget answered without credit headers.
+ * the calls its members made; credits and refusals per key in /metrics; the key never shown; a
+ * key without a budget answered without credit headers; the refusals before the budget (a 403
+ * for the route's N, a body that is not JSON, an unknown chain) answered without them, a call
+ * refused after it charged the least.
  */
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
@@ -20,7 +23,8 @@ const SECOND = 'second-key-0123456789abcdef0';
 const SINGLE = 'single-key-0123456789abcdef0';
 const FREE = 'free-key-0123456789abcdef000';
 const OPS = 'ops-key-00112233445566778899';
-const KEYS = [METERED, DAILY, SECOND, SINGLE, FREE, OPS];
+const NARROW = 'narrow-key-0123456789abcdef0';
+const KEYS = [METERED, DAILY, SECOND, SINGLE, FREE, OPS, NARROW];
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
 
@@ -46,6 +50,7 @@ const access = {
     { label: 'single', key: SINGLE, maxConcurrent: 1 },
     { label: 'free', key: FREE },
     { label: 'ops', key: OPS, admin: true },
+    { label: 'narrow', key: NARROW, creditsPerDay: 100, maxConfirmations: 2, denyMethods: ['eth_getLogs'] },
   ],
 };
 
@@ -291,6 +296,32 @@ test('a key without a budget is served without credit headers or charge', async 
   const cors = await gw.post('/confirmations/1/rpc/1337', balance(0x82), { ...as(METERED), origin: 'https://app.example' });
   t.regex(String(cors.headers['access-control-expose-headers']), /X-Credits, X-Credits-Remaining-Second, X-Credits-Remaining-Day, Retry-After/);
   t.is(cors.headers['x-credits'], '20');
+});
+
+test('what the budget never saw carries no credit headers and costs nothing: a 403 for the route\'s N, a body that is not JSON, an unknown chain; a call refused after it costs the least, 1', async (t) => {
+  const { gw } = await setup(t);
+  const tooMany = await gw.post('/confirmations/3/rpc/1337', balance(0x70), as(NARROW));
+  t.is(tooMany.status, 403, tooMany.text);
+  t.is(tooMany.body.error.data.reason, 'confirmations');
+  const notJson = await gw.request('POST', '/rpc/1337', '{"jsonrpc":', { 'content-type': 'application/json', ...as(NARROW) });
+  t.is(notJson.status, 400, notJson.text);
+  t.is(notJson.body.error.code, -32700);
+  const unknownChain = await gw.post('/rpc/999', balance(0x71), as(NARROW));
+  t.is(unknownChain.status, 404, unknownChain.text);
+  for (const r of [tooMany, notJson, unknownChain]) {
+    t.is(r.headers['x-credits'], undefined, r.text);
+    t.is(r.headers['x-credits-remaining-day'], undefined, r.text);
+  }
+  const method = await gw.post('/rpc/1337', rpc('eth_getLogs', [{}], 1), as(NARROW));
+  t.is(method.status, 403, method.text);
+  t.is(method.body.error.data.reason, 'method');
+  t.is(method.headers['x-credits'], '1');
+  t.is(method.headers['x-credits-remaining-day'], '99', 'the refusals before it took nothing');
+  const badParams = await gw.post('/rpc/1337', rpc('eth_getBlockByNumber', ['0x1'], 2), as(NARROW));
+  t.is(badParams.status, 200, badParams.text);
+  t.is(badParams.body.error.code, -32602);
+  t.is(badParams.headers['x-credits'], '1');
+  t.is(badParams.headers['x-credits-remaining-day'], '98');
 });
 
 test('the anonymous tier has a budget of its own', async (t) => {

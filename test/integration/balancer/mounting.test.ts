@@ -4,6 +4,7 @@
  * 404 for /api paths the indexer passes on.
  */
 import test from 'ava';
+import { readFileSync } from 'node:fs';
 import connect from 'connect';
 import express from 'express';
 import { once } from 'node:events';
@@ -17,6 +18,13 @@ import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
 
 const json = { 'content-type': 'application/json' };
+
+/** Whether the error table of lib/pipeline/README.md lists this HTTP status for this JSON-RPC code. */
+function documentedStatus(code: number, status: number): boolean {
+  const readme = readFileSync(new URL('../../../lib/pipeline/README.md', import.meta.url), 'utf8');
+  const cells = [...readme.matchAll(/^\| (-32\d{3}) \| ([\d, ]+) \|/gm)].filter((m) => Number(m[1]) === code).map((m) => m[2]!);
+  return cells.some((cell) => cell.split(/[ ,]+/).includes(String(status)));
+}
 
 async function listen(handler: http.RequestListener): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer(handler);
@@ -90,17 +98,20 @@ test('behind express.json(), rpcErrorHandler() on the mount path answers the par
   t.is(malformed.body.jsonrpc, '2.0');
   t.is(malformed.body.id, null);
   t.is(malformed.body.error.code, -32700);
+  t.true(documentedStatus(malformed.body.error.code, malformed.status));
   t.notRegex(malformed.text, /<html|at \w+ \(/i, 'no HTML page, no stack');
 
   const big = JSON.stringify(rpc('eth_getBalance', ['0x' + 'ab'.repeat(700), '0x1'], 1));
   const tooLarge = await send(server.base, 'POST', '/gateway/rpc/1', big, json);
   t.is(tooLarge.status, 413);
   t.is(tooLarge.body.error.code, -32006);
+  t.true(documentedStatus(tooLarge.body.error.code, tooLarge.status));
   t.regex(tooLarge.body.error.message, /1024 bytes/);
 
   const charset = await send(server.base, 'POST', '/gateway/rpc/1', '{}', { 'content-type': 'application/json; charset=klingon' });
   t.is(charset.status, 415);
   t.is(charset.body.error.code, -32600);
+  t.true(documentedStatus(charset.body.error.code, charset.status), 'the error table lists the parser\'s 415 for -32600');
 
   // The parsed body is re-serialized, and the pipeline's own limit applies to it.
   const ok = await send(server.base, 'POST', '/gateway/rpc/1', JSON.stringify(rpc('eth_blockNumber', [], 'a')), json);

@@ -352,3 +352,25 @@ test('should read verify per chain over the global one, and name the path of a b
   const badTop = validateConfig({ ...minimal, verify: true });
   t.true('problems' in badTop && badTop.problems.some((p) => p.path === 'verify'));
 });
+
+/** The keys a problem of `validateConfig` lists as known at a path (its "unknown key" message). */
+function knownKeysAt(path: string): string[] {
+  const found = problems({ zzz: 1, chains: { 1: { rpcs: [{ url: 'http://a.example', zzz: 1 }], zzz: 1 } } }).find((p) => p.path === path);
+  const m = /known keys here: (.+)$/.exec(found?.message ?? '');
+  return m ? m[1]!.split(', ') : [];
+}
+
+test('the README\'s configuration table should name every key the loader takes at the top and in a chain, and no other', async (t) => {
+  const { readFile } = await import('node:fs/promises');
+  const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('## Configuration at a glance');
+  const rows = [...readme.slice(start, readme.indexOf('\n## ', start + 1)).matchAll(/^\| (`[^|]+) \| ([^\n]+) \|$/gm)];
+  const named = rows.flatMap((r) => [...r[1]!.matchAll(/`([A-Za-z]+)[.`]/g)].map((m) => m[1]!));
+  const top = knownKeysAt('zzz');
+  t.true(top.length > 10, 'the loader lists its top-level keys');
+  t.deepEqual([...new Set(named)].sort(), [...top].sort());
+  const chainRow = rows.find((r) => r[1]!.startsWith('`chains.<id>.*`'));
+  t.truthy(chainRow, 'a chains.<id>.* row');
+  const inChainRow = new Set([...chainRow![2]!.matchAll(/`([A-Za-z]+)[.`]/g)].map((m) => m[1]!));
+  for (const key of [...knownKeysAt('chains.1.zzz'), ...knownKeysAt('chains.1.rpcs[0].zzz').filter((k) => k !== 'url')]) t.true(inChainRow.has(key), key);
+});

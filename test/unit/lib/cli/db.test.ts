@@ -2,7 +2,7 @@
  * `omnigate db migrate` and `omnigate db seed-demo` run through commander against a real
  * PostgreSQL (the embedded test server, given as DATABASE_URL): nothing to index before the
  * tables exist, the tables created with --create-tables, indexes up to date after, a demo seeded
- * once and refused a second time; exit 2 for bad arguments or environment, 1 for a database that
+ * once and refused a second time, its progress reported from 2,000 bridges on; exit 2 for bad arguments or environment, 1 for a database that
  * does not answer; the password never printed.
  */
 import net, { type AddressInfo } from 'node:net';
@@ -19,10 +19,10 @@ test.after.always(async () => {
   await database?.close();
 });
 
-async function db(args: string[], env: Record<string, string>): Promise<{ lines: string[]; exitCode?: number; error?: string }> {
+async function db(args: string[], env: Record<string, string>, progress: (line: string) => void = () => {}): Promise<{ lines: string[]; exitCode?: number; error?: string }> {
   const lines: string[] = [];
   const program = new Command().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
-  registerDbCommands(program, { env, print: (line) => lines.push(line), progress: () => {} });
+  registerDbCommands(program, { env, print: (line) => lines.push(line), progress });
   const quiet = (c: Command) => { c.exitOverride().configureOutput({ writeErr: () => {} }); c.commands.forEach(quiet); };
   quiet(program);
   try {
@@ -61,6 +61,23 @@ test.serial('seed-demo should seed once and refuse to mix demo data in a second 
   const again = await db(['seed-demo', '--count', '5'], { DATABASE_URL: database.url });
   t.is(again.exitCode, 1);
   t.regex(again.error!, /already holds \d+ bridge requests; refusing to mix demo data in/);
+});
+
+test.serial('seed-demo should report its progress from 2,000 bridges on: a first line, then at most one per tenth of the rows, the result apart', async (t) => {
+  const small: string[] = [];
+  const below = await db(['seed-demo', '--count', '1999', '--force'], { DATABASE_URL: database.url }, (line) => small.push(line));
+  t.is(below.exitCode, undefined, below.error);
+  t.deepEqual(small, [], 'below 2,000 bridges: no progress lines');
+  const progress: string[] = [];
+  const seeded = await db(['seed-demo', '--count', '2000', '--force'], { DATABASE_URL: database.url }, (line) => progress.push(line));
+  t.is(seeded.exitCode, undefined, seeded.error);
+  t.is(seeded.lines.length, 1, 'the result alone on stdout');
+  t.regex(seeded.lines[0]!, /^Seeded \d+ demo bridge transactions into postgres:\/\//);
+  const [first, ...tenths] = progress;
+  t.is(first, 'seed-demo: generating 2000 demo bridge transactions…');
+  t.true(tenths.length >= 1 && tenths.length <= 10, progress.join('\n'));
+  for (const line of tenths) t.regex(line, /^seed-demo: \d+\/\d+ rows inserted \(\d+0%\)$/);
+  t.regex(tenths.at(-1)!, /\(100%\)$/);
 });
 
 test.serial('should exit 2 for a bad --count or a DATABASE_URL that is not one', async (t) => {

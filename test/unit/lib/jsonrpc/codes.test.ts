@@ -42,3 +42,21 @@ test('each error class should send the code and a status its table row lists', (
     t.true((table.get(err.rpcCode) ?? '').split(/[ ,]+/).includes(String(err.status)), `${ErrorClass.name}: ${err.rpcCode} ${err.status}`);
   }
 });
+
+/** The rows of the README's "Errors at a glance": code → every HTTP status it lists (`400 (415)` → 400 and 415). */
+function atAGlance(): Map<number, string> {
+  const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const rows = new Map<number, string>();
+  for (const m of readme.matchAll(/^\| (-32\d{3}) \| ([\d,() ]+) \|/gm)) rows.set(Number(m[1]), m[2]!);
+  return rows;
+}
+
+/** The distinct statuses of a table cell, sorted. */
+const statuses = (cell: string | undefined): string[] => [...new Set((cell ?? '').match(/\d{3}/g) ?? [])].sort();
+
+test('the README\'s error table should list every code with the statuses the error reference lists', (t) => {
+  const glance = atAGlance();
+  const reference = documented();
+  t.deepEqual([...glance.keys()].sort(), [...reference.keys()].sort());
+  for (const [code, cell] of reference) t.deepEqual(statuses(glance.get(code)), statuses(cell), String(code));
+});

@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { checkedUrlsValue, corsHeaders, exposedHeaders, Header, wantsCors } from '../../../../lib/pipeline/headers.js';
+import { checkedUrlsValue, corsHeaders, creditHeaderNames, exposedHeaders, Header, wantsCors } from '../../../../lib/pipeline/headers.js';
 
 test('should list every URL when they fit', (t) => {
   t.is(checkedUrlsValue(['a', 'b', 'c']), 'a,b,c');
@@ -34,4 +35,24 @@ test('should want CORS headers only for a request with an Origin', (t) => {
   t.true(wantsCors({ headers: { origin: 'https://app.example' } }));
   t.true(wantsCors({ headers: { origin: '' } }));
   t.false(wantsCors({ headers: {} }));
+});
+
+/** The header names of the README's "Headers at a glance" table (its first column, in backticks). */
+function readmeHeaderNames(): string[] {
+  const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('### Headers at a glance');
+  const end = readme.indexOf('\n## ', start);
+  const names: string[] = [];
+  for (const m of readme.slice(start, end).matchAll(/^\| ([^|]+) \|/gm)) {
+    for (const name of m[1]!.matchAll(/`([A-Za-z-]+)`/g)) names.push(name[1]!);
+  }
+  return names;
+}
+
+test('the README\'s header table should name every header omnigate adds to an answer, and no other', (t) => {
+  const names = readmeHeaderNames();
+  t.true(names.length > 0, 'README.md has a "Headers at a glance" table');
+  // The answer headers are the ones exposed to browsers; WWW-Authenticate rides on the 401 alone.
+  t.deepEqual([...names].sort(), [...exposedHeaders.split(', '), 'WWW-Authenticate'].sort());
+  for (const name of creditHeaderNames) t.true(names.includes(name), name);
 });
