@@ -54,6 +54,39 @@ const post = (base: string, body: unknown, path = '/rpc/1337'): Promise<Reply> =
 const calls = (f: FakeUpstream, method: string) => f.requests.filter((r) => (r.body as { method?: string }).method === method).length;
 const workerPids = (run: Run) => new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker as number));
 
+/**
+ * `omnigate serve --workers 2` with one client key of 100 credits a day (`access` lines beside
+ * its keys: `redis`), asked for twelve balances at N=1, 20 credits each, on a new connection
+ * each (so both workers take requests); once both workers answered. One budget holds five.
+ */
+async function spendTwelve(t: ExecutionContext, key: string, access: string[] = []): Promise<{ run: Run; replies: Reply[] }> {
+  const list = await upstreams(t);
+  const file = await configFile(t, [
+    'port: 0',
+    'confirmations: 1',
+    'server: { shutdownMs: 10000 }',
+    'access:',
+    ...access,
+    '  keys:',
+    '    - label: relayer',
+    `      key: "${key}"`,
+    '      creditsPerDay: 100',
+    'chains:',
+    '  1337:',
+    '    rpcs:',
+    ...list.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'), 'omnigate-workers-');
+  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
+  const base = `http://127.0.0.1:${await listeningPort(run)}`;
+  const replies: Reply[] = [];
+  for (let i = 0; i < 12; i++) {
+    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
+  }
+  await until(() => workerPids(run).size === 2);
+  return { run, replies };
+}
+
 /** The value of one sample of the Prometheus text, or undefined. */
 function sample(text: string, name: string, labels: string): number | undefined {
   const line = text.split('\n').find((l) => (labels === '' ? l.startsWith(`${name} `) : l.startsWith(`${name}{`) && labels.split(',').every((p) => l.includes(p))));
@@ -226,32 +259,7 @@ test.serial('workers that keep crashing soon after their start are replaced with
 });
 
 test.serial('two workers without Redis spend one budget per client key, kept by the primary', async (t) => {
-  const list = await upstreams(t);
-  const key = 'workers-budget-key-0123456789';
-  const file = await configFile(t, [
-    'port: 0',
-    'confirmations: 1',
-    'server: { shutdownMs: 10000 }',
-    'access:',
-    '  keys:',
-    '    - label: relayer',
-    `      key: "${key}"`,
-    '      creditsPerDay: 100',
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
-    '',
-  ].join('\n'), 'omnigate-workers-');
-  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
-  const base = `http://127.0.0.1:${await listeningPort(run)}`;
-  // Balances at N=1 cost 20 credits each: the day holds five, whichever worker answers (a new
-  // connection each time, so both workers take requests); one budget per worker would admit ten.
-  const replies: Reply[] = [];
-  for (let i = 0; i < 12; i++) {
-    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
-  }
-  await until(() => workerPids(run).size === 2);
+  const { run, replies } = await spendTwelve(t, 'workers-budget-key-0123456789');
   const admitted = replies.filter((r) => r.status === 200);
   t.is(admitted.length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
   t.true(admitted.every((r) => r.headers['x-credits'] === '20'));
@@ -308,33 +316,8 @@ test.serial('a worker that dies mid-request does not keep its key\'s slot: the p
 });
 
 test.serial('two workers whose budgets\' Redis is unreachable still spend one budget per client key, through the primary', async (t) => {
-  const list = await upstreams(t);
-  const key = 'workers-redis-down-key-0123456';
-  const file = await configFile(t, [
-    'port: 0',
-    'confirmations: 1',
-    'server: { shutdownMs: 10000 }',
-    'access:',
-    `  redis: { url: "redis://127.0.0.1:${await freePort()}/0", prefix: "omnigate:test:" }`,
-    '  keys:',
-    '    - label: relayer',
-    `      key: "${key}"`,
-    '      creditsPerDay: 100',
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
-    '',
-  ].join('\n'), 'omnigate-workers-');
-  const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
-  const base = `http://127.0.0.1:${await listeningPort(run)}`;
-  // As without Redis: the day holds five balances at 20 credits, whichever worker answers; each
-  // worker keeping a budget of its own would admit ten.
-  const replies: Reply[] = [];
-  for (let i = 0; i < 12; i++) {
-    replies.push(await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + i)], i)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key }));
-  }
-  await until(() => workerPids(run).size === 2);
+  // As without Redis: the day holds five balances, whichever worker answers.
+  const { run, replies } = await spendTwelve(t, 'workers-redis-down-key-0123456', [`  redis: { url: "redis://127.0.0.1:${await freePort()}/0", prefix: "omnigate:test:" }`]);
   t.is(replies.filter((r) => r.status === 200).length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
   t.true(replies.filter((r) => r.status === 429).every((r) => (r.body as { error: { data: { reason: string } } }).error.data.reason === 'day'));
   t.true(logLines(run).some((l) => typeof l.msg === 'string' && l.msg.startsWith('credits: Redis unreachable')));
