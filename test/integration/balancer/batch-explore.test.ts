@@ -6,8 +6,6 @@
  * request at any time (lib/jsonrpc/README.md, "Batches": its calls go to one upstream as one upstream batch); the
  * exploration turn is never a batch member's: it stays for the next single N=1 request.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import connect from 'connect';
 import { createMetrics } from '../../../lib/ops/metrics.js';
@@ -20,6 +18,7 @@ import {
 } from '../../../middleware/index.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, type Reply } from '../../support/gateway.js';
+import { serveHandler } from '../../support/stage.js';
 
 const EXPLORE_MS = 5000;
 const SLOW_MS = 300;
@@ -52,16 +51,11 @@ async function setup(t: ExecutionContext, count: number): Promise<Setup> {
     )
     .use(emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }) as connect.NextHandleFunction)
     .use(rpcErrorHandler() as connect.ErrorHandleFunction);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { url, close } = await serveHandler(app);
   t.teardown(async () => {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await close();
     await registry.close();
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     fakes,
     post: (body) => send(url, 'POST', '/rpc/1337', JSON.stringify(body), { 'content-type': 'application/json' }),

@@ -12,8 +12,6 @@
  * member: a member pinned by hash is held to the best head, and never confirmed "not found" once
  * an upstream answered it with data.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import test from 'ava';
 import connect from 'connect';
 import { headSettings, setChainHeadSettings } from '../../../lib/health/heads.js';
@@ -25,6 +23,7 @@ import { composePolicies } from '../../../lib/verify/loop-policy.js';
 import { canonicalize, classify, emitHeaders, fetchParallel, parseJsonRpc, rpcErrorHandler, selectUpstreams, verify } from '../../../middleware/index.js';
 import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream, type RpcCallIn } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
+import { serveHandler } from '../../support/stage.js';
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 const txHash = `0x${'b2'.repeat(32)}`;
@@ -215,16 +214,11 @@ async function composed(t: import('ava').ExecutionContext, answers: AnswerFn[]) 
     .use(verify({ metrics, disputes: config.disputes, policy: composePolicies(hedgePolicy(hedgeSettings(config.timeouts)), eligibilityPolicy) }) as connect.NextHandleFunction)
     .use(emitHeaders({ redactHeaders: config.redactHeaders, sendMs: config.timeouts.sendMs }) as connect.NextHandleFunction)
     .use(rpcErrorHandler() as connect.ErrorHandleFunction);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { url, close } = await serveHandler(app);
   t.teardown(async () => {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    await close();
     await registry.close();
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { fakes, post: (body: unknown) => send(url, 'POST', '/rpc/1', JSON.stringify(body), { 'content-type': 'application/json' }) };
 }
 
