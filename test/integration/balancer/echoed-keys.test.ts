@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { WebSocketServer } from 'ws';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
-import { rpc, send } from '../../support/gateway.js';
-import { listeningPort, runCli } from '../../support/cli.js';
+import { rpc, send, type Reply as GatewayReply } from '../../support/gateway.js';
+import { listeningPort, runCli, type Run } from '../../support/cli.js';
 
 type Reply = { status: number; type: string; body: string };
 
@@ -178,14 +178,7 @@ test('should keep a user-info key out of everything when an upstream echoes the 
   const honest = await startFakeUpstream();
   t.teardown(() => honest.close());
 
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
-  t.teardown(() => rm(dir, { recursive: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1:\n    rpcs:\n${failing.map((u) => `      - "${u}"`).join('\n')}\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
-  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
-  t.teardown(() => r.child.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${await listeningPort(r)}`;
-  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+  const { r, base, post } = await serveDebug(t, `chains:\n  1:\n    rpcs:\n${failing.map((u) => `      - "${u}"`).join('\n')}\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
 
   const failed = await post('/rpc/1', rpc('eth_blockNumber'));
   t.is(failed.status, 502, failed.text);
@@ -225,14 +218,7 @@ test('should not relay a refusal that quotes the upstream key, alone, in a batch
   });
   t.teardown(() => refusing.close());
   const plain = await echoing(t, '/v2/word', (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32601, 'the method is not available on this node') }));
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
-  t.teardown(() => rm(dir, { recursive: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${refusing.url}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
-  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
-  t.teardown(() => r.child.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${await listeningPort(r)}`;
-  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+  const { r, base, post } = await serveDebug(t, `chains:\n  1:\n    rpcs:\n      - "${refusing.url}"\n  1337:\n    rpcs:\n      - "${plain}"\n`);
   const trace = rpc('debug_traceTransaction', [`0x${'1'.repeat(64)}`]);
 
   const alone = await post('/rpc/1', trace);
@@ -269,14 +255,7 @@ test('should keep a query key with a + out of everything when an upstream quotes
   const quoting = await echoing(t, query.replace('apikey', 'token'), (_url, id) => ({ status: 200, type: 'application/json', body: rpcError(id, -32000, `invalid api key ${key}`) }));
   const honest = await startFakeUpstream();
   t.teardown(() => honest.close());
-  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
-  t.teardown(() => rm(dir, { recursive: true }));
-  const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `chains:\n  1:\n    rpcs:\n      - "${page}"\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
-  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
-  t.teardown(() => r.child.kill('SIGKILL'));
-  const base = `http://127.0.0.1:${await listeningPort(r)}`;
-  const post = (path: string, body: unknown) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
+  const { r, base, post } = await serveDebug(t, `chains:\n  1:\n    rpcs:\n      - "${page}"\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
 
   const failed = await post('/rpc/1', rpc('eth_blockNumber'));
   t.is(failed.status, 502, failed.text);
@@ -366,3 +345,15 @@ test('should hide a key across the cut of a quoted ws message and of a rate-limi
     for (const key of [wsKey, limitKey]) t.false(text.includes(key.slice(0, 4)), `part of ${key} in ${where}`);
   }
 });
+
+/** `omnigate serve` with this YAML and debug logs, on port 0; killed in teardown. */
+async function serveDebug(t: ExecutionContext, yaml: string): Promise<{ r: Run; base: string; post(path: string, body: unknown): Promise<GatewayReply> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
+  t.teardown(() => rm(dir, { recursive: true }));
+  const file = join(dir, 'omnigate.yaml');
+  await writeFile(file, yaml);
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  return { r, base, post: (path, body) => send(base, 'POST', path, JSON.stringify(body), { 'content-type': 'application/json' }) };
+}
