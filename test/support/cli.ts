@@ -109,6 +109,11 @@ export function listeningPort(r: Run, budgetMs = 90_000): Promise<number> {
   });
 }
 
+/** The YAML lines of a `chains:` section with one chain served by these upstreams (their `url`s). */
+export function chainLines(upstreams: readonly { url: string }[], chainId: number | string = 1337): string[] {
+  return ['chains:', `  ${chainId}:`, '    rpcs:', ...upstreams.map((u) => `      - ${u.url}`)];
+}
+
 /**
  * Writes `yaml` (a string, or lines joined with line feeds) as `omnigate.yaml` in a new temporary
  * folder named after `prefix`, removed in the test's teardown; returns the file's path.

@@ -8,7 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { deadUrl, defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, startGateway, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, configFile } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, configFile, chainLines } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { until } from '../../support/wait.js';
 
@@ -42,10 +42,7 @@ if (hasRedis()) {
       '    - label: relayer',
       '      key: "${BUDGET_KEY}"',
       '      creditsPerDay: 100',
-      'chains:',
-      '  1337:',
-      '    rpcs:',
-      ...list.map((f) => `      - ${f.url}`),
+      ...chainLines(list),
       '',
     ].join('\n'), 'omnigate-budget-');
     const env = { BUDGET_KEY: KEY };

@@ -10,7 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { accepts } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, runCli, type Run, configFile } from '../../support/cli.js';
+import { listeningPort, runCli, type Run, configFile, chainLines } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { hasNginx, nginxBin, startNginx } from '../../support/nginx.js';
 import { until } from '../../support/wait.js';
@@ -39,10 +39,7 @@ async function replicas(t: ExecutionContext, list: FakeUpstream[], redis: TestRe
     '    hmacKey: ${OMNIGATE_CACHE_KEY}',
     '    prefix: "replicas-test:"',
     '    timeoutMs: 500',
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
+    ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-replicas-');
   const env = { OMNIGATE_CACHE_KEY: 'replicas-test-key-0123456789' };
@@ -155,10 +152,7 @@ if (hasRedis() && hasNginx()) {
       '    - label: relayer',
       `      key: "${key}"`,
       '      creditsPerDay: 100',
-      'chains:',
-      '  1337:',
-      '    rpcs:',
-      ...list.map((f) => `      - ${f.url}`),
+      ...chainLines(list),
       '',
     ].join('\n'), 'omnigate-replicas-');
     const env = { OMNIGATE_CACHE_KEY: 'replicas-test-key-0123456789' };

@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run, configFile } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile, chainLines } from '../../support/cli.js';
 import { freePort, stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
@@ -39,10 +39,7 @@ async function serve(t: ExecutionContext, list: FakeUpstream[], headsMs = 60_000
     'confirmations: 2',
     `heads: { intervalMs: ${headsMs} }`,
     `server: { shutdownMs: 10000${by === 'config' ? ', workers: 2' : ''} }`,
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
+    ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', ...(by === 'flag' ? ['--workers', '2'] : [])], {}, { t });
@@ -71,10 +68,7 @@ async function spendTwelve(t: ExecutionContext, key: string, access: string[] = 
     '    - label: relayer',
     `      key: "${key}"`,
     '      creditsPerDay: 100',
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
+    ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
@@ -212,7 +206,7 @@ test.serial('a worker that cannot start (the port taken) stops the cluster with 
   await new Promise<void>((resolve) => taken.listen(0, resolve));
   t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
   const { port } = taken.address() as net.AddressInfo;
-  const file = await configFile(t, ['chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-workers-');
+  const file = await configFile(t, [...chainLines(list), ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2', '--port', String(port)], {}, { t });
   const pid = run.child.pid!;
   t.is(await run.exited, 1);
@@ -242,7 +236,7 @@ test.serial('a config listing the gateway itself: a call one worker makes is ref
 
 test.serial('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
   const list = await upstreams(t);
-  const file = await configFile(t, ['port: 0', 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-workers-');
+  const file = await configFile(t, ['port: 0', ...chainLines(list), ''].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t, preload: resolve('test/fixtures/workers/crash-after-listening.mjs') });
   await listeningPort(run);
   t.is(await run.exited, 1);
@@ -286,10 +280,7 @@ test.serial('a worker that dies mid-request does not keep its key\'s slot: the p
     '    - label: relayer',
     `      key: "${key}"`,
     '      maxConcurrent: 1',
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
+    ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-workers-');
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
@@ -336,10 +327,7 @@ test.serial('a worker that replaces a crashed one serves the config and key file
     '    - label: relayer',
     '      keyFile: KEYFILE',
     `      denyMethods: [${denied}]`,
-    'chains:',
-    '  1337:',
-    '    rpcs:',
-    ...list.map((f) => `      - ${f.url}`),
+    ...chainLines(list),
     '',
   ];
   const file = await configFile(t, lines('eth_call'), 'omnigate-workers-');
