@@ -109,6 +109,11 @@ export function listeningPort(r: Run, budgetMs = 90_000): Promise<number> {
   });
 }
 
+/** The YAML lines of `access.keys` with one client key labelled `relayer` and its rule (a budget, a limit). */
+export function relayerKeyLines(key: string, rule = 'creditsPerDay: 100'): string[] {
+  return ['  keys:', '    - label: relayer', `      key: "${key}"`, `      ${rule}`];
+}
+
 /** The YAML lines of a `chains:` section with one chain served by these upstreams (their `url`s). */
 export function chainLines(upstreams: readonly { url: string }[], chainId: number | string = 1337): string[] {
   return ['chains:', `  ${chainId}:`, '    rpcs:', ...upstreams.map((u) => `      - ${u.url}`)];

@@ -8,7 +8,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { deadUrl, defaultAnswer, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, startGateway, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, configFile, chainLines } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, configFile, chainLines, relayerKeyLines } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { until } from '../../support/wait.js';
 
@@ -38,10 +38,7 @@ if (hasRedis()) {
       `    url: ${redis.url}`,
       '    prefix: "budget-test:"',
       '    timeoutMs: 1000',
-      '  keys:',
-      '    - label: relayer',
-      '      key: "${BUDGET_KEY}"',
-      '      creditsPerDay: 100',
+      ...relayerKeyLines('${BUDGET_KEY}'),
       ...chainLines(list),
       '',
     ].join('\n'), 'omnigate-budget-');

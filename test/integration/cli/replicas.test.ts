@@ -10,7 +10,7 @@ import test, { type ExecutionContext } from 'ava';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { accepts } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, runCli, type Run, configFile, chainLines } from '../../support/cli.js';
+import { listeningPort, runCli, type Run, configFile, chainLines, relayerKeyLines } from '../../support/cli.js';
 import { hasRedis, redisServer, startRedis, type TestRedis } from '../../support/redis.js';
 import { hasNginx, nginxBin, startNginx } from '../../support/nginx.js';
 import { until } from '../../support/wait.js';
@@ -148,10 +148,7 @@ if (hasRedis() && hasNginx()) {
       // The budgets' Redis given a timeout a loaded machine does not outrun: past it a process
       // grants from its own bucket (as documented), which is not what this test is about.
       `  redis: { url: "${redis.url}", prefix: "replicas-budget:", timeoutMs: 10000 }`,
-      '  keys:',
-      '    - label: relayer',
-      `      key: "${key}"`,
-      '      creditsPerDay: 100',
+      ...relayerKeyLines(key),
       ...chainLines(list),
       '',
     ].join('\n'), 'omnigate-replicas-');

@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { finalizedChain, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream.js';
 import { descendants, processes, stillRunning, waitGone } from '../../support/procs.js';
 import { rpc, send, type Reply } from '../../support/gateway.js';
-import { listeningPort, logLines, runCli, type Run, configFile, chainLines } from '../../support/cli.js';
+import { listeningPort, logLines, runCli, type Run, configFile, chainLines, relayerKeyLines } from '../../support/cli.js';
 import { freePort, stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
@@ -64,10 +64,7 @@ async function spendTwelve(t: ExecutionContext, key: string, access: string[] = 
     'server: { shutdownMs: 10000 }',
     'access:',
     ...access,
-    '  keys:',
-    '    - label: relayer',
-    `      key: "${key}"`,
-    '      creditsPerDay: 100',
+    ...relayerKeyLines(key),
     ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-workers-');
@@ -276,10 +273,7 @@ test.serial('a worker that dies mid-request does not keep its key\'s slot: the p
     'server: { shutdownMs: 10000 }',
     'timeouts: { requestMs: 60000, upstreamMs: 60000 }',
     'access:',
-    '  keys:',
-    '    - label: relayer',
-    `      key: "${key}"`,
-    '      maxConcurrent: 1',
+    ...relayerKeyLines(key, 'maxConcurrent: 1'),
     ...chainLines(list),
     '',
   ].join('\n'), 'omnigate-workers-');
