@@ -11,7 +11,7 @@
  * reversed each round), each one `BENCH_CALLS` answers at `BENCH_CONCURRENCY` in flight; the
  * process's CPU time per answer is compared within a round.
  *
- *   BEFORE_DIST=/tmp/base/dist node --import tsx test/bench/pipeline-cost.ts
+ *   BEFORE_DIST=<a copy of the base commit's dist/> node --import tsx test/bench/pipeline-cost.ts
  *
  * Knobs: BENCH_ROUNDS (default 12), BENCH_CALLS (per round, default 20000), BENCH_CONCURRENCY (32),
  * BENCH_N (1): with N above 1, the chain has N upstreams (each its own provider) and N
@@ -22,6 +22,10 @@
  * build's dist/, by file, then the whole process's (harness and node included); with
  * BENCH_ALLOC_FUNCTIONS=1 also the functions that allocate most, the whole process's (BENCH_ALLOC_TOP of them, 40).
  * BENCH_CONFIRMABLE=1: at N=1, the confirmable eth_getBalance at a fixed block (the peers' N=1 row).
+ * BENCH_FLOOR=1: each round also measures a floor, what a plain relay pays in this harness: the
+ * request's body read, the node's answer made from a microtask as for the builds, and written with
+ * the same nine headers by one writeHead and end (no parse, no checks, no hash, no metrics); each
+ * build's median less the floor's is what its pipeline costs on top of node's own.
  * Prints each round's µs per answer for both builds, then the medians and the median of the
  * per-round differences (after − before).
  */
@@ -66,6 +70,29 @@ async function build(name: string, dist: string): Promise<Build> {
     }
   }
   return { name, handle: rpc as unknown as Handler, close: () => rpc.close() };
+}
+
+/** The floor (BENCH_FLOOR=1): a relay with nothing of omnigate's pipeline, through the same requests and responses. */
+function floorBuild(): Build {
+  const head = (length: number): string[] => [
+    'Content-Type', 'application/json', 'Content-Length', String(length),
+    'X-Checked-URLS', 'upstream-1', 'X-Confirmable', 'true', 'X-Forwarded-From', 'upstream-1',
+    'X-Json-Hash', 'bd3c8d2b4fd6bd1ab3eb49b5c0b0f6b9d3c5b2ab5a2e4a4d6c1e3a7b9e5e3d11', 'X-Request-Id', 'a4b1c2d3-0000-4000-8000-000000000000',
+    'X-Required-Confirmations', '1', 'X-Verified-By', 'agreement',
+  ];
+  const handle: Handler = (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const asked = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      queueMicrotask(() => {
+        const body = Buffer.from(`{"jsonrpc":"2.0","id":${asked.length},"result":"0x1312d00"}`);
+        res.writeHead(200, head(body.length));
+        res.end(body);
+      });
+    });
+  };
+  return { name: 'floor', handle, close: async () => {} };
 }
 
 /** BENCH_CONFIRMABLE=1: at N=1 too, the confirmable eth_getBalance at a fixed block (the peers' N=1 row), not eth_blockNumber. */
@@ -140,15 +167,23 @@ const median = (xs: number[]): number => {
 
 const before = await build('before', resolve(beforeDist));
 const after = await build('after', afterDist);
+const floor = process.env.BENCH_FLOOR === '1' ? floorBuild() : undefined;
 // Warm-up: both builds optimised before anything is counted.
 await round(before);
 await round(after);
+if (floor) await round(floor);
 const a: number[] = [];
 const b: number[] = [];
+const f: number[] = [];
 for (let r = 0; r < rounds; r++) {
   const order = r % 2 === 0 ? [before, after] : [after, before];
-  for (const x of order) (x === before ? a : b).push(await round(x));
-  console.log(`round ${r + 1}: before ${a[r]!.toFixed(2)} µs, after ${b[r]!.toFixed(2)} µs per answer`);
+  if (floor) order.splice(1, 0, floor);
+  for (const x of order) (x === before ? a : x === after ? b : f).push(await round(x));
+  console.log(`round ${r + 1}: before ${a[r]!.toFixed(2)} µs, after ${b[r]!.toFixed(2)} µs per answer${floor ? `, floor ${f[r]!.toFixed(2)} µs` : ''}`);
+}
+if (floor) {
+  const over = (xs: number[]) => median(xs.map((x, i) => x - f[i]!)).toFixed(2);
+  console.log(`floor: median ${median(f).toFixed(2)} µs; over the floor (median of rounds): before ${over(a)} µs, after ${over(b)} µs`);
 }
 const diffs = a.map((x, i) => b[i]! - x);
 console.log(
