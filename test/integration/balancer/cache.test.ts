@@ -221,6 +221,53 @@ test('never kept: a read above the finalized block, an unconfirmed read, a hash 
   t.is(callsOf(list, 'eth_getTransactionReceipt'), 2 * 2 + 2 * 2 + 2);
 });
 
+test('one provider\'s finalized block is not the chain\'s: with the others\' tag polls failing, "finalized" is not resolved to it and nothing is kept by it', async (t) => {
+  // Three providers at block 100. Two are honest but their safe/finalized polls fail (503); the
+  // third says its finalized block is 99 (a node on a fork, or a liar). The chain's finalized
+  // block is then unknown: it must not be that one provider's word.
+  let tagsDown = true;
+  const isTagPoll = (body: unknown) => {
+    const c = body as { method?: string; params?: unknown[] };
+    return c.method === 'eth_getBlockByNumber' && (c.params?.[0] === 'finalized' || c.params?.[0] === 'safe');
+  };
+  const honest = () => startFakeUpstream({ answer: chainAnswer, http: (body) => (tagsDown && isTagPoll(body) ? { status: 503, body: 'busy' } : undefined) });
+  const forked: AnswerFn = (call) => (call.method === 'eth_getBlockByNumber' && (call.params?.[0] === 'finalized' || call.params?.[0] === 'safe') ? chainAnswer({ ...call, params: [hex(99), false] }) : chainAnswer(call));
+  const list = await Promise.all([honest(), honest(), startFakeUpstream({ answer: forked })]);
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const tracker = gw.rpc.startHeadTracking();
+  await tracker.runOnce();
+  const chain = (await gw.request('GET', '/chains')).body[0];
+  t.deepEqual(chain.upstreams.map((u: { heads: { finalized: string | null } }) => u.heads.finalized), [null, null, '99']);
+  t.like(chain.heads, { latest: '100', safe: null, finalized: null }, 'one provider of three is not the chain');
+
+  const tagged = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBlockByNumber', ['finalized', false], 1));
+  t.is(tagged.status, 200, tagged.text);
+  t.is(tagged.headers['x-confirmable'], 'false', '"finalized" is not pinned to block 99 and confirmed');
+  t.is(tagged.headers['x-required-confirmations'], '1');
+
+  const read = (id: number) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(95)], id));
+  const first = await read(2);
+  t.is(first.headers['x-confirmable'], 'true', first.text);
+  const second = await read(3);
+  t.is(second.headers['x-cache'], 'MISS', 'block 95 is not final by one provider\'s word');
+  t.is(second.headers['x-confirmable'], 'true');
+  t.is(callsOf(list, 'eth_getBalance'), 4, 'both reads asked two upstreams');
+
+  // The honest ones answer their tags again (finalized 90): the chain's is the lower median, 90.
+  tagsDown = false;
+  await tracker.runOnce();
+  t.like((await gw.request('GET', '/chains')).body[0].heads, { finalized: String(FINALIZED) });
+  const resolved = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBlockByNumber', ['finalized', false], 4));
+  t.is(resolved.headers['x-confirmable'], 'true', resolved.text);
+  t.is(resolved.body.result.number, hex(FINALIZED));
+  const third = await read(5);
+  t.is(third.headers['x-cache'], 'MISS', 'block 95 is above the chain\'s finalized 90');
+});
+
 test('a disagreement is never kept; Cache-Control: no-cache asks the upstreams; cache.memoryBytes: 0 turns it off', async (t) => {
   const { gw } = await setup(t, {}, ['honest', 'liar', 'liar']);
   const a = await gw.post('/confirmations/3/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(0x10)], 1));
