@@ -7,10 +7,11 @@
  *
  * Which calls are confirmable (lib/jsonrpc/README.md "Which requests are confirmable"):
  * a call is confirmable when its method pins the answer to one block and the block it names
- * cannot move: a hex number, `earliest`, or an EIP-1898 `{blockHash}`/`{blockNumber: hex}`.
+ * cannot move: a hex number, or an EIP-1898 `{blockHash}`/`{blockNumber: hex}`.
  * `latest` and `pending` are not (nodes disagree on them), and neither are `safe` and
  * `finalized`: they advance with the chain too, so two honest nodes a few seconds apart give
- * different answers. A missing or null block parameter means `latest`, as Ethereum nodes read it.
+ * different answers. Nor is `earliest`: the lowest block the answering node has, its history
+ * expiry cutoff on a pruned node. A missing or null block parameter means `latest`, as Ethereum nodes read it.
  * Tags compare case-insensitively. The same rule holds for every read of the method table
  * below, pinned by a block number, a block hash or a transaction hash (a hash cannot move).
  * Any method not in the read table (`methodTable`: the rows with a pin) falls through to "not

@@ -6,7 +6,7 @@
  * bypasses it.
  */
 import test, { type ExecutionContext } from 'ava';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { defaultAnswer, log, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
@@ -266,6 +266,33 @@ test('one provider\'s finalized block is not the chain\'s: with the others\' tag
   t.is(resolved.body.result.number, hex(FINALIZED));
   const third = await read(5);
   t.is(third.headers['x-cache'], 'MISS', 'block 95 is above the chain\'s finalized 90');
+});
+
+test('"earliest" is the answering node\'s lowest block: two nodes that expired their history agree on logs from their cutoff, which is never confirmed nor kept', async (t) => {
+  // As go-ethereum with --history.chain postmerge answers: "earliest" is its cutoff (here the
+  // logs from block 8 on), an explicit range below the cutoff is refused. A full node has both logs.
+  const pruned: AnswerFn = (call) => {
+    if (call.method !== 'eth_getLogs') return chainAnswer(call);
+    const from = (call.params?.[0] as { fromBlock?: string }).fromBlock;
+    return from === 'earliest' ? { result: [log(2)] } : { error: { code: 4444, message: 'pruned history unavailable' } };
+  };
+  const full: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: [log(1), log(2)] } : chainAnswer(call));
+  const list = await Promise.all([startFakeUpstream({ answer: pruned }), startFakeUpstream({ answer: pruned }), startFakeUpstream({ answer: full })]);
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  const logs = (id: number) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [{ fromBlock: 'earliest', toBlock: hex(0x10), address: ADDRESS }], id));
+  for (const id of [1, 2]) {
+    const r = await logs(id);
+    t.is(r.status, 200, r.text);
+    t.is(r.headers['x-confirmable'], 'false', 'no N providers vouch for the logs since genesis');
+    t.is(r.headers['x-required-confirmations'], '1');
+    t.is(r.headers['x-cache'], undefined, 'not looked up, not kept');
+  }
+  t.is(callsOf(list, 'eth_getLogs'), 2, 'one upstream per request');
 });
 
 test('a disagreement is never kept; Cache-Control: no-cache asks the upstreams; cache.memoryBytes: 0 turns it off', async (t) => {

@@ -49,7 +49,7 @@ const writes = new Set(['eth_sendRawTransaction']);
 
 const fixedBlock = (v: unknown): boolean =>
   typeof v === 'string'
-    ? /^0x[0-9a-f]+$/i.test(v) || v.toLowerCase() === 'earliest'
+    ? /^0x[0-9a-f]+$/i.test(v)
     : v !== null && typeof v === 'object' && (typeof (v as { blockHash?: unknown }).blockHash === 'string' || fixedBlock((v as { blockNumber?: unknown }).blockNumber));
 
 function expectedConfirmable(request: RecordedPair['request']): boolean {
