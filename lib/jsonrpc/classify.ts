@@ -149,13 +149,14 @@ function classifyBlock(
   if (value === undefined || value === null) return { confirmable: false, reason: `${where} is missing, which means latest` };
   if (typeof value === 'string') {
     const tag = value.toLowerCase();
-    // `safe`/`finalized` come here already resolved to a number when the heads are tracked (resolvableTags).
+    // `safe`/`finalized` come here already resolved to a number when the heads are tracked, `earliest` always (resolvableTags).
     if (movingTags.has(tag)) return { confirmable: false, reason: `${where} is "${value}", which moves with the chain head` };
     // `earliest` is "the lowest numbered block the client has available" (execution-apis): a node
     // that expired its history (geth's --history.chain postmerge, rolling expiry) answers from its
     // cutoff, so two such nodes agree on what a full node contradicts (logs "since earliest" that
-    // lack every older one), and the cutoff moves. Block 0 is `0x0`.
-    if (tag === 'earliest') return { confirmable: false, reason: `${where} is "${value}", the lowest block the answering node has (a node that expired its history answers from its cutoff): 0x0 pins the genesis block` };
+    // lack every older one), and the cutoff moves. The classify stage sends 0x0 instead
+    // (resolvableTags), and the call is then pinned to the genesis block.
+    if (tag === 'earliest') return { confirmable: false, reason: `${where} is "${value}", the lowest block the answering node has (a node that expired its history answers from its cutoff), until resolved to 0x0` };
     if (allowHash && hash32.test(value)) return { confirmable: true, reason: `${where} pins block hash ${value}` };
     if (hexQuantity.test(value)) return { confirmable: true, reason: `${where} pins block ${value}` };
   } else if (allowHash && typeof value === 'object' && !Array.isArray(value)) {

@@ -84,10 +84,10 @@ export const supportedMethods: readonly SupportedMethod[] = methodsWhere((e) => 
 const commonlyConfigured = ['eth_getBlockByHash', 'eth_getTransactionReceipt', 'eth_getTransactionByHash'];
 
 function confirmability(method: string): string {
-  if (pinnedMethods.includes(method)) return 'Confirmable when pinned to a block (hex number or block hash), not with latest, pending or earliest.';
+  if (pinnedMethods.includes(method)) return 'Confirmable when pinned to a block (hex number, earliest or block hash), not with latest or pending.';
   if (neverConfirmable.has(method)) return 'Never confirmable: answered by one upstream.';
   const rule = ruleOf(method);
-  if (rule?.confirmable) return rule.pin.kind === 'blockHash' || rule.pin.kind === 'txHash' ? 'Confirmable: pinned by a hash.' : 'Confirmable when pinned to a block (hex number or block hash), not with latest, pending or earliest.';
+  if (rule?.confirmable) return rule.pin.kind === 'blockHash' || rule.pin.kind === 'txHash' ? 'Confirmable: pinned by a hash.' : 'Confirmable when pinned to a block (hex number, earliest or block hash), not with latest or pending.';
   if (rule) return `Answered by one upstream: ${rule.why}.`;
   return 'Answered by one upstream unless the config lists it as confirmable.';
 }

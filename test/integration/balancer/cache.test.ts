@@ -268,31 +268,33 @@ test('one provider\'s finalized block is not the chain\'s: with the others\' tag
   t.is(third.headers['x-cache'], 'MISS', 'block 95 is above the chain\'s finalized 90');
 });
 
-test('"earliest" is the answering node\'s lowest block: two nodes that expired their history agree on logs from their cutoff, which is never confirmed nor kept', async (t) => {
+test('"earliest" is asked as block 0x0: two nodes that expired their history, which answer "earliest" from their cutoff, cannot confirm logs that lack the older ones', async (t) => {
   // As go-ethereum with --history.chain postmerge answers: "earliest" is its cutoff (here the
-  // logs from block 8 on), an explicit range below the cutoff is refused. A full node has both logs.
+  // logs from block 8 on), a range from below the cutoff is refused (4444). A full node has both logs.
   const pruned: AnswerFn = (call) => {
     if (call.method !== 'eth_getLogs') return chainAnswer(call);
     const from = (call.params?.[0] as { fromBlock?: string }).fromBlock;
     return from === 'earliest' ? { result: [log(2)] } : { error: { code: 4444, message: 'pruned history unavailable' } };
   };
   const full: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: [log(1), log(2)] } : chainAnswer(call));
-  const list = await Promise.all([startFakeUpstream({ answer: pruned }), startFakeUpstream({ answer: pruned }), startFakeUpstream({ answer: full })]);
-  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  const list = await Promise.all([pruned, pruned, full, full].map((answer) => startFakeUpstream({ answer })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
   });
   await gw.rpc.startHeadTracking().runOnce();
   const logs = (id: number) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [{ fromBlock: 'earliest', toBlock: hex(0x10), address: ADDRESS }], id));
-  for (const id of [1, 2]) {
-    const r = await logs(id);
-    t.is(r.status, 200, r.text);
-    t.is(r.headers['x-confirmable'], 'false', 'no N providers vouch for the logs since genesis');
-    t.is(r.headers['x-required-confirmations'], '1');
-    t.is(r.headers['x-cache'], undefined, 'not looked up, not kept');
-  }
-  t.is(callsOf(list, 'eth_getLogs'), 2, 'one upstream per request');
+  const first = await logs(1);
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-confirmable'], 'true');
+  t.deepEqual(first.body.result, [log(1), log(2)], 'the logs since the genesis block, not since a cutoff');
+  t.deepEqual(String(first.headers['x-checked-urls']).split(',').sort(), [list[2]!.url, list[3]!.url].sort(), 'the two full nodes');
+  const fromBlocks = list.map((f) => f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getLogs').map((r) => (r.body as { params: { fromBlock: string }[] }).params[0]!.fromBlock));
+  t.deepEqual(fromBlocks, [['0x0'], ['0x0'], ['0x0'], ['0x0']], 'every upstream was asked from block 0x0');
+  const second = await logs(2);
+  t.is(second.headers['x-cache'], 'HIT', 'a final range');
+  t.deepEqual(second.body.result, [log(1), log(2)]);
 });
 
 test('a disagreement is never kept; Cache-Control: no-cache asks the upstreams; cache.memoryBytes: 0 turns it off', async (t) => {

@@ -33,7 +33,7 @@ const cases: [string, unknown, boolean, { calls: number }?][] = [
   ['eth_getBlockByNumber at a hex block', rpc('eth_getBlockByNumber', ['0x1b4', true]), true],
   ['eth_getBlockByNumber at latest', rpc('eth_getBlockByNumber', ['latest', false]), false],
   ['eth_getBlockByNumber at LATEST (tags are case-insensitive)', rpc('eth_getBlockByNumber', ['LATEST', false]), false],
-  ['eth_getBlockByNumber at earliest (the lowest block the answering node has)', rpc('eth_getBlockByNumber', ['earliest', false]), false],
+  ['eth_getBlockByNumber at earliest (asked as 0x0)', rpc('eth_getBlockByNumber', ['earliest', false]), true],
   ['eth_getBlockByNumber at 0x0', rpc('eth_getBlockByNumber', ['0x0', false]), true],
   ['eth_getBlockByNumber at finalized (moves with the head)', rpc('eth_getBlockByNumber', ['finalized', false]), false],
   ['eth_getBlockTransactionCountByNumber at pending', rpc('eth_getBlockTransactionCountByNumber', ['pending']), false],

@@ -79,7 +79,7 @@ for (const num of [12, 34]) {
 const blocks: [string, unknown, boolean][] = [
   ['safe', 'safe', false],
   ['finalized', 'finalized', false],
-  ['earliest (the answering node\'s lowest block: its history expiry cutoff)', 'earliest', false],
+  ['earliest as sent (each node\'s lowest block: its history expiry cutoff; resolved to 0x0 by the classify stage)', 'earliest', false],
   ['LATEST (tags compare case-insensitively)', 'LATEST', false],
   ['Pending', 'Pending', false],
   ['Finalized', 'Finalized', false],
