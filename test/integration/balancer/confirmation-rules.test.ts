@@ -76,6 +76,7 @@ const cases: [string, unknown, boolean, { calls: number }?][] = [
   // each member on its own (issue 25): the pinned one asks 2, the latest one 1; the smallest N shows
   ['a batch with one latest member', [rpc('eth_getBalance', [addr, '0x1'], 1), rpc('eth_blockNumber', [], 2)], false, { calls: 3 }],
   ['a batch of pinned reads with eth_chainId (as ethers sends it)', [rpc('eth_chainId', [], 0), rpc('eth_getBalance', [addr, '0x1'], 1)], true, { calls: 4 }],
+  ['a batch of eth_chainId and a read at earliest (asked as 0x0)', [rpc('eth_chainId', [], 0), rpc('eth_getBlockByNumber', ['earliest', false], 1)], true, { calls: 4 }],
   ['a batch of eth_chainId and net_version only', [rpc('eth_chainId', [], 0), rpc('net_version', [], 1)], false, { calls: 2 }],
   ['a lone eth_chainId', rpc('eth_chainId'), false],
   ['a batch of 150 pinned reads (viem batches up to 1,000)', Array.from({ length: 150 }, (_, i) => rpc('eth_getBalance', [addr, `0x${i + 1}`], i)), true, { calls: 300 }],
