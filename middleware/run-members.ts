@@ -15,7 +15,8 @@ import { compose, type Middleware } from '../lib/pipeline/compose.js';
 import { getContext, initContext, need, type MemberResult, type RpcContext } from '../lib/pipeline/context.js';
 import { memberContext, memberPayload } from '../lib/pipeline/batch.js';
 import { batchNeutral, classifyCall } from '../lib/jsonrpc/classify.js';
-import type { RpcCall } from '../lib/jsonrpc/types.js';
+import type { BatchMember } from '../lib/jsonrpc/types.js';
+import { resolveTags } from '../lib/verify/eligibility.js';
 import { BatchCoalescer } from '../lib/upstream/transport/coalesce.js';
 import type { Chain } from '../lib/upstream/registry.js';
 
@@ -32,7 +33,7 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
     let pending = callCount;
     // Members' reads to one upstream in one turn go as one upstream batch (unless the chain says batchUpstream: false).
     const coalescer = callCount > 1 && ctx.chain?.batchUpstream !== false ? new BatchCoalescer() : undefined;
-    const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(payload.calls, ctx.chain) : false;
+    const confirmablePeer = payload.calls.some((c) => batchNeutral.has(c.method)) && ctx.chain ? hasConfirmableCall(members, ctx.chain) : false;
     const settle = () => {
       if (--pending > 0) return;
       ctx.members = results;
@@ -75,12 +76,17 @@ export function runMembers(memberStages: readonly Middleware[]): Middleware {
   };
 }
 
-/** Whether a call of the batch other than a chain constant is confirmable on its own. */
-function hasConfirmableCall(calls: readonly RpcCall[], chain: Chain): boolean {
-  return calls.some((call) => {
-    if (batchNeutral.has(call.method)) return false;
+/**
+ * Whether a call of the batch other than a chain constant is confirmable on its own, as its
+ * classify stage will find it: with `earliest`, `safe` and `finalized` resolved to a number.
+ */
+function hasConfirmableCall(members: readonly BatchMember[], chain: Chain): boolean {
+  return members.some((member) => {
+    if (member.kind !== 'call' || batchNeutral.has(member.call.method)) return false;
     try {
-      return classifyCall(call, chain.extraConfirmable).confirmable;
+      if (classifyCall(member.call, chain.extraConfirmable).confirmable) return true;
+      const resolved = resolveTags(chain, memberPayload(member.call, member.raw));
+      return resolved !== undefined && classifyCall(resolved.payload.calls[0]!, chain.extraConfirmable).confirmable;
     } catch {
       return false; // refused by its own classify stage
     }

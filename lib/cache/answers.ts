@@ -18,6 +18,7 @@ import { assessBody, confirmedBody } from '../verify/answers/answers.js';
 import type { IgnoredFields } from '../verify/answers/compared-fields.js';
 import { judgedOffThread, judgeOffThread, type Judgement, type JudgedResponse } from '../verify/answers/off-thread.js';
 import type { Verdict } from '../verify/question.js';
+import { chainHead } from '../health/heads.js';
 import { finalBlockOf } from './final.js';
 import type { CacheEntry, MemoryCache } from './memory.js';
 import type { ProvenBy, RedisStore } from './redis.js';
@@ -120,11 +121,18 @@ export class AnswerCache {
     return entry === undefined ? undefined : hitOf(entry, required, id);
   }
 
-  /** The same in Redis (undefined at once without it; a miss when it is down, slow or the value is refused). */
+  /**
+   * The same in Redis (undefined at once without it; a miss when it is down, slow or the value is
+   * refused). An entry about a block above this process's finalized one is a miss too: another
+   * replica kept it by its own view of finality (another version, another config), and this one
+   * serves only what is final by its own providers' word, as it keeps only that (remember).
+   */
   async lookupShared(chain: Chain, key: string, required: number, id: RpcId): Promise<Hit | undefined> {
     if (!this.shared) return undefined;
     const stored = await this.shared.get(key);
     if (stored === undefined) return undefined;
+    const finalized = chainHead(chain, 'finalized');
+    if (finalized === undefined || stored.block > finalized) return undefined;
     const upstreams = this.upstreamsById(chain, this.shared);
     const quorum: Upstream[] = [];
     for (const id of stored.quorum) {

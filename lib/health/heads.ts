@@ -206,15 +206,35 @@ function providerHeads(chain: Chain, key: (typeof field)[HeadTag]): bigint[] {
 /**
  * The chain's head: the highest provider head within `suspectBlocks` of the median head (never
  * the maximum: one upstream reporting 0xffffffffffff does not move it). For `safe` and
- * `finalized`, the lower median itself: a block at least half of the providers hold as such.
+ * `finalized`, the lower median itself, over every provider in rotation (finalityMedian: one not
+ * known counts as lowest): a block at least half of the providers hold as such.
  * Each provider counts once (providerHeads). Undefined before any head.
  */
 export function chainHead(chain: Chain, tag: HeadTag = 'latest'): bigint | undefined {
   const heads = providerHeads(chain, field[tag]);
+  if (tag !== 'latest') return finalityMedian(chain, heads);
   const median = lowerMedian(heads);
-  if (median === undefined || tag !== 'latest') return median;
+  if (median === undefined) return median;
   const limit = median + BigInt(chainHeadSettings(chain).suspectBlocks);
   return heads.reduce((best, h) => (h <= limit && h > best ? h : best), median);
+}
+
+/**
+ * The chain's safe or finalized block from the providers' ones: the lower median over every
+ * provider in rotation, a provider whose block is not known counting as lowest. So it is a block
+ * that more than half of the providers hold as safe/finalized (all of one or two), never the word of the
+ * providers that happened to answer: with one of three providers known (the others' tag polls
+ * failing, or not in yet), it is undefined, not that one's block, which a provider on a fork (or
+ * lying) may set at a block the others have not finalized. Undefined while too few are known.
+ */
+function finalityMedian(chain: Chain, known: bigint[]): bigint | undefined {
+  const providers = new Set<string>();
+  for (const u of chain.upstreams) if (inRotation(u)) providers.add(u.provider);
+  const unknown = providers.size - known.length;
+  const at = Math.floor((providers.size - 1) / 2);
+  if (at < unknown) return undefined;
+  known.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return known[at - unknown];
 }
 
 /**

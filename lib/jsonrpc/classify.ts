@@ -9,7 +9,6 @@ import { foldedKeysIn, goAliasOf } from './parse.js';
 import type { RpcCall } from './types.js';
 
 const movingTags = new Set(['latest', 'pending', 'safe', 'finalized']);
-const fixedTags = new Set(['earliest']);
 const hexQuantity = /^0x[0-9a-f]+$/i;
 /** The keys of an EIP-1898 object and the pin keys of a filter (no other spelling: goAliasOf). */
 const eip1898Keys = ['blockNumber', 'blockHash', 'requireCanonical'] as const;
@@ -150,10 +149,16 @@ function classifyBlock(
   if (value === undefined || value === null) return { confirmable: false, reason: `${where} is missing, which means latest` };
   if (typeof value === 'string') {
     const tag = value.toLowerCase();
-    // `safe`/`finalized` come here already resolved to a number when the heads are tracked (resolvableTags).
+    // `safe`/`finalized` come here already resolved to a number when the heads are tracked, `earliest` always (resolvableTags).
     if (movingTags.has(tag)) return { confirmable: false, reason: `${where} is "${value}", which moves with the chain head` };
+    // `earliest` is "the lowest numbered block the client has available" (execution-apis): a node
+    // that expired its history (geth's --history.chain postmerge, rolling expiry) answers from its
+    // cutoff, so two such nodes agree on what a full node contradicts (logs "since earliest" that
+    // lack every older one), and the cutoff moves. The classify stage sends 0x0 instead
+    // (resolvableTags), and the call is then pinned to the genesis block.
+    if (tag === 'earliest') return { confirmable: false, reason: `${where} is "${value}", the lowest block the answering node has (a node that expired its history answers from its cutoff), until resolved to 0x0` };
     if (allowHash && hash32.test(value)) return { confirmable: true, reason: `${where} pins block hash ${value}` };
-    if (fixedTags.has(tag) || hexQuantity.test(value)) return { confirmable: true, reason: `${where} pins block ${value}` };
+    if (hexQuantity.test(value)) return { confirmable: true, reason: `${where} pins block ${value}` };
   } else if (allowHash && typeof value === 'object' && !Array.isArray(value)) {
     const obj = value as Record<string, unknown>;
     const alias = goAliasOf(obj, eip1898Keys);
@@ -187,7 +192,8 @@ function classifyFilter(filter: unknown, call: RpcCall): Classification {
 }
 
 /**
- * Where a call's pin is (for heads and eligibility): the block number it names (`earliest` is 0),
+ * Where a call's pin is (for heads and eligibility): the block number it names (`earliest`, not
+ * confirmable, is 0 here: every node has its own earliest block),
  * a tag, a block hash, a transaction hash, or none (a method without a pin, or one not in the
  * table nor declared). eth_getLogs: its blockHash, else its toBlock (the highest block it needs).
  * Never throws: a malformed pin is `none` (classifyCall refuses the call anyway).

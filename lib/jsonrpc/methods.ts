@@ -7,10 +7,11 @@
  *
  * Which calls are confirmable (lib/jsonrpc/README.md "Which requests are confirmable"):
  * a call is confirmable when its method pins the answer to one block and the block it names
- * cannot move: a hex number, `earliest`, or an EIP-1898 `{blockHash}`/`{blockNumber: hex}`.
+ * cannot move: a hex number, or an EIP-1898 `{blockHash}`/`{blockNumber: hex}`.
  * `latest` and `pending` are not (nodes disagree on them), and neither are `safe` and
  * `finalized`: they advance with the chain too, so two honest nodes a few seconds apart give
- * different answers. A missing or null block parameter means `latest`, as Ethereum nodes read it.
+ * different answers. Nor is `earliest` as sent: the lowest block the answering node has, its
+ * history expiry cutoff on a pruned node; the classify stage asks for block 0x0 instead. A missing or null block parameter means `latest`, as Ethereum nodes read it.
  * Tags compare case-insensitively. The same rule holds for every read of the method table
  * below, pinned by a block number, a block hash or a transaction hash (a hash cannot move).
  * Any method not in the read table (`methodTable`: the rows with a pin) falls through to "not
@@ -300,12 +301,14 @@ export type Pin =
   | { kind: 'none' };
 
 /**
- * Tags that move with the chain, yet are resolved to a number once the heads are tracked: the
- * classify stage rewrites them to the chain's robust safe/finalized head (resolveTags in
- * lib/verify/eligibility.ts), and the call is then pinned to that number. Until the heads are
- * known they are not confirmable.
+ * Tags the classify stage rewrites to a number (resolveTags in lib/verify/eligibility.ts), the
+ * call then pinned to it: `safe` and `finalized`, which move with the chain, to the chain's
+ * robust safe/finalized head once the heads are tracked (until then they are not confirmable);
+ * `earliest`, which each node reads as the lowest block it has (its history cutoff, once it
+ * expired history), to block 0, so that the upstreams are asked about the genesis block and a
+ * node that expired it says so (provider trouble) rather than answer from its cutoff.
  */
-export const resolvableTags: ReadonlySet<string> = new Set(['safe', 'finalized']);
+export const resolvableTags: ReadonlySet<string> = new Set(['safe', 'finalized', 'earliest']);
 
 /**
  * A `confirmableMethods` entry of the config, checked against the table: the method and the pin

@@ -96,11 +96,12 @@ export interface ResolvedTags {
 }
 
 /**
- * `safe` and `finalized` resolved for one request: each such tag where a call's pin sits
- * (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
+ * `safe`, `finalized` and `earliest` resolved for one request: each such tag where a call's pin
+ * sits (the method table's or the config's: a block parameter, EIP-1898 `blockNumber`, eth_getLogs
  * `fromBlock`/`toBlock`) is replaced by the chain's robust safe/finalized head (resolveTag: the
  * lower median of the providers' heads, which heads.ts derives as latest − finality depth on
- * nodes without the tags). The upstreams are then asked for that number, and the read is pinned
+ * nodes without the tags), or by block 0 (`earliest`, which a node that expired its history
+ * would read as its cutoff). The upstreams are then asked for that number, and the read is pinned
  * to it. The ids and every other parameter are kept; `raw` is written anew (what HTTP upstreams
  * receive); the answers are still relayed as the nodes give them.
  * Undefined when no call names such a tag, when one cannot be resolved (the heads are not
@@ -171,11 +172,11 @@ export function resolveTags(chain: Chain, payload: RpcPayload): ResolvedTags | u
   return { payload: { calls, batch: payload.batch, raw }, resolved };
 }
 
-/** `safe` or `finalized` in any case (by length first: a hex number or `latest` costs no lower-casing). */
-const isTag = (v: unknown): boolean => typeof v === 'string' && (v.length === 4 || v.length === 9) && resolvableTags.has(v.toLowerCase());
+/** `safe`, `finalized` or `earliest` in any case (by length first: a hex number or `latest` costs no lower-casing). */
+const isTag = (v: unknown): boolean => typeof v === 'string' && (v.length === 4 || v.length === 8 || v.length === 9) && resolvableTags.has(v.toLowerCase());
 const isResolvableTag = (v: unknown): boolean => isTag(v) || (typeof v === 'object' && v !== null && isTag((v as { blockNumber?: unknown }).blockNumber));
 
-/** Whether a call names `safe` or `finalized` where its pin sits (a block parameter, an EIP-1898 object, a filter's range). */
+/** Whether a call names `safe`, `finalized` or `earliest` where its pin sits (a block parameter, an EIP-1898 object, a filter's range). */
 function namesResolvableTag(call: RpcCall, custom: CustomMethods): boolean {
   const at = pinAtOf(call.method, custom);
   if (at?.kind === 'block') return isResolvableTag(call.params[at.at]);

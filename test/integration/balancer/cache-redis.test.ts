@@ -261,6 +261,31 @@ if (hasRedis()) {
     t.regex(String(await client.get('test:finalized:1337:2')), /^95\./);
   });
 
+  test.serial('an entry another replica kept at a block this one does not hold final is not served from Redis: the upstreams are asked', async (t) => {
+    const redis = await startRedis(t);
+    let finalized = 90;
+    const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: finalizedChain(() => finalized) })));
+    t.teardown(() => Promise.all(list.map((f) => f.close())));
+    const a = await gateway(t, list, redis);
+    for (const [block, id] of [[0x50, 1], [0x5a, 2]] as const) t.is((await ask(a, block, id)).headers['x-cache'], 'MISS');
+    t.is(balances(list), 4);
+    const client = redisClient(t, redis);
+    await until(async () => (await client.keys('test:*')).length === 2);
+    // Replica B's providers hold only block 80 as final (A's view of 90 was wrong, or came from
+    // another version or config of A).
+    finalized = 80;
+    const b = await gateway(t, list, redis);
+    t.like((await b.request('GET', '/chains')).body[0].heads, { finalized: '80' });
+    const final = await ask(b, 0x50, 3);
+    t.is(final.headers['x-cache'], 'HIT', 'block 80 is final here too');
+    t.is(balances(list), 4);
+    const above = await ask(b, 0x5a, 4);
+    t.is(above.status, 200, above.text);
+    t.is(above.headers['x-cache'], 'MISS', 'block 90 is not final by this replica\'s providers');
+    t.is(above.headers['x-confirmable'], 'true');
+    t.is(balances(list), 6, 'asked of two upstreams');
+  });
+
   test.serial('the finalized route\'s block written into Redis without the key is refused and deleted: latest is not pinned to a block the providers do not report as finalized', async (t) => {
     const redis = await startRedis(t);
     const list = await upstreams(t);

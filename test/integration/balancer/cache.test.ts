@@ -6,7 +6,7 @@
  * bypasses it.
  */
 import test, { type ExecutionContext } from 'ava';
-import { defaultAnswer, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
+import { defaultAnswer, log, startFakeUpstream, type AnswerFn, type FakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
@@ -219,6 +219,82 @@ test('never kept: a read above the finalized block, an unconfirmed read, a hash 
   const [, final] = await twice('/confirmations/2/rpc/1337', 'eth_getTransactionReceipt', [txHash('aa')]);
   t.is(final.headers['x-cache'], 'HIT', 'a receipt in final block 16 is');
   t.is(callsOf(list, 'eth_getTransactionReceipt'), 2 * 2 + 2 * 2 + 2);
+});
+
+test('one provider\'s finalized block is not the chain\'s: with the others\' tag polls failing, "finalized" is not resolved to it and nothing is kept by it', async (t) => {
+  // Three providers at block 100. Two are honest but their safe/finalized polls fail (503); the
+  // third says its finalized block is 99 (a node on a fork, or a liar). The chain's finalized
+  // block is then unknown: it must not be that one provider's word.
+  let tagsDown = true;
+  const isTagPoll = (body: unknown) => {
+    const c = body as { method?: string; params?: unknown[] };
+    return c.method === 'eth_getBlockByNumber' && (c.params?.[0] === 'finalized' || c.params?.[0] === 'safe');
+  };
+  const honest = () => startFakeUpstream({ answer: chainAnswer, http: (body) => (tagsDown && isTagPoll(body) ? { status: 503, body: 'busy' } : undefined) });
+  const forked: AnswerFn = (call) => (call.method === 'eth_getBlockByNumber' && (call.params?.[0] === 'finalized' || call.params?.[0] === 'safe') ? chainAnswer({ ...call, params: [hex(99), false] }) : chainAnswer(call));
+  const list = await Promise.all([honest(), honest(), startFakeUpstream({ answer: forked })]);
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  const tracker = gw.rpc.startHeadTracking();
+  await tracker.runOnce();
+  const chain = (await gw.request('GET', '/chains')).body[0];
+  t.deepEqual(chain.upstreams.map((u: { heads: { finalized: string | null } }) => u.heads.finalized), [null, null, '99']);
+  t.like(chain.heads, { latest: '100', safe: null, finalized: null }, 'one provider of three is not the chain');
+
+  const tagged = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBlockByNumber', ['finalized', false], 1));
+  t.is(tagged.status, 200, tagged.text);
+  t.is(tagged.headers['x-confirmable'], 'false', '"finalized" is not pinned to block 99 and confirmed');
+  t.is(tagged.headers['x-required-confirmations'], '1');
+
+  const read = (id: number) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getBalance', [ADDRESS, hex(95)], id));
+  const first = await read(2);
+  t.is(first.headers['x-confirmable'], 'true', first.text);
+  const second = await read(3);
+  t.is(second.headers['x-cache'], 'MISS', 'block 95 is not final by one provider\'s word');
+  t.is(second.headers['x-confirmable'], 'true');
+  t.is(callsOf(list, 'eth_getBalance'), 4, 'both reads asked two upstreams');
+
+  // The honest ones answer their tags again (finalized 90): the chain's is the lower median, 90.
+  tagsDown = false;
+  await tracker.runOnce();
+  t.like((await gw.request('GET', '/chains')).body[0].heads, { finalized: String(FINALIZED) });
+  const resolved = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getBlockByNumber', ['finalized', false], 4));
+  t.is(resolved.headers['x-confirmable'], 'true', resolved.text);
+  t.is(resolved.body.result.number, hex(FINALIZED));
+  const third = await read(5);
+  t.is(third.headers['x-cache'], 'MISS', 'block 95 is above the chain\'s finalized 90');
+});
+
+test('"earliest" is asked as block 0x0: two nodes that expired their history, which answer "earliest" from their cutoff, cannot confirm logs that lack the older ones', async (t) => {
+  // As go-ethereum with --history.chain postmerge answers: "earliest" is its cutoff (here the
+  // logs from block 8 on), a range from below the cutoff is refused (4444). A full node has both logs.
+  const pruned: AnswerFn = (call) => {
+    if (call.method !== 'eth_getLogs') return chainAnswer(call);
+    const from = (call.params?.[0] as { fromBlock?: string }).fromBlock;
+    return from === 'earliest' ? { result: [log(2)] } : { error: { code: 4444, message: 'pruned history unavailable' } };
+  };
+  const full: AnswerFn = (call) => (call.method === 'eth_getLogs' ? { result: [log(1), log(2)] } : chainAnswer(call));
+  const list = await Promise.all([pruned, pruned, full, full].map((answer) => startFakeUpstream({ answer })));
+  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  t.teardown(async () => {
+    await gw.close();
+    await Promise.all(list.map((f) => f.close()));
+  });
+  await gw.rpc.startHeadTracking().runOnce();
+  const logs = (id: number) => gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', [{ fromBlock: 'earliest', toBlock: hex(0x10), address: ADDRESS }], id));
+  const first = await logs(1);
+  t.is(first.status, 200, first.text);
+  t.is(first.headers['x-confirmable'], 'true');
+  t.deepEqual(first.body.result, [log(1), log(2)], 'the logs since the genesis block, not since a cutoff');
+  t.deepEqual(String(first.headers['x-checked-urls']).split(',').sort(), [list[2]!.url, list[3]!.url].sort(), 'the two full nodes');
+  const fromBlocks = list.map((f) => f.requests.filter((r) => (r.body as { method?: string }).method === 'eth_getLogs').map((r) => (r.body as { params: { fromBlock: string }[] }).params[0]!.fromBlock));
+  t.deepEqual(fromBlocks, [['0x0'], ['0x0'], ['0x0'], ['0x0']], 'every upstream was asked from block 0x0');
+  const second = await logs(2);
+  t.is(second.headers['x-cache'], 'HIT', 'a final range');
+  t.deepEqual(second.body.result, [log(1), log(2)]);
 });
 
 test('a disagreement is never kept; Cache-Control: no-cache asks the upstreams; cache.memoryBytes: 0 turns it off', async (t) => {

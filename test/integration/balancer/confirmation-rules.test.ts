@@ -33,7 +33,8 @@ const cases: [string, unknown, boolean, { calls: number }?][] = [
   ['eth_getBlockByNumber at a hex block', rpc('eth_getBlockByNumber', ['0x1b4', true]), true],
   ['eth_getBlockByNumber at latest', rpc('eth_getBlockByNumber', ['latest', false]), false],
   ['eth_getBlockByNumber at LATEST (tags are case-insensitive)', rpc('eth_getBlockByNumber', ['LATEST', false]), false],
-  ['eth_getBlockByNumber at earliest', rpc('eth_getBlockByNumber', ['earliest', false]), true],
+  ['eth_getBlockByNumber at earliest (asked as 0x0)', rpc('eth_getBlockByNumber', ['earliest', false]), true],
+  ['eth_getBlockByNumber at 0x0', rpc('eth_getBlockByNumber', ['0x0', false]), true],
   ['eth_getBlockByNumber at finalized (moves with the head)', rpc('eth_getBlockByNumber', ['finalized', false]), false],
   ['eth_getBlockTransactionCountByNumber at pending', rpc('eth_getBlockTransactionCountByNumber', ['pending']), false],
   ['eth_getBlockTransactionCountByNumber at a hex block', rpc('eth_getBlockTransactionCountByNumber', ['0x5']), true],
@@ -75,6 +76,7 @@ const cases: [string, unknown, boolean, { calls: number }?][] = [
   // each member on its own (issue 25): the pinned one asks 2, the latest one 1; the smallest N shows
   ['a batch with one latest member', [rpc('eth_getBalance', [addr, '0x1'], 1), rpc('eth_blockNumber', [], 2)], false, { calls: 3 }],
   ['a batch of pinned reads with eth_chainId (as ethers sends it)', [rpc('eth_chainId', [], 0), rpc('eth_getBalance', [addr, '0x1'], 1)], true, { calls: 4 }],
+  ['a batch of eth_chainId and a read at earliest (asked as 0x0)', [rpc('eth_chainId', [], 0), rpc('eth_getBlockByNumber', ['earliest', false], 1)], true, { calls: 4 }],
   ['a batch of eth_chainId and net_version only', [rpc('eth_chainId', [], 0), rpc('net_version', [], 1)], false, { calls: 2 }],
   ['a lone eth_chainId', rpc('eth_chainId'), false],
   ['a batch of 150 pinned reads (viem batches up to 1,000)', Array.from({ length: 150 }, (_, i) => rpc('eth_getBalance', [addr, `0x${i + 1}`], i)), true, { calls: 300 }],

@@ -93,12 +93,15 @@ const trackedHead = '0xffffff';
 /** Whether the head tracker's calls are answered (before the tests: none comes during them). */
 let tracking = true;
 
+/** A recorded request's params as the gateway sends them: `earliest` asked as block 0x0 (lib/jsonrpc/README.md). */
+const asSent = (params: unknown[]): string => JSON.stringify(params).replace(/"earliest"/gi, '"0x0"');
+
 function replay(call: RpcCallIn): string {
   const pair = current.get(key(call.id));
   if (tracking && call.method === 'eth_blockNumber') return JSON.stringify({ jsonrpc: '2.0', id: call.id, result: trackedHead });
   // (no safe/finalized head: the tags stay unresolved, relayed as the client wrote them)
   if (tracking && call.method === 'eth_getBlockByNumber') return JSON.stringify({ jsonrpc: '2.0', id: call.id, result: null });
-  if (!pair || call.method !== pair.request.method || JSON.stringify(call.params ?? []) !== JSON.stringify(pair.request.params ?? [])) {
+  if (!pair || call.method !== pair.request.method || JSON.stringify(call.params ?? []) !== asSent(pair.request.params ?? [])) {
     strays.push(`${call.method} ${JSON.stringify(call.params)}`);
     return JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32099, message: 'not a recorded request' } });
   }

@@ -1,7 +1,7 @@
 /**
  * The method table of lib/jsonrpc/README.md, row by row, on the wire: every method it lists is sent at N=3 with
- * its pin fixed (a block number, `earliest`, a block hash, a transaction hash) and moving
- * (`latest`, `pending`), and X-Confirmable, X-Required-Confirmations and the number of upstreams
+ * its pin fixed (a block number, `earliest` asked as `0x0`, a block hash, a transaction hash) and
+ * moving (`latest`, `pending`), and X-Confirmable, X-Required-Confirmations and the number of upstreams
  * asked must be what the table says. The conformance corpus (conformance.test.ts) covers only the
  * methods execution-apis has recorded pairs for; this covers the rest of the table (eth_gasPrice,
  * the filter methods, txpool, traces, …) with answers the fakes make up.
@@ -123,7 +123,8 @@ for (const [method, { pin, params }] of Object.entries(pinned)) {
     if (pin.kind === 'txHash') return ask(t, method, params(txHash), true, 'a transaction hash');
     if (pin.kind === 'blockHash') return ask(t, method, params(blockHash), true, 'a block hash');
     await ask(t, method, params('0x10'), true, 'a block number');
-    await ask(t, method, params('earliest'), true, 'earliest');
+    await ask(t, method, params('0x0'), true, 'block 0x0');
+    await ask(t, method, params('earliest'), true, 'earliest (asked as 0x0)');
     if (pin.kind === 'block') {
       await ask(t, method, params(blockHash), true, 'a block hash');
       await ask(t, method, params({ blockHash }), true, 'EIP-1898 blockHash');

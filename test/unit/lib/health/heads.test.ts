@@ -181,6 +181,21 @@ test('should count each provider once in the chain\'s heads, latest, safe and fi
   t.is(resolveTag(chain, 'finalized'), 900n, '"finalized" is not resolved to the one provider\'s stale block');
 });
 
+test('the chain\'s safe and finalized need more than half of the providers: one not known counts as lowest', (t) => {
+  const finalizedOf = (values: (bigint | undefined)[]) => {
+    const chain = chainOf(values.map(() => 100n));
+    chain.upstreams.forEach((u, i) => (u.health.finalized = values[i]));
+    return chainHead(chain, 'finalized');
+  };
+  t.is(finalizedOf([undefined, undefined, 99n]), undefined, 'one provider of three is not the chain');
+  t.is(finalizedOf([90n, undefined, 99n]), 90n);
+  t.is(finalizedOf([90n, 92n, 99n]), 92n);
+  t.is(finalizedOf([undefined, 99n]), undefined, 'one of two is not the chain either');
+  t.is(finalizedOf([90n, 99n]), 90n);
+  t.is(finalizedOf([99n]), 99n, 'a chain of one provider has its word only');
+  t.is(finalizedOf([90n, 91n, 99n, undefined]), 90n, 'three of four hold 90; only two hold 91');
+});
+
 test('resolveTag should give safe and finalized once the voters\' heads are known', (t) => {
   const chain = chainOf([100n, 100n, 100n]);
   t.is(resolveTag(chain, 'safe'), undefined);

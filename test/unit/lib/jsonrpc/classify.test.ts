@@ -16,7 +16,8 @@ const none: CustomMethods = new Map();
 
 const confirmable: [string, RpcCall, boolean][] = [
   ['a hex block', call('eth_getBalance', address, '0x10'), true],
-  ['earliest', call('eth_getBalance', address, 'earliest'), true],
+  ['earliest as sent (each node\'s lowest block; the classify stage asks for 0x0)', call('eth_getBalance', address, 'earliest'), false],
+  ['0x0', call('eth_getBalance', address, '0x0'), true],
   ['latest', call('eth_getBalance', address, 'latest'), false],
   ['pending', call('eth_getBalance', address, 'PENDING'), false],
   ['safe (unresolved)', call('eth_getBalance', address, 'safe'), false],

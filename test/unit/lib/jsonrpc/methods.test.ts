@@ -79,11 +79,11 @@ for (const num of [12, 34]) {
 const blocks: [string, unknown, boolean][] = [
   ['safe', 'safe', false],
   ['finalized', 'finalized', false],
-  ['earliest', 'earliest', true],
+  ['earliest as sent (each node\'s lowest block: its history expiry cutoff; resolved to 0x0 by the classify stage)', 'earliest', false],
   ['LATEST (tags compare case-insensitively)', 'LATEST', false],
   ['Pending', 'Pending', false],
   ['Finalized', 'Finalized', false],
-  ['EARLIEST', 'EARLIEST', true],
+  ['EARLIEST', 'EARLIEST', false],
   ['0x0', '0x0', true],
   ['upper-case hex 0xABC', '0xABC', true],
   ['null, which means latest', null, false],
@@ -123,7 +123,8 @@ test('should accept eth_call state and block overrides after the block', (t) => 
 
 const filters: [string, Record<string, unknown>, boolean][] = [
   ['fromBlock and toBlock hex', { fromBlock: '0x1', toBlock: '0x2' }, true],
-  ['earliest to hex', { fromBlock: 'earliest', toBlock: '0x2' }, true],
+  ['earliest to hex (a pruned node\'s logs from its cutoff)', { fromBlock: 'earliest', toBlock: '0x2' }, false],
+  ['0x0 to hex', { fromBlock: '0x0', toBlock: '0x2' }, true],
   ['fromBlock without toBlock (toBlock means latest)', { fromBlock: '0x1' }, false],
   ['toBlock without fromBlock (fromBlock means latest)', { toBlock: '0x2' }, false],
   ['no block at all', { address: addr }, false],
@@ -273,7 +274,7 @@ const beyondSeed: [RpcCall, boolean][] = [
   [call('eth_getUncleByBlockHashAndIndex', [hash, '0x0']), true],
   [call('eth_getUncleCountByBlockHash', [hash]), true],
   [call('eth_getBlockReceipts', ['0x1']), true],
-  [call('eth_getBlockReceipts', ['earliest']), true],
+  [call('eth_getBlockReceipts', ['earliest']), false],
   [call('eth_getBlockReceipts', [hash]), true],
   [call('eth_getBlockReceipts', [{ blockHash: hash }]), true],
   [call('eth_getBlockReceipts', ['latest']), false],

@@ -134,14 +134,23 @@ test('resolveTags should stay out while the heads are not tracked (the tag stays
   t.is(resolveTags(chain, single(call('eth_getBalance', '0x1', 'finalized'))), undefined);
 });
 
+test('resolveTags should resolve earliest to block 0x0, heads tracked or not (a node that expired its history reads earliest as its cutoff)', (t) => {
+  const chain = chainOf([100n, 100n, 100n]);
+  const r = resolveTags(chain, single(call('eth_getLogs', { fromBlock: 'Earliest', toBlock: '0x10' })))!;
+  t.deepEqual(r.resolved, [{ tag: 'earliest', block: 0n }]);
+  t.deepEqual(r.payload.calls[0]!.params, [{ fromBlock: '0x0', toBlock: '0x10' }]);
+  t.true(classifyCalls(r.payload.calls, new Map()).confirmable);
+  t.deepEqual(resolveTags(chain, single(call('eth_getBalance', '0x1', { blockNumber: 'earliest' })))!.payload.calls[0]!.params, ['0x1', { blockNumber: '0x0' }]);
+});
+
 test('resolveTags should resolve to the chain\'s robust head (lower median), keep the id, and write the raw anew', (t) => {
   const chain = withSafe(chainOf([100n, 100n, 100n, 100n]), [90n, 91n, 0xffffffn, undefined], [80n, 81n, 82n, undefined]);
   const c: RpcCall = { id: 'abc', method: 'eth_getBalance', params: ['0x1', 'SAFE'] };
   const r = resolveTags(chain, single(c))!;
-  t.deepEqual(r.resolved, [{ tag: 'safe', block: 91n }], 'the lower median of the known ones: the outlier does not move it');
-  t.deepEqual(r.payload.calls, [{ id: 'abc', method: 'eth_getBalance', params: ['0x1', '0x5b'] }]);
+  t.deepEqual(r.resolved, [{ tag: 'safe', block: 90n }], 'the lower median of the four providers, the unknown one counting as lowest: the outlier does not move it');
+  t.deepEqual(r.payload.calls, [{ id: 'abc', method: 'eth_getBalance', params: ['0x1', '0x5a'] }]);
   t.false(r.payload.batch);
-  t.deepEqual(JSON.parse(r.payload.raw.toString()), { jsonrpc: '2.0', id: 'abc', method: 'eth_getBalance', params: ['0x1', '0x5b'] });
+  t.deepEqual(JSON.parse(r.payload.raw.toString()), { jsonrpc: '2.0', id: 'abc', method: 'eth_getBalance', params: ['0x1', '0x5a'] });
   t.deepEqual(classifyCalls(r.payload.calls, new Map()).confirmable, true);
 });
 

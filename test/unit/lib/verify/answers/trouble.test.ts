@@ -14,6 +14,8 @@ const cases: [string, number, string, 'trouble' | 'refusal' | 'answer'][] = [
   ['geth, lagging', -32000, 'header not found', 'trouble'],
   ['geth, pruned', -32000, 'missing trie node 1d6d0f7c2b3 (path ) state 0x1d6d… is not available', 'trouble'],
   ['besu', -32000, 'World state unavailable', 'trouble'],
+  ['geth, history expired (EIP-4444)', 4444, 'pruned history unavailable', 'trouble'],
+  ['nethermind, history expired', 4444, 'Pruned history unavailable', 'trouble'],
   ['reth, lagging', -32001, 'unknown block', 'trouble'],
   ['a method the provider does not serve', -32601, 'the method debug_traceTransaction does not exist/is not available', 'refusal'],
   ['geth revert', 3, 'execution reverted: RateLimiter: rate limit exceeded', 'answer'],
