@@ -56,6 +56,7 @@
  * connections once no call of it is in flight (`closeWhenIdle`).
  */
 import type http from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 
 /** `limits.upstreamSockets`' default. */
@@ -164,6 +165,12 @@ class HeldConnect implements SocketWaiter {
     }
     pool.connectNow(this.slot, this.client, this.options, this.inner, this.callback);
   }
+}
+
+/** The error an undici connection the cap closes is destroyed with (closeConnection); undici is loaded by then (only its connections are closed so). */
+function closedByCap(): Error {
+  const { InformationalError } = (createRequire(import.meta.url)('undici') as typeof import('undici')).errors;
+  return new InformationalError('connection closed by omnigate');
 }
 
 const kConnection = Symbol('omnigate.connectionSlot');
@@ -444,14 +451,22 @@ export class SocketPool {
     this.closed(undefined, undefined);
   }
 
-  /** Closes an undici connection, uncounted at once. */
+  /**
+   * Closes an undici connection, uncounted at once. It is destroyed with the error undici's own
+   * abort destroys a connection with (an InformationalError): undici then takes the close for
+   * ours. Destroyed without one, undici reads the close as the end of an answer delimited by the
+   * connection's close (HTTP/1.0, or no length): the connection of a call that ended (its
+   * timeout, its abort) and is closed here before undici aborts its request would end that
+   * request's answer after the abort, and undici throws out of the socket's close event (the
+   * process dies).
+   */
   private closeConnection(socket: CountedConnection, slot: ConnectionSlot): void {
     socket[kConnection] = undefined;
     slot.sockets.delete(socket);
     if (slot.lent) this.aboveShare -= 1;
     if (slot.sockets.size === 0) this.connected.delete(slot);
     this.open -= 1;
-    socket.destroy();
+    socket.destroy(closedByCap());
   }
 
   /** Closes one idle undici connection (its Client has no request), of a pool of borrowed calls only when `lent`; false when none is. */

@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import { Agent, createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { createHttpTransport } from '../../../../../lib/upstream/transport/http.js';
 import { createUndiciTransport } from '../../../../../lib/upstream/transport/undici.js';
@@ -346,4 +346,52 @@ both('a borrowed socket is closed once idle for borrowedIdleMs, not while its ca
   server.release();
   await again;
   t.is(server.connections, 2, 'no connection opened for it');
+});
+
+both('a call ended while its close-delimited answer is read, on an upstream its health calls mark to be closed, closes its connection and the process goes on', async (t, create) => {
+  // A raw upstream: health calls (X-Request-Id: health) get a kept-alive answer; the traffic call
+  // gets the head of an answer delimited by the connection's close (no length: HTTP/1.0 or
+  // Connection: close) and the start of its body, then nothing.
+  let trafficArrived: () => void;
+  const arrived = new Promise<void>((resolve) => (trafficArrived = resolve));
+  let trafficClosed: () => void;
+  const closed = new Promise<void>((resolve) => (trafficClosed = resolve));
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('data', (bytes) => {
+      if (/x-request-id: health/i.test(bytes.toString('latin1'))) {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 39\r\n\r\n{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+        return;
+      }
+      socket.write('HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"jsonrpc":"2.0",');
+      socket.on('close', () => trafficClosed());
+      trafficArrived();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    server.close();
+  });
+  const pool = new SocketPool(8);
+  const [a] = transports(t, create, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pool, ['a']);
+  const abort = new AbortController();
+  const traffic = failure(a!.send(request({ signal: abort.signal })));
+  await arrived;
+  // Two health calls while it runs: the second finds no traffic since the first, so the
+  // upstream's connections are to be closed once no call is in flight, the traffic call's too.
+  for (let i = 0; i < 2; i += 1) await a!.send(request({ requestId: 'health', background: true }));
+  abort.abort();
+  const err = await traffic;
+  t.is(err.kind, 'aborted');
+  t.true(err.sent);
+  // Its connection closed: undici read that close as the end of an answer to a request it had
+  // aborted, and threw out of the socket's close event (the process died), before the fix.
+  await closed;
+  const after = await a!.send(request({ requestId: 'health', background: true }));
+  t.is(after.body.toString(), '{"jsonrpc":"2.0","id":1,"result":"0x1"}');
 });
