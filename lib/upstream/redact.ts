@@ -180,12 +180,22 @@ function basicCredentials(url: URL): string[] {
   });
 }
 
-/** Whether an answer holds one of the given secrets (an upstream that echoed its own URL or key). */
-export function echoes(own: readonly Buffer[], body: Buffer): boolean {
-  return own.some((s) => body.includes(s));
-}
-
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The test of whether an answer holds one of the given secrets (an upstream that echoed its own
+ * URL or key), ignoring case as scrubberOf does: a provider may quote the key upper-cased (`KEY
+ * ABC123… IS INVALID`), and an answer the scrubber would mask must not be relayed as written
+ * either. The body is read as latin1 (one character per byte, no decoding) and each secret as
+ * its UTF-8 bytes read the same way, so bytes are matched to bytes (the case ignored is ASCII's:
+ * keys in URLs are ASCII; a non-ASCII letter is found as written).
+ */
+export function echoerOf(own: readonly string[]): (body: Buffer) => boolean {
+  const unique = [...new Set(own)].filter((s) => s.length > 0);
+  if (unique.length === 0) return () => false;
+  const pattern = new RegExp(unique.map((s) => escapeRegExp(Buffer.from(s).toString('latin1'))).join('|'), 'i');
+  return (body) => pattern.test(body.toString('latin1'));
+}
 
 /**
  * A function that replaces every given secret in a text by `***`, ignoring case (a host name

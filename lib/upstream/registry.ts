@@ -13,7 +13,7 @@ import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { holdOffThread } from '../verify/answers/off-thread.js';
-import { echoes, redactUrl, scrubberOf, secretsOf } from './redact.js';
+import { echoerOf, redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
 import { SocketPool } from './transport/sockets.js';
@@ -137,7 +137,6 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
     const upstreams = chain.rpcs.map((url, index): Upstream => {
       // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
       const ownTexts = secretsOf(url).filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16);
-      const own = ownTexts.map((s) => Buffer.from(s));
       const hopToken = newHopToken(choice.hopSeed, `${id}\n${index}\n${url}`);
       const via = viaEntry(hopToken);
       const upstream: Upstream = {
@@ -150,7 +149,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via, scrub })
           : httpTransport(url, via, config, choice, client, sockets, share),
         health: newHealth(),
-        secrets: { scrub, echoedIn: (body) => echoes(own, body), texts: { all, own: ownTexts } },
+        secrets: { scrub, echoedIn: echoerOf(ownTexts), texts: { all, own: ownTexts } },
         hopToken,
         ...chain.upstreamLimits?.[index],
       };

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { keyLabel, redactUrl, redactCredentials, redactRedisUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
+import { echoerOf, keyLabel, redactUrl, redactCredentials, redactRedisUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
 
 const infuraKey = '9aa3d95b3bc440fa88ea12eaa4456161';
 const alchemyKey = 'Xy7kP2mQ9vR4tL8nB3wE6aZ1cF5gH0jD';
@@ -131,6 +131,17 @@ test('should scrub every secret from a text, longest first and in any case', (t)
   t.true(clean.includes('https://***.quiknode.pro/v3/***'));
   t.is(scrubberOf([])('unchanged text'), 'unchanged text');
   t.is(scrubberOf(['a.b*c'])('x a.b*c y aXbbc'), 'x *** y aXbbc', 'secrets are matched literally');
+});
+
+test('should find an echoed secret in any case, literally, by its bytes', (t) => {
+  const echoed = echoerOf([alchemyKey, 'k\u00e9y.w1th*marks']);
+  t.true(echoed(Buffer.from(`{"error":{"message":"key ${alchemyKey} refused"}}`)));
+  t.true(echoed(Buffer.from(`{"error":{"message":"KEY ${alchemyKey.toUpperCase()} REFUSED"}}`)), 'upper-cased');
+  t.true(echoed(Buffer.from(`"${alchemyKey.toLowerCase()}"`)), 'lower-cased');
+  t.true(echoed(Buffer.from('"k\u00e9y.W1TH*MARKS"')), 'a non-ASCII secret by its UTF-8 bytes, its ASCII letters in any case');
+  t.false(echoed(Buffer.from('"kXy.w1thhmarks"')), 'matched literally');
+  t.false(echoed(Buffer.from(`"${alchemyKey.slice(0, -1)}"`)), 'not a part of it');
+  t.false(echoerOf([])(Buffer.from(alchemyKey)));
 });
 
 test('redactRedisUrl hides the password wherever ioredis reads it: user-info, a lone user, a query parameter', (t) => {
