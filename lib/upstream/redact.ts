@@ -13,8 +13,9 @@
  *   keyLabel: mixed letters and digits, a long run of digits, a UUID or a very long label), so
  *   `abc123def456ab.quiknode.pro` is hidden and `eth-mainnet.g.alchemy.com` is not;
  * - a path segment is kept only if it looks like a word or a version (`eth`, `v2`, `rpc`,
- *   `mainnet`: letters, digits after a letter, `-`/`_`, at most 12 characters, at most 3 digits);
- *   any other segment becomes `***`;
+ *   `mainnet`: words joined by `-`/`_`, each in one case or capitalized, digits only at a word's
+ *   end, at most 12 characters, at most 3 digits); any other segment becomes `***` (a short key
+ *   in letters of one case alone, `qwkzjxmv`, still reads as a word: no rule tells them apart);
  * - every query value becomes `***`, and so does a query name that is not such a word.
  */
 const wordSegment = /^[a-z][a-z0-9_-]{0,11}$/i;
@@ -29,9 +30,17 @@ function decode(text: string): string {
   }
 }
 
+/**
+ * A part of a word-like segment (between `-` and `_`): a word in lower case, capitalized or in
+ * capitals (up to 4: `C`, `RPC`), then up to 3 digits (`v2`, `arb1`, `dataseed1`), or digits
+ * alone. A short key is random: its case mixed (`aBcDeF12`) or its digits among its letters
+ * (`k3j9xmqw`), which no such part is.
+ */
+const wordPart = /^(?:[a-z]+|[A-Z][a-z]*|[A-Z]{1,4})\d{0,3}$|^\d{1,3}$/;
+
 /** Whether a (decoded) path segment looks like a word or a version, not like a key: kept as is where a path is shown. */
 export function keepSegment(segment: string): boolean {
-  return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
+  return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3 && segment.split(/[-_]/).every((part) => part === '' || wordPart.test(part)));
 }
 
 /**

@@ -23,6 +23,12 @@ const cases: [string, string, string, string[]][] = [
   ['a port kept', 'http://10.0.0.5:8545/', 'http://10.0.0.5:8545', []],
   ['a long word segment', 'https://rpc.example/mainnetarchivenode', 'https://rpc.example/***', ['mainnetarchivenode']],
   ['a segment with many digits', 'https://rpc.example/node12345', 'https://rpc.example/***', ['node12345']],
+  // A short key: under 12 characters and 3 digits, but random (digits among letters, cases mixed).
+  ['a short key with digits among its letters', 'https://rpc.example/v1/k3j9xmqwpazt', 'https://rpc.example/v1/***', ['k3j9xmqwpazt']],
+  ['a short key of mixed case', 'https://rpc.example/eth/aBcDeFgHiJ', 'https://rpc.example/eth/***', ['aBcDeFgHiJ']],
+  ['a short key as a query name', 'https://rpc.example/eth?xK4mP9', 'https://rpc.example/eth?***=***', ['xK4mP9']],
+  ['Avalanche C-chain path', 'https://api.avax.network/ext/bc/C/rpc', 'https://api.avax.network/ext/bc/C/rpc', []],
+  ['capitalized and versioned words', 'https://rpc.example/Mainnet/eth2-v1/RPC_node', 'https://rpc.example/Mainnet/eth2-v1/RPC_node', []],
   // A key in the host name: the label left of the registered name, when it looks random.
   ['a host key (mixed letters and digits)', 'https://abc123def456ghi789.quiknode.pro/', 'https://***.quiknode.pro', ['abc123def456ghi789']],
   ['a host key with a path key too', `https://a1b2c3d4e5f6a7b8.eth.example.io/${infuraKey}`, 'https://***.eth.example.io/***', ['a1b2c3d4e5f6a7b8', infuraKey]],
