@@ -91,6 +91,9 @@ export function redactUrl(raw: string): string {
  * (An upstream's URL hides more, redactUrl: its user-info, path and query may all be its key.)
  */
 export function redactCredentials(text: string): string {
+  // Free text unless it starts as a URL with an authority: `Error: ...` or `connect: ...` parse as
+  // URLs of a scheme `error:` or `connect:`, with no password to mask, and came back whole.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return redactInText(text);
   try {
     const u = new URL(text);
     if (u.password) u.password = '***';
@@ -99,9 +102,13 @@ export function redactCredentials(text: string): string {
     }
     return u.toString();
   } catch {
-    // Not a URL: free text (an error message) that may contain one.
-    return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
+    return redactInText(text);
   }
+}
+
+/** Free text (an error message, a stack) that may contain URLs: the password of every `//user:secret@`. */
+function redactInText(text: string): string {
+  return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
 }
 
 /**

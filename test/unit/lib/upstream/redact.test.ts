@@ -163,4 +163,7 @@ test('redactCredentials hides passwords and secret-looking query parameters, in 
   t.is(redactCredentials('postgresql://db/index?sslmode=require&password=x'), 'postgresql://db/index?sslmode=require&password=***');
   t.is(redactCredentials('postgres://user@db/index'), 'postgres://user@db/index');
   t.is(redactCredentials('failed for postgres://u:p@h/db and //x:y@z'), 'failed for postgres://u:***@h/db and //x:***@z');
+  // Free text that opens with `word:` parses as a URL of that scheme: still free text.
+  t.is(redactCredentials('connect: postgres://u:hunter2pw@h/db failed'), 'connect: postgres://u:***@h/db failed');
+  t.is(redactCredentials('Error: at postgres://u:hunter2pw@h/db\n    at f (file.js:1:2)'), 'Error: at postgres://u:***@h/db\n    at f (file.js:1:2)');
 });
