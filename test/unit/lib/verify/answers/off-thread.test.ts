@@ -163,6 +163,9 @@ test.serial('should make an unchecked answer a failure of kind unchecked, and us
   const unchecked = assessOutcome({ upstream, ok: true, ms: 5, value: { body: Buffer.alloc(0), judged: { judgement: undefined, echoed: false, unchecked: 'aborted' } } as never }, payload);
   t.false(unchecked.ok);
   t.is(!unchecked.ok && unchecked.kind, 'unchecked');
+  // A thread that failed says why in an error's message, which may quote the bytes it read.
+  const failed = assessOutcome({ upstream, ok: true, ms: 5, value: { body: Buffer.alloc(0), judged: { judgement: undefined, echoed: false, unchecked: 'the checking thread failed: Unexpected token in "key K3YOFUPSTREAMA1234"' } } as never }, payload);
+  t.is(!failed.ok && failed.reason, 'the answer (0 bytes) was not checked: the checking thread failed: Unexpected token in "key ***"');
   const r = await inThread(big, payload, undefined, false);
   const voted = assessOutcome({ upstream, ok: true, ms: 5, value: r }, payload);
   t.true(voted.ok);
