@@ -18,6 +18,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
+import { configSecrets } from '../upstream/registry.js';
 import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
 import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
 import { attestKeyOf, withPinnedKey } from '../attest/attester.js';
@@ -112,7 +113,7 @@ program
     const clusterDb = cluster.isWorker ? process.env[clusterDatabaseVariable] : undefined;
     const databaseUrl = env.databaseUrl ?? clusterDb;
     const secrets = [
-      ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
+      ...configSecrets(config),
       ...(databaseUrl ? databaseSecrets(databaseUrl) : []),
     ];
     const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level, ...(cluster.isWorker ? { fields: { worker: process.pid } } : {}) });
@@ -331,7 +332,7 @@ program
       return;
     }
     const level = logLevel();
-    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+    const secrets = configSecrets(config);
     const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level });
     const served = Object.values(config.chains);
     logger.info(
