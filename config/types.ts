@@ -131,7 +131,7 @@ export interface AccessConfig {
 export interface AttestConfig {
   /** The private key, parsed when the config was read (its text is not kept). */
   readonly key?: KeyObject;
-  /** A file holding the private key (PEM or seed), read by lib/attest when the pipeline is built. */
+  /** A file holding the private key (PEM or seed), read by lib/attest when the pipeline is built (a cluster's primary reads it for its workers). */
   readonly keyFile?: string;
   /** The id statements and X-Attestation-Key carry; absent: the key's default id (lib/attest/keys.ts). */
   readonly keyId?: string;

@@ -24,6 +24,10 @@
  * (every replica shares one budget: one Lua script checks and takes both buckets and the slot at
  * once). Both read the time from an injected clock (`now`, ms), so tests need no waits; replicas
  * sharing Redis use their own clocks, which are assumed in step to a fraction of a second (NTP).
+ * Around 00:00 UTC, replicas either side of midnight take from two days' counters: each counter
+ * still never passes `perDay`, and what the one behind grants from the old day is what was left
+ * of that day, which a client could as well have spent just before midnight on one clock. No
+ * grant beyond one day's budget per day.
  *
  * Redis down or slower than `timeoutMs`: the key is served from a local memory bucket of the same
  * limits (each replica then enforces the whole budget on its own, so while Redis is away the

@@ -60,15 +60,20 @@ function planOf(grant: Grant): Plan | undefined {
   return { label: grant.label, limits, costs };
 }
 
-/** Where the budgets are kept: Redis settings, or none (this process's memory). */
-export function budgetRedis(config: { access?: AccessConfig; cache?: { redis?: { url: string; prefix: string } } }, requestMs: number): RedisCreditSettings | undefined {
+/**
+ * Where the budgets are kept: Redis settings, or none (this process's memory). The cache's Redis
+ * comes with its `timeoutMs` too: the operator's word for how slow that Redis may be (a fixed
+ * 50 ms under a Redis the cache waits 200 ms for would grant every request from each replica's
+ * own bucket).
+ */
+export function budgetRedis(config: { access?: AccessConfig; cache?: { redis?: { url: string; prefix: string; timeoutMs?: number } } }, requestMs: number): RedisCreditSettings | undefined {
   const own = config.access?.redis;
   const shared = own ?? config.cache?.redis;
   if (shared === undefined) return undefined;
   return {
     url: shared.url,
     prefix: shared.prefix,
-    timeoutMs: own?.timeoutMs ?? 50,
+    timeoutMs: shared.timeoutMs ?? 50,
     // A slot whose settle never comes (its replica died) frees itself once no request can still be running.
     leaseMs: requestMs + 30_000,
   };

@@ -5,7 +5,7 @@
  * confirmed answers only; without `attest:` there is no signer and no work.
  */
 import { readFileSync } from 'node:fs';
-import { sign } from 'node:crypto';
+import { sign, type KeyObject } from 'node:crypto';
 import { ConfigError } from '../errors.js';
 import { pinOf } from '../jsonrpc/classify.js';
 import type { RpcContext } from '../pipeline/context.js';
@@ -33,21 +33,36 @@ export interface Attester {
 /** Most bytes of a batch's X-Attestation (a header block above 16 KiB is refused by Node's clients). */
 export const attestationMaxBytes = 8192;
 
-/** The signer of an `attest:` section; a keyFile that cannot be read or holds no key is a ConfigError naming `attest.keyFile`, never its content. */
-export function createAttester(config: AttestConfig, options: { readFile?: (path: string) => string; now?: () => number } = {}): Attester {
-  let key = config.key;
-  if (key === undefined && config.keyFile !== undefined) {
-    let text: string;
-    try {
-      text = (options.readFile ?? ((p) => readFileSync(p, 'utf8')))(config.keyFile);
-    } catch (err) {
-      throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`]);
-    }
-    key = privateKeyOf(text);
-    if (!key) throw new ConfigError([`attest.keyFile: ${config.keyFile} does not hold ${privateKeyForms} (its content is not shown)`]);
+/**
+ * The signing key of an `attest:` section: `key`, else `keyFile` read now. A keyFile that cannot
+ * be read or holds no key is a ConfigError naming `attest.keyFile`, never its content. A cluster's
+ * primary reads it once for every worker (lib/server/cluster.ts PinnedConfig).
+ */
+export function attestKeyOf(config: AttestConfig, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): KeyObject {
+  if (config.key !== undefined) return config.key;
+  if (config.keyFile === undefined) throw new ConfigError(['attest: has neither key nor keyFile']);
+  let text: string;
+  try {
+    text = readFile(config.keyFile);
+  } catch (err) {
+    throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`]);
   }
-  if (!key) throw new ConfigError(['attest: has neither key nor keyFile']);
-  const signingKey = key;
+  const key = privateKeyOf(text);
+  if (!key) throw new ConfigError([`attest.keyFile: ${config.keyFile} does not hold ${privateKeyForms} (its content is not shown)`]);
+  return key;
+}
+
+/** The section signing with the key given (a cluster's worker: its primary's read of keyFile, as PKCS#8 PEM), no file read. */
+export function withPinnedKey(config: AttestConfig, pem: string): AttestConfig {
+  const key = privateKeyOf(pem);
+  if (!key) throw new ConfigError(['attest: the key the cluster\'s primary gave holds no key']);
+  const { keyFile: _read, ...rest } = config;
+  return { ...rest, key };
+}
+
+/** The signer of an `attest:` section (its key as attestKeyOf reads it). */
+export function createAttester(config: AttestConfig, options: { readFile?: (path: string) => string; now?: () => number } = {}): Attester {
+  const signingKey = attestKeyOf(config, options.readFile);
   const keyId = config.keyId ?? defaultKeyId(signingKey);
   const chains = config.chains ? new Set(config.chains) : undefined;
   const now = options.now ?? Date.now;

@@ -18,8 +18,10 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
+import { configSecrets } from '../upstream/registry.js';
 import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
 import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
+import { attestKeyOf, withPinnedKey } from '../attest/attester.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -92,6 +94,7 @@ program
     const configText = pinned?.text ?? (await readConfigText(opts.config));
     let config = parseConfig(configText, opts.config, { env: process.env });
     if (pinned && config.access) config = { ...config, access: withKeyFileDigests(config.access, pinned.keyFiles) };
+    if (pinned?.attestKey !== undefined && config.attest) config = { ...config, attest: withPinnedKey(config.attest, pinned.attestKey) };
     const host = opts.host ?? config.host;
     const adminPort = opts.adminPort ?? config.server.admin?.port;
     if (opts.adminHost !== undefined && adminPort === undefined) {
@@ -110,7 +113,7 @@ program
     const clusterDb = cluster.isWorker ? process.env[clusterDatabaseVariable] : undefined;
     const databaseUrl = env.databaseUrl ?? clusterDb;
     const secrets = [
-      ...Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf)),
+      ...configSecrets(config),
       ...(databaseUrl ? databaseSecrets(databaseUrl) : []),
     ];
     const logger = createCliLogger({ secrets, pretty: env.nodeEnv === 'development', level, ...(cluster.isWorker ? { fields: { worker: process.pid } } : {}) });
@@ -165,7 +168,11 @@ program
         port: opts.port ?? config.port,
         logger,
         env: { ...(indexer?.embedded && indexer.url ? { [clusterDatabaseVariable]: indexer.url } : {}) },
-        pinned: { text: configText, keyFiles: config.access ? keyFileDigests(config.access) : {} },
+        pinned: {
+          text: configText,
+          keyFiles: config.access ? keyFileDigests(config.access) : {},
+          ...(config.attest?.keyFile !== undefined && { attestKey: attestKeyOf(config.attest).export({ format: 'pem', type: 'pkcs8' }).toString() }),
+        },
         ...(withGauges ? { onMetricsRegistry: withGauges } : {}),
         ...(closeIndexer ? { onClose: closeIndexer } : {}),
         listening: { indexer: indexerMode, v8Flags, host: host ?? '(every interface)' },
@@ -325,7 +332,7 @@ program
       return;
     }
     const level = logLevel();
-    const secrets = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+    const secrets = configSecrets(config);
     const logger = createCliLogger({ secrets, pretty: process.env.NODE_ENV === 'development', level });
     const served = Object.values(config.chains);
     logger.info(

@@ -39,7 +39,7 @@ function fail(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, err: u
     const cause = e.cause instanceof Error ? redactCredentials(e.cause.message) : undefined;
     ctx.logger[problem.severity]({
       status: problem.status, code: problem.body.code, method: req.method, path,
-      err: { name: e.name, message: redactCredentials(e.message), ...(cause ? { cause } : {}), ...(problem.status === 500 ? { stack: e.stack } : {}) },
+      err: { name: e.name, message: redactCredentials(e.message), ...(cause ? { cause } : {}), ...(problem.status === 500 && e.stack ? { stack: redactCredentials(e.stack) } : {}) },
     }, 'indexer request failed');
   }
   if (res.headersSent) {

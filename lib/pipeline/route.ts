@@ -54,8 +54,12 @@ export function shownRouteValue(text: string): string {
   return text.length <= 12 ? JSON.stringify(text) : `(${text.length} characters, not shown: it may be a key, which goes after the chain id)`;
 }
 
-/** A path whose every segment is a short word, a short number or empty: shown as is without a split. */
-const plainSegments = /^(?:\/(?:[a-z][a-z_-]{0,11}|\d{1,12})?)*$/i;
+/**
+ * A path whose every segment is a short lower-case word, a short number or empty: shown as is
+ * without a split. Others are judged segment by segment (redact.ts keepSegment: `aBcDeFgH`, cases
+ * mixed, is a short key, not a word).
+ */
+const plainSegments = /^(?:\/(?:[a-z][a-z_-]{0,11}|\d{1,12})?)*$/;
 
 function shownSegment(segment: string): string {
   return /^\d{1,12}$/.test(segment) || segment === 'confirmations' || keepSegment(safeDecode(segment)) ? segment : '***';

@@ -119,10 +119,15 @@ export interface PrimaryOptions {
   pinned?: PinnedConfig;
 }
 
-/** The config every worker serves: the file's text and each keyFile's key digest (never a key), by path. */
+/**
+ * The config every worker serves: the file's text, each access keyFile's key digest (never a
+ * client key), by path, and the attestation key `attest.keyFile` held (its PKCS#8 PEM: the worker
+ * signs with it), so a replacement worker signs with the key the cluster started with.
+ */
 export interface PinnedConfig {
   text: string;
   keyFiles: Record<string, string>;
+  attestKey?: string;
 }
 
 /** Starts the primary: its signal handlers at once, the workers once the port is known. */
@@ -502,7 +507,7 @@ export function workerShareOfCaps(config: OmnigateConfig, workers: number): Omni
 }
 
 /**
- * A cluster's worker: the config file's text and keyFiles' digests its primary read at its start
+ * A cluster's worker: the config file's text, keyFiles' digests and attestation key its primary read at its start
  * (asked over IPC, before the worker reads any file), so that every worker, a replacement
  * included, serves the same config, not the files as they may have been edited since (an edit,
  * a rotated key file: taken at the next start of omnigate). Undefined: the primary pins none.

@@ -13,8 +13,9 @@
  *   keyLabel: mixed letters and digits, a long run of digits, a UUID or a very long label), so
  *   `abc123def456ab.quiknode.pro` is hidden and `eth-mainnet.g.alchemy.com` is not;
  * - a path segment is kept only if it looks like a word or a version (`eth`, `v2`, `rpc`,
- *   `mainnet`: letters, digits after a letter, `-`/`_`, at most 12 characters, at most 3 digits);
- *   any other segment becomes `***`;
+ *   `mainnet`: words joined by `-`/`_`, each in one case or capitalized, digits only at a word's
+ *   end, at most 12 characters, at most 3 digits); any other segment becomes `***` (a short key
+ *   in letters of one case alone, `qwkzjxmv`, still reads as a word: no rule tells them apart);
  * - every query value becomes `***`, and so does a query name that is not such a word.
  */
 const wordSegment = /^[a-z][a-z0-9_-]{0,11}$/i;
@@ -29,9 +30,17 @@ function decode(text: string): string {
   }
 }
 
+/**
+ * A part of a word-like segment (between `-` and `_`): a word in lower case, capitalized or in
+ * capitals (up to 4: `C`, `RPC`), then up to 3 digits (`v2`, `arb1`, `dataseed1`), or digits
+ * alone. A short key is random: its case mixed (`aBcDeF12`) or its digits among its letters
+ * (`k3j9xmqw`), which no such part is.
+ */
+const wordPart = /^(?:[a-z]+|[A-Z][a-z]*|[A-Z]{1,4})\d{0,3}$|^\d{1,3}$/;
+
 /** Whether a (decoded) path segment looks like a word or a version, not like a key: kept as is where a path is shown. */
 export function keepSegment(segment: string): boolean {
-  return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3);
+  return segment === '' || (wordSegment.test(segment) && (segment.match(/\d/g)?.length ?? 0) <= 3 && segment.split(/[-_]/).every((part) => part === '' || wordPart.test(part)));
 }
 
 /**
@@ -82,6 +91,9 @@ export function redactUrl(raw: string): string {
  * (An upstream's URL hides more, redactUrl: its user-info, path and query may all be its key.)
  */
 export function redactCredentials(text: string): string {
+  // Free text unless it starts as a URL with an authority: `Error: ...` or `connect: ...` parse as
+  // URLs of a scheme `error:` or `connect:`, with no password to mask, and came back whole.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return redactInText(text);
   try {
     const u = new URL(text);
     if (u.password) u.password = '***';
@@ -90,9 +102,13 @@ export function redactCredentials(text: string): string {
     }
     return u.toString();
   } catch {
-    // Not a URL: free text (an error message) that may contain one.
-    return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
+    return redactInText(text);
   }
+}
+
+/** Free text (an error message, a stack) that may contain URLs: the password of every `//user:secret@`. */
+function redactInText(text: string): string {
+  return text.replace(/(\/\/[^:@/\s]+):[^@/\s]+@/g, '$1:***@');
 }
 
 /**
@@ -180,12 +196,22 @@ function basicCredentials(url: URL): string[] {
   });
 }
 
-/** Whether an answer holds one of the given secrets (an upstream that echoed its own URL or key). */
-export function echoes(own: readonly Buffer[], body: Buffer): boolean {
-  return own.some((s) => body.includes(s));
-}
-
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The test of whether an answer holds one of the given secrets (an upstream that echoed its own
+ * URL or key), ignoring case as scrubberOf does: a provider may quote the key upper-cased (`KEY
+ * ABC123… IS INVALID`), and an answer the scrubber would mask must not be relayed as written
+ * either. The body is read as latin1 (one character per byte, no decoding) and each secret as
+ * its UTF-8 bytes read the same way, so bytes are matched to bytes (the case ignored is ASCII's:
+ * keys in URLs are ASCII; a non-ASCII letter is found as written).
+ */
+export function echoerOf(own: readonly string[]): (body: Buffer) => boolean {
+  const unique = [...new Set(own)].filter((s) => s.length > 0);
+  if (unique.length === 0) return () => false;
+  const pattern = new RegExp(unique.map((s) => escapeRegExp(Buffer.from(s).toString('latin1'))).join('|'), 'i');
+  return (body) => pattern.test(body.toString('latin1'));
+}
 
 /**
  * A function that replaces every given secret in a text by `***`, ignoring case (a host name

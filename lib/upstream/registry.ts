@@ -13,11 +13,11 @@ import { chooseClient, type HttpClient } from './transport/choose.js';
 import { newHopToken, viaEntry } from './loop.js';
 import { countProviders, providerOf } from './provider.js';
 import { holdOffThread } from '../verify/answers/off-thread.js';
-import { echoes, redactUrl, scrubberOf, secretsOf } from './redact.js';
+import { echoerOf, redactUrl, scrubberOf, secretsOf } from './redact.js';
 import type { Transport } from './transport/contract.js';
 import { createWsTransport } from './transport/ws.js';
 import { SocketPool } from './transport/sockets.js';
-import { defaultMaxSockets } from './transport/agent.js';
+import { defaultMaxSockets, proxyFor } from './transport/agent.js';
 
 export interface Upstream {
   readonly chainId: string;
@@ -117,6 +117,34 @@ export function distinctLabels(urls: readonly string[]): string[] {
   });
 }
 
+/**
+ * Every secret a config's upstream calls carry, to be scrubbed wherever a text may quote one: the
+ * upstreams' URLs' (redact.ts secretsOf) and the user-info of the proxies they go through
+ * (`upstreams.proxy`, else HTTP(S)_PROXY/ALL_PROXY as NO_PROXY leaves them), sent as
+ * Proxy-Authorization and quoted back by a proxy's page as an upstream's is.
+ */
+export function configSecrets(config: Pick<OmnigateConfig, 'chains' | 'upstreams'>): string[] {
+  const rpcs = Object.values(config.chains).flatMap((c) => c.rpcs);
+  const proxies = new Set<string>();
+  for (const url of rpcs) {
+    if (/^wss?:/i.test(url)) continue;
+    try {
+      const proxy = proxyFor(url, config.upstreams?.proxy);
+      if (proxy) proxies.add(proxy);
+    } catch {
+      // Not a proxy URL: refused when the upstream's transport is made (agent.ts), never quoted.
+    }
+  }
+  return [...rpcs.flatMap(secretsOf), ...[...proxies].flatMap(proxySecretsOf)];
+}
+
+/** A proxy URL's user-info (its password), as redact.ts secretsOf gives it (the Basic form included): not its host. */
+function proxySecretsOf(proxy: string): string[] {
+  const url = new URL(proxy);
+  if (!url.username && !url.password) return [];
+  return secretsOf(`${url.protocol}//${url.username}${url.password ? `:${url.password}` : ''}@${url.host}/`);
+}
+
 export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {}): Registry {
   const chains = new Map<string, Chain>();
   const byToken = new Map<string, Upstream>();
@@ -125,7 +153,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
   // A message of one upstream may quote another's URL (a proxy in front of several): scrub all.
   // The thread that judges large answers (lib/verify/answers/off-thread.ts) ends when no registry holds it.
   const release = holdOffThread();
-  const all = Object.values(config.chains).flatMap((c) => c.rpcs.flatMap(secretsOf));
+  const all = configSecrets(config);
   const scrub = scrubberOf(all);
   // One cap for every upstream of every chain, node:http's agents and undici's pools alike (a caller's agents are not counted).
   const sockets = new SocketPool(config.limits.upstreamSockets);
@@ -137,7 +165,6 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
     const upstreams = chain.rpcs.map((url, index): Upstream => {
       // Word-like parts (`mainnet` in a query) would match honest answers: random-looking ones only.
       const ownTexts = secretsOf(url).filter((s) => (/\d/.test(s) && /[a-z]/i.test(s)) || s.length >= 16);
-      const own = ownTexts.map((s) => Buffer.from(s));
       const hopToken = newHopToken(choice.hopSeed, `${id}\n${index}\n${url}`);
       const via = viaEntry(hopToken);
       const upstream: Upstream = {
@@ -150,7 +177,7 @@ export function createRegistry(config: OmnigateConfig, choice: AgentChoice = {})
           ? createWsTransport(url, { maxBytes: config.limits.responseBytes, via, scrub })
           : httpTransport(url, via, config, choice, client, sockets, share),
         health: newHealth(),
-        secrets: { scrub, echoedIn: (body) => echoes(own, body), texts: { all, own: ownTexts } },
+        secrets: { scrub, echoedIn: echoerOf(ownTexts), texts: { all, own: ownTexts } },
         hopToken,
         ...chain.upstreamLimits?.[index],
       };

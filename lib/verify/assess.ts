@@ -54,7 +54,8 @@ export function assessOutcome(o: Outcome<Upstream, UpstreamResponse>, payload: R
   }
   const judged = (o.value as Partial<JudgedResponse>).judged;
   if (judged?.unchecked !== undefined) {
-    return { upstream, ok: false, reason: `the answer (${o.value.body.length} bytes) was not checked: ${judged.unchecked}`, ms: o.ms, kind: 'unchecked' };
+    // The thread's failure may quote what it was reading (an uncaught error's message): scrubbed as any reason.
+    return { upstream, ok: false, reason: upstream.secrets.scrub(`the answer (${o.value.body.length} bytes) was not checked: ${judged.unchecked}`), ms: o.ms, kind: 'unchecked' };
   }
   const a = judged ? judged.judgement : assessBody(o.value.body, payload, ignored, upstream.secrets.scrub, asAnswer);
   const echoed = (a.ok || a.refused !== undefined) && (judged ? judged.echoed : upstream.secrets.echoedIn(o.value.body));

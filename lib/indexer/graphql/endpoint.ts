@@ -100,9 +100,11 @@ function formatError(ctx: ApiContext) {
     if (original instanceof IndexerError && original.expose) {
       return { ...formatted, extensions: { ...formatted.extensions, code: original.code } };
     }
-    ctx.logger.error({ err: { name: original.name, message: redactCredentials(original.message), stack: original.stack }, path: error.path }, 'graphql resolver failed');
+    // The stack's first line is the message: masked as the message is.
+    const stack = original.stack === undefined ? undefined : redactCredentials(original.stack);
+    ctx.logger.error({ err: { name: original.name, message: redactCredentials(original.message), stack }, path: error.path }, 'graphql resolver failed');
     if (ctx.dev) {
-      return { ...formatted, message: redactCredentials(original.message), extensions: { code: 'INTERNAL', stack: original.stack } };
+      return { ...formatted, message: redactCredentials(original.message), extensions: { code: 'INTERNAL', stack } };
     }
     return { ...formatted, message: 'Internal server error', extensions: { code: 'INTERNAL' } };
   };

@@ -53,7 +53,7 @@ function describe(err: unknown): { name: string; message: string; stack?: string
     return {
       name: err.name,
       message: redactCredentials(err.message),
-      ...(err.stack ? { stack: err.stack } : {}),
+      ...(err.stack ? { stack: redactCredentials(err.stack) } : {}),
       ...(cause ? { cause: redactCredentials(cause) } : {}),
     };
   }

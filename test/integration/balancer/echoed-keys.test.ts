@@ -3,8 +3,9 @@
  * a 404 page and a 200 HTML page quoting the full URL, a 429 and a JSON-RPC quota error naming
  * the key, a provider error quoting the key in an otherwise valid answer, a ws upstream's
  * id-less error, and a host-name key in a DNS error; a refusal quoting the key (not relayed), a
- * query key with a `+` quoted as sent, and keys across the cut of a quoted text (a write's
- * rejection, a ws message, a rate-limit message). Run through the real CLI, whose log is read.
+ * refusal or an answer quoting it in another case (not relayed either), a query key with a `+`
+ * quoted as sent, and keys across the cut of a quoted text (a write's rejection, a ws message, a
+ * rate-limit message). Run through the real CLI, whose log is read.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -243,6 +244,34 @@ test('should not relay a refusal that quotes the upstream key, alone, in a batch
   const log = r.out.join('') + r.err.join('');
   for (const [where, text] of [['the answer', alone.text + JSON.stringify(alone.headers)], ['the batch', batch.text], ['the write', write.text], ['/chains', calls.text], ['the log', log]] as const) {
     t.false(text.includes(key), `the key in ${where}`);
+  }
+});
+
+test('should not relay a refusal or an answer that quotes the upstream key in another case', async (t) => {
+  // Providers upper-case what they quote (`INVALID KEY R3FUSAL…`); the scrubber ignores case, and
+  // so must the echo check, or the refusal is relayed as written and the answer voted on.
+  const key = 'CaseK3yCaseK3y4567';
+  const refusing = await startFakeUpstream({
+    path: `/v2/${key}`,
+    answer: (c) => (c.method === 'eth_chainId' || c.method === 'eth_blockNumber' ? { result: '0x1' } : { error: { code: -32601, message: `METHOD NOT AVAILABLE FOR KEY ${key.toUpperCase()}` } }),
+  });
+  t.teardown(() => refusing.close());
+  const quoting = await echoing(t, `/v2/${key}x`, (_url, id) => ({ status: 200, type: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', id, result: '0x1', note: `served for ${key.toLowerCase()}x` }) }));
+  const honest = await startFakeUpstream();
+  t.teardown(() => honest.close());
+  const { r, post } = await serveDebug(t, `chains:\n  1:\n    rpcs:\n      - "${refusing.url}"\n  1337:\n    rpcs:\n      - "${quoting}"\n      - "${honest.url}"\n    strategy: priority\n`);
+
+  const refused = await post('/rpc/1', rpc('debug_traceTransaction', [`0x${'1'.repeat(64)}`]));
+  t.is(refused.status, 502, refused.text);
+  t.regex(refused.body.error.data.failures[0].reason, /quotes this upstream's URL or key/);
+  const ok = await post('/rpc/1337', rpc('eth_blockNumber'));
+  t.is(ok.status, 200, ok.text);
+  t.is(ok.headers['x-forwarded-from'], honest.url, 'the quoting answer is not forwarded');
+  r.child.kill('SIGTERM');
+  t.is(await r.exited, 0);
+  const log = r.out.join('') + r.err.join('');
+  for (const [where, text] of [['the 502', refused.text + JSON.stringify(refused.headers)], ['the 200', ok.text + JSON.stringify(ok.headers)], ['the log', log]] as const) {
+    t.false(text.toLowerCase().includes(key.toLowerCase()), `the key in ${where}`);
   }
 });
 

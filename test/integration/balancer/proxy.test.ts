@@ -276,3 +276,39 @@ test('an agent handed to rpcPipeline carries the calls: for every upstream (agen
   t.is(a.calls, 2);
   t.is(b.calls, 2);
 });
+
+for (const [client] of clients) {
+  test(`${client}: a proxy that quotes the credentials it was sent: its password is never shown`, async (t) => {
+    // A proxy whose page (a portal's, a misconfigured one's) quotes the Proxy-Authorization it got
+    // and the user-info: for an http upstream its answer is the call's, quoted in the failure's reason.
+    const password = 'pr0xyS3cretPw';
+    const basic = Buffer.from(`proxyuser:${password}`).toString('base64');
+    const seen: string[] = [];
+    const proxy = http.createServer((req, res) => {
+      const auth = req.headers['proxy-authorization'] ?? '';
+      seen.push(auth);
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`denied: ${auth} (${Buffer.from(auth.replace(/^Basic /, ''), 'base64').toString()})`);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => (proxy.closeAllConnections(), proxy.close(() => resolve()))));
+    const proxyUrl = `http://proxyuser:${password}@127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const file = await configFile(t, `upstreams:\n  client: ${client}\nchains:\n  1:\n    rpcs: ["http://127.0.0.1:9/rpc"]\n`, 'omnigate-proxy-');
+    const clean = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', ALL_PROXY: '', all_proxy: '', NO_PROXY: '', no_proxy: '' };
+    const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { ...clean, HTTP_PROXY: proxyUrl, LOG_LEVEL: 'debug' }, { t });
+    const base = `http://127.0.0.1:${await listeningPort(r)}`;
+    const failed = await send(base, 'POST', '/rpc/1', JSON.stringify(rpc('eth_blockNumber')), { 'content-type': 'application/json' });
+    t.is(failed.status, 502, failed.text);
+    t.regex(failed.body.error.data.failures[0].reason, /not JSON/);
+    const chains = await send(base, 'GET', '/chains');
+    const metrics = await send(base, 'GET', '/metrics');
+    r.child.kill('SIGTERM');
+    t.is(await r.exited, 0);
+    t.true(seen.includes(`Basic ${basic}`), 'the calls went through the proxy with its credentials');
+    const log = r.out.join('') + r.err.join('');
+    for (const [where, text] of [['the 502', failed.text + JSON.stringify(failed.headers)], ['/chains', chains.text], ['/metrics', metrics.text], ['the log', log]] as const) {
+      t.false(text.includes(password), `the proxy's password in ${where}: ${text.slice(0, 1500)}`);
+      t.false(text.includes(basic.replace(/=+$/, '')), `the proxy's Basic credentials in ${where}`);
+    }
+  });
+}

@@ -312,10 +312,14 @@ test.serial('a worker that replaces a crashed one serves the config and key file
   const list = await upstreams(t);
   const KEY_A = 'workers-keyfile-a-0123456789ab';
   const KEY_B = 'workers-keyfile-b-0123456789ab';
+  // Two Ed25519 seeds: the answers are signed with the first whichever worker answers.
+  const SIGNER_A = '11'.repeat(32);
+  const SIGNER_B = '22'.repeat(32);
   const lines = (denied: string) => [
     'port: 0',
     'confirmations: 1',
     'server: { shutdownMs: 10000 }',
+    'attest: { keyFile: SIGNERFILE }',
     'access:',
     '  keys:',
     '    - label: relayer',
@@ -326,15 +330,23 @@ test.serial('a worker that replaces a crashed one serves the config and key file
   ];
   const file = await configFile(t, lines('eth_call'), 'omnigate-workers-');
   const keyFile = join(dirname(file), 'relayer.key');
+  const signerFile = join(dirname(file), 'signer.key');
+  const written = (denied: string) => lines(denied).join('\n').replace('KEYFILE', keyFile).replace('SIGNERFILE', signerFile);
   await writeFile(keyFile, `${KEY_A}\n`);
-  await writeFile(file, lines('eth_call').join('\n').replace('KEYFILE', keyFile));
+  await writeFile(signerFile, `${SIGNER_A}\n`);
+  await writeFile(file, written('eth_call'));
   const run = runCli(['serve', '--config', file, '--no-indexer', '--workers', '2'], {}, { t });
   const base = `http://127.0.0.1:${await listeningPort(run)}`;
   const ask = (key: string, id: number) => send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_getBalance', [ADDRESS, hex(0x10 + id)], id)), { 'content-type': 'application/json', connection: 'close', 'x-api-key': key });
-  t.is((await ask(KEY_A, 0)).status, 200);
-  // The key file rotated and the config edited (eth_getBalance denied to the key) while serving; then a worker dies.
+  const first = await ask(KEY_A, 0);
+  t.is(first.status, 200);
+  const signer = first.headers['x-attestation-key'];
+  t.truthy(signer, JSON.stringify(first.headers));
+  // The key files rotated (client key and signing key) and the config edited (eth_getBalance
+  // denied to the key) while serving; then a worker dies.
   await writeFile(keyFile, `${KEY_B}\n`);
-  await writeFile(file, lines('eth_getBalance').join('\n').replace('KEYFILE', keyFile));
+  await writeFile(signerFile, `${SIGNER_B}\n`);
+  await writeFile(file, written('eth_getBalance'));
   const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
   await until(async () => (await workers()).length === 2);
   const before = await workers();
@@ -344,16 +356,16 @@ test.serial('a worker that replaces a crashed one serves the config and key file
   // Both workers, the new one included, still serve key A its balances and know no key B.
   const a: Reply[] = [];
   const b: Reply[] = [];
-  for (let i = 1; i <= 8; i++) {
-    a.push(await ask(KEY_A, i));
-    b.push(await ask(KEY_B, 20 + i));
-  }
+  // Key A's in a row, then key B's: the workers take connections in turn, so both answer key A.
+  for (let i = 1; i <= 8; i++) a.push(await ask(KEY_A, i));
+  for (let i = 1; i <= 8; i++) b.push(await ask(KEY_B, 20 + i));
   t.deepEqual(a.map((r) => r.status), Array(8).fill(200), a.map((r) => r.text).join('\n'));
+  t.deepEqual(a.map((r) => r.headers['x-attestation-key']), Array(8).fill(signer), 'signed with the key the cluster started with');
   t.deepEqual(b.map((r) => r.status), Array(8).fill(401));
   const [survivor] = before.filter((p) => p.pid !== victim!.pid);
   const replacement = (await workers()).find((p) => p.pid !== survivor!.pid && p.pid !== victim!.pid);
   t.truthy(replacement);
-  t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid), 'the new worker answered some of them');
+  t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid && l.key === 'relayer' && l.status === 200), 'the new worker answered key A too');
 });
 
 test.serial('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to it together, not twice it', async (t) => {

@@ -68,6 +68,10 @@ test('the budgets are kept in access.redis, else in cache.redis\'s Redis, else i
   t.deepEqual(budgetRedis({ access: own, cache }, 5_000), { url: 'redis://own:6379', prefix: 'o:', timeoutMs: 80, leaseMs: 35_000 });
   t.deepEqual(budgetRedis({ access: { keys: [], adminRoutes: 'keys' }, cache }, 5_000), { url: 'redis://cache:6379', prefix: 'c:', timeoutMs: 50, leaseMs: 35_000 });
   t.is(budgetRedis({ access: { keys: [], adminRoutes: 'keys' } }, 5_000), undefined);
+  // The cache's Redis comes with the wait its operator gave it, not 50 ms under a Redis known slower.
+  const slow = { redis: { url: 'redis://cache:6379', prefix: 'c:', timeoutMs: 400 } };
+  t.is(budgetRedis({ access: { keys: [], adminRoutes: 'keys' }, cache: slow }, 5_000)?.timeoutMs, 400);
+  t.is(budgetRedis({ access: own, cache: slow }, 5_000)?.timeoutMs, 80);
 });
 
 test('a charge is a fixed shape', (t) => {

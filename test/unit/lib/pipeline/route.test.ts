@@ -138,6 +138,9 @@ test('shownPath should mask what may be a client key in a path that is no RPC ro
   t.is(shownPath(req(`/rpc/1/${encodeURIComponent('a key/with slash')}/x`)), '/rpc/1/***/x');
   t.is(shownPath(req('/v1/rpc/42161/eth_call/v2')), '/v1/rpc/42161/eth_call/v2');
   t.is(shownPath(req('/api/bridges/0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f')), '/api/bridges/***');
+  // A short key of mixed case where no key is looked for: not a word either.
+  t.is(shownPath(req('/aBcDeFgHiJ/rpc/1')), '/***/rpc/1');
+  t.is(shownPath(req('/Api/RPC/stats')), '/Api/RPC/stats');
 });
 
 test('shownRouteValue should quote a short chain id or <n> as written, and only the length of a long one', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { keyLabel, redactUrl, redactCredentials, redactRedisUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
+import { echoerOf, keyLabel, redactUrl, redactCredentials, redactRedisUrl, scrubberOf, secretsOf } from '../../../../lib/upstream/redact.js';
 
 const infuraKey = '9aa3d95b3bc440fa88ea12eaa4456161';
 const alchemyKey = 'Xy7kP2mQ9vR4tL8nB3wE6aZ1cF5gH0jD';
@@ -23,6 +23,12 @@ const cases: [string, string, string, string[]][] = [
   ['a port kept', 'http://10.0.0.5:8545/', 'http://10.0.0.5:8545', []],
   ['a long word segment', 'https://rpc.example/mainnetarchivenode', 'https://rpc.example/***', ['mainnetarchivenode']],
   ['a segment with many digits', 'https://rpc.example/node12345', 'https://rpc.example/***', ['node12345']],
+  // A short key: under 12 characters and 3 digits, but random (digits among letters, cases mixed).
+  ['a short key with digits among its letters', 'https://rpc.example/v1/k3j9xmqwpazt', 'https://rpc.example/v1/***', ['k3j9xmqwpazt']],
+  ['a short key of mixed case', 'https://rpc.example/eth/aBcDeFgHiJ', 'https://rpc.example/eth/***', ['aBcDeFgHiJ']],
+  ['a short key as a query name', 'https://rpc.example/eth?xK4mP9', 'https://rpc.example/eth?***=***', ['xK4mP9']],
+  ['Avalanche C-chain path', 'https://api.avax.network/ext/bc/C/rpc', 'https://api.avax.network/ext/bc/C/rpc', []],
+  ['capitalized and versioned words', 'https://rpc.example/Mainnet/eth2-v1/RPC_node', 'https://rpc.example/Mainnet/eth2-v1/RPC_node', []],
   // A key in the host name: the label left of the registered name, when it looks random.
   ['a host key (mixed letters and digits)', 'https://abc123def456ghi789.quiknode.pro/', 'https://***.quiknode.pro', ['abc123def456ghi789']],
   ['a host key with a path key too', `https://a1b2c3d4e5f6a7b8.eth.example.io/${infuraKey}`, 'https://***.eth.example.io/***', ['a1b2c3d4e5f6a7b8', infuraKey]],
@@ -133,6 +139,17 @@ test('should scrub every secret from a text, longest first and in any case', (t)
   t.is(scrubberOf(['a.b*c'])('x a.b*c y aXbbc'), 'x *** y aXbbc', 'secrets are matched literally');
 });
 
+test('should find an echoed secret in any case, literally, by its bytes', (t) => {
+  const echoed = echoerOf([alchemyKey, 'k\u00e9y.w1th*marks']);
+  t.true(echoed(Buffer.from(`{"error":{"message":"key ${alchemyKey} refused"}}`)));
+  t.true(echoed(Buffer.from(`{"error":{"message":"KEY ${alchemyKey.toUpperCase()} REFUSED"}}`)), 'upper-cased');
+  t.true(echoed(Buffer.from(`"${alchemyKey.toLowerCase()}"`)), 'lower-cased');
+  t.true(echoed(Buffer.from('"k\u00e9y.W1TH*MARKS"')), 'a non-ASCII secret by its UTF-8 bytes, its ASCII letters in any case');
+  t.false(echoed(Buffer.from('"kXy.w1thhmarks"')), 'matched literally');
+  t.false(echoed(Buffer.from(`"${alchemyKey.slice(0, -1)}"`)), 'not a part of it');
+  t.false(echoerOf([])(Buffer.from(alchemyKey)));
+});
+
 test('redactRedisUrl hides the password wherever ioredis reads it: user-info, a lone user, a query parameter', (t) => {
   t.is(redactRedisUrl('redis://default:s3cret@cache.internal:6379/2'), 'redis://default:***@cache.internal:6379/2');
   t.is(redactRedisUrl('redis://s3cret@cache.internal:6379'), 'redis://***@cache.internal:6379');
@@ -146,4 +163,7 @@ test('redactCredentials hides passwords and secret-looking query parameters, in 
   t.is(redactCredentials('postgresql://db/index?sslmode=require&password=x'), 'postgresql://db/index?sslmode=require&password=***');
   t.is(redactCredentials('postgres://user@db/index'), 'postgres://user@db/index');
   t.is(redactCredentials('failed for postgres://u:p@h/db and //x:y@z'), 'failed for postgres://u:***@h/db and //x:***@z');
+  // Free text that opens with `word:` parses as a URL of that scheme: still free text.
+  t.is(redactCredentials('connect: postgres://u:hunter2pw@h/db failed'), 'connect: postgres://u:***@h/db failed');
+  t.is(redactCredentials('Error: at postgres://u:hunter2pw@h/db\n    at f (file.js:1:2)'), 'Error: at postgres://u:***@h/db\n    at f (file.js:1:2)');
 });

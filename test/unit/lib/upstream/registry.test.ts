@@ -6,7 +6,7 @@
 import http from 'node:http';
 import test from 'ava';
 import { Cancellation } from '../../../../lib/upstream/transport/contract.js';
-import { createRegistry, distinctLabels, minShareOfCap, shareOfCap } from '../../../../lib/upstream/registry.js';
+import { configSecrets, createRegistry, distinctLabels, minShareOfCap, shareOfCap } from '../../../../lib/upstream/registry.js';
 import { makeConfig } from '../../../support/gateway.js';
 import { startFakeUpstream } from '../../../support/fake-upstream.js';
 import { single } from '../../../support/stage.js';
@@ -105,4 +105,14 @@ test('shareOfCap: each HTTP(S) upstream holds at most its share of the socket ca
   t.is(shareOfCap(256, 1_000), minShareOfCap);
   t.is(shareOfCap(Infinity, 3), Infinity);
   t.is(shareOfCap(256, 0), Infinity);
+});
+
+test('configSecrets: the upstreams\' URLs and the user-info of the proxy they go through, not its host', (t) => {
+  const config = { chains: { 1: { rpcs: ['http://a.example/v2/k3yOfTheUpstream99', 'wss://b.example/ws'] } }, upstreams: { proxy: 'http://pxuser:pxS3cretWord@proxy.internal:3128' } };
+  const secrets = configSecrets(config as never);
+  t.true(secrets.includes('k3yOfTheUpstream99'));
+  t.true(secrets.includes('pxS3cretWord'));
+  t.true(secrets.includes(Buffer.from('pxuser:pxS3cretWord').toString('base64').replace(/=+$/, '')), 'as sent in Proxy-Authorization');
+  t.false(secrets.some((s) => s.includes('proxy.internal')), 'the proxy is named, its password hidden');
+  t.deepEqual(configSecrets({ chains: config.chains } as never).filter((s) => s.includes('pxS3cret')), [], 'no proxy: none of it');
 });

@@ -92,3 +92,21 @@ test.serial('should serve GraphiQL to a browser only when enabled', async (t) =>
   t.not(off.status, 200);
   t.is(reached, 0);
 });
+
+test.serial('should mask a database password in a resolver error\'s message and stack, in development too', async (t) => {
+  // The stack opens with the message: masking only the message left the password in the stack.
+  const leaky = new Proxy({}, { get: () => { throw new Error('pool at postgres://reader:hunter2pw@db.internal/index failed'); } }) as unknown as IndexerDb;
+  const logged: unknown[] = [];
+  const logger = { error: (o: unknown) => logged.push(o), warn: (o: unknown) => logged.push(o), info: () => {}, debug: () => {} } as unknown as NonNullable<IndexerApiOptions['logger']>;
+  const handler = graphqlHandler(createApiContext(leaky, { nodeEnv: 'development', logger }));
+  const server = await serveHandler((req: IncomingMessage, res: ServerResponse) => {
+    handler(req, res).catch(() => res.writeHead(500).end());
+  });
+  t.teardown(() => server.close());
+  const res = await send(server.url, 'POST', '/graphql', JSON.stringify({ query: '{ disputes(limit: 1) { cursor } }' }), { 'content-type': 'application/json' });
+  t.is(res.body.errors[0].extensions.code, 'INTERNAL', res.text);
+  t.regex(res.body.errors[0].extensions.stack, /^Error: pool at postgres:\/\/reader:\*\*\*@db\.internal\/index failed\n/);
+  t.false(res.text.includes('hunter2pw'), res.text);
+  t.true(logged.length > 0);
+  t.false(JSON.stringify(logged).includes('hunter2pw'), JSON.stringify(logged));
+});

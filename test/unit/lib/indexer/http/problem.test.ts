@@ -42,6 +42,9 @@ test('unexpected errors are masked in production and detailed in development', (
   const dev = toProblem(boom, { dev: true });
   t.is(dev.body.detail, 'secret internals at postgres://u:***@h/db');
   t.truthy(dev.body.debug?.stack);
+  // The stack opens with the message: masked too.
+  t.false(JSON.stringify(dev.body).includes(':pw@'), JSON.stringify(dev.body));
+  t.regex(dev.body.debug!.stack!, /^Error: secret internals at postgres:\/\/u:\*\*\*@h\/db\n/);
   t.is(toProblem('a string', { dev: false }).status, 500);
 });
 

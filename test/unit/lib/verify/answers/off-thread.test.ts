@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';
 import type { RpcCall, RpcPayload } from '../../../../../lib/jsonrpc/types.js';
-import { echoes, scrubberOf } from '../../../../../lib/upstream/redact.js';
+import { echoerOf, scrubberOf } from '../../../../../lib/upstream/redact.js';
 import type { Upstream } from '../../../../../lib/upstream/registry.js';
 import { Cancellation } from '../../../../../lib/upstream/transport/contract.js';
 import { assessBody } from '../../../../../lib/verify/answers/answers.js';
@@ -28,7 +28,7 @@ async function judgeOffThread(...args: Parameters<typeof judgeOrNot>): Promise<J
 
 const secrets = { all: ['k3yOfUpstreamA1234', 'otherProviderKey99'], own: ['k3yOfUpstreamA1234'] };
 const scrub = scrubberOf(secrets.all);
-const own = secrets.own.map((s) => Buffer.from(s));
+const echoedIn = echoerOf(secrets.own);
 
 const single = (method: string, params: unknown[] = [], id: RpcCall['id'] = 1): RpcPayload => ({ calls: [{ id, method, params }], batch: false, raw: Buffer.alloc(0) });
 const batch = (calls: RpcCall[]): RpcPayload => ({ calls, batch: true, raw: Buffer.alloc(0) });
@@ -36,7 +36,7 @@ const batch = (calls: RpcCall[]): RpcPayload => ({ calls, batch: true, raw: Buff
 /** What the main thread decides (assess.ts assessOutcome's part), in the thread's terms. */
 function inMain(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean): Judged {
   const a = assessBody(body, payload, ignored, scrub, beyondHeads ? lacksBlock : undefined);
-  return judgedOf(a, (a.ok || a.refused !== undefined) && echoes(own, body));
+  return judgedOf(a, (a.ok || a.refused !== undefined) && echoedIn(body));
 }
 
 async function inThread(body: Buffer, payload: RpcPayload, ignored: IgnoredFields | undefined, beyondHeads: boolean) {
@@ -163,6 +163,9 @@ test.serial('should make an unchecked answer a failure of kind unchecked, and us
   const unchecked = assessOutcome({ upstream, ok: true, ms: 5, value: { body: Buffer.alloc(0), judged: { judgement: undefined, echoed: false, unchecked: 'aborted' } } as never }, payload);
   t.false(unchecked.ok);
   t.is(!unchecked.ok && unchecked.kind, 'unchecked');
+  // A thread that failed says why in an error's message, which may quote the bytes it read.
+  const failed = assessOutcome({ upstream, ok: true, ms: 5, value: { body: Buffer.alloc(0), judged: { judgement: undefined, echoed: false, unchecked: 'the checking thread failed: Unexpected token in "key K3YOFUPSTREAMA1234"' } } as never }, payload);
+  t.is(!failed.ok && failed.reason, 'the answer (0 bytes) was not checked: the checking thread failed: Unexpected token in "key ***"');
   const r = await inThread(big, payload, undefined, false);
   const voted = assessOutcome({ upstream, ok: true, ms: 5, value: r }, payload);
   t.true(voted.ok);
