@@ -258,9 +258,11 @@ function databaseSecrets(raw: string): string[] {
 }
 
 /**
- * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
+ * On SIGTERM/SIGINT/SIGHUP: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
  * 0 (1 if they did not finish in time or closing failed). A second signal while shutting down
- * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it.
+ * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it. SIGHUP (the
+ * terminal of a `serve` started from a shell closing, an ssh session ending) is a stop like the
+ * others: Node's default for it would end the process at once, its in-flight requests reset.
  */
 function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): (signal: string) => void {
   let stopping = false;
@@ -287,6 +289,7 @@ function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCl
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => stop('SIGHUP'));
   return stop;
 }
 
