@@ -361,7 +361,7 @@ function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<
 function chainOf(r: Reader, path: string, value: Obj, confirmations: number, verify: VerifyMode): ChainConfig {
   const report = r.report;
   unknownKeys(value, chainKeys, path, report);
-  const { urls: rpcs, providers, upstreamLimits } = urlList(value.rpcs, `${path}.rpcs`, report);
+  const { urls: rpcs, providers, upstreamLimits, complete } = urlList(value.rpcs, `${path}.rpcs`, report);
   const strategy = value.strategy ?? defaults.strategy;
   if (strategy !== 'balanced' && strategy !== 'priority') {
     report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);
@@ -376,7 +376,7 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number, ver
   // counts is independent providers (one vote each), not URLs.
   const explicit = value.confirmations !== undefined && value.confirmations !== null;
   const independent = rpcs.length > 0 ? countProviders(rpcs, providers) : 0;
-  if (explicit && independent > 0 && chainConfirmations > independent) {
+  if (explicit && complete && independent > 0 && chainConfirmations > independent) {
     const of = independent === rpcs.length ? `rpcs has ${rpcs.length}` : `rpcs has ${rpcs.length} upstreams of ${independent} providers (one vote each)`;
     report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams of distinct providers, but ${of}: add upstreams or lower it`);
   }
@@ -390,7 +390,7 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number, ver
     confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
     ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
     heads: headsSection(value.heads, `${path}.heads`, report),
-    ...writesSection(value.writes, `${path}.writes`, rpcs.length, report),
+    ...writesSection(value.writes, `${path}.writes`, complete ? rpcs.length : 0, report),
     ...(batchUpstream === false && { batchUpstream: false as const }),
   };
 }

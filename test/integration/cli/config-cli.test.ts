@@ -83,6 +83,30 @@ test('a chain\'s own confirmations above its upstreams is still a config error (
   t.regex(r.err.join(''), /chains\.1339\.confirmations \(line 5\): 3 confirmations need at least 3 upstreams of distinct providers, but rpcs has 2: add upstreams or lower it/);
 });
 
+test('an rpcs entry with several bad keys: each is listed, and the chain is not also said to have fewer upstreams than the file lists (exit 2)', async (t) => {
+  const file = await configFile(t, [
+    'chains:',
+    '  1339:',
+    '    confirmations: 3',
+    '    writes: { broadcast: 3 }',
+    '    rpcs:',
+    '      - https://a.example',
+    '      - https://b.example',
+    '      - { url: https://c.example, weight: 0, maxRps: x, logIndex: sometimes, provider: "no spaces" }',
+    '',
+  ].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--no-indexer']);
+  t.is(await r.exited, 2);
+  const problems = r.err.join('').split('\n').filter((l) => l.startsWith('  - '));
+  t.deepEqual(problems.map((l) => /^  - (\S+)/.exec(l)![1]), [
+    'chains.1339.rpcs[2].weight',
+    'chains.1339.rpcs[2].maxRps',
+    'chains.1339.rpcs[2].logIndex',
+    'chains.1339.rpcs[2].provider',
+  ], r.err.join(''));
+  t.notRegex(r.err.join(''), /rpcs has 2/);
+});
+
 test('${VAR} substitution: the provider key only in the environment reaches the upstream and never the output', async (t) => {
   const key = 'feedbeef0123456789feedbeef012345';
   const [fake] = await Promise.all([startFakeUpstream({ path: `/v3/${key}` })]);
