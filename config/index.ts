@@ -102,6 +102,20 @@ function chainIdsListedTwice(root: unknown, counter: LineCounter): string[] {
 }
 
 /** The line of the node a path such as `chains.1338.rpcs[2]` names, or of its nearest parent. */
+/**
+ * Problems found after loading (a keyFile that cannot be read: `access.keys[0].keyFile: …`), each
+ * given the line of its YAML path in `text`, as the loader's own problems are.
+ */
+export function withLines(text: string, problems: readonly string[]): string[] {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { intAsBigInt: true, lineCounter });
+  return problems.map((p) => {
+    const path = /^[^\s:]+/.exec(p)?.[0];
+    const line = path === undefined ? undefined : lineOf(doc.contents, path, lineCounter);
+    return line === undefined ? p : `${path} (line ${line})${p.slice(path!.length)}`;
+  });
+}
+
 function lineOf(root: unknown, path: string, counter: LineCounter): number | undefined {
   const segments = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
   let node = root as Node | null | undefined;

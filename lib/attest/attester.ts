@@ -4,9 +4,9 @@
  * `base64url(statement bytes).base64url(Ed25519 signature)`. The emit stage calls it for
  * confirmed answers only; without `attest:` there is no signer and no work.
  */
-import { readFileSync } from 'node:fs';
 import { sign } from 'node:crypto';
 import { ConfigError } from '../errors.js';
+import { KeyFileError, readKeyFileSync } from '../keyfile.js';
 import { pinOf } from '../jsonrpc/classify.js';
 import type { RpcContext } from '../pipeline/context.js';
 import type { Verdict } from '../verify/question.js';
@@ -39,9 +39,9 @@ export function createAttester(config: AttestConfig, options: { readFile?: (path
   if (key === undefined && config.keyFile !== undefined) {
     let text: string;
     try {
-      text = (options.readFile ?? ((p) => readFileSync(p, 'utf8')))(config.keyFile);
+      text = (options.readFile ?? readKeyFileSync)(config.keyFile);
     } catch (err) {
-      throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`]);
+      throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${err instanceof KeyFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error')}`]);
     }
     key = privateKeyOf(text);
     if (!key) throw new ConfigError([`attest.keyFile: ${config.keyFile} does not hold ${privateKeyForms} (its content is not shown)`]);

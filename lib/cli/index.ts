@@ -15,7 +15,9 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
+import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig, withLines, type OmnigateConfig } from '../../config/index.js';
+import { buildKeyring } from '../access/keyring.js';
+import { createAttester } from '../attest/attester.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
 import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
@@ -92,6 +94,7 @@ program
     const configText = pinned?.text ?? (await readConfigText(opts.config));
     let config = parseConfig(configText, opts.config, { env: process.env });
     if (pinned && config.access) config = { ...config, access: withKeyFileDigests(config.access, pinned.keyFiles) };
+    else checkKeyFiles(config, configText, opts.config);
     const host = opts.host ?? config.host;
     const adminPort = opts.adminPort ?? config.server.admin?.port;
     if (opts.adminHost !== undefined && adminPort === undefined) {
@@ -255,6 +258,27 @@ function databaseSecrets(raw: string): string[] {
   url.username = '';
   url.pathname = '/';
   return secretsOf(url.toString());
+}
+
+/**
+ * Every keyFile of the config (`access.keys[i].keyFile`, `attest.keyFile`) read now, before a
+ * database is opened or a port taken: all the files that cannot be read or hold no key are listed
+ * at once, as the file's other problems are, each with the config file, its YAML path and line.
+ * (The pipeline reads them again as it is built: these are the same reads, of files of a few bytes.)
+ */
+function checkKeyFiles(config: OmnigateConfig, text: string, file: string): void {
+  const problems: string[] = [];
+  const collect = (read: () => unknown) => {
+    try {
+      read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  };
+  if (config.access) collect(() => buildKeyring(config.access!));
+  if (config.attest?.keyFile !== undefined) collect(() => createAttester(config.attest!));
+  if (problems.length > 0) throw new ConfigError(withLines(text, problems), file);
 }
 
 /**
