@@ -158,8 +158,22 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
   };
   let dir = requested;
   const explain = (what: string) => `${what} (data directory ${dir}). PostgreSQL said:\n  ${recent.slice(-8).join('\n  ') || '(nothing)'}`;
+  /**
+   * A data directory this process cannot create (a read-only or foreign working directory, a
+   * path through a file): the operator's fix, not node's bare `EACCES: permission denied, mkdir …`
+   * (PostgreSQL has said nothing: it never ran).
+   */
+  const unwritable = (err: unknown): Error | undefined => {
+    const e = err as NodeJS.ErrnoException;
+    if (!(err instanceof Error) || typeof e.syscall !== 'string' || typeof e.path !== 'string') return undefined;
+    return new Error(`cannot create the embedded PostgreSQL's data directory ${requested}: ${e.message}. `
+      + 'Point OMNIGATE_PGDATA (omnigate db: --data-dir) at a directory this user can write, set DATABASE_URL to a PostgreSQL, '
+      + 'or serve the balancer alone with --no-indexer');
+  };
 
-  const placement = await place(requested);
+  const placement = await place(requested).catch((err: unknown) => {
+    throw unwritable(err) ?? err;
+  });
   dir = placement.dataDir;
   if (placement.moved.binaries || placement.moved.dataDir) {
     logger.warn({
@@ -190,7 +204,7 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
     try {
       await initdb(run, auth, ['--encoding=UTF8', '--locale=C', '--lc-messages=C', ...(options.ephemeral ? ['--no-sync'] : [])]);
     } catch (err) {
-      throw new Error(explain(`initdb failed: ${err instanceof Error ? err.message : String(err)}`));
+      throw unwritable(err) ?? new Error(explain(`initdb failed: ${err instanceof Error ? err.message : String(err)}`));
     }
     await writeFile(path.join(dir, AUTH_FILE), JSON.stringify(auth), { mode: 0o600 });
     logger.info({ dataDir: dir }, 'embedded PostgreSQL data directory created');

@@ -86,6 +86,21 @@ test('should exit 2 on a missing config file or a bad --port', async (t) => {
   t.regex(badEnv.err.join(''), /DATABASE_URL must be a postgres/);
 });
 
+test('a data directory it cannot create (a path through a file) exits 1 saying what to set, not a bare mkdir error', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const blocker = join(file, '..', 'not-a-dir');
+  await writeFile(blocker, '');
+  const dataDir = join(blocker, 'pgdata');
+  const r = run(['serve', '--config', file, '--port', '0'], { OMNIGATE_PGDATA: dataDir, DATABASE_URL: '' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  t.is(await r.exited, 1);
+  const err = r.err.join('');
+  t.true(err.startsWith(`omnigate: cannot create the embedded PostgreSQL's data directory ${dataDir}: `), err);
+  t.regex(err, /Point OMNIGATE_PGDATA .* at a directory this user can write, set DATABASE_URL to a PostgreSQL, or serve the balancer alone with --no-indexer/);
+});
+
 test('should serve the balancer alone with --no-indexer', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
