@@ -122,8 +122,9 @@ program
       const small = chainsBelowConfirmations(config);
       if (small.length > 0) {
         logger.warn(
-          { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
-          'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
+          // providers, not URLs, are the votes: three URLs of one provider are one vote (2 < 3 would not say why)
+          { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams, providers: c.providers })), confirmations: config.confirmations },
+          'chains with fewer upstreams of distinct providers than the global confirmations: their confirmable requests answer -32003 (add upstreams of other providers, or set confirmations on the chain)',
         );
       }
     }
