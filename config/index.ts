@@ -37,7 +37,8 @@ export async function readConfigText(file: string): Promise<string> {
  */
 export function parseConfig(text: string, source = 'config', options: ParseOptions = {}): OmnigateConfig {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true });
+  // merge: YAML merge keys (`<<: *defaults`), as docker-compose files and most YAML tools read them.
+  const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true, merge: true });
   if (doc.errors.length > 0) {
     // One mistake often yields several errors (each later one a consequence): the first is the one to fix.
     const first = doc.errors[0]!;

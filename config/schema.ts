@@ -55,7 +55,9 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     r.report('(root)', 'the config must be a YAML mapping with at least a `chains:` key');
     return { problems };
   }
-  unknownKeys(raw, topKeys, '', r.report);
+  // A top-level `x-…` key is the file's own (docker-compose's convention): a place for `&anchors`
+  // that chains merge (`<<: *defaults`), read by no one.
+  unknownKeys(Object.fromEntries(Object.entries(raw).filter(([key]) => !key.startsWith('x-'))), topKeys, '', r.report);
   const port = r.int(raw, 'port', 'port', defaults.port, 0, 65535, 'Example: port: 5000');
   const host = hostOf(raw.host, r.report);
   const confirmations = r.int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');

@@ -89,6 +89,35 @@ test('a global confirmations above a small chain: starts, warns once naming thos
   t.is(await r.exited, 0);
 });
 
+test('YAML merge keys: chains share an x- anchor\'s keys (<<: *defaults), a key written beside it wins, and they are served so', async (t) => {
+  const a = await fakes(t, 2, 1337);
+  const b = await fakes(t, 2, 1338);
+  const file = await configFile(t, [
+    'x-chain: &chain',
+    '  confirmations: 2',
+    '  strategy: priority',
+    'chains:',
+    '  1337:',
+    '    <<: *chain',
+    '    rpcs:', ...a.map((f) => `      - ${f.url}`),
+    '  1338:',
+    '    <<: *chain',
+    '    confirmations: 1',
+    '    rpcs:', ...b.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--port', '0', '--no-indexer']);
+  const base = `http://127.0.0.1:${await listeningPort(r).catch((err: Error) => { throw new Error(`${err.message}: ${r.err.join('')}`); })}`;
+  const merged = await post(base, '/rpc/1337', pinned);
+  t.is(merged.status, 200, merged.text);
+  t.is(merged.headers['x-required-confirmations'], '2');
+  t.is(callsOf(a, 'eth_getBalance'), 2);
+  const overridden = await post(base, '/rpc/1338', pinned);
+  t.is(overridden.status, 200, overridden.text);
+  t.is(overridden.headers['x-required-confirmations'], '1');
+  t.is(callsOf(b, 'eth_getBalance'), 1);
+});
+
 test('a chain\'s own confirmations above its upstreams is still a config error (exit 2, path and line)', async (t) => {
   const file = await configFile(t, 'confirmations: 1\nchains:\n  1339:\n    rpcs: [https://a.example, https://b.example]\n    confirmations: 3\n');
   const r = run(t, ['serve', '--config', file, '--no-indexer']);
