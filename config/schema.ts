@@ -335,7 +335,9 @@ function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<
   const chains: Record<string, ChainConfig> = {};
   const rawChains = r.raw.chains;
   if (!isObj(rawChains) || Object.keys(rawChains).length === 0) {
-    r.report('chains', 'needs at least one chain. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]');
+    // A list (`chains: [1, 10]`) is the usual slip: say it is a mapping, not that there is none.
+    const what = Array.isArray(rawChains) ? 'must be a mapping of chain id to its upstreams, not a list' : 'needs at least one chain';
+    r.report('chains', `${what}. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]`);
     return chains;
   }
   const seenIds = new Set<string>();

@@ -100,6 +100,11 @@ program
     if (opts.adminHost !== undefined && adminPort === undefined) {
       throw new ConfigError(['--admin-host needs an admin port: --admin-port P, or server.admin.port in the config'], 'arguments');
     }
+    const mainPort = opts.port ?? config.port;
+    if (adminPort !== undefined && adminPort !== 0 && adminPort === mainPort) {
+      // Not "already in use (another omnigate?)": this omnigate would be the one using it.
+      throw new ConfigError([`the admin port (${opts.adminPort !== undefined ? '--admin-port' : 'server.admin.port'}) and the main port (${opts.port !== undefined ? '--port' : 'port'}) are both ${adminPort}: give the admin port its own, e.g. 9090`], opts.config);
+    }
     const admin = adminPort === undefined ? undefined : { port: adminPort, host: opts.adminHost ?? config.server.admin?.host ?? adminDefaultHost };
     const level = logLevel();
     let env;
