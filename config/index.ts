@@ -37,7 +37,8 @@ export async function readConfigText(file: string): Promise<string> {
  */
 export function parseConfig(text: string, source = 'config', options: ParseOptions = {}): OmnigateConfig {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true });
+  // merge: YAML merge keys (`<<: *defaults`), as docker-compose files and most YAML tools read them.
+  const doc = parseDocument(text, { intAsBigInt: true, lineCounter, uniqueKeys: true, merge: true });
   if (doc.errors.length > 0) {
     // One mistake often yields several errors (each later one a consequence): the first is the one to fix.
     const first = doc.errors[0]!;
@@ -102,6 +103,20 @@ function chainIdsListedTwice(root: unknown, counter: LineCounter): string[] {
 }
 
 /** The line of the node a path such as `chains.1338.rpcs[2]` names, or of its nearest parent. */
+/**
+ * Problems found after loading (a keyFile that cannot be read: `access.keys[0].keyFile: …`), each
+ * given the line of its YAML path in `text`, as the loader's own problems are.
+ */
+export function withLines(text: string, problems: readonly string[]): string[] {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { intAsBigInt: true, lineCounter });
+  return problems.map((p) => {
+    const path = /^[^\s:]+/.exec(p)?.[0];
+    const line = path === undefined ? undefined : lineOf(doc.contents, path, lineCounter);
+    return line === undefined ? p : `${path} (line ${line})${p.slice(path!.length)}`;
+  });
+}
+
 function lineOf(root: unknown, path: string, counter: LineCounter): number | undefined {
   const segments = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter(Boolean);
   let node = root as Node | null | undefined;

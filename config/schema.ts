@@ -55,7 +55,9 @@ export function validateConfig(input: unknown): { config: OmnigateConfig } | { p
     r.report('(root)', 'the config must be a YAML mapping with at least a `chains:` key');
     return { problems };
   }
-  unknownKeys(raw, topKeys, '', r.report);
+  // A top-level `x-…` key is the file's own (docker-compose's convention): a place for `&anchors`
+  // that chains merge (`<<: *defaults`), read by no one.
+  unknownKeys(Object.fromEntries(Object.entries(raw).filter(([key]) => !key.startsWith('x-'))), topKeys, '', r.report);
   const port = r.int(raw, 'port', 'port', defaults.port, 0, 65535, 'Example: port: 5000');
   const host = hostOf(raw.host, r.report);
   const confirmations = r.int(raw, 'confirmations', 'confirmations', defaults.confirmations, 1, 1000, 'Example: confirmations: 2');
@@ -333,7 +335,9 @@ function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<
   const chains: Record<string, ChainConfig> = {};
   const rawChains = r.raw.chains;
   if (!isObj(rawChains) || Object.keys(rawChains).length === 0) {
-    r.report('chains', 'needs at least one chain. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]');
+    // A list (`chains: [1, 10]`) is the usual slip: say it is a mapping, not that there is none.
+    const what = Array.isArray(rawChains) ? 'must be a mapping of chain id to its upstreams, not a list' : 'needs at least one chain';
+    r.report('chains', `${what}. Example:\n      chains:\n        1:\n          rpcs: ["https://rpc.example/v1/KEY"]`);
     return chains;
   }
   const seenIds = new Set<string>();
@@ -361,7 +365,7 @@ function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<
 function chainOf(r: Reader, path: string, value: Obj, confirmations: number, verify: VerifyMode): ChainConfig {
   const report = r.report;
   unknownKeys(value, chainKeys, path, report);
-  const { urls: rpcs, providers, upstreamLimits } = urlList(value.rpcs, `${path}.rpcs`, report);
+  const { urls: rpcs, providers, upstreamLimits, complete } = urlList(value.rpcs, `${path}.rpcs`, report);
   const strategy = value.strategy ?? defaults.strategy;
   if (strategy !== 'balanced' && strategy !== 'priority') {
     report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);
@@ -376,7 +380,7 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number, ver
   // counts is independent providers (one vote each), not URLs.
   const explicit = value.confirmations !== undefined && value.confirmations !== null;
   const independent = rpcs.length > 0 ? countProviders(rpcs, providers) : 0;
-  if (explicit && independent > 0 && chainConfirmations > independent) {
+  if (explicit && complete && independent > 0 && chainConfirmations > independent) {
     const of = independent === rpcs.length ? `rpcs has ${rpcs.length}` : `rpcs has ${rpcs.length} upstreams of ${independent} providers (one vote each)`;
     report(`${path}.confirmations`, `${chainConfirmations} confirmations need at least ${chainConfirmations} upstreams of distinct providers, but ${of}: add upstreams or lower it`);
   }
@@ -390,7 +394,7 @@ function chainOf(r: Reader, path: string, value: Obj, confirmations: number, ver
     confirmableMethods: methodList(value.confirmableMethods, `${path}.confirmableMethods`, report),
     ignoredFields: fieldLists(value.ignoredFields, `${path}.ignoredFields`, report),
     heads: headsSection(value.heads, `${path}.heads`, report),
-    ...writesSection(value.writes, `${path}.writes`, rpcs.length, report),
+    ...writesSection(value.writes, `${path}.writes`, complete ? rpcs.length : 0, report),
     ...(batchUpstream === false && { batchUpstream: false as const }),
   };
 }

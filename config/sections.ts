@@ -107,15 +107,24 @@ export const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 /**
  * The rpcs list: each entry a URL string or `{ url, provider }`. URLs are normalized
  * (normalizeUpstreamUrl); two entries equal once normalized are an error, not merged: the user
- * meant two voters and has one.
+ * meant two voters and has one. Every problem of an entry is reported (a bad weight does not hide
+ * a bad maxRps); `complete` is false when any entry had one, so that the checks that count the
+ * upstreams (a chain's confirmations, writes.broadcast) do not count a list short of the entries
+ * already reported, which would add a false "rpcs has 2" to a file that lists 3.
  */
-export function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[] } {
+export function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[]; complete: boolean } {
   const urls: string[] = [];
   const providers: (string | undefined)[] = [];
   const upstreamLimits: UpstreamLimits[] = [];
+  let complete = true;
+  const outer = report;
+  report = (p, m) => {
+    complete = false;
+    outer(p, m);
+  };
   if (!Array.isArray(value) || value.length === 0) {
     report(path, 'must be a non-empty list of upstream URLs. Example: rpcs: ["https://rpc.example/v1/KEY", "wss://ws.example/KEY"]');
-    return { urls, providers, upstreamLimits };
+    return { urls, providers, upstreamLimits, complete };
   }
   const seen = new Map<string, number>();
   value.forEach((entry, i) => {
@@ -127,33 +136,30 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
       unknownKeys(entry, ['url', 'provider', 'weight', 'maxConcurrent', 'maxRps', 'logIndex'], where, report);
       const w = entry.weight;
       if (w !== undefined && w !== null) {
-        if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) return report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
-        limits.weight = w;
+        if (typeof w !== 'number' || !Number.isFinite(w) || w <= 0 || w > 1000) report(`${where}.weight`, `${show(w)} is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3`);
+        else limits.weight = w;
       }
       for (const key of ['maxConcurrent', 'maxRps'] as const) {
         const v = entry[key];
         if (v === undefined || v === null) continue;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 1_000_000) {
-          return report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
-        }
-        limits[key] = v;
+          report(`${where}.${key}`, `${show(v)} is not an integer from 1 to 1000000 (${key === 'maxConcurrent' ? 'calls in flight' : 'calls per second'} at most; at the cap the upstream is skipped). Example: ${key}: 50`);
+        } else limits[key] = v;
       }
       const numbering = entry.logIndex;
       if (numbering !== undefined && numbering !== null) {
         if (numbering !== 'per-transaction' && numbering !== 'per-block') {
-          return report(`${where}.logIndex`, `${show(numbering)} is not a log numbering: per-block (the spec's, the default) or per-transaction (the provider numbers eth_getLogs logIndex from 0 in each transaction). Example: logIndex: per-transaction`);
-        }
-        if (numbering === 'per-transaction') limits.logIndex = numbering;
+          report(`${where}.logIndex`, `${show(numbering)} is not a log numbering: per-block (the spec's, the default) or per-transaction (the provider numbers eth_getLogs logIndex from 0 in each transaction). Example: logIndex: per-transaction`);
+        } else if (numbering === 'per-transaction') limits.logIndex = numbering;
       }
-      item = entry.url;
-      if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
       const p = entry.provider;
       if (p !== undefined && p !== null) {
         if (typeof p !== 'string' || !providerLabel.test(p)) {
-          return report(`${where}.provider`, `${show(p)} is not a provider label: a short name such as "alchemy" (letters, digits, . _ : -, at most 64)`);
-        }
-        provider = p;
+          report(`${where}.provider`, `${show(p)} is not a provider label: a short name such as "alchemy" (letters, digits, . _ : -, at most 64)`);
+        } else provider = p;
       }
+      item = entry.url;
+      if (item === undefined) return report(`${where}.url`, 'is missing. Example: { url: "https://rpc.example/v1/KEY", provider: example }');
     }
     const at = isObj(entry) ? `${where}.url` : where;
     if (typeof item !== 'string') return report(at, `${showNotUrl(item)} is not a URL string`);
@@ -178,7 +184,7 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
     providers.push(provider);
     upstreamLimits.push(limits);
   });
-  return { urls, providers, upstreamLimits };
+  return { urls, providers, upstreamLimits, complete };
 }
 
 export function methodList(value: unknown, path: string, report: (p: string, m: string) => void): ConfirmableMethod[] {

@@ -12,10 +12,10 @@
  * strings the Map already found equal: it would add an allocation per request and no safety.)
  */
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { AccessConfig, AccessKey, AccessRights } from '../../config/types.js';
 import { ConfigError } from '../errors.js';
+import { KeyFileError, readKeyFileSync } from '../keyfile.js';
 import { routeOf } from '../pipeline/route.js';
 
 /** What a key may be made of: URL-safe characters (it may sit in a path segment), 16 to 256 of them. */
@@ -100,7 +100,7 @@ export function compileRights(r: AccessRights): Rights {
  * dropped): a file that cannot be read or holds no valid key is a ConfigError naming the path,
  * never the content.
  */
-export function buildKeyring(access: AccessConfig, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): Keyring {
+export function buildKeyring(access: AccessConfig, readFile: (path: string) => string = readKeyFileSync): Keyring {
   const byDigest = new Map<string, Grant>();
   const grants: Grant[] = [];
   const problems: string[] = [];
@@ -111,7 +111,7 @@ export function buildKeyring(access: AccessConfig, readFile: (path: string) => s
       try {
         text = readFile(entry.keyFile).trim();
       } catch (err) {
-        problems.push(`access.keys[${i}].keyFile: cannot read ${entry.keyFile}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+        problems.push(`access.keys[${i}].keyFile: cannot read ${entry.keyFile}: ${err instanceof KeyFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error')}`);
       }
       if (text !== undefined) {
         if (keyPattern.test(text)) hex = keyDigest(text);

@@ -4,9 +4,9 @@
  * `base64url(statement bytes).base64url(Ed25519 signature)`. The emit stage calls it for
  * confirmed answers only; without `attest:` there is no signer and no work.
  */
-import { readFileSync } from 'node:fs';
 import { sign, type KeyObject } from 'node:crypto';
 import { ConfigError } from '../errors.js';
+import { KeyFileError, readKeyFileSync } from '../keyfile.js';
 import { pinOf } from '../jsonrpc/classify.js';
 import type { RpcContext } from '../pipeline/context.js';
 import type { Verdict } from '../verify/question.js';
@@ -38,14 +38,14 @@ export const attestationMaxBytes = 8192;
  * be read or holds no key is a ConfigError naming `attest.keyFile`, never its content. A cluster's
  * primary reads it once for every worker (lib/server/cluster.ts PinnedConfig).
  */
-export function attestKeyOf(config: AttestConfig, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): KeyObject {
+export function attestKeyOf(config: AttestConfig, readFile: (path: string) => string = readKeyFileSync): KeyObject {
   if (config.key !== undefined) return config.key;
   if (config.keyFile === undefined) throw new ConfigError(['attest: has neither key nor keyFile']);
   let text: string;
   try {
     text = readFile(config.keyFile);
   } catch (err) {
-    throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`]);
+    throw new ConfigError([`attest.keyFile: cannot read ${config.keyFile}: ${err instanceof KeyFileError ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error')}`]);
   }
   const key = privateKeyOf(text);
   if (!key) throw new ConfigError([`attest.keyFile: ${config.keyFile} does not hold ${privateKeyForms} (its content is not shown)`]);

@@ -15,13 +15,14 @@ import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import type { Registry } from 'prom-client';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig } from '../../config/index.js';
+import { chainsBelowConfirmations, parseConfig, readConfigText, validateConfig, withLines, type OmnigateConfig } from '../../config/index.js';
+import { buildKeyring } from '../access/keyring.js';
 import { adminDefaultHost } from '../../config/schema.js';
 import { startServer, type RunningServer } from '../server/app.js';
 import { configSecrets } from '../upstream/registry.js';
 import { askPinnedConfig, runPrimary, workerAdminPort, workerHopSeed, workerLink, workerPort, workersArg, workerShareOfCaps } from '../server/cluster.js';
 import { keyFileDigests, withKeyFileDigests } from '../access/keyring.js';
-import { attestKeyOf, withPinnedKey } from '../attest/attester.js';
+import { attestKeyOf, createAttester, withPinnedKey } from '../attest/attester.js';
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
@@ -95,10 +96,17 @@ program
     let config = parseConfig(configText, opts.config, { env: process.env });
     if (pinned && config.access) config = { ...config, access: withKeyFileDigests(config.access, pinned.keyFiles) };
     if (pinned?.attestKey !== undefined && config.attest) config = { ...config, attest: withPinnedKey(config.attest, pinned.attestKey) };
+    // The primary (or the one process) reads every keyFile now, all the problems at once; a worker's are its primary's.
+    if (!pinned) checkKeyFiles(config, configText, opts.config);
     const host = opts.host ?? config.host;
     const adminPort = opts.adminPort ?? config.server.admin?.port;
     if (opts.adminHost !== undefined && adminPort === undefined) {
       throw new ConfigError(['--admin-host needs an admin port: --admin-port P, or server.admin.port in the config'], 'arguments');
+    }
+    const mainPort = opts.port ?? config.port;
+    if (adminPort !== undefined && adminPort !== 0 && adminPort === mainPort) {
+      // Not "already in use (another omnigate?)": this omnigate would be the one using it.
+      throw new ConfigError([`the admin port (${opts.adminPort !== undefined ? '--admin-port' : 'server.admin.port'}) and the main port (${opts.port !== undefined ? '--port' : 'port'}) are both ${adminPort}: give the admin port its own, e.g. 9090`], opts.config);
     }
     const admin = adminPort === undefined ? undefined : { port: adminPort, host: opts.adminHost ?? config.server.admin?.host ?? adminDefaultHost };
     const level = logLevel();
@@ -122,8 +130,9 @@ program
       const small = chainsBelowConfirmations(config);
       if (small.length > 0) {
         logger.warn(
-          { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams })), confirmations: config.confirmations },
-          'chains with fewer upstreams than the global confirmations: their confirmable requests answer -32003 (add upstreams, or set confirmations on the chain)',
+          // providers, not URLs, are the votes: three URLs of one provider are one vote (2 < 3 would not say why)
+          { chains: small.map((c) => ({ chain: c.chain, upstreams: c.upstreams, providers: c.providers })), confirmations: config.confirmations },
+          'chains with fewer upstreams of distinct providers than the global confirmations: their confirmable requests answer -32003 (add upstreams of other providers, or set confirmations on the chain)',
         );
       }
     }
@@ -265,9 +274,32 @@ function databaseSecrets(raw: string): string[] {
 }
 
 /**
- * On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
+ * Every keyFile of the config (`access.keys[i].keyFile`, `attest.keyFile`) read now, before a
+ * database is opened or a port taken: all the files that cannot be read or hold no key are listed
+ * at once, as the file's other problems are, each with the config file, its YAML path and line.
+ * (The pipeline reads them again as it is built: these are the same reads, of files of a few bytes.)
+ */
+function checkKeyFiles(config: OmnigateConfig, text: string, file: string): void {
+  const problems: string[] = [];
+  const collect = (read: () => unknown) => {
+    try {
+      read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  };
+  if (config.access) collect(() => buildKeyring(config.access!));
+  if (config.attest?.keyFile !== undefined) collect(() => createAttester(config.attest!));
+  if (problems.length > 0) throw new ConfigError(withLines(text, problems), file);
+}
+
+/**
+ * On SIGTERM/SIGINT/SIGHUP: stop accepting, let in-flight requests finish for `shutdownMs`, then exit
  * 0 (1 if they did not finish in time or closing failed). A second signal while shutting down
- * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it.
+ * (a second Ctrl-C) exits 1 at once: the embedded PostgreSQL's watchdog stops it. SIGHUP (the
+ * terminal of a `serve` started from a shell closing, an ssh session ending) is a stop like the
+ * others: Node's default for it would end the process at once, its in-flight requests reset.
  */
 function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCliLogger>, shutdownMs: number): (signal: string) => void {
   let stopping = false;
@@ -294,6 +326,7 @@ function exitOnSignal(running: RunningServer, logger: ReturnType<typeof createCl
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => stop('SIGHUP'));
   return stop;
 }
 

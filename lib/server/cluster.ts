@@ -8,7 +8,7 @@
  * every request of that route, so the route never goes back whichever worker answers), answers
  * GET /metrics for the cluster (every worker's registry, collected over IPC and aggregated with
  * prom-client's AggregatorRegistry.aggregate, plus its own), stops every worker gracefully on
- * SIGTERM/SIGINT, and replaces a worker that exits unasked, with a backoff; its workers share the
+ * SIGTERM/SIGINT/SIGHUP, and replaces a worker that exits unasked, with a backoff; its workers share the
  * upstreams' loop tokens (one seed), and serve the config file and keyFiles as the primary read them
  * (askPinnedConfig). With an admin port, every worker listens on it too (one port,
  * picked by the primary for port 0). What stays per worker: the memory cache,
@@ -377,6 +377,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGHUP', () => onSignal('SIGHUP')); // a closed terminal: drained like the others, not Node's abrupt exit
   if (port === 0) port = await freePort(options.host);
   if (adminPort === 0) adminPort = await freePort(options.admin?.host, port);
   if (!stopping) for (let i = 0; i < options.workers; i++) fork();

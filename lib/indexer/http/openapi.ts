@@ -246,7 +246,10 @@ export function buildOpenApi(options: { serverUrl?: string; limits?: LimitSettin
         required: true,
         content: { 'application/json': { schema: object({ query: str(), variables: { type: ['object', 'null'] }, operationName: { type: ['string', 'null'] } }, undefined, ['variables', 'operationName']) } },
       },
-      responses: graphqlResponses,
+      responses: {
+        ...graphqlResponses,
+        415: { description: 'A body in a charset other than UTF-8 (`Content-Type: application/json; charset=latin1`): GraphQL `errors`, code BAD_REQUEST.', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
     },
   };
   paths['/openapi.json'] = {

@@ -18,13 +18,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { silentLogger, type Logger } from '../../log.js';
 import { bound, closeIndexerDb, createIndexerDb, statement } from '../db/pool.js';
 import { place } from './install.js';
-import { initdb, startPostgres, type PgProcess } from './process.js';
+import { initdb, passwordFileOf, startPostgres, type PgProcess } from './process.js';
 
 export const DEFAULT_DATA_DIR = path.join('.omnigate', 'pgdata');
 export const AUTH_FILE = 'omnigate-auth.json';
@@ -95,6 +95,18 @@ function urlFor(auth: Auth, port: number, database = EMBEDDED_DATABASE): string 
   return `postgres://${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.password)}@127.0.0.1:${port}/${database}`;
 }
 
+/**
+ * The mark, beside a data directory, of its creation in progress: written before initdb (which
+ * wants the directory empty), removed once the credentials are in the directory. A start stopped
+ * during initdb (Ctrl-C or a supervisor's SIGTERM in the first seconds of a first `npm start`)
+ * leaves it, and a cluster initdb may not have finished (it dies of the closed pipe of its output,
+ * or runs on alone): PostgreSQL never ran on it, so it holds no data, and the next start creates
+ * it again instead of refusing, for ever, a directory omnigate made.
+ */
+function creationMarkOf(dir: string): string {
+  return path.join(path.dirname(dir), `.${path.basename(dir)}.omnigate-creating`);
+}
+
 async function readAuth(dir: string): Promise<Auth> {
   const file = path.join(dir, AUTH_FILE);
   if (!existsSync(file)) {
@@ -158,8 +170,22 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
   };
   let dir = requested;
   const explain = (what: string) => `${what} (data directory ${dir}). PostgreSQL said:\n  ${recent.slice(-8).join('\n  ') || '(nothing)'}`;
+  /**
+   * A data directory this process cannot create (a read-only or foreign working directory, a
+   * path through a file): the operator's fix, not node's bare `EACCES: permission denied, mkdir …`
+   * (PostgreSQL has said nothing: it never ran).
+   */
+  const unwritable = (err: unknown): Error | undefined => {
+    const e = err as NodeJS.ErrnoException;
+    if (!(err instanceof Error) || typeof e.syscall !== 'string' || typeof e.path !== 'string') return undefined;
+    return new Error(`cannot create the embedded PostgreSQL's data directory ${requested}: ${e.message}. `
+      + 'Point OMNIGATE_PGDATA (omnigate db: --data-dir) at a directory this user can write, set DATABASE_URL to a PostgreSQL, '
+      + 'or serve the balancer alone with --no-indexer');
+  };
 
-  const placement = await place(requested);
+  const placement = await place(requested).catch((err: unknown) => {
+    throw unwritable(err) ?? err;
+  });
   dir = placement.dataDir;
   if (placement.moved.binaries || placement.moved.dataDir) {
     logger.warn({
@@ -171,6 +197,13 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
     ].filter(Boolean).join(' and ')}`);
   }
 
+  const mark = creationMarkOf(dir);
+  if (existsSync(mark) && !existsSync(path.join(dir, AUTH_FILE))) {
+    logger.warn({ dataDir: dir }, 'the embedded PostgreSQL data directory was left half-made by a start that was stopped: creating it again');
+    // Its contents, not the directory: it may be a mount point.
+    for (const entry of await readdir(dir).catch(() => [] as string[])) await rm(path.join(dir, entry), { recursive: true, force: true });
+    await rm(passwordFileOf(dir), { force: true });
+  }
   const initialised = existsSync(path.join(dir, 'PG_VERSION'));
   if (initialised) {
     const port = await attachable(dir);
@@ -188,11 +221,15 @@ async function launch(requested: string, options: EmbeddedOptions): Promise<Embe
 
   if (!initialised) {
     try {
+      await mkdir(path.dirname(mark), { recursive: true }); // .omnigate/ of a fresh clone
+      await writeFile(mark, '', { mode: 0o600 });
       await initdb(run, auth, ['--encoding=UTF8', '--locale=C', '--lc-messages=C', ...(options.ephemeral ? ['--no-sync'] : [])]);
     } catch (err) {
-      throw new Error(explain(`initdb failed: ${err instanceof Error ? err.message : String(err)}`));
+      await rm(mark, { force: true });
+      throw unwritable(err) ?? new Error(explain(`initdb failed: ${err instanceof Error ? err.message : String(err)}`));
     }
     await writeFile(path.join(dir, AUTH_FILE), JSON.stringify(auth), { mode: 0o600 });
+    await rm(mark, { force: true });
     logger.info({ dataDir: dir }, 'embedded PostgreSQL data directory created');
   }
 

@@ -12,7 +12,6 @@
  *   recycled pid is never hit). On a normal stop omnigate kills the watchdog first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Binaries, PgUser } from './install.js';
@@ -65,14 +64,20 @@ function env(): NodeJS.ProcessEnv {
   return { ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C', LANG: 'C' };
 }
 
+/** The file initdb reads the superuser's password from, beside `dataDir`. */
+export function passwordFileOf(dataDir: string): string {
+  return path.join(path.dirname(dataDir), `.omnigate-pw-${path.basename(dataDir)}`);
+}
+
 /** `initdb` into `dataDir` (created, owned by the server's user), with the given superuser. */
 export async function initdb(options: PgRunOptions, auth: { user: string; password: string }, flags: string[]): Promise<void> {
   const { binaries, dataDir, user } = options;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   if (user) await chown(dataDir, user.uid, user.gid);
   await ensureExecutable(binaries.initdb);
-  // The password goes in a file only the server's user can read, next to the data directory.
-  const pwfile = path.join(path.dirname(dataDir), `.omnigate-pw-${randomBytes(6).toString('hex')}`);
+  // The password goes in a file only the server's user can read, next to the data directory
+  // (named after it: one that a killed start left behind is the next start's to replace and remove).
+  const pwfile = passwordFileOf(dataDir);
   await writeFile(pwfile, `${auth.password}\n`, { mode: 0o600 });
   try {
     if (user) await chown(pwfile, user.uid, user.gid);

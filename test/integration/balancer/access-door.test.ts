@@ -2,8 +2,11 @@
  * The door on the wire: `host` binds the address it names (the example config's 127.0.0.1 among
  * them), `--host` overrides it, and `omnigate serve` with client keys from the environment and
  * from a file serves a keyed request, refuses a keyless one, never prints a key (nor shows one
- * typed into a path that is no route), and exits 2 on a key file it cannot read.
+ * typed into a path that is no route), and exits 2 on a key file it cannot read: every such file
+ * of the config at once (access and attest), each with the config file, its YAML path and line, and
+ * at once for a named pipe or a device, which a plain read would wait on or read without end.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +15,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { parseConfig } from '../../../config/index.js';
 import { startServer } from '../../../lib/server/app.js';
-import { listeningPort, logLines, runCli } from '../../support/cli.js';
+import { configFile, listeningPort, logLines, runCli } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send } from '../../support/gateway.js';
 
@@ -77,6 +80,40 @@ test('omnigate serve --host with keys from the environment and a file: keyed req
   await writeFile(file, yaml(join(dir, 'missing')));
   const bad = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { CLIENT_KEY: ENV_KEY }, { t });
   t.is(await bad.exited, 2);
-  t.regex(bad.err.join(''), /access\.keys\[1\]\.keyFile: cannot read .*missing: ENOENT/);
+  t.regex(bad.err.join(''), /access\.keys\[1\]\.keyFile \(line 8\): cannot read .*missing: ENOENT/);
   t.false(bad.err.join('').includes(ENV_KEY));
+});
+
+test('serve lists every key file it cannot use at once, access and attest, with the config file and each YAML line; a named pipe or a device is refused, not waited on (exit 2)', async (t) => {
+  const file = await configFile(t, 'chains: { 1337: { rpcs: [https://a.example] } }\n', 'omnigate-keyfiles-');
+  const dir = join(file, '..');
+  const fifo = join(dir, 'pipe.key');
+  t.is(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
+  await writeFile(join(dir, 'short.key'), 'short\n');
+  await writeFile(join(dir, 'good.key'), `${FILE_KEY}\n`);
+  await writeFile(file, [
+    'chains: { 1337: { rpcs: [https://a.example] } }',
+    'access:',
+    '  keys:',
+    `    - { label: gone, keyFile: ${join(dir, 'missing.key')} }`,
+    `    - { label: good, keyFile: ${join(dir, 'good.key')} }`,
+    `    - { label: folder, keyFile: ${dir} }`,
+    `    - { label: short, keyFile: ${join(dir, 'short.key')} }`,
+    '    - { label: zero, keyFile: /dev/zero }',
+    'attest:',
+    `  keyFile: ${fifo}`,
+    '',
+  ].join('\n'));
+  const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], {}, { t });
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.true(err.startsWith(`omnigate: ${file}: invalid config:\n`), err);
+  const problems = err.split('\n').filter((l) => l.startsWith('  - '));
+  t.is(problems.length, 5, err);
+  t.regex(problems[0]!, /^  - access\.keys\[0\]\.keyFile \(line 4\): cannot read .*missing\.key: ENOENT$/);
+  t.regex(problems[1]!, /^  - access\.keys\[2\]\.keyFile \(line 6\): cannot read .*: a directory, not a regular file$/);
+  t.regex(problems[2]!, /^  - access\.keys\[3\]\.keyFile \(line 7\): .*short\.key does not hold a key \(its content is not shown\)/);
+  t.regex(problems[3]!, /^  - access\.keys\[4\]\.keyFile \(line 8\): cannot read \/dev\/zero: a device, not a regular file$/);
+  t.regex(problems[4]!, /^  - attest\.keyFile \(line 10\): cannot read .*pipe\.key: a named pipe, not a regular file$/);
+  t.false(err.includes(FILE_KEY) || err.includes('short\n'));
 });

@@ -129,3 +129,19 @@ test('an admin port already in use: exit 1, naming the admin port and its flag',
   t.is(await run.exited, 1);
   t.regex(run.err.join(''), new RegExp(`admin port ${port} is already in use .*--admin-port`));
 });
+
+test('the admin port equal to the main port is a config error naming both keys (exit 2), not "already in use (another omnigate?)"', async (t) => {
+  const list = await upstreams(t);
+  // A port free now: the old behaviour bound the main port on it, then failed on the admin port.
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const file = await configFile(t, [`port: ${port}`, 'host: 127.0.0.1', `server: { admin: { port: ${port} } }`, 'chains:', '  1337:', '    rpcs:', ...list.map((f) => `      - ${f.url}`), ''].join('\n'), 'omnigate-admin-');
+  const fromFile = runCli(['serve', '--config', file, '--no-indexer'], {}, { t });
+  t.is(await fromFile.exited, 2, fromFile.err.join(''));
+  t.regex(fromFile.err.join(''), new RegExp(`the admin port \\(server\\.admin\\.port\\) and the main port \\(port\\) are both ${port}: give the admin port its own`));
+  const fromFlags = runCli(['serve', '--config', file, '--no-indexer', '--port', String(port + 1), '--admin-port', String(port + 1)], {}, { t });
+  t.is(await fromFlags.exited, 2, fromFlags.err.join(''));
+  t.regex(fromFlags.err.join(''), /the admin port \(--admin-port\) and the main port \(--port\) are both/);
+});

@@ -86,6 +86,21 @@ test('should exit 2 on a missing config file or a bad --port', async (t) => {
   t.regex(badEnv.err.join(''), /DATABASE_URL must be a postgres/);
 });
 
+test('a data directory it cannot create (a path through a file) exits 1 saying what to set, not a bare mkdir error', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const file = await configFile(t, `chains:\n  1337:\n    rpcs: [${fake.url}]\n`);
+  const blocker = join(file, '..', 'not-a-dir');
+  await writeFile(blocker, '');
+  const dataDir = join(blocker, 'pgdata');
+  const r = run(['serve', '--config', file, '--port', '0'], { OMNIGATE_PGDATA: dataDir, DATABASE_URL: '' });
+  t.teardown(() => r.child.kill('SIGKILL'));
+  t.is(await r.exited, 1);
+  const err = r.err.join('');
+  t.true(err.startsWith(`omnigate: cannot create the embedded PostgreSQL's data directory ${dataDir}: `), err);
+  t.regex(err, /Point OMNIGATE_PGDATA .* at a directory this user can write, set DATABASE_URL to a PostgreSQL, or serve the balancer alone with --no-indexer/);
+});
+
 test('should serve the balancer alone with --no-indexer', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
@@ -98,7 +113,10 @@ test('should serve the balancer alone with --no-indexer', async (t) => {
   t.is(await r.exited, 0);
 });
 
-test('should finish in-flight requests on SIGTERM, refuse new connections, and exit 0', async (t) => {
+// SIGHUP too: what a serve started from a shell gets when its terminal or ssh session closes
+// (Node's default for it ends the process at once, resetting the requests in flight).
+for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+test(`should finish in-flight requests on ${signal}, refuse new connections, and exit 0`, async (t) => {
   const slow = await startFakeUpstream({ delayMs: 1_500 });
   t.teardown(() => slow.close());
   const file = await configFile(t, `timeouts:\n  hedgeMs: 0\nchains:\n  1337:\n    rpcs: [${slow.url}]\n`);
@@ -110,14 +128,14 @@ test('should finish in-flight requests on SIGTERM, refuse new connections, and e
   const arrived = () => slow.requests.some((q) => (q.body as { id?: unknown } | undefined)?.id === 'slow');
   for (const end = Date.now() + 20_000; !arrived() && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
   t.true(arrived(), 'the request reached the upstream');
-  r.child.kill('SIGTERM');
+  r.child.kill(signal);
   // 'shutting down' is logged as the server stops listening (in the same tick)
-  await until(() => logLines(r).some((l) => l.msg === 'shutting down'));
+  await until(() => logLines(r).some((l) => l.msg === 'shutting down' && l.signal === signal));
   const refused = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_blockNumber'))).then(
     () => false,
     () => true,
   );
-  t.true(refused, 'a new connection after SIGTERM is refused');
+  t.true(refused, `a new connection after ${signal} is refused`);
   const answer = await inFlight;
   t.is(answer.status, 200);
   t.is(answer.body.id, 'slow');

@@ -38,18 +38,28 @@ const pinned = rpc('eth_getBalance', ['0x111111111111111111111111111111111111111
 const callsOf = (list: FakeUpstream[], method: string) =>
   list.reduce((n, f) => n + f.requests.filter((q) => (q.body as { method?: string } | undefined)?.method === method).length, 0);
 
-test('a global confirmations above a small chain: starts, warns once naming those chains, answers their confirmable requests -32003', async (t) => {
+test('a global confirmations above a small chain: starts, warns once naming those chains with their upstreams and providers, answers their confirmable requests -32003', async (t) => {
   const small = await fakes(t, 2, 1337);
   const tiny = await fakes(t, 1, 1338);
   const big = await fakes(t, 3, 1339);
+  const oneProvider = await fakes(t, 3, 1340);
   const list = (fs: FakeUpstream[]) => fs.map((f) => `      - ${f.url}`);
-  const file = await configFile(t, ['confirmations: 3', 'chains:', '  1337:', '    rpcs:', ...list(small), '  1338:', '    rpcs:', ...list(tiny), '  1339:', '    rpcs:', ...list(big), ''].join('\n'));
+  const file = await configFile(t, [
+    'confirmations: 3', 'chains:', '  1337:', '    rpcs:', ...list(small), '  1338:', '    rpcs:', ...list(tiny), '  1339:', '    rpcs:', ...list(big),
+    // three URLs of one provider: one vote, warned as such (not "3 upstreams" against N=3)
+    '  1340:', '    rpcs:', ...oneProvider.map((f) => `      - { url: ${f.url}, provider: acme }`), '',
+  ].join('\n'));
   const r = run(t, ['serve', '--config', file, '--port', '0', '--no-indexer']);
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
 
-  const warnings = logLines(r).filter((l) => l.level === 'warn' && /fewer upstreams than the global confirmations/.test(String(l.msg)));
+  const warnings = logLines(r).filter((l) => l.level === 'warn' && /fewer upstreams of distinct providers than the global confirmations/.test(String(l.msg)));
   t.is(warnings.length, 1, r.out.join(''));
-  t.like(warnings[0], { confirmations: 3, chains: [{ chain: '1337', upstreams: 2 }, { chain: '1338', upstreams: 1 }] });
+  t.like(warnings[0], { confirmations: 3 });
+  t.deepEqual(warnings[0]!.chains, [
+    { chain: '1337', upstreams: 2, providers: 2 },
+    { chain: '1338', upstreams: 1, providers: 1 },
+    { chain: '1340', upstreams: 3, providers: 1 },
+  ]);
 
   const refused = await post(base, '/rpc/1337', pinned);
   t.is(refused.status, 400, refused.text);
@@ -58,7 +68,10 @@ test('a global confirmations above a small chain: starts, warns once naming thos
   const refusedTiny = await post(base, '/rpc/1338', pinned);
   t.is(refusedTiny.status, 400, refusedTiny.text);
   t.like(refusedTiny.body.error, { code: -32003, data: { required: 3, usable: 1 } });
-  t.is(callsOf([...small, ...tiny], 'eth_getBalance'), 0, 'a refused request reached an upstream');
+  const refusedOneProvider = await post(base, '/rpc/1340', pinned);
+  t.is(refusedOneProvider.status, 400, refusedOneProvider.text);
+  t.like(refusedOneProvider.body.error, { code: -32003, data: { required: 3, usable: 1 } });
+  t.is(callsOf([...small, ...tiny, ...oneProvider], 'eth_getBalance'), 0, 'a refused request reached an upstream');
 
   // Not confirmable (depends on the head): one upstream answers, as on any chain.
   const head = await post(base, '/rpc/1337', rpc('eth_blockNumber'));
@@ -76,11 +89,64 @@ test('a global confirmations above a small chain: starts, warns once naming thos
   t.is(await r.exited, 0);
 });
 
+test('YAML merge keys: chains share an x- anchor\'s keys (<<: *defaults), a key written beside it wins, and they are served so', async (t) => {
+  const a = await fakes(t, 2, 1337);
+  const b = await fakes(t, 2, 1338);
+  const file = await configFile(t, [
+    'x-chain: &chain',
+    '  confirmations: 2',
+    '  strategy: priority',
+    'chains:',
+    '  1337:',
+    '    <<: *chain',
+    '    rpcs:', ...a.map((f) => `      - ${f.url}`),
+    '  1338:',
+    '    <<: *chain',
+    '    confirmations: 1',
+    '    rpcs:', ...b.map((f) => `      - ${f.url}`),
+    '',
+  ].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--port', '0', '--no-indexer']);
+  const base = `http://127.0.0.1:${await listeningPort(r).catch((err: Error) => { throw new Error(`${err.message}: ${r.err.join('')}`); })}`;
+  const merged = await post(base, '/rpc/1337', pinned);
+  t.is(merged.status, 200, merged.text);
+  t.is(merged.headers['x-required-confirmations'], '2');
+  t.is(callsOf(a, 'eth_getBalance'), 2);
+  const overridden = await post(base, '/rpc/1338', pinned);
+  t.is(overridden.status, 200, overridden.text);
+  t.is(overridden.headers['x-required-confirmations'], '1');
+  t.is(callsOf(b, 'eth_getBalance'), 1);
+});
+
 test('a chain\'s own confirmations above its upstreams is still a config error (exit 2, path and line)', async (t) => {
   const file = await configFile(t, 'confirmations: 1\nchains:\n  1339:\n    rpcs: [https://a.example, https://b.example]\n    confirmations: 3\n');
   const r = run(t, ['serve', '--config', file, '--no-indexer']);
   t.is(await r.exited, 2);
   t.regex(r.err.join(''), /chains\.1339\.confirmations \(line 5\): 3 confirmations need at least 3 upstreams of distinct providers, but rpcs has 2: add upstreams or lower it/);
+});
+
+test('an rpcs entry with several bad keys: each is listed, and the chain is not also said to have fewer upstreams than the file lists (exit 2)', async (t) => {
+  const file = await configFile(t, [
+    'chains:',
+    '  1339:',
+    '    confirmations: 3',
+    '    writes: { broadcast: 3 }',
+    '    rpcs:',
+    '      - https://a.example',
+    '      - https://b.example',
+    '      - { url: https://c.example, weight: 0, maxRps: x, logIndex: sometimes, provider: "no spaces" }',
+    '',
+  ].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--no-indexer']);
+  t.is(await r.exited, 2);
+  const problems = r.err.join('').split('\n').filter((l) => l.startsWith('  - '));
+  t.deepEqual(problems.map((l) => /^  - (\S+)/.exec(l)![1]), [
+    'chains.1339.rpcs[2].weight',
+    'chains.1339.rpcs[2].maxRps',
+    'chains.1339.rpcs[2].logIndex',
+    'chains.1339.rpcs[2].provider',
+  ], r.err.join(''));
+  t.notRegex(r.err.join(''), /rpcs has 2/);
 });
 
 test('${VAR} substitution: the provider key only in the environment reaches the upstream and never the output', async (t) => {

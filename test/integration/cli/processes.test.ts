@@ -4,7 +4,7 @@
  * (not even one killed by SIGKILL), and a SIGTERM to `npm start` stops everything it started.
  */
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import test from 'ava';
@@ -12,6 +12,7 @@ import { listeningPort, logLines, runCli, type Run } from '../../support/cli.js'
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { sharedBases, standInName } from '../../../lib/indexer/postgres/install.js';
 import { tempDir } from '../../support/pg.js';
+import { until } from '../../support/wait.js';
 import { descendants, postgresFor, processes, spawnGroup, stillRunning, stopGroup, waitGone } from '../../support/procs.js';
 
 const run = promisify(execFile);
@@ -113,5 +114,31 @@ test('SIGTERM to `npm start` stops the server and its PostgreSQL, leaving nothin
   t.is(await started.exited, 0, err.join(''));
   t.true(logLines(started).some((l) => l.msg === 'embedded PostgreSQL stopped'));
   t.deepEqual(await waitGone(() => stillRunning(below.map((p) => p.pid))), []);
+  t.deepEqual(await waitGone(() => postgresFor(dataDir)), []);
+});
+
+test('a first start stopped while initdb runs leaves a data directory the next start serves from, and no password file beside it', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const dir = await tempDir('omnigate-initdb-stop-');
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'omnigate.yaml');
+  await writeFile(config, ['chains:', '  1337:', '    rpcs:', `      - ${fake.url}`, ''].join('\n'));
+  const dataDir = path.join(dir, 'pgdata');
+  const initdbs = () => processes((argv) => argv.some((a) => a.endsWith('/initdb')) && argv.includes(`--pgdata=${dataDir}`));
+
+  const first = runCli(['serve', '--config', config, '--port', '0'], { ...embeddedEnv, OMNIGATE_PGDATA: dataDir }, { t });
+  await until(async () => (await initdbs()).length > 0, 60_000, 20);
+  // omnigate's pid alone, as `kill <pid>` does: initdb, not in its way, finishes the cluster.
+  process.kill(first.child.pid!, 'SIGTERM');
+  await first.exited;
+  t.deepEqual(await waitGone(initdbs), []);
+
+  const second = runCli(['serve', '--config', config, '--port', '0'], { ...embeddedEnv, OMNIGATE_PGDATA: dataDir }, { t });
+  const port = await listeningPort(second).catch((err: Error) => { throw new Error(`${err.message}: ${second.err.join('')}`); });
+  const status = await fetch(`http://127.0.0.1:${port}/api/status`);
+  t.is(status.status, 200, await status.text());
+  t.deepEqual((await readdir(dir)).filter((f) => f.startsWith('.')), [], 'no password or pending credentials left beside the data directory');
+  await second.stop();
   t.deepEqual(await waitGone(() => postgresFor(dataDir)), []);
 });

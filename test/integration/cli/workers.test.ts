@@ -165,7 +165,9 @@ test.serial('a worker killed with SIGKILL is replaced, and the port keeps answer
   for (let i = 0; i < 6; i++) t.is((await post(base, rpc('eth_getBalance', [ADDRESS, hex(0x60 + i)], i))).status, 200);
 });
 
-test.serial('SIGTERM during a slow request: it completes, the primary exits 0, no process is left', async (t) => {
+// SIGHUP: the terminal of a cluster started from a shell closing reaches the whole process group too.
+for (const signal of ['SIGTERM', 'SIGHUP'] as const)
+test.serial(`${signal} during a slow request: it completes, the primary exits 0, no process is left`, async (t) => {
   const list = await upstreams(t, 1_500);
   const { run, base } = await serve(t, list);
   await until(async () => (await descendants(run.child.pid!)).length >= 2);
@@ -173,7 +175,7 @@ test.serial('SIGTERM during a slow request: it completes, the primary exits 0, n
   const slow = post(base, rpc('eth_getBalance', [ADDRESS, hex(0x99)], 'slow'));
   await until(() => list.some((f) => f.requests.some((r) => (r.body as { method?: string }).method === 'eth_getBalance')), 5_000);
   // As a supervisor or Ctrl-C does: the signal reaches the whole process group.
-  process.kill(-run.child.pid!, 'SIGTERM');
+  process.kill(-run.child.pid!, signal);
   const answer = await slow.catch((err: Error) => {
     throw new Error(`${err.message}; the gateway wrote: ${run.out.join('')} ${run.err.join('')}`);
   });

@@ -92,6 +92,18 @@ test('real responses match the documented schemas (no undocumented key)', async 
   for (const p of problems) t.deepEqual(checkAgainst(p.body, { $ref: '#/components/schemas/Problem' }, doc), []);
 });
 
+test('each status /graphql answers a POST with is a documented response of the POST operation', async (t) => {
+  const post = (body: string, type: string) => fetch(`${app.base}/graphql`, { method: 'POST', headers: { 'content-type': type }, body });
+  const answers = [
+    await post('{"query":"{ status { source } }"}', 'application/json'),
+    await post('{"query":"{ status { sourc } }"}', 'application/json'),
+    await post('{"query":"{ status { source } }"}', 'application/json; charset=latin1'),
+  ];
+  t.deepEqual(answers.map((a) => a.status), [200, 400, 415]);
+  const documented = Object.keys(doc.paths['/graphql'].post.responses);
+  for (const a of answers) t.true(documented.includes(String(a.status)), `${a.status} is not in ${documented.join(', ')}`);
+});
+
 test('/api-docs is the Redoc page loading the bundle from this server only', async (t) => {
   const page = await get(`${app.base}/api-docs`);
   t.is(page.status, 200);

@@ -86,6 +86,8 @@ test('should read an rpcs entry\'s weight, maxConcurrent and maxRps written as Y
   t.deepEqual(config.chains['1']!.upstreamLimits, [{ weight: 2, maxConcurrent: 50, maxRps: 100 }, { weight: 0.5 }]);
   t.deepEqual(problemsOf('chains:\n  1:\n    rpcs:\n      - { url: https://a.example, weight: 1001, maxRps: 0 }\n'), [
     'chains.1.rpcs[0].weight (line 4): 1001 is not a weight: a number above 0, at most 1000 (its share of balanced load; 1 by default). Example: weight: 3',
+    // every problem of the entry, not the first alone
+    'chains.1.rpcs[0].maxRps (line 4): 0 is not an integer from 1 to 1000000 (calls per second at most; at the cap the upstream is skipped). Example: maxRps: 50',
   ]);
 });
 

@@ -374,3 +374,9 @@ test('the README\'s configuration table should name every key the loader takes a
   const inChainRow = new Set([...chainRow![2]!.matchAll(/`([A-Za-z]+)[.`]/g)].map((m) => m[1]!));
   for (const key of [...knownKeysAt('chains.1.zzz'), ...knownKeysAt('chains.1.rpcs[0].zzz').filter((k) => k !== 'url')]) t.true(inChainRow.has(key), key);
 });
+
+test('chains written as a list is said to be a list, not "no chain"', (t) => {
+  const [problem] = problems({ chains: [1, 10] });
+  t.is(problem!.path, 'chains');
+  t.regex(problem!.message, /^must be a mapping of chain id to its upstreams, not a list\. Example:/);
+});

@@ -54,7 +54,7 @@ test('unknownKeys should report each unknown key, with the key meant for a known
 test('urlList should normalize URLs, read providers and limits, and keep entries in order', (t) => {
   const { value, problems } = run((r) => urlList(['HTTPS://A.test:443/v1', { url: 'wss://b.test/x', provider: 'bee', weight: 2, maxConcurrent: 5, maxRps: 9, logIndex: 'per-transaction' }, { url: 'https://c.test/', logIndex: 'per-block' }], 'chains.1.rpcs', r));
   t.deepEqual(problems, []);
-  t.deepEqual(value, { urls: ['https://a.test/v1', 'wss://b.test/x', 'https://c.test/'], providers: [undefined, 'bee', undefined], upstreamLimits: [{}, { weight: 2, maxConcurrent: 5, maxRps: 9, logIndex: 'per-transaction' }, {}] });
+  t.deepEqual(value, { urls: ['https://a.test/v1', 'wss://b.test/x', 'https://c.test/'], providers: [undefined, 'bee', undefined], upstreamLimits: [{}, { weight: 2, maxConcurrent: 5, maxRps: 9, logIndex: 'per-transaction' }, {}], complete: true });
 });
 
 const badLists: [string, unknown, RegExp][] = [
