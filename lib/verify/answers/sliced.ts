@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../../jsonrpc/types.js';
-import { answerOf, assessBody, readJson, Refusal, type Assessment } from './answers.js';
+import { answerOf, assessBody, maxInexactNumbers, readJson, Refusal, type Assessment } from './answers.js';
 import { resultElementsForm, type IgnoredValue } from './canonical.js';
 import { type IgnoredFields } from './compared-fields.js';
 
@@ -62,11 +62,15 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
   // Runs of elements of about sliceBytes, read as one small list each: the bytes between them
   // are commas and whitespace only (resultList checked), so each run is JSON exactly when its
   // elements are.
+  // (the numbers spelled inexactly are counted over the whole list: more than readJson allows,
+  // the answer is judged whole, which refuses it as it would on the event loop)
+  let inexactLeft = maxInexactNumbers - rest.inexact;
   for (let k = 0; k < spans.length; ) {
     let m = k;
     while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
-    const read = readJson(listText(body, spans[k]!, spans[m + 1]!));
+    const read = readJson(listText(body, spans[k]!, spans[m + 1]!), inexactLeft);
     if ('reason' in read) return undefined;
+    inexactLeft -= read.inexact;
     if (k > 0) sha.update(',');
     sha.update(resultElementsForm(call.method, read.value as unknown[], k / 2, { ignored, found }));
     k = m + 2;
