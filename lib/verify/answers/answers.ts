@@ -141,6 +141,9 @@ export function readJson(text: string, inexactAllowed = maxInexactNumbers): { va
     return { reason: notJson };
   }
   const scan = scanText(text, inexactAllowed);
+  // (before the keys are checked: a list read in slices, sliced.ts, can then give this verdict
+  // from the first slice over the count on, having only to prove the other slices JSON)
+  if (scan.spelled > inexactAllowed) return { reason: tooManyInexact };
   foldClash = undefined;
   let members: number;
   try {
@@ -158,9 +161,6 @@ export function readJson(text: string, inexactAllowed = maxInexactNumbers): { va
       reason: `an object has the keys ${JSON.stringify(a)} and ${JSON.stringify(b)}, which differ only in letter case: JSON parsers differ on whether they are one key (Go's reads the last), so the answer cannot vote`,
     };
   }
-  if (scan.spelled > inexactAllowed) {
-    return { reason: `more than ${maxInexactNumbers} numbers written otherwise than JavaScript writes them (like 1.0 or 1e2): each would be kept as written, so the answer is not judged` };
-  }
   if (scan.spelled === 0) return { value, inexact: 0 };
   return { value: parseKeeping(text, scan.inexact), inexact: scan.spelled };
 }
@@ -174,6 +174,9 @@ export function readJson(text: string, inexactAllowed = maxInexactNumbers): { va
  * they carry (eth_feeHistory's gasUsedRatio, at most 1024 of them) are few.
  */
 export const maxInexactNumbers = 10_000;
+
+/** readJson's reason for an answer with more than maxInexactNumbers such numbers. */
+export const tooManyInexact = `more than ${maxInexactNumbers} numbers written otherwise than JavaScript writes them (like 1.0 or 1e2): each would be kept as written, so the answer is not judged`;
 
 /**
  * JSON.parse of the text with each inexact number token (start, end offsets) replaced by a

@@ -556,7 +556,8 @@ test('should judge an answer with maxInexactNumbers numbers spelled inexactly, a
   const scan = scanText(list(maxInexactNumbers + 5).toString(), 3);
   t.is(scan.inexact.length, 6);
   t.is(scan.spelled, maxInexactNumbers + 5);
-  // A duplicate key is still the reason when there is one.
+  // The count is checked before the keys (sliced.ts gives this verdict from the first run over it).
   const dup = assessBody(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"a":[${'1.0,'.repeat(maxInexactNumbers)}1.0],"a":1}}`), payload);
-  t.regex(dup.ok ? '' : dup.reason, /duplicate key/);
+  t.regex(dup.ok ? '' : dup.reason, /^more than 10000 numbers/);
+  t.regex((() => { const d = assessBody(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"a":[1.0],"a":1}}`), payload); return d.ok ? '' : d.reason; })(), /duplicate key/);
 });

@@ -149,4 +149,11 @@ test('should count the numbers spelled inexactly over the whole list, not per sl
     const { canonical: _, ...expected } = whole.ok ? whole : { ...whole, canonical: undefined };
     t.true(JSON.stringify(judged) === JSON.stringify(expected), `${n} elements: ${JSON.stringify(judged).slice(0, 200)}`);
   }
+  // Over the count in the first run: the verdict of the whole, a later run proven JSON first (one that is not: not JSON, as whole).
+  const many = (tail: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[[${'1.0,'.repeat(maxInexactNumbers)}1.0],"0x${'ab'.repeat(200_000)}",{"a":1,"a":2}${tail}]}`);
+  for (const body of [many(''), many(',{"b":}')]) {
+    const whole = assessBody(body, payload);
+    t.false(whole.ok);
+    t.deepEqual(judgeBody(body, payload), whole);
+  }
 });
