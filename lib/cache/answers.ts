@@ -79,7 +79,7 @@ export function priorOf(hit: Hit, payload: RpcPayload, ignored: IgnoredFields | 
     const extras = a.ignored;
     done(extras === undefined ? verdict : { ...verdict, members: verdict.members.map((m) => ({ ...m, ignored: extras })) });
   };
-  if (!judgedOffThread(body.length)) return settle(assessBody(body, payload, ignored));
+  if (!judgedOffThread(body)) return settle(assessBody(body, payload, ignored));
   judgeOffThread(Buffer.from(body), payload, ignored, false, noSecrets, new Cancellation(), timeoutMs).then((response) => {
     const judged = (response as Partial<JudgedResponse>).judged;
     // (a thread that could not start left the copy unjudged)

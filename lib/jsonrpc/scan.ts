@@ -368,3 +368,83 @@ export function idTextOf(raw: Buffer): string {
   // A string, or a number (the parser refused any other id, and those get `null`).
   return first === 34 || first === 45 || (first >= 48 && first <= 57) ? span.text : 'null';
 }
+
+/**
+ * What judging JSON bytes (answers.ts assessBody: JSON.parse, the lossless scan, the walk of the
+ * tree, the canonical form and its hash) is likely to cost on the thread that does it, in units of
+ * one byte of an ordinary answer (hex strings, objects of a few repeated keys: about 50 ns a byte
+ * here). Most of the cost is per byte; what costs far more than its bytes is counted on top, in
+ * units measured on this machine (`node --import tsx` of assessBody, 2026-11-29, test/bench/README.md):
+ * a value (`,`) 10, an object or array 30, an escape 10 (`\u…`) or 2 (`\n`, `\\`…), a number spelled otherwise
+ * than JavaScript writes it (a `.`, `e` or `E`, or 16 digits or more: one that may be kept as
+ * written, answers.ts parseKeeping) 90, a member of an object 20 for its first 64 members and 200
+ * from there on (the keys of one object are distinct, or it is refused: distinct keys are what
+ * JSON.parse and the key check pay for). An object of 70 000 keys: about 15 million; a megabyte
+ * of eth_getLogs: about 1.8 million.
+ *
+ * One pass, strings skipped with Buffer#indexOf (native), counting stopped as soon as the cost
+ * reaches `stopAt` (the caller only asks whether it does). Bytes that are not JSON are estimated
+ * all the same (the judgement then refuses them).
+ */
+export function judgingCost(buf: Buffer, stopAt = Infinity): number {
+  const n = buf.length;
+  let cost = n;
+  /** Members of the innermost open object so far (-1: the innermost container is an array); those of the outer ones. */
+  let members = -1;
+  const outer: number[] = [];
+  /** The first backslash at or after the last string that held one (n: none left; -1: look again). */
+  let slash = -1;
+  let i = 0;
+  while (i < n && cost < stopAt) {
+    const c = buf[i]!;
+    if (c === QUOTE) {
+      const close = stringEnd(buf, i);
+      const end = close === -1 ? n : close;
+      // The next backslash is looked for once past the last string that held one (one pass over
+      // the bytes in all); a string that holds one is read byte by byte from there, its escapes
+      // counted (the escaped character is not the start of another).
+      if (slash < i) {
+        slash = buf.indexOf(BACKSLASH, i);
+        if (slash === -1) slash = n;
+      }
+      if (slash < end) {
+        for (let j = slash; j < end; j++) {
+          if (buf[j] === BACKSLASH) cost += buf[++j] === 0x75 /* u */ ? 10 : 2;
+        }
+        slash = -1;
+      }
+      i = end + 1;
+    } else if (c === 0x2c /* , */) {
+      cost += 10;
+      i++;
+    } else if (c === 0x3a /* : */) {
+      members++;
+      cost += members > 64 ? 200 : 20;
+      i++;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      cost += 30;
+      outer.push(members);
+      members = c === 0x7b ? 0 : -1;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      members = outer.pop() ?? -1;
+      i++;
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      const end = scalarEnd(buf, i);
+      let spelled = end - i >= 16;
+      for (let j = i; j < end && !spelled; j++) {
+        const d = buf[j];
+        spelled = d === 0x2e || d === 0x65 || d === 0x45;
+      }
+      if (spelled) cost += 90;
+      i = end;
+    } else i++;
+  }
+  return cost;
+}
+
+/**
+ * Bytes shorter than this never reach `costlyToJudge`'s bound: at most about 26 units a byte
+ * (members of one object, `"a":1,`), so they are not scanned for it.
+ */
+export const costScanFrom = 32 * 1024;

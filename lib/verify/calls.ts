@@ -78,7 +78,7 @@ function judged(plan: CallPlan, judging: Judging, upstream: Upstream, signal: Ca
     (response) => {
       recordCallAnswered(chain, health, cls, began, performance.now());
       const texts = upstream.secrets.texts;
-      if (!judgedOffThread(response.body.length) || !texts) return response;
+      if (!texts || !judgedOffThread(response.body)) return response;
       return judgeOffThread(response.body, judging.payload, judging.ignored, judging.beyondHeads, texts, signal, plan.timeoutMs);
     },
     (err: unknown) => {
@@ -134,7 +134,7 @@ class MeasuredCall implements CallSink {
     const body = response.body;
     const unscanned = body.length >= this.depthFrom;
     const texts = upstream.secrets.texts;
-    if (!judgedOffThread(body.length) || !texts) {
+    if (!texts || !judgedOffThread(body)) {
       // (No thread to judge it: its nesting is checked here, as the transport would have.)
       if (unscanned && nestsDeeperThan(body, this.maxDepth)) return this.failedAt(tooDeep(this.maxDepth), now);
       recordCallAnswered(plan.chain, upstream.health, plan.cls, this.began, now);

@@ -133,14 +133,17 @@ const notJson = 'not JSON';
  * the tree's members also finds two keys of one object that differ only in letter case. Only if
  * some number does not read back is the text parsed again, such numbers kept as JsonNumbers.
  */
-export function readJson(text: string): { value: unknown } | { reason: string } {
+export function readJson(text: string, inexactAllowed = maxInexactNumbers): { value: unknown; inexact: number } | { reason: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { reason: notJson };
   }
-  const scan = scanText(text);
+  const scan = scanText(text, inexactAllowed);
+  // (before the keys are checked: a list read in slices, sliced.ts, can then give this verdict
+  // from the first slice over the count on, having only to prove the other slices JSON)
+  if (scan.spelled > inexactAllowed) return { reason: tooManyInexact };
   foldClash = undefined;
   let members: number;
   try {
@@ -158,9 +161,22 @@ export function readJson(text: string): { value: unknown } | { reason: string } 
       reason: `an object has the keys ${JSON.stringify(a)} and ${JSON.stringify(b)}, which differ only in letter case: JSON parsers differ on whether they are one key (Go's reads the last), so the answer cannot vote`,
     };
   }
-  if (scan.inexact.length === 0) return { value };
-  return { value: parseKeeping(text, scan.inexact) };
+  if (scan.spelled === 0) return { value, inexact: 0 };
+  return { value: parseKeeping(text, scan.inexact), inexact: scan.spelled };
 }
+
+/**
+ * The most numbers spelled otherwise than JavaScript writes them (`1.0`, `1e2`, `-0`, integers
+ * beyond 2^53) an answer may carry. Each is kept as written (parseKeeping: a marker string of
+ * about 30 characters in a second text, a JsonNumber in the tree), so 800 KB of `1.0,` made a
+ * 6.3 MB text and a 60 MB answer took hundreds of megabytes; more than this many, the answer is
+ * refused before any marker is made. Ethereum answers spell quantities as hex strings: the numbers
+ * they carry (eth_feeHistory's gasUsedRatio, at most 1024 of them) are few.
+ */
+export const maxInexactNumbers = 10_000;
+
+/** readJson's reason for an answer with more than maxInexactNumbers such numbers. */
+export const tooManyInexact = `more than ${maxInexactNumbers} numbers written otherwise than JavaScript writes them (like 1.0 or 1e2): each would be kept as written, so the answer is not judged`;
 
 /**
  * JSON.parse of the text with each inexact number token (start, end offsets) replaced by a
@@ -197,13 +213,14 @@ function parseKeeping(text: string, inexact: readonly number[]): unknown {
 /**
  * One pass over JSON text known to be valid: the members of all its objects (the `:` outside
  * strings) and the number tokens that do not read back as written (String(Number(t)) !== t:
- * 1.0, 1e2, -0, 1e400, integers beyond 2^53), as start and end offsets in one flat list.
- * Strings are skipped with indexOf.
+ * 1.0, 1e2, -0, 1e400, integers beyond 2^53), as start and end offsets in one flat list (the
+ * first `keepAtMost` of them; `spelled` counts them all). Strings are skipped with indexOf.
  */
-export function scanText(text: string): { members: number; inexact: number[] } {
+export function scanText(text: string, keepAtMost = Infinity): { members: number; inexact: number[]; spelled: number } {
   const n = text.length;
   let members = 0;
   const inexact: number[] = [];
+  let spelled = 0;
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
@@ -226,11 +243,11 @@ export function scanText(text: string): { members: number; inexact: number[] } {
         if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
       }
       const token = text.slice(i, j);
-      if (String(Number(token)) !== token) inexact.push(i, j);
+      if (String(Number(token)) !== token && ++spelled <= keepAtMost) inexact.push(i, j);
       i = j;
     } else i++;
   }
-  return { members, inexact };
+  return { members, inexact, spelled };
 }
 
 /** Two keys of one object that fold alike (set by countMembers; the first pair found). */

@@ -44,6 +44,7 @@ import type { CancelSignal, UpstreamResponse } from '../../upstream/transport/co
 import type { Assessment } from './answers.js';
 import type { Judgement } from './sliced.js';
 import type { IgnoredFields } from './compared-fields.js';
+import { costScanFrom, judgingCost } from '../../jsonrpc/scan.js';
 
 /** Answers of this many bytes or more are judged in the thread. */
 export const offThreadFrom = 1024 * 1024;
@@ -131,8 +132,11 @@ interface Verdict {
 const verdicts: Verdict[] = [];
 const keptVerdicts = 4;
 
-/** Counts since start (tests and the bench read them): answers judged in the thread, and answers that took the verdict of the same bytes. */
-export const offThreadCounts = { judged: 0, same: 0 };
+/**
+ * Counts since start (tests and the bench read them): answers judged in the thread, answers that
+ * took the verdict of the same bytes, and answers sent to the thread for their cost, not their size.
+ */
+export const offThreadCounts = { judged: 0, same: 0, costly: 0 };
 
 const sameStrings = (a: readonly string[], b: readonly string[]): boolean => a === b || (a.length === b.length && a.every((s, i) => s === b[i]));
 
@@ -234,8 +238,26 @@ let broken = false;
 let ready = false;
 let unsent: Job | undefined;
 
-/** Whether answers of this size are judged in the thread. */
-export const judgedOffThread = (bytes: number): boolean => bytes >= offThreadFrom && !broken;
+/**
+ * Whether this answer is judged in the thread: one of `offThreadFrom` bytes or more, or a shorter
+ * one whose judgement is likely to cost as much as judging `costlyFrom` bytes of an ordinary
+ * answer does (scan.ts judgingCost: many members, values, escapes or numbers spelled inexactly).
+ * An answer under costScanFrom bytes cannot cost that much and is not scanned.
+ */
+export function judgedOffThread(body: Buffer): boolean {
+  if (broken) return false;
+  if (body.length >= offThreadFrom) return true;
+  if (body.length < costScanFrom || judgingCost(body, costlyFrom) < costlyFrom) return false;
+  offThreadCounts.costly++;
+  return true;
+}
+
+/**
+ * The estimated cost (in bytes of an ordinary answer) from which an answer shorter than
+ * `offThreadFrom` is judged in the thread: about 70 ms of the event loop here; a megabyte of
+ * eth_getLogs (about 1.8 million) stays on the event loop, an object of 10 000 keys does not.
+ */
+export const costlyFrom = 2 * offThreadFrom;
 
 function spawn(): Worker {
   const w = newWorker();

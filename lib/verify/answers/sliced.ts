@@ -6,7 +6,7 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import type { RpcCall, RpcPayload } from '../../jsonrpc/types.js';
-import { answerOf, assessBody, readJson, Refusal, type Assessment } from './answers.js';
+import { answerOf, assessBody, maxInexactNumbers, readJson, Refusal, tooManyInexact, type Assessment } from './answers.js';
 import { resultElementsForm, type IgnoredValue } from './canonical.js';
 import { type IgnoredFields } from './compared-fields.js';
 
@@ -62,17 +62,41 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
   // Runs of elements of about sliceBytes, read as one small list each: the bytes between them
   // are commas and whitespace only (resultList checked), so each run is JSON exactly when its
   // elements are.
+  // (the numbers spelled inexactly are counted over the whole list: more than readJson allows,
+  // the answer gets readJson's refusal of the whole, once the rest of the list is proven JSON)
+  let inexactLeft = maxInexactNumbers - rest.inexact;
   for (let k = 0; k < spans.length; ) {
     let m = k;
     while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
-    const read = readJson(listText(body, spans[k]!, spans[m + 1]!));
-    if ('reason' in read) return undefined;
+    const read = readJson(listText(body, spans[k]!, spans[m + 1]!), inexactLeft);
+    if ('reason' in read) return read.reason === tooManyInexact ? overCount(body, spans, m + 2) : undefined;
+    inexactLeft -= read.inexact;
     if (k > 0) sha.update(',');
     sha.update(resultElementsForm(call.method, read.value as unknown[], k / 2, { ignored, found }));
     k = m + 2;
   }
   const hash = sha.update(']}').digest('hex');
   return found.length > 0 ? { ok: true, hash, ignored: found } : { ok: true, hash };
+}
+
+/**
+ * The verdict of a list found to carry more numbers spelled inexactly than readJson allows, from
+ * the run before element `from` (at spans[from]) on: readJson refuses the whole answer so once it
+ * is JSON, which the runs left are proven to be one at a time (JSON.parse, no number kept); one
+ * that is not: undefined (judged whole, which says so).
+ */
+function overCount(body: Buffer, spans: readonly number[], from: number): Judgement | undefined {
+  for (let k = from; k < spans.length; ) {
+    let m = k;
+    while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
+    try {
+      JSON.parse(listText(body, spans[k]!, spans[m + 1]!));
+    } catch {
+      return undefined;
+    }
+    k = m + 2;
+  }
+  return { ok: false, reason: tooManyInexact };
 }
 
 /** The bytes of one run of a list's elements read at once (a run holds at least one element). */

@@ -195,3 +195,23 @@ test.serial('should not let bytes judged for one request vote on another: two pr
   t.deepEqual(fakes.slice(0, 2).map((f) => f.calls), [2, 2]);
   t.true(offThreadCounts.judged - before.judged >= 2, 'A\'s answer and B\'s replay of it both judged');
 });
+
+// Serial: the thread's counts are this request's.
+test.serial('should judge in the thread an answer under 1 MiB that costs far more than its size to judge (50 000 keys), with the main thread\'s verdict', async (t) => {
+  const keys = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`k${i}`, i]));
+  const costly: AnswerFn = (call) => (call.method === 'eth_getBalance' ? { result: keys } : call.method === 'eth_blockNumber' ? { result: '0x1313000' } : { result: null });
+  const fake = await startFakeUpstream({ answer: costly });
+  const gw = await startGateway({ chains: { 1: { rpcs: [fake.url], confirmations: 1 } } });
+  t.teardown(() => Promise.all([gw.close(), fake.close()]));
+  await learnHeads(gw, [fake]);
+  const before = { ...offThreadCounts };
+  const r = await gw.post('/rpc/1', rpc('eth_getBalance', ['0x' + '11'.repeat(20), '0x1312d00']));
+  t.is(r.status, 200);
+  t.true(r.text.length < offThreadFrom, `answer is ${r.text.length} bytes`);
+  t.is(Object.keys(r.body.result).length, 50_000);
+  t.is(r.headers['x-confirmable'], 'true');
+  t.is(fake.requests.filter((q) => (q.body as { method?: string }).method === 'eth_getBalance').length, 1);
+  t.deepEqual({ costly: offThreadCounts.costly - before.costly, judged: offThreadCounts.judged - before.judged }, { costly: 1, judged: 1 });
+  const main = assessBody(Buffer.from(r.text), { batch: false, calls: [{ id: 1, method: 'eth_getBalance', params: [] }] });
+  t.is(r.headers['x-json-hash'], main.ok ? main.hash : 'not a vote');
+});

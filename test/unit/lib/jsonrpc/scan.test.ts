@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { arrayElements, elementsOver, deeperAfter, nestsDeeperThan, newScan, scanJson, scanUpTo } from '../../../../lib/jsonrpc/scan.js';
+import { arrayElements, costScanFrom, elementsOver, deeperAfter, judgingCost, nestsDeeperThan, newScan, scanJson, scanUpTo } from '../../../../lib/jsonrpc/scan.js';
 
 const scan = (text: string) => scanJson(Buffer.from(text), { ids: true });
 const idTexts = (text: string) => scan(text).ids.map((s) => s.text);
@@ -135,4 +135,40 @@ test('elementsOver should count the first level of an array only, and stop once 
   // it stops early: what follows the limit is not read (a body cut there is over it as well)
   t.true(over(`[${'1,'.repeat(5)}`, 3));
   t.false(over(`${'['.repeat(100_000)}1,2`, 1), 'deep nesting costs no recursion');
+});
+
+test('judgingCost: the bytes, plus what costs more than its bytes to judge', (t) => {
+  const cost = (text: string) => judgingCost(Buffer.from(text));
+  t.is(cost('"0xabcdef"'), 10, 'a string: its bytes');
+  t.is(cost('[1,2]'), 5 + 30 + 10, 'an array and a value');
+  t.is(cost('{"a":1}'), 7 + 30 + 20, 'an object and a member');
+  t.is(cost('[1.0]'), 5 + 30 + 90, 'a number spelled inexactly');
+  t.is(cost('[1e2,-1E2,1234567890123456]'), 27 + 30 + 20 + 3 * 90, 'exponents and 16 digits');
+  t.is(cost('[123456789012345]'), 17 + 30, '15 digits are exact');
+  t.is(cost('"\\u0000\\n\\\\"'), 12 + 10 + 2 + 2, 'escapes: \\u 10, others 2; an escaped backslash is one escape');
+  t.is(cost('["a:1.0,{[","b"]'), 16 + 30 + 10, 'nothing inside a string but its escapes');
+  // Past the 64th member of one object, each member costs 200; members of nested objects count for their own.
+  const wide = `{${Array.from({ length: 100 }, (_, i) => `"k${i}":{"a":0}`).join(',')}}`;
+  t.is(cost(wide), wide.length + 30 + 64 * 20 + 36 * 200 + 99 * 10 + 100 * (30 + 20));
+  // Escapes counted in a string after many strings without one; a string left open ends the scan.
+  t.is(cost(`["x","y","\\u0001"]`), 18 + 30 + 2 * 10 + 10);
+  t.is(cost('["\\u0001'), 8 + 30 + 10);
+  t.is(cost('{"a'), 3 + 30);
+});
+
+test('judgingCost stops counting once the cost reaches stopAt', (t) => {
+  const body = Buffer.from(`[${'{},'.repeat(100_000)}{}]`);
+  const full = judgingCost(body);
+  t.is(full, body.length + 30 + 100_001 * 30 + 100_000 * 10);
+  const stopped = judgingCost(body, 1_000_000);
+  t.true(stopped >= 1_000_000 && stopped < 1_000_100, String(stopped));
+});
+
+test('judgingCost: nothing shorter than costScanFrom reaches 2 MiB units, whatever its bytes', (t) => {
+  // The densest bytes: members of one object past the 64th (`"a":1,` ≈ 26 units a byte), objects and values, \\u escapes.
+  const n = costScanFrom;
+  const keys = `{${Array.from({ length: n / 8 }, (_, i) => `"${i.toString(36)}":1`).join(',')}}`.slice(0, n);
+  for (const text of [keys, '[{},'.repeat(n / 4).slice(0, n), `"${'\\u0000'.repeat(n / 6)}"`.slice(0, n), `[${'1.0,'.repeat(n / 4)}`.slice(0, n)]) {
+    t.true(judgingCost(Buffer.from(text)) < 2 * 1024 * 1024, text.slice(0, 20));
+  }
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import type { RpcCall, RpcPayload } from '../../../../../lib/jsonrpc/types.js';
-import { assessBody, confirmedBody, readJson, scanText, type Assessment } from '../../../../../lib/verify/answers/answers.js';
+import { assessBody, confirmedBody, maxInexactNumbers, readJson, scanText, type Assessment } from '../../../../../lib/verify/answers/answers.js';
 import fc from 'fast-check';
 import { canonicalJson, comparable, JsonNumber, sha256Hex } from '../../../../../lib/verify/answers/canonical.js';
 import { mergeIgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
@@ -346,8 +346,8 @@ test('should not count an answer that is not UTF-8', (t) => {
 test('should not take colons, quotes and digits inside strings for members or numbers', (t) => {
   const text = reply(String.raw`{"k\":":"a\\\":b:1.0","n":"1e400","e":"\\"}`);
   const read = readJson(text);
-  t.deepEqual(read, { value: JSON.parse(text) });
-  t.deepEqual(scanText(text), { members: 6, inexact: [] });
+  t.deepEqual(read, { value: JSON.parse(text), inexact: 0 });
+  t.deepEqual(scanText(text), { members: 6, inexact: [], spelled: 0 });
 });
 
 test('should locate the numbers JSON.parse would change, and only those', (t) => {
@@ -541,4 +541,23 @@ test('should take a refused batch member as a refusal without a hash (a batch is
   if (a.ok) return;
   t.regex(a.reason, /^batch id 2: refused as too large/);
   t.deepEqual(a.refused, {});
+});
+
+test('should judge an answer with maxInexactNumbers numbers spelled inexactly, and refuse one with more before any is kept', (t) => {
+  const call = { id: 1, method: 'eth_feeHistory', params: [] };
+  const payload = { batch: false, calls: [call], raw: Buffer.alloc(0) };
+  const list = (n: number) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"ratios":[${Array.from({ length: n }, (_, i) => (i % 2 === 0 ? '1.0' : '5e-07')).join(',')}],"ok":[1,2]}}`);
+  const at = assessBody(list(maxInexactNumbers), payload);
+  t.true(at.ok, at.ok ? '' : at.reason);
+  const over = assessBody(list(maxInexactNumbers + 1), payload);
+  t.false(over.ok);
+  t.regex(over.ok ? '' : over.reason, /^more than 10000 numbers written otherwise than JavaScript writes them/);
+  // scanText keeps the offsets of the first ones only, and counts them all.
+  const scan = scanText(list(maxInexactNumbers + 5).toString(), 3);
+  t.is(scan.inexact.length, 6);
+  t.is(scan.spelled, maxInexactNumbers + 5);
+  // The count is checked before the keys (sliced.ts gives this verdict from the first run over it).
+  const dup = assessBody(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"a":[${'1.0,'.repeat(maxInexactNumbers)}1.0],"a":1}}`), payload);
+  t.regex(dup.ok ? '' : dup.reason, /^more than 10000 numbers/);
+  t.regex((() => { const d = assessBody(Buffer.from(`{"jsonrpc":"2.0","id":1,"result":{"a":[1.0],"a":1}}`), payload); return d.ok ? '' : d.reason; })(), /duplicate key/);
 });

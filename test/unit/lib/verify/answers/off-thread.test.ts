@@ -117,8 +117,34 @@ test.serial('should hand back the body in a buffer of its own when it was part o
 });
 
 test.serial('should send answers of offThreadFrom bytes or more to the thread, and smaller ones not', (t) => {
-  t.true(judgedOffThread(offThreadFrom));
-  t.false(judgedOffThread(offThreadFrom - 1));
+  t.true(judgedOffThread(Buffer.alloc(offThreadFrom, 0x20)));
+  t.false(judgedOffThread(Buffer.alloc(offThreadFrom - 1, 0x20)));
+});
+
+/** Answers under offThreadFrom whose judgement costs far more than their size (test/bench/hostile-upstream.mjs). */
+const costly: Record<string, Buffer> = {
+  keys: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, i])) })),
+  keysSpread: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: 60_000 }, (_, i) => `{"k${i}":0}`).join(',')}]}`),
+  floats: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${'1.0,'.repeat(9_999)}1.0],"n":[${'1,'.repeat(200_000)}1]}`),
+  empties: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${'{},'.repeat(99_999)}{}]}`),
+  escapes: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${'\\u0000'.repeat(150_000)}"}`),
+};
+
+test.serial('should send an answer under offThreadFrom to the thread when judging it costs far more than its size, and judge it as the main thread does', async (t) => {
+  for (const [name, body] of Object.entries(costly)) {
+    t.true(body.length < offThreadFrom, name);
+    const before = offThreadCounts.costly;
+    t.true(judgedOffThread(body), name);
+    t.is(offThreadCounts.costly - before, 1, name);
+    await same(t, body, kinds.logs!, undefined, false, name);
+  }
+  // Ordinary answers of the same sizes stay on the event loop: hex strings, a list of logs.
+  const hex = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"0x${'ab'.repeat(500_000)}"}`);
+  const logs = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: 1_500 }, (_, i) => `{"address":"0x${'ab'.repeat(20)}","topics":["0x${'cd'.repeat(32)}","0x${'ef'.repeat(32)}"],"data":"0x${'12'.repeat(64)}","blockNumber":"0x1234","transactionHash":"0x${'9a'.repeat(32)}","transactionIndex":"0x1","blockHash":"0x${'be'.repeat(32)}","logIndex":"0x${i.toString(16)}","removed":false}`).join(',')}]}`);
+  for (const body of [hex, logs]) {
+    t.true(body.length > 800_000 && body.length < offThreadFrom);
+    t.false(judgedOffThread(body));
+  }
 });
 
 const big = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: 60_000 }, (_, i) => `{"logIndex":"0x${i.toString(16)}","data":"0x${'ab'.repeat(64)}"}`).join(',')}]}`);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import fc from 'fast-check';
 import type { RpcPayload } from '../../../../../lib/jsonrpc/types.js';
-import { assessBody, type Assessment } from '../../../../../lib/verify/answers/answers.js';
+import { assessBody, maxInexactNumbers, type Assessment } from '../../../../../lib/verify/answers/answers.js';
 import { judgeBody, type Judgement } from '../../../../../lib/verify/answers/sliced.js';
 import { canonicalJson, comparable, sha256Hex } from '../../../../../lib/verify/answers/canonical.js';
 import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
@@ -134,5 +134,26 @@ test('should not vote on a list that one misplaced comma makes other than JSON',
     const j = judgeBody(Buffer.from(text), single('eth_getLogs'));
     t.false(j.ok, text);
     t.deepEqual(j, strip(assessBody(Buffer.from(text), single('eth_getLogs'))), text);
+  }
+});
+
+test('should count the numbers spelled inexactly over the whole list, not per slice: the verdict is assessBody\'s either side of the limit', (t) => {
+  const payload: RpcPayload = { batch: false, calls: [{ id: 1, method: 'eth_getLogs', params: [] }], raw: Buffer.alloc(0) };
+  // Elements of about 60 KB with 2 000 inexact numbers each: every slice (256 KB) holds fewer than the limit.
+  const element = (k: number) => `{"data":"0x${'ab'.repeat(28_000)}","n":[${Array.from({ length: 2_000 }, (_, i) => (i === 0 ? `${k}.0` : '1.0')).join(',')}]}`;
+  for (const n of [maxInexactNumbers / 2_000, maxInexactNumbers / 2_000 + 1]) {
+    const body = Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[${Array.from({ length: n }, (_, k) => element(k)).join(',')}]}`);
+    const whole = assessBody(body, payload);
+    t.is(whole.ok, n === maxInexactNumbers / 2_000, `${n} elements`);
+    const judged = judgeBody(body, payload);
+    const { canonical: _, ...expected } = whole.ok ? whole : { ...whole, canonical: undefined };
+    t.true(JSON.stringify(judged) === JSON.stringify(expected), `${n} elements: ${JSON.stringify(judged).slice(0, 200)}`);
+  }
+  // Over the count in the first run: the verdict of the whole, a later run proven JSON first (one that is not: not JSON, as whole).
+  const many = (tail: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":[[${'1.0,'.repeat(maxInexactNumbers)}1.0],"0x${'ab'.repeat(200_000)}",{"a":1,"a":2}${tail}]}`);
+  for (const body of [many(''), many(',{"b":}')]) {
+    const whole = assessBody(body, payload);
+    t.false(whole.ok);
+    t.deepEqual(judgeBody(body, payload), whole);
   }
 });
