@@ -70,7 +70,11 @@ export function workersArg(value: string, cores = availableParallelism()): numbe
 // ---------------------------------------------------------------------------------------------
 // Restarts
 
-/** A worker that exits this soon after it was forked crashed at start. */
+/**
+ * A worker that exits this soon after it started serving (or before) crashed at start. Counted
+ * from its listening, not its fork: on a loaded host a worker may take longer than this to load
+ * and listen, and would otherwise never count as crashing at start (replaced at once, forever).
+ */
 export const fastCrashMs = 10_000;
 /** This many fast crashes in a row and the primary gives up (exit 1). */
 export const maxFastCrashes = 5;
@@ -251,7 +255,9 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
   });
 
   // Workers: started, listening, exited.
-  const startedAt = new Map<Worker, number>();
+  const startedAt = new Set<Worker>();
+  /** When each worker started serving (listening on every port): its life, for the backoff, counts from there. */
+  const servingAt = new Map<Worker, number>();
   let everListening = false;
   let fastCrashes = 0;
   let failed = false;
@@ -266,7 +272,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
       [portVariable]: String(port),
       ...(adminPort !== undefined && { [adminPortVariable]: String(adminPort) }),
     });
-    startedAt.set(w, Date.now());
+    startedAt.add(w);
     // A message to a worker that is exiting fails (EPIPE): its exit is handled below, not a crash of the primary.
     w.on('error', (err: Error) => logger.debug({ worker: w.process.pid, reason: err.message }, 'message to a worker failed'));
     return w;
@@ -279,6 +285,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     listenedOn.set(w, ports.add(address.port));
     if (!ports.has(port) || (adminPort !== undefined && !ports.has(adminPort))) return;
     listeningWorkers.add(w);
+    if (!servingAt.has(w)) servingAt.set(w, Date.now());
     if (!everListening && listeningWorkers.size === options.workers) {
       everListening = true;
       logger.info(
@@ -294,6 +301,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     }
   });
   cluster.on('exit', (w: Worker, code: number | null, signal: string | null) => {
+    const served = servingAt.get(w);
+    servingAt.delete(w);
     listeningWorkers.delete(w);
     listenedOn.delete(w);
     joined.delete(w);
@@ -301,15 +310,17 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     // Its requests in flight died with it: each keeps its estimate as its cost, and frees its slot.
     for (const reservation of held.get(w)?.values() ?? []) credits.settleNow(reservation, reservation.credits);
     held.delete(w);
-    const lived = Date.now() - (startedAt.get(w) ?? Date.now());
+    // (a worker that never served lived none of it)
+    const lived = served === undefined ? 0 : Date.now() - served;
     startedAt.delete(w);
     if (stopping) {
       if (code !== 0) failed = true;
       if (startedAt.size === 0) void finish();
       return;
     }
-    if (!everListening) {
+    if (!everListening && served === undefined) {
       // A worker that cannot start (the port taken, the database refused): it said why on stderr.
+      // (One that served and then died, before the others listened, crashed: replaced below.)
       logger.error({ worker: w.process.pid, code, signal }, 'a worker exited before the cluster was listening: stopping');
       return void stop('a worker failed to start', typeof code === 'number' && code !== 0 ? code : 1, false);
     }

@@ -35,26 +35,51 @@ interface Farm {
   connections: ConnectionCount;
 }
 
-/** `count` servers, each holding a call `holdMs` to `holdMs` + 100 ms before its answer. */
-async function farm(t: ExecutionContext, count: number, holdMs = 100): Promise<Farm> {
+/**
+ * `count` servers, each holding a call `holdMs` to `holdMs` + 100 ms before its answer. With
+ * `gate`, the servers but the first hold every call until they have held `gate` at once (then
+ * answer as the others do), or for at most `gateCapMs`: whether an upstream reaches `gate` calls
+ * at once then depends on the calls the gateway lets go, not on how fast a loaded machine sends
+ * them; a gateway that never lets `gate` go at once is seen (`mostHeld`) once the cap has passed.
+ */
+async function farm(t: ExecutionContext, count: number, holdMs = 100, gate?: { calls: number; capMs: number }): Promise<Farm> {
   const connections = new ConnectionCount();
   const fakes: Fake[] = [];
   for (let i = 0; i < count; i += 1) {
     const fake: Fake = { url: '', held: 0, mostHeld: 0, calls: 0, connections: new ConnectionCount() };
+    const gated: (() => void)[] = [];
     const origin = await countingServer(t, [connections, fake.connections], (req, res) => {
       req.resume();
       req.on('end', () => {
         fake.calls += 1;
         fake.held += 1;
         fake.mostHeld = Math.max(fake.mostHeld, fake.held);
-        setTimeout(
-          () => {
-            fake.held -= 1;
-            res.writeHead(200, { 'content-type': 'application/json' });
-            res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
-          },
-          holdMs + ((fake.calls * 37) % 100),
-        );
+        const reply = () =>
+          setTimeout(
+            () => {
+              fake.held -= 1;
+              res.writeHead(200, { 'content-type': 'application/json' });
+              res.end('{"jsonrpc":"2.0","id":1,"result":"0x1"}');
+            },
+            holdMs + ((fake.calls * 37) % 100),
+          );
+        if (gate === undefined || i === 0 || fake.mostHeld >= gate.calls) {
+          // (the gate opens: the calls it held go too)
+          for (const go of gated.splice(0)) go();
+          return void reply();
+        }
+        let gone = false;
+        const go = () => {
+          if (gone) return;
+          gone = true;
+          clearTimeout(cap);
+          reply();
+        };
+        const cap = setTimeout(() => {
+          gated.splice(gated.indexOf(go), 1);
+          go();
+        }, gate.capMs);
+        gated.push(go);
       });
     });
     fake.url = `${origin}/`;
@@ -120,7 +145,9 @@ for (const client of ['node', 'undici'] as const) {
   });
 
   test(`${client}: a borrowing upstream gives its room back when the others load their shares; the cap holds`, async (t) => {
-    const f = await farm(t, upstreams);
+    // The others' calls held until each has its share at once (for at most 15 s): on a loaded
+    // machine, calls held 100–200 ms, sent one after the other as room comes back, need not overlap.
+    const f = await farm(t, upstreams, 100, { calls: share, capMs: 15_000 });
     const r = registry(t, f, client);
     const busy = f.fakes[0]!;
     let othersDone = false;
