@@ -17,6 +17,7 @@ import { WebSocketServer } from 'ws';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { rpc, send, type Reply as GatewayReply } from '../../support/gateway.js';
 import { listeningPort, runCli, type Run } from '../../support/cli.js';
+import { until } from '../../support/wait.js';
 
 type Reply = { status: number; type: string; body: string };
 
@@ -315,11 +316,16 @@ test('should hide a key that a write\'s rejection quotes across the cut of its r
   const dir = await mkdtemp(join(tmpdir(), 'omnigate-keys-'));
   t.teardown(() => rm(dir, { recursive: true }));
   const file = join(dir, 'omnigate.yaml');
-  await writeFile(file, `timeouts:\n  upstreamMs: 300\nchains:\n  1337:\n    rpcs:\n      - "${rejecting}"\n      - "${silent.url}"\n    writes:\n      broadcast: all\n`);
+  // A timeout no loaded machine outruns: the silent upstream is cut off below instead (a write
+  // that may have reached it is unanswered all the same), so the test does not wait for it.
+  await writeFile(file, `timeouts:\n  upstreamMs: 60000\nchains:\n  1337:\n    rpcs:\n      - "${rejecting}"\n      - "${silent.url}"\n    writes:\n      broadcast: all\n`);
   const r = runCli(['serve', '--config', file, '--port', '0', '--no-indexer'], { LOG_LEVEL: 'debug' });
   t.teardown(() => r.child.kill('SIGKILL'));
   const base = `http://127.0.0.1:${await listeningPort(r)}`;
-  const write = await send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_sendRawTransaction', ['0x02'])), { 'content-type': 'application/json' });
+  const sent = send(base, 'POST', '/rpc/1337', JSON.stringify(rpc('eth_sendRawTransaction', ['0x02'])), { 'content-type': 'application/json' });
+  await until(() => silent.requests.some((q) => (q.body as { method?: string }).method === 'eth_sendRawTransaction'));
+  await silent.close(); // the write reached it, and its connection drops with no answer
+  const write = await sent;
   t.is(write.status, 504, write.text);
   const failures = write.body.error.data.failures as { reason: string }[];
   t.true(failures.some((f) => /^rejected it: .*x\*\*\*/.test(f.reason)), write.text);
