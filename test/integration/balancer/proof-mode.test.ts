@@ -345,16 +345,19 @@ test.serial('a transaction\'s or receipt\'s sender altered is caught by its sign
     ['eth_getBlockByNumber', [at, true], (r) => r.transactions[0].from],
     ['eth_getBlockReceipts', [at], (r) => r[0].from],
   ];
-  for (const [method, params, fromOf] of asked) {
-    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+  // A gateway per method (the first liarFirst's): in one, the earlier requests' calls measure the
+  // liar's latency, and on a loaded machine it could rank measured-slow (select.ts) and not be asked first.
+  for (const [i, [method, params, fromOf]] of asked.entries()) {
+    const g = i === 0 ? gw : await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: 'proof' } } });
+    if (g !== gw) t.teardown(() => g.close());
+    const reply = await g.post(`/rpc/${chain.chainId}`, rpc(method, params));
     t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
     t.is(reply.headers['x-verified-by'], 'proof', method);
     t.is(fromOf(reply.body.result), sender, method);
     t.is(reply.headers['x-forwarded-from'], honest.url, method);
+    const shown = (await upstreamsOf(g)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 1, `${method}: the liar charged for it`);
   }
-  const chains = await gw.request('GET', '/chains');
-  const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
-  t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, asked.length, 'the liar charged for each');
 });
 
 test.serial('a full block\'s fields beyond its header and transactions (size, uncles) altered by the provider proving it are never served: the block goes by agreement', async (t) => {
