@@ -437,7 +437,9 @@ test('top-up of a long entry (judged in the worker thread): a field only the ent
       call.method === 'eth_getLogs' ? longLogs(call.id) : JSON.stringify({ jsonrpc: '2.0', id: call.id, ...(chainAnswer(call as Parameters<AnswerFn>[0]) as object) }),
   );
   const list = await Promise.all(raws.map((raw) => startFakeUpstream({ raw })));
-  const gw = await startGateway({ refreshInterval: 3600, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
+  // No hedge: the N=1 answer must be the first upstream's (with the extra), however long a loaded
+  // machine takes over its 1 MiB; a hedge (the tests' 1 s) after a stall got the second's answer.
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, chains: { 1337: { rpcs: list.map((f) => f.url), strategy: 'priority' } } });
   t.teardown(async () => {
     await gw.close();
     await Promise.all(list.map((f) => f.close()));
@@ -446,6 +448,7 @@ test('top-up of a long entry (judged in the worker thread): a field only the ent
   const range = [{ fromBlock: hex(0x10), toBlock: hex(0x11) }];
   const one = await gw.post('/rpc/1337', rpc('eth_getLogs', range, 1));
   t.is(one.status, 200, one.text.slice(0, 300));
+  t.is(one.headers['x-forwarded-from'], list[0]!.url);
   t.true(one.text.length > 1024 * 1024, `${one.text.length} bytes`);
   t.is(one.body.result[3_999].l1Fee, '0xdead');
   const two = await gw.post('/confirmations/2/rpc/1337', rpc('eth_getLogs', range, 2));

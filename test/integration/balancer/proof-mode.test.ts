@@ -245,17 +245,21 @@ test.serial('a transaction and its receipt in a block a reorg dropped, which nod
     return keeps(call);
   });
   const honest = [await startTamperProxy(node.url, keeps), await startTamperProxy(node.url, keeps)];
-  const gw = await startGateway({ confirmations: 2, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
-  t.teardown(async () => { await gw.close(); for (const p of [liar, ...honest]) await p.close(); });
+  t.teardown(async () => { for (const p of [liar, ...honest]) await p.close(); });
+  // A gateway per method: in one, the first request's calls measure the liar's latency, and on a
+  // loaded machine it could rank measured-slow (select.ts) and not be asked first for the second.
   for (const [method, expected] of [['eth_getTransactionReceipt', receipt], ['eth_getTransactionByHash', tx]] as const) {
+    const gw = await startGateway({ confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    t.teardown(() => gw.close());
     const reply = await gw.post(`/rpc/${reorged.chainId}`, rpc(method, [txHash]));
     t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
     t.deepEqual(reply.body.result, expected, `${method}: where the chain holds it`);
     t.is(reply.headers['x-verified-by'], 'proof', method);
     t.is(reply.headers['x-forwarded-from'], honest[0]!.url, method);
+    t.is(liar.calls(method), 1, `${method}: the liar asked first`);
+    const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 1, `${method}: the liar charged for it`);
   }
-  const shown = (await upstreamsOf(gw)).find((u) => u.url === liar.url)!;
-  t.is(shown.proofsFailed, 2, 'the liar charged for each');
 });
 
 test.serial('a final header agreed by its hash (a block a reorg dropped, asked for by hash) is never kept as the block at its number: later reads by number are proven against the chain\'s block', async (t) => {
@@ -341,16 +345,19 @@ test.serial('a transaction\'s or receipt\'s sender altered is caught by its sign
     ['eth_getBlockByNumber', [at, true], (r) => r.transactions[0].from],
     ['eth_getBlockReceipts', [at], (r) => r[0].from],
   ];
-  for (const [method, params, fromOf] of asked) {
-    const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
+  // A gateway per method (the first liarFirst's): in one, the earlier requests' calls measure the
+  // liar's latency, and on a loaded machine it could rank measured-slow (select.ts) and not be asked first.
+  for (const [i, [method, params, fromOf]] of asked.entries()) {
+    const g = i === 0 ? gw : await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: 'proof' } } });
+    if (g !== gw) t.teardown(() => g.close());
+    const reply = await g.post(`/rpc/${chain.chainId}`, rpc(method, params));
     t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
     t.is(reply.headers['x-verified-by'], 'proof', method);
     t.is(fromOf(reply.body.result), sender, method);
     t.is(reply.headers['x-forwarded-from'], honest.url, method);
+    const shown = (await upstreamsOf(g)).find((u) => u.url === liar.url)!;
+    t.is(shown.proofsFailed, 1, `${method}: the liar charged for it`);
   }
-  const chains = await gw.request('GET', '/chains');
-  const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
-  t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, asked.length, 'the liar charged for each');
 });
 
 test.serial('a full block\'s fields beyond its header and transactions (size, uncles) altered by the provider proving it are never served: the block goes by agreement', async (t) => {
