@@ -273,16 +273,27 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
   const median = sorted.length === 0 ? 0 : sorted[(sorted.length - 1) >> 1]!;
   for (const { health, ms } of round) {
     const q = qualityOf(health);
+    // Whether the probe's own latency joins the samples (below).
+    let sample = true;
     for (const s of q.classes.values()) {
       if (s.p50 === undefined) continue;
+      const asPeers = round.length >= 2 && ms <= resetFactor * Math.max(median, 1);
       // Recent samples that are mostly abandoned calls are lower bounds only (under an adaptive
       // hedge, tens of ms for a 3 s upstream): an answer below them is the news, whatever the round,
       // and so is one no slower than its peers' (on a loaded machine every probe may take longer
       // than those lower bounds, and the upstream would stay down until traffic re-measured it).
-      const censored = 2 * s.abandoned > s.samples && (ms < s.p50 || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1)));
-      if (censored || s.p50 > resetFactor * Math.max(ms, 1) || (round.length >= 2 && ms <= resetFactor * Math.max(median, 1) && s.p50 > ms)) s.reset();
+      const censored = 2 * s.abandoned > s.samples && (ms < s.p50 || asPeers);
+      if (censored || s.p50 > resetFactor * Math.max(ms, 1) || (asPeers && s.p50 > ms)) {
+        // Reset because it is no slower than its peers in this round, not because the probe was
+        // faster than what it replaces: the probe's latency (a fresh connection; hundreds of ms on
+        // a loaded machine, against traffic's few ms on kept-alive ones) is no measure of its
+        // traffic, and as one of its next samples it would make one stalled answer demote it
+        // again. It starts unmeasured; its traffic measures it.
+        if (ms >= s.p50) sample = false;
+        s.reset();
+      }
     }
-    q.stats('read', now).add(ms, now);
+    if (sample) q.stats('read', now).add(ms, now);
   }
 }
 

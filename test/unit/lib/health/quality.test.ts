@@ -132,6 +132,21 @@ test('should bring back an upstream demoted by lost races when its probe is abov
   t.deepEqual(rank(list).tiers, [0, 0, 0]);
 });
 
+test('should not let the slow probe that brought an upstream back demote it again with one stalled answer (a loaded machine)', (t) => {
+  const list = ups([[], [1, 1, 1], [1, 1, 1]]);
+  for (let i = 0; i < 3; i += 1) recordAbandoned(list[0]!.health, 85, 'read', 0);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // Every probe of the round takes ~285 ms (fresh connections on a loaded machine): u0 is back.
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [283, 287, 288][i]! })), 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+  // Its first call answers in 120 ms (a stall): one outlier, not evidence; the probe's 283 ms is no traffic latency.
+  recordAnswered(undefined, list[0]!.health, 120, 'read', 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+  // Two such answers are.
+  recordAnswered(undefined, list[0]!.health, 120, 'read', 0);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+});
+
 test('should keep the trouble tiers above measured slowness (cooling, lagging, distrusted)', (t) => {
   const list = ups([[600, 600], [3, 3], [3, 3]], [{}, { health: { ...newHealth(), successes: 1, coolingUntil: 10 } as Health }]);
   recordAnswered(undefined, list[1]!.health, 3, 'read', 0);
