@@ -6,6 +6,7 @@
  * (`port: ${PORT:-5000}`); a quoted value always stays a string.
  */
 import { isMap, isScalar, isSeq, Scalar, type LineCounter, type Node } from 'yaml';
+import { show, showUrl } from './sections.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -14,6 +15,11 @@ export interface EnvSubstitution {
   problems: { path: string; line: number | undefined; message: string }[];
   /** What each variable was replaced with (environment values only, not defaults). */
   used: Map<string, string>;
+  /**
+   * Each value that took something from the environment, by YAML path: its text as written
+   * (`https://x/${KEY}`) and what it became, so that a problem quoting it can quote the former.
+   */
+  written: Map<string, { text: string; value: string | bigint | boolean }>;
 }
 
 const reference = /\$\$\{|\$\{([^}]*)(\}?)/g;
@@ -21,7 +27,7 @@ const inner = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
 
 /** Replaces the references in every string value under `root`, in place. */
 export function substituteEnv(root: unknown, env: Env, counter: LineCounter): EnvSubstitution {
-  const out: EnvSubstitution = { problems: [], used: new Map() };
+  const out: EnvSubstitution = { problems: [], used: new Map(), written: new Map() };
   const walk = (node: unknown, path: string) => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -31,12 +37,16 @@ export function substituteEnv(root: unknown, env: Env, counter: LineCounter): En
     } else if (isSeq(node)) {
       node.items.forEach((item, i) => walk(item, `${path}[${i}]`));
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('${')) {
-      const result = expand(node.value, env, out.used);
+      const mine = new Map<string, string>();
+      const result = expand(node.value, env, mine);
+      for (const [name, value] of mine) out.used.set(name, value);
       if ('problem' in result) {
         out.problems.push({ path: path || '(root)', line: node.range ? counter.linePos(node.range[0]).line : undefined, message: result.problem });
         return;
       }
+      const text = node.value;
       node.value = node.type === Scalar.PLAIN ? retype(result.value) : result.value;
+      if (mine.size > 0) out.written.set(path || '(root)', { text, value: node.value as string | bigint | boolean });
     }
   };
   walk(root as Node | null, '');
@@ -77,11 +87,33 @@ function retype(value: string): string | bigint | boolean {
   return value;
 }
 
-/** Hides the values taken from the environment in a message (`${NAME}` in their place). */
-export function hideUsed(message: string, used: ReadonlyMap<string, string>): string {
-  let out = message;
-  for (const [name, value] of [...used].sort((a, b) => b[1].length - a[1].length)) {
-    if (value.length >= 6) out = out.split(value).join(`\${${name}}`);
+/**
+ * A problem's message with every value taken from the environment hidden: where it quotes a value
+ * that took one (the way the validators quote values: `show`, `showUrl`), the value as written
+ * (`"https://x/${KEY}"`, `${PORT} is not an integer…`) takes its place, whatever the length of
+ * the environment's value; a string value is replaced wherever it is quoted, an integer or
+ * true/false only where the problem of its own path starts with it (a short number such as `1`
+ * is replaced nowhere else: a message has other numbers). Last, an environment value of 6
+ * characters or more left anywhere (inside a longer value) becomes `${NAME}`; one made of
+ * digits only, where it stands alone (not inside a longer number).
+ */
+export function hideUsed(problem: { path: string; message: string }, substituted: Pick<EnvSubstitution, 'used' | 'written'>): string {
+  let out = problem.message;
+  for (const [path, { text, value }] of substituted.written) {
+    if (typeof value !== 'string') {
+      if (path === problem.path && out.startsWith(`${show(value)} `)) out = text + out.slice(show(value).length);
+      continue;
+    }
+    // A URL written as references only (`${URL}`) holds no key of the file's: quoted as is.
+    const textAsUrl = /^(\$\{[^}]*\})+$/.test(text) ? show(text) : showUrl(text);
+    for (const [shown, instead] of [[show(value), show(text)], [showUrl(value), textAsUrl]] as const) {
+      if (shown.startsWith('"')) out = out.split(shown).join(instead);
+    }
+  }
+  for (const [name, value] of [...substituted.used].sort((a, b) => b[1].length - a[1].length)) {
+    if (value.length < 6) continue;
+    if (/^\d+$/.test(value)) out = out.replace(new RegExp(`(?<!\\d)${value}(?!\\d)`, 'g'), `\${${name}}`);
+    else out = out.split(value).join(`\${${name}}`);
   }
   return out;
 }

@@ -74,7 +74,7 @@ export function parseConfig(text: string, source = 'config', options: ParseOptio
   problems.push(...unset.values());
   if (problems.length > 0 || 'problems' in result) {
     throw new ConfigError(
-      problems.map((p) => hideUsed(`${p.path}${p.line ? ` (line ${p.line})` : ''}: ${p.message}`, substituted.used)),
+      problems.map((p) => `${p.path}${p.line ? ` (line ${p.line})` : ''}: ${hideUsed(p, substituted)}`),
       source,
     );
   }

@@ -205,6 +205,17 @@ test('keys written in the file are masked in config errors: a duplicate, a bad s
   t.regex(err, /chains\.1\.rpcs\[3\] \(line 9\): the value \(not shown: it may hold a key\) is not an http\(s\)\/ws\(s\) URL \(it has no scheme/);
 });
 
+test('a short value from the environment is never printed in a config error: the value as written is (exit 2)', async (t) => {
+  const file = await configFile(t, ['port: ${OMNIGATE_TEST_PORT}', 'chains:', '  1:', '    rpcs: ["htps://${OMNIGATE_TEST_PASS}.example/"]', '    strategy: ${OMNIGATE_TEST_PASS}', ''].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--no-indexer'], { OMNIGATE_TEST_PASS: 'hu2t5', OMNIGATE_TEST_PORT: '70000' });
+  t.is(await r.exited, 2);
+  const err = r.err.join('');
+  t.false(/hu2t5|70000/.test([...r.err, ...r.out].join('')), err);
+  t.regex(err, /port \(line 1\): \$\{OMNIGATE_TEST_PORT\} is not an integer from 0 to 65535/);
+  t.regex(err, /chains\.1\.rpcs\[0\] \(line 4\): "htps:\/\/\$\{OMNIGATE_TEST_PASS\}\.example" is not an http\(s\)\/ws\(s\) URL/);
+  t.regex(err, /chains\.1\.strategy \(line 5\): "\$\{OMNIGATE_TEST_PASS\}" is not a strategy/);
+});
+
 test('db migrate against an unreachable DATABASE_URL exits 1 (a runtime failure), a bad DATABASE_URL 2, never printing the password', async (t) => {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -53,7 +53,7 @@ test('should substitute in values only, keep comments, and apply the result to a
 
 test('a quoted value stays a string: "${N}" for an integer key is a type problem', (t) => {
   const problems = problemsOf('port: "${P}"\nchains:\n  1:\n    rpcs: [https://a.example]\n', { P: '5000' });
-  t.deepEqual(problems, ['port (line 1): "5000" is not an integer from 0 to 65535. Example: port: 5000']);
+  t.deepEqual(problems, ['port (line 1): "${P}" is not an integer from 0 to 65535. Example: port: 5000']);
 });
 
 test('should name the path, the line and the variable of every unset one, with the other problems', (t) => {
@@ -73,8 +73,31 @@ test('should name the path, the line and the variable of every unset one, with t
 test('a value taken from the environment never appears in a problem', (t) => {
   const secret = 'https://a.example/v2/0123456789abcdef';
   const problems = problemsOf('chains:\n  1:\n    rpcs: ["${URL}", "${URL}"]\n', { URL: secret });
-  t.deepEqual(problems, ['chains.1.rpcs[1] (line 3): "https://a.example/v2/***" is listed twice (the same URL as chains.1.rpcs[0] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one']);
+  t.deepEqual(problems, ['chains.1.rpcs[1] (line 3): "${URL}" is listed twice (the same URL as chains.1.rpcs[0] once the case, default port, fragment and empty query are ignored): a duplicate would vote twice, remove one']);
   t.false(problems.join().includes('0123456789abcdef'));
+});
+
+test('a short value from the environment (under 6 characters) is never shown either: the value as written is quoted', (t) => {
+  const problems = problemsOf(
+    ['port: ${PORT}', 'host: "${PGPASS} x"', 'chains:', '  1:', '    rpcs: ["htps://${PGPASS}.example/"]', '    strategy: ${PGPASS}', ''].join('\n'),
+    { PGPASS: 'hu2t5', PORT: '70000' },
+  );
+  t.deepEqual(problems, [
+    'port (line 1): ${PORT} is not an integer from 0 to 65535. Example: port: 5000',
+    'host (line 2): "${PGPASS} x" is not an address to listen on: an IP address or a host name. Example: host: 127.0.0.1 (this machine only), host: 0.0.0.0 (every interface, e.g. in a container)',
+    'chains.1.rpcs[0] (line 5): "htps://${PGPASS}.example" is not an http(s)/ws(s) URL. Example: "https://rpc.example/v1/KEY"',
+    'chains.1.strategy (line 6): "${PGPASS}" is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)',
+  ]);
+});
+
+test('hiding the environment\'s values does not touch the same digits elsewhere in a message (1, or 100000 inside 1000000)', (t) => {
+  const problems = problemsOf(
+    ['confirmations: ${N}', 'chains:', '  1:', '    rpcs:', '      - url: https://a.example', '        maxRps: ${RPS}', '        maxConcurrent: 0', ''].join('\n'),
+    { N: '1', RPS: '100000' },
+  );
+  t.deepEqual(problems, [
+    'chains.1.rpcs[0].maxConcurrent (line 7): 0 is not an integer from 1 to 1000000 (calls in flight at most; at the cap the upstream is skipped). Example: maxConcurrent: 50',
+  ]);
 });
 
 test('a $${ literal in a URL is refused as a template, as written', (t) => {
