@@ -20,6 +20,11 @@ export interface EnvSubstitution {
    * (`https://x/${KEY}`) and what it became, so that a problem quoting it can quote the former.
    */
   written: Map<string, { text: string; value: string | bigint | boolean }>;
+  /**
+   * The YAML paths of the values whose every `${` was written `$${` (a literal, which is no
+   * template left unfilled; a `${` an environment value brought still is one).
+   */
+  literal: Set<string>;
 }
 
 const reference = /\$\$\{|\$\{([^}]*)(\}?)/g;
@@ -27,7 +32,7 @@ const inner = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
 
 /** Replaces the references in every string value under `root`, in place. */
 export function substituteEnv(root: unknown, env: Env, counter: LineCounter): EnvSubstitution {
-  const out: EnvSubstitution = { problems: [], used: new Map(), written: new Map() };
+  const out: EnvSubstitution = { problems: [], used: new Map(), written: new Map(), literal: new Set() };
   const walk = (node: unknown, path: string) => {
     if (isMap(node)) {
       for (const pair of node.items) {
@@ -47,6 +52,9 @@ export function substituteEnv(root: unknown, env: Env, counter: LineCounter): En
       const text = node.value;
       node.value = node.type === Scalar.PLAIN ? retype(result.value) : result.value;
       if (mine.size > 0) out.written.set(path || '(root)', { text, value: node.value as string | bigint | boolean });
+      // Every `${` of the result written `$${` (none brought by an environment value): a literal.
+      const escapes = text.split('$${').length - 1;
+      if (escapes > 0 && result.value.split('${').length - 1 === escapes) out.literal.add(path || '(root)');
     }
   };
   walk(root as Node | null, '');

@@ -62,7 +62,7 @@ export function parseConfig(text: string, source = 'config', options: ParseOptio
       source,
     );
   }
-  const result = validateConfig(raw);
+  const result = validateConfig(raw, { literal: substituted.literal });
   // A value whose ${VAR} could not be substituted is reported for that, not for what it then
   // looks like (a template URL, not an integer…); every other problem is reported as well.
   const unset = new Map(substituted.problems.map((p) => [p.path, p]));

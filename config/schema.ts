@@ -47,10 +47,18 @@ function exactNumbers(value: unknown, copies = new Map<object, unknown>()): unkn
   return out;
 }
 
-export function validateConfig(input: unknown): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
+export interface ValidateOptions {
+  /**
+   * The YAML paths of the values whose `${` was written `$${` (config/env.ts): a literal, not a
+   * template left unfilled, so an upstream URL there may hold one.
+   */
+  literal?: ReadonlySet<string>;
+}
+
+export function validateConfig(input: unknown, options: ValidateOptions = {}): { config: OmnigateConfig } | { problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   const raw = exactNumbers(input);
-  const r = reader(raw, (path, message) => problems.push({ path, message }));
+  const r = reader(raw, (path, message) => problems.push({ path, message }), options.literal ?? new Set());
   if (!isObj(raw)) {
     r.report('(root)', 'the config must be a YAML mapping with at least a `chains:` key');
     return { problems };
@@ -114,6 +122,8 @@ function hostOf(value: unknown, report: (path: string, message: string) => void,
 interface Reader {
   raw: Obj;
   report: (path: string, message: string) => void;
+  /** ValidateOptions.literal. */
+  literal: ReadonlySet<string>;
   /** A whole number from min to max, or the fallback (absent, or reported). */
   int(obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number;
   /** A number from min to max (a share, a quantile), or the fallback. */
@@ -122,7 +132,7 @@ interface Reader {
   section(key: string): Obj;
 }
 
-function reader(raw: unknown, report: Reader['report']): Reader {
+function reader(raw: unknown, report: Reader['report'], literal: ReadonlySet<string>): Reader {
   const inRange = (integer: boolean) => (obj: Obj, key: string, path: string, fallback: number, min: number, max: number, hint: string): number => {
     const v = obj[key];
     if (v === undefined || v === null) return fallback;
@@ -135,6 +145,7 @@ function reader(raw: unknown, report: Reader['report']): Reader {
   const doc: Obj = isObj(raw) ? raw : {};
   return {
     raw: doc,
+    literal,
     report,
     int: inRange(true),
     share: inRange(false),
@@ -365,7 +376,7 @@ function chainsOf(r: Reader, confirmations: number, verify: VerifyMode): Record<
 function chainOf(r: Reader, path: string, value: Obj, confirmations: number, verify: VerifyMode): ChainConfig {
   const report = r.report;
   unknownKeys(value, chainKeys, path, report);
-  const { urls: rpcs, providers, upstreamLimits, complete } = urlList(value.rpcs, `${path}.rpcs`, report);
+  const { urls: rpcs, providers, upstreamLimits, complete } = urlList(value.rpcs, `${path}.rpcs`, report, r.literal);
   const strategy = value.strategy ?? defaults.strategy;
   if (strategy !== 'balanced' && strategy !== 'priority') {
     report(`${path}.strategy`, `${show(strategy)} is not a strategy: use balanced (spread N=1 requests over the best upstreams) or priority (the first healthy one in list order)`);

@@ -112,7 +112,7 @@ export const providerLabel = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
  * upstreams (a chain's confirmations, writes.broadcast) do not count a list short of the entries
  * already reported, which would add a false "rpcs has 2" to a file that lists 3.
  */
-export function urlList(value: unknown, path: string, report: (p: string, m: string) => void): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[]; complete: boolean } {
+export function urlList(value: unknown, path: string, report: (p: string, m: string) => void, literal: ReadonlySet<string> = new Set()): { urls: string[]; providers: (string | undefined)[]; upstreamLimits: UpstreamLimits[]; complete: boolean } {
   const urls: string[] = [];
   const providers: (string | undefined)[] = [];
   const upstreamLimits: UpstreamLimits[] = [];
@@ -168,7 +168,8 @@ export function urlList(value: unknown, path: string, report: (p: string, m: str
       const noScheme = !url && !item.includes('://') ? ' (it has no scheme: write https://, http://, wss:// or ws:// before the host)' : '';
       return report(at, `${showUrl(item)} is not an http(s)/ws(s) URL${noScheme}. Example: "https://rpc.example/v1/KEY"`);
     }
-    if (/\$\{|%7B/i.test(item)) return report(at, `${showUrl(item)} is a template: put the real key in place of the \${…} placeholder`);
+    // A `${` written `$${` (at a path in `literal`) is the user's, not a placeholder.
+    if ((literal.has(at) ? /%7B/i : /\$\{|%7B/i).test(item)) return report(at, `${showUrl(item)} is a template: put the real key in place of the \${…} placeholder`);
     // The user-info is sent percent-decoded (Authorization: Basic): an escape that does not decode would stop the start.
     if (!userInfoDecodes(url)) {
       return report(at, `${showUrl(item)} has a user or password with a % that is not a percent escape: write a % in it as %25`);

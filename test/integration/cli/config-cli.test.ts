@@ -180,6 +180,21 @@ test('${VAR} substitution: the provider key only in the environment reaches the 
   t.regex(output, /"msg":"rpc request"/);
 });
 
+test('$${ writes a literal ${ in an upstream URL: the password and the path reach the upstream with it, no template problem', async (t) => {
+  const fake = await startFakeUpstream({});
+  t.teardown(() => fake.close());
+  const port = new URL(fake.url).port;
+  const file = await configFile(t, ['chains:', '  1337:', '    rpcs:', `      - http://relay:pa$\${ss@127.0.0.1:${port}/v1/$\${id}`, ''].join('\n'));
+  const r = run(t, ['serve', '--config', file, '--port', '0', '--no-indexer']);
+  const base = `http://127.0.0.1:${await listeningPort(r)}`;
+  const reply = await post(base, '/rpc/1337', pinned);
+  t.is(reply.status, 200, reply.text);
+  const calls = fake.requests.filter((q) => (q.body as { method?: string }).method === 'eth_getBalance');
+  t.is(calls.length, 1);
+  t.is(calls[0]!.path, '/v1/$%7Bid%7D');
+  t.is(calls[0]!.headers.authorization, `Basic ${Buffer.from('relay:pa${ss').toString('base64')}`);
+});
+
 test('keys written in the file are masked in config errors: a duplicate, a bad scheme, a URL without scheme, a proxy URL (exit 2, paths and lines)', async (t) => {
   const key = 'c0ffee0123456789c0ffee0123456789';
   const yaml = [

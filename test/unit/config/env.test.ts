@@ -100,8 +100,10 @@ test('hiding the environment\'s values does not touch the same digits elsewhere 
   ]);
 });
 
-test('a $${ literal in a URL is refused as a template, as written', (t) => {
-  const problems = problemsOf('chains:\n  1:\n    rpcs: ["https://c.example/$${LITERAL}"]\n', {});
+test('$${ writes a literal ${ in an upstream URL (a path, a password): no template; a ${ that came from the environment still is one', (t) => {
+  const config = parseConfig('chains:\n  1:\n    rpcs: ["https://c.example/$${LITERAL}", { url: "https://u:pa$${ss@d.example/" }]\n', 'config', { env: {} });
+  t.deepEqual(config.chains['1']!.rpcs, ['https://c.example/$%7BLITERAL%7D', 'https://u:pa$%7Bss@d.example/']);
+  const problems = problemsOf('chains:\n  1:\n    rpcs: ["https://c.example/$${A}/${KEY}"]\n', { KEY: '${UNFILLED}' });
   t.is(problems.length, 1);
   t.regex(problems[0]!, /^chains\.1\.rpcs\[0\] \(line 3\): .*is a template/);
 });
