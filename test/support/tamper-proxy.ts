@@ -26,6 +26,11 @@ export interface TamperProxy {
   bytes: number;
   /** Answers calls of these methods only after this many ms (a slow provider). */
   slow: Map<string, number>;
+  /**
+   * Called as each call arrives (a batch: each member); the call is answered only once what it
+   * returns settles (a stalled provider the test releases when it has checked what it needed).
+   */
+  hold: ((call: TamperCall) => Promise<unknown> | undefined) | undefined;
   close(): Promise<void>;
 }
 
@@ -41,6 +46,7 @@ export async function startTamperProxy(node: string, tamper?: Tamper): Promise<T
     calls: (method) => (method === undefined ? [...proxy.methods.values()].reduce((a, b) => a + b, 0) : proxy.methods.get(method) ?? 0),
     tamper,
     slow: new Map(),
+    hold: undefined,
     bytes: 0,
     requests: 0,
     close: async () => {},
@@ -51,6 +57,8 @@ export async function startTamperProxy(node: string, tamper?: Tamper): Promise<T
     proxy.methods.set(call.method, (proxy.methods.get(call.method) ?? 0) + 1);
     const wait = proxy.slow.get(call.method);
     if (wait !== undefined) await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    const held = proxy.hold?.({ method: call.method, params: call.params ?? [] });
+    if (held !== undefined) await held;
     const answer = forwarded ?? ((await forward(node, call)) as { result?: unknown });
     if (proxy.tamper && 'result' in answer) {
       const instead = proxy.tamper({ method: call.method, params: call.params ?? [] }, structuredClone(answer.result));

@@ -61,7 +61,9 @@ const headerCalls = (list: Provider[]) => list.reduce((n, p) => n + p.headers(),
 const calls = (list: Provider[], method: string) => list.reduce((n, p) => n + p.proxy.calls(method), 0);
 
 async function gateway(t: ExecutionContext, list: Provider[], extra: Record<string, unknown> = {}, verify = 'proof'): Promise<Gateway> {
-  const gw = await startGateway({ refreshInterval: 3600, ...extra, chains: { [chain.chainId]: { rpcs: list.map((p) => p.proxy.url), strategy: 'priority', verify } } });
+  // No hedging unless a test sets its own: these tests count the calls asked (a proof's material is
+  // hedged as any read, and a loaded machine's stall past a hedge delay would add a hedged call).
+  const gw = await startGateway({ refreshInterval: 3600, timeouts: { hedgeMs: 0 }, ...extra, chains: { [chain.chainId]: { rpcs: list.map((p) => p.proxy.url), strategy: 'priority', verify } } });
   t.teardown(() => gw.close());
   await gw.rpc.startHeadTracking().runOnce();
   return gw;

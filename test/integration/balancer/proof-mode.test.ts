@@ -26,12 +26,19 @@ test.after.always(stopProofChains);
 
 const hex = (n: number) => `0x${n.toString(16)}`;
 
+/**
+ * No hedging in these gateways (hedgeMs: 0) unless a test sets its own: they count which provider
+ * gave what, and a loaded machine's stall past a hedge delay would add a hedged call (a proof's
+ * material is hedged as any read).
+ */
+const noHedge = { timeouts: { hedgeMs: 0 } };
+
 /** A gateway over a liar (asked first) and an honest provider, at N=1 in proof mode. */
 async function liarFirst(tamper: Tamper, options: { honest?: boolean; verify?: string; confirmations?: number; timeouts?: Record<string, number>; logger?: Logger } = {}): Promise<{ gw: Gateway; liar: TamperProxy; honest: TamperProxy; close(): Promise<void> }> {
   const liar = await startTamperProxy(chain.node.url, tamper);
   const honest = await startTamperProxy(chain.node.url, options.honest === false ? tamper : undefined);
   const gw = await startGateway(
-    { confirmations: options.confirmations ?? 1, ...(options.timeouts && { timeouts: { hedgeMs: 1000, ...options.timeouts } }), chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } },
+    { confirmations: options.confirmations ?? 1, timeouts: { hedgeMs: 0, ...options.timeouts }, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: options.verify ?? 'proof' } } },
     options.logger ? { logger: options.logger } : {},
   );
   return { gw, liar, honest, close: async () => { await gw.close(); await liar.close(); await honest.close(); } };
@@ -52,7 +59,7 @@ test.serial('a storage read is proven from one provider at N=1: X-Verified-By pr
   // the header from the first provider, the proof from it too: the second never asked
   t.is(liar.calls('eth_getBlockByNumber'), 1);
   t.is(liar.calls('eth_getProof'), 1);
-  t.is(honest.calls(), 0);
+  t.is(honest.calls(), 0, JSON.stringify([...honest.methods]));
   // the slot was asked as a 32-byte word
   const balance = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, at]));
   t.is(balance.body.result, await chain.node.rpc<string>('eth_getBalance', [chain.recipient, at]));
@@ -249,7 +256,7 @@ test.serial('a transaction and its receipt in a block a reorg dropped, which nod
   // A gateway per method: in one, the first request's calls measure the liar's latency, and on a
   // loaded machine it could rank measured-slow (select.ts) and not be asked first for the second.
   for (const [method, expected] of [['eth_getTransactionReceipt', receipt], ['eth_getTransactionByHash', tx]] as const) {
-    const gw = await startGateway({ confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const gw = await startGateway({ ...noHedge, confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
     t.teardown(() => gw.close());
     const reply = await gw.post(`/rpc/${reorged.chainId}`, rpc(method, [txHash]));
     t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
@@ -283,7 +290,7 @@ test.serial('a final header agreed by its hash (a block a reorg dropped, asked f
     return undefined;
   });
   const list = [await provider(), await provider(), await provider()];
-  const gw = await startGateway({ confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: list.map((p) => p.url), strategy: 'priority', verify: 'proof' } } });
+  const gw = await startGateway({ ...noHedge, confirmations: 2, refreshInterval: 3600, chains: { [reorged.chainId]: { rpcs: list.map((p) => p.url), strategy: 'priority', verify: 'proof' } } });
   t.teardown(async () => { await gw.close(); for (const p of list) await p.close(); });
   await gw.rpc.startHeadTracking().runOnce();
   const byHash = await gw.post(`/rpc/${reorged.chainId}`, rpc('eth_getBlockByHash', [dropped.header.hash, true]));
@@ -348,7 +355,7 @@ test.serial('a transaction\'s or receipt\'s sender altered is caught by its sign
   // A gateway per method (the first liarFirst's): in one, the earlier requests' calls measure the
   // liar's latency, and on a loaded machine it could rank measured-slow (select.ts) and not be asked first.
   for (const [i, [method, params, fromOf]] of asked.entries()) {
-    const g = i === 0 ? gw : await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: 'proof' } } });
+    const g = i === 0 ? gw : await startGateway({ ...noHedge, confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, honest.url], strategy: 'priority', verify: 'proof' } } });
     if (g !== gw) t.teardown(() => g.close());
     const reply = await g.post(`/rpc/${chain.chainId}`, rpc(method, params));
     t.is(reply.status, 200, `${method}: ${reply.text.slice(0, 300)}`);
@@ -366,7 +373,7 @@ test.serial('a full block\'s fields beyond its header and transactions (size, un
     call.method === 'eth_getBlockByHash' && call.params[1] === true ? { ...(result as object), size: '0x1', uncles: [`0x${'ab'.repeat(32)}`] } : undefined,
   );
   const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
-  const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+  const gw = await startGateway({ ...noHedge, confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
   t.teardown(async () => {
     await gw.close();
     for (const p of [liar, ...honest]) await p.close();
@@ -447,7 +454,7 @@ test.serial('a receipt\'s contractAddress, effectiveGasPrice or gasUsed altered 
       call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
     );
     const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
-    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const gw = await startGateway({ ...noHedge, confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
     const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionReceipt', [receipts[created]!.transactionHash]));
     const all = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockReceipts', [at]));
     await gw.close();
@@ -477,7 +484,7 @@ test.serial('a receipt\'s fields in no root and not decided by the block (blobGa
       call.method === 'eth_getTransactionReceipt' ? forge(result) : call.method === 'eth_getBlockReceipts' ? (result as unknown[]).map(forge) : undefined,
     );
     const honest = [await startTamperProxy(raw.node.url), await startTamperProxy(raw.node.url)];
-    const gw = await startGateway({ confirmations: 2, chains: { [raw.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const gw = await startGateway({ ...noHedge, confirmations: 2, chains: { [raw.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
     const one = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getTransactionReceipt', [target.transactionHash]));
     const all = await gw.post(`/rpc/${raw.chainId}`, rpc('eth_getBlockReceipts', [at]));
     await gw.close();
@@ -513,7 +520,7 @@ test.serial('a transaction\'s fields outside its encoding (a legacy one\'s chain
       return undefined;
     });
     const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
-    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const gw = await startGateway({ ...noHedge, confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
     const one = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getTransactionByHash', [target.hash]));
     const full = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBlockByNumber', [at, true]));
     await gw.close();
@@ -556,7 +563,7 @@ test.serial('fields outside every root that the block decides (a transaction\'s 
   for (const [name, method, params, tamper] of cases) {
     const liar = await startTamperProxy(chain.node.url, tamper);
     const honest = [await startTamperProxy(chain.node.url), await startTamperProxy(chain.node.url)];
-    const gw = await startGateway({ confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
+    const gw = await startGateway({ ...noHedge, confirmations: 2, chains: { [chain.chainId]: { rpcs: [liar.url, ...honest.map((h) => h.url)], strategy: 'priority', verify: 'proof' } } });
     const reply = await gw.post(`/rpc/${chain.chainId}`, rpc(method, params));
     await gw.close();
     for (const p of [liar, ...honest]) await p.close();
@@ -623,6 +630,39 @@ test.serial('the request deadline covers the proof: providers too slow to give t
   t.is(reply.body.result, undefined);
 });
 
+test.serial('a provider stalled on its material is hedged as an ordinary read would be: after the hedge delay the next provider proves the answer', async (t) => {
+  // The request's deadline is far beyond the hedge delay (1 s): without a hedge the stalled
+  // provider would hold the request to its -32012.
+  const { gw, liar, honest, close } = await liarFirst(() => undefined, { timeouts: { hedgeMs: 1000, upstreamMs: 30_000, requestMs: 30_000 } });
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  t.teardown(async () => {
+    release();
+    await close();
+  });
+  const order: string[] = [];
+  liar.hold = (call) => {
+    order.push(`liar ${call.method}`);
+    return call.method === 'eth_getProof' ? released : undefined;
+  };
+  honest.hold = (call) => {
+    order.push(`honest ${call.method}`);
+    return undefined;
+  };
+  const at = hex(chain.blocks.logs);
+  const reply = await gw.post(`/rpc/${chain.chainId}`, rpc('eth_getBalance', [chain.recipient, at]));
+  t.is(reply.status, 200, JSON.stringify(reply.body));
+  t.is(reply.body.result, await chain.node.rpc<string>('eth_getBalance', [chain.recipient, at]));
+  t.is(reply.headers['x-verified-by'], 'proof');
+  t.is(reply.headers['x-forwarded-from'], honest.url);
+  // the header and the first material from the liar (asked first), then the hedge to the honest provider
+  t.deepEqual(order, ['liar eth_getBlockByNumber', 'liar eth_getProof', 'honest eth_getProof']);
+  // the stalled provider is neither charged nor failed for a call the hedge cut short
+  const chains = await gw.request('GET', '/chains');
+  const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
+  t.is(ups.find((u: { url: string }) => u.url === liar.url).proofsFailed, 0);
+});
+
 test.serial('N=2: the header agreed by two providers, the answer proven from one; X-Checked-URLS names both', async (t) => {
   const { gw, liar, honest, close } = await liarFirst(() => undefined, { confirmations: 2 });
   t.teardown(close);
@@ -640,7 +680,7 @@ test.serial('N=2: the header agreed by two providers, the answer proven from one
 /** A gateway whose chains are the anvil chain under other chain ids, verify: auto, its self-checks run. */
 async function autoGateway(ids: readonly string[], tamper?: Tamper): Promise<{ gw: Gateway; close(): Promise<void> }> {
   const proxy = await startTamperProxy(chain.node.url, tamper);
-  const gw = await startGateway({ confirmations: 1, chains: Object.fromEntries(ids.map((id) => [id, { rpcs: [proxy.url] }])) });
+  const gw = await startGateway({ ...noHedge, confirmations: 1, chains: Object.fromEntries(ids.map((id) => [id, { rpcs: [proxy.url] }])) });
   await gw.rpc.startProofChecks().done;
   return { gw, close: async () => { await gw.close(); await proxy.close(); } };
 }
@@ -841,7 +881,7 @@ test.serial('eth_getLogs from a provider that numbers logs per transaction: not 
   const known: string[] = [];
   const knownLog = ((obj: unknown, msg?: string) => known.push(JSON.stringify({ obj, msg }))) as LogFn;
   const knownLogger: Logger = { debug: knownLog, info: knownLog, warn: knownLog, error: knownLog, child: () => knownLogger };
-  const gw2 = await startGateway({ confirmations: 1, chains: { [chain.chainId]: { rpcs: [{ url: liar.url, logIndex: 'per-transaction' }, honest.url], strategy: 'priority', verify: 'proof' } } }, { logger: knownLogger });
+  const gw2 = await startGateway({ ...noHedge, confirmations: 1, chains: { [chain.chainId]: { rpcs: [{ url: liar.url, logIndex: 'per-transaction' }, honest.url], strategy: 'priority', verify: 'proof' } } }, { logger: knownLogger });
   t.teardown(() => gw2.close());
   const again = await gw2.post(`/rpc/${chain.chainId}`, rpc('eth_getLogs', [filter()]));
   t.deepEqual(again.body.result.map((l: { logIndex: string }) => l.logIndex), ['0x0', '0x1', '0x2']);
@@ -874,7 +914,7 @@ test.serial('Scroll: state by agreement on blocks before Euclid\'s time, proven 
   const euclid = 1_744_815_600;
   const scroll = await proofChain('cancun', { chainId: 534352, timestamp: euclid - 30, receipts: 'geth' });
   const proxy = await startTamperProxy(scroll.node.url);
-  const gw = await startGateway({ confirmations: 1, chains: { 534352: { rpcs: [proxy.url] } } });
+  const gw = await startGateway({ ...noHedge, confirmations: 1, chains: { 534352: { rpcs: [proxy.url] } } });
   t.teardown(async () => { await gw.close(); await proxy.close(); });
   await gw.rpc.startProofChecks().done;
   const verify = (await verifyOf(gw, '534352')) as unknown as { mode: string; scopes: { scope: string; mode: string; provenFrom: string | null; reason: string }[] };
@@ -915,7 +955,7 @@ test.serial('auto: receipts that do not rebuild their root at the self-check (a 
     if (call.method === 'eth_getBlockReceipts') return (result as { type: string }[]).map(retyped);
     return undefined;
   });
-  const gw = await startGateway({ confirmations: 1, chains: { 42161: { rpcs: [proxy.url] } } });
+  const gw = await startGateway({ ...noHedge, confirmations: 1, chains: { 42161: { rpcs: [proxy.url] } } });
   t.teardown(async () => { await gw.close(); await proxy.close(); });
   await gw.rpc.startProofChecks().done;
   t.is(proxy.calls('eth_getBlockReceipts'), 1, 'the self-check read the receipts once');
