@@ -58,22 +58,19 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
   if (typeof answer === 'string' || answer instanceof Refusal || !('result' in answer) || !Array.isArray(answer.result) || answer.result.length !== 0) return undefined;
   const found: IgnoredValue[] = [];
   const sha = createHash('sha256').update('{"result":[');
-  const spans = list.spans;
+  const runs = list.runs;
   // Runs of elements of about sliceBytes, read as one small list each: the bytes between them
   // are commas and whitespace only (resultList checked), so each run is JSON exactly when its
   // elements are.
   // (the numbers spelled inexactly are counted over the whole list: more than readJson allows,
   // the answer gets readJson's refusal of the whole, once the rest of the list is proven JSON)
   let inexactLeft = maxInexactNumbers - rest.inexact;
-  for (let k = 0; k < spans.length; ) {
-    let m = k;
-    while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
-    const read = readJson(listText(body, spans[k]!, spans[m + 1]!), inexactLeft);
-    if ('reason' in read) return read.reason === tooManyInexact ? overCount(body, spans, m + 2) : undefined;
+  for (let r = 0; r < runs.length; r += 3) {
+    const read = readJson(listText(body, runs[r]!, runs[r + 1]!), inexactLeft);
+    if ('reason' in read) return read.reason === tooManyInexact ? overCount(body, runs, r + 3) : undefined;
     inexactLeft -= read.inexact;
-    if (k > 0) sha.update(',');
-    sha.update(resultElementsForm(call.method, read.value as unknown[], k / 2, { ignored, found }));
-    k = m + 2;
+    if (r > 0) sha.update(',');
+    sha.update(resultElementsForm(call.method, read.value as unknown[], runs[r + 2]!, { ignored, found }));
   }
   const hash = sha.update(']}').digest('hex');
   return found.length > 0 ? { ok: true, hash, ignored: found } : { ok: true, hash };
@@ -81,20 +78,17 @@ function slicedVote(body: Buffer, call: RpcCall, ignored: IgnoredFields | undefi
 
 /**
  * The verdict of a list found to carry more numbers spelled inexactly than readJson allows, from
- * the run before element `from` (at spans[from]) on: readJson refuses the whole answer so once it
- * is JSON, which the runs left are proven to be one at a time (JSON.parse, no number kept); one
- * that is not: undefined (judged whole, which says so).
+ * run `from` on (runs[from]): readJson refuses the whole answer so once it is JSON, which the runs
+ * left are proven to be one at a time (JSON.parse, no number kept); one that is not: undefined
+ * (judged whole, which says so).
  */
-function overCount(body: Buffer, spans: readonly number[], from: number): Judgement | undefined {
-  for (let k = from; k < spans.length; ) {
-    let m = k;
-    while (m + 2 < spans.length && spans[m + 3]! - spans[k]! <= sliceBytes) m += 2;
+function overCount(body: Buffer, runs: readonly number[], from: number): Judgement | undefined {
+  for (let r = from; r < runs.length; r += 3) {
     try {
-      JSON.parse(listText(body, spans[k]!, spans[m + 1]!));
+      JSON.parse(listText(body, runs[r]!, runs[r + 1]!));
     } catch {
       return undefined;
     }
-    k = m + 2;
   }
   return { ok: false, reason: tooManyInexact };
 }
@@ -179,12 +173,16 @@ function valueAfter(buf: Buffer, at: number): number {
 const resultKey = Buffer.from('"result"');
 
 /**
- * Where the list is in `{…, "result": [e0, e1, …], …}`: its brackets, and each element's byte
- * range (start, end, start, end…). Undefined unless the bytes are one object with one member
+ * Where the list is in `{…, "result": [e0, e1, …], …}`: its brackets, and its elements cut in runs
+ * of about sliceBytes (start, end, index of the first element, for each run: a run holds the
+ * elements from the first while the next one still ends within sliceBytes of the run's start,
+ * and at least one). Only the runs are kept, not each element's range: a 60 MB list of 15
+ * million short numbers has some 240 runs, where two offsets per element took hundreds of
+ * megabytes of the judging thread. Undefined unless the bytes are one object with one member
  * written `"result"` whose value is an array, and the list is strictly one value after another,
  * each followed by a comma or its end (whitespace between).
  */
-function resultList(buf: Buffer): { open: number; close: number; spans: number[] } | undefined {
+function resultList(buf: Buffer): { open: number; close: number; runs: number[] } | undefined {
   let i = skipBlank(buf, 0);
   if (buf[i] !== 0x7b) return undefined;
   let open = -1;
@@ -212,20 +210,28 @@ function resultList(buf: Buffer): { open: number; close: number; spans: number[]
     if (buf[i] !== 0x7d || open === -1) return undefined;
     break;
   }
-  const spans: number[] = [];
+  const runs: number[] = [];
   i = skipBlank(buf, open + 1);
-  if (buf[i] === 0x5d) return { open, close: i, spans };
-  for (;;) {
+  if (buf[i] === 0x5d) return { open, close: i, runs };
+  let runStart = -1;
+  let runEnd = -1;
+  let first = 0;
+  for (let index = 0; ; index++) {
     const end = valueAfter(buf, i);
     if (end === -1) return undefined;
-    spans.push(i, end);
+    if (runStart === -1) [runStart, first] = [i, index];
+    else if (end - runStart > sliceBytes) {
+      runs.push(runStart, runEnd, first);
+      [runStart, first] = [i, index];
+    }
+    runEnd = end;
     i = skipBlank(buf, end);
     if (buf[i] === 0x2c) {
       i = skipBlank(buf, i + 1);
       continue;
     }
     if (buf[i] !== 0x5d) return undefined;
-    return { open, close: i, spans };
+    runs.push(runStart, runEnd, first);
+    return { open, close: i, runs };
   }
 }
-
