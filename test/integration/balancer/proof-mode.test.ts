@@ -655,8 +655,10 @@ test.serial('a provider stalled on its material is hedged as an ordinary read wo
   t.is(reply.body.result, await chain.node.rpc<string>('eth_getBalance', [chain.recipient, at]));
   t.is(reply.headers['x-verified-by'], 'proof');
   t.is(reply.headers['x-forwarded-from'], honest.url);
-  // the header and the first material from the liar (asked first), then the hedge to the honest provider
-  t.deepEqual(order, ['liar eth_getBlockByNumber', 'liar eth_getProof', 'honest eth_getProof']);
+  // the header first from the liar (asked first; a loaded machine's stall may hedge it too), then
+  // the material from the liar, and only then, the hedge, from the honest provider
+  t.is(order[0], 'liar eth_getBlockByNumber');
+  t.deepEqual(order.filter((c) => c.endsWith('eth_getProof')), ['liar eth_getProof', 'honest eth_getProof']);
   // the stalled provider is neither charged nor failed for a call the hedge cut short
   const chains = await gw.request('GET', '/chains');
   const ups = chains.body.chains?.[0]?.upstreams ?? chains.body[0].upstreams;
