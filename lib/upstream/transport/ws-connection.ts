@@ -4,7 +4,9 @@
  * a backoff (250 ms doubling to 30 s) has passed, so a dead ws upstream costs one fast failure,
  * not a handshake timeout per request. A connection that stops answering (a peer gone without a
  * FIN: a half-open TCP connection stays "open" for ever) is found by a ping every `heartbeatMs`:
- * when neither a pong nor any message came since the last ping, it is dropped.
+ * when neither a pong nor any message came since the last ping, it is dropped. The verdict is
+ * taken after the sockets were read: an event loop held past the period must not drop a
+ * connection whose pong is waiting in its socket.
  */
 import WebSocket from 'ws';
 import { UpstreamCallError } from './contract.js';
@@ -70,13 +72,21 @@ export class WsConnection {
       this.socket = ws;
       this.opening = undefined;
       if (every > 0) {
-        heartbeat = setInterval(() => {
-          if (!alive) {
-            dropped = true;
-            return void ws.terminate(); // 'close' follows: its calls fail
-          }
+        const ping = () => {
           alive = false;
           ws.ping();
+        };
+        heartbeat = setInterval(() => {
+          if (alive) return ping();
+          // Nothing read since the last ping; but timers run before sockets are read, and an
+          // event loop held past the period (a busy gateway) has not yet read a pong that came in
+          // time. The verdict waits for that read: an immediate runs after it.
+          setImmediate(() => {
+            if (ws.readyState !== WebSocket.OPEN) return;
+            if (alive) return ping();
+            dropped = true;
+            ws.terminate(); // 'close' follows: its calls fail
+          });
         }, every);
         heartbeat.unref();
       }

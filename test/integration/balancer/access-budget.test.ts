@@ -60,7 +60,7 @@ const access = {
  */
 const NO_HEDGE = { hedgeMs: 0 };
 
-async function setup(t: ExecutionContext, hold?: () => Promise<unknown> | undefined): Promise<{ list: FakeUpstream[]; gw: Gateway; lines: string[] }> {
+async function setup(t: ExecutionContext, hold?: (body?: unknown) => Promise<unknown> | undefined): Promise<{ list: FakeUpstream[]; gw: Gateway; lines: string[] }> {
   const list = await Promise.all([0, 1, 2].map(() => startFakeUpstream({ answer: chainAnswer, ...(hold && { hold }) })));
   const lines: string[] = [];
   const gw = await startGateway({ refreshInterval: 3600, timeouts: NO_HEDGE, access, chains: { 1337: { rpcs: list.map((f) => f.url) } } }, { logger: recordingLogger(lines) });
@@ -261,10 +261,15 @@ test('maxConcurrent: a second request in flight is refused (concurrent); the slo
 });
 
 test('a batch whose client leaves mid-run is charged the upstream calls its members made, not 1 a member', async (t) => {
-  const { gw, list } = await setup(t);
+  // The upstreams hold the members' calls until the client left (a gate, not a delay that a slow
+  // machine could outrun); opened at the end so that nothing stays held.
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const isBalance = (body: unknown) => ([body].flat() as { method?: string }[]).some((b) => b?.method === 'eth_getBalance');
+  const { gw, list } = await setup(t, (body?: unknown) => (isBalance(body) ? gate : undefined));
+  t.teardown(() => open());
   // Members' calls, whether sent one by one or in an upstream batch.
   const balanceCalls = () => list.reduce((n, f) => n + f.requests.flatMap((r) => [r.body].flat() as { method?: string }[]).filter((b) => b.method === 'eth_getBalance').length, 0);
-  for (const f of list) f.delayMs = 2_000;
   const req = http.request(`${gw.url}/confirmations/3/rpc/1337`, { method: 'POST', headers: { 'content-type': 'application/json', ...as(METERED) }, agent: false });
   req.on('error', () => {});
   req.end(JSON.stringify([balance(0x81), balance(0x82), balance(0x83)]));

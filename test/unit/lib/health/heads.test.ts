@@ -222,7 +222,7 @@ test('should derive safe and finalized from the finality depth where a node has 
       return { status: 200, body: Buffer.from(JSON.stringify(body)) };
     },
   };
-  const tracker = startHeadTracker({ chains: new Map([['1', chain]]) } as never, { timeoutMs: 1000 });
+  const tracker = startHeadTracker({ chains: new Map([['1', chain]]) } as never, { timeoutMs: 30_000 });
   t.teardown(() => tracker.stop());
   await tracker.runOnce();
   t.is(u.health.head, 256n);

@@ -85,7 +85,7 @@ test('startProber should probe every chain in its first round, and stop', async 
     loopThrough: () => undefined,
     close: async () => {},
   };
-  const prober = startProber(registry, { intervalSeconds: 3600, timeoutMs: 1000 });
+  const prober = startProber(registry, { intervalSeconds: 3600, timeoutMs: 30_000 });
   await prober.firstRound;
   prober.stop();
   t.is(one.health.successes, 1);

@@ -23,7 +23,7 @@ const methods = (u: { sent: { payload: { calls: readonly RpcCall[] } }[] }) => u
 test('should poll latest, safe and finalized in the first round, latest only in the next ones', async (t) => {
   const u = testUpstream(0, { answer: node(100n) });
   const chain = testChain([u]);
-  const tracker = startHeadTracker(registryOf(chain), { timeoutMs: 1000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000 }) });
+  const tracker = startHeadTracker(registryOf(chain), { timeoutMs: 30_000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000 }) });
   try {
     await tracker.runOnce(); // runs beside the first round; both ask for the tags, not yet known
     t.true(headsPolled(chain));
@@ -48,7 +48,7 @@ test('should derive safe and finalized from the finality depth on a node without
     return { body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, ...body })) };
   };
   const chain = testChain([u]);
-  const tracker = startHeadTracker(registryOf(chain), { timeoutMs: 1000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000, finalityDepth: 30 }) });
+  const tracker = startHeadTracker(registryOf(chain), { timeoutMs: 30_000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000, finalityDepth: 30 }) });
   try {
     await tracker.runOnce();
     t.is(headTags(u), 'absent');
@@ -61,7 +61,7 @@ test('should derive safe and finalized from the finality depth on a node without
 test('should leave an upstream out of rotation unpolled', async (t) => {
   const wrong = testUpstream(0, { answer: node(100n), health: { wrongChainId: '5' } });
   const loop = testUpstream(1, { answer: node(100n), health: { loop: true } });
-  const tracker = startHeadTracker(registryOf(testChain([wrong, loop])), { timeoutMs: 1000 });
+  const tracker = startHeadTracker(registryOf(testChain([wrong, loop])), { timeoutMs: 30_000 });
   try {
     await tracker.runOnce();
     t.is(wrong.sent.length + loop.sent.length, 0);

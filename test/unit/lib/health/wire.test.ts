@@ -55,7 +55,7 @@ test('head-poll rounds applied in another process give it the same heads, tags a
   const fresh = [testUpstream(0), testUpstream(1)];
   const worker = testChain(fresh);
   const rounds: (HeadPoll | undefined)[][] = [];
-  const tracker = startHeadTracker(registryOf(primary), { timeoutMs: 1000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000 }), onRound: (_c, polls) => rounds.push(polls) });
+  const tracker = startHeadTracker(registryOf(primary), { timeoutMs: 30_000, settings: () => ({ ...headSettings('1'), intervalMs: 3_600_000 }), onRound: (_c, polls) => rounds.push(polls) });
   try {
     await tracker.runOnce();
   } finally {

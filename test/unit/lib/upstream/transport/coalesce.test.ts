@@ -30,7 +30,7 @@ function fakeUpstream(url = 'http://127.0.0.1:1') {
 const call = (id: number | string, method = 'eth_chainId'): RpcCall => ({ id, method, params: [] });
 const raw = (c: RpcCall) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...c }));
 function request(c: RpcCall, signal = new Cancellation(), maxBytes = 1000): UpstreamRequest {
-  return { payload: { calls: [c], batch: false, raw: raw(c) }, requestId: 'r', signal, timeoutMs: 1000, maxBytes };
+  return { payload: { calls: [c], batch: false, raw: raw(c) }, requestId: 'r', signal, timeoutMs: 30_000, maxBytes };
 }
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 

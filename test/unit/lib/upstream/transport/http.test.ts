@@ -322,8 +322,8 @@ both('should fail with kind aborted when the caller aborts', async (t, create) =
   await withUpstream(create, () => {}, async (transport) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('decided elsewhere')), 50);
-    // Kind aborted, not timeout: the abort ended the call, not its limit.
-    const err = await failure(transport.send(request({ signal: controller.signal, timeoutMs: 5_000 })));
+    // Kind aborted, not timeout: the abort ended the call, not its limit (far off, for a loaded machine).
+    const err = await failure(transport.send(request({ signal: controller.signal })));
     t.is(err.kind, 'aborted');
   });
 });
@@ -446,7 +446,7 @@ both('should fail a call aborted while it waits for a pool connection, and never
   const first = new AbortController();
   const busy = failure(transport.send(request({ signal: first.signal, timeoutMs: 10_000 })));
   const queued = new AbortController();
-  const waiting = failure(transport.send(request({ signal: queued.signal, timeoutMs: 10_000 })));
+  const waiting = failure(transport.send(request({ signal: queued.signal, timeoutMs: 10_000, payload: payload('{"queued":true}') })));
   // The first call reached the upstream (it holds it); the second waits for its socket.
   while (up.received.length < 1) await new Promise((r) => setTimeout(r, 5));
   queued.abort();
@@ -457,10 +457,14 @@ both('should fail a call aborted while it waits for a pool connection, and never
   const sent = await busy;
   t.is(sent.kind, 'aborted');
   t.true(sent.sent, 'aborted while the upstream held it');
-  // The socket is free again: a queued call wrongly kept would be sent on it now. Only a moment
-  // more shows that it is not.
-  await new Promise((r) => setTimeout(r, 100));
-  t.is(up.received.length, 1, 'the queued call was never sent');
+  // The socket is free again: a queued call wrongly kept would be sent on it now, before a call
+  // made after it.
+  const last = new AbortController();
+  const after = failure(transport.send(request({ signal: last.signal, timeoutMs: 10_000, payload: payload('{"after":true}') })));
+  while (up.received.length < 2) await new Promise((r) => setTimeout(r, 5));
+  last.abort();
+  t.is((await after).kind, 'aborted');
+  t.is(up.received[1]!.body.toString(), '{"after":true}', 'the queued call was never sent');
 });
 
 test('node: should hold calls over the socket limit itself, never as requests queued in the agent, and start them in order as calls end', async (t) => {
@@ -849,7 +853,9 @@ both('should close the connection after an error status with a large body', asyn
 test('undici: should close a connection whose error body, read after the call failed, stalls for the call\'s timeout', async (t) => {
   await withRaw(createUndiciTransport, (s) => s.write('HTTP/1.1 503 Unavailable\r\nContent-Length: 10\r\n\r\nabc'), async (transport, up) => {
     const closed = up.nextClose();
-    const err = await failure(transport.send(request({ timeoutMs: 1_000 })));
+    // The call's timeout is also the stalled body's: long enough that the status surely comes
+    // first on a loaded machine (at 1 s it did not), short enough to wait for it once.
+    const err = await failure(transport.send(request({ timeoutMs: 10_000 })));
     t.is(err.message, 'HTTP 503', 'the call fails at the status');
     await closed; // undici's body timer, set to the call's timeout, drops the stalled connection
     t.is(up.connections, 1);

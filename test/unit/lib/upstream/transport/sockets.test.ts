@@ -16,6 +16,7 @@ import { createHttpTransport } from '../../../../../lib/upstream/transport/http.
 import { createUndiciTransport } from '../../../../../lib/upstream/transport/undici.js';
 import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../../lib/upstream/transport/contract.js';
 import { SocketPool } from '../../../../../lib/upstream/transport/sockets.js';
+import { until } from '../../../../support/wait.js';
 
 /** A server whose answers wait in `held` (by path) until released; it counts open connections. */
 async function holdingServer(t: ExecutionContext) {
@@ -295,7 +296,7 @@ both('above its share an upstream borrows only room the cap has; its borrowed so
   await server.requests(4);
   server.release('/a');
   await Promise.all(calls);
-  await settle();
+  await until(() => pool.borrowed === 0); // the lent room given back
   t.is(pool.borrowed, 0, 'the lent room given back');
   // (node may have opened one more for a's third call, started as the first ended: the cap had room.)
   t.true(pool.open >= 3, "b's idle socket and a's");

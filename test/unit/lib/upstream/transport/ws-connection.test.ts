@@ -2,7 +2,7 @@
  * The one connection of a ws upstream against a real ws server on port 0: opened once and shared,
  * its Via header, messages passed on (a throwing reader reported as unreadable), a close failing
  * the calls written on it and the next call reconnecting, an answer over maxBytes, a peer that
- * stops answering pings dropped, a refused connection backed off, close() during a handshake.
+ * stops answering pings dropped (and one whose pong is read late kept), a refused connection backed off, close() during a handshake.
  */
 import net, { type AddressInfo } from 'node:net';
 import test from 'ava';
@@ -114,6 +114,36 @@ test('should drop a connection whose peer answers no ping', async (t) => {
   try {
     await conn.connect();
     t.like(await r.closed(), { kind: 'closed', message: 'websocket dropped: no pong nor message for 20 ms' });
+  } finally {
+    await conn.close();
+    await s.close();
+  }
+});
+
+// A busy gateway reads its sockets late: when its event loop was held past the heartbeat, the
+// pong already in its socket is still unread when the next ping's timer fires. That connection is
+// healthy and must stay (a drop fails every call written on it).
+test('should keep a connection whose pong came while the event loop was held past the heartbeat', async (t) => {
+  const s = await server();
+  const r = recorder();
+  const conn = new WsConnection(s.url, { maxBytes: 1000, heartbeatMs: 200 }, r.events);
+  try {
+    await conn.connect();
+    let pings = 0;
+    // The second ping comes after the first tick past the hold: the tick that found the first
+    // pong unread. (A drop would come first: that tick's verdict.)
+    const second = new Promise<string[]>((resolve) => {
+      s.sockets[0]!.on('ping', () => {
+        pings += 1;
+        // The server's pong is written: hold this thread, as a loaded machine would, for five
+        // periods, so that the pong is read only after the next tick's timer fired.
+        if (pings === 1) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_000);
+        if (pings === 2) resolve([...r.seen]);
+      });
+    });
+    const dropped = r.closed();
+    const outcome = await Promise.race([second.then((seen) => `second ping, seen ${JSON.stringify(seen)}`), dropped.then((err) => `closed: ${err.message}`)]);
+    t.is(outcome, 'second ping, seen []');
   } finally {
     await conn.close();
     await s.close();

@@ -23,8 +23,10 @@ async function wsUpstream(options: { hold?: boolean } = {}) {
   const received: (Msg | Msg[])[] = [];
   const held: { socket: WebSocket; message: Msg | Msg[] }[] = [];
   let connections = 0;
+  let pings = 0;
   server.on('connection', (socket) => {
     connections += 1;
+    socket.on('ping', () => (pings += 1));
     socket.on('message', (data) => {
       const message = JSON.parse(data.toString()) as Msg | Msg[];
       received.push(message);
@@ -39,6 +41,10 @@ async function wsUpstream(options: { hold?: boolean } = {}) {
     held,
     get connections() {
       return connections;
+    },
+    /** Pings received (each answered at once: ws answers them itself). */
+    get pings() {
+      return pings;
     },
     /** Drops every client connection without a closing handshake. */
     drop: () => server.clients.forEach((c) => c.terminate()),
@@ -61,7 +67,8 @@ const request = (calls: RpcCall[], overrides: Partial<UpstreamRequest> = {}): Up
   payload: payload(calls),
   requestId: 'req-1',
   signal: new AbortController().signal,
-  timeoutMs: 2_000,
+  // (far longer than any stall of a loaded machine: a test about the timeout sets its own)
+  timeoutMs: 30_000,
   maxBytes: 1_000_000,
   ...overrides,
 });
@@ -86,7 +93,7 @@ const until = async (check: () => boolean, ms = 20_000) => {
 
 async function withWs(options: { hold?: boolean }, fn: (transport: Transport, up: Awaited<ReturnType<typeof wsUpstream>>) => Promise<void>) {
   const up = await wsUpstream(options);
-  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, handshakeTimeoutMs: 1_000 });
+  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, handshakeTimeoutMs: 30_000 });
   try {
     await fn(transport, up);
   } finally {
@@ -348,7 +355,8 @@ test('should fail with kind too-large when an answer is over maxBytes', async (t
 // waits for its timeout (10 s by default) before the next upstream is asked.
 test('should not wait for the timeout when the upstream answers a batch with one id-less error', async (t) => {
   await withWs({ hold: true }, async (transport, up) => {
-    const pending = transport.send(request([call(1), call(2)], { timeoutMs: 1_000 }));
+    // (the timeout, 30 s, is not waited for: the error settles the call, or it fails as a timeout)
+    const pending = transport.send(request([call(1), call(2)]));
     await until(() => up.held.length === 1);
     up.held[0]!.socket.send(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch too large' } }));
     const outcome = await pending.then(
@@ -457,8 +465,17 @@ test('should never send a call aborted between the connection being ready and th
     clearTimeout(bound);
     t.not(outcome, 'hung', 'the aborted call settles');
     t.is((outcome as UpstreamCallError).kind, 'aborted');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    t.is(up.received.length, 1, 'the aborted call was never written');
+    // A call after it on the same connection: had the aborted one been written, it came first.
+    const after = transport.send(request([call(3)]));
+    await until(() => up.held.length === 2);
+    up.held[1]!.socket.send(JSON.stringify(reply(up.held[1]!.message)));
+    await after;
+    t.deepEqual(
+      up.received.map((m) => (m as Msg).method),
+      ['eth_chainId', 'eth_chainId'],
+      'the aborted call was never written',
+    );
+    t.is(up.connections, 1);
   });
 });
 
@@ -493,15 +510,16 @@ test('should drop a connection that answers no ping (a half-open one), fail its 
 
 test('should keep a connection that answers its pings, however long it is idle', async (t) => {
   const up = await wsUpstream();
-  // (A pong is read after the next ping's timer when the event loop is held longer than the
-  // heartbeat: the period leaves room for a loaded machine.)
-  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, heartbeatMs: 200 });
+  // A period far above the stalls of a loaded machine (this process is also the upstream);
+  // a pong read late, the event loop held past the period, is ws-connection.test's.
+  const transport = createWsTransport(up.url, { maxBytes: 1_000_000, heartbeatMs: 2_000 });
   t.teardown(async () => {
     await transport.close();
     await up.close();
   });
   await transport.send(request([call(1)]));
-  await new Promise((resolve) => setTimeout(resolve, 1_000)); // five pings
+  // Idle through three pings: the second and third were sent because a pong alone kept it.
+  await until(() => up.pings >= 3);
   await transport.send(request([call(2)]));
   t.is(up.connections, 1, 'one connection for both calls');
 });
@@ -515,8 +533,9 @@ test('a health call on an upstream without traffic closes the connection once no
     t.is(up.connections, 1);
     await transport.send(request([call(3, 'eth_getBalance', ['0xabc', '0x1'])]));
     await transport.send(request([call(4)], { background: true }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // (a connection being closed is not open to a call: the next one would open another)
+    await transport.send(request([call(5)]));
     t.is(open(), 1, 'traffic since the last health call: the connection stays');
-    t.is(up.connections, 2, 'the traffic call opened a new connection');
+    t.is(up.connections, 2, 'the traffic call opened a new connection, which carried the rest');
   });
 });
