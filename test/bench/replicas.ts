@@ -63,9 +63,13 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
       cache: { redis: { url: redis.url, hmacKey: 'bench-replicas-hmac-key-0123456789', prefix: 'bench:' } },
       chains: { [String(CHAIN)]: { rpcs: nodes.urls } },
     };
-    // (started together: nothing is measured before both are up)
-    const [a, b] = await Promise.all([startOmnigate(ctx, 'replica-a', config, 3), startOmnigate(ctx, 'replica-b', config, 3)]);
-    started.push(a.child, b.child);
+    // (One after the other, as before: started together, B asked the nodes for the read once at a
+    // load average of 30, "replica B asked the nodes instead of reading Redis"; probably its head
+    // tracker's first round not done yet when first asked. Not proven; left as it was.)
+    const a = await startOmnigate(ctx, 'replica-a', config, 3);
+    started.push(a.child);
+    const b = await startOmnigate(ctx, 'replica-b', config, 3);
+    started.push(b.child);
     const port = (base: string) => Number(new URL(base).port);
     const one = await startNginx(t, [port(a.base)]);
     const two = await startNginx(t, [port(a.base), port(b.base)]);
