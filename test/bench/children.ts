@@ -49,6 +49,15 @@ let prebuiltDir: string | undefined;
 
 process.on('exit', () => {
   if (prebuiltDir) rmSync(prebuiltDir, { recursive: true, force: true });
+  killStarting();
+});
+
+/**
+ * SIGKILLs every child still running, those still starting included (not yet in the caller's
+ * list: a smoke run's indexer starts beside the other work). Their IPC channels would otherwise
+ * keep this process alive after a failure: the bench then hung until something killed it.
+ */
+export function killStarting(): void {
   for (const c of live) {
     try {
       c.kill('SIGKILL');
@@ -56,7 +65,7 @@ process.on('exit', () => {
       // already gone
     }
   }
-});
+}
 
 /**
  * Smoke mode (run.ts): each of these TypeScript children is bundled once, before any starts, into

@@ -46,7 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { canonicalJson, comparable, sha256Hex } from '../../lib/verify/answers/canonical.js';
 import type { CanonTimings } from './canon-server.js';
-import { pollUntil, prebuildChildren, startChild, stopAll, type Child } from './children.js';
+import { killStarting, pollUntil, prebuildChildren, startChild, stopAll, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
 import { replyText, requests } from './payloads.js';
 import { summarizeProfile } from './profile.js';
@@ -1060,7 +1060,10 @@ async function main() {
 
 const onSignal = (signal: NodeJS.Signals) => {
   log(`${signal}: stopping children`);
-  void stopAll(children).finally(() => process.exit(130));
+  void stopAll(children).finally(() => {
+    killStarting();
+    process.exit(130);
+  });
 };
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
@@ -1072,5 +1075,7 @@ try {
 } catch (err) {
   console.error('[bench] failed:', err);
   await stopAll(children);
+  // (and any child still starting: the indexer of a smoke run, whose channel would keep this process alive)
+  killStarting();
   process.exitCode = 1;
 }
