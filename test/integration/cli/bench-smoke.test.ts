@@ -24,8 +24,9 @@ async function descendants(pid: number): Promise<number[]> {
 }
 
 test('the bench runs end to end in smoke mode and prints its table', async (t) => {
-  // Two minutes on a CI machine (every part of the bench once); a machine loaded by other work has
-  // needed three: the kill waits five, so that only a bench that hangs is stopped.
+  // Every part of the bench once: 100–191 s on a 2-core machine at a load average of 9–24, 215 s
+  // with three more busy processes at 11–22 (test/bench/README.md, twelfth session). The kill waits
+  // five minutes, so that only a bench that hangs is stopped.
   t.timeout(320_000);
   const started = Date.now();
   // Its own process group, stopped in teardown whatever failed (the bench forks its servers).
