@@ -16,6 +16,7 @@
 import { runLoad, type LoadResult } from './load.js';
 import { PINNED_BLOCK, requests } from './payloads.js';
 import { check, cpuMs, fmt, fmtInt, loadAverage, median, startNodes, startOmnigate, stopChildren, type PartContext, type PartReport } from './parts.js';
+import { pollUntil } from './children.js';
 
 const NODE_DELAY_MS = 1;
 const CLIENTS = 32;
@@ -37,18 +38,15 @@ export async function runCache(ctx: PartContext, rate: number): Promise<PartRepo
     const url = `${omni.base}/confirmations/3/rpc/${CHAIN}`;
     const direct = nodes.urls[0]!;
     // The head tracker's first round gives the finalized block; then the read is confirmed once and kept.
-    let cache = '';
-    for (let i = 0; i < 100 && cache !== 'HIT'; i += 1) {
+    await pollUntil(`cache: the read at ${PINNED_BLOCK} answered from the cache`, async () => {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       check(res.status === 200, `cache: omnigate answered ${res.status} ${await res.text()}`);
-      cache = res.headers.get('x-cache') ?? '';
-      if (cache !== 'HIT') await new Promise((r) => setTimeout(r, 50));
-    }
-    check(cache === 'HIT', `cache: the read at ${PINNED_BLOCK} was never answered from the cache (X-Cache ${cache || 'absent'})`);
+      return res.headers.get('x-cache') === 'HIT';
+    });
     await nodes.reset();
 
-    const closed = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup });
-    const open = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: 50, seconds: ctx.seconds, warmupSeconds: ctx.warmup, rate });
+    const closed = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, silentRetry: ctx.silentRetry });
+    const open = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: 50, seconds: ctx.seconds, warmupSeconds: ctx.warmup, rate, silentRetry: ctx.silentRetry });
     const rows = { omni: [] as LoadResult[], node: [] as LoadResult[], omniOpen: [] as LoadResult[], nodeOpen: [] as LoadResult[] };
     let omniCpuMs = 0;
     let omniAnswers = 0;

@@ -5,7 +5,7 @@
  * (upstream-server.ts, one process each) and an omnigate server (omnigate-server.mjs).
  */
 import { readFile } from 'node:fs/promises';
-import { startChild, type Child } from './children.js';
+import { pollUntil, startChild, type Child } from './children.js';
 
 export interface PartContext {
   seconds: number;
@@ -20,6 +20,8 @@ export interface PartContext {
   /** Every child started is added here (run.ts stops them all on failure) and removed when stopped. */
   children: Set<Child<any>>;
   log(...args: unknown[]): void;
+  /** Smoke mode: given to runLoad (LoadOptions.silentRetry); unset in a full run. */
+  silentRetry?: (seconds: number) => void;
 }
 
 export interface PartTarget {
@@ -148,12 +150,10 @@ export async function startOmnigate(ctx: PartContext, name: string, config: obje
   ctx.children.add(child);
   await ctx.pin([child.pid], ctx.serverCpus);
   const base = `http://127.0.0.1:${child.info.port}`;
-  for (let i = 0; ; i += 1) {
+  await pollUntil(`${name}: its ${upstreams} upstreams healthy`, async () => {
     const chains = (await (await fetch(`${base}/chains`)).json()) as { upstreams: { state: string }[] }[];
-    if (chains.flatMap((c) => c.upstreams).filter((u) => u.state === 'healthy').length === upstreams) break;
-    check(i < 200, `${name}: its upstreams never became healthy`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return chains.flatMap((c) => c.upstreams).filter((u) => u.state === 'healthy').length === upstreams;
+  }, { gone: () => child.process.exitCode !== null || child.process.signalCode !== null });
   return { child, base };
 }
 

@@ -94,10 +94,15 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
     cache: { memoryBytes: 0 },
     chains: { [String(SOLO_CHAIN)]: { rpcs: solo.urls }, [String(TRIO_CHAIN)]: { rpcs: trio.urls } },
   };
-  const omni = await startOmnigate(ctx, 'peers-omnigate', config, 4);
   const sets = [{ quorum: 1, urls: solo.urls, chainId: SOLO_CHAIN }, { quorum: 3, urls: trio.urls, chainId: TRIO_CHAIN }];
-  const ethers = await startChild<{ pid: number }>('peers-ethers', './peers-ethers.mjs', [JSON.stringify({ sets, stallTimeout: STALL_MS })], { plainJs: true });
-  ctx.children.add(ethers);
+  // (started together: nothing is measured before both are up)
+  const [omni, ethers] = await Promise.all([
+    startOmnigate(ctx, 'peers-omnigate', config, 4),
+    startChild<{ pid: number }>('peers-ethers', './peers-ethers.mjs', [JSON.stringify({ sets, stallTimeout: STALL_MS })], { plainJs: true }).then((c) => {
+      ctx.children.add(c);
+      return c;
+    }),
+  ]);
   await ctx.pin([ethers.pid], ctx.serverCpus);
   const stopped: Child<any>[] = [omni.child, ethers, ...solo.children, ...trio.children];
   try {

@@ -28,12 +28,14 @@ import { EMITTER_TOPIC, proofChain } from '../support/proof-chain.js';
 import { startTamperProxy, type TamperProxy } from '../support/tamper-proxy.js';
 import { fmt, fmtInt, median, check, type PartContext, type PartReport } from './parts.js';
 
-const READS = Number(process.env.BENCH_PROOF_READS ?? 40);
-const LOGS_READS = Math.max(2, Math.round(READS / 8));
+const READS_DEFAULT = Number(process.env.BENCH_PROOF_READS ?? 40);
 
 interface Row { ms: number[]; calls: number; bytes: number; answers: number }
 
-export async function runProofMode(ctx: Pick<PartContext, 'rounds' | 'log'>): Promise<PartReport> {
+/** `reads`: state reads per scenario and round (BENCH_PROOF_READS, else 40; fewer in a smoke run), an eighth as many eth_getLogs (2 at least). */
+export async function runProofMode(ctx: Pick<PartContext, 'rounds' | 'log'>, reads?: number): Promise<PartReport> {
+  const READS = process.env.BENCH_PROOF_READS ? READS_DEFAULT : (reads ?? READS_DEFAULT);
+  const LOGS_READS = Math.max(2, Math.round(READS / 8));
   const chain = await proofChain('cancun');
   const providers: TamperProxy[] = [];
   const gateways: Gateway[] = [];

@@ -19,7 +19,7 @@
  *   the load generator, nginx and Redis). Target: two replicas ÷ one, answers/s, reported with
  *   each core's busy share and each replica's CPU per answer.
  */
-import type { Child } from './children.js';
+import { pollUntil, type Child } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
 import { PINNED_BLOCK, requests } from './payloads.js';
 import { check, cpuMs, cpuShares, cpuTicks, fmt, fmtCpus, fmtInt, loadAverage, median, startNodes, startOmnigate, stopChildren, type PartContext, type PartReport } from './parts.js';
@@ -63,6 +63,9 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
       cache: { redis: { url: redis.url, hmacKey: 'bench-replicas-hmac-key-0123456789', prefix: 'bench:' } },
       chains: { [String(CHAIN)]: { rpcs: nodes.urls } },
     };
+    // (One after the other, as before: started together, B asked the nodes for the read once at a
+    // load average of 30, "replica B asked the nodes instead of reading Redis"; probably its head
+    // tracker's first round not done yet when first asked. Not proven; left as it was.)
     const a = await startOmnigate(ctx, 'replica-a', config, 3);
     started.push(a.child);
     const b = await startOmnigate(ctx, 'replica-b', config, 3);
@@ -73,16 +76,12 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
     const path = `/confirmations/3/rpc/${CHAIN}`;
     const body = JSON.stringify(requests.getBalance);
     // Confirmed through A (the head tracker's first round gives the finalized block), then B answers it from Redis.
-    const untilHit = async (base: string, what: string) => {
-      let cache = '';
-      for (let i = 0; i < 100 && cache !== 'HIT'; i += 1) {
+    const untilHit = (base: string, what: string) =>
+      pollUntil(`replicas: ${what} answering the read at ${PINNED_BLOCK} from the cache`, async () => {
         const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         check(res.status === 200, `replicas: ${what} answered ${res.status} ${await res.text()}`);
-        cache = res.headers.get('x-cache') ?? '';
-        if (cache !== 'HIT') await new Promise((r) => setTimeout(r, 50));
-      }
-      check(cache === 'HIT', `replicas: ${what} never answered the read at ${PINNED_BLOCK} from the cache (X-Cache ${cache || 'absent'})`);
-    };
+        return res.headers.get('x-cache') === 'HIT';
+      });
     await untilHit(a.base, 'replica A');
     const confirmCalls = await nodes.calls('eth_getBalance');
     await untilHit(b.base, 'replica B');
@@ -107,6 +106,7 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
         connections: CLIENTS,
         seconds: ctx.seconds,
         warmupSeconds: ctx.warmup,
+        silentRetry: ctx.silentRetry,
         onMeasureStart: async () => {
           [a0, b0, n0, l0, t0] = await Promise.all([cpuMs(a.child.pid), cpuMs(b.child.pid), cpuOf(nginx), cpuMs(process.pid), cpuTicks()]);
         },

@@ -18,6 +18,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pollUntil } from './children.js';
 import { runLoad, type LoadResult } from './load.js';
 import { requests } from './payloads.js';
 import { check, cpuMs, cpuShares, cpuTicks, fmt, fmtCpus, fmtInt, loadAverage, median, startNodes, stopChildren, type PartContext, type PartReport } from './parts.js';
@@ -63,12 +64,10 @@ export async function startServe(file: string, workers: number): Promise<Server>
   process.once('exit', kill);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
+  await pollUntil(`omnigate --workers ${workers}: serving with healthy upstreams`, async () => {
     const chains = await fetch(`${base}/chains`).then((r) => r.json() as Promise<{ upstreams: { state: string }[] }[]>, () => undefined);
-    if (chains?.[0]?.upstreams.every((u) => u.state === 'healthy')) break;
-    check(i < 400 && child.exitCode === null, `omnigate --workers ${workers} never served with healthy upstreams`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return chains?.[0]?.upstreams.every((u) => u.state === 'healthy') === true;
+  }, { gone: () => child.exitCode !== null || child.signalCode !== null });
   return {
     child,
     base,
@@ -109,10 +108,13 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
   }));
   const servers: Server[] = [];
   try {
-    const one = await startServe(file, 1);
-    servers.push(one);
-    const two = await startServe(file, 2);
-    servers.push(two);
+    // (started together: nothing is measured before both are up)
+    const [one, two] = await Promise.allSettled([startServe(file, 1), startServe(file, 2)]).then((all) => {
+      for (const s of all) if (s.status === 'fulfilled') servers.push(s.value);
+      const failed = all.find((s) => s.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return servers as [Server, Server];
+    });
     // The bench process (and so what it spawns) is pinned to the load generator's CPUs: the
     // servers get every CPU (a replacement worker would inherit its primary's).
     for (const s of servers) await ctx.pin(await s.pids(), allCpus);
@@ -138,7 +140,7 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
       let self0 = process.cpuUsage();
       let ticks0: Awaited<ReturnType<typeof cpuTicks>> = [];
       const r = await runLoad({
-        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup,
+        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, silentRetry: ctx.silentRetry,
         onMeasureStart: async () => {
           primary0 = await cpuMs(pids[0]!);
           node0 = await cpuOf(nodes.pids);
