@@ -15,8 +15,10 @@ export interface Health {
   agreements: number;
   /** Times this upstream answered something the winning group did not. */
   disagreements: number;
-  /** Exponentially weighted latency of successful calls, in ms (undefined before the first). */
+  /** Exponentially weighted latency of successful calls, in ms (undefined before the first, and after a re-measurement that kept no sample: restartLatency). */
   latencyMs: number | undefined;
+  /** Answers in latencyMs since it last (re)started (the ranking reads it only over slowMinSamples, lib/upstream/select.ts). */
+  latencySamples: number;
   /** Until when (epoch ms) the upstream is ranked last after repeated failures. */
   coolingUntil: number;
   /** Last failure reason, for /chains. */
@@ -67,6 +69,7 @@ export function newHealth(): Health {
     agreements: 0,
     disagreements: 0,
     latencyMs: undefined,
+    latencySamples: 0,
     coolingUntil: 0,
     lastError: undefined,
     lastProbeAt: 0,
@@ -100,6 +103,20 @@ export function recordSuccess(h: Health, latencyMs: number): void {
   h.coolingUntil = 0;
   h.rateLimitEpisodes = 0;
   h.latencyMs = h.latencyMs === undefined ? latencyMs : h.latencyMs * 0.8 + latencyMs * 0.2;
+  h.latencySamples += 1;
+}
+
+/**
+ * A re-measurement found the upstream changed (lib/health/quality.ts: a probe round or an answer
+ * far faster than its recent median, which drop its recent samples): its latency average forgets
+ * the answers before too, and starts again from `latencyMs` (the re-measurement's latency, when
+ * kept as a sample) or from nothing. Each answer weighs 20 % in the average: one 3 s answer left
+ * in it kept an upstream found fast again ranked slow for several more answers, which a slow
+ * upstream gets one every 5 s (an explore request).
+ */
+export function restartLatency(h: Health, latencyMs: number | undefined): void {
+  h.latencyMs = latencyMs;
+  h.latencySamples = latencyMs === undefined ? 0 : 1;
 }
 
 export function recordFailure(h: Health, reason: string, now: number): void {

@@ -88,21 +88,57 @@ for (const n of [1, 2]) {
   });
 }
 
+/**
+ * The answers of `count` requests per upstream: the first fake's, and the most any other got.
+ * Back in the rotation, the first gets its turn of the round-robin like its peers: about 20 of 100
+ * over 5. On a loaded machine a stall of two answers drops any of the five, the first as well, a
+ * tier until the next explore request (every 5 s) re-measures it; the others share its turns
+ * meanwhile (up to 26 of 100 were seen under 3 busy loops, 4 at a load average of 9). Kept out
+ * of the rotation, it is asked by explore requests only, one every 5 s: 0 or 1 of 100.
+ */
+async function shares(t: ExecutionContext, gw: Gateway, list: FakeUpstream[], count: number): Promise<{ share: number; busiest: number }> {
+  const { from } = await run(t, gw, '/rpc/1337', count);
+  const answered = list.map((f) => from.filter((u) => u === label(f)).length);
+  return { share: answered[0]!, busiest: Math.max(...answered.slice(1)) };
+}
+
 test.serial('a slow upstream fast again gets its share back within one probe round', async (t) => {
   const list = await fakes(t, 5);
   const gw = await gateway(t, { chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   await run(t, gw, '/rpc/1337', 20);
   list[0]!.delayMs = SLOW_MS;
   await run(t, gw, '/rpc/1337', 20);
-  let before = callsOf(list[0]!);
+  const before = callsOf(list[0]!);
   await run(t, gw, '/rpc/1337', 20);
+  // An explore request, and on a stalled machine a hedge reaching down the list, may ask it.
+  t.true(callsOf(list[0]!) - before <= 2, 'demoted');
+  list[0]!.delayMs = 0;
+  await gw.rpc.startHealthChecks().firstRound;
+  const { share, busiest } = await shares(t, gw, list, 100);
+  t.true(share >= 10 && share <= busiest + 3, `its share of 100 requests over 5 upstreams: ${share} (the busiest other: ${busiest})`);
+});
+
+// A call that was not hedged (a fixed hedge longer than it takes; the adaptive one out of budget)
+// is an answer: its latency enters the health record's average, where each answer weighs 20 %.
+// The probe round re-measured the upstream; the average, read as well, still held its slow
+// answers and kept it out of the rotation until several explore requests (one every 5 s) had
+// diluted them (seen under load: 611 ms in the average after one 3 s answer, 1 of 100 requests).
+test.serial('a slow upstream fast again is back after one probe round, however slow the answers it gave while slow', async (t) => {
+  const list = await fakes(t, 5);
+  const gw = await gateway(t, { timeouts: { hedgeMs: 10_000 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
+  // 5 answers each: the average rests on enough answers (slowMinSamples).
+  await run(t, gw, '/rpc/1337', 25);
+  list[0]!.delayMs = 1000;
+  const start = callsOf(list[0]!);
+  await run(t, gw, '/rpc/1337', 10);
+  t.true(callsOf(list[0]!) - start >= 1, 'it answered a call in 1 s: its latency average holds it');
+  const before = callsOf(list[0]!);
+  await run(t, gw, '/rpc/1337', 10);
   t.true(callsOf(list[0]!) - before <= 1, 'demoted');
   list[0]!.delayMs = 0;
   await gw.rpc.startHealthChecks().firstRound;
-  before = callsOf(list[0]!);
-  await run(t, gw, '/rpc/1337', 100);
-  const share = callsOf(list[0]!) - before;
-  t.true(share >= 17 && share <= 23, `its share of 100 requests over 5 upstreams: ${share}`);
+  const { share, busiest } = await shares(t, gw, list, 100);
+  t.true(share >= 10 && share <= busiest + 3, `its share of 100 requests over 5 upstreams: ${share} (the busiest other: ${busiest})`);
 });
 
 // The hedge delay, seen from the fakes: the second call arrives no sooner than the delay after the
