@@ -89,17 +89,17 @@ for (const n of [1, 2]) {
 }
 
 /**
- * The answers of `count` requests per upstream: the first fake's, and the most any other got.
- * Back in the rotation, the first gets its turn of the round-robin like its peers: about 20 of 100
- * over 5. On a loaded machine a stall of two answers drops any of the five, the first as well, a
- * tier until the next explore request (every 5 s) re-measures it; the others share its turns
- * meanwhile (up to 26 of 100 were seen under 3 busy loops, 4 at a load average of 9). Kept out
- * of the rotation, it is asked by explore requests only, one every 5 s: 0 or 1 of 100.
+ * The answers of the first fake in `count` requests. Back in the rotation, it gets its turn of
+ * the round-robin like its peers: about 20 of 100 over 5. On a loaded machine a stall of two
+ * answers drops any of the five a tier until the next explore request (every 5 s) re-measures it,
+ * and the others share its turns meanwhile: 26 of 100 were seen under 3 busy loops (and 4, once,
+ * at a load average of 15, past what this bound allows). Kept out of the rotation, it is asked by
+ * explore requests only, one every 5 s: 0 or 1 of 100. Asked first every time (a bug of the other
+ * kind), 100.
  */
-async function shares(t: ExecutionContext, gw: Gateway, list: FakeUpstream[], count: number): Promise<{ share: number; busiest: number }> {
+async function shareOfFirst(t: ExecutionContext, gw: Gateway, list: FakeUpstream[], count: number): Promise<number> {
   const { from } = await run(t, gw, '/rpc/1337', count);
-  const answered = list.map((f) => from.filter((u) => u === label(f)).length);
-  return { share: answered[0]!, busiest: Math.max(...answered.slice(1)) };
+  return from.filter((u) => u === label(list[0]!)).length;
 }
 
 test.serial('a slow upstream fast again gets its share back within one probe round', async (t) => {
@@ -114,8 +114,8 @@ test.serial('a slow upstream fast again gets its share back within one probe rou
   t.true(callsOf(list[0]!) - before <= 2, 'demoted');
   list[0]!.delayMs = 0;
   await gw.rpc.startHealthChecks().firstRound;
-  const { share, busiest } = await shares(t, gw, list, 100);
-  t.true(share >= 10 && share <= busiest + 3, `its share of 100 requests over 5 upstreams: ${share} (the busiest other: ${busiest})`);
+  const share = await shareOfFirst(t, gw, list, 100);
+  t.true(share >= 10 && share <= 40, `its share of 100 requests over 5 upstreams: ${share}`);
 });
 
 // A call that was not hedged (a fixed hedge longer than it takes; the adaptive one out of budget)
@@ -128,17 +128,20 @@ test.serial('a slow upstream fast again is back after one probe round, however s
   const gw = await gateway(t, { timeouts: { hedgeMs: 10_000 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   // 5 answers each: the average rests on enough answers (slowMinSamples).
   await run(t, gw, '/rpc/1337', 25);
-  list[0]!.delayMs = 1000;
+  // 2 s: the probe round re-measures it when its probe takes under a third of that. Idle since it
+  // was demoted, its sockets have timed out: its probe pays a fresh connection (250-300 ms were
+  // seen at a load average of 20), its peers' ride kept-alive ones.
+  list[0]!.delayMs = 2000;
   const start = callsOf(list[0]!);
   await run(t, gw, '/rpc/1337', 10);
-  t.true(callsOf(list[0]!) - start >= 1, 'it answered a call in 1 s: its latency average holds it');
+  t.true(callsOf(list[0]!) - start >= 1, 'it answered a call in 2 s: its latency average holds it');
   const before = callsOf(list[0]!);
   await run(t, gw, '/rpc/1337', 10);
-  t.true(callsOf(list[0]!) - before <= 1, 'demoted');
+  t.true(callsOf(list[0]!) - before <= 2, 'demoted (an explore request may ask it)');
   list[0]!.delayMs = 0;
   await gw.rpc.startHealthChecks().firstRound;
-  const { share, busiest } = await shares(t, gw, list, 100);
-  t.true(share >= 10 && share <= busiest + 3, `its share of 100 requests over 5 upstreams: ${share} (the busiest other: ${busiest})`);
+  const share = await shareOfFirst(t, gw, list, 100);
+  t.true(share >= 10 && share <= 40, `its share of 100 requests over 5 upstreams: ${share}`);
 });
 
 // The hedge delay, seen from the fakes: the second call arrives no sooner than the delay after the
