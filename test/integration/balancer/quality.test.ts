@@ -118,32 +118,6 @@ test.serial('a slow upstream fast again gets its share back within one probe rou
   t.true(share >= 10 && share <= 40, `its share of 100 requests over 5 upstreams: ${share}`);
 });
 
-// A call that was not hedged (a fixed hedge longer than it takes; the adaptive one out of budget)
-// is an answer: its latency enters the health record's average, where each answer weighs 20 %.
-// The probe round re-measured the upstream; the average, read as well, still held its slow
-// answers and kept it out of the rotation until several explore requests (one every 5 s) had
-// diluted them (seen under load: 611 ms in the average after one 3 s answer, 1 of 100 requests).
-test.serial('a slow upstream fast again is back after one probe round, however slow the answers it gave while slow', async (t) => {
-  const list = await fakes(t, 5);
-  const gw = await gateway(t, { timeouts: { hedgeMs: 10_000 }, chains: { 1337: { rpcs: list.map((f) => f.url) } } });
-  // 5 answers each: the average rests on enough answers (slowMinSamples).
-  await run(t, gw, '/rpc/1337', 25);
-  // 2 s: the probe round re-measures it when its probe takes under a third of that. Idle since it
-  // was demoted, its sockets have timed out: its probe pays a fresh connection (250-300 ms were
-  // seen at a load average of 20), its peers' ride kept-alive ones.
-  list[0]!.delayMs = 2000;
-  const start = callsOf(list[0]!);
-  await run(t, gw, '/rpc/1337', 10);
-  t.true(callsOf(list[0]!) - start >= 1, 'it answered a call in 2 s: its latency average holds it');
-  const before = callsOf(list[0]!);
-  await run(t, gw, '/rpc/1337', 10);
-  t.true(callsOf(list[0]!) - before <= 2, 'demoted (an explore request may ask it)');
-  list[0]!.delayMs = 0;
-  await gw.rpc.startHealthChecks().firstRound;
-  const share = await shareOfFirst(t, gw, list, 100);
-  t.true(share >= 10 && share <= 40, `its share of 100 requests over 5 upstreams: ${share}`);
-});
-
 // The hedge delay, seen from the fakes: the second call arrives no sooner than the delay after the
 // first, less the first call's own transit, which may have taken longer than the second's (on a
 // loaded machine a late first arrival has cut the gap below the minimum): hence the margin under
