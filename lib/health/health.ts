@@ -108,15 +108,17 @@ export function recordSuccess(h: Health, latencyMs: number): void {
 
 /**
  * A re-measurement found the upstream changed (lib/health/quality.ts: a probe round or an answer
- * far faster than its recent median, which drop its recent samples): its latency average forgets
- * the answers before too, and starts again from `latencyMs` (the re-measurement's latency, when
- * kept as a sample) or from nothing. Each answer weighs 20 % in the average: one 3 s answer left
- * in it kept an upstream found fast again ranked slow for several more answers, which a slow
- * upstream gets one every 5 s (an explore request).
+ * far faster than its recent median, which drop its recent samples) and took `measuredMs`: an
+ * average above that forgets the answers before, and starts again from `measuredMs` (`keep`: the
+ * re-measurement is kept as a sample) or from nothing. Each answer weighs 20 %: one 3 s answer
+ * left in it kept an upstream found fast again ranked slow for several more answers, which a slow
+ * upstream gets one every 5 s (an explore request). An average below `measuredMs` stays (a fast
+ * upstream's history is not traded for one slower probe).
  */
-export function restartLatency(h: Health, latencyMs: number | undefined): void {
-  h.latencyMs = latencyMs;
-  h.latencySamples = latencyMs === undefined ? 0 : 1;
+export function restartLatency(h: Health, measuredMs: number, keep: boolean): void {
+  if (h.latencyMs === undefined || h.latencyMs <= measuredMs) return;
+  h.latencyMs = keep ? measuredMs : undefined;
+  h.latencySamples = keep ? 1 : 0;
 }
 
 export function recordFailure(h: Health, reason: string, now: number): void {

@@ -237,7 +237,7 @@ export function recordAnswered(chain: object | undefined, health: Health, ms: nu
   if (stats.p50 !== undefined && stats.p50 > resetFactor * Math.max(ms, 1)) {
     stats.reset();
     // (the answer joins the average next, lib/verify/outcome.ts, when it is a usable one)
-    restartLatency(health, undefined);
+    restartLatency(health, ms, false);
   }
   stats.add(ms, now);
   if (chain) chainSketch(chain, cls, now).accept(ms, now);
@@ -301,9 +301,9 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
       }
     }
     if (sample) q.stats('read', now).add(ms, now);
-    // The health record's latency average forgets the answers before the change too (the ranking
-    // reads it as well): it starts again from this probe, when kept as a sample.
-    if (changed) restartLatency(health, sample ? ms : undefined);
+    // The health record's latency average, when above this probe, forgets the answers before the
+    // change too (the ranking reads it as well): it starts again from this probe, when kept.
+    if (changed) restartLatency(health, ms, sample);
   }
 }
 

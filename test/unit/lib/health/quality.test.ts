@@ -124,6 +124,14 @@ test('should bring back an upstream fast again whose latency average held its sl
   recordAnswered(undefined, explored[0]!.health, 2, 'read', 0);
   t.deepEqual(rank(explored).tiers, [0, 0, 0]);
   t.is(explored[0]!.health.latencySamples, 0, 'its usable answers start the average again');
+  // A fast upstream re-measured by a slower probe (its recent median above the probe, the probe
+  // above its average) keeps its average.
+  const fast = ups([[9, 9], [2, 3], [3, 2]]);
+  for (const u of fast) for (const ms of [2, 3, 2, 3, 2]) recordSuccess(u.health, ms);
+  const kept = fast[0]!.health.latencyMs;
+  recordProbeRound(fast.map((u, i) => ({ health: u.health, ms: [6, 5, 6][i]! })), 0);
+  t.is(fast[0]!.health.latencySamples, 5);
+  t.is(fast[0]!.health.latencyMs, kept);
   // A probe round that re-measures nothing (it is as slow as it was) leaves the average as it is.
   const still = withAverage(ups([[], [2, 3], [3, 2]]));
   recordProbeRound(still.map((u, i) => ({ health: u.health, ms: [1000, 3, 4][i]! })), 0);
