@@ -15,8 +15,10 @@ export interface Health {
   agreements: number;
   /** Times this upstream answered something the winning group did not. */
   disagreements: number;
-  /** Exponentially weighted latency of successful calls, in ms (undefined before the first). */
+  /** Exponentially weighted latency of successful calls, in ms (undefined before the first, and after a re-measurement that kept no sample: restartLatency). */
   latencyMs: number | undefined;
+  /** Answers in latencyMs since it last (re)started (the ranking reads it only over slowMinSamples, lib/upstream/select.ts). */
+  latencySamples: number;
   /** Until when (epoch ms) the upstream is ranked last after repeated failures. */
   coolingUntil: number;
   /** Last failure reason, for /chains. */
@@ -67,6 +69,7 @@ export function newHealth(): Health {
     agreements: 0,
     disagreements: 0,
     latencyMs: undefined,
+    latencySamples: 0,
     coolingUntil: 0,
     lastError: undefined,
     lastProbeAt: 0,
@@ -100,6 +103,22 @@ export function recordSuccess(h: Health, latencyMs: number): void {
   h.coolingUntil = 0;
   h.rateLimitEpisodes = 0;
   h.latencyMs = h.latencyMs === undefined ? latencyMs : h.latencyMs * 0.8 + latencyMs * 0.2;
+  h.latencySamples += 1;
+}
+
+/**
+ * A re-measurement found the upstream changed (lib/health/quality.ts: a probe round or an answer
+ * far faster than its recent median, which drop its recent samples) and took `measuredMs`: an
+ * average above that forgets the answers before, and starts again from `measuredMs` (`keep`: the
+ * re-measurement is kept as a sample) or from nothing. Each answer weighs 20 %: one 3 s answer
+ * left in it kept an upstream found fast again ranked slow for several more answers, which a slow
+ * upstream gets one every 5 s (an explore request). An average below `measuredMs` stays (a fast
+ * upstream's history is not traded for one slower probe).
+ */
+export function restartLatency(h: Health, measuredMs: number, keep: boolean): void {
+  if (h.latencyMs === undefined || h.latencyMs <= measuredMs) return;
+  h.latencyMs = keep ? measuredMs : undefined;
+  h.latencySamples = keep ? 1 : 0;
 }
 
 export function recordFailure(h: Health, reason: string, now: number): void {

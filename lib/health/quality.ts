@@ -19,7 +19,7 @@
  */
 import { DDSketch } from '@datadog/sketches-js';
 import { methodsWhere, type MethodClass } from '../jsonrpc/methods.js';
-import type { Health } from './health.js';
+import { restartLatency, type Health } from './health.js';
 
 export type { MethodClass };
 export const methodClasses: readonly MethodClass[] = ['read', 'call', 'logs'];
@@ -234,7 +234,11 @@ export function recordAnswered(chain: object | undefined, health: Health, ms: nu
   const stats = q.stats(cls, now);
   // An answer far faster than the recent median: the slowness is over (or was a stall), so the
   // older samples go (a demoted upstream comes back on its first fast answer, e.g. an explore request).
-  if (stats.p50 !== undefined && stats.p50 > resetFactor * Math.max(ms, 1)) stats.reset();
+  if (stats.p50 !== undefined && stats.p50 > resetFactor * Math.max(ms, 1)) {
+    stats.reset();
+    // (the answer joins the average next, lib/verify/outcome.ts, when it is a usable one)
+    restartLatency(health, ms, false);
+  }
   stats.add(ms, now);
   if (chain) chainSketch(chain, cls, now).accept(ms, now);
 }
@@ -264,7 +268,8 @@ export function recordAbandoned(health: Health, ms: number, cls: MethodClass, no
  * A probe round of one chain answered (probe.ts; class `read`): a re-measurement. An upstream
  * whose probe took no more than `resetFactor` × the round's median (it is not slow now), or was far
  * faster than its own recent median, or faster than recent samples that are mostly abandoned calls
- * (lower bounds), forgets its recent samples, which are from before a change:
+ * (lower bounds), forgets its recent samples, which are from before a change, and so does its
+ * latency average (health.ts restartLatency):
  * an upstream that is fast again is ranked as such after one probe round. Relative to the round,
  * so a loaded machine (every probe slower) does not keep it down.
  */
@@ -275,6 +280,7 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
     const q = qualityOf(health);
     // Whether the probe's own latency joins the samples (below).
     let sample = true;
+    let changed = false;
     for (const s of q.classes.values()) {
       if (s.p50 === undefined) continue;
       const asPeers = round.length >= 2 && ms <= resetFactor * Math.max(median, 1);
@@ -291,9 +297,13 @@ export function recordProbeRound(round: readonly { health: Health; ms: number }[
         // again. It starts unmeasured; its traffic measures it.
         if (ms >= s.p50) sample = false;
         s.reset();
+        changed = true;
       }
     }
     if (sample) q.stats('read', now).add(ms, now);
+    // The health record's latency average, when above this probe, forgets the answers before the
+    // change too (the ranking reads it as well): it starts again from this probe, when kept.
+    if (changed) restartLatency(health, ms, sample);
   }
 }
 

@@ -41,7 +41,8 @@ export const maxLagBlocks = 3;
 export const slowFactor = 3;
 export const slowMarginMs = 100;
 /**
- * ...and that average rests on at least this many answers (calls and probes): one outlier, such
+ * ...and that average rests on at least this many answers (calls and probes) since it last
+ * started (a re-measurement restarts it: lib/health/health.ts restartLatency): one outlier, such
  * as a first call that pays for the connection or a machine that stalled for a moment, is not
  * evidence, and the first sample alone would otherwise set the average.
  */
@@ -91,7 +92,7 @@ function chainMedian<T extends Rankable>(candidates: readonly T[], cls: MethodCl
 
 /** Slow by its probed latency, or by its measured one (measuredSlowAbove finite only with a chain median and a class). */
 function isSlow(h: Health, slowAbove: number, measuredSlowAbove: number, median: number | undefined, cls: MethodClass | undefined): boolean {
-  if ((h.latencyMs ?? 0) > slowAbove && h.successes >= slowMinSamples) return true;
+  if ((h.latencyMs ?? 0) > slowAbove && h.latencySamples >= slowMinSamples) return true;
   if (measuredSlowAbove === Infinity) return false;
   const q = qualityOf(h);
   const p50 = q.p50(cls!, measuredMinSamples) ?? 0;

@@ -303,34 +303,49 @@ test('SIGTERM with a half-sent request head open exits 0 without waiting for shu
 // Probe concurrency
 
 test('limits.probeConcurrency bounds the upstreams probed at once (100 upstreams, limit 5)', async (t) => {
-  let inFlight = 0;
+  // One server per upstream: 100 origins. Under one origin, the transport's per-origin socket
+  // cap kept the calls in flight low whatever the probe round did, and the test could not fail.
+  // Each server holds its answers 20 ms: a round that asked more than 5 upstreams at once has them
+  // all in flight together, seen at the servers.
   let most = 0;
-  const paths = new Set<string>();
-  const server = http.createServer((req, res) => {
-    inFlight += 1;
-    most = Math.max(most, inFlight);
-    paths.add(req.url ?? '');
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const { id, method } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
-      setTimeout(() => {
-        inFlight -= 1;
-        res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: method === 'eth_chainId' ? '0x1' : '0x10' }));
-      }, 5);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const config = makeConfig({ limits: { probeConcurrency: 5 }, chains: { 1: { rpcs: Array.from({ length: 100 }, (_, i) => `${base}/u${i}`) } } });
+  const busy = new Set<number>();
+  const servers = await Promise.all(
+    Array.from({ length: 100 }, async (_, i) => {
+      const methods: string[] = [];
+      let inFlight = 0;
+      const server = http.createServer((req, res) => {
+        inFlight += 1;
+        busy.add(i);
+        most = Math.max(most, busy.size);
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          const { id, method } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
+          methods.push(method);
+          setTimeout(() => {
+            inFlight -= 1;
+            if (inFlight === 0) busy.delete(i);
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ jsonrpc: '2.0', id, result: method === 'eth_chainId' ? '0x1' : '0x10' }));
+          }, 20);
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      t.teardown(() => new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, methods };
+    }),
+  );
+  const config = makeConfig({ limits: { probeConcurrency: 5 }, chains: { 1: { rpcs: servers.map((s) => s.url) } } });
   const registry = createRegistry(config);
   t.teardown(() => registry.close());
   const round = await probeChain(registry.chains.get('1')!, 5_000, silentLogger, config.limits.probeConcurrency);
-  t.is(paths.size, 100, 'every upstream was probed');
-  t.true(most <= 10, `${most} probe calls at once (5 upstreams × 2 calls at most)`);
-  t.true(most >= 2);
+  const unprobed = servers.flatMap((s, i) => (s.methods.slice().sort().join() === 'eth_blockNumber,eth_chainId' ? [] : [`u${i}: ${s.methods.join() || 'nothing'}`]));
+  t.deepEqual(unprobed, [], 'every upstream was asked eth_chainId and eth_blockNumber once');
+  t.true(most <= 5, `${most} upstreams were probed at once`);
+  t.true(most >= 2, 'probed in parallel');
   // (which upstreams have no head, and what their probe met: a failure says why, not just false)
   const missing = registry.chains.get('1')!.upstreams.flatMap((u, i) => (u.health.head === 16n ? [] : [`u${i}: ${JSON.stringify(round.results[i])}`]));
   t.deepEqual(missing, []);

@@ -88,21 +88,34 @@ for (const n of [1, 2]) {
   });
 }
 
+/**
+ * The answers of the first fake in `count` requests. Back in the rotation, it gets its turn of
+ * the round-robin like its peers: about 20 of 100 over 5. On a loaded machine a stall of two
+ * answers drops any of the five a tier until the next explore request (every 5 s) re-measures it,
+ * and the others share its turns meanwhile: 26 of 100 were seen under 3 busy loops (and 4, once,
+ * at a load average of 15, past what this bound allows). Kept out of the rotation, it is asked by
+ * explore requests only, one every 5 s: 0 or 1 of 100. Asked first every time (a bug of the other
+ * kind), 100.
+ */
+async function shareOfFirst(t: ExecutionContext, gw: Gateway, list: FakeUpstream[], count: number): Promise<number> {
+  const { from } = await run(t, gw, '/rpc/1337', count);
+  return from.filter((u) => u === label(list[0]!)).length;
+}
+
 test.serial('a slow upstream fast again gets its share back within one probe round', async (t) => {
   const list = await fakes(t, 5);
   const gw = await gateway(t, { chains: { 1337: { rpcs: list.map((f) => f.url) } } });
   await run(t, gw, '/rpc/1337', 20);
   list[0]!.delayMs = SLOW_MS;
   await run(t, gw, '/rpc/1337', 20);
-  let before = callsOf(list[0]!);
+  const before = callsOf(list[0]!);
   await run(t, gw, '/rpc/1337', 20);
-  t.true(callsOf(list[0]!) - before <= 1, 'demoted');
+  // An explore request, and on a stalled machine a hedge reaching down the list, may ask it.
+  t.true(callsOf(list[0]!) - before <= 2, 'demoted');
   list[0]!.delayMs = 0;
   await gw.rpc.startHealthChecks().firstRound;
-  before = callsOf(list[0]!);
-  await run(t, gw, '/rpc/1337', 100);
-  const share = callsOf(list[0]!) - before;
-  t.true(share >= 17 && share <= 23, `its share of 100 requests over 5 upstreams: ${share}`);
+  const share = await shareOfFirst(t, gw, list, 100);
+  t.true(share >= 10 && share <= 40, `its share of 100 requests over 5 upstreams: ${share}`);
 });
 
 // The hedge delay, seen from the fakes: the second call arrives no sooner than the delay after the

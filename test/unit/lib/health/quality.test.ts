@@ -1,9 +1,9 @@
 import test from 'ava';
 import { validateConfig } from '../../../../config/schema.js';
-import { newHealth, type Health } from '../../../../lib/health/health.js';
+import { newHealth, recordSuccess, type Health } from '../../../../lib/health/health.js';
 import { WindowedSketch, methodClassOf, qualityOf, recordAbandoned, recordAnswered, recordProbe, recordProbeRound, recordStart, scoreOf, trackCall, windowMs } from '../../../../lib/health/quality.js';
 import { HedgeBudget, hedgeDelay } from '../../../../lib/verify/hedge-policy.js';
-import { arrange, rankTiers, type Rankable } from '../../../../lib/upstream/select.js';
+import { arrange, rankTiers, slowMinSamples, type Rankable } from '../../../../lib/upstream/select.js';
 
 interface U extends Rankable {
   name: string;
@@ -105,6 +105,37 @@ test('should bring a demoted upstream back after a probe round where it was not 
   const again = ups([[600, 600, 600], [3, 4], [2, 5]]);
   recordProbeRound(again.map((u, i) => ({ health: u.health, ms: [600, 3, 4][i]! })), 0);
   t.is(rank(again).ranked.at(-1)!.name, 'u0', 'still slow in the round: still behind');
+});
+
+test('should bring back an upstream fast again whose latency average held its slow answers (a re-measurement restarts the average too)', (t) => {
+  // Health records as answers leave them: u0 answered 4 fast calls, then two of 1 s; its peers a few ms.
+  const withAverage = (list: U[]) => {
+    for (const [i, u] of list.entries()) for (const ms of i === 0 ? [2, 2, 2, 2, 1000, 1000] : [2, 3, 2, 3, 2, 3]) recordSuccess(u.health, ms);
+    return list;
+  };
+  const list = withAverage(ups([[2, 2, 1000, 1000], [2, 3], [3, 2]]));
+  t.true(list[0]!.health.latencyMs! > 300 && list[0]!.health.successes >= slowMinSamples);
+  t.is(rank(list).ranked.at(-1)!.name, 'u0');
+  // The probe round finds it fast again (its average still over 3× the fastest + 100 ms).
+  recordProbeRound(list.map((u, i) => ({ health: u.health, ms: [4, 3, 4][i]! })), 0);
+  t.deepEqual(rank(list).tiers, [0, 0, 0]);
+  // So does an explore request's fast answer.
+  const explored = withAverage(ups([[2, 2, 1000, 1000], [2, 3], [3, 2]]));
+  recordAnswered(undefined, explored[0]!.health, 2, 'read', 0);
+  t.deepEqual(rank(explored).tiers, [0, 0, 0]);
+  t.is(explored[0]!.health.latencySamples, 0, 'its usable answers start the average again');
+  // A fast upstream re-measured by a slower probe (its recent median above the probe, the probe
+  // above its average) keeps its average.
+  const fast = ups([[9, 9], [2, 3], [3, 2]]);
+  for (const u of fast) for (const ms of [2, 3, 2, 3, 2]) recordSuccess(u.health, ms);
+  const kept = fast[0]!.health.latencyMs;
+  recordProbeRound(fast.map((u, i) => ({ health: u.health, ms: [6, 5, 6][i]! })), 0);
+  t.is(fast[0]!.health.latencySamples, 5);
+  t.is(fast[0]!.health.latencyMs, kept);
+  // A probe round that re-measures nothing (it is as slow as it was) leaves the average as it is.
+  const still = withAverage(ups([[], [2, 3], [3, 2]]));
+  recordProbeRound(still.map((u, i) => ({ health: u.health, ms: [1000, 3, 4][i]! })), 0);
+  t.is(rank(still).ranked.at(-1)!.name, 'u0');
 });
 
 test('should bring back an upstream demoted by lost races when a probe answers below them, even a slow probe of the round', (t) => {
