@@ -8,16 +8,23 @@
 import type { Command } from 'commander';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { bound, statement } from '../indexer/db/pool.js';
 import { redactCredentials } from '../upstream/redact.js';
 import { loadConfigFile } from '../../config/index.js';
 import { readIndexerEnv, withIndexerConfig, type IndexerEnv } from '../indexer/env.js';
-import { migrate } from '../indexer/db/migrate.js';
-import { ensureIndexes } from '../indexer/db/indexes.js';
-import { detectLayout } from '../indexer/db/layout.js';
 import { IndexerError } from '../errors.js';
-import { openIndexerDb, type OpenIndexerDb } from '../indexer/open.js';
-import { seedDemo } from '../indexer/seed.js';
+import type { OpenIndexerDb } from '../indexer/open.js';
+
+/**
+ * The database stack (pg-promise, the migrations, the demo seed), loaded when a db command runs:
+ * registering the commands is part of every CLI start (`omnigate serve`, each cluster worker).
+ */
+const databaseStack = async () => {
+  const [pool, migrations, indexes, layout, open, seed] = await Promise.all([
+    import('../indexer/db/pool.js'), import('../indexer/db/migrate.js'), import('../indexer/db/indexes.js'),
+    import('../indexer/db/layout.js'), import('../indexer/open.js'), import('../indexer/seed.js'),
+  ]);
+  return { bound: pool.bound, statement: pool.statement, migrate: migrations.migrate, ensureIndexes: indexes.ensureIndexes, detectLayout: layout.detectLayout, openIndexerDb: open.openIndexerDb, seedDemo: seed.seedDemo };
+};
 
 export interface DbCommandDeps {
   /** Environment to read (default process.env). */
@@ -54,6 +61,7 @@ const stderrWarnings: Logger = {
 };
 
 async function withDatabase<T>(env: IndexerEnv, deps: DbCommandDeps, fn: (open: OpenIndexerDb) => Promise<T>): Promise<T> {
+  const { openIndexerDb } = await databaseStack();
   const open = await openIndexerDb({
     ...(env.databaseUrl ? { databaseUrl: env.databaseUrl } : {}),
     dataDir: env.dataDir,
@@ -112,6 +120,7 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
       const schema = opts.schema ?? env.schema;
       const logger = deps.logger ?? silentLogger;
       try {
+        const { migrate, detectLayout, ensureIndexes } = await databaseStack();
         const lines = await withDatabase(env, deps, async (open) => {
           const out: string[] = [];
           // Tables only where omnigate owns the database: against an external one, Ponder creates
@@ -158,6 +167,7 @@ export function registerDbCommands(program: Command, deps: DbCommandDeps = {}): 
       }
       const env = await envOf(cmd, opts);
       try {
+        const { migrate, bound, statement, seedDemo } = await databaseStack();
         const inserted = await withDatabase(env, deps, async (open) => {
           await migrate(open.db, { logger: deps.logger ?? silentLogger });
           const existing = await open.db.one<{ n: number }>(bound(statement('SELECT count(*)::int AS n FROM "BridgeRequestEvents"')));

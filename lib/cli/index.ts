@@ -26,11 +26,11 @@ import { attestKeyOf, createAttester, withPinnedKey } from '../attest/attester.j
 import { silentLogger } from '../log.js';
 import { cleanChainlist, defaultSource, fileSource, loadChainlist, toConfig, toYaml } from '../chainlist/index.js';
 import { ConfigError } from '../errors.js';
-import { indexerApi, openIndexerDb, readIndexerEnv, withIndexerConfig, registerDbCommands, watchDatabase, type OpenIndexerDb } from '../indexer/index.js';
-import { parseDatabaseUrl } from '../indexer/env.js';
-import { indexerGauges, type IndexerGauges } from '../indexer/ops/metrics.js';
-import { LayoutResolver } from '../indexer/db/layout.js';
-import { watchIndexes } from '../indexer/db/indexes.js';
+// The indexer's stack (pg-promise, graphql, the API) is loaded only when the indexer runs: see indexerStack below.
+import type { OpenIndexerDb } from '../indexer/index.js';
+import { parseDatabaseUrl, readIndexerEnv, withIndexerConfig } from '../indexer/env.js';
+import type { IndexerGauges } from '../indexer/ops/metrics.js';
+import { registerDbCommands } from './db.js';
 import { createCliLogger, logLevels } from './logger.js';
 import { reportProbeRound } from '../health/progress.js';
 import { tuneRuntime } from '../server/runtime.js';
@@ -140,8 +140,9 @@ program
     // DATABASE_URL names it), migrated it, and watches its indexes and stats.
     const worker = cluster.isWorker;
     let indexer: OpenIndexerDb | undefined;
-    if (opts.indexer) {
-      indexer = await openIndexerDb({
+    const stack = opts.indexer ? await indexerStack() : undefined;
+    if (stack) {
+      indexer = await stack.openIndexerDb({
         databaseUrl,
         dataDir: env.dataDir,
         port: env.port,
@@ -152,23 +153,23 @@ program
       });
     }
     const indexerMode = indexer ? (indexer.embedded || clusterDb ? 'embedded PostgreSQL' : 'DATABASE_URL') : 'off';
-    const dbWatch = indexer && watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
+    const dbWatch = indexer && stack && stack.watchDatabase(indexer.db, { logger, database: env.databaseUrl ?? 'embedded PostgreSQL' });
     await dbWatch?.start(); // logs the cause once if the database does not answer; serving goes on
     // The tables' layout (Ponder 0.4 or 0.7+), shared by the API and the index watch, which
     // re-creates the API's indexes at start and whenever the tables are re-created (lib/indexer/db/indexes.ts).
     const schema = env.schema; // OMNIGATE_INDEXER_SCHEMA, else indexer.schema
-    const layouts = indexer && new LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
-    const indexWatch = indexer && layouts && !worker ? watchIndexes(indexer.db, layouts, { logger }) : undefined;
+    const layouts = indexer && stack && new stack.LayoutResolver(indexer.db, { logger, ...(schema === undefined ? {} : { schema }) });
+    const indexWatch = indexer && stack && layouts && !worker ? stack.watchIndexes(indexer.db, layouts, { logger }) : undefined;
     // Tables found (first time, or again after a redeploy): check their indexes at once, not at the next tick.
     if (layouts && indexWatch) layouts.onDetected = () => void indexWatch.check();
     void indexWatch?.start();
     const v8Flags = tuneRuntime();
-    const api = indexer && indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
+    const api = indexer && stack && stack.indexerApi(indexer.db, { nodeEnv: env.nodeEnv, logger, lookbackFloor: env.lookbackFloor, ...(layouts ? { layouts } : {}) });
     // The indexer's stats gauges join the balancer's /metrics, refreshed every interval (lib/indexer/ops/metrics.ts);
     // in a cluster, the primary's alone.
     let gauges: IndexerGauges | undefined;
     const closeIndexer = indexer ? () => (gauges?.stop(), dbWatch?.stop(), indexWatch?.stop(), indexer.close()) : undefined;
-    const withGauges = api && !worker ? (registry: Registry) => (gauges = indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined;
+    const withGauges = api && stack && !worker ? (registry: Registry) => (gauges = stack.indexerGauges(registry, api.ops, { intervalSeconds: env.statsIntervalSeconds, logger })) : undefined;
     if (workers > 1 && cluster.isPrimary) {
       // The primary serves no HTTP: it forks the workers, probes and tracks heads for them.
       await runPrimary({
@@ -244,6 +245,14 @@ program
   });
 
 /** The URL the listening line shows: `localhost` when every interface is bound, else the address itself. */
+/** The indexer's modules, loaded when `serve` runs the indexer (not with --no-indexer, nor for other commands). */
+async function indexerStack() {
+  const [index, metrics, layout, indexes] = await Promise.all([
+    import('../indexer/index.js'), import('../indexer/ops/metrics.js'), import('../indexer/db/layout.js'), import('../indexer/db/indexes.js'),
+  ]);
+  return { openIndexerDb: index.openIndexerDb, watchDatabase: index.watchDatabase, indexerApi: index.indexerApi, indexerGauges: metrics.indexerGauges, LayoutResolver: layout.LayoutResolver, watchIndexes: indexes.watchIndexes };
+}
+
 function listeningUrl(host: string | undefined, port: number): string {
   const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${port}`;

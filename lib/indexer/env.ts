@@ -2,7 +2,7 @@
  * The environment variables the indexer understands, read in one pure function so the CLI is
  * the only place that touches `process.env` (it passes it in).
  */
-import { DEFAULT_DATA_DIR } from './postgres/embedded.js';
+import { DEFAULT_DATA_DIR } from './postgres/data-dir.js';
 import { MAX_INT4 as MAX_UNIX_SECONDS } from './read/params.js';
 
 export interface IndexerEnv {

@@ -26,7 +26,7 @@ import { bound, closeIndexerDb, createIndexerDb, statement } from '../db/pool.js
 import { place } from './install.js';
 import { initdb, passwordFileOf, startPostgres, type PgProcess } from './process.js';
 
-export const DEFAULT_DATA_DIR = path.join('.omnigate', 'pgdata');
+export { DEFAULT_DATA_DIR } from './data-dir.js';
 export const AUTH_FILE = 'omnigate-auth.json';
 export const EMBEDDED_DATABASE = 'omnigate';
 const USER = 'omnigate';

@@ -21,7 +21,11 @@ import { listeningPort, logLines, runCli, type Run, configFile, chainLines, rela
 import { freePort, stopAllAnvils } from '../../support/anvil.js';
 import { proofChain } from '../../support/proof-chain.js';
 import { startTamperProxy } from '../../support/tamper-proxy.js';
-import { until } from '../../support/wait.js';
+import { slots, until } from '../../support/wait.js';
+
+// The tests run side by side, each with its own cluster, ports and files; three clusters at a
+// time (their start is CPU: more at once only makes each slower on a loaded machine).
+const gate = slots(3);
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
 const hex = (n: number) => `0x${n.toString(16)}`;
@@ -84,7 +88,8 @@ function sample(text: string, name: string, labels: string): number | undefined 
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-test.serial('two workers answer on one port, probe once per round, and /metrics sums their requests', async (t) => {
+test('two workers answer on one port, probe once per round, and /metrics sums their requests', async (t) => {
+  await gate(t);
   const list = await upstreams(t);
   const { run, base } = await serve(t, list);
   // A confirmed N=2 read needs both upstreams up: every worker got the primary's probe rounds.
@@ -96,12 +101,12 @@ test.serial('two workers answer on one port, probe once per round, and /metrics 
   t.is(workerPids(run).size, 2, 'requests answered by both workers');
 
   // Probes: one eth_chainId per upstream per round (refreshInterval 1 s), as one process would send, not one per worker.
-  // Counted after 3.5 s at least and two probes of each upstream (a loaded machine may delay a
-  // round): at most one per round begun meanwhile, where one per worker would be twice that.
+  // Counted once each upstream got four more (a loaded machine may delay a round): at most one
+  // per round begun meanwhile, where one per worker would be twice that (its four within two
+  // seconds, where three rounds begin at most).
   const before = list.map((f) => calls(f, 'eth_chainId'));
   const started = Date.now();
-  await new Promise((r) => setTimeout(r, 3_500));
-  await until(() => list.every((f, i) => calls(f, 'eth_chainId') - before[i]! >= 2));
+  await until(() => list.every((f, i) => calls(f, 'eth_chainId') - before[i]! >= 4));
   const probes = list.map((f, i) => calls(f, 'eth_chainId') - before[i]!);
   const rounds = Math.ceil((Date.now() - started) / 1000) + 1;
   for (const n of probes) t.true(n <= rounds, `${n} probes in ${rounds} rounds at most`);
@@ -117,7 +122,8 @@ test.serial('two workers answer on one port, probe once per round, and /metrics 
   }
 });
 
-test.serial('the finalized route never goes back across the workers, a new worker included', async (t) => {
+test('the finalized route never goes back across the workers, a new worker included', async (t) => {
+  await gate(t);
   let finalized = 90;
   const list = await Promise.all([0, 1].map(() => startFakeUpstream({ answer: finalizedChain(() => finalized) })));
   t.teardown(() => Promise.all(list.map((f) => f.close())));
@@ -144,7 +150,8 @@ test.serial('the finalized route never goes back across the workers, a new worke
   t.deepEqual(new Set(pins().slice(before)), new Set([hex(90)]), 'every worker pins the route at 90, never 80');
 });
 
-test.serial('a worker killed with SIGKILL is replaced, and the port keeps answering', async (t) => {
+test('a worker killed with SIGKILL is replaced, and the port keeps answering', async (t) => {
+  await gate(t);
   const list = await upstreams(t);
   const { run, base } = await serve(t, list);
   const workers = () => descendants(run.child.pid!).then((all) => all.filter((p) => p.ppid === run.child.pid && p.argv.some((a) => a.endsWith('cli/index.js'))));
@@ -167,7 +174,8 @@ test.serial('a worker killed with SIGKILL is replaced, and the port keeps answer
 
 // SIGHUP: the terminal of a cluster started from a shell closing reaches the whole process group too.
 for (const signal of ['SIGTERM', 'SIGHUP'] as const)
-test.serial(`${signal} during a slow request: it completes, the primary exits 0, no process is left`, async (t) => {
+test(`${signal} during a slow request: it completes, the primary exits 0, no process is left`, async (t) => {
+  await gate(t);
   const list = await upstreams(t, 1_500);
   const { run, base } = await serve(t, list);
   await until(async () => (await descendants(run.child.pid!)).length >= 2);
@@ -185,7 +193,8 @@ test.serial(`${signal} during a slow request: it completes, the primary exits 0,
   t.deepEqual(await waitGone(() => stillRunning(pids)), []);
 });
 
-test.serial('SIGTERM to the primary alone stops the workers gracefully too (server.workers: 2 in the config)', async (t) => {
+test('SIGTERM to the primary alone stops the workers gracefully too (server.workers: 2 in the config)', async (t) => {
+  await gate(t);
   const list = await upstreams(t, 1_000);
   const { run, base } = await serve(t, list, 60_000, 'config');
   t.like(logLines(run).find((l) => l.msg === 'omnigate listening'), { workers: 2 });
@@ -199,7 +208,8 @@ test.serial('SIGTERM to the primary alone stops the workers gracefully too (serv
   t.deepEqual(await waitGone(() => stillRunning(pids)), []);
 });
 
-test.serial('a worker that cannot start (the port taken) stops the cluster with its exit code and message', async (t) => {
+test('a worker that cannot start (the port taken) stops the cluster with its exit code and message', async (t) => {
+  await gate(t);
   const list = await upstreams(t);
   const taken = net.createServer();
   await new Promise<void>((resolve) => taken.listen(0, resolve));
@@ -214,7 +224,8 @@ test.serial('a worker that cannot start (the port taken) stops the cluster with 
   t.deepEqual(await waitGone(() => processes((argv) => argv.includes(file)).then((all) => all.filter((p) => p.pid !== pid))), []);
 });
 
-test.serial('a config listing the gateway itself: a call one worker makes is refused by the other at once', async (t) => {
+test('a config listing the gateway itself: a call one worker makes is refused by the other at once', async (t) => {
+  await gate(t);
   const probe = net.createServer();
   await new Promise<void>((resolve) => probe.listen(0, resolve));
   const { port } = probe.address() as net.AddressInfo;
@@ -233,7 +244,8 @@ test.serial('a config listing the gateway itself: a call one worker makes is ref
   t.true(metrics.text.includes('outcome="OMNI_ERR_LOOP"'));
 });
 
-test.serial('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
+// (not gated: its cluster mostly waits, on the preload's delays and the primary's backoff, while the others run)
+test('workers that keep crashing soon after their start are replaced with a backoff, then the primary gives up (exit 1)', async (t) => {
   // Each worker exits 1.5 s after it listens; the first two listen only 10.5 s after their fork (a
   // slow start, as on a loaded host): crashes soon after the start all the same, counted from
   // listening. No wait for the cluster's 'omnigate listening': a worker may crash before the other listens.
@@ -258,7 +270,8 @@ test.serial('workers that keep crashing soon after their start are replaced with
   t.is(new Set(ports).size, 1);
 });
 
-test.serial('two workers without Redis spend one budget per client key, kept by the primary', async (t) => {
+test('two workers without Redis spend one budget per client key, kept by the primary', async (t) => {
+  await gate(t);
   const { run, replies } = await spendTwelve(t, 'workers-budget-key-0123456789');
   const admitted = replies.filter((r) => r.status === 200);
   t.is(admitted.length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
@@ -269,7 +282,8 @@ test.serial('two workers without Redis spend one budget per client key, kept by 
   t.is(new Set(logLines(run).filter((l) => l.msg === 'rpc request').map((l) => l.worker)).size, 2, 'both workers answered');
 });
 
-test.serial('a worker that dies mid-request does not keep its key\'s slot: the primary frees it', async (t) => {
+test('a worker that dies mid-request does not keep its key\'s slot: the primary frees it', async (t) => {
+  await gate(t);
   // One request of the key at a time; its read of HUNG never gets an answer from the upstreams.
   const HUNG = '0x00000000000000000000000000000000000000bb';
   const hung = (body: unknown) => (body as { method?: string; params?: unknown[] }).method === 'eth_getBalance' && (body as { params: unknown[] }).params[0] === HUNG;
@@ -309,7 +323,8 @@ test.serial('a worker that dies mid-request does not keep its key\'s slot: the p
   }
 });
 
-test.serial('two workers whose budgets\' Redis is unreachable still spend one budget per client key, through the primary', async (t) => {
+test('two workers whose budgets\' Redis is unreachable still spend one budget per client key, through the primary', async (t) => {
+  await gate(t);
   // As without Redis: the day holds five balances, whichever worker answers.
   const { run, replies } = await spendTwelve(t, 'workers-redis-down-key-0123456', [`  redis: { url: "redis://127.0.0.1:${await freePort()}/0", prefix: "omnigate:test:" }`]);
   t.is(replies.filter((r) => r.status === 200).length, 5, replies.map((r) => `${r.status} ${r.headers['x-credits']}`).join(', '));
@@ -317,7 +332,8 @@ test.serial('two workers whose budgets\' Redis is unreachable still spend one bu
   t.true(logLines(run).some((l) => typeof l.msg === 'string' && l.msg.startsWith('credits: Redis unreachable')));
 });
 
-test.serial('a worker that replaces a crashed one serves the config and key files the primary read, not the files as edited since', async (t) => {
+test('a worker that replaces a crashed one serves the config and key files the primary read, not the files as edited since', async (t) => {
+  await gate(t);
   const list = await upstreams(t);
   const KEY_A = 'workers-keyfile-a-0123456789ab';
   const KEY_B = 'workers-keyfile-b-0123456789ab';
@@ -377,7 +393,8 @@ test.serial('a worker that replaces a crashed one serves the config and key file
   t.true(logLines(run).some((l) => l.msg === 'rpc request' && l.worker === replacement!.pid && l.key === 'relayer' && l.status === 200), 'the new worker answered key A too');
 });
 
-test.serial('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to it together, not twice it', async (t) => {
+test('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to it together, not twice it', async (t) => {
+  await gate(t);
   // Upstream A (first: strategy priority) holds its balances until released; B answers at once.
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
@@ -409,7 +426,8 @@ test.serial('an upstream\'s maxConcurrent is the cluster\'s: two workers keep to
   t.is(workerPids(run).size, 2, 'both workers answered');
 });
 
-test.serial('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
+test('verify: auto with two workers: the primary runs the self-check once and both workers prove', async (t) => {
+  await gate(t);
   const chain = await proofChain('cancun');
   t.teardown(stopAllAnvils);
   const proxy = await startTamperProxy(chain.node.url);
