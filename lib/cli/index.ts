@@ -244,7 +244,6 @@ program
     );
   });
 
-/** The URL the listening line shows: `localhost` when every interface is bound, else the address itself. */
 /** The indexer's modules, loaded when `serve` runs the indexer (not with --no-indexer, nor for other commands). */
 async function indexerStack() {
   const [index, metrics, layout, indexes] = await Promise.all([
@@ -253,6 +252,7 @@ async function indexerStack() {
   return { openIndexerDb: index.openIndexerDb, watchDatabase: index.watchDatabase, indexerApi: index.indexerApi, indexerGauges: metrics.indexerGauges, LayoutResolver: layout.LayoutResolver, watchIndexes: indexes.watchIndexes };
 }
 
+/** The URL the listening line shows: `localhost` when every interface is bound, else the address itself. */
 function listeningUrl(host: string | undefined, port: number): string {
   const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${port}`;
