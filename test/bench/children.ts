@@ -8,7 +8,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { root } from '../support/paths.js';
 
 export interface Child<I = Record<string, unknown>> {
   name: string;
@@ -41,8 +42,10 @@ export async function pollUntil(what: string, ready: () => Promise<boolean>, opt
   }
 }
 
-/** The repository's root (this file is test/bench/children.ts). */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The repository's root, and the bench's sources: children are named relative to test/bench/
+ * (as from this file), also when a test runs this module compiled into dist-test/. */
+const ROOT = root;
+const BENCH = path.join(ROOT, 'test', 'bench');
 /** Plain-JavaScript copies of TypeScript children (prebuildChildren), by source file. */
 const prebuilt = new Map<string, string>();
 let prebuiltDir: string | undefined;
@@ -83,7 +86,7 @@ export async function prebuildChildren(scripts: string[]): Promise<void> {
   const cache = path.join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   prebuiltDir = mkdtempSync(path.join(cache, 'omnigate-bench-'));
-  const entries = scripts.map((s) => fileURLToPath(new URL(s, import.meta.url)));
+  const entries = scripts.map((s) => path.resolve(BENCH, s));
   const toDist = {
     name: 'product-from-dist',
     setup(build: import('esbuild').PluginBuild) {
@@ -123,7 +126,7 @@ export async function startChild<I = Record<string, unknown>>(
   args: string[],
   options: { execArgv?: string[]; readyTimeoutMs?: number; env?: NodeJS.ProcessEnv; plainJs?: boolean } = {},
 ): Promise<Child<I>> {
-  const source = fileURLToPath(new URL(script, import.meta.url));
+  const source = path.resolve(BENCH, script);
   const file = prebuilt.get(source) ?? source;
   const child = fork(file, args, {
     execArgv: [...(options.plainJs || file !== source ? [] : ['--import', 'tsx']), ...(options.execArgv ?? [])],

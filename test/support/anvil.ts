@@ -24,9 +24,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { HDNodeWallet, Transaction, getCreateAddress, id as keccakText, toBeHex, zeroPadValue } from 'ethers';
 import { send } from './gateway.js';
+import { root as projectRoot } from './paths.js';
 
 /** anvil's default mnemonic: the well-known dev accounts (0xf39F…, 0x7099…, …). */
 export const anvilMnemonic = 'test test test test test test test test test test test junk';
@@ -77,7 +77,6 @@ export interface AnvilCluster {
   stop(): Promise<void>;
 }
 
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The anvil executable: the platform package's binary, else the npm wrapper in node_modules/.bin. */
 export function anvilBinary(): { command: string; prefix: string[] } {

@@ -3,8 +3,8 @@
  * `.io` file holds `>> request` and `<< response` lines, as a real client answered them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { fromRoot } from './paths.js';
 
 export interface RecordedPair {
   /** `<method folder>/<file>#<k>` */
@@ -18,7 +18,7 @@ export interface RecordedPair {
   response: { id: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
 }
 
-export const corpusDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'execution-apis');
+export const corpusDir = fromRoot('test', 'fixtures', 'execution-apis');
 
 /** Every request/response pair of the corpus, in file order. */
 export function recordedPairs(): RecordedPair[] {

@@ -5,8 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createPublicClient, createWalletClient, http, type Abi, type Account, type Address, type Hex } from 'viem';
+import { urlFromRoot } from './paths.js';
 
-const FIXTURES = new URL('../fixtures/fastbridge/', import.meta.url);
+const FIXTURES = urlFromRoot('test/fixtures/fastbridge/');
 
 /** A compiled artifact of test/fixtures/fastbridge/ (`FastBridgeV2`, `MockERC20`). */
 export function fastBridgeArtifact(name: 'FastBridgeV2' | 'MockERC20'): { abi: Abi; bytecode: Hex } {

@@ -5,10 +5,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { root as repoRoot } from '../support/paths.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = repoRoot;
 
 function folders(dir: string, out: string[] = []): string[] {
   out.push(dir);

@@ -6,10 +6,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { root as repoRoot } from '../support/paths.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = repoRoot;
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {

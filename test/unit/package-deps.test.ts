@@ -7,8 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import test from 'ava';
+import { root as repoRoot } from '../support/paths.js';
 
-const root = join(import.meta.dirname, '..', '..');
+const root = repoRoot;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 function sources(dir: string): string[] {

@@ -14,10 +14,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { root as repoRoot } from '../support/paths.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const root = repoRoot;
 
 /** The README.md files of the repository: tracked, or new and not ignored (node_modules never). */
 function readmes(): string[] {

@@ -18,6 +18,7 @@ import { startServer } from '../../../lib/server/app.js';
 import { configFile, listeningPort, logLines, runCli } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send } from '../../support/gateway.js';
+import { fromRoot } from '../../support/paths.js';
 
 const ENV_KEY = 'env-key-0123456789abcdef0123';
 const FILE_KEY = 'file-key-fedcba9876543210fedc';
@@ -25,7 +26,7 @@ const FILE_KEY = 'file-key-fedcba9876543210fedc';
 test('host binds the address it names; the example config\'s is 127.0.0.1; the option overrides the config', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const example = parseConfig(readFileSync(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8'), 'example');
+  const example = parseConfig(readFileSync(fromRoot('config/omnigate.example.yaml'), 'utf8'), 'example');
   t.is(example.host, '127.0.0.1');
   const chains = { 1337: { rpcs: [fake.url] } };
   const loopback = await startServer(makeConfig({ host: example.host, port: 0, chains }), 0, { headTracking: false });

@@ -16,12 +16,13 @@ import { closeIndexerDb, createIndexerDb } from '../../../lib/indexer/db/pool.js
 import { rpcErrorHandler, rpcPipeline } from '../../../middleware/index.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
+import { fromRoot } from '../../support/paths.js';
 
 const json = { 'content-type': 'application/json' };
 
 /** Whether the error table of lib/pipeline/README.md lists this HTTP status for this JSON-RPC code. */
 function documentedStatus(code: number, status: number): boolean {
-  const readme = readFileSync(new URL('../../../lib/pipeline/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(fromRoot('lib/pipeline/README.md'), 'utf8');
   const cells = [...readme.matchAll(/^\| (-32\d{3}) \| ([\d, ]+) \|/gm)].filter((m) => Number(m[1]) === code).map((m) => m[2]!);
   return cells.some((cell) => cell.split(/[ ,]+/).includes(String(status)));
 }

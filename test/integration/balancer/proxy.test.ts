@@ -22,8 +22,9 @@ import { Cancellation, UpstreamCallError } from '../../../lib/upstream/transport
 import { listeningPort, runCli, configFile } from '../../support/cli.js';
 import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { makeConfig, rpc, send, startGateway } from '../../support/gateway.js';
+import { urlFromRoot } from '../../support/paths.js';
 
-const fixtures = new URL('../../fixtures/tls/', import.meta.url);
+const fixtures = urlFromRoot('test/fixtures/tls/');
 const cert = readFileSync(new URL('localhost.crt', fixtures));
 const key = readFileSync(new URL('localhost.key', fixtures));
 

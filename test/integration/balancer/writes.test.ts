@@ -148,10 +148,11 @@ test('a write whose upstream never answers in time is not sent on: -32017, the o
   t.is(r.status, 504);
   t.is(r.body.error.code, -32017);
   t.is(r.body.error.data.txHash, txHash);
-  // The bytes were written before the call timed out; the upstream, in this process, may read
-  // them only after the answer (its turn comes later on a loaded machine): waited for, not assumed.
-  await ups[0]!.receivedCount(1);
-  t.deepEqual(ups.map((u) => u.received.length), [1, 0]);
+  // Sent on, the write would have been answered by the second upstream (200). The first one may
+  // have read it or not: on a loaded machine the call can time out before its bytes are written or
+  // read, so its count is 0 or 1 and is not waited for (waiting hung the test once).
+  t.true(ups[0]!.received.length <= 1);
+  t.is(ups[1]!.received.length, 0);
 });
 
 test('a write whose first upstream refuses the connection goes to the next one', async (t) => {

@@ -14,13 +14,13 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultAnswer, startFakeUpstream, type AnswerFn } from '../../support/fake-upstream.js';
 import { rpc, send } from '../../support/gateway.js';
 import { startTestDatabase, tempDir } from '../../support/pg.js';
 import { spawnGroup } from '../../support/procs.js';
+import { root as repoRoot } from '../../support/paths.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = repoRoot;
 const json = { 'content-type': 'application/json' };
 
 /** The README.md files of the repository (tracked, or new and not ignored): the root's and the rooms'. */

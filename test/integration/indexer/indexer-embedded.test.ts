@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import test from 'ava';
 import { bound, statement, type IndexerDb } from '../../../lib/indexer/db/pool.js';
@@ -13,6 +12,7 @@ import { openIndexerDb } from '../../../lib/indexer/open.js';
 import { seedDemo } from '../../../lib/indexer/seed.js';
 import type { Logger } from '../../../lib/log.js';
 import { tempDir } from '../../support/pg.js';
+import { fromRoot } from '../../support/paths.js';
 
 const run = promisify(execFile);
 let base: string;
@@ -78,7 +78,7 @@ test.serial('without DATABASE_URL an embedded PostgreSQL starts, migrates, persi
   t.true(recorded.every((r) => /^[0-9a-f]{64}$/.test(r.checksum)));
 
   // Another process opening the same directory attaches to the running server instead of failing.
-  const child = fileURLToPath(new URL('../../fixtures/indexer/open-child.ts', import.meta.url));
+  const child = fromRoot('test/fixtures/indexer/open-child.ts');
   const { stdout } = await run(process.execPath, ['--import', 'tsx', child, dataDir], { timeout: 30_000 });
   const report = JSON.parse(stdout) as { embedded: boolean; applied: string[]; port: number; requests: number };
   t.deepEqual(report, { embedded: true, applied: [], port: await serverPort(again.db), requests: stored });

@@ -10,7 +10,6 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import { getAddress } from 'viem';
 import { REQUIRED_INDEXES } from '../../../lib/indexer/db/indexes.js';
@@ -19,8 +18,9 @@ import { startFakeUpstream } from '../../support/fake-upstream.js';
 import { send } from '../../support/gateway.js';
 import { startTestDatabase, type TestDatabase } from '../../support/pg.js';
 import type { Bridge, DriveResult } from '../../ponder/drive.js';
+import { fromRoot } from '../../support/paths.js';
 
-const fixtures = fileURLToPath(new URL('../../fixtures/ponder/', import.meta.url));
+const fixtures = fromRoot('test/fixtures/ponder/');
 const expected = JSON.parse(readFileSync(path.join(fixtures, 'expected.json'), 'utf8')) as DriveResult;
 const byName = (name: string) => expected.bridges.find((b) => b.name === name)!;
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { parseConfig } from '../../../config/index.js';
 import { validateConfig, type OmnigateConfig } from '../../../config/schema.js';
+import { fromRoot } from '../../support/paths.js';
 
 const KEY = 'relayer-key-0123456789abcdef';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -97,7 +98,7 @@ test('host: an IP address or a host name', (t) => {
 });
 
 test('the example config binds 127.0.0.1, and its commented access block is valid', (t) => {
-  const text = readFileSync(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8');
+  const text = readFileSync(fromRoot('config/omnigate.example.yaml'), 'utf8');
   t.is(parseConfig(text, 'example').host, '127.0.0.1');
   const lines = text.split('\n');
   const at = lines.indexOf('# access:');

@@ -10,6 +10,7 @@ import { parseConfig } from '../../../config/index.js';
 import { validateConfig } from '../../../config/schema.js';
 import { ConfigError } from '../../../lib/errors.js';
 import { rawPublicKey } from '../../../lib/attest/keys.js';
+import { fromRoot } from '../../support/paths.js';
 
 const SEED = '9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60';
 const chains = { 1: { rpcs: ['https://a.example'] }, 10: { rpcs: ['https://b.example'] } };
@@ -63,7 +64,7 @@ test('a key from the environment that is no key: the error names attest.key, nev
 });
 
 test('the example config\'s commented attest block is valid', (t) => {
-  const lines = readFileSync(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8').split('\n');
+  const lines = readFileSync(fromRoot('config/omnigate.example.yaml'), 'utf8').split('\n');
   const at = lines.indexOf('# attest:');
   t.true(at > 0);
   const block = [lines[at]!.slice(2)];

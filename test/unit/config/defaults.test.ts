@@ -7,9 +7,10 @@ import test from 'ava';
 import { defaults } from '../../../config/defaults.js';
 import { parseConfig } from '../../../config/index.js';
 import { validateConfig, type OmnigateConfig } from '../../../config/schema.js';
+import { fromRoot } from '../../support/paths.js';
 
-const readme = readFileSync(new URL('../../../config/README.md', import.meta.url), 'utf8');
-const example = readFileSync(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8');
+const readme = readFileSync(fromRoot('config/README.md'), 'utf8');
+const example = readFileSync(fromRoot('config/omnigate.example.yaml'), 'utf8');
 
 /** The Default column of each table row whose default is one literal: key → text. */
 function documentedDefaults(): Map<string, string> {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import test from 'ava';
 import { loadConfigFile, type OmnigateConfig } from '../../../config/index.js';
 import { ConfigError } from '../../../lib/errors.js';
+import { fromRoot } from '../../support/paths.js';
 
 let dir = '';
 let files = 0;
@@ -181,7 +182,7 @@ const notNumeric = [
 ];
 
 test('the cases cover every key of the Configuration table (config/README.md)', async (t) => {
-  const readme = await readFile(new URL('../../../config/README.md', import.meta.url), 'utf8');
+  const readme = await readFile(fromRoot('config/README.md'), 'utf8');
   const start = readme.indexOf('\n## Configuration\n');
   t.true(start >= 0, 'config/README.md has a Configuration section');
   const section = readme.slice(start + 1).split(/\n#{2,3} /)[0]!;

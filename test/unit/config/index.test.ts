@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { chainsBelowConfirmations, defaults, loadConfigFile, parseConfig } from '../../../config/index.js';
 import { headDefaults, headSettings } from '../../../lib/health/heads.js';
 import { ConfigError } from '../../../lib/errors.js';
+import { fromRoot } from '../../support/paths.js';
 
 /** The problems a YAML text is refused with. */
 const problemsOf = (yaml: string): readonly string[] => {
@@ -40,13 +41,13 @@ chains:
 });
 
 test('should parse the example config shipped in config/', async (t) => {
-  const config = await loadConfigFile(new URL('../../../config/omnigate.example.yaml', import.meta.url).pathname);
+  const config = await loadConfigFile(fromRoot('config/omnigate.example.yaml'));
   t.is(config.chains['1']!.confirmations, 2);
   t.deepEqual(config.chains['1']!.confirmableMethods.map((m) => m.method), ['eth_getBlockByHash', 'eth_foo']);
 });
 
 test('the example config\'s commented keys parse once uncommented, and state the defaults', async (t) => {
-  const text = await readFile(new URL('../../../config/omnigate.example.yaml', import.meta.url), 'utf8');
+  const text = await readFile(fromRoot('config/omnigate.example.yaml'), 'utf8');
   const lines = text.split('\n');
   /** The commented block that starts with `# KEY:` at `indent`, uncommented (its `#   ` lines follow). */
   const block = (key: string, indent = ''): string => {

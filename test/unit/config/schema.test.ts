@@ -1,6 +1,7 @@
 import test from 'ava';
 import { defaults } from '../../../config/defaults.js';
 import { validateConfig, type ConfigProblem, type OmnigateConfig } from '../../../config/schema.js';
+import { fromRoot } from '../../support/paths.js';
 
 const ok = (raw: unknown): OmnigateConfig => {
   const r = validateConfig(raw);
@@ -362,7 +363,7 @@ function knownKeysAt(path: string): string[] {
 
 test('the README\'s configuration table should name every key the loader takes at the top and in a chain, and no other', async (t) => {
   const { readFile } = await import('node:fs/promises');
-  const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+  const readme = await readFile(fromRoot('README.md'), 'utf8');
   const start = readme.indexOf('## Configuration at a glance');
   const rows = [...readme.slice(start, readme.indexOf('\n## ', start + 1)).matchAll(/^\| (`[^|]+) \| ([^\n]+) \|$/gm)];
   const named = rows.flatMap((r) => [...r[1]!.matchAll(/`([A-Za-z]+)[.`]/g)].map((m) => m[1]!));

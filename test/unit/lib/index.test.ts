@@ -5,14 +5,14 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import * as omnigate from '../../../lib/index.js';
 import { RpcCode } from '../../../lib/jsonrpc/codes.js';
 import { Header } from '../../../lib/pipeline/headers.js';
 import { classify } from '../../../middleware/classify.js';
+import { root as repoRoot } from '../../support/paths.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = repoRoot;
 
 function readmes(dir: string, out: string[] = []): string[] {
   for (const entry of readdirSync(path.join(root, dir))) {

@@ -6,8 +6,9 @@
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { chainIdOf, classifyUrl, cleanChainlist, dropReasons, fileSource, isPrivateHost, loadChainlist, parseChainlistJson } from '../../../../lib/chainlist/index.js';
+import { fromRoot } from '../../../support/paths.js';
 
-const fixture = new URL('../../../fixtures/chainlist/dirty.json', import.meta.url).pathname;
+const fixture = fromRoot('test/fixtures/chainlist/dirty.json');
 const dirty = async () => (await loadChainlist(fileSource(fixture))).raw;
 
 test('should keep exactly the usable URLs of each chain, in the list order, ids ascending and exact', async (t) => {

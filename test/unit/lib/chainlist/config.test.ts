@@ -11,8 +11,9 @@ import { validateConfig } from '../../../../config/schema.js';
 import { ConfigError } from '../../../../lib/errors.js';
 import { cleanChainlist, fileSource, loadChainlist, toConfig, toYaml, type ChainlistSource } from '../../../../lib/chainlist/index.js';
 import { normalizeUpstreamUrl } from '../../../../lib/upstream/provider.js';
+import { fromRoot } from '../../../support/paths.js';
 
-const fixture = new URL('../../../fixtures/chainlist/dirty.json', import.meta.url).pathname;
+const fixture = fromRoot('test/fixtures/chainlist/dirty.json');
 const cleanedFixture = async () => cleanChainlist((await loadChainlist(fileSource(fixture))).raw);
 
 test('should build a config that validates, with confirmations 1 by default', async (t) => {

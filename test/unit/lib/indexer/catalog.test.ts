@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { LIST_ROUTES, TRANSACTION_PATH_PREFIX } from '../../../../lib/indexer/catalog.js';
 import { LIST_QUERY_NAMES } from '../../../../lib/indexer/read/queries.js';
+import { fromRoot } from '../../../support/paths.js';
 
 test('should have one entry per list query', (t) => {
   t.deepEqual(LIST_ROUTES.map((r) => r.query).sort(), [...LIST_QUERY_NAMES].sort());
@@ -26,7 +27,7 @@ test('should give each path and GraphQL field once, every path under /api/ in ke
 });
 
 test('should document every path in lib/indexer/README.md\'s Routes table', (t) => {
-  const readme = readFileSync(new URL('../../../../lib/indexer/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(fromRoot('lib/indexer/README.md'), 'utf8');
   const rows = readme.split('\n').filter((l) => l.startsWith('| GET |'));
   for (const r of LIST_ROUTES) for (const p of r.paths) t.true(rows.some((row) => row.includes(`\`${p}\``)), p);
 });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import * as errors from '../../../../lib/errors.js';
 import { RpcCode } from '../../../../lib/jsonrpc/codes.js';
+import { fromRoot } from '../../../support/paths.js';
 
 const codes = Object.values(RpcCode);
 
@@ -22,7 +23,7 @@ test('should give every error its own code, in JSON-RPC\'s ranges, clear of the 
 
 /** The rows of the error table: code → the HTTP statuses it lists. */
 function documented(): Map<number, string> {
-  const readme = readFileSync(new URL('../../../../lib/pipeline/README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(fromRoot('lib/pipeline/README.md'), 'utf8');
   const rows = new Map<number, string>();
   for (const m of readme.matchAll(/^\| (-32\d{3}) \| ([\d, ]+) \|/gm)) rows.set(Number(m[1]), `${rows.get(Number(m[1])) ?? ''} ${m[2]}`.trim());
   return rows;
@@ -45,7 +46,7 @@ test('each error class should send the code and a status its table row lists', (
 
 /** The rows of the README's "Errors at a glance": code → every HTTP status it lists (`400 (415)` → 400 and 415). */
 function atAGlance(): Map<number, string> {
-  const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(fromRoot('README.md'), 'utf8');
   const rows = new Map<number, string>();
   for (const m of readme.matchAll(/^\| (-32\d{3}) \| ([\d,() ]+) \|/gm)) rows.set(Number(m[1]), m[2]!);
   return rows;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { checkedUrlsValue, corsHeaders, creditHeaderNames, exposedHeaders, Header, wantsCors } from '../../../../lib/pipeline/headers.js';
+import { fromRoot } from '../../../support/paths.js';
 
 test('should list every URL when they fit', (t) => {
   t.is(checkedUrlsValue(['a', 'b', 'c']), 'a,b,c');
@@ -39,7 +40,7 @@ test('should want CORS headers only for a request with an Origin', (t) => {
 
 /** The header names of the README's "Headers at a glance" table (its first column, in backticks). */
 function readmeHeaderNames(): string[] {
-  const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(fromRoot('README.md'), 'utf8');
   const start = readme.indexOf('### Headers at a glance');
   const end = readme.indexOf('\n## ', start);
   const names: string[] = [];

@@ -9,8 +9,9 @@ import test from 'ava';
 import { ProofError } from '../../../../lib/proof/failure.js';
 import { checkHeader, headerLayout, type BlockJson } from '../../../../lib/proof/header.js';
 import { checkTransactionHash, checkTransactions, type TransactionJson } from '../../../../lib/proof/transactions.js';
+import { fromRoot } from '../../../support/paths.js';
 
-const samples = JSON.parse(readFileSync(new URL('../../../fixtures/proof/chain-samples.json', import.meta.url), 'utf8')) as {
+const samples = JSON.parse(readFileSync(fromRoot('test/fixtures/proof/chain-samples.json'), 'utf8')) as {
   ethereumMainnet15000420: { header: BlockJson; transaction: TransactionJson };
   opStackBlock0x112: BlockJson & { transactions: TransactionJson[] };
   opMainnetDeposit: TransactionJson;

@@ -9,6 +9,7 @@ import test from 'ava';
 import { startServer, type RunningServer } from '../../../../lib/server/app.js';
 import { startFakeUpstream, type FakeUpstream } from '../../../support/fake-upstream.js';
 import { makeConfig, send } from '../../../support/gateway.js';
+import { fromRoot } from '../../../support/paths.js';
 
 let fake: FakeUpstream;
 let running: RunningServer;
@@ -87,8 +88,7 @@ test.serial('close() should end idle connections and call onClose', async (t) =>
 
 test('loading the server loads none of the indexer\'s packages (database pool, GraphQL, Redoc): a balancer without the indexer API does not carry them', async (t) => {
   const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const app = fileURLToPath(new URL('../../../../lib/server/app.ts', import.meta.url));
+  const app = fromRoot('lib/server/app.ts');
   const script = `import { createRequire } from 'node:module';
 await import(${JSON.stringify(app)});
 const loaded = Object.keys(createRequire(import.meta.url).cache);

@@ -6,8 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import test from 'ava';
 import { createIndexSql, REQUIRED_INDEXES } from '../../../../../lib/indexer/db/indexes.js';
 import { COLUMNS, PONDER_04_LAYOUT, type Layout } from '../../../../../lib/indexer/db/layout.js';
+import { urlFromRoot } from '../../../../support/paths.js';
 
-const migrations = new URL('../../../../../config/migrations/', import.meta.url);
+const migrations = urlFromRoot('config/migrations/');
 const sql = readdirSync(migrations).filter((f) => f.endsWith('.sql')).map((f) => readFileSync(new URL(f, migrations), 'utf8')).join('\n');
 
 test('should name each index once, on columns the API reads from its table', (t) => {

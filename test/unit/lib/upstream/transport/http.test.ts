@@ -21,6 +21,7 @@ import { createHttpTransport } from '../../../../../lib/upstream/transport/http.
 import { UpstreamCallError, type Transport, type UpstreamRequest } from '../../../../../lib/upstream/transport/contract.js';
 import { createUndiciTransport } from '../../../../../lib/upstream/transport/undici.js';
 import { deadUrl } from '../../../../support/fake-upstream.js';
+import { urlFromRoot } from '../../../../support/paths.js';
 
 /** A transport to `url` on one of the two HTTP clients (config `upstreams.client`). */
 type Create = (url: string, options?: { maxSockets?: number; tls?: { ca: Buffer } }) => Transport;
@@ -922,7 +923,7 @@ both('should reach an upstream on an IPv6 literal address', async (t, create) =>
 });
 
 both('should call an https upstream, verify its certificate and resume the TLS session', async (t, create) => {
-  const fixtures = new URL('../../../../fixtures/tls/', import.meta.url);
+  const fixtures = urlFromRoot('test/fixtures/tls/');
   const cert = await readFile(new URL('localhost.crt', fixtures));
   const key = await readFile(new URL('localhost.key', fixtures));
   let handshakes = 0;

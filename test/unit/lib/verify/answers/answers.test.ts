@@ -5,8 +5,9 @@ import { assessBody, confirmedBody, maxInexactNumbers, readJson, scanText, type 
 import fc from 'fast-check';
 import { canonicalJson, comparable, JsonNumber, sha256Hex } from '../../../../../lib/verify/answers/canonical.js';
 import { mergeIgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
+import { fromRoot } from '../../../../support/paths.js';
 
-const fixture = (name: string) => readFileSync(new URL(`../../../../fixtures/replies/${name}.json`, import.meta.url));
+const fixture = (name: string) => readFileSync(fromRoot(`test/fixtures/replies/${name}.json`));
 
 const single = (method: string, params: unknown[] = [], id: string | number = 1): RpcPayload => ({
   calls: [{ id, method, params }],

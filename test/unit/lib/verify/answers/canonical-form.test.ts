@@ -9,6 +9,7 @@ import stringify from 'json-stable-stringify';
 import { readdirSync, readFileSync } from 'node:fs';
 import { canonicalForm, canonicalJson, comparable, JsonNumber, resultElementsForm, type IgnoredValue } from '../../../../../lib/verify/answers/canonical.js';
 import { mergeIgnoredFields } from '../../../../../lib/verify/answers/compared-fields.js';
+import { urlFromRoot } from '../../../../support/paths.js';
 
 // Schema fields (kept in blocks, transactions, receipts and logs, and walked into) and others (left out there).
 const key = fc.oneof(
@@ -50,7 +51,7 @@ test('canonicalForm equals canonicalJson(comparable()) on generated answers', (t
 });
 
 test('canonicalForm equals json-stable-stringify of comparable() on every reply fixture', (t) => {
-  const dir = new URL('../../../../fixtures/replies/', import.meta.url);
+  const dir = urlFromRoot('test/fixtures/replies/');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   t.true(files.length > 10);
   for (const file of files) {

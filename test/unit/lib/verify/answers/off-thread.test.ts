@@ -18,6 +18,7 @@ import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
 import { closeOffThread, compareSliceBytes, holdOffThread, judgedOf, judgedOffThread, judgeOffThread as judgeOrNot, nestedTooDeep, offThreadCounts, offThreadFrom, type Judged, type JudgedResponse } from '../../../../../lib/verify/answers/off-thread.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { randomJson, serialize } from '../../../../support/fuzz-arbitraries.js';
+import { urlFromRoot } from '../../../../support/paths.js';
 
 /** The thread starts in these tests: every answer comes back judged. */
 async function judgeOffThread(...args: Parameters<typeof judgeOrNot>): Promise<JudgedResponse> {
@@ -58,7 +59,7 @@ const kinds: Record<string, RpcPayload> = {
 const extrasIgnored = mergeIgnoredFields({ block: ['l1BlockNumber'], receipt: ['l1Fee'], log: ['blockTimestamp'] });
 
 test.serial('should judge every replies fixture in the thread as in the main thread', async (t) => {
-  const dir = new URL('../../../../fixtures/replies/', import.meta.url);
+  const dir = urlFromRoot('test/fixtures/replies/');
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
   t.true(files.length >= 20);
   for (const file of files) {

@@ -15,6 +15,7 @@ import { mergeIgnoredFields, type IgnoredFields } from '../../../../../lib/verif
 import { lacksBlock } from '../../../../../lib/verify/answers/missing.js';
 import { recordedPairs } from '../../../../support/execution-apis.js';
 import { Entries, randomJson, Raw, serialize } from '../../../../support/fuzz-arbitraries.js';
+import { fromRoot } from '../../../../support/paths.js';
 
 const single = (method: string, id: number | string = 1): RpcPayload => ({ calls: [{ id, method, params: [] }], batch: false, raw: Buffer.alloc(0) });
 const strip = (a: Assessment): Judgement => (a.ok ? (a.ignored ? { ok: true, hash: a.hash, ignored: a.ignored } : { ok: true, hash: a.hash }) : a);
@@ -88,7 +89,7 @@ test('should give assessBody\'s verdict on generated answers of any shape', (t) 
 test('should give assessBody\'s verdict on the replies fixtures and the execution-apis corpus', (t) => {
   for (const kind of ['logs', 'receipt', 'block', 'error']) {
     for (const variant of ['compact', 'pretty', 'reordered', 'checksum-case', 'liar']) {
-      const text = readFileSync(new URL(`../../../../fixtures/replies/${kind}.${variant}.json`, import.meta.url));
+      const text = readFileSync(fromRoot(`test/fixtures/replies/${kind}.${variant}.json`));
       for (const method of ['eth_getLogs', 'eth_getBlockReceipts', 'eth_getTransactionReceipt', 'eth_getBlockByNumber']) {
         t.true(check(text, single(method)), `${kind}.${variant} as ${method}`);
         t.true(check(text, single(method), extras), `${kind}.${variant} as ${method}, extras ignored`);
@@ -164,8 +165,7 @@ test('a long list is judged in memory for its runs, not for each element: 2 mill
   // about 256 KB are some 30 here, and the judgement takes ~17 MB. A heap limit is a hard bound,
   // not a timing: past it the process aborts.
   const { execFile } = await import('node:child_process');
-  const { fileURLToPath } = await import('node:url');
-  const sliced = fileURLToPath(new URL('../../../../../lib/verify/answers/sliced.ts', import.meta.url));
+  const sliced = fromRoot('lib/verify/answers/sliced.ts');
   const script = `const { judgeBody } = await import(${JSON.stringify(sliced)});
 const payload = { batch: false, calls: [{ id: 1, method: 'eth_getBalance', params: [] }] };
 const verdict = judgeBody(Buffer.from('{"jsonrpc":"2.0","id":1,"result":[' + '1.0,'.repeat(1999999) + '1.0]}'), payload);
