@@ -6,18 +6,25 @@
  * they are shared: node:http for the clients, omnigate's upstream transport (node:http with a
  * keep-alive agent per upstream, lib/upstream/transport/http.ts) for the upstreams.
  * argv[2]: JSON array of upstream URLs; argv[3]: `undici` for omnigate's undici transport
- * (lib/upstream/transport/undici.ts) instead. Command: `elu` (event-loop utilization so far).
+ * (lib/upstream/transport/undici.ts) instead; argv[4]: `capped` for the transport as omnigate's
+ * registry makes it under the gateway's socket cap (a SocketPool of limits.upstreamSockets' 256,
+ * each upstream its share for 4 HTTP upstreams, as the peers' omnigate has, and
+ * upstreams.maxSockets' 128: the share's pool and the pool of lent room) instead of one pool of
+ * 256. Command: `elu` (event-loop utilization so far).
  */
 import http from 'node:http';
 import { Cancellation } from '../../lib/upstream/transport/contract.js';
 import { createHttpTransport } from '../../lib/upstream/transport/http.js';
 import { createUndiciTransport } from '../../lib/upstream/transport/undici.js';
+import { SocketPool } from '../../lib/upstream/transport/sockets.js';
+import { shareOfCap } from '../../lib/upstream/registry.js';
 import { serveHttpChild } from './ipc.js';
 
 const urls = JSON.parse(process.argv[2] ?? '[]') as string[];
 if (!Array.isArray(urls) || urls.length === 0) throw new Error('fanout-server: argv[2] must be a JSON array of upstream URLs');
 const create = process.argv[3] === 'undici' ? createUndiciTransport : createHttpTransport;
-const pools = urls.map((url) => create(url, { maxSockets: 256 }));
+const cap = process.argv[4] === 'capped' ? new SocketPool(256) : undefined;
+const pools = urls.map((url) => create(url, cap ? { maxSockets: 128, sockets: cap, share: shareOfCap(cap.cap, 4) } : { maxSockets: 256 }));
 const never = new Cancellation();
 let seq = 0;
 

@@ -9,6 +9,8 @@
  * these servers, each in its own process pinned to CPU 1 (the node and this process on CPU 0):
  *   omni:   omnigate from dist/ (omnigate-server.mjs) with the peers' config (`/rpc/2`);
  *   relay:  the plain relay on omnigate's undici transport (fanout-server.ts undici);
+ *   relaycap: the same relay with the transport under the socket cap as omnigate's registry
+ *           makes it (fanout-server.ts undici capped: the share's pool and the lent room's);
  *   proxy:  http-proxy (proxy-server.ts);
  *   ethers: ethers' FallbackProvider at quorum 1 (peers-ethers.mjs; its own clients).
  * Each round measures each of them in turn (the order reversed every second round), after a
@@ -25,7 +27,7 @@
  * named; then its time per answer by kind, from `perf report`, each share of the samples applied
  * to the CPU per answer measured in the same run; the data stays in KSPLIT_DIR). perf must be on
  * the PATH and allowed to attach (perf_event_paranoid ≤ 1 or root).
- * Knobs: KSPLIT_WHO (`omni,relay,proxy,ethers`), KSPLIT_ROUNDS (3), KSPLIT_SECONDS (4),
+ * Knobs: KSPLIT_WHO (`omni,relay,proxy,ethers`; also `relaycap`, `before`), KSPLIT_ROUNDS (3), KSPLIT_SECONDS (4),
  * KSPLIT_CLIENTS (32), KSPLIT_DIR (a new temporary directory), KSPLIT_FLAGS (node flags for the
  * servers, space-separated: e.g. `--cpu-prof --cpu-prof-dir=DIR`, written when the run ends).
  * Two builds of omnigate A/B: KSPLIT_BEFORE=<a copy of the repository with its dist/ built> and
@@ -53,7 +55,7 @@ const env = process.env;
 const MODE = env.KSPLIT_MODE ?? 'plain';
 if (!['plain', 'perfstat', 'record'].includes(MODE)) throw new Error(`KSPLIT_MODE must be plain, perfstat or record, got ${MODE}`);
 const WHO = (env.KSPLIT_WHO ?? 'omni,relay,proxy,ethers').split(',').filter((w) => w !== '');
-for (const w of WHO) if (!['omni', 'before', 'relay', 'proxy', 'ethers'].includes(w)) throw new Error(`KSPLIT_WHO: unknown server ${w}`);
+for (const w of WHO) if (!['omni', 'before', 'relay', 'relaycap', 'proxy', 'ethers'].includes(w)) throw new Error(`KSPLIT_WHO: unknown server ${w}`);
 const BEFORE = env.KSPLIT_BEFORE;
 if (WHO.includes('before') && !BEFORE) throw new Error('KSPLIT_WHO names `before`: set KSPLIT_BEFORE to a copy of the repository with its dist/ built');
 const positive = (key: string, normal: number) => {
@@ -120,8 +122,8 @@ for (const who of WHO) {
       },
     });
   } else {
-    const c = who === 'relay'
-      ? await startChild<{ port: number }>('ksplit-relay', './fanout-server.ts', [JSON.stringify(solo.urls), 'undici'], { execArgv: nodeFlags })
+    const c = who === 'relay' || who === 'relaycap'
+      ? await startChild<{ port: number }>(`ksplit-${who}`, './fanout-server.ts', [JSON.stringify(solo.urls), 'undici', ...(who === 'relaycap' ? ['capped'] : [])], { execArgv: nodeFlags })
       : await startChild<{ port: number }>('ksplit-proxy', './proxy-server.ts', [solo.urls[0]!], { execArgv: nodeFlags });
     children.add(c);
     await pin([c.pid], '1');
