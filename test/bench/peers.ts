@@ -54,6 +54,8 @@ type Elu = { idle: number; active: number };
 
 interface EthersRun {
   answers: number;
+  /** Smoke mode (untilAnswer): the run's length when its first answer came after its end. */
+  extendedS?: number;
   wrong: number;
   errors: number;
   firstError?: string;
@@ -131,7 +133,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       return { rps: r.rps, p50: r.p50, p99: r.p99, ok: r.ok, loopBusy: r.loopBusy, callsPerAnswer: calls / r.ok, cpuUs: (cpu * 1000) / r.ok, cpuShare: cpu / wallMs, cpuBusy };
     };
     const viaEthers = async (quorum: 1 | 3): Promise<PeerRow> => {
-      const order = { quorum, clients: CLIENTS, address: BALANCE_ADDRESS, block, expect: EXPECT_BALANCE };
+      const order = { quorum, clients: CLIENTS, address: BALANCE_ADDRESS, block, expect: EXPECT_BALANCE, untilAnswer: ctx.untilAnswer !== undefined };
       const label = `ethers FallbackProvider, quorum ${quorum} of ${quorum}`;
       ctx.log(`running ${label} (${CLIENTS} clients)…`);
       if (ctx.warmup > 0) await ethers.call<EthersRun>('run', { ...order, seconds: ctx.warmup });
@@ -139,7 +141,8 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       const m = await measure(ethers.pid, quorum === 1 ? solo : trio, async () => {
         const r = await ethers.call<EthersRun>('run', { ...order, seconds: ctx.seconds });
         if (r.errors > 0 || r.wrong > 0) failure = r;
-        return { rps: r.answers / ctx.seconds, p50: r.p50, p99: r.p99, ok: r.answers, loopBusy: r.loopBusy };
+        if (r.extendedS !== undefined) ctx.untilAnswer?.(ctx.seconds);
+        return { rps: r.answers / (r.extendedS ?? ctx.seconds), p50: r.p50, p99: r.p99, ok: r.answers, loopBusy: r.loopBusy };
       });
       check(!failure, `${label}: ${failure?.errors} errors (${failure?.firstError}), ${failure?.wrong} wrong balances`);
       // (A run too short for the machine's load, a smoke run on a busy host, can end before the first answer: a row of 0, not a failure.)
@@ -154,7 +157,7 @@ export async function runPeers(ctx: PartContext): Promise<PartReport> {
       if (ctx.warmup > 0) await runLoad({ url, body, connections: CLIENTS, seconds: ctx.warmup, warmupSeconds: 0 });
       const m = await measure(omni.child.pid, n === 1 ? solo : trio, async () => {
         const elu0 = await omni.child.call<Elu>('elu');
-        const r = await runLoad({ url, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: 0 });
+        const r = await runLoad({ url, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: 0, untilAnswer: ctx.untilAnswer });
         const elu1 = await omni.child.call<Elu>('elu');
         check(r.non2xx === 0 && r.errors === 0, `${label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
         const active = elu1.active - elu0.active;

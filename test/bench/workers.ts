@@ -140,7 +140,7 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
       let self0 = process.cpuUsage();
       let ticks0: Awaited<ReturnType<typeof cpuTicks>> = [];
       const r = await runLoad({
-        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, silentRetry: ctx.silentRetry,
+        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, untilAnswer: ctx.untilAnswer,
         onMeasureStart: async () => {
           primary0 = await cpuMs(pids[0]!);
           node0 = await cpuOf(nodes.pids);
