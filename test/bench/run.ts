@@ -19,7 +19,7 @@
  * `--trace-gc`), BENCH_RSS_HEAP (a file: a heap snapshot of that process 3 s into the run),
  * BENCH_MAX_SOCKETS (omnigate's upstreams.maxSockets; default its own, 128), BENCH_UPSTREAM_SOCKETS (its
  * limits.upstreamSockets; default its own, 256), BENCH_EVENTS (1000000),
- * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (half a second per scenario, 2,000 events, no
+ * BENCH_INDEXER_CONNECTIONS (10), BENCH_SMOKE=1 (a tenth of a second per scenario, or until its first answer, 2,000 events, no
  * results.md), BENCH_PROFILE=n1|n3|logs|proxy|relay|mix|n1Node|relayUndici|cache (only that scenario, omnigate (or the proxy, or
  * the relay) under --cpu-prof, then the top self-time functions: n1 the N=1 runs, n3 the N=3 runs (closed loop, fixed
  * rate, sweep, 1 connection), mix the fixed-rate mix's own omnigate, cache the cache part's omnigate (its hits), n1Node the omnigate on `upstreams.client: node`,
@@ -56,12 +56,11 @@ import { runPeers } from './peers.js';
 import { runCache } from './cache.js';
 import { runReplicas } from './replicas.js';
 import { runWorkers } from './workers.js';
-import { runProofMode } from './proof-mode.js';
 
 const env = process.env;
 const SMOKE = env.BENCH_SMOKE === '1';
 /**
- * Smoke mode only: a scenario of a quarter second on a machine busy with the test suite can end
+ * Smoke mode only: a scenario of a tenth of a second on a machine busy with the test suite can end
  * before its first answer. Such a run (no answer, no error) goes on until its first answer
  * (LoadOptions.untilAnswer; an open-loop run waits for every answer it asked for anyway); in a
  * full run no answer stays a failure (check() below).
@@ -76,8 +75,8 @@ const num = (key: string, normal: number, smoke: number) => {
   }
   return SMOKE ? smoke : normal;
 };
-// (Smoke mode: a quarter second; load.ts ends such a run on time.)
-const SECONDS = num('BENCH_SECONDS', 5, 0.25);
+// (Smoke mode: a tenth of a second, or until the first answer; load.ts ends such a run on time.)
+const SECONDS = num('BENCH_SECONDS', 5, 0.1);
 const WARMUP = env.BENCH_WARMUP === '0' || (SMOKE && env.BENCH_WARMUP === undefined) ? 0 : num('BENCH_WARMUP', 1, 1);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 8);
 /** Connections of the N=1 throughput runs at saturation: enough that the server under test sets the pace. */
@@ -545,10 +544,11 @@ async function main() {
   // (Under BENCH_PROFILE only the profiled scenario's check runs: the others would pollute the profile.)
   const skip = { requests: 0, calls: 0, perRequest: NaN, perPort: [] as number[] };
   const only = (key: string) => (PROFILE ? PROFILE === key : true) && (ONLY ? ONLY.includes(key) : true);
-  const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
-  const exactN1N = only('n1Node') ? await exact(n1NUrl, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 50 : 1000) : skip;
-  const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 50 : 1000) : skip;
-  const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 5 : 50) : skip;
+  // (Smoke mode: 20 requests, 10 at a time, and 2 of the 2.5 MB logs.)
+  const exactN1 = only('n1') ? await exact(n1Url, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 20 : 1000) : skip;
+  const exactN1N = only('n1Node') ? await exact(n1NUrl, bodies.blockNumber, 'eth_blockNumber', upA, [0], 1, SMOKE ? 20 : 1000) : skip;
+  const exactN3 = only('n3') ? await exact(n3Url, bodies.getBalance, 'eth_getBalance', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 20 : 1000) : skip;
+  const exactLogs = only('logs') ? await exact(n3Url, bodies.getLogs, 'eth_getLogs', upB, [0, 1, 2, 3, 4], 3, SMOKE ? 2 : 50) : skip;
   log(`exact upstream calls/request: N=1 ${exactN1.perRequest}, N=3 ${exactN3.perRequest} (${exactN3.perPort.join('/')}), logs ${exactLogs.perRequest}`);
 
   const rows: Row[] = [];
@@ -773,6 +773,9 @@ async function main() {
   // (In smoke mode 5 state reads per scenario, not 40: the part's every path once or more.)
   if (wants('proof')) {
     enter('proof');
+    // (Imported here: it loads lib/ from source through tsx, some seconds a bench that fails
+    // before this part, or leaves it out, need not spend.)
+    const { runProofMode } = await import('./proof-mode.js');
     parts.push(measured(await runProofMode(partCtx, SMOKE ? 5 : undefined)));
   }
 
