@@ -744,10 +744,14 @@ async function main() {
   const parts: PartReport[] = [];
   /**
    * Smoke mode: a part whose target row measured nothing (`n/a`) fails, whatever its goal (a
-   * "reported" row passes on any value, n/a included); a run there lasts until its first answer.
+   * "reported" row passed on any value, n/a included): a run there lasts until its first answer.
+   * Rows on CPU time are left out: it is read in 10 ms clock ticks, and a tenth-second run can
+   * read none (those rows then say n/a and do not pass).
    */
   const measured = (report: PartReport) => {
-    for (const t of SMOKE ? report.targets : []) check(!t.value.includes('n/a'), `${part.name}: the row "${t.name.trim()}" measured nothing: ${t.value}`);
+    for (const t of SMOKE ? report.targets : []) {
+      if (!t.name.includes('CPU')) check(!t.value.includes('n/a'), `${part.name}: the row "${t.name.trim()}" measured nothing: ${t.value}`);
+    }
     return report;
   };
   if (wants('peers')) {
