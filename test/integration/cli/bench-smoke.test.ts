@@ -64,12 +64,12 @@ async function runBench(t: ExecutionContext, env: Record<string, string>, killAf
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const pids = new Set<number>();
-  // Every 100 ms (a process that starts and ends between two looks is not seen).
+  // Every 250 ms (a process that starts and ends between two looks is not seen).
   let watching = true;
   const watched = (async () => {
     while (watching) {
       if (child.pid) for (const p of await tree(child.pid)) pids.add(p);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 250));
     }
   })();
   const killer = setTimeout(() => void stopGroup(child, 2_000), killAfterMs);
