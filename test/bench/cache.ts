@@ -45,8 +45,8 @@ export async function runCache(ctx: PartContext, rate: number): Promise<PartRepo
     });
     await nodes.reset();
 
-    const closed = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, silentRetry: ctx.silentRetry });
-    const open = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: 50, seconds: ctx.seconds, warmupSeconds: ctx.warmup, rate, silentRetry: ctx.silentRetry });
+    const closed = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, untilAnswer: ctx.untilAnswer });
+    const open = async (target: string): Promise<LoadResult> => runLoad({ url: target, body, connections: 50, seconds: ctx.seconds, warmupSeconds: ctx.warmup, rate, untilAnswer: ctx.untilAnswer });
     const rows = { omni: [] as LoadResult[], node: [] as LoadResult[], omniOpen: [] as LoadResult[], nodeOpen: [] as LoadResult[] };
     let omniCpuMs = 0;
     let omniAnswers = 0;

@@ -47,12 +47,16 @@ export interface LoadOptions {
   /** Called every 50 ms while measuring (e.g. to sample a process's RSS). */
   sample?: () => void;
   /**
-   * Smoke mode: a run that got no answer and no error (a short run on a machine busy with the test
-   * suite can end before the first answer) is measured again, for 3 s, then once more for 10 s;
-   * called before each such run, with its length. Unset (a full run): no answer is no answer.
+   * Smoke mode: a run that got nothing by its end, no answer and no error (a short run on a machine
+   * busy with the test suite can end before the first answer), goes on until its first answer or
+   * error, for at most UNTIL_ANSWER_MAX_S more; called once when it does, with its planned length.
+   * Its rate is then counted over the time it took. Unset (a full run): no answer is no answer.
    */
-  silentRetry?: (seconds: number) => void;
+  untilAnswer?: (seconds: number) => void;
 }
+
+/** How long past its end a smoke run (LoadOptions.untilAnswer) waits for its first answer at most. */
+export const UNTIL_ANSWER_MAX_S = 60;
 
 export interface LoadResult {
   connections: number;
@@ -69,13 +73,17 @@ export interface LoadResult {
   bytesPerResponse: number;
 }
 
-function once(options: LoadOptions, seconds: number, record: boolean): Promise<{ result: AutocannonResult; times: Float64Array; n: number; bytes: number; wallS: number }> {
+function once(options: LoadOptions, seconds: number, record: boolean): Promise<{ result: AutocannonResult; times: Float64Array; n: number; bytes: number; wallS: number; extended: boolean }> {
   return new Promise((resolve, reject) => {
     let times = new Float64Array(1 << 16);
     let n = 0;
     let bytes = 0;
+    // (answers of any status and request errors: what ends a run extended by untilAnswer)
+    let settled = 0;
+    let extended = false;
     const started = performance.now();
     const timer = options.sample && record ? setInterval(options.sample, 50) : undefined;
+    const until = record && options.untilAnswer ? options.untilAnswer : undefined;
     const instance = autocannon(
       {
         url: options.url,
@@ -83,7 +91,8 @@ function once(options: LoadOptions, seconds: number, record: boolean): Promise<{
         headers: options.body ? { 'content-type': 'application/json' } : {},
         ...(options.body ? { body: options.body } : {}),
         connections: options.connections,
-        duration: seconds,
+        // (untilAnswer: stopped below, once the run has its length and an answer)
+        duration: until ? seconds + UNTIL_ANSWER_MAX_S : seconds,
         // autocannon stops on its sampling tick (every second by default): a run shorter than a
         // second (a smoke run's) ticks every 50 ms, so that it ends when it should.
         ...(seconds < 1 ? { sampleInt: 50 } : {}),
@@ -91,12 +100,27 @@ function once(options: LoadOptions, seconds: number, record: boolean): Promise<{
       },
       (err, result) => {
         if (timer) clearInterval(timer);
+        if (stopper) clearInterval(stopper);
         if (err) reject(err);
-        else resolve({ result, times, n, bytes, wallS: (performance.now() - started) / 1000 });
+        else resolve({ result, times, n, bytes, wallS: (performance.now() - started) / 1000, extended });
       },
     );
+    const stopper = until
+      ? setInterval(() => {
+          if (performance.now() - started < seconds * 1000) return;
+          if (settled === 0) {
+            if (!extended) until(seconds);
+            extended = true;
+            return;
+          }
+          clearInterval(stopper);
+          instance.stop();
+        }, 10)
+      : undefined;
+    if (until) (instance as unknown as { on(event: 'reqError', fn: () => void): void }).on('reqError', () => (settled += 1));
     if (record) {
       instance.on('response', (_c, status, size, ms) => {
+        settled += 1;
         if (status < 200 || status >= 300) return;
         if (n === times.length) {
           const grown = new Float64Array(times.length * 2);
@@ -113,34 +137,26 @@ function once(options: LoadOptions, seconds: number, record: boolean): Promise<{
 const at = (sorted: Float64Array, q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!);
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  let result = await runLoadOnce(options);
-  for (const seconds of options.silentRetry ? [3, 10] : []) {
-    if (result.ok > 0 || result.errors > 0 || result.non2xx > 0) break;
-    options.silentRetry!(Math.max(options.seconds, seconds));
-    result = await runLoadOnce({ ...options, seconds: Math.max(options.seconds, seconds), warmupSeconds: 0 });
-  }
-  return result;
-}
-
-async function runLoadOnce(options: LoadOptions): Promise<LoadResult> {
   if (options.rate) return runFixedRate(options, options.rate);
   if (options.warmupSeconds > 0) await once(options, options.warmupSeconds, false);
   await options.onMeasureStart?.();
-  const { result, times, n, bytes } = await once(options, options.seconds, true);
-  return summary(options, times.subarray(0, n), result.requests.sent, result.non2xx, result.errors + result.timeouts, bytes);
+  const { result, times, n, bytes, wallS, extended } = await once(options, options.seconds, true);
+  return summary(options, times.subarray(0, n), result.requests.sent, result.non2xx, result.errors + result.timeouts, bytes, extended ? wallS : undefined);
 }
 
-function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx: number, errors: number, bytes: number): LoadResult {
+/** `extendedS`: the length of a run extended by untilAnswer, over which its rate is counted. */
+function summary(options: LoadOptions, times: Float64Array, sent: number, non2xx: number, errors: number, bytes: number, extendedS?: number): LoadResult {
   const n = times.length;
+  const seconds = extendedS ?? options.seconds;
   const sorted = times.sort();
   return {
     connections: options.connections,
-    seconds: options.seconds,
+    seconds,
     ok: n,
     sent,
     non2xx,
     errors,
-    rps: n / options.seconds,
+    rps: n / seconds,
     p50: at(sorted, 0.5),
     p90: at(sorted, 0.9),
     p99: at(sorted, 0.99),

@@ -20,8 +20,8 @@ export interface PartContext {
   /** Every child started is added here (run.ts stops them all on failure) and removed when stopped. */
   children: Set<Child<any>>;
   log(...args: unknown[]): void;
-  /** Smoke mode: given to runLoad (LoadOptions.silentRetry); unset in a full run. */
-  silentRetry?: (seconds: number) => void;
+  /** Smoke mode: given to runLoad (LoadOptions.untilAnswer); unset in a full run. */
+  untilAnswer?: (seconds: number) => void;
 }
 
 export interface PartTarget {

@@ -12,6 +12,8 @@
  * FallbackProvider of that quorum for `seconds` and answers { answers, wrong, errors, firstError,
  * p50, p99, loopBusy } (answers: those that came within the time; wrong: a balance other than
  * `expect`; loopBusy: the event loop's busy share of the run, performance.eventLoopUtilization);
+ * with `untilAnswer` (smoke mode), a run with no answer and no error by its end goes on until its
+ * first answer or error, 60 s more at most, and also answers `extendedS`, its length then;
  * `shutdown` or a closed IPC channel exits.
  */
 import { FallbackProvider, JsonRpcProvider, Network } from 'ethers';
@@ -35,25 +37,35 @@ function fallback(quorum) {
 }
 
 /**
- * @param {{ quorum: number, clients: number, seconds: number, address: string, block: number, expect: string }} o
+ * @param {{ quorum: number, clients: number, seconds: number, address: string, block: number, expect: string, untilAnswer?: boolean }} o
  */
 async function run(o) {
   const provider = fallback(o.quorum);
   const elu = performance.eventLoopUtilization();
-  const until = performance.now() + o.seconds * 1000;
+  const started = performance.now();
+  const until = started + o.seconds * 1000;
   /** @type {number[]} */
   const times = [];
   let wrong = 0;
   let errors = 0;
   /** @type {string | undefined} */
   let firstError;
+  /** untilAnswer: the run's length when its first answer came after its end. */
+  /** @type {number | undefined} */
+  let extendedS;
+  /** untilAnswer: nothing came yet (for 60 s more at most): the run goes on, and counts the first answer. */
+  const waiting = () => o.untilAnswer === true && times.length === 0 && errors === 0 && performance.now() < until + 60_000;
   const loop = async () => {
-    while (performance.now() < until) {
+    while (performance.now() < until || waiting()) {
       const began = performance.now();
       try {
         const balance = await provider.getBalance(o.address, o.block);
         const ended = performance.now();
         if (ended <= until) times.push(ended - began);
+        else if (waiting()) {
+          times.push(ended - began);
+          extendedS = (ended - started) / 1000;
+        }
         if (balance.toString() !== o.expect) wrong += 1;
       } catch (err) {
         errors += 1;
@@ -65,7 +77,7 @@ async function run(o) {
   const loopBusy = performance.eventLoopUtilization(elu).utilization;
   times.sort((a, b) => a - b);
   const at = (/** @type {number} */ q) => (times.length === 0 ? NaN : times[Math.min(times.length - 1, Math.max(0, Math.ceil(q * times.length) - 1))]);
-  return { answers: times.length, wrong, errors, firstError, p50: at(0.5), p99: at(0.99), loopBusy };
+  return { answers: times.length, wrong, errors, firstError, p50: at(0.5), p99: at(0.99), loopBusy, ...(extendedS === undefined ? {} : { extendedS }) };
 }
 
 const stop = () => {

@@ -26,6 +26,7 @@ import { stopAllAnvils } from '../support/anvil.js';
 import { startGateway, rpc, type Gateway } from '../support/gateway.js';
 import { EMITTER_TOPIC, proofChain } from '../support/proof-chain.js';
 import { startTamperProxy, type TamperProxy } from '../support/tamper-proxy.js';
+import { pollUntil } from './children.js';
 import { fmt, fmtInt, median, check, type PartContext, type PartReport } from './parts.js';
 
 const READS_DEFAULT = Number(process.env.BENCH_PROOF_READS ?? 40);
@@ -48,7 +49,10 @@ export async function runProofMode(ctx: Pick<PartContext, 'rounds' | 'log'>, rea
       gateways.push(gw);
       if (heads) {
         gw.rpc.startHeadTracking();
-        await new Promise((r) => setTimeout(r, 500)); // its first round (the only one: intervalMs is an hour, no poll counts in the rounds)
+        // Its first round (the only one: intervalMs is an hour, no poll counts in the rounds): done
+        // once every provider's finalized block is known (the round's last question to each).
+        const providersOf = [...gw.rpc.registry.chains.values()].flatMap((c) => c.upstreams);
+        await pollUntil('proof: the head tracker\'s first round', async () => providersOf.every((u) => u.health.finalized !== undefined), { everyMs: 10, deadlineMs: 60_000 });
       }
       return gw;
     };

@@ -106,7 +106,7 @@ export async function runReplicas(ctx: PartContext): Promise<PartReport> {
         connections: CLIENTS,
         seconds: ctx.seconds,
         warmupSeconds: ctx.warmup,
-        silentRetry: ctx.silentRetry,
+        untilAnswer: ctx.untilAnswer,
         onMeasureStart: async () => {
           [a0, b0, n0, l0, t0] = await Promise.all([cpuMs(a.child.pid), cpuMs(b.child.pid), cpuOf(nginx), cpuMs(process.pid), cpuTicks()]);
         },

@@ -140,7 +140,7 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
       let self0 = process.cpuUsage();
       let ticks0: Awaited<ReturnType<typeof cpuTicks>> = [];
       const r = await runLoad({
-        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, silentRetry: ctx.silentRetry,
+        url: `${s.base}/rpc/1`, body, connections: CLIENTS, seconds: ctx.seconds, warmupSeconds: ctx.warmup, untilAnswer: ctx.untilAnswer,
         onMeasureStart: async () => {
           primary0 = await cpuMs(pids[0]!);
           node0 = await cpuOf(nodes.pids);
@@ -171,6 +171,7 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
     // min(2 ÷ o, cores ÷ (o + x)) ÷ (1 ÷ o).
     const o = median(cpu.one);
     const x = median(others.one);
+    // (NaN when no CPU clock tick, 10 ms, fell within the runs, as in a smoke run's tenth of a second: no figure, no pass.)
     const ceiling = Math.min(2 / o, CORES / (o + x)) * o;
     const med = (rs: LoadResult[]) => [...rs].sort((a, b) => a.rps - b.rps)[(rs.length - 1) >> 1]!;
     const list = (all: number[]) => (all.length > 1 ? `; rounds ${all.map((x) => fmt(x)).join(', ')}` : '');
@@ -183,7 +184,7 @@ export async function runWorkers(ctx: PartContext): Promise<PartReport> {
       ].join('\n'),
       targets: [
         { name: `N=1 answers/s with --workers 2 ÷ --workers 1 (${CLIENTS} connections, ${CORES} cores shared with the load generator and the node)`, value: `${fmt(median(ratio))}×${list(ratio)}`, target: '≥ 1.30×', pass: median(ratio) >= 1.3 },
-        { name: `   the most ${CORES} cores allow: ${CORES} × omnigate's CPU per answer ÷ (omnigate's + the load generator's and the node's: ${fmt(o, 0)} + ${fmt(x, 0)} µs), at most 2×`, value: `${fmt(ceiling)}×`, target: 'reported', pass: true },
+        { name: `   the most ${CORES} cores allow: ${CORES} × omnigate's CPU per answer ÷ (omnigate's + the load generator's and the node's: ${fmt(o, 0)} + ${fmt(x, 0)} µs), at most 2×`, value: `${fmt(ceiling)}×`, target: 'reported', pass: Number.isFinite(ceiling) },
       ],
       notes: [
         `- workers: one fake node of ${NODE_DELAY_MS} ms; the real CLI twice on one config (undici, no cache, no merging, LOG_LEVEL=warn), --workers 1 and --workers 2, every CPU; the --workers 2 primary used ${fmt((primaryMs * 1000) / Math.max(1, twoAnswers), 1)} µs of CPU per answer; ${ctx.rounds} interleaved round${ctx.rounds > 1 ? 's' : ''}; CPUs busy during the last --workers 2 run: ${fmtCpus(busy)}; load average ${fmt(loadBefore)} before, ${fmt(await loadAverage())} after`,
