@@ -16,6 +16,8 @@ export interface WsConnectionOptions {
   handshakeTimeoutMs?: number;
   via?: string;
   heartbeatMs?: number;
+  /** The first backoff after a failed handshake, doubling with each failure to at most 30 s (default 250 ms). */
+  backoffMs?: number;
 }
 
 /** What the connection tells its calls: a message came; a connection closed, failing the calls written on it with `err`. */
@@ -107,7 +109,7 @@ export class WsConnection {
       if (this.socket !== ws) {
         if (this.handshaking === ws) this.handshaking = undefined;
         this.failures += 1;
-        this.retryAt = Date.now() + Math.min(250 * 2 ** (this.failures - 1), 30_000);
+        this.retryAt = Date.now() + Math.min((this.options.backoffMs ?? 250) * 2 ** (this.failures - 1), 30_000);
         this.opening = undefined;
         // The handshake failed: no call was written on this connection.
         reject(new UpstreamCallError('transport', `websocket: ${err.message}`, { sent: false }));

@@ -21,6 +21,8 @@ export interface WsTransportOptions {
   via?: string;
   /** How often an open connection is pinged; one with no pong or message since the last ping is dropped (default 15 s; 0: never). */
   heartbeatMs?: number;
+  /** The first backoff after a failed handshake (calls fail at once until it passed), doubling to at most 30 s (default 250 ms). */
+  backoffMs?: number;
   /** Hides provider keys in the upstream's text a reason quotes, before it is cut (registry.ts: every upstream's secrets). */
   scrub?: (text: string) => string;
 }

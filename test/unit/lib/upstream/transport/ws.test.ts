@@ -281,7 +281,8 @@ test('should fail the calls in flight when the server drops, and reconnect on th
 test('should fail fast with kind transport when the upstream is not there, then back off', async (t) => {
   const up = await wsUpstream();
   await up.close();
-  const transport = createWsTransport(up.url, { maxBytes: 1_000, handshakeTimeoutMs: 1_000 });
+  // A back-off of a minute (the default 250 ms can pass on a loaded machine before the second call).
+  const transport = createWsTransport(up.url, { maxBytes: 1_000, handshakeTimeoutMs: 1_000, backoffMs: 60_000 });
   // Once the first attempt failed, the port listens again and counts who connects: during the
   // back-off, a call fails without a new attempt.
   let attempts = 0;
@@ -301,6 +302,34 @@ test('should fail fast with kind transport when the upstream is not there, then 
     t.false(second.sent);
     t.regex(second.message, /next attempt in \d+ ms/);
     t.is(attempts, 0, 'no connection attempted during the back-off');
+  } finally {
+    await transport.close();
+    if (listener.listening) await new Promise((resolve) => listener.close(resolve));
+  }
+});
+
+test('should try again once the back-off has passed: a call then opens a connection', async (t) => {
+  const up = await wsUpstream();
+  await up.close();
+  const transport = createWsTransport(up.url, { maxBytes: 1_000, handshakeTimeoutMs: 1_000, backoffMs: 20 });
+  let attempts = 0;
+  const listener = net.createServer((socket) => {
+    attempts += 1;
+    socket.destroy();
+  });
+  try {
+    t.is((await failure(transport.send(request([call(1)])))).kind, 'transport');
+    listener.listen(Number(new URL(up.url).port), '127.0.0.1');
+    await once(listener, 'listening');
+    // Calls fail at once ('closed') until the back-off has passed; then one attempts a handshake,
+    // which this listener cuts ('transport').
+    let last = await failure(transport.send(request([call(2)])));
+    for (let i = 0; last.kind === 'closed' && i < 1_000; i += 1) {
+      await new Promise((r) => setTimeout(r, 5));
+      last = await failure(transport.send(request([call(3 + i)])));
+    }
+    t.is(last.kind, 'transport');
+    t.is(attempts, 1);
   } finally {
     await transport.close();
     if (listener.listening) await new Promise((resolve) => listener.close(resolve));
