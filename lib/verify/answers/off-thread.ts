@@ -213,8 +213,9 @@ const workerUrl = new URL(`./assess-worker${fromSource ? '.ts' : '.js'}`, import
 const resourceLimits = { maxYoungGenerationSizeMb: 8 };
 
 /**
- * The thread. Run from the TypeScript source (the tests, under tsx), a thread's entry module is
- * not loaded through the loader's hooks: the thread registers tsx's loader first, then imports it.
+ * The thread. Run from the TypeScript source (under tsx: the bench, a script importing lib/), a
+ * thread's entry module is not loaded through the loader's hooks: the thread registers tsx's
+ * loader first, then imports it.
  */
 function newWorker(): Worker {
   if (!fromSource) return new Worker(workerUrl, { resourceLimits });
