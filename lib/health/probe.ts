@@ -3,13 +3,14 @@
  * and `eth_blockNumber` under a short timeout. A chain id other than the configured one takes
  * the upstream out of rotation (and is logged); a failed probe counts as a failure; the head
  * goes to heads.ts, which sets each upstream's lag behind the chain's robust head (never the
- * maximum: one upstream reporting an absurd head does not make the others lag). Probes of a chain run in parallel,
- * at most `limits.probeConcurrency` upstreams at once (each probe is two calls), chains one after
- * another, so a large config never opens hundreds of connections at once: the probe of an
- * upstream that carried no traffic since its last health call closes its sockets after the answer
- * (`background`), instead of keeping them alive. An upstream found to be a request loop (loop.ts)
- * is not probed, nor one on back-off after a rate limit (rate-limits.ts); a probe that meets a
- * rate limit puts the upstream on back-off instead of counting a failure.
+ * maximum: one upstream reporting an absurd head does not make the others lag). Probes of a chain
+ * run in parallel, at most `limits.probeConcurrency` upstreams at once (each probe two calls, one
+ * after the other on one connection), chains one after another, so a large config never opens
+ * hundreds of connections at once: the probe of an upstream that carried no traffic since its
+ * last health call closes its socket after the answer (`background`), instead of keeping it
+ * alive. An upstream found to be a request loop (loop.ts) is not probed, nor one on back-off
+ * after a rate limit (rate-limits.ts); a probe that meets a rate limit puts the upstream on
+ * back-off instead of counting a failure.
  */
 import type { RpcPayload } from '../jsonrpc/types.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -35,7 +36,7 @@ function call(method: string, id: number): RpcPayload {
   return { calls: [body], batch: false, raw: Buffer.from(JSON.stringify(body)) };
 }
 
-async function ask(upstream: Upstream, method: string, id: number, timeoutMs: number): Promise<bigint> {
+async function ask(upstream: Upstream, method: string, id: number, timeoutMs: number, keepOpen = false): Promise<bigint> {
   const { body } = await upstream.transport.send({
     payload: call(method, id),
     requestId: `probe-${method}`,
@@ -43,6 +44,7 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
     timeoutMs,
     maxBytes: 64 * 1024,
     background: true,
+    keepOpen,
   });
   let value: { result?: unknown; error?: { message?: string } };
   try {
@@ -62,11 +64,24 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
   return BigInt(value.result);
 }
 
+/**
+ * The chain id first, then the head on the connection the first call opened (or found open): the
+ * head's call is the latency measured (`ms`). An idle upstream's probe pays a new connection (its
+ * sockets were closed after its last health call: TCP, TLS, a WebSocket handshake) where a busy
+ * one's reuses a warm one; timing that would rank idle upstreams slower for not being used. The
+ * two calls share the timeout. One connection per probe, closed after the second call when the
+ * upstream carried no traffic since its last health call.
+ */
 export async function probeUpstream(upstream: Upstream, timeoutMs: number): Promise<ProbeResult> {
   const started = performance.now();
   try {
-    const [chainId, head] = await Promise.all([ask(upstream, 'eth_chainId', 1, timeoutMs), ask(upstream, 'eth_blockNumber', 2, timeoutMs)]);
-    return { chainId, head, ms: performance.now() - started };
+    const chainId = await ask(upstream, 'eth_chainId', 1, timeoutMs, true);
+    // undici hands a connection back to its pool a turn after the answer ended: asked at once,
+    // the head would go out on a new connection.
+    await new Promise((resolve) => setImmediate(resolve));
+    const warm = performance.now();
+    const head = await ask(upstream, 'eth_blockNumber', 2, Math.max(1, Math.round(timeoutMs - (warm - started))));
+    return { chainId, head, ms: performance.now() - warm };
   } catch (err) {
     // An upstream may echo its URL or key in an error message: never recorded or logged as sent.
     const error = upstream.secrets.scrub((err as Error).message);

@@ -73,6 +73,11 @@ export interface UpstreamRequest {
    * the previous health call, its HTTP socket is closed after the answer instead of kept alive.
    */
   background?: boolean;
+  /**
+   * A health call that another follows at once on the same connection (the probe's chain id, then
+   * its timed head): its socket is left open for it, whatever the traffic (the last one decides).
+   */
+  keepOpen?: boolean;
 }
 
 /** Nesting depth accepted when a request names none (`limits.jsonDepth`'s default). */

@@ -170,7 +170,7 @@ export class Call extends UpstreamCall implements SocketWaiter {
     if (this.reserved) pool.release(this);
     // A health call on an upstream that carried no traffic since the last one: its socket is
     // closed, not kept alive (a probe round of many upstreams holds the sockets in flight only).
-    if (this.request.background === true) {
+    if (this.request.background === true && this.request.keepOpen !== true) {
       if (client.traffic === client.trafficSeen) closeWhenFree(this.req?.socket);
       client.trafficSeen = client.traffic;
     }

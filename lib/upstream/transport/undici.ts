@@ -300,7 +300,7 @@ class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
     if (slot === undefined) return;
     // A health call on an upstream that carried no traffic since the last one: the upstream's
     // connections (both pools') are closed once no call is in flight (a probe round holds only its own).
-    if (this.request.background === true) {
+    if (this.request.background === true && this.request.keepOpen !== true) {
       if (client.traffic === client.trafficSeen) {
         slot.closeWhenIdle = true;
         if (slot.twin !== undefined) slot.twin.closeWhenIdle = true;

@@ -59,9 +59,12 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     try {
       return await sendCall(request);
     } finally {
-      const quiet = traffic === trafficSeen;
-      trafficSeen = traffic;
-      if (quiet && calls.idle) connection.closeQuietly();
+      // (A call another follows on this connection leaves the decision to the last one.)
+      if (request.keepOpen !== true) {
+        const quiet = traffic === trafficSeen;
+        trafficSeen = traffic;
+        if (quiet && calls.idle) connection.closeQuietly();
+      }
     }
   }
 

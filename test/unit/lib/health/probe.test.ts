@@ -58,6 +58,35 @@ test('probeChain should never probe an upstream found to be a loop', async (t) =
   t.is(u.health.lastProbeAt, 0);
 });
 
+test.serial('probeUpstream should ask the chain id, then the head on the connection kept open for it, and time the head\'s call alone', async (t) => {
+  // A clock the fake transport moves: the first call pays a new connection (1,000 ms), the
+  // second finds it warm (7 ms). performance.now is put back whatever happens.
+  let clock = 0;
+  const now = performance.now;
+  performance.now = () => clock;
+  t.teardown(() => void (performance.now = now));
+  const u = testUpstream(0);
+  const seen: { method: string; keepOpen: unknown; background: unknown; inFlight: number }[] = [];
+  let inFlight = 0;
+  (u.transport as { send: unknown }).send = async (request: { payload: { calls: RpcCall[] }; keepOpen?: boolean; background?: boolean }) => {
+    const method = request.payload.calls[0]!.method;
+    inFlight += 1;
+    seen.push({ method, keepOpen: request.keepOpen, background: request.background, inFlight });
+    await new Promise((resolve) => setImmediate(resolve));
+    clock += method === 'eth_chainId' ? 1_000 : 7;
+    inFlight -= 1;
+    return { body: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${method === 'eth_chainId' ? '0x1' : '0x5'}"}`) };
+  };
+  const r = await probeUpstream(u, 5_000);
+  t.is(r.chainId, 1n);
+  t.is(r.head, 5n);
+  t.is(r.ms, 7, 'the warm call, not the connection');
+  t.deepEqual(seen, [
+    { method: 'eth_chainId', keepOpen: true, background: true, inFlight: 1 },
+    { method: 'eth_blockNumber', keepOpen: false, background: true, inFlight: 1 },
+  ]);
+});
+
 test('probeChain should probe at most `concurrency` upstreams at once', async (t) => {
   let running = 0;
   let most = 0;
@@ -73,7 +102,7 @@ test('probeChain should probe at most `concurrency` upstreams at once', async (t
     return u;
   });
   await probeChain(testChain(upstreams), 1000, undefined, 2);
-  t.is(most, 4, 'two upstreams, two calls each');
+  t.is(most, 2, 'two upstreams, one call at a time each');
   t.true(upstreams.every((u) => u.health.successes === 1));
 });
 

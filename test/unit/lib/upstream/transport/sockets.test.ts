@@ -241,6 +241,26 @@ both('a health call on an upstream without traffic closes its socket; with traff
   t.is(server.connections, 2);
 });
 
+both('a health call another follows (keepOpen) leaves its socket to that one, which closes it on an upstream without traffic', async (t, create) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(8);
+  const [a] = transports(t, create, server.origin, pool, ['a']);
+  // The probe: its chain id kept open for the head's call, which then finds a warm socket.
+  const first = a!.send(request({ background: true, keepOpen: true }));
+  await server.requests(1);
+  server.release();
+  await first;
+  await settle();
+  t.is(server.open, 1, 'kept for the next call');
+  const second = a!.send(request({ background: true }));
+  await server.requests(2);
+  server.release();
+  await second;
+  await server.openAtMost(0);
+  t.is(server.connections, 1, 'both calls on one connection');
+  t.is(pool.open, 0, 'closed after the last call');
+});
+
 test("a caller's agent is not counted", async (t) => {
   const server = await holdingServer(t);
   const pool = new SocketPool(1);

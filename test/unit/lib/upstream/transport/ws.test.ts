@@ -553,6 +553,16 @@ test('should keep a connection that answers its pings, however long it is idle',
   t.is(up.connections, 1, 'one connection for both calls');
 });
 
+test('a health call another follows (keepOpen) leaves the connection open for it; the last one closes it', async (t) => {
+  await withWs({}, async (transport, up) => {
+    const open = () => [...up.server.clients].filter((c) => c.readyState === c.OPEN).length;
+    await transport.send(request([call(1)], { background: true, keepOpen: true }));
+    await transport.send(request([call(2, 'eth_blockNumber')], { background: true }));
+    await until(() => open() === 0);
+    t.is(up.connections, 1, 'both calls on one connection');
+  });
+});
+
 test('a health call on an upstream without traffic closes the connection once nothing is in flight; with traffic since the last one it stays', async (t) => {
   await withWs({}, async (transport, up) => {
     const open = () => [...up.server.clients].filter((c) => c.readyState === c.OPEN).length;
