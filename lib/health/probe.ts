@@ -74,15 +74,20 @@ async function ask(upstream: Upstream, method: string, id: number, timeoutMs: nu
  */
 export async function probeUpstream(upstream: Upstream, timeoutMs: number): Promise<ProbeResult> {
   const started = performance.now();
+  let followed = false;
   try {
     const chainId = await ask(upstream, 'eth_chainId', 1, timeoutMs, true);
     // undici hands a connection back to its pool a turn after the answer ended: asked at once,
     // the head would go out on a new connection.
     await new Promise((resolve) => setImmediate(resolve));
     const warm = performance.now();
+    followed = true;
     const head = await ask(upstream, 'eth_blockNumber', 2, Math.max(1, Math.round(timeoutMs - (warm - started))));
     return { chainId, head, ms: performance.now() - warm };
   } catch (err) {
+    // Stopped at the chain id (an error, a wrong or unreadable answer): the connection it kept
+    // for the head's call is let go as that call would have (closed on an upstream without traffic).
+    if (!followed) upstream.transport.releaseKept?.();
     // An upstream may echo its URL or key in an error message: never recorded or logged as sent.
     const error = upstream.secrets.scrub((err as Error).message);
     const ms = performance.now() - started;

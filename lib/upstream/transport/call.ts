@@ -47,6 +47,16 @@ export interface CallOwner {
   trafficSeen: number;
 }
 
+/**
+ * Whether the client carried no traffic since its last health call ended, at the end of another
+ * (or when the call a keepOpen one left its connection to will not come): its connections may go.
+ */
+export function quietSinceHealthCall(owner: Pick<CallOwner, 'traffic' | 'trafficSeen'>): boolean {
+  const quiet = owner.traffic === owner.trafficSeen;
+  owner.trafficSeen = owner.traffic;
+  return quiet;
+}
+
 /** A promise's settlement as a call's sink (Transport.send): one object of one shape. */
 export function promiseSink(resolve: (response: UpstreamResponse) => void, reject: (err: Error) => void): CallSink {
   return { answered: resolve, failed: reject };

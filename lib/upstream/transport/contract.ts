@@ -116,6 +116,13 @@ export interface Transport {
    * without it (ws, a test's fake) is called through `send`.
    */
   call?(request: UpstreamRequest, sink: CallSink): void;
+  /**
+   * The call a `keepOpen` health call left its connection to will not come (the probe stopped at
+   * its first answer: a wrong chain id, an error): decided now as that call would have, so an
+   * upstream that carried no traffic since the last health call has its connections closed once
+   * no call is in flight. Optional: a transport without it never keeps a connection for a call.
+   */
+  releaseKept?(): void;
   close(): Promise<void>;
 }
 

@@ -9,8 +9,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
-import { UpstreamCallError, type CallSink, type UpstreamRequest, type UpstreamResponse } from './contract.js';
-import { transportError, UpstreamCall, type CallOwner as AnyCallOwner } from './call.js';
+import { UpstreamCallError, type CallSink, type UpstreamRequest } from './contract.js';
+import { quietSinceHealthCall, transportError, UpstreamCall, type CallOwner as AnyCallOwner } from './call.js';
 import { closeWhenFree, type SocketPool, type SocketSlot, type SocketWaiter } from './sockets.js';
 
 /** What a call needs of the client that made it (http.ts). */
@@ -170,9 +170,6 @@ export class Call extends UpstreamCall implements SocketWaiter {
     if (this.reserved) pool.release(this);
     // A health call on an upstream that carried no traffic since the last one: its socket is
     // closed, not kept alive (a probe round of many upstreams holds the sockets in flight only).
-    if (this.request.background === true && this.request.keepOpen !== true) {
-      if (client.traffic === client.trafficSeen) closeWhenFree(this.req?.socket);
-      client.trafficSeen = client.traffic;
-    }
+    if (this.request.background === true && this.request.keepOpen !== true && quietSinceHealthCall(client)) closeWhenFree(this.req?.socket);
   }
 }

@@ -21,7 +21,7 @@
 import type http from 'node:http';
 import { createAgent, defaultMaxSockets, type AgentSettings } from './agent.js';
 import { UpstreamCallError, type CallSink, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
-import { basicAuth, promiseSink, refusal, requestIdHeader, type UpstreamCall } from './call.js';
+import { basicAuth, promiseSink, quietSinceHealthCall, refusal, requestIdHeader, type UpstreamCall } from './call.js';
 import { Admission } from './admission.js';
 import { Call, type CallOwner } from './http-call.js';
 import type { SocketPool, SocketSlot } from './sockets.js';
@@ -52,6 +52,9 @@ export function createHttpTransport(rawUrl: string, options: HttpTransportOption
   return {
     send: (request) => client.send(request),
     call: (request, sink) => client.call(request, sink),
+    releaseKept: () => {
+      if (slot !== undefined && quietSinceHealthCall(client)) slot.pool.closeIdleOf(slot);
+    },
     close: async () => {
       client.closed = true;
       for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));

@@ -370,6 +370,27 @@ export class SocketPool {
     this.wakeOnNextTick();
   }
 
+  /**
+   * The connections of `slot` and of its twin are closed once none of their calls is in flight:
+   * now for a part with none (undici.ts `releaseKept`), else at its last call's end.
+   */
+  closeWhenIdle(slot: ConnectionSlot): void {
+    for (const part of slot.twin === undefined ? [slot] : [slot, slot.twin]) {
+      part.closeWhenIdle = true;
+      if (part.busy === 0) this.closeAll(part);
+    }
+  }
+
+  /** Closes the idle sockets of one agent (http.ts `releaseKept`); those in use are left to their call. */
+  closeIdleOf(slot: SocketSlot): void {
+    if (slot.idle === 0) return;
+    // (Bounded by the cap: idle sockets are open ones. Deleting the current entry of a Set keeps
+    // its iteration valid.)
+    for (const socket of this.idle) if (socket[kSlot] === slot) this.reclaimSocket(socket, slot);
+    this.wakeOnNextTick();
+    this.roomFreed();
+  }
+
   /** Closes the connections of `slot` (none of its calls is in flight). */
   private closeAll(slot: ConnectionSlot): void {
     slot.closeWhenIdle = false;

@@ -37,7 +37,7 @@ import type { buildConnector, Dispatcher } from 'undici';
 const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici') as typeof import('undici');
 import { defaultKeepAliveMs, defaultMaxSockets, proxyFor, type AgentSettings } from './agent.js';
 import { Admission } from './admission.js';
-import { basicAuth, promiseSink, refusal, requestIdHeader, transportError, UpstreamCall } from './call.js';
+import { basicAuth, promiseSink, quietSinceHealthCall, refusal, requestIdHeader, transportError, UpstreamCall } from './call.js';
 import { ConnectionSlot, type Connect, type ConnectionClient, type SocketPool } from './sockets.js';
 import { UpstreamCallError, type CallSink, type Transport, type UpstreamRequest, type UpstreamResponse } from './contract.js';
 
@@ -60,6 +60,9 @@ export function createUndiciTransport(rawUrl: string, options: UndiciTransportOp
   return {
     send: (request) => client.send(request),
     call: (request, sink) => client.call(request, sink),
+    releaseKept: () => {
+      if (client.slot !== undefined && quietSinceHealthCall(client)) client.slot.pool.closeWhenIdle(client.slot);
+    },
     close: async () => {
       client.closed = true;
       for (let call = client.live; call; call = client.live) call.fail(new UpstreamCallError('closed', 'transport closed', { sent: call.sent }));
@@ -300,12 +303,9 @@ class Call extends UpstreamCall implements Dispatcher.DispatchHandler {
     if (slot === undefined) return;
     // A health call on an upstream that carried no traffic since the last one: the upstream's
     // connections (both pools') are closed once no call is in flight (a probe round holds only its own).
-    if (this.request.background === true && this.request.keepOpen !== true) {
-      if (client.traffic === client.trafficSeen) {
-        slot.closeWhenIdle = true;
-        if (slot.twin !== undefined) slot.twin.closeWhenIdle = true;
-      }
-      client.trafficSeen = client.traffic;
+    if (this.request.background === true && this.request.keepOpen !== true && quietSinceHealthCall(client)) {
+      slot.closeWhenIdle = true;
+      if (slot.twin !== undefined) slot.twin.closeWhenIdle = true;
     }
     if (this.started) {
       slot.busy -= 1;

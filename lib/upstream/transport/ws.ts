@@ -60,12 +60,15 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
       return await sendCall(request);
     } finally {
       // (A call another follows on this connection leaves the decision to the last one.)
-      if (request.keepOpen !== true) {
-        const quiet = traffic === trafficSeen;
-        trafficSeen = traffic;
-        if (quiet && calls.idle) connection.closeQuietly();
-      }
+      if (request.keepOpen !== true) closeIfQuiet();
     }
+  }
+
+  /** The decision at a health call's end (or when the call a keepOpen one expected will not come). */
+  function closeIfQuiet(): void {
+    const quiet = traffic === trafficSeen;
+    trafficSeen = traffic;
+    if (quiet && calls.idle) connection.closeQuietly();
   }
 
   function send(request: UpstreamRequest): Promise<UpstreamResponse> {
@@ -123,5 +126,5 @@ export function createWsTransport(rawUrl: string, options: WsTransportOptions): 
     await connection.close();
   }
 
-  return { send, close };
+  return { send, releaseKept: closeIfQuiet, close };
 }

@@ -87,6 +87,32 @@ test.serial('probeUpstream should ask the chain id, then the head on the connect
   ]);
 });
 
+test('probeUpstream should let the kept connection go when it stops at the chain id, and leave the decision to the head\'s call otherwise', async (t) => {
+  const cases: { name: string; chainId: string; head: string; releases: number; error: boolean }[] = [
+    { name: 'an error answer to the chain id', chainId: '"error":{"code":-32601,"message":"no"}', head: '"result":"0x5"', releases: 1, error: true },
+    { name: 'an unreadable chain id', chainId: '"result":"one"', head: '"result":"0x5"', releases: 1, error: true },
+    { name: 'a failed head call', chainId: '"result":"0x1"', head: '"error":{"code":-32000,"message":"busy"}', releases: 0, error: true },
+    { name: 'both answered', chainId: '"result":"0x1"', head: '"result":"0x5"', releases: 0, error: false },
+  ];
+  for (const c of cases) {
+    const u = testUpstream(0);
+    const methods: string[] = [];
+    let releases = 0;
+    (u.transport as { send: unknown }).send = async (request: { payload: { calls: RpcCall[] } }) => {
+      const method = request.payload.calls[0]!.method;
+      methods.push(method);
+      return { body: Buffer.from(`{"jsonrpc":"2.0","id":1,${method === 'eth_chainId' ? c.chainId : c.head}}`) };
+    };
+    (u.transport as { releaseKept: unknown }).releaseKept = () => {
+      releases += 1;
+    };
+    const r = await probeUpstream(u, 5_000);
+    t.is(r.error !== undefined, c.error, c.name);
+    t.is(releases, c.releases, c.name);
+    t.deepEqual(methods, c.releases === 1 ? ['eth_chainId'] : ['eth_chainId', 'eth_blockNumber'], c.name);
+  }
+});
+
 test('probeChain should probe at most `concurrency` upstreams at once', async (t) => {
   let running = 0;
   let most = 0;

@@ -119,6 +119,7 @@ function nextTurn(transport: Transport): Transport {
       await new Promise((r) => setImmediate(r));
       return transport.send(request);
     },
+    releaseKept: () => transport.releaseKept?.(),
     close: () => transport.close(),
   };
 }
@@ -259,6 +260,55 @@ both('a health call another follows (keepOpen) leaves its socket to that one, wh
   await server.openAtMost(0);
   t.is(server.connections, 1, 'both calls on one connection');
   t.is(pool.open, 0, 'closed after the last call');
+});
+
+both('a health call another was to follow (keepOpen) lets its socket go when that one will not come, on an upstream without traffic', async (t, create) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(8);
+  const [a] = transports(t, create, server.origin, pool, ['a']);
+  // The probe's chain id, kept open for the head's call; the probe then stops (a wrong answer).
+  const first = a!.send(request({ background: true, keepOpen: true }));
+  await server.requests(1);
+  server.release();
+  await first;
+  await settle();
+  t.is(server.open, 1, 'kept for the next call');
+  a!.releaseKept!();
+  await server.openAtMost(0);
+  t.is(pool.open, 0, 'uncounted');
+  // The next call opens a connection of its own, counted again.
+  const next = a!.send(request());
+  await server.requests(2);
+  server.release();
+  await next;
+  t.is(server.connections, 2);
+  t.is(pool.open, 1);
+});
+
+both('an upstream with traffic since its last health call keeps its socket when a kept one is let go', async (t, create) => {
+  const server = await holdingServer(t);
+  const pool = new SocketPool(8);
+  const [a] = transports(t, create, server.origin, pool, ['a']);
+  const read = a!.send(request());
+  await server.requests(1);
+  server.release();
+  await read;
+  const first = a!.send(request({ background: true, keepOpen: true }));
+  await server.requests(2);
+  server.release();
+  await first;
+  await settle();
+  a!.releaseKept!();
+  await settle();
+  t.is(server.open, 1, 'traffic keeps it alive');
+  t.is(pool.open, 1);
+  // The next health call, with no traffic since the last decision, closes it.
+  const probe = a!.send(request({ background: true }));
+  await server.requests(3);
+  server.release();
+  await probe;
+  await server.openAtMost(0);
+  t.is(server.connections, 1, 'one connection throughout');
 });
 
 test("a caller's agent is not counted", async (t) => {

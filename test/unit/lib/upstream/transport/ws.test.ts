@@ -563,6 +563,17 @@ test('a health call another follows (keepOpen) leaves the connection open for it
   });
 });
 
+test('a health call another was to follow (keepOpen) lets the connection go when that one will not come (releaseKept)', async (t) => {
+  await withWs({}, async (transport, up) => {
+    const open = () => [...up.server.clients].filter((c) => c.readyState === c.OPEN).length;
+    await transport.send(request([call(1)], { background: true, keepOpen: true }));
+    t.is(open(), 1, 'kept for the next call');
+    transport.releaseKept!();
+    await until(() => open() === 0);
+    t.is(up.connections, 1);
+  });
+});
+
 test('a health call on an upstream without traffic closes the connection once nothing is in flight; with traffic since the last one it stays', async (t) => {
   await withWs({}, async (transport, up) => {
     const open = () => [...up.server.clients].filter((c) => c.readyState === c.OPEN).length;
