@@ -17,7 +17,6 @@ import type { IndexerDb } from './db/pool.js';
 import { redactCredentials } from '../upstream/redact.js';
 import { graphqlHandler } from './graphql/endpoint.js';
 import { sendProblem, toProblem } from './http/problem.js';
-import { NotFoundError } from '../errors.js';
 import { docsHandler, REDOC_BUNDLE_PATH } from './http/docs.js';
 import { isRestRoute, restHandler } from './http/routes.js';
 import { isOpsRoute, opsHandler } from './ops/routes.js';

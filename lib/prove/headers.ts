@@ -8,7 +8,7 @@
  * rechecked before use, and one of a smaller N is topped up (its votes counted, only the missing
  * ones asked).
  */
-import { checkHeader, type BlockJson, type ProvenHeader } from '../proof/header.js';
+import { checkHeader, type BlockJson } from '../proof/header.js';
 import { ProofError } from '../proof/failure.js';
 import { recordFailure, recordVote } from '../health/health.js';
 import type { Outcome } from '../upstream/fanout.js';

@@ -41,7 +41,7 @@ export function batchPolicy(chain: Chain, calls: readonly RpcCall[], required: n
   const top = highestBlock(chain, calls);
   const pins = hashPinsOf(chain, calls);
   if (pins === undefined) return top === undefined ? undefined : numberPolicy(chain, calls, required, top);
-  return new HashBatch(chain, calls, required, top, pins).policy();
+  return new HashBatch(chain, calls, top, pins).policy();
 }
 
 /**
@@ -76,7 +76,6 @@ class HashBatch {
   constructor(
     private readonly chain: Chain,
     private readonly calls: readonly RpcCall[],
-    private readonly required: number,
     private readonly top: bigint | undefined,
     private readonly pins: readonly (HashPin | undefined)[],
   ) {

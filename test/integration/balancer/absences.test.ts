@@ -140,7 +140,7 @@ test('a transaction no node has, every node at the tip: the nulls of two are a c
 
 test('a lagging node\'s null becomes a vote once its head, polled at once, reaches the best head', async (t) => {
   let lagging = 97;
-  const { fakes, gw } = await setup(t, [node(() => lagging), node(() => 100), node(() => 100)], 2, 5_000);
+  const { gw } = await setup(t, [node(() => lagging), node(() => 100), node(() => 100)], 2, 5_000);
   lagging = 100;
   const r = await gw.post('/rpc/1', rpc('eth_getTransactionReceipt', [txHash], 35));
   t.is(r.status, 200, r.text);

@@ -10,7 +10,6 @@ import { rpc, startGateway, type Gateway } from '../../support/gateway.js';
 import { tagEvery } from '../../../lib/health/tracker.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
-const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** Three nodes at block 100 whose finalized heads the test sets (undefined: the node answers null). */
 async function setup(t: ExecutionContext, finalized: (number | undefined)[]): Promise<{ list: FakeUpstream[]; gw: Gateway; heads: (number | undefined)[] }> {
