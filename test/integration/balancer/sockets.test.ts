@@ -10,6 +10,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { ConnectionCount, countingServer } from '../../support/counting-server.js';
 import { adaptiveHedging, rpc, startGateway } from '../../support/gateway.js';
+import { until } from '../../support/wait.js';
 
 interface Farm {
   /** Upstream URLs: `count` distinct paths spread over the servers. */
@@ -20,8 +21,11 @@ interface Farm {
   calls: Map<string, number>;
 }
 
-/** `servers` HTTP servers answering any path after `delayMs`; they count their open connections. */
-async function farm(t: ExecutionContext, servers: number, count: number, delayMs: number): Promise<Farm> {
+/**
+ * `servers` HTTP servers answering any path after `delayMs`; they count their open connections.
+ * `chainIdError`: eth_chainId is answered with an error (a probe stops there).
+ */
+async function farm(t: ExecutionContext, servers: number, count: number, delayMs: number, chainIdError = false): Promise<Farm> {
   const connections = new ConnectionCount();
   const calls = new Map<string, number>();
   const origins: string[] = [];
@@ -34,9 +38,10 @@ async function farm(t: ExecutionContext, servers: number, count: number, delayMs
           const { id, method } = JSON.parse(Buffer.concat(chunks).toString()) as { id: unknown; method: string };
           calls.set(method, (calls.get(method) ?? 0) + 1);
           const result = method === 'eth_chainId' ? '0x1' : method === 'eth_getBlockByNumber' ? { number: '0x10' } : '0x10';
+          const answer = chainIdError && method === 'eth_chainId' ? { error: { code: -32603, message: 'internal error' } } : { result };
           setTimeout(() => {
             res.writeHead(200, { 'content-type': 'application/json' });
-            res.end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+            res.end(JSON.stringify({ jsonrpc: '2.0', id, ...answer }));
           }, delayMs);
         });
       }),
@@ -68,6 +73,20 @@ test.serial(`${client}: 250 upstreams: the first probe round holds at most one s
   t.true(gw.rpc.registry.sockets!.peak <= 32, `${gw.rpc.registry.sockets!.peak} sockets at once (gateway side; 32 upstreams probed at once, one call at a time each)`);
   t.true(f.connections.most <= 32 + 16, `${f.connections.most} connections at once (server side)`);
   t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
+});
+
+test.serial(`${client}: upstreams whose chain id call fails: the probe stops there, and the round keeps none of their sockets`, async (t) => {
+  const f = await farm(t, 2, 20, 2, true);
+  const gw = await startGateway({ upstreams: { client }, chains: { 1: { rpcs: f.urls } } });
+  t.teardown(() => gw.close());
+  await gw.rpc.startHealthChecks().firstRound;
+  t.is(f.calls.get('eth_chainId'), 20, 'every upstream probed');
+  t.is(f.calls.get('eth_blockNumber'), undefined, 'no head asked');
+  t.true(gw.rpc.registry.chains.get('1')!.upstreams.every((u) => u.health.consecutiveFailures === 1), 'every probe a failure');
+  t.is(gw.rpc.registry.sockets!.open, 0, 'no socket of an upstream without traffic is kept');
+  // The servers read the FINs a moment later (the gateway keeps an idle socket alive 30 s).
+  await until(() => f.connections.open === 0);
+  t.is(f.connections.opened, 20, 'one connection per upstream');
 });
 
 test.serial(`${client}: 250 upstreams under load with probes and head polls: at most limits.upstreamSockets sockets at once, every request answered`, async (t) => {
