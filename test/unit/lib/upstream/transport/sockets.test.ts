@@ -92,6 +92,14 @@ async function holdingServer(t: ExecutionContext) {
   return s;
 }
 
+/** One call of `transport` answered at once by `server` (the calls before it answered too). */
+async function roundTrip(server: { paths: string[]; requests(n: number): Promise<void>; release(): void }, transport: Transport, req: UpstreamRequest): Promise<void> {
+  const call = transport.send(req);
+  await server.requests(server.paths.length + 1);
+  server.release();
+  await call;
+}
+
 const request = (overrides: Partial<UpstreamRequest> = {}): UpstreamRequest => ({
   payload: { calls: [{ id: 1, method: 'eth_chainId', params: [] }], batch: false, raw: Buffer.from('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}') },
   requestId: 'req-1',
@@ -196,10 +204,7 @@ both('a waiting call ends on its abort or its timeout without reaching the upstr
   t.deepEqual(server.paths, ['/a'], 'neither waiting call was sent');
   t.is(pool.pending, 0);
   // The cap still works: the next call of b reclaims a's idle socket.
-  const b2 = b!.send(request());
-  await server.requests(2);
-  server.release();
-  await b2;
+  await roundTrip(server, b!, request());
   t.is(server.connections, 2);
   t.is(server.most, 1);
 });
@@ -209,10 +214,7 @@ both("at the cap, a call takes its own upstream's idle socket", async (t, create
   const pool = new SocketPool(1);
   const [a] = transports(t, create, server.origin, pool, ['a']);
   for (let i = 1; i <= 3; i += 1) {
-    const call = a!.send(request());
-    await server.requests(i);
-    server.release();
-    await call;
+    await roundTrip(server, a!, request());
   }
   t.is(server.connections, 1, 'one socket, kept alive and reused');
   t.is(pool.open, 1);
@@ -222,20 +224,11 @@ both('a health call on an upstream without traffic closes its socket; with traff
   const server = await holdingServer(t);
   const pool = new SocketPool(8);
   const [a] = transports(t, create, server.origin, pool, ['a']);
-  const probe = a!.send(request({ background: true }));
-  await server.requests(1);
-  server.release();
-  await probe;
+  await roundTrip(server, a!, request({ background: true }));
   await server.openAtMost(0);
   t.is(pool.open, 0, 'closed after the answer');
-  const traffic = a!.send(request());
-  await server.requests(2);
-  server.release();
-  await traffic;
-  const again = a!.send(request({ background: true }));
-  await server.requests(3);
-  server.release();
-  await again;
+  await roundTrip(server, a!, request());
+  await roundTrip(server, a!, request({ background: true }));
   await settle();
   t.is(server.open, 1, 'traffic since the last health call: the socket stays');
   t.is(pool.open, 1);
@@ -247,16 +240,10 @@ both('a health call another follows (keepOpen) leaves its socket to that one, wh
   const pool = new SocketPool(8);
   const [a] = transports(t, create, server.origin, pool, ['a']);
   // The probe: its chain id kept open for the head's call, which then finds a warm socket.
-  const first = a!.send(request({ background: true, keepOpen: true }));
-  await server.requests(1);
-  server.release();
-  await first;
+  await roundTrip(server, a!, request({ background: true, keepOpen: true }));
   await settle();
   t.is(server.open, 1, 'kept for the next call');
-  const second = a!.send(request({ background: true }));
-  await server.requests(2);
-  server.release();
-  await second;
+  await roundTrip(server, a!, request({ background: true }));
   await server.openAtMost(0);
   t.is(server.connections, 1, 'both calls on one connection');
   t.is(pool.open, 0, 'closed after the last call');
@@ -267,20 +254,14 @@ both('a health call another was to follow (keepOpen) lets its socket go when tha
   const pool = new SocketPool(8);
   const [a] = transports(t, create, server.origin, pool, ['a']);
   // The probe's chain id, kept open for the head's call; the probe then stops (a wrong answer).
-  const first = a!.send(request({ background: true, keepOpen: true }));
-  await server.requests(1);
-  server.release();
-  await first;
+  await roundTrip(server, a!, request({ background: true, keepOpen: true }));
   await settle();
   t.is(server.open, 1, 'kept for the next call');
   a!.releaseKept!();
   await server.openAtMost(0);
   t.is(pool.open, 0, 'uncounted');
   // The next call opens a connection of its own, counted again.
-  const next = a!.send(request());
-  await server.requests(2);
-  server.release();
-  await next;
+  await roundTrip(server, a!, request());
   t.is(server.connections, 2);
   t.is(pool.open, 1);
 });
@@ -289,24 +270,15 @@ both('an upstream with traffic since its last health call keeps its socket when 
   const server = await holdingServer(t);
   const pool = new SocketPool(8);
   const [a] = transports(t, create, server.origin, pool, ['a']);
-  const read = a!.send(request());
-  await server.requests(1);
-  server.release();
-  await read;
-  const first = a!.send(request({ background: true, keepOpen: true }));
-  await server.requests(2);
-  server.release();
-  await first;
+  await roundTrip(server, a!, request());
+  await roundTrip(server, a!, request({ background: true, keepOpen: true }));
   await settle();
   a!.releaseKept!();
   await settle();
   t.is(server.open, 1, 'traffic keeps it alive');
   t.is(pool.open, 1);
   // The next health call, with no traffic since the last decision, closes it.
-  const probe = a!.send(request({ background: true }));
-  await server.requests(3);
-  server.release();
-  await probe;
+  await roundTrip(server, a!, request({ background: true }));
   await server.openAtMost(0);
   t.is(server.connections, 1, 'one connection throughout');
 });
@@ -412,10 +384,7 @@ both('a borrowed socket is closed once idle for borrowedIdleMs, not while its ca
   t.is(pool.aboveShare, 0);
   t.is(pool.borrowed, 0);
   // The next call reuses the kept socket.
-  const again = a!.send(request());
-  await server.requests(3);
-  server.release();
-  await again;
+  await roundTrip(server, a!, request());
   t.is(server.connections, 2, 'no connection opened for it');
 });
 
