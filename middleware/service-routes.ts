@@ -16,7 +16,7 @@ import { readiness, type ReadinessCheck } from '../lib/ops/readiness.js';
 import { chainHead } from '../lib/health/heads.js';
 import { upstreamState } from '../lib/health/health.js';
 import type { Registry, Upstream } from '../lib/upstream/registry.js';
-import { maxLagBlocks } from '../lib/upstream/select.js';
+import { maxLagBlocks, slowClasses } from '../lib/upstream/select.js';
 import { pathOf } from '../lib/pipeline/url.js';
 
 export interface ServiceRoutesOptions {
@@ -96,51 +96,56 @@ function shownProvider(u: Upstream): string {
 
 function describeChains(registry: Registry) {
   const now = Date.now();
-  return [...registry.chains.values()].map((chain) => ({
-    chainId: chain.id,
-    confirmations: chain.confirmations,
-    providers: chain.providerCount,
-    confirmableMethods: [...chain.extraConfirmable.keys()],
-    // How its confirmable reads are vouched for (lib/prove/mode.ts): configured, applied, why.
-    verify: describeProofMode(chain),
-    // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
-    heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
-    strategy: chain.strategy ?? 'priority',
-    upstreams: chain.upstreams.map((u) => ({
-      url: u.label,
-      provider: shownProvider(u),
-      transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
-      state: upstreamState(u.health, now, maxLagBlocks),
-      lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
-      head: u.health.head === undefined ? null : u.health.head.toString(),
-      lag: u.health.lag,
-      heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
-      suspect: u.health.suspect,
-      reportedChainId: u.health.wrongChainId ?? null,
-      latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
-      successes: u.health.successes,
-      failures: u.health.failures,
-      consecutiveFailures: u.health.consecutiveFailures,
-      agreements: u.health.agreements,
-      disagreements: u.health.disagreements,
-      distrusted: u.health.distrusted,
-      recentLost: u.health.recentLost,
-      proofsChecked: u.health.proofsChecked,
-      proofsFailed: u.health.proofsFailed,
-      logIndexPerTx: u.health.logIndexPerTx,
-      lastError: u.health.lastError ?? null,
-      // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
-      rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
-      rateLimits: u.health.rateLimits,
-      rateLimitEpisodes: u.health.rateLimitEpisodes,
-      // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
-      quality: describeQuality(u.health),
-      ...(u.weight === undefined ? {} : { weight: u.weight }),
-      ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
-      ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
-      ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
-    })),
-  }));
+  return [...registry.chains.values()].map((chain) => {
+    const slow = slowClasses(chain.upstreams, now);
+    return {
+      chainId: chain.id,
+      confirmations: chain.confirmations,
+      providers: chain.providerCount,
+      confirmableMethods: [...chain.extraConfirmable.keys()],
+      // How its confirmable reads are vouched for (lib/prove/mode.ts): configured, applied, why.
+      verify: describeProofMode(chain),
+      // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
+      heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
+      strategy: chain.strategy ?? 'priority',
+      upstreams: chain.upstreams.map((u) => ({
+        url: u.label,
+        provider: shownProvider(u),
+        transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
+        state: upstreamState(u.health, now, maxLagBlocks),
+        // The method classes in which the ranking puts it behind as slow now (lib/upstream/select.ts).
+        slow: slow.get(u) ?? [],
+        lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
+        head: u.health.head === undefined ? null : u.health.head.toString(),
+        lag: u.health.lag,
+        heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
+        suspect: u.health.suspect,
+        reportedChainId: u.health.wrongChainId ?? null,
+        latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
+        successes: u.health.successes,
+        failures: u.health.failures,
+        consecutiveFailures: u.health.consecutiveFailures,
+        agreements: u.health.agreements,
+        disagreements: u.health.disagreements,
+        distrusted: u.health.distrusted,
+        recentLost: u.health.recentLost,
+        proofsChecked: u.health.proofsChecked,
+        proofsFailed: u.health.proofsFailed,
+        logIndexPerTx: u.health.logIndexPerTx,
+        lastError: u.health.lastError ?? null,
+        // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
+        rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
+        rateLimits: u.health.rateLimits,
+        rateLimitEpisodes: u.health.rateLimitEpisodes,
+        // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
+        quality: describeQuality(u.health),
+        ...(u.weight === undefined ? {} : { weight: u.weight }),
+        ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
+        ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
+        ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
+      })),
+    };
+  });
 }
 
 const dec = (n: bigint | undefined) => (n === undefined ? null : n.toString());

@@ -18,7 +18,7 @@
  * aside). It is still tried when nothing better is left.
  */
 import { neverSucceeded, type Health } from '../health/health.js';
-import { qualityOf, type MethodClass } from '../health/quality.js';
+import { methodClasses, qualityOf, type MethodClass } from '../health/quality.js';
 
 const inRotation = (h: Health) => h.wrongChainId === undefined && !h.loop;
 
@@ -97,6 +97,23 @@ function isSlow(h: Health, slowAbove: number, measuredSlowAbove: number, median:
   const q = qualityOf(h);
   const p50 = q.p50(cls!, measuredMinSamples) ?? 0;
   return p50 > measuredSlowAbove || (q.abandonedRecently(cls!) >= measuredMinSamples && p50 > median! * abandonedSlowFactor);
+}
+
+/**
+ * The method classes in which the ranking puts each upstream behind as slow now (the tier's slow
+ * bit), for /chains: an upstream that gets no traffic while its state is healthy is most often
+ * this. Off the request path: one ranking per class.
+ */
+export function slowClasses<T extends Rankable>(candidates: readonly T[], now: number): Map<T, MethodClass[]> {
+  const out = new Map<T, MethodClass[]>();
+  for (const u of candidates) out.set(u, []);
+  for (const cls of methodClasses) {
+    const { ranked, tiers } = rankTiers(candidates, now, cls);
+    ranked.forEach((u, i) => {
+      if ((tiers[i]! & 1) === 1) out.get(u)!.push(cls);
+    });
+  }
+  return out;
 }
 
 /** The tier bit of an upstream on back-off after a rate limit (lib/health/rate-limits.ts): after every other. */

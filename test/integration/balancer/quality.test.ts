@@ -76,7 +76,12 @@ for (const n of [1, 2]) {
     // Every answer came from a fast upstream: none waited for the slow one's 3 s.
     t.false(from.includes(label(list[0]!)), 'it never answered');
     const chains = await gw.request('GET', '/chains');
-    const [first, ...others] = chains.body[0].upstreams as { quality: { score: number; latency: { read?: { p90Ms: number | null } } } }[];
+    const [first, ...others] = chains.body[0].upstreams as { slow: string[]; state: string; quality: { score: number; latency: { read?: { p90Ms: number | null } } } }[];
+    // Why it gets no traffic, while its state stays healthy: the ranking puts it behind as slow for
+    // reads (for every class too when its latency average, answers included, is what shows it).
+    t.is(first!.state, 'healthy');
+    t.true(first!.slow.includes('read'), JSON.stringify(first));
+    t.true(others.every((o) => o.slow.length === 0), 'the others are not slow');
     // Its calls were abandoned no sooner than the hedge (hedgeMinMs = 20 ms at least): they are in
     // its latency, or in its score (its p50, the score's base, may still be one of the fast
     // answers it gave before it was slowed; an abandoned call counts as an error too), and it

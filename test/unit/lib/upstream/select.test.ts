@@ -1,6 +1,7 @@
 import test from 'ava';
 import { newHealth, type Health } from '../../../../lib/health/health.js';
-import { maxLagBlocks, rankUpstreams, slowMinSamples, spreadProviders } from '../../../../lib/upstream/select.js';
+import { recordAbandoned, recordAnswered } from '../../../../lib/health/quality.js';
+import { maxLagBlocks, rankUpstreams, slowClasses, slowMinSamples, spreadProviders } from '../../../../lib/upstream/select.js';
 
 const now = 1_000_000;
 const up = (index: number, health: Partial<Health> = {}) => ({ index, name: `u${index}`, health: { ...newHealth(), ...health } });
@@ -80,4 +81,20 @@ test('should keep the list as it is when every upstream is its own provider', (t
 
 test('should count no provider for an empty list', (t) => {
   t.deepEqual(spreadProviders([]), { ordered: [], distinct: 0 });
+});
+
+test('slowClasses should name, per upstream, the classes in which the ranking puts it behind as slow', (t) => {
+  const list = [up(0), up(1), up(2), up(3, { latencyMs: 900, successes: slowMinSamples, latencySamples: slowMinSamples }), up(4, { latencyMs: 5 })];
+  for (const u of list) for (const ms of [2, 3, 2]) recordAnswered(undefined, u.health, ms, 'read', 0);
+  for (const u of list) for (const ms of [40, 45, 50]) recordAnswered(undefined, u.health, ms, 'logs', 0);
+  // u0 lost two read races of its last three (abandoned after 22 and 23 ms): slow for reads only.
+  recordAbandoned(list[0]!.health, 22, 'read', 0);
+  recordAbandoned(list[0]!.health, 23, 'read', 0);
+  // u1's logs take 400 ms: above 3× the chain's median (45 ms) and the 50 ms floor.
+  for (const ms of [400, 410, 420]) recordAnswered(undefined, list[1]!.health, ms, 'logs', 0);
+  const slow = slowClasses(list, now);
+  t.deepEqual(list.map((u) => slow.get(u)), [['read'], ['logs'], [], ['read', 'call', 'logs'], []]);
+  // What the ranking does with it: behind the others for that class.
+  t.deepEqual(names(rankUpstreams(list, now, 'read')).at(-2), 'u0');
+  t.deepEqual(names(rankUpstreams(list, now, 'logs')).slice(-2), ['u1', 'u3']);
 });
