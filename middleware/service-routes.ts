@@ -6,7 +6,7 @@
  * Anything else goes to next().
  */
 import { describeProofMode } from '../lib/prove/mode.js';
-import { describeQuality } from '../lib/health/quality.js';
+import { describeQuality, type MethodClass } from '../lib/health/quality.js';
 import type { Middleware } from '../lib/pipeline/compose.js';
 import { buildCollection } from '../lib/ops/collection.js';
 import { MethodNotAllowedError } from '../lib/errors.js';
@@ -96,56 +96,55 @@ function shownProvider(u: Upstream): string {
 
 function describeChains(registry: Registry) {
   const now = Date.now();
-  return [...registry.chains.values()].map((chain) => {
-    const slow = slowClasses(chain.upstreams, now);
-    return {
-      chainId: chain.id,
-      confirmations: chain.confirmations,
-      providers: chain.providerCount,
-      confirmableMethods: [...chain.extraConfirmable.keys()],
-      // How its confirmable reads are vouched for (lib/prove/mode.ts): configured, applied, why.
-      verify: describeProofMode(chain),
-      // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
-      heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
-      strategy: chain.strategy ?? 'priority',
-      upstreams: chain.upstreams.map((u) => ({
-        url: u.label,
-        provider: shownProvider(u),
-        transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
-        state: upstreamState(u.health, now, maxLagBlocks),
-        // The method classes in which the ranking puts it behind as slow now (lib/upstream/select.ts).
-        slow: slow.get(u) ?? [],
-        lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
-        head: u.health.head === undefined ? null : u.health.head.toString(),
-        lag: u.health.lag,
-        heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
-        suspect: u.health.suspect,
-        reportedChainId: u.health.wrongChainId ?? null,
-        latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
-        successes: u.health.successes,
-        failures: u.health.failures,
-        consecutiveFailures: u.health.consecutiveFailures,
-        agreements: u.health.agreements,
-        disagreements: u.health.disagreements,
-        distrusted: u.health.distrusted,
-        recentLost: u.health.recentLost,
-        proofsChecked: u.health.proofsChecked,
-        proofsFailed: u.health.proofsFailed,
-        logIndexPerTx: u.health.logIndexPerTx,
-        lastError: u.health.lastError ?? null,
-        // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
-        rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
-        rateLimits: u.health.rateLimits,
-        rateLimitEpisodes: u.health.rateLimitEpisodes,
-        // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
-        quality: describeQuality(u.health),
-        ...(u.weight === undefined ? {} : { weight: u.weight }),
-        ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
-        ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
-        ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
-      })),
-    };
-  });
+  // The method classes in which the ranking puts each upstream behind as slow now (lib/upstream/select.ts).
+  const slow = new Map<Upstream, MethodClass[]>();
+  for (const chain of registry.chains.values()) for (const [u, classes] of slowClasses(chain.upstreams, now)) slow.set(u, classes);
+  return [...registry.chains.values()].map((chain) => ({
+    chainId: chain.id,
+    confirmations: chain.confirmations,
+    providers: chain.providerCount,
+    confirmableMethods: [...chain.extraConfirmable.keys()],
+    // How its confirmable reads are vouched for (lib/prove/mode.ts): configured, applied, why.
+    verify: describeProofMode(chain),
+    // The chain's robust heads (lib/health/heads.ts: never the maximum), decimal strings.
+    heads: { latest: dec(chainHead(chain)), safe: dec(chainHead(chain, 'safe')), finalized: dec(chainHead(chain, 'finalized')) },
+    strategy: chain.strategy ?? 'priority',
+    upstreams: chain.upstreams.map((u) => ({
+      url: u.label,
+      provider: shownProvider(u),
+      transport: /^wss?:/i.test(u.url) ? 'ws' : 'http',
+      state: upstreamState(u.health, now, maxLagBlocks),
+      slow: slow.get(u) ?? [],
+      lastProbe: u.health.lastProbeAt ? new Date(u.health.lastProbeAt).toISOString() : null,
+      head: u.health.head === undefined ? null : u.health.head.toString(),
+      lag: u.health.lag,
+      heads: { latest: dec(u.health.head), safe: dec(u.health.safe), finalized: dec(u.health.finalized) },
+      suspect: u.health.suspect,
+      reportedChainId: u.health.wrongChainId ?? null,
+      latencyMs: u.health.latencyMs === undefined ? null : Math.round(u.health.latencyMs * 10) / 10,
+      successes: u.health.successes,
+      failures: u.health.failures,
+      consecutiveFailures: u.health.consecutiveFailures,
+      agreements: u.health.agreements,
+      disagreements: u.health.disagreements,
+      distrusted: u.health.distrusted,
+      recentLost: u.health.recentLost,
+      proofsChecked: u.health.proofsChecked,
+      proofsFailed: u.health.proofsFailed,
+      logIndexPerTx: u.health.logIndexPerTx,
+      lastError: u.health.lastError ?? null,
+      // Its provider's rate limits (lib/health/rate-limits.ts): the end of the back-off while on it, the count, the episodes since its last success.
+      rateLimitedUntil: u.health.rateLimitedUntil > now ? new Date(u.health.rateLimitedUntil).toISOString() : null,
+      rateLimits: u.health.rateLimits,
+      rateLimitEpisodes: u.health.rateLimitEpisodes,
+      // Measured quality (lib/health/quality.ts): score (ms, lower is better), latency quantiles per method class.
+      quality: describeQuality(u.health),
+      ...(u.weight === undefined ? {} : { weight: u.weight }),
+      ...(u.maxConcurrent === undefined ? {} : { maxConcurrent: u.maxConcurrent }),
+      ...(u.maxRps === undefined ? {} : { maxRps: u.maxRps }),
+      ...(u.logIndex === undefined ? {} : { logIndex: u.logIndex }),
+    })),
+  }));
 }
 
 const dec = (n: bigint | undefined) => (n === undefined ? null : n.toString());
