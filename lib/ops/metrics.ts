@@ -11,8 +11,8 @@ import { supportedMethods } from './collection.js';
 import { chainHead } from '../health/heads.js';
 import { isUp } from '../health/health.js';
 import type { Registry as Upstreams, Upstream } from '../upstream/registry.js';
-import { maxLagBlocks } from '../upstream/select.js';
-import { qualityOf, scoreOf } from '../health/quality.js';
+import { maxLagBlocks, slowClasses } from '../upstream/select.js';
+import { methodClasses, qualityOf, scoreOf } from '../health/quality.js';
 
 /** The methods the label names: the Postman collection's (the method table's rows with an example), derived once. */
 export const knownMethods: ReadonlySet<string> = new Set(supportedMethods.map((m) => m.method));
@@ -191,6 +191,22 @@ function registerUpstreamGauges(registry: Registry, upstreams: Upstreams): void 
     },
   });
   perUpstream(registry, upstreams, 'omnigate_upstream_score', 'Measured quality of the upstream (lower is better, in ms): recent median latency, weighed by error rate, lost votes, lag and distrust; shown only, the ranking does not use it; absent before its first sample (with --workers: the workers\' average).', 'average', (u) => scoreOf(u.health));
+  new Gauge({
+    name: 'omnigate_upstream_slow',
+    help: '1 when the ranking puts the upstream behind as slow for the method class (read, call, logs), by its measured latency or by calls abandoned unanswered; else 0 (with --workers: in any worker).',
+    labelNames: ['chain', 'upstream', 'class'] as const,
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const chain of upstreams.chains.values()) {
+        for (const [u, classes] of slowClasses(chain.upstreams, now)) {
+          for (const cls of methodClasses) this.set({ chain: chain.id, upstream: u.label, class: cls }, classes.includes(cls) ? 1 : 0);
+        }
+      }
+    },
+  });
   perUpstream(registry, upstreams, 'omnigate_upstream_in_flight', 'Calls to the upstream in flight.', 'sum', (u) => qualityOf(u.health).inFlight);
   new Gauge({
     name: 'omnigate_upstream_latency_quantile_seconds',

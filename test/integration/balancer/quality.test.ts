@@ -90,6 +90,9 @@ for (const n of [1, 2]) {
     t.true((p90 >= 20 || first!.quality.score >= 20) && others.every((o) => first!.quality.score > o.quality.score), `/chains scores it worst: ${first!.quality.score} (p90 ${p90} ms) against ${others.map((o) => o.quality.score).join(', ')}`);
     const metrics = (await gw.request('GET', '/metrics')).text;
     t.regex(metrics, /omnigate_upstream_score\{chain="1337",upstream="[^"]+"\} \d/);
+    // The same view in /metrics: the slowed upstream's read series 1, the others' 0.
+    const slowRead = (f: FakeUpstream) => new RegExp(`^omnigate_upstream_slow\\{chain="1337",upstream="${label(f).replace(/[.]/g, '\\.')}",class="read"\\} (\\d)$`, 'm').exec(metrics)?.[1];
+    t.deepEqual(list.map(slowRead), ['1', '0', '0', '0', '0']);
   });
 }
 
